@@ -217,7 +217,7 @@ def padding_experiment(loaded, short: str, long: str) -> PaddingExperiment:
         raise ValueError("the first sentence must be shorter (in tokens) than the second")
 
     def run(enc, attention_mask):
-        with torch.inference_mode():
+        with loaded.lock, torch.inference_mode():
             out = model(**{**enc, "attention_mask": attention_mask}, output_attentions=True)
         if not out.attentions:
             raise RuntimeError("the model returned no attentions: load it with attn_implementation='eager'")

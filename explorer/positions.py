@@ -95,8 +95,8 @@ def learned_position_table(loaded) -> np.ndarray:
     """
     embeddings = getattr(getattr(loaded.model, "embeddings", None), "position_embeddings", None)
     if embeddings is None:
-        raise ValueError(f"{loaded.spec.name} has no learned position table "
-                         f"(its position scheme is {loaded.spec.position!r}); pick an encoder with learned positions")
+        raise ValueError(f"{loaded.spec.name} has no learned position table (no embeddings.position_embeddings); "
+                         "pick a BERT-style encoder with learned positions")
     return embeddings.weight.detach().float().cpu().numpy().astype(np.float64)
 
 
@@ -158,7 +158,7 @@ def rope_settings(loaded) -> dict:
     params = getattr(cfg, "rope_parameters", None) or {}
     theta = params.get("rope_theta", getattr(cfg, "rope_theta", None))
     if theta is None:
-        raise ValueError(f"{loaded.spec.name} has no rotary settings (position scheme {loaded.spec.position!r})")
+        raise ValueError(f"{loaded.spec.name} has no rotary settings (no rope_theta in its config)")
     d_head = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
     return {"theta": float(theta), "d_head": int(d_head), "n_heads": int(cfg.num_attention_heads),
             "n_kv_heads": int(getattr(cfg, "num_key_value_heads", cfg.num_attention_heads)),

@@ -1,5 +1,6 @@
 """Unit tests of explorer.blocks: heads, cost, layer norm, the block in both norm orders, the seed's demo, padding."""
 import os
+import threading
 from types import SimpleNamespace
 
 import numpy as np
@@ -158,7 +159,7 @@ def _tiny_encoder():
     cfg = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                      intermediate_size=37, max_position_embeddings=64)
     model = BertModel._from_config(cfg, attn_implementation="eager").eval()
-    return SimpleNamespace(model=model, tokenizer=tok, device="cpu", spec=SimpleNamespace(name="tiny"))
+    return SimpleNamespace(model=model, tokenizer=tok, device="cpu", spec=SimpleNamespace(name="tiny"), lock=threading.Lock())
 
 
 def test_padding_experiment_on_tiny_encoder():

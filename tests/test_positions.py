@@ -108,15 +108,15 @@ def _tiny_bert():
 
 def test_learned_position_table_reads_the_model():
     model = _tiny_bert()
-    loaded = SimpleNamespace(model=model, spec=SimpleNamespace(name="tiny", position="learned"))
+    loaded = SimpleNamespace(model=model, spec=SimpleNamespace(name="tiny"))
     table = P.learned_position_table(loaded)
     assert table.shape == (24, 16)
     np.testing.assert_array_equal(table, model.embeddings.position_embeddings.weight.detach().numpy())
 
 
 def test_learned_position_table_error_names_model():
-    loaded = SimpleNamespace(model=torch.nn.Linear(2, 2), spec=SimpleNamespace(name="gpt-x", position="rope"))
-    with pytest.raises(ValueError, match="gpt-x.*rope"):
+    loaded = SimpleNamespace(model=torch.nn.Linear(2, 2), spec=SimpleNamespace(name="gpt-x"))
+    with pytest.raises(ValueError, match="gpt-x.*no learned position table"):
         P.learned_position_table(loaded)
 
 
@@ -174,7 +174,7 @@ def test_rope_settings_from_config():
     from transformers import LlamaConfig
     cfg = LlamaConfig(hidden_size=576, num_attention_heads=9, num_key_value_heads=3, head_dim=64,
                       max_position_embeddings=8192, rope_parameters={"rope_type": "default", "rope_theta": 100000.0})
-    loaded = SimpleNamespace(model=SimpleNamespace(config=cfg), spec=SimpleNamespace(name="tiny", position="rope"))
+    loaded = SimpleNamespace(model=SimpleNamespace(config=cfg), spec=SimpleNamespace(name="tiny"))
     s = P.rope_settings(loaded)
     assert s == {"theta": 100000.0, "d_head": 64, "n_heads": 9, "n_kv_heads": 3, "max_positions": 8192,
                  "rope_type": "default"}
