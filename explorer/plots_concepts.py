@@ -1,0 +1,177 @@
+"""Figures for the concept labs: arrays in, plotly Figure out. Never calls Streamlit.
+
+Heatmaps are drawn on integer positions with the tokens as tick text (plotly would merge repeated labels such
+as two "the"s otherwise) and the y axis reversed so row 0 (the first query) is on top.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+RAW_COLOR = "#d62728"     # scores used as they are
+SCALED_COLOR = "#1f77b4"  # scores divided by sqrt(d_k)
+
+
+def labelled_heatmap(values: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str], *,
+                     title: str = "", x_title: str = "key", y_title: str = "query", fmt: str = ".3f",
+                     zmin: float | None = 0.0, zmax: float | None = 1.0, colorscale: str = "Blues",
+                     annotate: bool | None = None, height: int | None = None) -> go.Figure:
+    """Heatmap of ``values (rows, cols)``; cells are annotated with their value when the matrix is small."""
+    values = np.asarray(values, dtype=float)
+    n_rows, n_cols = values.shape
+    annotate = n_rows * n_cols <= 144 if annotate is None else annotate
+    fig = go.Figure(go.Heatmap(
+        z=values, x=list(range(n_cols)), y=list(range(n_rows)), zmin=zmin, zmax=zmax, colorscale=colorscale,
+        text=np.vectorize(lambda v: format(v, fmt))(values) if annotate else None,
+        texttemplate="%{text}" if annotate else None,
+        customdata=np.array([[f"{r} → {c}" for c in col_labels] for r in row_labels]),
+        hovertemplate="%{customdata}: %{z:" + fmt + "}<extra></extra>",
+    ))
+    fig.update_xaxes(tickmode="array", tickvals=list(range(n_cols)), ticktext=list(col_labels), title=x_title,
+                     side="top", tickangle=0 if n_cols <= 8 else -45)
+    fig.update_yaxes(tickmode="array", tickvals=list(range(n_rows)), ticktext=list(row_labels), title=y_title,
+                     autorange="reversed")
+    fig.update_layout(title=title, height=height or max(260, 60 + 34 * n_rows),
+                      margin=dict(l=10, r=10, t=90 if title else 60, b=10))
+    return fig
+
+
+def weights_bars(labels: Sequence[str], series: dict[str, np.ndarray], title: str = "",
+                 colors: Sequence[str] = (RAW_COLOR, SCALED_COLOR)) -> go.Figure:
+    """Grouped bars of several weight vectors over the same keys (e.g. softmax with and without scaling)."""
+    fig = go.Figure()
+    for (name, values), color in zip(series.items(), colors):
+        fig.add_bar(x=list(range(len(labels))), y=np.asarray(values), name=name, marker_color=color,
+                    hovertemplate="%{y:.4f}<extra>" + name + "</extra>")
+    fig.update_xaxes(tickmode="array", tickvals=list(range(len(labels))), ticktext=list(labels))
+    fig.update_yaxes(range=[0, 1.02], title="weight")
+    fig.update_layout(title=title, barmode="group", height=320, margin=dict(l=10, r=10, t=50, b=10),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=1, xanchor="right"))
+    return fig
+
+
+def saturation_figure(curves: dict[str, np.ndarray], selected_d_k: int | None = None) -> go.Figure:
+    """Four panels against d_k (log axis): score spread vs sqrt(d_k), entropy, max weight, gradient size.
+
+    ``curves`` is :func:`explorer.maths.saturation_curves` output.
+    """
+    d_k = curves["d_k"]
+    fig = make_subplots(rows=1, cols=4, horizontal_spacing=0.07, subplot_titles=(
+        "std of q·k vs √d_k", "entropy of the weights (nats)", "largest weight", "softmax gradient size"))
+    fig.add_scatter(x=d_k, y=curves["score_std"], name="measured std of q·k", mode="lines+markers",
+                    line_color=RAW_COLOR, row=1, col=1)
+    fig.add_scatter(x=d_k, y=curves["sqrt_d_k"], name="√d_k", mode="lines", line=dict(color="gray", dash="dot"),
+                    row=1, col=1)
+    for col, stem in ((2, "entropy"), (3, "max_weight"), (4, "grad")):
+        first = col == 2
+        fig.add_scatter(x=d_k, y=curves[f"{stem}_raw"], name="raw scores q·k", mode="lines+markers",
+                        line_color=RAW_COLOR, legendgroup="raw", showlegend=first, row=1, col=col)
+        fig.add_scatter(x=d_k, y=curves[f"{stem}_scaled"], name="scaled q·k / √d_k", mode="lines+markers",
+                        line_color=SCALED_COLOR, legendgroup="scaled", showlegend=first, row=1, col=col)
+    fig.update_xaxes(type="log", title="d_k", tickvals=[1, 4, 16, 64, 256, 1024])
+    if selected_d_k is not None:
+        for col in range(1, 5):
+            fig.add_vline(x=selected_d_k, line=dict(color="black", width=1, dash="dash"), row=1, col=col)
+    fig.update_layout(height=360, margin=dict(l=10, r=10, t=60, b=10),
+                      legend=dict(orientation="h", yanchor="top", y=-0.25, x=0.5, xanchor="center"))
+    return fig
+
+
+def path_length_figure(recurrent: np.ndarray, attention: np.ndarray, pair: tuple[int, int] | None = None) -> go.Figure:
+    """Side-by-side heatmaps of path lengths between positions, recurrent vs attention, same colour scale."""
+    n = recurrent.shape[0]
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08,
+                        subplot_titles=("recurrent model: |i − j| steps", "self-attention: 1 step"))
+    zmax = max(int(recurrent.max()), 1)
+    for col, z in ((1, recurrent), (2, attention)):
+        fig.add_heatmap(z=z, x=list(range(1, n + 1)), y=list(range(1, n + 1)), zmin=0, zmax=zmax,
+                        colorscale="Oranges", showscale=col == 2, colorbar=dict(title="steps"),
+                        texttemplate="%{z}" if n <= 16 else None,
+                        hovertemplate="from %{y} to %{x}: %{z} steps<extra></extra>", row=1, col=col)
+        if pair is not None:
+            i, j = pair
+            fig.add_shape(type="rect", x0=j - 0.5, x1=j + 0.5, y0=i - 0.5, y1=i + 0.5,
+                          line=dict(color="black", width=3), row=1, col=col)
+    fig.update_yaxes(autorange="reversed", title="position i")
+    fig.update_xaxes(title="position j")
+    fig.update_layout(height=430, margin=dict(l=10, r=10, t=50, b=10))
+    return fig
+
+
+def cost_figure(table: dict[str, np.ndarray], d_model: int, selected_n: int | None = None) -> go.Figure:
+    """Log-log lines of work per layer (n²·d vs n·d²) and memory for the attention weights, against n."""
+    n = table["n"]
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
+        "multiply-adds per layer", "memory for all attention weights (one sequence)"))
+    fig.add_scatter(x=n, y=table["attention_macs"], name="attention n²·d", mode="lines+markers",
+                    line_color=SCALED_COLOR, row=1, col=1)
+    fig.add_scatter(x=n, y=table["recurrent_macs"], name="recurrent n·d²", mode="lines+markers",
+                    line_color=RAW_COLOR, row=1, col=1)
+    fig.add_scatter(x=n, y=table["attention_memory_bytes"] / 2 ** 20, name="attention weights (MiB)",
+                    mode="lines+markers", line_color="#2ca02c", row=1, col=2)
+    fig.add_vline(x=d_model, line=dict(color="gray", dash="dot"), annotation_text=f"n = d = {d_model}",
+                  row=1, col=1)
+    if selected_n is not None:
+        for col in (1, 2):
+            fig.add_vline(x=selected_n, line=dict(color="black", width=1, dash="dash"), row=1, col=col)
+    fig.update_xaxes(type="log", title="sequence length n")
+    fig.update_yaxes(type="log")
+    fig.update_yaxes(title="MiB", row=1, col=2)
+    fig.update_layout(height=380, margin=dict(l=10, r=10, t=50, b=10),
+                      legend=dict(orientation="h", yanchor="top", y=-0.22, x=0.5, xanchor="center"))
+    return fig
+
+
+# --- LaTeX for the worked example (arrays in, st.latex-ready strings out) ----------------------------------------
+
+def latex_number(x: float, decimals: int = 3) -> str:
+    """Whole numbers as integers ("2"), others rounded to ``decimals`` ("0.707"); ``-0`` shown as "0"."""
+    x = float(x)
+    if not np.isfinite(x):
+        return r"-\infty" if x < 0 else r"\infty"
+    if abs(x - round(x)) < 1e-12:
+        return str(int(round(x)))
+    text = f"{x:.{decimals}f}"
+    return "0" if float(text) == 0 else text
+
+
+def latex_matrix(m: np.ndarray, decimals: int = 3) -> str:
+    """A 2-D array (or a 1-D row) as a LaTeX ``bmatrix``."""
+    m = np.atleast_2d(np.asarray(m, dtype=float))
+    rows = [" & ".join(latex_number(v, decimals) for v in row) for row in m]
+    return r"\begin{bmatrix}" + r" \\ ".join(rows) + r"\end{bmatrix}"
+
+
+def latex_weighted_sum(weights: np.ndarray, values: np.ndarray, decimals: int = 3) -> str:
+    """``w_1 v_1 + w_2 v_2 + ... = output`` for one query row: the last step of attention written out."""
+    weights = np.asarray(weights, dtype=float)
+    values = np.asarray(values, dtype=float)
+    terms = " + ".join(f"{latex_number(w, decimals)}\\,{latex_matrix(v, decimals)}" for w, v in zip(weights, values))
+    return f"{terms} = {latex_matrix(weights @ values, decimals)}"
+
+
+def format_list(values, decimals: int = 3) -> str:
+    """``[1, 0, 0.707]``: a vector for prose, whole numbers without decimals."""
+    return "[" + ", ".join(latex_number(v, decimals) for v in np.ravel(values)) + "]"
+
+
+def format_weight(p: float, decimals: int = 3, max_decimals: int = 12) -> str:
+    """A probability to ``decimals`` places, with more places only when rounding would show a false 0 or 1.
+
+    ``0.0901 -> "0.090"``, ``3.35e-4 -> "0.0003"``, ``1.12e-7 -> "0.0000001"``, ``0.99966 -> "0.9997"``.
+    """
+    p = float(p)
+    for d in range(decimals, max_decimals + 1):
+        text = f"{p:.{d}f}"
+        if (0 < p < 1) and float(text) in (0.0, 1.0):
+            continue
+        return text
+    return f"{p:.{max_decimals}f}"
+
+
+def format_weights(ps, decimals: int = 3) -> str:
+    """``[0.090, 0.245, 0.665]``: :func:`format_weight` over a vector."""
+    return "[" + ", ".join(format_weight(p, decimals) for p in np.ravel(ps)) + "]"

@@ -1,0 +1,49 @@
+"""Predict-then-reveal questions, without Streamlit.
+
+A lab builds a :class:`Question` from values it has just computed, so the right answer always follows the
+current controls. ``explorer.ui_quiz.predict_then_reveal`` draws it: the student commits to an option first,
+and only then sees the computed value and whether the prediction was right.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Question:
+    """One multiple-choice prediction.
+
+    ``prompt`` is asked before anything is revealed; ``options`` are the labels to choose from; ``correct`` is
+    the label the computation supports; ``reveal`` (markdown) shows the computed value once an answer is committed.
+    """
+
+    prompt: str
+    options: tuple[str, ...]
+    correct: str
+    reveal: str
+
+    def __post_init__(self):
+        if self.correct not in self.options:
+            raise ValueError(f"correct answer {self.correct!r} is not one of the options {self.options}")
+
+    def check(self, answer: str | None) -> bool:
+        """True when ``answer`` is the computed answer."""
+        return answer == self.correct
+
+    @property
+    def fingerprint(self) -> str:
+        """Changes whenever the question or its answer changes (e.g. a control moved), so old answers expire."""
+        return repr((self.prompt, self.options, self.correct))
+
+
+def nearest_option(value: float, options: dict[str, float]) -> str:
+    """The label whose number is closest to ``value`` (ties go to the first listed)."""
+    return min(options, key=lambda label: abs(options[label] - value))
+
+
+def compare_option(value: float, reference: float, larger: str, smaller: str, same: str,
+                   tol: float = 1e-9) -> str:
+    """``larger``/``smaller``/``same`` according to how ``value`` compares with ``reference`` (within ``tol``)."""
+    if abs(value - reference) <= tol:
+        return same
+    return larger if value > reference else smaller

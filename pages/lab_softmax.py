@@ -1,0 +1,67 @@
+"""Lab: why scores are divided by √d_k before the softmax, and what temperature does to a real head."""
+import streamlit as st
+
+from explorer import concepts, maths
+from explorer.cached import get_attention
+from explorer.models import EMBEDDED_ENCODER
+from explorer.plots_concepts import format_weights, labelled_heatmap, saturation_figure, weights_bars
+from explorer.quiz import Question, nearest_option
+from explorer.ui_quiz import predict_then_reveal
+
+curves = st.cache_data(maths.saturation_curves)()
+
+st.title("🌡️ Softmax saturation: why divide by √d_k")
+st.markdown("A score is a dot product of a query and a key: a sum of d_k products. If every component is random "
+            "with variance 1, each product has variance 1 and the variances add up, so scores spread like √d_k. "
+            "Softmax turns large gaps between scores into near-certainty, and a near-certain softmax barely "
+            "responds when the scores change, so the layer stops learning. Dividing by √d_k undoes the spread.")
+st.latex(r"\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k"
+         r"\quad\Rightarrow\quad \operatorname{sd}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right)=1")
+
+std_256 = maths.score_std(256)
+predict_then_reveal(Question(
+    prompt="With d_k = 256 and unit-variance random q and k, how big is a typical raw score q·k "
+           "(its standard deviation)?",
+    options=("about 1", "about 16", "about 256"),
+    correct=nearest_option(std_256, {"about 1": 1, "about 16": 16, "about 256": 256}),
+    reveal=f"Measured over 4000 random pairs: **{std_256:.2f}**, close to √256 = 16. Divided by √d_k it "
+           f"comes back to {std_256 / 16:.2f}."), key="softmax")
+
+d_k = st.select_slider("d_k (dimensions per query and key)", options=maths.LOG_DK, value=64)
+stats = maths.saturation_stats(d_k)
+c = st.columns(4)
+c[0].metric("measured sd of q·k", f"{stats['score_std']:.2f}")
+c[1].metric("√d_k", f"{stats['sqrt_d_k']:.2f}")
+c[2].metric("largest weight, raw", f"{stats['max_weight_raw']:.3f}")
+c[3].metric("largest weight, ÷√d_k", f"{stats['max_weight_scaled']:.3f}")
+q, k = maths.random_queries_keys(d_k, 1, 8, seed=0)
+raw = maths.attention_scores(q, k, scale=1.0)[0]
+st.plotly_chart(weights_bars([f"key {i + 1}" for i in range(8)], {
+    "softmax(q·k)": maths.softmax(raw), "softmax(q·k / √d_k)": maths.softmax(raw / d_k ** 0.5)},
+    title=f"One random query against 8 random keys, d_k = {d_k}"))
+st.plotly_chart(saturation_figure(curves, d_k))
+st.caption("Averages over 2000 random queries, 8 keys each. Gradient size is the Frobenius norm of the "
+           "softmax Jacobian: how much the weights move per unit change of the scores.")
+
+st.subheader("The same three scores, eight times larger")
+st.dataframe(concepts.softmax_rows_frame(), hide_index=True)
+st.markdown(f"[8, 16, 24] is [1, 2, 3] times √64: the softmax goes from {format_weights(maths.softmax([1., 2, 3]))} "
+            f"to {format_weights(maths.softmax([8., 16, 24]))}, practically one-hot.")
+
+st.subheader("A real head at different temperatures")
+st.markdown(f"Pre-softmax scores of one head of {EMBEDDED_ENCODER} (already divided by its √d_k). Dividing them by "
+            "a temperature T below 1 widens the gaps, just like a larger d_k without scaling; T = 1 is the "
+            "model's own attention.")
+text = st.text_input("Sentence", "The animal did not cross the street because it was too tired.")
+result = get_attention(EMBEDDED_ENCODER, text)
+c = st.columns(3)
+layer = c[0].selectbox("Layer", range(result.facts.n_layers), index=2, format_func=lambda i: f"layer {i + 1}")
+head = c[1].selectbox("Head", range(result.facts.n_heads), format_func=lambda i: f"head {i + 1}")
+t = c[2].select_slider("Temperature T", options=[0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0], value=1.0)
+view = concepts.temperature_view(concepts.head_scores(result, layer, head), t)
+c = st.columns(3)
+c[0].metric("mean largest weight", f"{view.mean_max_weight:.3f}")
+c[1].metric("mean entropy (nats)", f"{view.mean_entropy:.3f}")
+c[2].metric("one-hot rows (max > 0.99)", f"{view.one_hot_rows} of {len(result.tokens)}")
+st.plotly_chart(labelled_heatmap(view.weights, result.tokens, result.tokens, annotate=False,
+                                 title=f"softmax(scores / {t:g}), layer {layer + 1}, head {head + 1}"))

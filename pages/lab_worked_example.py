@@ -1,0 +1,65 @@
+"""Lab: scaled dot-product attention worked by hand on three tokens (d_k = 2)."""
+import numpy as np
+import streamlit as st
+
+from explorer import maths
+from explorer.plots_concepts import format_list, labelled_heatmap, latex_matrix, latex_number, latex_weighted_sum
+from explorer.quiz import Question, compare_option
+from explorer.ui_quiz import predict_then_reveal
+
+SEED = {"Q": maths.WORKED_Q, "K": maths.WORKED_K, "V": maths.WORKED_V}
+
+
+def reset():
+    for name, m in SEED.items():
+        for (r, c), v in np.ndenumerate(m):
+            st.session_state[f"{name}{r}{c}"] = float(v)
+
+
+st.title("🧮 Worked example: attention by hand")
+st.markdown("Three tokens, two dimensions each: small enough to check every number with a pencil. Each token "
+            "asks a question (its row of **Q**), advertises what it contains (its row of **K**) and carries a "
+            "payload (its row of **V**). Edit any entry and every step below is recomputed.")
+st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) V")
+
+if "Q00" not in st.session_state:
+    reset()
+mats = {}
+for col, name in zip(st.columns(3), SEED):
+    with col:
+        st.markdown(f"**{name}** (row = token)")
+        mats[name] = np.array([[cell.number_input(f"{name}[{r + 1},{c + 1}]", step=0.5, key=f"{name}{r}{c}",
+                                                  label_visibility="collapsed")
+                                for c, cell in enumerate(st.columns(2))] for r in range(3)])
+st.button("Reset to the worked example", on_click=reset)
+
+s = maths.attention_steps(mats["Q"], mats["K"], mats["V"])
+st.subheader("Step 1 · compare every query with every key")
+st.latex(r"QK^\top = " + latex_matrix(mats["Q"]) + latex_matrix(mats["K"].T) + " = " + latex_matrix(s["raw"]))
+st.subheader("Step 2 · divide by √d_k")
+st.latex(r"\frac{QK^\top}{\sqrt{2}} = \frac{QK^\top}{" + latex_number(s["sqrt_d_k"]) + "} = " + latex_matrix(s["scaled"]))
+st.subheader("Step 3 · softmax each row")
+st.markdown("Exponentiate, then divide by the row total, so each row is positive and sums to 1.")
+st.latex(r"\mathrm{softmax} = " + latex_matrix(s["weights"]))
+st.subheader("Step 4 · blend the value vectors")
+st.latex(r"\mathrm{output} = \mathrm{weights}\,V = " + latex_matrix(s["output"]))
+
+row = st.selectbox("Follow one query through all four steps", [1, 2, 3], format_func=lambda r: f"token {r}")
+i = row - 1
+st.latex(rf"\text{{scores}} = {latex_matrix(s['scaled'][i])},\quad e^{{\text{{scores}}}} = {latex_matrix(s['exp'][i])},"
+         rf"\quad \textstyle\sum = {latex_number(s['exp_sum'][i])}")
+st.latex(rf"\text{{weights}} = {latex_matrix(s['weights'][i])}")
+st.latex(latex_weighted_sum(s["weights"][i], mats["V"]))
+labels = [f"token {r}" for r in (1, 2, 3)]
+st.plotly_chart(labelled_heatmap(s["weights"], labels, labels, title="Attention weights (rows sum to 1)"))
+
+unscaled = maths.softmax(s["raw"])
+w, w_raw = s["weights"][0, 1], unscaled[0, 1]
+predict_then_reveal(Question(
+    prompt=f"Skip step 2 (no division by √d_k). Token 1's weight on token 2 is {w:.3f} now; without the "
+           "division it would be…",
+    options=("larger", "smaller", "unchanged"),
+    correct=compare_option(w_raw, w, "larger", "smaller", "unchanged", tol=5e-4),
+    reveal=f"Without the division, token 1's row is softmax({format_list(s['raw'][0])}) = {format_list(unscaled[0])}: weight **{w_raw:.3f}** "
+           f"instead of **{w:.3f}**. Bigger gaps between scores make softmax pick harder, so the "
+           "low-scoring keys lose weight and the high-scoring ones gain it."), key="worked")
