@@ -1,0 +1,127 @@
+"""Widgets shared by the real-model pages, with deep links: model, text, layer, head and query live in the URL.
+
+A teacher can paste the URL into slides; opening it restores the same view. A value in the URL that is out
+of range or garbage is clamped or replaced by the default, with a visible note (never a traceback).
+This module and ``cached.py`` are the only ones in explorer/ that import Streamlit.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from . import cached
+from .attention import AttentionResult
+from .examples import EXAMPLES
+from .models import EMBEDDED, EMBEDDED_ENCODER, KNOWN_HUB, ModelUnavailable, hub_policy, resolve_spec
+
+OTHER = "Other hub id or folder…"
+MAX_TEXT = 20_000
+
+
+def _note(message: str) -> None:
+    st.session_state.setdefault("_link_notes", []).append(message)
+
+
+def show_link_notes() -> None:
+    """Show (once) what was corrected in the URL."""
+    for message in st.session_state.pop("_link_notes", []):
+        st.info(f"🔗 {message}")
+
+
+def _from_url(key: str, default):
+    """First run of a session: take the widget's value from the URL (if any), else the default."""
+    if key not in st.session_state:
+        st.session_state[key] = st.query_params.get(key, default)
+    return st.session_state[key]
+
+
+def model_picker(key: str = "model", default: str = EMBEDDED_ENCODER, label: str = "Model") -> str:
+    """Embedded models first, then known hub ids, then a free box for any hub id or local folder."""
+    allowed, allowlist = hub_policy()
+    hub = ([*(allowlist or KNOWN_HUB), OTHER] if allowed else [])
+    choices = [*EMBEDDED, *[h for h in hub if h not in EMBEDDED]]
+    wanted = str(_from_url(key, default))
+    free = ""
+    if wanted not in choices:
+        if allowed and not allowlist and wanted.strip():
+            free, st.session_state[key] = wanted, OTHER
+        else:
+            _note(f"Model {wanted[:80]!r} is not offered here; showing {default}.")
+            st.session_state[key] = default
+    label_of = {**{n: s.label for n, s in EMBEDDED.items()}, **{n: f"{n} · {d} · hub (needs network)"
+                                                                   for n, (_, d) in KNOWN_HUB.items()}}
+    choice = st.selectbox(label, choices, key=key, format_func=lambda n: label_of.get(n, n))
+    name = choice
+    if choice == OTHER:
+        name = st.text_input("Hub id (e.g. prajjwal1/bert-tiny) or local folder", value=free,
+                             key=f"{key}_other", max_chars=200).strip()
+    st.query_params[key] = name or default
+    return name or default
+
+
+def text_box(key: str = "text", default: str = next(iter(EXAMPLES.values())), label: str = "Text",
+             with_examples: bool = True) -> str:
+    """A text area (from the URL when linked) with curated examples to pick from."""
+    value = str(_from_url(key, default))
+    if len(value) > MAX_TEXT:
+        _note(f"The linked text was {len(value):,} characters; it was cut to {MAX_TEXT:,}.")
+        st.session_state[key] = value = value[:MAX_TEXT]
+    if with_examples:
+        def use_example():
+            st.session_state[key] = EXAMPLES[st.session_state[f"{key}_example"]]
+        st.selectbox("Examples", list(EXAMPLES), index=None, placeholder="Pick an example sentence…",
+                     key=f"{key}_example", on_change=use_example)
+    text = st.text_area(label, key=key, max_chars=MAX_TEXT, height=90)
+    st.query_params[key] = text
+    return text
+
+
+def index_picker(label: str, key: str, count: int, default: int = 0, widget: str = "slider") -> int:
+    """An integer in [0, count) from a slider or number box, deep-linked and clamped with a note."""
+    raw = _from_url(key, default)
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        _note(f"{label} {str(raw)[:40]!r} in the link is not a number; using {default}.")
+        value = default
+    if not 0 <= value < count:
+        clamped = min(max(value, 0), count - 1)
+        _note(f"{label} {value} is out of range (0–{count - 1}); showing {clamped}.")
+        value = clamped
+    st.session_state[key] = value
+    if count <= 1:
+        st.caption(f"{label}: 0 (the only one)")
+        result = 0
+    elif widget == "slider":
+        result = st.slider(label, 0, count - 1, key=key)
+    else:
+        result = st.number_input(label, 0, count - 1, step=1, key=key)
+    st.query_params[key] = str(result)
+    return int(result)
+
+
+def attention_or_stop(model: str, text: str, target: str | None = None) -> AttentionResult:
+    """The attention result, or a clear message in the page and ``st.stop()`` when it cannot be computed."""
+    try:
+        resolve_spec(model)
+        result = cached.get_attention(model, text, target)
+    except (ValueError, ModelUnavailable) as err:
+        st.warning(str(err))
+        st.stop()
+    loaded = cached.get_model(model)
+    for message in loaded.notes:
+        st.info(message)
+    if result.truncated:
+        st.info(f"✂️ The text needs {result.n_text_tokens} tokens; this model reads at most {len(result.tokens)}, "
+                "so only the first part is shown.")
+    return result
+
+
+def fidelity_badge(result: AttentionResult, layer: int, head: int) -> None:
+    """How exactly our own from-scratch recompute matches the weights the model returned for this head."""
+    if result.fidelity is None:
+        st.caption("Fidelity check unavailable: this model's queries and keys could not be captured.")
+        return
+    diff = float(result.fidelity[layer, head])
+    icon = "✅" if diff < 1e-5 else "⚠️"
+    st.caption(f"{icon} Recomputed from the model's own queries and keys with our from-scratch softmax(QKᵀ/√d_k): "
+               f"max difference {diff:.1e}")
