@@ -107,8 +107,10 @@ def side_by_side(mats: dict[str, tuple[np.ndarray, Sequence[str]]], *, colorscal
                  zmin: float = 0.0, zmax: float = 1.0, title: str = "") -> go.Figure:
     """Two or more square query × key matrices next to each other, each with its own tokens as tick text."""
     names = list(mats)
+    shared = len({tuple(t) for _, t in mats.values()}) == 1  # same tokens everywhere: label the first only
+    many = len(names) > 3
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=names,
-                        horizontal_spacing=min(0.12, 0.3 / max(1, len(names) - 1)))
+                        horizontal_spacing=min(0.12, 0.3 / max(1, len(names) - 1)) if shared else 0.12)
     n_max = 0
     for col, name in enumerate(names, start=1):
         values, tokens = mats[name]
@@ -119,10 +121,13 @@ def side_by_side(mats: dict[str, tuple[np.ndarray, Sequence[str]]], *, colorscal
                                  zmin=zmin, zmax=zmax, showscale=col == len(names),
                                  customdata=np.array([[f"{q} → {k}" for k in tokens] for q in tokens]),
                                  hovertemplate="%{customdata}: %{z:.3f}<extra></extra>"), row=1, col=col)
-        fig.update_xaxes(title="key", row=1, col=col, tickangle=-45, **_ticks(n, tokens))
+        fig.update_xaxes(title=None if many else "key", row=1, col=col, tickangle=0 if many else -45,
+                         showticklabels=not many, **_ticks(n, tokens))
         fig.update_yaxes(title="query" if col == 1 else None, autorange="reversed", row=1, col=col,
-                         **_ticks(n, tokens))
-    fig.update_layout(title=title, height=int(min(620, max(340, 150 + 22 * n_max))),
+                         showticklabels=col == 1 or not shared, **_ticks(n, tokens))
+    if many:
+        n_max = min(n_max, 8)  # narrow panels: keep them roughly square
+    fig.update_layout(title=title, height=int(min(620, max(300 if many else 340, 150 + 22 * n_max))),
                       margin=dict(l=10, r=10, t=70, b=10))
     return fig
 
@@ -174,7 +179,8 @@ def matrix_grid(mats: dict[str, np.ndarray], cols: int = 4, fmt: str = ".2f", ro
                                  text=np.vectorize(lambda v: format(v, fmt))(m), texttemplate="%{text}",
                                  hovertemplate="row %{y}, column %{x}: %{z:.4f}<extra></extra>"),
                       row=r + 1, col=c + 1)
-        fig.update_yaxes(autorange="reversed", row=r + 1, col=c + 1, **_ticks(m.shape[0], row_labels))
+        fig.update_yaxes(autorange="reversed", row=r + 1, col=c + 1, showticklabels=c == 0,
+                         **_ticks(m.shape[0], row_labels))
         fig.update_xaxes(row=r + 1, col=c + 1, **_ticks(m.shape[1], col_labels))
     fig.update_layout(height=60 + 230 * rows, margin=dict(l=10, r=10, t=40, b=10))
     return fig

@@ -1,0 +1,66 @@
+"""AppTest of the positions, masks and block labs: move each lab's controls, answer its question, read the numbers."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from explorer import blocks
+
+TIMEOUT = 180
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(page: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / page), default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _answer(at: AppTest, option: str) -> AppTest:
+    at.radio(key=next(r.key for r in at.radio if r.label == "Your prediction")).set_value(option).run()
+    next(b for b in at.button if b.label == "Commit my answer").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _texts(at: AppTest) -> str:
+    return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [c.value for c in at.code]
+                     + [str(s.value) for s in at.success] + [str(e.value) for e in at.error]
+                     + [str(w.value) for w in at.warning])
+
+
+# ------------------------------------------------------------------------------------------------- block
+def test_block_lab_heads_controls_and_quiz():
+    at = _run("pages/lab_block.py")
+    sliders = {s.label: s for s in at.select_slider}
+    sliders["Model width d_model"].set_value(64).run()
+    {s.label: s for s in at.select_slider}["Heads h"].set_value(4).run()
+    at.slider[0].set_value(4).run()
+    assert "d_head = 64 / 4 = 16" in _texts(at)
+    table = at.dataframe[0].value
+    assert list(table["multiplications"]) == [2 * 4 * 4 * 16, 2 * 4 * 4 * 64, 2 * 4 * 4 * 64, 4 * 4 * 64 * 64]
+    at = _answer(at, "the same")
+    assert "Right: the same" in _texts(at)
+    assert "**2,048**" in _texts(at)
+
+
+def test_block_lab_wrong_answer_is_checked():
+    at = _answer(_run("pages/lab_block.py"), "less: each head is narrower")
+    assert "Not quite" in _texts(at)
+
+
+def test_block_lab_norm_switch_and_seed_output():
+    at = _run("pages/lab_block.py")
+    expected = np.array2string(np.round(blocks.seed_block().output, 3))
+    assert expected in [c.value for c in at.code]
+    assert "1.674" in expected and "-0.828" in expected
+    stds = at.dataframe[1].value
+    assert list(stds.index)[-1] == "layer norm 2 = output"
+    norm_radio = next(r for r in at.radio if r.label == "Where the layer norm sits")
+    norm_radio.set_value("pre").run()
+    stds = at.dataframe[1].value
+    assert list(stds.index)[-1] == "final layer norm = output"
+    assert stds.loc["final layer norm = output"].round(3).tolist() == [1.0, 1.0, 1.0]
+    assert stds.loc["input"].round(3).tolist() == [0.35, 0.334, 0.308]
+    assert "0.816, 0.893, 0.942" in _texts(at)
