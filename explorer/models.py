@@ -108,13 +108,20 @@ def resolve_spec(name: str) -> ModelSpec:
     if name in KNOWN_HUB:
         kind, label = KNOWN_HUB[name]
         return ModelSpec(name, f"{name} · {label} · hub", "hub", kind=kind)
-    if os.environ.get("EXPLORER_ALLOW_LOCAL", "1") != "0" and Path(name).is_dir():
+    if os.environ.get("EXPLORER_ALLOW_LOCAL", "1") != "0" and _is_dir(name):
         if not (Path(name) / "config.json").is_file():
             raise _unavailable(name, "that folder has no config.json.")
         return ModelSpec(str(Path(name).resolve()), f"{name} · local folder", "local")
     if ".." in name or not _HUB_ID.match(name):
         raise _unavailable(name, "that is neither a hub id (like 'gpt2' or 'org/model') nor a model folder.")
     return ModelSpec(name, f"{name} · hub", "hub")
+
+
+def _is_dir(name: str) -> bool:
+    try:
+        return len(name) < 4096 and "\0" not in name and Path(name).is_dir()
+    except OSError:  # a name too long or odd for the file system is no folder
+        return False
 
 
 # ---------------------------------------------------------------------------------------------- embedded files

@@ -1,0 +1,51 @@
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach the hub
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+from tiny import build  # noqa: E402
+
+FAMILIES = ["bert", "gpt2", "llama", "t5"]
+
+
+@pytest.fixture(scope="session")
+def tiny_folder(tmp_path_factory):
+    """Folder of a tiny random model of a family, built once per session."""
+    made = {}
+
+    def get(family: str) -> Path:
+        if family not in made:
+            made[family] = build(family, tmp_path_factory.mktemp(family))
+        return made[family]
+    return get
+
+
+@pytest.fixture(scope="session")
+def tiny_loaded(tiny_folder):
+    from explorer.models import load_model
+    made = {}
+
+    def get(family: str):
+        if family not in made:
+            made[family] = load_model(str(tiny_folder(family)), device="cpu")
+        return made[family]
+    return get
+
+
+@pytest.fixture(scope="session")
+def encoder():
+    from explorer.models import EMBEDDED_ENCODER, load_model
+    return load_model(EMBEDDED_ENCODER, device="cpu")
+
+
+@pytest.fixture(scope="session")
+def decoder():
+    from explorer.models import EMBEDDED_DECODER, load_model
+    return load_model(EMBEDDED_DECODER, device="cpu")
