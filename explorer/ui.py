@@ -125,3 +125,96 @@ def fidelity_badge(result: AttentionResult, layer: int, head: int) -> None:
     icon = "✅" if diff < 1e-5 else "⚠️"
     st.caption(f"{icon} Recomputed from the model's own queries and keys with our from-scratch softmax(QKᵀ/√d_k): "
                f"max difference {diff:.1e}")
+
+
+# ---------------------------------------------------------------------------------------------- figures, words, heads
+# (flip and compare-heads pages)
+
+def show_figure(fig, key: str, filename: str, on_select="ignore"):
+    """A plotly chart whose camera button saves ``filename``.png, drawn in the browser (works offline)."""
+    config = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": filename, "scale": 2}}
+    if on_select == "ignore":
+        return st.plotly_chart(fig, key=key, config=config)
+    return st.plotly_chart(fig, key=key, config=config, on_select=on_select, selection_mode="points")
+
+
+def download_csv(frame, filename: str, key: str, label: str = "⬇️ Matrix as CSV") -> None:
+    st.download_button(label, frame.to_csv().encode("utf-8"), file_name=filename, mime="text/csv", key=key)
+
+
+def word_picker(label: str, key: str, options: list[str], default: str) -> str:
+    """A deep-linked select box over the text's words; a word the text lacks falls back to ``default`` with a note."""
+    from .compare import match_word, pick_word
+
+    raw = str(_from_url(key, default))
+    value = pick_word(options, raw, default)
+    if match_word(options, raw) is None and options:
+        _note(f"{label}: {raw[:40]!r} is not a word of the text; using {value!r}.")
+    st.session_state[key] = value
+    chosen = st.selectbox(label, options, key=key)
+    st.query_params[key] = chosen
+    return chosen
+
+
+def words_picker(label: str, key: str, options: list[str], default: list[str], most: int = 2) -> list[str]:
+    """A deep-linked multiselect of words (``a,b`` in the URL); words the text lacks are dropped with a note."""
+    from .compare import match_word
+
+    raw = _from_url(key, default)
+    wanted = [w.strip() for w in (raw.split(",") if isinstance(raw, str) else raw) if w.strip()]
+    missing = [w for w in wanted if match_word(options, w) is None]
+    if missing:
+        _note(f"{label}: {', '.join(repr(m[:30]) for m in missing)} not in the text; dropped.")
+    st.session_state[key] = list(dict.fromkeys(filter(None, (match_word(options, w) for w in wanted))))[:most]
+    chosen = st.multiselect(label, options, key=key, max_selections=most)
+    st.query_params[key] = ",".join(chosen)
+    return chosen
+
+
+def heads_picker(label: str, key: str, n_layers: int, n_heads: int, default: list[tuple[int, int]],
+                 most: int = 4) -> list[tuple[int, int]]:
+    """Deep-linked choice of up to ``most`` heads (``L4H0,L2H3`` in the URL), clamped to the model with a note."""
+    from .compare import head_id, parse_heads
+
+    raw = _from_url(key, ",".join(head_id(h) for h in default))
+    heads, notes = parse_heads(raw if isinstance(raw, str) else ",".join(raw), n_layers, n_heads, most)
+    for message in notes:
+        _note(message)
+    st.session_state[key] = [head_id(h) for h in heads]
+    options = [head_id((l, h)) for l in range(n_layers) for h in range(n_heads)]
+    chosen = st.multiselect(label, options, key=key, max_selections=most,
+                            format_func=lambda s: s.replace("L", "layer ").replace("H", " · head "))
+    st.query_params[key] = ",".join(chosen)
+    return parse_heads(",".join(chosen), n_layers, n_heads, most)[0]
+
+
+def selected_head(key: str, frame=None) -> tuple[int, int] | None:
+    """The head picked in a chart (clicked point's customdata) or a table (``frame``'s selected row), if any."""
+    from .plots_heads import clicked_head
+
+    event = st.session_state.get(key) or {}
+    if frame is None:
+        return clicked_head(event)
+    rows = (event.get("selection") or {}).get("rows") or []
+    if rows and rows[0] < len(frame):
+        return int(frame.iloc[rows[0]]["layer"]), int(frame.iloc[rows[0]]["head"])
+    return None
+
+
+def open_head(key: str, frame=None, layer_key: str = "layer", head_key: str = "head"):
+    """An ``on_select`` callback: the clicked map cell or table row becomes the layer and head shown."""
+    def callback():
+        head = selected_head(key, frame)
+        if head is not None:
+            st.session_state[layer_key], st.session_state[head_key] = head
+    return callback
+
+
+def page_link(page: str, label: str, query_params: dict | None = None, icon: str | None = None) -> None:
+    """st.page_link, or the label as plain text when ``page`` is not part of the running app."""
+    from streamlit.errors import StreamlitAPIException
+
+    try:
+        st.page_link(page, label=label, icon=icon, query_params=query_params)
+    except StreamlitAPIException:
+        st.markdown(f"{icon or '•'} {label} *(not in this app)*")
