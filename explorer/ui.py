@@ -218,3 +218,51 @@ def page_link(page: str, label: str, query_params: dict | None = None, icon: str
         st.page_link(page, label=label, icon=icon, query_params=query_params)
     except StreamlitAPIException:
         st.markdown(f"{icon or '•'} {label} *(not in this app)*")
+
+
+# ---------------------------------------------------------------------------------------------- heatmap page
+
+def token_picker(label: str, key: str, rows: list[list[int]], names: list[str], default: int) -> int:
+    """A deep-linked select box over the rows of a matrix view; returns the chosen row.
+
+    The URL holds a token *position* (stable when special tokens are hidden or sub-tokens merged): a position
+    inside a merged word picks that word, a hidden one the nearest row; out of range is clamped with a note.
+    """
+    firsts = [r[0] for r in rows]
+    raw = _from_url(key, default)
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        _note(f"{label} {str(raw)[:40]!r} in the link is not a token position; using {default}.")
+        value = default
+    last = max(max(r) for r in rows)
+    if not 0 <= value <= last:
+        _note(f"{label} position {value} is out of range (0–{last}); showing the nearest token.")
+    row = next((i for i, r in enumerate(rows) if value in r), None)
+    if row is None:
+        row = min(range(len(rows)), key=lambda i: abs(firsts[i] - value))
+    st.session_state[key] = firsts[row]
+    chosen = st.selectbox(label, firsts, key=key,
+                          format_func=lambda p: f"{names[firsts.index(p)]}  ·  position {p}")
+    st.query_params[key] = str(chosen)
+    return firsts.index(chosen)
+
+
+def part_picker(parts: dict[str, str], key: str = "part", default: str = "encoder") -> str:
+    """For encoder-decoder models: which attention to show (deep-linked; an unknown value falls back)."""
+    raw = str(_from_url(key, default))
+    if raw not in parts:
+        _note(f"Attention part {raw[:30]!r} does not exist; showing {parts[default]}.")
+        raw = default
+    st.session_state[key] = raw
+    chosen = st.radio("Attention", list(parts), key=key, format_func=parts.get, horizontal=True)
+    st.query_params[key] = chosen
+    return chosen
+
+
+def download_lazy(label: str, build, filename: str, key: str, mime: str = "text/csv") -> None:
+    """A download button whose file is only built when clicked: ``build()`` returns a DataFrame (as CSV) or text."""
+    def data():
+        made = build()
+        return made.to_csv().encode("utf-8") if hasattr(made, "to_csv") else made
+    st.download_button(label, data, file_name=filename, mime=mime, key=key)
