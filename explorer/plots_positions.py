@@ -63,17 +63,19 @@ def dimension_curves(encoding: np.ndarray, dims: Sequence[int], title: str = "")
 
 
 def line(x: np.ndarray, ys: dict[str, np.ndarray], *, title: str = "", x_title: str = "", y_title: str = "",
-         mode: str = "lines", log_y: bool = False, vline: float | None = None, height: int = 320) -> go.Figure:
+         mode: str = "lines", log_y: bool = False, vline: float | None = None, height: int = 320,
+         colors: Sequence[str] | None = None) -> go.Figure:
     """A few named curves over the same x (similarity against offset, pad weight per layer, …)."""
     fig = go.Figure()
-    for name, y in ys.items():
-        fig.add_scatter(x=np.asarray(x), y=np.asarray(y), mode=mode, name=name)
+    for i, (name, y) in enumerate(ys.items()):
+        fig.add_scatter(x=np.asarray(x), y=np.asarray(y), mode=mode, name=name,
+                        line_color=colors[i] if colors else None)
     if vline is not None:
         fig.add_vline(x=vline, line=dict(color="gray", dash="dot"))
     fig.update_xaxes(title=x_title)
     fig.update_yaxes(title=y_title, type="log" if log_y else "linear")
-    fig.update_layout(title=title, height=height, margin=dict(l=10, r=10, t=50, b=10), showlegend=len(ys) > 1,
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=1, xanchor="right"))
+    fig.update_layout(title=title, height=height, margin=dict(l=10, r=10, t=50, b=40), showlegend=len(ys) > 1,
+                      legend=dict(orientation="h", yanchor="top", y=-0.3, x=0.5, xanchor="center"))
     return fig
 
 

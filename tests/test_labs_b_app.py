@@ -64,3 +64,32 @@ def test_block_lab_norm_switch_and_seed_output():
     assert stds.loc["final layer norm = output"].round(3).tolist() == [1.0, 1.0, 1.0]
     assert stds.loc["input"].round(3).tolist() == [0.35, 0.334, 0.308]
     assert "0.816, 0.893, 0.942" in _texts(at)
+
+
+# ------------------------------------------------------------------------------------------------- masks
+def test_masks_lab_patterns_sliders_and_padding_quiz(encoder):
+    at = _run("pages/lab_masks.py")
+    at.text_input[0].set_value("dog bites man").run()
+    for label, value in {"Encoder layer": 5, "Encoder head": 3, "Decoder layer": 29, "Decoder head": 8}.items():
+        next(s for s in at.slider if s.label == label).set_value(value).run()
+    assert not at.exception, at.exception
+    text = _texts(at)
+    assert "the decoder's largest is **0**: exactly zero" in text
+    assert len(at.get("plotly_chart")) == 2  # measurements stay hidden until a prediction is committed
+    assert "Commit a prediction to see the measurements." in text
+    exp = blocks.padding_experiment(encoder, "I love cats.", "The report that the committee finally published last "
+                                                             "Tuesday was widely condemned.")
+    assert exp.change_unmasked.mean() > 0.05 and exp.change_masked.max() < 1e-5
+    at = _answer(at, "a lot (5% or more)")
+    text = _texts(at)
+    assert "Right: a lot (5% or more)" in text
+    assert f"they move by **{exp.change_unmasked.mean():.1%}** on average" in text
+    assert len(at.get("plotly_chart")) == 4
+
+
+def test_masks_lab_wrong_order_warns():
+    at = _run("pages/lab_masks.py")
+    at.text_input[1].set_value("The committee finally published the long report last Tuesday.").run()
+    at.text_input[2].set_value("Hi.").run()
+    assert not at.exception, at.exception
+    assert any("shorter" in w.value for w in at.warning)
