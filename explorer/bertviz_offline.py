@@ -180,10 +180,26 @@ def model_view_html_from_parts(parts: Sequence[ViewPart], *, layers: Sequence[in
 
     kwargs, include = _bertviz_inputs(parts, "model", layers, heads, max_tokens, decimals)
     n_heads = np.asarray(parts[0].weights).shape[1]
-    page = model_view(**kwargs, include_layers=include, include_heads=list(heads) if heads else list(range(n_heads)),
+    include_heads = sorted({int(h) for h in heads}) if heads else list(range(n_heads))
+    page = model_view(**kwargs, include_layers=include, include_heads=include_heads,
                       display_mode=display_mode, prettify_tokens=False, html_action="return")
     return _offline_page(page.data, "model_view.js", "bertviz model view",
                          background="#000" if display_mode == "dark" else "#fff")
+
+
+def view_height(result, view: Literal["head", "model"], layers: Sequence[int] | None = None) -> int:
+    """Pixels the page needs to show without scrolling, from bertviz's own layout constants; pass it as the
+    iframe's height (the page's CSP blocks the script Streamlit injects for ``height="content"``)."""
+    parts = result if isinstance(result, (list, tuple)) else parts_of(result)
+    n = max(p.n_tokens for p in parts)
+    menu = 26 if len(parts) > 1 or view == "head" else 0     # the "Layer:" / "Attention:" select line
+    if view == "head":                                        # 22.5 px a token, 30 px of head boxes on top
+        return math.ceil(menu + 30 + 22.5 * n) + 24
+    shape = np.asarray(parts[0].weights).shape
+    n_layers = shape[0] if layers is None else len(set(layers))
+    thumbnail = n * 7 * 12 / shape[1] + 10                   # bertviz: 7·12/heads px a token, 5 px padding
+    detail = n * 18 + 55                                      # the panel shown when a thumbnail is clicked
+    return math.ceil(menu + max(n_layers * thumbnail + 38, detail)) + 24
 
 
 def parts_of(result) -> list[ViewPart]:
@@ -226,7 +242,9 @@ def _bertviz_inputs(parts: Sequence[ViewPart], view: str, layers, heads, max_tok
     include = list(range(n_layers)) if layers is None else sorted({int(i) for i in layers})
     if not include or include[0] < 0 or include[-1] >= n_layers:
         raise ValueError(f"layers must be a non-empty subset of 0…{n_layers - 1}; got {list(layers or [])}.")
-    n_heads = len(heads) if heads else shapes[0][1]
+    if heads is not None and (not heads or min(heads) < 0 or max(heads) >= shapes[0][1]):
+        raise ValueError(f"heads must be a non-empty subset of 0…{shapes[0][1] - 1}; got {list(heads)}.")
+    n_heads = len(set(heads)) if heads else shapes[0][1]
     cap = max_tokens if max_tokens is not None else max_tokens_for(view, len(include), n_heads, len(parts),
                                                                  decimals=decimals)
     n_tokens = max(p.n_tokens for p in parts)
