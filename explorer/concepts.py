@@ -126,11 +126,11 @@ def permutation_table(demo: PermutationDemo) -> pd.DataFrame:
     """One row per token (in the shuffled order): its largest output difference in each setting."""
     return pd.DataFrame({
         "token": demo.shuffled,
-        "moved from → to": [f"{i + 1} → {j + 1}" for j, i in enumerate(demo.order)],
-        "attention, no positions": demo.gap_plain,
-        "attention + learned positions": demo.gap_positions,
-        "real model (final layer)": demo.gap_model,
-        "real model, positions zeroed": demo.gap_model_no_pos,
+        "moved": [f"{i + 1} → {j + 1}" for j, i in enumerate(demo.order)],
+        "no positions": demo.gap_plain,
+        "with positions": demo.gap_positions,
+        "real model": demo.gap_model,
+        "real model, positions = 0": demo.gap_model_no_pos,
     })
 
 
@@ -149,29 +149,10 @@ def cost_frame(ns, d_model: int = 768, n_layers: int = 12, n_heads: int = 12) ->
     """:func:`explorer.maths.cost_table` as a readable table, one row per sequence length."""
     t = maths.cost_table(ns, d_model, n_layers, n_heads)
     return pd.DataFrame({
-        "tokens n": t["n"],
-        "entries per head (n²)": t["score_entries"],
-        f"attention weights, {n_layers}×{n_heads} heads": [format_bytes(b) for b in t["attention_memory_bytes"]],
-        "attention ÷ recurrent arithmetic": t["attention_macs"] / t["recurrent_macs"],
-        "sequential steps, recurrent": t["recurrent_steps"],
-        "sequential steps, attention": t["attention_steps"],
+        "n": t["n"],
+        "n² per head": t["score_entries"],
+        f"weights, {n_layers}×{n_heads} heads": [format_bytes(b) for b in t["attention_memory_bytes"]],
+        "work: attention ÷ recurrent": t["attention_macs"] / t["recurrent_macs"],
+        "steps: recurrent": t["recurrent_steps"],
+        "steps: attention": t["attention_steps"],
     })
-
-
-# ------------------------------------------------------------------------------------------ softmax examples
-
-#: The two score rows of the saturation argument: the second is the first times 8 (the sqrt(d_k) for d_k = 64).
-SEED_SCORE_ROWS = ((1.0, 2.0, 3.0), (8.0, 16.0, 24.0))
-
-
-def softmax_rows_frame(rows=SEED_SCORE_ROWS) -> pd.DataFrame:
-    """Softmax of each score row with its entropy, largest weight and gradient size, formatted for display."""
-    from explorer.plots_concepts import format_weights
-
-    out = []
-    for row in rows:
-        p = maths.softmax(np.asarray(row, dtype=np.float64))
-        out.append({"scores": "[" + ", ".join(f"{v:g}" for v in row) + "]", "softmax": format_weights(p),
-                    "entropy (nats)": float(maths.entropy(p)), "largest weight": float(p.max()),
-                    "gradient size": float(maths.softmax_gradient_size(p))})
-    return pd.DataFrame(out)

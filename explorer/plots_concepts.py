@@ -30,12 +30,15 @@ def labelled_heatmap(values: np.ndarray, row_labels: Sequence[str], col_labels: 
         customdata=np.array([[f"{r} → {c}" for c in col_labels] for r in row_labels]),
         hovertemplate="%{customdata}: %{z:" + fmt + "}<extra></extra>",
     ))
+    rotate = n_cols > 6 and max(len(str(c)) for c in col_labels) > 3
+    longest = max(len(str(c)) for c in col_labels)
     fig.update_xaxes(tickmode="array", tickvals=list(range(n_cols)), ticktext=list(col_labels), title=x_title,
-                     side="top", tickangle=0 if n_cols <= 8 else -45)
+                     side="top", tickangle=-90 if rotate else 0)
     fig.update_yaxes(tickmode="array", tickvals=list(range(n_rows)), ticktext=list(row_labels), title=y_title,
                      autorange="reversed")
-    fig.update_layout(title=title, height=height or max(260, 60 + 34 * n_rows),
-                      margin=dict(l=10, r=10, t=90 if title else 60, b=10))
+    top = (45 + 7 * min(longest, 14) if rotate else 60) + (30 if title else 0)  # tick labels, axis title, title
+    fig.update_layout(title=dict(text=title, y=1, yref="container", yanchor="top", pad=dict(t=10)),
+                      height=height or top + max(200, 34 * n_rows), margin=dict(l=10, r=10, t=top, b=10))
     return fig
 
 
@@ -54,29 +57,31 @@ def weights_bars(labels: Sequence[str], series: dict[str, np.ndarray], title: st
 
 
 def saturation_figure(curves: dict[str, np.ndarray], selected_d_k: int | None = None) -> go.Figure:
-    """Four panels against d_k (log axis): score spread vs sqrt(d_k), entropy, max weight, gradient size.
-
-    ``curves`` is :func:`explorer.maths.saturation_curves` output.
+    """Four panels (2 x 2) against d_k on a log axis: score spread vs sqrt(d_k), entropy, largest weight and
+    softmax gradient size, each for raw and scaled scores. ``curves`` is :func:`explorer.maths.saturation_curves`.
     """
     d_k = curves["d_k"]
-    fig = make_subplots(rows=1, cols=4, horizontal_spacing=0.07, subplot_titles=(
-        "std of q·k vs √d_k", "entropy of the weights (nats)", "largest weight", "softmax gradient size"))
+    cells = ((1, 1), (1, 2), (2, 1), (2, 2))
+    fig = make_subplots(rows=2, cols=2, horizontal_spacing=0.12, vertical_spacing=0.2, subplot_titles=(
+        "spread of raw scores: std of q·k", "entropy of the weights (nats)", "largest weight",
+        "softmax gradient size"))
     fig.add_scatter(x=d_k, y=curves["score_std"], name="measured std of q·k", mode="lines+markers",
                     line_color=RAW_COLOR, row=1, col=1)
     fig.add_scatter(x=d_k, y=curves["sqrt_d_k"], name="√d_k", mode="lines", line=dict(color="gray", dash="dot"),
                     row=1, col=1)
-    for col, stem in ((2, "entropy"), (3, "max_weight"), (4, "grad")):
-        first = col == 2
-        fig.add_scatter(x=d_k, y=curves[f"{stem}_raw"], name="raw scores q·k", mode="lines+markers",
-                        line_color=RAW_COLOR, legendgroup="raw", showlegend=first, row=1, col=col)
-        fig.add_scatter(x=d_k, y=curves[f"{stem}_scaled"], name="scaled q·k / √d_k", mode="lines+markers",
-                        line_color=SCALED_COLOR, legendgroup="scaled", showlegend=first, row=1, col=col)
-    fig.update_xaxes(type="log", title="d_k", tickvals=[1, 4, 16, 64, 256, 1024])
+    for (row, col), stem in zip(cells[1:], ("entropy", "max_weight", "grad")):
+        first = stem == "entropy"
+        fig.add_scatter(x=d_k, y=curves[f"{stem}_raw"], name="softmax(q·k)", mode="lines+markers",
+                        line_color=RAW_COLOR, legendgroup="raw", showlegend=first, row=row, col=col)
+        fig.add_scatter(x=d_k, y=curves[f"{stem}_scaled"], name="softmax(q·k / √d_k)", mode="lines+markers",
+                        line_color=SCALED_COLOR, legendgroup="scaled", showlegend=first, row=row, col=col)
+    fig.update_xaxes(type="log", tickvals=[1, 4, 16, 64, 256, 1024], ticktext=["1", "4", "16", "64", "256", "1024"])
+    fig.update_xaxes(title="d_k", row=2)
     if selected_d_k is not None:
-        for col in range(1, 5):
-            fig.add_vline(x=selected_d_k, line=dict(color="black", width=1, dash="dash"), row=1, col=col)
-    fig.update_layout(height=360, margin=dict(l=10, r=10, t=60, b=10),
-                      legend=dict(orientation="h", yanchor="top", y=-0.25, x=0.5, xanchor="center"))
+        for row, col in cells:
+            fig.add_vline(x=selected_d_k, line=dict(color="black", width=1, dash="dash"), row=row, col=col)
+    fig.update_layout(height=600, margin=dict(l=10, r=10, t=40, b=10),
+                      legend=dict(orientation="h", yanchor="top", y=-0.12, x=0.5, xanchor="center"))
     return fig
 
 
@@ -105,19 +110,21 @@ def cost_figure(table: dict[str, np.ndarray], d_model: int, selected_n: int | No
     """Log-log lines of work per layer (n²·d vs n·d²) and memory for the attention weights, against n."""
     n = table["n"]
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
-        "multiply-adds per layer", "memory for all attention weights (one sequence)"))
+        "multiply-adds per layer", "attention weights, MiB per sequence"))
     fig.add_scatter(x=n, y=table["attention_macs"], name="attention n²·d", mode="lines+markers",
                     line_color=SCALED_COLOR, row=1, col=1)
     fig.add_scatter(x=n, y=table["recurrent_macs"], name="recurrent n·d²", mode="lines+markers",
                     line_color=RAW_COLOR, row=1, col=1)
     fig.add_scatter(x=n, y=table["attention_memory_bytes"] / 2 ** 20, name="attention weights (MiB)",
                     mode="lines+markers", line_color="#2ca02c", row=1, col=2)
-    fig.add_vline(x=d_model, line=dict(color="gray", dash="dot"), annotation_text=f"n = d = {d_model}",
-                  row=1, col=1)
+    fig.add_vline(x=d_model, line=dict(color="gray", dash="dot"), row=1, col=1)
+    fig.add_annotation(x=np.log10(d_model), y=0.02, xref="x", yref="y domain", text=f" n = d = {d_model}",
+                       showarrow=False, xanchor="left", font=dict(color="gray", size=11))
     if selected_n is not None:
         for col in (1, 2):
             fig.add_vline(x=selected_n, line=dict(color="black", width=1, dash="dash"), row=1, col=col)
-    fig.update_xaxes(type="log", title="sequence length n")
+    ticks = [v for v in (16, 64, 256, 1024, 4096, 16384, 65536) if n.min() <= v <= n.max()]
+    fig.update_xaxes(type="log", title="sequence length n", tickvals=ticks, ticktext=[str(v) for v in ticks])
     fig.update_yaxes(type="log")
     fig.update_yaxes(title="MiB", row=1, col=2)
     fig.update_layout(height=380, margin=dict(l=10, r=10, t=50, b=10),

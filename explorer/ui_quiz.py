@@ -26,7 +26,7 @@ def predict_then_reveal(question: Question, key: str) -> bool | None:
         _retry(key)
         committed = None
     with st.container(border=True):
-        st.markdown(f"**🤔 Predict, then reveal.** {question.prompt}")
+        st.markdown(f"**Predict, then reveal.** {question.prompt}")
         answer = st.radio("Your prediction", question.options, index=None, key=f"{key}_answer",
                           disabled=committed is not None)
         if committed is None:

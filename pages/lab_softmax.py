@@ -10,7 +10,7 @@ from explorer.ui_quiz import predict_then_reveal
 
 curves = st.cache_data(maths.saturation_curves)()
 
-st.title("🌡️ Softmax saturation: why divide by √d_k")
+st.title("Softmax saturation: why divide by √d_k")
 st.markdown("A score is a dot product of a query and a key: a sum of d_k products. If every component is random "
             "with variance 1, each product has variance 1 and the variances add up, so scores spread like √d_k. "
             "Softmax turns large gaps between scores into near-certainty, and a near-certain softmax barely "

@@ -6,7 +6,7 @@ from explorer.plots_concepts import cost_figure, path_length_figure
 from explorer.quiz import Question, nearest_option
 from explorer.ui_quiz import predict_then_reveal
 
-st.title("🛤️ Why attention: one step between any two words")
+st.title("Why attention: one step between any two words")
 st.markdown("A recurrent network reads one token per step and carries everything it knows in a single state "
             "vector. For a word to influence another word k places later, its information has to survive k "
             "updates of that state. Self-attention lets every position read every other position directly, "
@@ -35,8 +35,8 @@ st.markdown("Attention compares every position with every other, so each head in
             "table of weights, and training keeps them all for the backward pass. A recurrent model does "
             "n·d² work in n steps that must wait for each other; attention does n²·d work all at once, which is "
             "more arithmetic once n exceeds d, but arithmetic that a GPU can do in parallel.")
-st.latex(r"\text{attention: } O(n^2 d)\ \text{work},\ O(1)\ \text{sequential steps}\qquad"
-         r"\text{recurrent: } O(n d^2)\ \text{work},\ O(n)\ \text{sequential steps}")
+st.latex(r"\begin{aligned}\text{attention: }& O(n^2 d)\ \text{work},& O(1)\ \text{sequential steps}\\"
+         r"\text{recurrent: }& O(n d^2)\ \text{work},& O(n)\ \text{sequential steps}\end{aligned}")
 c = st.columns(2)
 n = c[0].select_slider("Sequence length n", options=[2 ** p for p in range(4, 14)], value=512)
 d = c[1].selectbox("Model width d (BERT-base: 768)", [384, 768, 1024], index=1)
@@ -58,7 +58,7 @@ st.subheader("Why 512 tokens")
 m512 = concepts.format_bytes(maths.cost_table([512])["attention_memory_bytes"][0])
 st.markdown(f"BERT-base has 12 layers × 12 heads. At 512 tokens its attention weights alone take {m512} per "
             f"sequence in 32-bit floats, and a training batch holds dozens of sequences next to every other "
-            "activation, on accelerators that had 16 GB or less in 2018. Each doubling of the length multiplies "
+            "activation, on the accelerators of 2018, typically with 16 GB of memory or less. Each doubling of the length multiplies "
             "that by four, so the original BERT spent most of its pre-training on 128-token inputs and only the "
             "last part on 512. Once trained, the limit is built in: the learned position table has 512 rows, so "
             "there is no position vector for token 513. Longer documents must be cut, split into chunks, or "

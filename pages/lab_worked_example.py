@@ -16,7 +16,7 @@ def reset():
             st.session_state[f"{name}{r}{c}"] = float(v)
 
 
-st.title("🧮 Worked example: attention by hand")
+st.title("Worked example: attention by hand")
 st.markdown("Three tokens, two dimensions each: small enough to check every number with a pencil. Each token "
             "asks a question (its row of **Q**), advertises what it contains (its row of **K**) and carries a "
             "payload (its row of **V**). Edit any entry and every step below is recomputed.")

@@ -1,0 +1,71 @@
+"""Lab: self-attention without positions cannot tell "dog bites man" from "man bites dog"."""
+import random
+
+import numpy as np
+import streamlit as st
+
+from explorer import concepts
+from explorer.cached import get_model
+from explorer.models import EMBEDDED_ENCODER
+from explorer.plots_concepts import labelled_heatmap
+from explorer.quiz import Question
+from explorer.ui_quiz import predict_then_reveal
+
+st.title("Permutation: attention has no sense of order")
+st.markdown("Self-attention compares tokens by their vectors only. Nothing in the scores says which token came "
+            "first, so shuffling the input just shuffles the outputs: each token ends up with exactly the same "
+            "vector, wherever it sits. Below, attention is built from scratch on the real token vectors of "
+            f"{EMBEDDED_ENCODER}'s embedding table (random but fixed W_Q, W_K, W_V).")
+st.latex(r"\mathrm{Attn}(PX) = P\,\mathrm{Attn}(X)\quad\text{for every permutation matrix } P")
+
+text = st.text_input("Sentence", "dog bites man")
+loaded = get_model(EMBEDDED_ENCODER)
+ids = concepts.content_token_ids(loaded, text) if text.strip() else []
+if not 2 <= len(ids) <= 16:
+    st.info("Type a sentence of 2 to 16 tokens.")
+    st.stop()
+labels = [f"{i + 1} · {t}" for i, t in enumerate(loaded.tokenizer.convert_ids_to_tokens(ids))]
+key = f"perm_order_{text}"
+
+
+def shuffle():
+    st.session_state[key] = random.sample(labels, len(labels))
+
+
+if key not in st.session_state:
+    st.session_state[key] = labels[::-1]
+picked = st.multiselect("Shuffle by hand: pick the tokens in their new order", labels, key=key)
+st.button("Shuffle randomly", on_click=shuffle)
+if len(picked) != len(labels):
+    st.info("Pick every token once to complete the new order.")
+    st.stop()
+demo = concepts.permutation_demo(loaded, text, [labels.index(p) for p in picked])
+st.markdown(f"**Original:** {' '.join(demo.tokens)}  →  **shuffled:** {' '.join(demo.shuffled)}")
+
+first = demo.tokens[0]
+predict_then_reveal(Question(
+    prompt=f"With no positions, does “{first}” get the same output vector in both orders?",
+    options=("yes, the same vector", "no, a different vector"),
+    correct="yes, the same vector" if demo.gap_plain[demo.order.tolist().index(0)] < 1e-5 else "no, a different vector",
+    reveal=f"Largest difference between its two outputs: **{demo.gap_plain[demo.order.tolist().index(0)]:.1e}**. "
+           "That is float32 rounding (about 7 significant digits; the sums run in a different order), not a "
+           "real difference."), key="perm")
+
+c = st.columns(4)
+c[0].metric("no positions", f"{demo.gap_plain.max():.1e}", help="From-scratch attention on the token vectors alone")
+c[1].metric("with positions", f"{demo.gap_positions.max():.3f}", help="The same, after adding the learned positions")
+c[2].metric("real model", f"{demo.gap_model.max():.3f}", help="Final-layer hidden states of the whole encoder")
+c[3].metric("model, positions = 0", f"{demo.gap_model_no_pos.max():.1e}", help="The encoder with every position id 0")
+st.caption("Largest difference between a token's output in the original and in the shuffled sentence.")
+lim = float(np.abs(demo.out[:, :16]).max())
+for rows, toks, name in ((demo.out, demo.tokens, "original"), (demo.out_shuffled, demo.shuffled, "shuffled")):
+    st.plotly_chart(labelled_heatmap(rows[:, :16], toks, [str(i + 1) for i in range(16)], colorscale="RdBu",
+                                     title=f"Outputs without positions, {name} order (first 16 of 64 dimensions)",
+                                     x_title="output dimension", y_title="token", zmin=-lim, zmax=lim, fmt=".2f",
+                                     annotate=False), key=f"out_{name}")
+st.markdown("Same rows, new order. Now add the model's learned position vectors to the token vectors: a token "
+            "that moves gets a different position vector, so its output changes. The real model does the same, "
+            "and if every position id is set to 0 it becomes blind to order again.")
+st.dataframe(concepts.permutation_table(demo), hide_index=True,
+             column_config={c: st.column_config.NumberColumn(format="%.1e") for c in
+                            ("no positions", "real model, positions = 0")})
