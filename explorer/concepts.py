@@ -156,3 +156,22 @@ def cost_frame(ns, d_model: int = 768, n_layers: int = 12, n_heads: int = 12) ->
         "steps: recurrent": t["recurrent_steps"],
         "steps: attention": t["attention_steps"],
     })
+
+
+# ------------------------------------------------------------------------------------------ softmax examples
+
+#: The two score rows of the saturation argument: the second is the first times 8 (the sqrt(d_k) for d_k = 64).
+SEED_SCORE_ROWS = ((1.0, 2.0, 3.0), (8.0, 16.0, 24.0))
+
+
+def softmax_rows_frame(rows=SEED_SCORE_ROWS) -> pd.DataFrame:
+    """Softmax of each score row with its entropy, largest weight and gradient size, formatted for display."""
+    from explorer.plots_concepts import format_weights
+
+    out = []
+    for row in rows:
+        p = maths.softmax(np.asarray(row, dtype=np.float64))
+        out.append({"scores": "[" + ", ".join(f"{v:g}" for v in row) + "]", "softmax": format_weights(p),
+                    "entropy (nats)": float(maths.entropy(p)), "largest weight": float(p.max()),
+                    "gradient size": float(maths.softmax_gradient_size(p))})
+    return pd.DataFrame(out)
