@@ -5,14 +5,20 @@ stay apart) and the query axis runs downwards (query 0 on top), as in every atte
 """
 from __future__ import annotations
 
+import base64
 import html
+import io
+import math
+import re
 
 import numpy as np
+import plotly.colors as pcolors
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 COLORSCALE = "Blues"
 MASKED = "#d4d4d4"       # cells a causal model cannot see
-HOVER_LABELS_UP_TO = 160  # above this many tokens per side, hover shows positions instead of tokens
+HOVER_LABELS_UP_TO = 100  # above this many tokens per side, hover shows positions instead of tokens
 
 
 def label(token: str) -> str:
@@ -41,8 +47,8 @@ def heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str],
                  showscale=show_scale, xgap=0, ygap=0, colorbar=dict(title=dict(text=value_name), thickness=12))
     if max(n_q, n_k) <= HOVER_LABELS_UP_TO:
         q_lab, k_lab = np.array(labels(query_tokens), dtype=object), np.array(labels(key_tokens), dtype=object)
-        trace["customdata"] = np.dstack(np.broadcast_arrays(q_lab[:, None], k_lab[None, :]))
-        trace["hovertemplate"] = "%{customdata[0]} → %{customdata[1]}: %{z:.3f}<extra></extra>"
+        trace["customdata"] = q_lab[:, None] + " → " + k_lab[None, :]   # one string a cell: fewer bytes
+        trace["hovertemplate"] = "%{customdata}: %{z:.3f}<extra></extra>"
     else:
         trace["hovertemplate"] = "query %{y} → key %{x}: %{z:.3f}<extra></extra>"
     fig = go.Figure(go.Heatmap(**trace))
@@ -79,4 +85,138 @@ def query_bars(weights_row: np.ndarray, key_tokens: list[str], query_token: str,
                       height=60 + 26 * len(order), margin=dict(l=10, r=40, t=40, b=10))
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(range=[0, max(1e-9, float(row[order].max())) * 1.18], title="weight")
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------- export, grids, overview
+
+def export_config(filename: str, scale: int = 2) -> dict:
+    """``config`` for ``st.plotly_chart``: the modebar's camera button saves a PNG (drawn in the browser, offline)."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", str(filename)).strip("-.")[:100] or "figure"
+    return {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": safe, "scale": scale}}
+
+
+def pool(matrix: np.ndarray, side: int) -> np.ndarray:
+    """Average-pool the last two axes of ``matrix[..., rows, cols]`` to at most ``side`` × ``side``."""
+    m = np.asarray(matrix, dtype=np.float32)
+    for axis in (-2, -1):
+        n = m.shape[axis]
+        if n > side:
+            starts = bin_starts(n, side)
+            counts = np.diff(np.append(starts, n)).astype(np.float32)
+            m = np.add.reduceat(m, starts, axis=axis) / counts.reshape((-1, 1) if axis == -2 else (-1,))
+    return m
+
+
+def bin_starts(n: int, side: int) -> np.ndarray:
+    """First position of each of ``min(n, side)`` near-equal bins over ``n`` positions."""
+    return np.linspace(0, n, min(n, side) + 1).round().astype(int)[:-1]
+
+
+def _bin_labels(tokens: list[str], side: int) -> list[str]:
+    """Unique category names for pooled (or plain) positions: "3 · it", or "4–7 · was … tired" for a bin."""
+    n = len(tokens)
+    starts = bin_starts(n, side)
+    ends = np.append(starts[1:], n)
+    return [f"{a} · {label(tokens[a])}" if b - a == 1 else f"{a}–{b - 1} · {label(tokens[a])} … {label(tokens[b - 1])}"
+            for a, b in zip(starts, ends)]
+
+
+def head_grid(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], *,
+              masked: np.ndarray | None = None, shared_scale: bool = True, selected: int | None = None,
+              max_cols: int = 6, max_side: int = 48, title: str = "") -> go.Figure:
+    """Every head of one layer, ``weights[head, query, key]``, as small heatmaps (average-pooled to at most
+    ``max_side`` per side). Hover tells query → key and the weight; the ``selected`` head's title is marked."""
+    w = np.asarray(weights, dtype=np.float32)
+    n_heads = w.shape[0]
+    n_rows = math.ceil(n_heads / max_cols)
+    n_cols = math.ceil(n_heads / n_rows)
+    tiles = np.round(pool(w, max_side), 3)
+    if masked is not None:
+        tiles = np.where(pool(~np.asarray(masked), max_side) == 0, np.nan, tiles)
+    ys, xs = _bin_labels(query_tokens, max_side), _bin_labels(key_tokens, max_side)
+    names = [f"<b>head {h} ◀</b>" if h == selected else f"head {h}" for h in range(n_heads)]
+    fig = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=names, horizontal_spacing=0.025,
+                        vertical_spacing=0.08 if n_rows > 1 else 0.0)
+    for h in range(n_heads):
+        z = tiles[h]
+        top = float(np.nanmax(z)) if not shared_scale and np.isfinite(z).any() else 1.0
+        fig.add_trace(go.Heatmap(z=z, x=xs, y=ys, zmin=0.0, zmax=max(top, 1e-6), colorscale=COLORSCALE,
+                                 showscale=shared_scale and h == 0, colorbar=dict(thickness=10, len=0.8),
+                                 hovertemplate=f"head {h}<br>%{{y}} → %{{x}}: %{{z:.3f}}<extra></extra>"),
+                      row=h // n_cols + 1, col=h % n_cols + 1)
+    fig.update_xaxes(showticklabels=False, ticks="", showgrid=False, type="category")
+    fig.update_yaxes(showticklabels=False, ticks="", showgrid=False, type="category", autorange="reversed")
+    fig.update_layout(height=60 + 190 * n_rows, margin=dict(l=10, r=10, t=40 + (24 if title else 0), b=10),
+                      title=dict(text=title, x=0.0, font=dict(size=14)),
+                      plot_bgcolor=MASKED if masked is not None else "white")
+    return fig
+
+
+def _blues(values: np.ndarray) -> np.ndarray:
+    """Colours of ``COLORSCALE`` for values in [0, 1]: uint8 RGB ``[..., 3]``."""
+    stops = np.array([[int(c) for c in s[4:-1].split(",")] for s in pcolors.sequential.Blues], dtype=np.float32)
+    pos = np.clip(np.nan_to_num(values), 0, 1) * (len(stops) - 1)
+    low = np.floor(pos).astype(int).clip(0, len(stops) - 2)
+    frac = (pos - low)[..., None]
+    return np.round(stops[low] * (1 - frac) + stops[low + 1] * frac).astype(np.uint8)
+
+
+def _png_uri(rgb: np.ndarray) -> str:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.fromarray(rgb, "RGB").save(buffer, format="PNG", optimize=True)
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def overview(tiles: np.ndarray, masked: np.ndarray | None = None, *, selected: tuple[int, int] | None = None,
+             shared_scale: bool = True, hover: list[list[str]] | None = None, title: str = "") -> go.Figure:
+    """Every layer × head at once: ``tiles[layer, head, rows, cols]`` (already pooled thumbnails) drawn as ONE
+    PNG image with white gaps, so the browser receives a picture, not the weights. An invisible point on each
+    tile carries hover text ("layer 3 · head 5") and makes the tile clickable (``customdata`` = [layer, head]).
+
+    ``shared_scale``: colour 0…1 for every tile; otherwise each tile is scaled to its own maximum.
+    ``masked`` (bool ``[rows, cols]``) cells are drawn grey. ``selected`` gets an orange frame.
+    """
+    t = np.asarray(tiles, dtype=np.float32)
+    n_layers, n_heads, p, q = t.shape
+    if not shared_scale:
+        top = t.max(axis=(-1, -2), keepdims=True)
+        t = np.divide(t, top, out=np.zeros_like(t), where=top > 0)
+    k = max(1, math.ceil(12 / max(p, q)))                       # at least ~12 image pixels a tile
+    rgb = _blues(np.repeat(np.repeat(t, k, axis=-2), k, axis=-1))  # (L, H, p·k, q·k, 3)
+    if masked is not None:
+        grey = np.repeat(np.repeat(np.asarray(masked, bool), k, 0), k, 1)
+        rgb[:, :, grey] = [int(MASKED[i:i + 2], 16) for i in (1, 3, 5)]
+    cell_h, cell_w = p * k + 1, q * k + 1                       # one white pixel of gap right and below
+    image = np.full((n_layers * cell_h, n_heads * cell_w, 3), 255, dtype=np.uint8)
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            image[layer * cell_h: layer * cell_h + p * k, head * cell_w: head * cell_w + q * k] = rgb[layer, head]
+    fig = go.Figure(go.Image(source=_png_uri(image), x0=-0.5 + 0.5 / cell_w, dx=1 / cell_w,
+                             y0=-0.5 + 0.5 / cell_h, dy=1 / cell_h, hoverinfo="skip"))
+    layer, head = np.meshgrid(np.arange(n_layers), np.arange(n_heads), indexing="ij")
+    text = (np.array(hover, dtype=object).ravel() if hover is not None else
+            np.array([f"layer {a} · head {b}" for a, b in zip(layer.ravel(), head.ravel())], dtype=object))
+    # customdata as plain lists: a numpy array travels as a typed array and a click returns {"0": …, "1": …}
+    fig.add_trace(go.Scatter(x=head.ravel(), y=layer.ravel(), mode="markers", text=text,
+                             customdata=[[int(a), int(b)] for a, b in zip(layer.ravel(), head.ravel())],
+                             marker=dict(size=12, color="rgba(0,0,0,0)", symbol="square"),
+                             selected=dict(marker=dict(opacity=0)), unselected=dict(marker=dict(opacity=0)),
+                             hovertemplate="%{text}<br>click to show this head<extra></extra>", showlegend=False))
+    if selected is not None:
+        fig.add_shape(type="rect", x0=selected[1] - 0.5, x1=selected[1] + 0.5 - 1 / cell_w,
+                      y0=selected[0] - 0.5, y1=selected[0] + 0.5 - 1 / cell_h, line=dict(color="#dd6b20", width=3))
+    tile = int(min(max(min(760 / n_layers, 1000 / n_heads), 18), 72))
+    fig.update_xaxes(range=[-0.5, n_heads - 0.5], tickmode="array", tickvals=list(range(n_heads)),
+                     ticktext=[str(h) for h in range(n_heads)], side="top", title=dict(text="head"),
+                     showgrid=False, zeroline=False)
+    fig.update_yaxes(range=[n_layers - 0.5, -0.5], tickmode="array", tickvals=list(range(n_layers)),
+                     ticktext=[str(i) for i in range(n_layers)], title=dict(text="layer"), showgrid=False,
+                     zeroline=False)
+    fig.update_layout(width=tile * n_heads + 80, height=tile * n_layers + 70 + (24 if title else 0),
+                      margin=dict(l=60, r=20, t=60 + (24 if title else 0), b=10), hovermode="closest",
+                      hoverdistance=-1, dragmode=False, plot_bgcolor="white",
+                      title=dict(text=title, x=0.0, font=dict(size=14)))
     return fig

@@ -1,24 +1,78 @@
-"""Attention heatmaps: one real model, one text, one layer and head."""
+"""Attention heatmaps: one real model and text; one head, a layer's heads, every head, one query's bars."""
 import streamlit as st
 
-from explorer import plots, ui
+from explorer import bertviz_offline, plots, ui, views
+
+OPTIONS = {"hide": "Hide special tokens", "merge": "Merge sub-tokens into words", "mean": "Mean of the layer's heads",
+           "rollout": "Attention rollout", "shared": "Shared colour scale (0–1)"}
+
+
+def show_bertviz(result, part: str, layer: int) -> None:
+    res = views.part_of(result, part)
+    n, (n_layers, n_heads) = max(len(res.tokens), len(res.keys)), res.weights.shape[:2]
+    for view, build in (("head", bertviz_offline.head_view_html), ("model", bertviz_offline.model_view_html)):
+        layers = views.bertviz_layers(view, n, n_layers, n_heads, layer) or [layer]
+        try:
+            page = build(result, layers=layers, **({"layer": layer} if view == "head" else {}))
+        except ValueError as err:
+            st.info(f"✂️ {err}")
+            continue
+        if len(layers) < n_layers:
+            st.caption(f"The bertviz {view} view holds layers {layers[0]}–{layers[-1]} only: all {n_layers} "
+                       f"layers of {n} tokens would be too heavy for the browser.")
+        st.iframe(page, height=views.bertviz_height(view, n, len(layers), n_heads))
+
 
 st.title("Attention heatmaps")
-st.caption("Each row is a query token; the row shows how that token spreads its attention over the key tokens.")
-
-model = ui.model_picker()
-text = ui.text_box()
+st.caption("Each row is a query token; it shows how that token spreads its attention, summing to 1, over the keys.")
+top = st.columns([2, 3])
+with top[0]:
+    model = ui.model_picker()
+with top[1]:
+    text = ui.text_box()
 result = ui.attention_or_stop(model, text)
-facts = result.facts
-left, right = st.columns(2)
-with left:
-    layer = ui.index_picker("Layer", "layer", facts.n_layers)
-with right:
-    head = ui.index_picker("Head", "head", facts.n_heads)
+part = ui.part_picker(views.PARTS) if result.parts else "self"
+res = views.part_of(result, part)
+pick = st.columns([1, 1, 2])
+with pick[0]:
+    layer = ui.index_picker("Layer", "layer", res.facts.n_layers)
+with pick[1]:
+    head = ui.index_picker("Head", "head", res.facts.n_heads)
+flags = {key: box.checkbox(label, key=f"opt_{key}") for (key, label), box in zip(OPTIONS.items(), st.columns(5))}
+options = views.Options(flags["hide"], flags["merge"], flags["mean"], flags["rollout"])
+view = views.matrix_view(result, part, layer, head, options)
+with pick[2]:
+    row = ui.token_picker("Query token (for the bars)", "query", view.query_positions, view.query_labels,
+                          views.default_query(result, part))
 ui.show_link_notes()
+for note in view.notes:
+    st.caption(f"ℹ️ {note}")
 
-hidden = plots.causal_hidden(len(result.tokens), len(result.keys)) if facts.causal else None
-fig = plots.heatmap(result.weights[layer, head], result.tokens, result.keys, masked=hidden,
-                    title=f"{facts.name} · layer {layer} · head {head}")
-st.plotly_chart(fig, key="heatmap")
-ui.fidelity_badge(result, layer, head)
+name = f"{model.split('/')[-1]}-{part}-L{layer}" + ("" if not view.real_head else f"H{head}")
+left, right = st.columns([3, 2])
+with left:
+    ui.show_figure(plots.heatmap(view.matrix, view.query_labels, view.key_labels, masked=view.masked,
+                                 title=view.title, zmax=1.0 if flags["shared"] else None,
+                                 value_name=view.value_name), "heatmap", f"attention-{name}")
+    if view.real_head:
+        ui.fidelity_badge(res, layer, head)
+    ui.download_lazy("⬇️ This matrix as CSV", lambda: views.csv_frame(view), f"attention-{name}.csv", "csv")
+with right:
+    ui.show_figure(plots.query_bars(view.matrix[row], view.key_labels, view.query_labels[row]), "bars",
+                   f"query-{name}-{view.query_positions[row][0]}")
+
+st.subheader(f"Layer {layer}: every head")
+grid = views.layer_view(result, part, layer, options)
+ui.show_figure(plots.head_grid(grid.matrix, grid.query_labels, grid.key_labels, masked=grid.masked,
+                               shared_scale=flags["shared"], selected=head), "grid", f"heads-{name}")
+
+st.subheader("Every layer × head")
+st.caption("Thumbnails of each head (averaged down to at most 24 × 24 cells"
+           + (", special tokens hidden" if options.hide_special else "") + "). Click a tile to show that head.")
+tiles, masked = views.overview_tiles(result, part, options.hide_special)
+ui.show_figure(plots.overview(tiles, masked, selected=(layer, head), shared_scale=flags["shared"],
+                              hover=views.overview_hover(result, part)),
+               "overview", f"overview-{name}", on_select=ui.open_head("overview"))
+
+if st.toggle("Show bertviz's head view and model view (built only while this is on)", key="bertviz"):
+    show_bertviz(result, part, layer)
