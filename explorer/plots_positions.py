@@ -105,11 +105,12 @@ def distance_bars(distances: np.ndarray, means: np.ndarray, title: str = "") -> 
     return fig
 
 
-def side_by_side(mats: dict[str, tuple[np.ndarray, Sequence[str]]], *, colorscale: str = "Blues",
-                 zmin: float = 0.0, zmax: float = 1.0, title: str = "") -> go.Figure:
-    """Two or more square query × key matrices next to each other, each with its own tokens as tick text."""
+def side_by_side(mats: dict[str, tuple[np.ndarray, Sequence[str] | None]], *, colorscale: str = "Blues",
+                 zmin: float = 0.0, zmax: float = 1.0, title: str = "", x_title: str = "key",
+                 y_title: str = "query") -> go.Figure:
+    """Two or more square matrices next to each other, each with its own tokens as tick text (None: plain numbers)."""
     names = list(mats)
-    shared = len({tuple(t) for _, t in mats.values()}) == 1  # same tokens everywhere: label the first only
+    shared = len({tuple(t) if t is not None else None for _, t in mats.values()}) == 1  # label the first only
     many = len(names) > 3
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=names,
                         horizontal_spacing=min(0.12, 0.3 / max(1, len(names) - 1)) if shared else 0.12)
@@ -119,16 +120,20 @@ def side_by_side(mats: dict[str, tuple[np.ndarray, Sequence[str]]], *, colorscal
         values = np.asarray(values, dtype=float)
         n = values.shape[0]
         n_max = max(n_max, n)
+        names_ = [str(t) for t in tokens] if tokens is not None else [str(i) for i in range(n)]
         fig.add_trace(go.Heatmap(z=values, x=list(range(n)), y=list(range(n)), colorscale=colorscale,
                                  zmin=zmin, zmax=zmax, showscale=col == len(names),
-                                 customdata=np.array([[f"{q} → {k}" for k in tokens] for q in tokens]),
+                                 customdata=np.array([[f"{q} → {k}" for k in names_] for q in names_]),
                                  hovertemplate="%{customdata}: %{z:.3f}<extra></extra>"), row=1, col=col)
-        fig.update_xaxes(title=None if many else "key", row=1, col=col, tickangle=0 if many else -45,
+        fig.update_xaxes(title=None if many else x_title, row=1, col=col,
+                         tickangle=0 if many or tokens is None else -45,
                          showticklabels=not many, **_ticks(n, tokens))
-        fig.update_yaxes(title="query" if col == 1 else None, autorange="reversed", row=1, col=col,
+        fig.update_yaxes(title=y_title if col == 1 else None, autorange="reversed", row=1, col=col,
                          showticklabels=col == 1 or not shared, **_ticks(n, tokens))
     if many:
         n_max = min(n_max, 8)  # narrow panels: keep them roughly square
+    if all(t is None for _, t in mats.values()):
+        n_max = 14  # numeric axes: a fixed, roughly square size whatever n is
     fig.update_layout(title=title, height=int(min(620, max(300 if many else 340, 150 + 22 * n_max))),
                       margin=dict(l=10, r=10, t=70, b=10))
     return fig

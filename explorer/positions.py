@@ -174,8 +174,17 @@ def attention_by_distance(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ``distances`` = ``-(n_key-1) .. n_query-1`` and ``means (..., n_distances)``. Distance 0 is a token looking at
     itself, 1 the token just before it, negative distances look ahead (a causal decoder's are exactly 0).
     """
-    w = np.asarray(weights, dtype=np.float64)
-    n_q, n_k = w.shape[-2:]
-    distances = np.arange(-(n_k - 1), n_q)
-    means = np.stack([np.diagonal(w, offset=-d, axis1=-2, axis2=-1).mean(axis=-1) for d in distances], axis=-1)
-    return distances, means
+    return mean_by_offset(weights)
+
+
+def mean_by_offset(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean of each diagonal of ``matrix (..., n_rows, n_cols)``, indexed by ``row - col``.
+
+    Returns ``(offsets, means)``: ``offsets = -(n_cols-1) .. n_rows-1``, ``means (..., n_offsets)``. For a
+    similarity matrix of position vectors this is "how alike are two positions k apart, on average".
+    """
+    m = np.asarray(matrix, dtype=np.float64)
+    n_rows, n_cols = m.shape[-2:]
+    offsets = np.arange(-(n_cols - 1), n_rows)
+    means = np.stack([np.diagonal(m, offset=-d, axis1=-2, axis2=-1).mean(axis=-1) for d in offsets], axis=-1)
+    return offsets, means

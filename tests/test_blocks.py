@@ -175,3 +175,13 @@ def test_padding_experiment_on_tiny_encoder():
 def test_padding_experiment_needs_short_first():
     with pytest.raises(ValueError, match="shorter"):
         B.padding_experiment(_tiny_encoder(), "The committee finally published the long report.", "Hi.")
+
+
+def test_padding_experiment_on_the_embedded_encoder(encoder):
+    e = B.padding_experiment(encoder, "I love cats.", "The report that the committee finally published last "
+                                                      "Tuesday was widely condemned.")
+    assert e.tokens[:e.n_real] == ["[CLS]", "i", "love", "cats", ".", "[SEP]"] and e.n_pad == 9
+    assert e.change_masked.max() < 1e-5  # the same vectors as the sentence alone, up to float rounding
+    assert e.change_unmasked.mean() > 0.2  # measured: 0.48 on average, 0.27 to 0.71 per token
+    np.testing.assert_array_equal(e.pad_weight_masked, 0.0)
+    assert e.pad_weight_unmasked.shape == (6,) and e.pad_weight_unmasked.min() > 0.1

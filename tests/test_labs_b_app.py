@@ -1,4 +1,6 @@
 """AppTest of the positions, masks and block labs: move each lab's controls, answer its question, read the numbers."""
+import base64
+import json
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +24,19 @@ def _answer(at: AppTest, option: str) -> AppTest:
     next(b for b in at.button if b.label == "Commit my answer").click().run()
     assert not at.exception, at.exception
     return at
+
+
+def _figure(at: AppTest, title_start: str) -> dict:
+    """The plotly spec of the chart whose title starts with ``title_start``."""
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    return next(s for s in specs if s["layout"].get("title", {}).get("text", "").startswith(title_start))
+
+
+def _array(value) -> np.ndarray:
+    """Plotly 6+ sends arrays as {"dtype", "bdata"} (base64); older specs as lists."""
+    if isinstance(value, dict):
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+    return np.asarray(value)
 
 
 def _texts(at: AppTest) -> str:
@@ -93,3 +108,65 @@ def test_masks_lab_wrong_order_warns():
     at.text_input[2].set_value("Hi.").run()
     assert not at.exception, at.exception
     assert any("shorter" in w.value for w in at.warning)
+
+
+# --------------------------------------------------------------------------------------------- positions
+def _slider(at: AppTest, label: str):
+    return next(s for s in [*at.slider, *at.select_slider] if s.label == label)
+
+
+def test_positions_lab_sinusoidal_controls():
+    at = _run("pages/lab_positions.py")
+    _slider(at, "Positions").set_value(64).run()
+    _slider(at, "d_model").set_value(32).run()
+    _slider(at, "Offset k for the linear-map check").set_value(7).run()
+    assert not at.exception, at.exception
+    text = _texts(at)
+    assert "One 32 × 32 matrix M" in text and "over all 57 positions" in text
+    err = float(text.split("PE(p+7)| = **")[1].split("**")[0])
+    assert err < 1e-12
+    assert next(m for m in at.multiselect if m.label == "Dimensions to plot").value == [0, 1, 8, 16]
+
+
+def test_positions_lab_learned_table_numbers(encoder):
+    from explorer import positions as P
+    at = _run("pages/lab_positions.py")
+    _slider(at, "First positions to compare").set_value(32).run()
+    offs, means = P.mean_by_offset(P.cosine_similarity_matrix(P.learned_position_table(encoder)[:32]))
+    text = _texts(at)
+    assert "a 512 × 384 table" in text
+    assert f"(1 apart): **{means[offs == 1][0]:.2f}**; 10 apart: **{means[offs == 10][0]:.2f}**" in text
+
+
+def test_positions_lab_rope_settings_and_quiz():
+    at = _run("pages/lab_positions.py")
+    assert "θ = 100,000, head size 64 (32 pairs), 9 query heads sharing 3 key/value heads" in _texts(at)
+    _slider(at, "Query position m").set_value(10).run()
+    _slider(at, "Key position n").set_value(3).run()
+    _slider(at, "Then move both by").set_value(500).run()
+    _slider(at, "Pair i").set_value(31).run()
+    assert "largest spread" in _figure(at, "q_m · k_n")["layout"]["title"]["text"]
+    at = _answer(at, "the same")
+    text = _texts(at)
+    assert "Right: the same" in text
+    assert "(q at 510, k at 503)" in text
+    before = float(text.split("the score is ")[1].split(". Move")[0])
+    after = float(text.split("Computed: **")[1].split("**")[0])
+    assert before == pytest.approx(after, abs=1e-4)
+
+
+def test_positions_lab_real_heads_decoder(decoder):
+    from explorer import positions as P
+    from explorer.attention import extract
+    at = _run("pages/lab_positions.py")
+    next(r for r in at.radio if r.label == "Model").set_value("SmolLM2-135M-Instruct").run()
+    assert not at.exception, at.exception
+    assert _slider(at, "Layer").max == 29 and _slider(at, "Head").max == 8
+    _slider(at, "Layer").set_value(29).run()
+    _slider(at, "Head").set_value(8).run()
+    assert not at.exception, at.exception
+    bars = _figure(at, "Layer 29, head 8")["data"][0]
+    res = extract(decoder, "The animal didn't cross the street because it was too tired.")
+    dist, means = P.attention_by_distance(res.weights)
+    np.testing.assert_array_equal(_array(bars["x"]), dist[dist >= 0])  # a decoder never looks ahead
+    np.testing.assert_allclose(_array(bars["y"]), means[29, 8][dist >= 0], atol=1e-6)

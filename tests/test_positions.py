@@ -196,3 +196,25 @@ def test_attention_by_distance_keeps_leading_axes():
     d, m = P.attention_by_distance(w)
     assert m.shape == (2, 3, 9)
     assert m[1, 2, 4] == pytest.approx(np.mean(np.diag(w[1, 2])))
+
+
+def test_mean_by_offset_of_sinusoidal_similarity_is_exact():
+    enc = P.sinusoidal_encoding(30, 16)
+    offsets, means = P.mean_by_offset(P.cosine_similarity_matrix(enc))
+    w = P.sinusoid_frequencies(16)
+    # every row has norm sqrt(8), so cosine = sum_i cos(w_i * k) / 8, whatever the position
+    np.testing.assert_allclose(means[offsets == 5], np.cos(w * 5).sum() / 8)
+    np.testing.assert_allclose(means, means[::-1])  # symmetric in the offset
+
+
+def test_embedded_models_position_settings(encoder, decoder):
+    table = P.learned_position_table(encoder)
+    assert table.shape == (512, 384)
+    sims = P.cosine_similarity_matrix(table)
+    np.testing.assert_allclose(np.diag(sims), 1.0)
+    assert P.rope_settings(decoder) == {"theta": 100000.0, "d_head": 64, "n_heads": 9, "n_kv_heads": 3,
+                                        "max_positions": 8192, "rope_type": "default"}
+    with pytest.raises(ValueError, match="no learned position table"):
+        P.learned_position_table(decoder)
+    with pytest.raises(ValueError, match="no rotary settings"):
+        P.rope_settings(encoder)

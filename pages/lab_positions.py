@@ -1,0 +1,112 @@
+"""Lab: positional encodings — sinusoidal, learned (the embedded encoder), rotary (the embedded decoder), real heads."""
+import numpy as np
+import streamlit as st
+
+from explorer import positions as P
+from explorer.cached import get_model
+from explorer.models import EMBEDDED_DECODER, EMBEDDED_ENCODER
+from explorer.plots_positions import dimension_curves, distance_bars, line, matrix_heatmap, rope_pair, side_by_side
+from explorer.quiz import Question, compare_option
+from explorer.ui import attention_or_stop
+from explorer.ui_quiz import predict_then_reveal
+
+st.title("📍 Where is each token? Positional encodings")
+st.markdown("Attention compares every token with every other and never asks where they stand: shuffle the "
+            "words and each output is just shuffled along. Order has to be put in. Three ways, and what real "
+            "heads then do with it.")
+sin_tab, learned_tab, rope_tab, real_tab = st.tabs(["Sinusoidal", "Learned table", "Rotary (RoPE)", "Real heads"])
+
+with sin_tab:
+    st.latex(r"PE_{pos,\,2i} = \sin(pos\,\omega_i),\quad PE_{pos,\,2i+1} = \cos(pos\,\omega_i),\quad "
+             r"\omega_i = 10000^{-2i/d_{model}}")
+    c1, c2, c3 = st.columns(3)
+    n_pos = c1.slider("Positions", 16, 256, 100)
+    d_model = c2.select_slider("d_model", [16, 32, 64, 128, 256, 512], value=128)
+    anchor = c3.slider("Compare with position", 0, n_pos - 1, n_pos // 2)
+    enc = P.sinusoidal_encoding(n_pos, d_model)
+    st.plotly_chart(matrix_heatmap(enc, title="Each row is one position's vector (row 0 = [0, 1, 0, 1, …])",
+                                   x_title="dimension", y_title="position", zmid=0, height=460))
+    dims = st.multiselect("Dimensions to plot", list(range(d_model)), default=[0, 1, d_model // 4, d_model // 2])
+    st.plotly_chart(dimension_curves(enc, dims, "Early pairs wave fast (tell neighbours apart), late pairs slowly"))
+    st.plotly_chart(line(np.arange(n_pos) - anchor, {"cosine": P.similarity_by_offset(enc, anchor)}, vline=0,
+                         title=f"Cosine similarity of position {anchor} with every position",
+                         x_title="offset (position − anchor)", y_title="cosine similarity"))
+    offset = st.slider("Offset k for the linear-map check", 1, n_pos - 1, 5)
+    check = P.check_offset_is_linear(n_pos, d_model, offset)
+    st.latex(r"\begin{pmatrix}\sin((p+k)\omega)\\ \cos((p+k)\omega)\end{pmatrix} = \begin{pmatrix}\cos k\omega & "
+             r"\sin k\omega\\ -\sin k\omega & \cos k\omega\end{pmatrix}\begin{pmatrix}\sin p\omega\\ \cos p\omega"
+             r"\end{pmatrix}")
+    st.markdown(f"One {d_model} × {d_model} matrix M (a rotation for each sin/cos pair, nothing depending on p) "
+                f"moves **every** position {offset} steps along: over all {n_pos - offset} positions, "
+                f"max |M·PE(p) − PE(p+{offset})| = **{check.max_error:.1e}**.")
+    st.plotly_chart(matrix_heatmap(check.matrix[:8, :8], title="The top-left corner of M: 2 × 2 rotation blocks",
+                                   zmid=0, zmin=-1, zmax=1))
+
+with learned_tab:
+    table = P.learned_position_table(get_model(EMBEDDED_ENCODER))
+    n_show = st.slider("First positions to compare", 16, table.shape[0], 128)
+    sims = P.cosine_similarity_matrix(table[:n_show])
+    st.markdown(f"{EMBEDDED_ENCODER} simply learned one vector per position: a {table.shape[0]} × {table.shape[1]} "
+                "table, added to each token's embedding. Nothing forced a pattern on it; here is the one training "
+                "found, next to the sinusoidal one of the same width.")
+    st.plotly_chart(side_by_side({"learned (real encoder)": (sims, None), "sinusoidal": (
+        P.cosine_similarity_matrix(P.sinusoidal_encoding(n_show, table.shape[1])), None)}, colorscale="RdBu",
+        zmin=-1, zmax=1, title="Cosine similarity between positions", x_title="position", y_title="position"))
+    offs, mean_sim = P.mean_by_offset(sims)
+    st.markdown(f"Mean similarity of neighbours (1 apart): **{mean_sim[offs == 1][0]:.2f}**; 10 apart: "
+                f"**{mean_sim[offs == min(10, n_show - 1)][0]:.2f}**. It cannot say anything past position "
+                f"{table.shape[0] - 1}: there is no row for it.")
+
+with rope_tab:
+    rope = P.rope_settings(get_model(EMBEDDED_DECODER))
+    st.markdown(f"{EMBEDDED_DECODER} adds nothing to the embeddings. In every layer it rotates each query and key, "
+                f"pair by pair, by an angle proportional to its position: θ = {rope['theta']:,.0f}, head size "
+                f"{rope['d_head']} ({rope['d_head'] // 2} pairs), {rope['n_heads']} query heads sharing "
+                f"{rope['n_kv_heads']} key/value heads.")
+    st.latex(r"q_m = R(m\,\omega_i)\,q,\quad k_n = R(n\,\omega_i)\,k,\qquad \omega_i = \theta^{-2i/d_{head}}")
+    st.latex(r"q_m\cdot k_n = q\cdot R(-m\,\omega_i)\,R(n\,\omega_i)\,k = q\cdot R\big((n-m)\,\omega_i\big)\,k")
+    c1, c2, c3 = st.columns(3)
+    pair = c1.slider("Pair i", 0, rope["d_head"] // 2 - 1, 0)
+    m = c2.slider("Query position m", 0, 64, 5)
+    n = c3.slider("Key position n", 0, 64, 2)
+    w = P.rope_frequencies(rope["d_head"], rope["theta"])[pair]
+    q2, k2 = np.array([1.0, 0.2]), np.array([0.6, 0.7])
+    st.plotly_chart(rope_pair({"q": q2, f"q at {m}": P.rotate_pair(q2, m * w), f"k at {n}": P.rotate_pair(k2, n * w)},
+                              title=f"Pair {pair}: ω = {w:.3g} rad per position; the angle between q and k "
+                                    f"changes only with m − n"))
+    rng = np.random.default_rng(0)
+    q, k = rng.normal(size=rope["d_head"]), rng.normal(size=rope["d_head"])
+    rel = P.rope_relative_check(q, k, 65, rope["theta"])
+    st.plotly_chart(matrix_heatmap(rel.scores, title=f"q_m · k_n for one random q, k with the real θ: constant along "
+                                   f"every diagonal (largest spread {rel.max_spread:.1e})", x_title="key position n",
+                                   y_title="query position m", zmid=0, height=460))
+    shift = st.slider("Then move both by", 1, 1000, 100)
+    moved = float(P.apply_rope(q[None], np.array([m + shift]), rope["theta"])[0]
+                  @ P.apply_rope(k[None], np.array([n + shift]), rope["theta"])[0])
+    before = float(rel.scores[m, n])
+    predict_then_reveal(Question(
+        prompt=f"With q at {m} and k at {n}, the score is {before:.4f}. Move both {shift} positions later "
+               f"(q at {m + shift}, k at {n + shift}). The score becomes…",
+        options=("larger", "smaller", "the same"), correct=compare_option(moved, before, "larger", "smaller",
+                                                                         "the same", tol=1e-8),
+        reveal=f"Computed: **{moved:.4f}** (difference {abs(moved - before):.1e}). Both vectors turned by the same "
+               "angles, so the angle between them, and the dot product, did not change: only m − n counts."),
+        key="rope_shift")
+
+with real_tab:
+    name = st.radio("Model", [EMBEDDED_ENCODER, EMBEDDED_DECODER], horizontal=True)
+    text = st.text_input("Text", "The animal didn't cross the street because it was too tired.", max_chars=300)
+    res = attention_or_stop(name, text)
+    dist, means = P.attention_by_distance(res.weights)  # means: [layer, head, distance]
+    keep = dist >= 0 if res.facts.causal else slice(None)
+    c1, c2 = st.columns(2)
+    layer = c1.slider("Layer", 0, res.weights.shape[0] - 1, 0)
+    head = c2.slider("Head", 0, res.weights.shape[1] - 1, 0)
+    st.plotly_chart(distance_bars(dist[keep], means[layer, head][keep],
+                                  title=f"Layer {layer}, head {head}: mean weight by distance"))
+    st.plotly_chart(matrix_heatmap(means.mean(axis=1)[:, keep], x_labels=[str(d) for d in dist[keep]],
+                                   title="Every layer, averaged over its heads", x_title="query − key",
+                                   y_title="layer", colorscale="Blues", zmin=0))
+    st.caption("Distance 1 = the token just before; 0 = itself. Heads that peak at a fixed distance are "
+               "positional heads. The extreme distances average over one or two (query, key) pairs only: a tall bar "
+               "there is usually attention parked on the first or last token.")
