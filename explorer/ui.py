@@ -142,11 +142,16 @@ def download_csv(frame, filename: str, key: str, label: str = "⬇️ Matrix as 
     st.download_button(label, frame.to_csv().encode("utf-8"), file_name=filename, mime="text/csv", key=key)
 
 
-def word_picker(label: str, key: str, options: list[str], default: str) -> str:
-    """A deep-linked select box over the text's words; a word the text lacks falls back to ``default`` with a note."""
+def word_picker(label: str, key: str, options: list[str], default: str, token_words: list[str] | None = None) -> str:
+    """A deep-linked select box over the text's words; a word the text lacks falls back to ``default`` with a note.
+
+    ``token_words[i]`` is the word at token position i: a position (as the heatmap page links its query) picks it.
+    """
     from .compare import match_word, pick_word
 
     raw = str(_from_url(key, default))
+    if token_words and raw.isdigit() and int(raw) < len(token_words) and match_word(options, token_words[int(raw)]):
+        raw = token_words[int(raw)]
     value = pick_word(options, raw, default)
     if match_word(options, raw) is None and options:
         _note(f"{label}: {raw[:40]!r} is not a word of the text; using {value!r}.")
