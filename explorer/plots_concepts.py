@@ -51,8 +51,8 @@ def weights_bars(labels: Sequence[str], series: dict[str, np.ndarray], title: st
                     hovertemplate="%{y:.4f}<extra>" + name + "</extra>")
     fig.update_xaxes(tickmode="array", tickvals=list(range(len(labels))), ticktext=list(labels))
     fig.update_yaxes(range=[0, 1.02], title="weight")
-    fig.update_layout(title=title, barmode="group", height=320, margin=dict(l=10, r=10, t=50, b=10),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=1, xanchor="right"))
+    fig.update_layout(title=title, barmode="group", height=380, margin=dict(l=10, r=10, t=50, b=10),
+                      legend=dict(orientation="h", yanchor="top", y=-0.12, x=0.5, xanchor="center"))
     return fig
 
 

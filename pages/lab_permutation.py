@@ -58,11 +58,12 @@ c[2].metric("real model", f"{demo.gap_model.max():.3f}", help="Final-layer hidde
 c[3].metric("model, positions = 0", f"{demo.gap_model_no_pos.max():.1e}", help="The encoder with every position id 0")
 st.caption("Largest difference between a token's output in the original and in the shuffled sentence.")
 lim = float(np.abs(demo.out[:, :16]).max())
-for rows, toks, name in ((demo.out, demo.tokens, "original"), (demo.out_shuffled, demo.shuffled, "shuffled")):
-    st.plotly_chart(labelled_heatmap(rows[:, :16], toks, [str(i + 1) for i in range(16)], colorscale="RdBu",
-                                     title=f"Outputs without positions, {name} order (first 16 of 64 dimensions)",
-                                     x_title="output dimension", y_title="token", zmin=-lim, zmax=lim, fmt=".2f",
-                                     annotate=False), key=f"out_{name}")
+for col, rows, toks, name in zip(st.columns(2), (demo.out, demo.out_shuffled), (demo.tokens, demo.shuffled),
+                                 ("original", "shuffled")):
+    col.plotly_chart(labelled_heatmap(rows[:, :16], toks, [str(i + 1) for i in range(16)], colorscale="RdBu",
+                                      title=f"No positions, {name} order: outputs (16 of 64 dims)",
+                                      x_title="output dimension", y_title="token", zmin=-lim, zmax=lim, fmt=".2f",
+                                      annotate=False), key=f"out_{name}")
 st.markdown("Same rows, new order. Now add the model's learned position vectors to the token vectors: a token "
             "that moves gets a different position vector, so its output changes. The real model does the same, "
             "and if every position id is set to 0 it becomes blind to order again.")

@@ -36,10 +36,11 @@ c[2].metric("largest weight, raw", f"{stats['max_weight_raw']:.3f}")
 c[3].metric("largest weight, ÷√d_k", f"{stats['max_weight_scaled']:.3f}")
 q, k = maths.random_queries_keys(d_k, 1, 8, seed=0)
 raw = maths.attention_scores(q, k, scale=1.0)[0]
-st.plotly_chart(weights_bars([f"key {i + 1}" for i in range(8)], {
+left, right = st.columns([2, 3])
+left.plotly_chart(weights_bars([f"key {i + 1}" for i in range(8)], {
     "softmax(q·k)": maths.softmax(raw), "softmax(q·k / √d_k)": maths.softmax(raw / d_k ** 0.5)},
-    title=f"One random query against 8 random keys, d_k = {d_k}"))
-st.plotly_chart(saturation_figure(curves, d_k))
+    title=f"One random query, 8 random keys, d_k = {d_k}"))
+right.plotly_chart(saturation_figure(curves, d_k))
 st.caption("Averages over 2000 random queries, 8 keys each. Gradient size is the Frobenius norm of the "
            "softmax Jacobian: how much the weights move per unit change of the scores.")
 
@@ -52,16 +53,19 @@ st.subheader("A real head at different temperatures")
 st.markdown(f"Pre-softmax scores of one head of {EMBEDDED_ENCODER} (already divided by its √d_k). Dividing them by "
             "a temperature T below 1 widens the gaps, just like a larger d_k without scaling; T = 1 is the "
             "model's own attention.")
-text = st.text_input("Sentence", "The animal did not cross the street because it was too tired.")
+left, right = st.columns([3, 2])
+text = right.text_input("Sentence", "The animal did not cross the street because it was too tired.")
+if not text.strip():
+    st.info("Type a sentence to see a real head.")
+    st.stop()
 result = get_attention(EMBEDDED_ENCODER, text)
-c = st.columns(3)
+c = right.columns(2)
 layer = c[0].selectbox("Layer", range(result.facts.n_layers), index=2, format_func=lambda i: f"layer {i + 1}")
 head = c[1].selectbox("Head", range(result.facts.n_heads), format_func=lambda i: f"head {i + 1}")
-t = c[2].select_slider("Temperature T", options=[0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0], value=1.0)
+t = right.select_slider("Temperature T", options=[0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0], value=1.0)
 view = concepts.temperature_view(concepts.head_scores(result, layer, head), t)
-c = st.columns(3)
-c[0].metric("mean largest weight", f"{view.mean_max_weight:.3f}")
-c[1].metric("mean entropy (nats)", f"{view.mean_entropy:.3f}")
-c[2].metric("one-hot rows (max > 0.99)", f"{view.one_hot_rows} of {len(result.tokens)}")
-st.plotly_chart(labelled_heatmap(view.weights, result.tokens, result.tokens, annotate=False,
-                                 title=f"softmax(scores / {t:g}), layer {layer + 1}, head {head + 1}"))
+right.metric("mean largest weight", f"{view.mean_max_weight:.3f}")
+right.metric("mean entropy (nats)", f"{view.mean_entropy:.3f}")
+right.metric("one-hot rows (max > 0.99)", f"{view.one_hot_rows} of {len(result.tokens)}")
+left.plotly_chart(labelled_heatmap(view.weights, result.tokens, result.tokens, annotate=False,
+                                   title=f"softmax(scores / {t:g}), layer {layer + 1}, head {head + 1}"))

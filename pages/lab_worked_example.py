@@ -34,24 +34,25 @@ for col, name in zip(st.columns(3), SEED):
 st.button("Reset to the worked example", on_click=reset)
 
 s = maths.attention_steps(mats["Q"], mats["K"], mats["V"])
-st.subheader("Step 1 · compare every query with every key")
-st.latex(r"QK^\top = " + latex_matrix(mats["Q"]) + latex_matrix(mats["K"].T) + " = " + latex_matrix(s["raw"]))
-st.subheader("Step 2 · divide by √d_k")
-st.latex(r"\frac{QK^\top}{\sqrt{2}} = \frac{QK^\top}{" + latex_number(s["sqrt_d_k"]) + "} = " + latex_matrix(s["scaled"]))
-st.subheader("Step 3 · softmax each row")
-st.markdown("Exponentiate, then divide by the row total, so each row is positive and sums to 1.")
-st.latex(r"\mathrm{softmax} = " + latex_matrix(s["weights"]))
-st.subheader("Step 4 · blend the value vectors")
-st.latex(r"\mathrm{output} = \mathrm{weights}\,V = " + latex_matrix(s["output"]))
+steps = st.columns(2) + st.columns(2)
+steps[0].markdown("##### Step 1 · compare every query with every key")
+steps[0].latex(r"QK^\top = " + latex_matrix(mats["Q"]) + latex_matrix(mats["K"].T) + " = " + latex_matrix(s["raw"]))
+steps[1].markdown("##### Step 2 · divide by √d_k = √2")
+steps[1].latex(r"\frac{QK^\top}{" + latex_number(s["sqrt_d_k"]) + "} = " + latex_matrix(s["scaled"]))
+steps[2].markdown("##### Step 3 · softmax each row")
+steps[2].latex(r"\mathrm{softmax} = " + latex_matrix(s["weights"]))
+steps[2].caption("Exponentiate, then divide by the row total: each row is positive and sums to 1.")
+steps[3].markdown("##### Step 4 · blend the value vectors")
+steps[3].latex(r"\mathrm{output} = \mathrm{weights}\,V = " + latex_matrix(s["output"]))
 
-row = st.selectbox("Follow one query through all four steps", [1, 2, 3], format_func=lambda r: f"token {r}")
-i = row - 1
-st.latex(rf"\text{{scores}} = {latex_matrix(s['scaled'][i])},\quad e^{{\text{{scores}}}} = {latex_matrix(s['exp'][i])},"
-         rf"\quad \textstyle\sum = {latex_number(s['exp_sum'][i])}")
-st.latex(rf"\text{{weights}} = {latex_matrix(s['weights'][i])}")
-st.latex(latex_weighted_sum(s["weights"][i], mats["V"]))
+left, right = st.columns([3, 2])
+i = left.selectbox("Follow one query through all four steps", [1, 2, 3], format_func=lambda r: f"token {r}") - 1
+left.latex(rf"\text{{scores}} = {latex_matrix(s['scaled'][i])},\quad e^{{\text{{scores}}}} = {latex_matrix(s['exp'][i])}")
+left.latex(rf"\textstyle\sum e^{{\text{{scores}}}} = {latex_number(s['exp_sum'][i])},\quad"
+           rf"\text{{weights}} = {latex_matrix(s['weights'][i])}")
+left.latex(latex_weighted_sum(s["weights"][i], mats["V"]))
 labels = [f"token {r}" for r in (1, 2, 3)]
-st.plotly_chart(labelled_heatmap(s["weights"], labels, labels, title="Attention weights (rows sum to 1)"))
+right.plotly_chart(labelled_heatmap(s["weights"], labels, labels, title="Attention weights (rows sum to 1)"))
 
 unscaled = maths.softmax(s["raw"])
 w, w_raw = s["weights"][0, 1], unscaled[0, 1]

@@ -46,10 +46,10 @@ def test_worked_example_shows_the_seeds_numbers():
     at = _run("pages/lab_worked_example.py")
     text = _latex(at)
     assert r"\begin{bmatrix}1 & 0 & 1 \\ 0 & 1 & 1 \\ 1 & 1 & 2\end{bmatrix}" in text  # QK^T
-    assert r"\begin{bmatrix}0.707 & 0 & 0.707 \\ 0 & 0.707 & 0.707 \\ 0.707 & 0.707 & 1.414\end{bmatrix}" in text
+    assert r"\frac{QK^\top}{1.414} = \begin{bmatrix}0.707 & 0 & 0.707 \\ 0 & 0.707 & 0.707 \\ 0.707 & 0.707 & 1.414" in text
     assert r"0.401 & 0.198 & 0.401" in text
     assert r"e^{\text{scores}} = \begin{bmatrix}2.028 & 1 & 2.028\end{bmatrix}" in text
-    assert r"\sum = 5.056" in text
+    assert r"\sum e^{\text{scores}} = 5.056" in text
     assert r"= \begin{bmatrix}0.802 & 0.797\end{bmatrix}" in text
     at.selectbox[0].set_value(3).run()
     assert r"\text{weights} = \begin{bmatrix}0.248 & 0.248 & 0.503\end{bmatrix}" in _latex(at)
