@@ -271,3 +271,17 @@ def download_lazy(label: str, build, filename: str, key: str, mime: str = "text/
         made = build()
         return made.to_csv().encode("utf-8") if hasattr(made, "to_csv") else made
     st.download_button(label, data, file_name=filename, mime=mime, key=key)
+
+
+def use_app_navigation() -> None:
+    """Route a deep link through app.py's navigation, even when it is the server's very first request.
+
+    Streamlit treats an app with a ``pages/`` folder as an old-style multipage app until the entry script has
+    called ``st.navigation`` once; a link straight to ``/heatmaps`` on a fresh server would run the page file
+    alone (no wide layout, no page titles). Switching that mode off and rerunning goes through app.py.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()

@@ -7,6 +7,9 @@ from explorer import blocks
 from explorer.plots_positions import head_grid, head_split, matrix_grid
 from explorer.quiz import Question
 from explorer.ui_quiz import predict_then_reveal
+from explorer.ui import use_app_navigation
+
+use_app_navigation()
 
 st.title("🧱 Heads and the block")
 st.markdown("Attention is one ingredient. A transformer layer runs several attention heads side by side, glues "

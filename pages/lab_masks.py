@@ -9,6 +9,9 @@ from explorer.plots_positions import MASKED_COLOR, UNMASKED_COLOR, line, padding
 from explorer.quiz import Question
 from explorer.ui import attention_or_stop
 from explorer.ui_quiz import predict_then_reveal
+from explorer.ui import use_app_navigation
+
+use_app_navigation()
 
 st.title("🎭 Masks: who may look at whom")
 st.markdown("A mask is a yes/no table over (query, key) pairs. Where it says no, the score is set to −∞ before "

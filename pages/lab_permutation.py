@@ -10,6 +10,9 @@ from explorer.models import EMBEDDED_ENCODER
 from explorer.plots_concepts import labelled_heatmap
 from explorer.quiz import Question
 from explorer.ui_quiz import predict_then_reveal
+from explorer.ui import use_app_navigation
+
+use_app_navigation()
 
 st.title("Permutation: attention has no sense of order")
 st.markdown("Self-attention compares tokens by their vectors only. Nothing in the scores says which token came "

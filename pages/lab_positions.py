@@ -9,6 +9,9 @@ from explorer.plots_positions import dimension_curves, distance_bars, line, matr
 from explorer.quiz import Question, compare_option
 from explorer.ui import attention_or_stop
 from explorer.ui_quiz import predict_then_reveal
+from explorer.ui import use_app_navigation
+
+use_app_navigation()
 
 st.title("📍 Where is each token? Positional encodings")
 st.markdown("Attention compares every token with every other and never asks where they stand: shuffle the "

@@ -7,6 +7,9 @@ from explorer.models import EMBEDDED_ENCODER
 from explorer.plots_concepts import format_weights, labelled_heatmap, saturation_figure, weights_bars
 from explorer.quiz import Question, nearest_option
 from explorer.ui_quiz import predict_then_reveal
+from explorer.ui import use_app_navigation
+
+use_app_navigation()
 
 curves = st.cache_data(maths.saturation_curves)()
 

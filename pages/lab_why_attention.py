@@ -5,6 +5,9 @@ from explorer import concepts, maths
 from explorer.plots_concepts import cost_figure, path_length_figure
 from explorer.quiz import Question, nearest_option
 from explorer.ui_quiz import predict_then_reveal
+from explorer.ui import use_app_navigation
+
+use_app_navigation()
 
 st.title("Why attention: one step between any two words")
 st.markdown("A recurrent network reads one token per step and carries everything it knows in a single state "

@@ -6,6 +6,9 @@ from explorer import maths
 from explorer.plots_concepts import format_list, labelled_heatmap, latex_matrix, latex_number, latex_weighted_sum
 from explorer.quiz import Question, compare_option
 from explorer.ui_quiz import predict_then_reveal
+from explorer.ui import use_app_navigation
+
+use_app_navigation()
 
 SEED = {"Q": maths.WORKED_Q, "K": maths.WORKED_K, "V": maths.WORKED_V}
 

@@ -1,0 +1,110 @@
+"""Drive the real app in Debian's headless Chromium: a `streamlit run app.py` server and a Playwright browser.
+
+In CI (CI=true) a missing Chromium is a failure, never a silent skip.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+
+
+def app_pages() -> list[tuple[str, str]]:
+    """(url path, title) of every page registered in app.py; the default page is served at ''."""
+    out = []
+    for m in re.finditer(r'st\.Page\(\s*"pages/(\w+)\.py"[^)]*?title="([^"]+)"([^)]*)\)', (ROOT / "app.py").read_text()):
+        out.append(("" if "default=True" in m.group(3) else m.group(1), m.group(2)))
+    return out
+
+
+def need_chromium():
+    if not (os.path.exists(CHROMIUM) and shutil.which(CHROMIUM)):
+        message = f"Chromium not found at {CHROMIUM} (apt-get install chromium)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, env: dict | None = None):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        ARTIFACTS.mkdir(exist_ok=True)
+        self.log = open(ARTIFACTS / f"server-{self.port}.log", "w")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(self.port),
+             "--server.address", "127.0.0.1", "--server.headless", "true"],
+            cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT,
+            env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})})
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                if urllib.request.urlopen(self.url + "/_stcore/health", timeout=2).read() == b"ok":
+                    return
+            except OSError:
+                time.sleep(0.3)
+        self.stop()
+        raise RuntimeError("streamlit did not start; see " + self.log.name)
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
+
+
+def is_local(url: str) -> bool:
+    return bool(re.match(r"^(https?|wss?)://(127\.0\.0\.1|localhost)(:\d+)?/", url)) or url.startswith(
+        ("data:", "blob:", "about:"))
+
+
+def open_page(browser, url: str, timeout: float = 120):
+    """A new page at ``url`` that records (and blocks) every request leaving the machine."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.external = []
+
+    def guard(route):
+        if is_local(route.request.url):
+            route.continue_()
+        else:
+            page.external.append(route.request.url)
+            route.abort()
+    context.route("**/*", guard)
+    page.goto(url)
+    wait_idle(page, timeout)
+    return page
+
+
+def wait_idle(page, timeout: float = 120):
+    """Wait until Streamlit has finished running the script (the app root says so) and the page settled."""
+    page.wait_for_timeout(300)  # let a rerun triggered just before start
+    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=timeout * 1000)
+    page.wait_for_selector('[data-testid="stMain"] h1', timeout=timeout * 1000)
+    page.wait_for_timeout(400)
+
+
+def exception_texts(page) -> list[str]:
+    return [e.inner_text()[:500] for e in page.query_selector_all('[data-testid="stException"]')]
