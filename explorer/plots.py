@@ -9,7 +9,6 @@ import base64
 import html
 import io
 import math
-import re
 
 import numpy as np
 import plotly.colors as pcolors
@@ -73,28 +72,30 @@ def causal_hidden(n_query: int, n_key: int) -> np.ndarray:
     return np.triu(np.ones((n_query, n_key), dtype=bool), k=1 + n_key - n_query)
 
 
-def query_bars(weights_row: np.ndarray, key_tokens: list[str], query_token: str, top: int = 12) -> go.Figure:
-    """One query's attention as ranked horizontal bars: the "it → animal 0.51, tired 0.19 …" picture."""
+def query_bars(weights_row: np.ndarray, key_tokens: list[str], query_token: str, top: int = 12, *,
+               key_positions: list[int] | None = None) -> go.Figure:
+    """One query's attention as ranked horizontal bars: the "it → animal 0.51, tired 0.19 …" picture.
+
+    Each bar is named "token · position" (``key_positions[i]`` when given, else i); keys beyond ``top`` are
+    summed up in the subtitle."""
     row = np.asarray(weights_row, dtype=np.float64)
-    order = np.argsort(-row)[:top]
-    names = [f"{label(key_tokens[i])} · {i}" for i in order]
+    order = np.argsort(-row, kind="stable")[:top]
+    where = key_positions if key_positions is not None else range(len(row))
+    names = [f"{label(key_tokens[i])} · {where[i]}" for i in order]
+    rest = len(row) - len(order)
     fig = go.Figure(go.Bar(x=row[order], y=names, orientation="h", marker_color="#2b6cb0",
                            text=[f"{v:.2f}" for v in row[order]], textposition="outside", cliponaxis=False,
                            hovertemplate="%{y}: %{x:.3f}<extra></extra>"))
-    fig.update_layout(title=dict(text=f"Where {label(query_token)!s} looks", x=0.0, font=dict(size=14)),
-                      height=60 + 26 * len(order), margin=dict(l=10, r=40, t=40, b=10))
+    subtitle = f"<br><sup>the other {rest} keys share {row.sum() - row[order].sum():.2f}</sup>" if rest > 0 else ""
+    fig.update_layout(title=dict(text=f"Where {label(query_token)!s} looks{subtitle}", x=0.0, font=dict(size=14)),
+                      height=(78 if subtitle else 60) + 26 * len(order),
+                      margin=dict(l=10, r=40, t=58 if subtitle else 40, b=10))
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(range=[0, max(1e-9, float(row[order].max())) * 1.18], title="weight")
     return fig
 
 
-# ---------------------------------------------------------------------------------------------- export, grids, overview
-
-def export_config(filename: str, scale: int = 2) -> dict:
-    """``config`` for ``st.plotly_chart``: the modebar's camera button saves a PNG (drawn in the browser, offline)."""
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", str(filename)).strip("-.")[:100] or "figure"
-    return {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": safe, "scale": scale}}
-
+# ---------------------------------------------------------------------------------------------- grids, overview
 
 def pool(matrix: np.ndarray, side: int) -> np.ndarray:
     """Average-pool the last two axes of ``matrix[..., rows, cols]`` to at most ``side`` × ``side``."""
@@ -162,11 +163,19 @@ def _blues(values: np.ndarray) -> np.ndarray:
     return np.round(stops[low] * (1 - frac) + stops[low + 1] * frac).astype(np.uint8)
 
 
-def _png_uri(rgb: np.ndarray) -> str:
+LEVELS = 254   # palette entries for 0…1; two more for the masked grey and the white gaps
+
+
+def _png_uri(index: np.ndarray) -> str:
+    """A palette PNG (one byte a pixel) of ``index`` into ``LEVELS`` shades of ``COLORSCALE``, grey, white."""
     from PIL import Image
 
+    grey = [int(MASKED[i:i + 2], 16) for i in (1, 3, 5)]
+    palette = np.vstack([_blues(np.linspace(0, 1, LEVELS)), [grey, [255, 255, 255]]]).astype(np.uint8)
+    image = Image.fromarray(index.astype(np.uint8), "P")
+    image.putpalette(palette.ravel().tolist())
     buffer = io.BytesIO()
-    Image.fromarray(rgb, "RGB").save(buffer, format="PNG", optimize=True)
+    image.save(buffer, format="PNG", optimize=True)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
@@ -185,15 +194,14 @@ def overview(tiles: np.ndarray, masked: np.ndarray | None = None, *, selected: t
         top = t.max(axis=(-1, -2), keepdims=True)
         t = np.divide(t, top, out=np.zeros_like(t), where=top > 0)
     k = max(1, math.ceil(12 / max(p, q)))                       # at least ~12 image pixels a tile
-    rgb = _blues(np.repeat(np.repeat(t, k, axis=-2), k, axis=-1))  # (L, H, p·k, q·k, 3)
+    shade = np.round(np.clip(np.nan_to_num(t), 0, 1) * (LEVELS - 1)).astype(np.uint8)
+    shade = np.repeat(np.repeat(shade, k, axis=-2), k, axis=-1)  # (L, H, p·k, q·k)
     if masked is not None:
-        grey = np.repeat(np.repeat(np.asarray(masked, bool), k, 0), k, 1)
-        rgb[:, :, grey] = [int(MASKED[i:i + 2], 16) for i in (1, 3, 5)]
+        shade[:, :, np.repeat(np.repeat(np.asarray(masked, bool), k, 0), k, 1)] = LEVELS
     cell_h, cell_w = p * k + 1, q * k + 1                       # one white pixel of gap right and below
-    image = np.full((n_layers * cell_h, n_heads * cell_w, 3), 255, dtype=np.uint8)
-    for layer in range(n_layers):
-        for head in range(n_heads):
-            image[layer * cell_h: layer * cell_h + p * k, head * cell_w: head * cell_w + q * k] = rgb[layer, head]
+    image = np.full((n_layers, cell_h, n_heads, cell_w), LEVELS + 1, dtype=np.uint8)
+    image[:, :p * k, :, :q * k] = shade.transpose(0, 2, 1, 3)
+    image = image.reshape(n_layers * cell_h, n_heads * cell_w)
     fig = go.Figure(go.Image(source=_png_uri(image), x0=-0.5 + 0.5 / cell_w, dx=1 / cell_w,
                              y0=-0.5 + 0.5 / cell_h, dy=1 / cell_h, hoverinfo="skip"))
     layer, head = np.meshgrid(np.arange(n_layers), np.arange(n_heads), indexing="ij")
@@ -208,7 +216,7 @@ def overview(tiles: np.ndarray, masked: np.ndarray | None = None, *, selected: t
     if selected is not None:
         fig.add_shape(type="rect", x0=selected[1] - 0.5, x1=selected[1] + 0.5 - 1 / cell_w,
                       y0=selected[0] - 0.5, y1=selected[0] + 0.5 - 1 / cell_h, line=dict(color="#dd6b20", width=3))
-    tile = int(min(max(min(760 / n_layers, 1000 / n_heads), 18), 72))
+    tile = int(min(max(min(1000 / n_layers, 1000 / n_heads), 18), 72))
     fig.update_xaxes(range=[-0.5, n_heads - 0.5], tickmode="array", tickvals=list(range(n_heads)),
                      ticktext=[str(h) for h in range(n_heads)], side="top", title=dict(text="head"),
                      showgrid=False, zeroline=False)

@@ -58,8 +58,9 @@ with left:
         ui.fidelity_badge(res, layer, head)
     ui.download_lazy("⬇️ This matrix as CSV", lambda: views.csv_frame(view), f"attention-{name}.csv", "csv")
 with right:
-    ui.show_figure(plots.query_bars(view.matrix[row], view.key_labels, view.query_labels[row]), "bars",
-                   f"query-{name}-{view.query_positions[row][0]}")
+    bars = plots.query_bars(view.matrix[row], view.key_labels, view.query_labels[row],
+                            key_positions=[k[0] for k in view.key_positions])
+    ui.show_figure(bars, "bars", f"query-{name}-{view.query_positions[row][0]}")
 
 st.subheader(f"Layer {layer}: every head")
 grid = views.layer_view(result, part, layer, options)

@@ -1,0 +1,122 @@
+"""Figures for real-model attention, checked on hand-made arrays."""
+import base64
+import io
+import json
+
+import numpy as np
+import plotly.io as pio
+from PIL import Image
+
+from explorer import plots
+
+TOKENS = ["the", "cat", "saw", "the", "dog"]
+
+
+def weights(n=5, seed=0):
+    w = np.random.default_rng(seed).random((n, n)).astype(np.float32)
+    return w / w.sum(-1, keepdims=True)
+
+
+def test_heatmap_keeps_repeated_tokens_apart_and_query_zero_on_top():
+    fig = plots.heatmap(weights(), TOKENS, TOKENS, title="t")
+    trace = fig.data[0]
+    assert list(trace.x) == list(range(5)) and list(fig.layout.xaxis.ticktext) == TOKENS
+    assert fig.layout.yaxis.autorange == "reversed"
+    assert trace.customdata[3, 0] == "the → the" and trace.hovertemplate.startswith("%{customdata}: %{z")
+
+
+def test_heatmap_greys_masked_cells_and_escapes_markup():
+    hidden = plots.causal_hidden(5, 5)
+    fig = plots.heatmap(weights(), ["<b>x</b>", *TOKENS[1:]], TOKENS, masked=hidden)
+    z = np.asarray(fig.data[0].z)
+    assert np.isnan(z[hidden]).all() and np.isfinite(z[~hidden]).all()
+    assert fig.layout.plot_bgcolor == plots.MASKED
+    assert fig.layout.yaxis.ticktext[0] == "&lt;b&gt;x&lt;/b&gt;"
+
+
+def test_heatmap_long_input_hovers_positions_not_tokens():
+    n = plots.HOVER_LABELS_UP_TO + 1
+    fig = plots.heatmap(np.full((n, n), 1 / n), [str(i) for i in range(n)], [str(i) for i in range(n)])
+    assert fig.data[0].customdata is None and "query %{y}" in fig.data[0].hovertemplate
+
+
+def test_causal_hidden_cross_shapes():
+    assert plots.causal_hidden(2, 4).tolist() == [[False, False, False, True], [False, False, False, False]]
+
+
+def test_query_bars_rank_and_name_by_position():
+    row = np.array([0.1, 0.5, 0.05, 0.3, 0.05])
+    fig = plots.query_bars(row, TOKENS, "it", top=3, key_positions=[10, 11, 12, 13, 14])
+    assert list(fig.data[0].y) == ["cat · 11", "the · 13", "the · 10"]
+    np.testing.assert_allclose(fig.data[0].x, [0.5, 0.3, 0.1])
+    assert "the other 2 keys share 0.10" in fig.layout.title.text
+    assert "share" not in plots.query_bars(row, TOKENS, "it").layout.title.text
+
+
+def test_head_grid_one_tile_per_head_with_shared_scale():
+    w = np.stack([weights(seed=s) for s in range(5)])
+    fig = plots.head_grid(w, TOKENS, TOKENS, selected=2)
+    assert len(fig.data) == 5 and all(t.zmax == 1.0 for t in fig.data)
+    assert [t.showscale for t in fig.data] == [True, False, False, False, False]
+    titles = [a.text for a in fig.layout.annotations]
+    assert titles[2].startswith("<b>head 2") and titles[0] == "head 0"
+    assert list(fig.data[0].x) == ["0 · the", "1 · cat", "2 · saw", "3 · the", "4 · dog"]   # unique categories
+    own = plots.head_grid(w, TOKENS, TOKENS, shared_scale=False)
+    assert not any(t.showscale for t in own.data)
+    np.testing.assert_allclose([t.zmax for t in own.data], np.round(w, 3).max(axis=(1, 2)), rtol=1e-6)
+
+
+def test_head_grid_pools_long_inputs_and_masks():
+    n = 100
+    tokens = [f"t{i}" for i in range(n)]
+    w = np.tril(np.ones((3, n, n), np.float32))
+    w /= w.sum(-1, keepdims=True)
+    fig = plots.head_grid(w, tokens, tokens, masked=plots.causal_hidden(n, n), max_side=20)
+    z = np.asarray(fig.data[0].z)
+    assert z.shape == (20, 20) and np.isnan(z[0, -1]) and np.isfinite(np.diag(z)).all()
+    assert fig.data[0].x[0] == "0–4 · t0 … t4"
+
+
+def _png(fig):
+    uri = fig.data[0].source
+    assert uri.startswith("data:image/png;base64,")
+    return np.asarray(Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1]))).convert("RGB"))
+
+
+def test_overview_is_one_image_with_clickable_points():
+    tiles = np.random.default_rng(0).random((3, 4, 6, 6)).astype(np.float32)
+    fig = plots.overview(tiles, selected=(2, 1))
+    image = _png(fig)
+    k = 2   # 6 cells are scaled up to 12 pixels a side
+    assert image.shape == (3 * (6 * k + 1), 4 * (6 * k + 1), 3)
+    assert (image[6 * k, :] == 255).all() and (image[:, 6 * k] == 255).all()   # white gaps
+    points = fig.data[1]
+    assert points.customdata[5] == [1, 1] and all(isinstance(c, list) for c in points.customdata)
+    assert points.text[5] == "layer 1 · head 1"
+    rect = fig.layout.shapes[0]
+    assert (rect.x0, rect.y0) == (0.5, 1.5)
+    assert fig.layout.dragmode is False and fig.layout.hoverdistance == -1
+
+
+def test_overview_colours_scale_and_mask():
+    tiles = np.zeros((1, 2, 2, 2), np.float32)
+    tiles[0, 0] = [[0.5, 0.0], [0.25, 0.25]]
+    tiles[0, 1] = 1.0
+    masked = np.array([[False, True], [False, False]])
+    shared = _png(plots.overview(tiles, masked, shared_scale=True))
+    own = _png(plots.overview(tiles, masked, shared_scale=False))
+    grey = [int(plots.MASKED[i:i + 2], 16) for i in (1, 3, 5)]
+    assert shared[0, 6].tolist() == grey   # the masked cell (upper right of the first tile)
+    # scaled to its own maximum, the first tile's 0.5 cell becomes as dark as the full tile
+    assert own[0, 0].tolist() == own[0, 13].tolist() != shared[0, 0].tolist()
+
+
+def test_overview_sends_a_picture_not_the_weights():
+    tiles = np.random.default_rng(1).random((30, 9, 24, 24)).astype(np.float32)   # noise: the worst case
+    size = len(pio.to_json(plots.overview(tiles, hover=[[f"L{a}H{b}" for b in range(9)] for a in range(30)])))
+    assert size < tiles.nbytes / 2
+    peaked = np.zeros_like(tiles)
+    peaked[..., 0] = 0.6
+    peaked[..., np.arange(24), np.arange(24)] += 0.4   # attention-like: a sink column and a diagonal
+    assert len(pio.to_json(plots.overview(peaked))) < tiles.nbytes / 20
+    json.loads(pio.to_json(plots.overview(tiles[:1, :1])))
