@@ -108,3 +108,14 @@ def wait_idle(page, timeout: float = 120):
 
 def exception_texts(page) -> list[str]:
     return [e.inner_text()[:500] for e in page.query_selector_all('[data-testid="stException"]')]
+
+
+def screenshot(page, name: str) -> Path:
+    """Save the whole page: Streamlit scrolls inside its main block, so grow the viewport to its height first."""
+    height = page.evaluate("() => Math.max(...[...document.querySelectorAll('[data-testid=\"stMain\"], "
+                           "[data-testid=\"stMainBlockContainer\"]')].map(e => e.scrollHeight), 800)")
+    page.set_viewport_size({"width": 1400, "height": min(int(height) + 80, 12000)})
+    page.wait_for_timeout(800)
+    path = ARTIFACTS / name
+    page.screenshot(path=str(path), full_page=True)
+    return path

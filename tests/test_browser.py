@@ -1,7 +1,7 @@
 """Every page opened in headless Chromium against the real server: drawn charts, no exception, no request
 leaving the machine; a screenshot of each saved under test-artifacts/."""
 import pytest
-from browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, Server, app_pages, exception_texts, need_chromium, \
+from browser import CHROMIUM, CHROMIUM_ARGS, Server, app_pages, exception_texts, need_chromium, screenshot, \
     open_page, wait_idle
 
 pytestmark = pytest.mark.browser
@@ -38,7 +38,7 @@ def test_page_draws_offline_without_errors(server, browser, path, title):
         assert page.locator("h1").first.inner_text().strip()
         if path:  # every page but home draws at least one chart
             page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
-        page.screenshot(path=str(ARTIFACTS / f"page-{path or 'home'}.png"), full_page=True)
+        screenshot(page, f"page-{path or 'home'}.png")
     finally:
         page.context.close()
 
@@ -56,7 +56,7 @@ def test_heatmap_follows_the_typed_text(server, browser):
             "() => [...document.querySelectorAll('.js-plotly-plot .xtick text')].some(t => t.textContent === 'teacher')",
             timeout=60_000)
         assert exception_texts(page) == [] and page.external == []
-        page.screenshot(path=str(ARTIFACTS / "heatmap-typed.png"), full_page=True)
+        screenshot(page, "heatmap-typed.png")
     finally:
         page.context.close()
 
@@ -80,7 +80,7 @@ def test_deep_link_on_a_fresh_server_opens_the_linked_view(browser):
             "() => [...document.querySelectorAll('.js-plotly-plot .xtick text')].some(t => t.textContent === 'mat')",
             timeout=60_000)
         assert exception_texts(page) == [] and page.external == []
-        page.screenshot(path=str(ARTIFACTS / "deep-link.png"), full_page=True)
+        screenshot(page, "deep-link.png")
         page.context.close()
     finally:
         srv.stop()
