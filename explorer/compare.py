@@ -76,7 +76,9 @@ def ranked_flips(table: pd.DataFrame, top: int = 15) -> tuple[pd.DataFrame, bool
               else table.reindex(table["flip"].abs().sort_values(ascending=False).index)).head(top)
     names = {c: c.replace(":", " → ") for c in ranked.columns if re.match(r"^[AB]:", c)}
     names.update(lean_a="lean A", lean_b="lean B")
-    out = ranked.drop(columns=["flips"]).rename(columns=names).reset_index(drop=True)
+    first = ["layer", "head", "flip", "lean_a", "lean_b"]
+    ranked = ranked[first + [c for c in ranked.columns if c not in first and c != "flips"]]
+    out = ranked.rename(columns=names).reset_index(drop=True)
     return out.round(3), bool(len(flipping))
 
 
@@ -134,8 +136,9 @@ def patterns(stats: pd.DataFrame, n_tokens: int, special_sinks: bool = True, top
 
 def preselect(stats: pd.DataFrame, k: int = 4) -> list[Head]:
     """``k`` heads that look different from each other: strongest previous-token, sink, sharpest and broadest."""
-    order = [stats["previous_token"].idxmax(), stats["sink"].idxmax(),
-             stats.assign(s=stats["max_weight"] - stats["sink"])["s"].idxmax(), stats["entropy"].idxmax(),
+    plain = stats[(stats["previous_token"] <= 0.5) & (stats["sink"] <= 0.5)]
+    sharp = plain["max_weight"].idxmax() if len(plain) else stats["max_weight"].idxmax()
+    order = [stats["previous_token"].idxmax(), stats["sink"].idxmax(), sharp, stats["entropy"].idxmax(),
              *stats["max_weight"].sort_values(ascending=False).index]
     heads: list[Head] = []
     for i in order:

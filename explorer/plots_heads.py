@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from . import plots
+
 SELECTED = "#e53e3e"     # outline of the chosen head / highlighted rows
 MARK = "#1a202c"
 
@@ -19,12 +21,13 @@ def head_map(values: np.ndarray, *, title: str = "", value_name: str = "value", 
     """``values[layer, head]`` as a grid: heads across, layers down (layer 0 on top).
 
     ``diverging`` centres a red–blue scale on 0 (for signed values such as a flip size).
-    ``marked`` (bool ``[layer, head]``) puts a dot on those cells; ``selected`` outlines one head.
+    ``marked`` (bool ``[layer, head]``) puts a dot on those cells (their hover says ``mark_name``);
+    ``selected`` outlines one head.
     """
     z = np.asarray(values, dtype=np.float64)
     n_layers, n_heads = z.shape
     finite = z[np.isfinite(z)]
-    height = height or max(260, min(760, 90 + 22 * n_layers))
+    height = height or max(300, min(820, 110 + 26 * n_layers))
     scale = dict(colorscale="RdBu", zmid=0.0) if diverging else dict(colorscale="Viridis")
     if diverging:
         bound = max(float(np.abs(finite).max()), 1e-9) if finite.size else 1.0
@@ -36,15 +39,15 @@ def head_map(values: np.ndarray, *, title: str = "", value_name: str = "value", 
     if marked is not None:
         flags = np.asarray(marked, dtype=bool).ravel()
         text = [t + (f" · {mark_name}" if f and mark_name else "") for t, f in zip(text, flags)]
-    cell = max(6, min(40, int((height - 90) / max(n_layers, 1))))
+    cell = max(6, min(40, int((height - 110) / max(n_layers, 1))))
     fig.add_trace(go.Scatter(  # invisible, one per cell: hover text and click target
-        x=head.ravel(), y=layer.ravel(), mode="markers", customdata=np.stack([layer.ravel(), head.ravel()], 1),
+        x=head.ravel(), y=layer.ravel(), mode="markers", customdata=np.stack([layer.ravel(), head.ravel()], 1).tolist(),
         marker=dict(symbol="square", size=cell, opacity=0), hovertext=text, hoverinfo="text",
         selected=dict(marker=dict(opacity=0)), unselected=dict(marker=dict(opacity=0)), showlegend=False,
         name="heads"))
     if marked is not None and np.any(marked):
         ml, mh = np.nonzero(np.asarray(marked, dtype=bool))
-        fig.add_trace(go.Scatter(x=mh, y=ml, mode="markers", hoverinfo="skip", showlegend=bool(mark_name),
+        fig.add_trace(go.Scatter(x=mh, y=ml, mode="markers", hoverinfo="skip", showlegend=False,
                                  name=mark_name or "marked",
                                  marker=dict(symbol="circle", size=max(5, cell // 3), color=MARK)))
     if selected is not None:
@@ -53,9 +56,9 @@ def head_map(values: np.ndarray, *, title: str = "", value_name: str = "value", 
                       line=dict(color=SELECTED, width=3), layer="above")
     fig.update_layout(title=dict(text=title, x=0.0, font=dict(size=14)), height=height, clickmode="event+select",
                       margin=dict(l=10, r=10, t=40 if title else 10, b=10), plot_bgcolor="white", dragmode=False,
-                      legend=dict(orientation="h", yanchor="top", y=-0.06, x=0))
+                      showlegend=False)
     fig.update_xaxes(title="head", tickmode="array", tickvals=list(range(n_heads)), range=[-0.5, n_heads - 0.5],
-                     showgrid=False, zeroline=False, side="top")
+                     showgrid=False, zeroline=False)
     fig.update_yaxes(title="layer", tickmode="array", tickvals=list(range(n_layers)), range=[n_layers - 0.5, -0.5],
                      showgrid=False, zeroline=False)
     return fig
@@ -66,8 +69,15 @@ def clicked_head(selection: dict | None) -> tuple[int, int] | None:
     points = ((selection or {}).get("selection") or {}).get("points") or []
     for point in points:
         data = point.get("customdata")
-        if data is not None and len(data) >= 2:
-            return int(data[0]), int(data[1])
+        if isinstance(data, dict):  # a typed array arrives as {"0": layer, "1": head}
+            data = [data[k] for k in sorted(data, key=int)]
+        try:
+            if data is not None and len(data) >= 2:
+                return int(data[0]), int(data[1])
+            if point.get("x") is not None and point.get("y") is not None:  # heads across, layers down
+                return int(point["y"]), int(point["x"])
+        except (KeyError, TypeError, ValueError):
+            continue
     return None
 
 
@@ -91,3 +101,13 @@ def same_x_range(*figs: go.Figure) -> None:
     top = max((float(np.max(t.x)) for f in figs for t in f.data if t.x is not None and len(t.x)), default=1.0)
     for fig in figs:
         fig.update_xaxes(range=[0, max(top, 1e-9) * 1.18])
+
+
+def flip_heatmap(weights: np.ndarray, tokens: list[str], keys: list[str], *, query_rows: list[int],
+                 changed: int | None = None, causal: bool = False, title: str = "", row_label: str = "") -> go.Figure:
+    """One sentence's head for the flip page: the query's rows boxed, the changed word's column dotted,
+    and (for a causal model) the keys each query cannot see in grey."""
+    hidden = plots.causal_hidden(len(tokens), len(keys)) if causal else None
+    fig = plots.heatmap(weights, tokens, keys, masked=hidden, title=title)
+    cols = [changed] if changed is not None and changed < len(keys) else []
+    return outline(fig, rows=query_rows, cols=cols, n_rows=len(tokens), n_cols=len(keys), label=row_label)

@@ -12,7 +12,7 @@ def test_head_map_shape_hover_and_click_targets():
     assert heat.hoverinfo == "skip"
     assert len(cells.x) == 6 and cells.marker.opacity == 0
     assert cells.hovertext[3] == "layer 1 head 1: 3.000"
-    assert [list(c) for c in cells.customdata][3] == [1, 1]
+    assert list(cells.customdata[3]) == [1, 1]
     assert fig.layout.yaxis.range == (2.5, -0.5)          # layer 0 on top
 
 
@@ -43,7 +43,10 @@ def test_clicked_head_reads_customdata():
     assert plots_heads.clicked_head(event) == (1, 3)
     assert plots_heads.clicked_head({"selection": {"points": []}}) is None
     assert plots_heads.clicked_head(None) is None
-    assert plots_heads.clicked_head({"selection": {"points": [{"x": 0, "y": 0}]}}) is None
+    assert plots_heads.clicked_head({"selection": {"points": [{"x": 2}]}}) is None
+    assert plots_heads.clicked_head({"selection": {"points": [{"x": 2, "y": 5}]}}) == (5, 2)
+    assert plots_heads.clicked_head({"selection": {"points": [{"customdata": {"1": 4, "0": 2}}]}}) == (2, 4)
+    assert plots_heads.clicked_head({"selection": {"points": [{"customdata": "x"}, {"x": 1, "y": 0}]}}) == (0, 1)
 
 
 def test_outline_rows_and_columns_on_a_heatmap():
