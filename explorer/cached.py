@@ -10,6 +10,7 @@ import os
 
 import streamlit as st
 import torch
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from . import models
 from .attention import AttentionResult, extract
@@ -24,14 +25,25 @@ def _model(name: str) -> models.LoadedModel:
 
 
 def get_model(name: str) -> models.LoadedModel:
-    """The loaded model, shared across sessions; the decoder's one-time conversion shows a progress bar."""
-    if models.needs_preparation(name):
-        bar = st.progress(0.0, text=f"Preparing {name} for its first use…")
-        spec = models.resolve_spec(name)
-        models.gguf_cache(spec, models.verified_weights(spec), lambda f, m: bar.progress(min(f, 1.0), text=m))
-        bar.empty()
-    with st.spinner(f"Loading {name}…"):
-        return _model(name)
+    """The loaded model, shared across sessions; the decoder's one-time conversion shows a progress bar.
+
+    Inside a page, a model that cannot be loaded (unknown id, no network, hub switched off, a weight file that
+    fails its sha256) is a warning in the page and the script stops there; elsewhere ModelUnavailable is raised.
+    """
+    try:
+        if models.needs_preparation(name):
+            bar = st.progress(0.0, text=f"Preparing {name} for its first use…")
+            spec = models.resolve_spec(name)
+            models.gguf_cache(spec, models.verified_weights(spec), lambda f, m: bar.progress(min(f, 1.0), text=m))
+            bar.empty()
+        with st.spinner(f"Loading {name}…"):
+            return _model(name)
+    except models.ModelUnavailable as err:
+        if get_script_run_ctx(suppress_warning=True) is None:
+            raise
+        from .ui import literal
+        st.warning(literal(err))
+        st.stop()
 
 
 def get_attention(name: str, text: str, target: str | None = None) -> AttentionResult:

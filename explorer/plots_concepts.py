@@ -11,6 +11,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .plots import label as literal_label  # tokens as literal text, not plotly's HTML subset
+
 RAW_COLOR = "#d62728"     # scores used as they are
 SCALED_COLOR = "#1f77b4"  # scores divided by sqrt(d_k)
 
@@ -22,6 +24,7 @@ def labelled_heatmap(values: np.ndarray, row_labels: Sequence[str], col_labels: 
     """Heatmap of ``values (rows, cols)``; cells are annotated with their value when the matrix is small."""
     values = np.asarray(values, dtype=float)
     n_rows, n_cols = values.shape
+    row_labels, col_labels = [literal_label(r) for r in row_labels], [literal_label(c) for c in col_labels]
     annotate = n_rows * n_cols <= 144 if annotate is None else annotate
     fig = go.Figure(go.Heatmap(
         z=values, x=list(range(n_cols)), y=list(range(n_rows)), zmin=zmin, zmax=zmax, colorscale=colorscale,
@@ -49,7 +52,7 @@ def weights_bars(labels: Sequence[str], series: dict[str, np.ndarray], title: st
     for (name, values), color in zip(series.items(), colors):
         fig.add_bar(x=list(range(len(labels))), y=np.asarray(values), name=name, marker_color=color,
                     hovertemplate="%{y:.4f}<extra>" + name + "</extra>")
-    fig.update_xaxes(tickmode="array", tickvals=list(range(len(labels))), ticktext=list(labels))
+    fig.update_xaxes(tickmode="array", tickvals=list(range(len(labels))), ticktext=[literal_label(t) for t in labels])
     fig.update_yaxes(range=[0, 1.02], title="weight")
     fig.update_layout(title=title, barmode="group", height=380, margin=dict(l=10, r=10, t=50, b=10),
                       legend=dict(orientation="h", yanchor="top", y=-0.12, x=0.5, xanchor="center"))

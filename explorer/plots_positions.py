@@ -11,6 +11,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .plots import label as literal_label  # tokens as literal text, not plotly's HTML subset
+
 MASKED_COLOR = "#1f77b4"
 UNMASKED_COLOR = "#d62728"
 
@@ -21,7 +23,7 @@ def _ticks(n: int, labels: Sequence[str] | None, max_labels: int = 40) -> dict:
         return dict(tickmode="auto")
     step = max(1, int(np.ceil(n / max_labels)))
     vals = list(range(0, n, step))
-    return dict(tickmode="array", tickvals=vals, ticktext=[str(labels[i]) for i in vals])
+    return dict(tickmode="array", tickvals=vals, ticktext=[literal_label(labels[i]) for i in vals])
 
 
 def matrix_heatmap(values: np.ndarray, *, title: str = "", x_title: str = "", y_title: str = "",
@@ -120,7 +122,7 @@ def side_by_side(mats: dict[str, tuple[np.ndarray, Sequence[str] | None]], *, co
         values = np.asarray(values, dtype=float)
         n = values.shape[0]
         n_max = max(n_max, n)
-        names_ = [str(t) for t in tokens] if tokens is not None else [str(i) for i in range(n)]
+        names_ = [literal_label(t) for t in tokens] if tokens is not None else [str(i) for i in range(n)]
         fig.add_trace(go.Heatmap(z=values, x=list(range(n)), y=list(range(n)), colorscale=colorscale,
                                  zmin=zmin, zmax=zmax, showscale=col == len(names),
                                  customdata=np.array([[f"{q} → {k}" for k in names_] for q in names_]),
@@ -147,7 +149,7 @@ def padding_change_bars(tokens: Sequence[str], masked: np.ndarray, unmasked: np.
                 hovertemplate="%{y:.2e}<extra>not masked</extra>")
     fig.add_bar(x=x, y=masked, name="padding masked", marker_color=MASKED_COLOR,
                 hovertemplate="%{y:.2e}<extra>masked</extra>")
-    fig.update_xaxes(tickmode="array", tickvals=x, ticktext=list(tokens))
+    fig.update_xaxes(tickmode="array", tickvals=x, ticktext=[literal_label(t) for t in tokens])
     fig.update_yaxes(type="log", title="relative change vs. sentence alone", exponentformat="power")
     fig.update_layout(barmode="group", height=340, margin=dict(l=10, r=10, t=50, b=10),
                       title="How far each real token's final vector moved",

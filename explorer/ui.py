@@ -6,6 +6,8 @@ This module and ``cached.py`` are the only ones in explorer/ that import Streaml
 """
 from __future__ import annotations
 
+import re
+
 import streamlit as st
 
 from . import cached
@@ -17,6 +19,21 @@ OTHER = "Other hub id or folder…"
 MAX_TEXT = 20_000
 
 
+_MARKDOWN_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")   # every ASCII punctuation character
+
+
+def literal(text) -> str:
+    """``text`` for st.markdown, st.info, st.caption…: shown exactly as typed, never as markdown, LaTeX,
+    emoji shortcodes, colour directives, links or HTML.
+
+    Every ASCII punctuation character gets a backslash (CommonMark shows an escaped character as itself);
+    control characters, which markdown would drop or turn into U+FFFD, become visible control pictures (␀, ␛).
+    """
+    escaped = _MARKDOWN_PUNCTUATION.sub(r"\\\1", str(text))
+    return "".join(chr(0x2400 + ord(c)) if ord(c) < 32 and c not in "\n\t" else "␡" if c == "\x7f" else c
+                   for c in escaped)
+
+
 def _note(message: str) -> None:
     st.session_state.setdefault("_link_notes", []).append(message)
 
@@ -24,7 +41,7 @@ def _note(message: str) -> None:
 def show_link_notes() -> None:
     """Show (once) what was corrected in the URL."""
     for message in st.session_state.pop("_link_notes", []):
-        st.info(f"🔗 {message}")
+        st.info(f"🔗 {literal(message)}")
 
 
 def _from_url(key: str, default):
@@ -105,7 +122,7 @@ def attention_or_stop(model: str, text: str, target: str | None = None) -> Atten
         resolve_spec(model)
         result = cached.get_attention(model, text, target)
     except (ValueError, ModelUnavailable) as err:
-        st.warning(str(err))
+        st.warning(literal(err))
         st.stop()
     loaded = cached.get_model(model)
     for message in loaded.notes:

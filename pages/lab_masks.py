@@ -7,7 +7,7 @@ from explorer.cached import get_model
 from explorer.models import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.plots_positions import MASKED_COLOR, UNMASKED_COLOR, line, padding_change_bars, side_by_side
 from explorer.quiz import Question
-from explorer.ui import attention_or_stop
+from explorer.ui import attention_or_stop, literal
 from explorer.ui_quiz import predict_then_reveal
 from explorer.ui import use_app_navigation
 
@@ -54,18 +54,18 @@ long = c2.text_input("Long sentence", "The report that the committee finally pub
 try:
     exp = blocks.padding_experiment(get_model(EMBEDDED_ENCODER), short, long)
 except ValueError as err:
-    st.warning(str(err))
+    st.warning(literal(err))
     st.stop()
 real = exp.tokens[:exp.n_real]
 mean_off, mean_on = float(exp.change_unmasked.mean()), float(exp.change_masked.max())
 options = ("not at all (under 0.01%)", "a little (under 5%)", "a lot (5% or more)")
 answered = predict_then_reveal(Question(
-    prompt=f"“{short}” ({exp.n_real} tokens) is padded with {exp.n_pad} [PAD] tokens and the batch is run through "
+    prompt=f"“{literal(short)}” ({exp.n_real} tokens) is padded with {exp.n_pad} [PAD] tokens and the batch is run through "
            f"{EMBEDDED_ENCODER} **without** the attention mask. Compared with running it alone, how far do its "
            "real tokens' final vectors move (relative distance, averaged over its tokens)?",
     options=options, correct=options[0 if mean_off < 1e-4 else 1 if mean_off < 0.05 else 2],
     reveal=f"Without the mask they move by **{mean_off:.1%}** on average (most: {exp.change_unmasked.max():.1%}, "
-           f"at `{real[int(exp.change_unmasked.argmax())]}`). With the mask the largest change is "
+           f"at “{literal(real[int(exp.change_unmasked.argmax())])}”). With the mask the largest change is "
            f"**{mean_on:.1e}**: float rounding, the same vectors as running the sentence alone."), key="padding")
 if answered is None:
     st.caption("Commit a prediction to see the measurements.")

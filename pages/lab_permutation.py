@@ -10,7 +10,7 @@ from explorer.models import EMBEDDED_ENCODER
 from explorer.plots_concepts import labelled_heatmap
 from explorer.quiz import Question
 from explorer.ui_quiz import predict_then_reveal
-from explorer.ui import use_app_navigation
+from explorer.ui import literal, use_app_navigation
 
 use_app_navigation()
 
@@ -43,11 +43,11 @@ if len(picked) != len(labels):
     st.info("Pick every token once to complete the new order.")
     st.stop()
 demo = concepts.permutation_demo(loaded, text, [labels.index(p) for p in picked])
-st.markdown(f"**Original:** {' '.join(demo.tokens)}  →  **shuffled:** {' '.join(demo.shuffled)}")
+st.markdown(f"**Original:** {literal(' '.join(demo.tokens))}  →  **shuffled:** {literal(' '.join(demo.shuffled))}")
 
 first = demo.tokens[0]
 predict_then_reveal(Question(
-    prompt=f"With no positions, does “{first}” get the same output vector in both orders?",
+    prompt=f"With no positions, does “{literal(first)}” get the same output vector in both orders?",
     options=("yes, the same vector", "no, a different vector"),
     correct="yes, the same vector" if demo.gap_plain[demo.order.tolist().index(0)] < 1e-5 else "no, a different vector",
     reveal=f"Largest difference between its two outputs: **{demo.gap_plain[demo.order.tolist().index(0)]:.1e}**. "

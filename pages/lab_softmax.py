@@ -2,12 +2,11 @@
 import streamlit as st
 
 from explorer import concepts, maths
-from explorer.cached import get_attention
 from explorer.models import EMBEDDED_ENCODER
 from explorer.plots_concepts import format_weights, labelled_heatmap, saturation_figure, weights_bars
 from explorer.quiz import Question, nearest_option
 from explorer.ui_quiz import predict_then_reveal
-from explorer.ui import use_app_navigation
+from explorer.ui import attention_or_stop, use_app_navigation
 
 use_app_navigation()
 
@@ -61,7 +60,7 @@ text = right.text_input("Sentence", "The animal did not cross the street because
 if not text.strip():
     st.info("Type a sentence to see a real head.")
     st.stop()
-result = get_attention(EMBEDDED_ENCODER, text)
+result = attention_or_stop(EMBEDDED_ENCODER, text)  # says when the text was cut or the GPU fell back
 c = right.columns(2)
 layer = c[0].selectbox("Layer", range(result.facts.n_layers), index=2, format_func=lambda i: f"layer {i + 1}")
 head = c[1].selectbox("Head", range(result.facts.n_heads), format_func=lambda i: f"head {i + 1}")
