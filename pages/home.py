@@ -13,15 +13,15 @@ st.markdown(
 EXPLORE = [
     ("pages/heatmaps.py", "Attention heatmaps", "🔥", "one layer and head of a real model on your text"),
     ("pages/flip.py", "Antecedent flip", "🔁", "change one word: which heads move *it* from animal to street?"),
-    ("pages/compare.py", "Compare heads", "🧩", "heads side by side, statistics for every head, common patterns"),
+    ("pages/compare.py", "Compare heads", "🧭", "heads side by side, statistics for every head, common patterns"),
 ]
 CONCEPTS = [
-    ("pages/lab_why_attention.py", "Why attention", "🧭", "path length and parallel work versus recurrence"),
-    ("pages/lab_worked_example.py", "Worked example", "🧮", "queries, keys and values by hand, step by step"),
+    ("pages/lab_why_attention.py", "Why attention", "🛤️", "path length and parallel work versus recurrence"),
+    ("pages/lab_worked_example.py", "Worked example", "✏️", "queries, keys and values by hand, step by step"),
     ("pages/lab_softmax.py", "Softmax saturation", "🌡️", "why the scores are divided by √d_k"),
     ("pages/lab_permutation.py", "Permutation", "🔀", "without positions, attention ignores word order"),
-    ("pages/lab_positions.py", "Positions", "📍", "sinusoidal, learned and rotary position encodings"),
-    ("pages/lab_masks.py", "Masks", "🎭", "causal and padding masks"),
+    ("pages/lab_positions.py", "Positional encodings", "📍", "sinusoidal, learned and rotary positions"),
+    ("pages/lab_masks.py", "Masks", "🎭", "who may look at whom: causal and padding masks"),
     ("pages/lab_block.py", "Heads and the block", "🧱", "multi-head split, residuals and layer norm"),
 ]
 
