@@ -17,12 +17,20 @@ from plotly.subplots import make_subplots
 
 COLORSCALE = "Blues"
 MASKED = "#d4d4d4"       # cells a causal model cannot see
+MASKED_LIGHT = "#e6e6e6"  # the same in the overview's small tiles, light enough for the patterns to stand out
 HOVER_LABELS_UP_TO = 100  # above this many tokens per side, hover shows positions instead of tokens
 
 
 def label(token: str) -> str:
     """A token as literal text for plotly, which would otherwise render a subset of HTML in labels."""
     return html.escape(str(token), quote=False)
+
+
+def light(fig: go.Figure) -> go.Figure:
+    """Drop plotly's default template (about 6 kB of JSON a figure): st.plotly_chart's Streamlit theme styles
+    the figure in the browser anyway, so the chart and its PNG look the same without it."""
+    fig.update_layout(template=None)
+    return fig
 
 
 def labels(tokens: list[str]) -> list[str]:
@@ -64,7 +72,7 @@ def heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str],
     if max(n_q, n_k) > 80:  # too many labels to read: let plotly thin them out
         fig.update_xaxes(tickmode="auto", nticks=40)
         fig.update_yaxes(tickmode="auto", nticks=40)
-    return fig
+    return light(fig)
 
 
 def causal_hidden(n_query: int, n_key: int) -> np.ndarray:
@@ -92,7 +100,7 @@ def query_bars(weights_row: np.ndarray, key_tokens: list[str], query_token: str,
                       margin=dict(l=10, r=40, t=58 if subtitle else 40, b=10))
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(range=[0, max(1e-9, float(row[order].max())) * 1.18], title="weight")
-    return fig
+    return light(fig)
 
 
 # ---------------------------------------------------------------------------------------------- grids, overview
@@ -137,8 +145,9 @@ def head_grid(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str
         tiles = np.where(pool(~np.asarray(masked), max_side) == 0, np.nan, tiles)
     ys, xs = _bin_labels(query_tokens, max_side), _bin_labels(key_tokens, max_side)
     names = [f"<b>head {h} ◀</b>" if h == selected else f"head {h}" for h in range(n_heads)]
+    height = 60 + 190 * n_rows + (24 if title else 0)
     fig = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=names, horizontal_spacing=0.025,
-                        vertical_spacing=0.08 if n_rows > 1 else 0.0)
+                        vertical_spacing=min(0.3, 44 / height) if n_rows > 1 else 0.0)
     for h in range(n_heads):
         z = tiles[h]
         top = float(np.nanmax(z)) if not shared_scale and np.isfinite(z).any() else 1.0
@@ -148,10 +157,10 @@ def head_grid(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str
                       row=h // n_cols + 1, col=h % n_cols + 1)
     fig.update_xaxes(showticklabels=False, ticks="", showgrid=False, type="category")
     fig.update_yaxes(showticklabels=False, ticks="", showgrid=False, type="category", autorange="reversed")
-    fig.update_layout(height=60 + 190 * n_rows, margin=dict(l=10, r=10, t=40 + (24 if title else 0), b=10),
+    fig.update_layout(height=height, margin=dict(l=10, r=10, t=40 + (24 if title else 0), b=10),
                       title=dict(text=title, x=0.0, font=dict(size=14)),
                       plot_bgcolor=MASKED if masked is not None else "white")
-    return fig
+    return light(fig)
 
 
 def _blues(values: np.ndarray) -> np.ndarray:
@@ -170,7 +179,7 @@ def _png_uri(index: np.ndarray) -> str:
     """A palette PNG (one byte a pixel) of ``index`` into ``LEVELS`` shades of ``COLORSCALE``, grey, white."""
     from PIL import Image
 
-    grey = [int(MASKED[i:i + 2], 16) for i in (1, 3, 5)]
+    grey = [int(MASKED_LIGHT[i:i + 2], 16) for i in (1, 3, 5)]
     palette = np.vstack([_blues(np.linspace(0, 1, LEVELS)), [grey, [255, 255, 255]]]).astype(np.uint8)
     image = Image.fromarray(index.astype(np.uint8), "P")
     image.putpalette(palette.ravel().tolist())
@@ -227,4 +236,4 @@ def overview(tiles: np.ndarray, masked: np.ndarray | None = None, *, selected: t
                       margin=dict(l=60, r=20, t=60 + (24 if title else 0), b=10), hovermode="closest",
                       hoverdistance=-1, dragmode=False, plot_bgcolor="white",
                       title=dict(text=title, x=0.0, font=dict(size=14)))
-    return fig
+    return light(fig)

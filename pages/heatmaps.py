@@ -3,8 +3,13 @@ import streamlit as st
 
 from explorer import bertviz_offline, plots, ui, views
 
-OPTIONS = {"hide": "Hide special tokens", "merge": "Merge sub-tokens into words", "mean": "Mean of the layer's heads",
-           "rollout": "Attention rollout", "shared": "Shared colour scale (0–1)"}
+OPTIONS = {  # key: (label, help)
+    "hide": ("Hide special tokens", "Drop [CLS], [SEP], <s>… and renormalise each row over the tokens left."),
+    "merge": ("Merge sub-tokens", "One row and column per word: rows averaged over its tokens, columns summed."),
+    "mean": ("Mean of heads", "The average of every head of this layer instead of one head."),
+    "rollout": ("Rollout", "Attention rollout: heads averaged, residual mixed in, layers multiplied up to this one."),
+    "shared": ("Shared colour scale", "Colour every figure from 0 to 1 instead of each to its own maximum."),
+}
 
 
 def show_bertviz(result, part: str, layer: int) -> None:
@@ -38,7 +43,8 @@ with pick[0]:
     layer = ui.index_picker("Layer", "layer", res.facts.n_layers)
 with pick[1]:
     head = ui.index_picker("Head", "head", res.facts.n_heads)
-flags = {key: box.checkbox(label, key=f"opt_{key}") for (key, label), box in zip(OPTIONS.items(), st.columns(5))}
+flags = {key: box.checkbox(label, key=f"opt_{key}", help=tip)
+         for (key, (label, tip)), box in zip(OPTIONS.items(), st.columns(5))}
 options = views.Options(flags["hide"], flags["merge"], flags["mean"], flags["rollout"])
 view = views.matrix_view(result, part, layer, head, options)
 with pick[2]:
@@ -46,7 +52,7 @@ with pick[2]:
                           views.default_query(result, part))
 ui.show_link_notes()
 for note in view.notes:
-    st.caption(f"ℹ️ {note}")
+    st.caption(f"ℹ️ {ui.literal(note)}")
 
 name = f"{model.split('/')[-1]}-{part}-L{layer}" + ("" if not view.real_head else f"H{head}")
 left, right = st.columns([3, 2])

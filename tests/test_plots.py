@@ -105,7 +105,7 @@ def test_overview_colours_scale_and_mask():
     masked = np.array([[False, True], [False, False]])
     shared = _png(plots.overview(tiles, masked, shared_scale=True))
     own = _png(plots.overview(tiles, masked, shared_scale=False))
-    grey = [int(plots.MASKED[i:i + 2], 16) for i in (1, 3, 5)]
+    grey = [int(plots.MASKED_LIGHT[i:i + 2], 16) for i in (1, 3, 5)]
     assert shared[0, 6].tolist() == grey   # the masked cell (upper right of the first tile)
     # scaled to its own maximum, the first tile's 0.5 cell becomes as dark as the full tile
     assert own[0, 0].tolist() == own[0, 13].tolist() != shared[0, 0].tolist()
