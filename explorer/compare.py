@@ -82,6 +82,15 @@ def ranked_flips(table: pd.DataFrame, top: int = 15) -> tuple[pd.DataFrame, bool
     return out.round(3), bool(len(flipping))
 
 
+def small_flip_note(table: pd.DataFrame, small: float = 0.05) -> str:
+    """A caution when even the largest change is small (else an empty string)."""
+    top = float(table["flip"].abs().max()) if len(table) else 0.0
+    if top >= small:
+        return ""
+    return (f"Even the largest flip is small ({top:.3f}): in this model, changing the word barely moves where the "
+            "query looks. Heads that 'flip' by less than a few hundredths are noise, not a decision.")
+
+
 def max_row_difference(a: np.ndarray, b: np.ndarray, rows: list[int]) -> float:
     """Largest |a − b| over the given query rows of two ``[query, key]`` matrices (0 when the shapes differ)."""
     if a.shape != b.shape or not rows:

@@ -49,6 +49,8 @@ with right:
 ui.show_link_notes()
 if result.query_sees_change:
     (st.success if result.table["flips"].any() else st.info)(result.message)
+    if note := compare.small_flip_note(result.table):
+        st.caption(note)
     left, right = st.columns(2)
     with left:
         fig = plots_heads.head_map(compare.grid(result.table, "flip", facts.n_layers, facts.n_heads),

@@ -61,6 +61,12 @@ def test_ranked_flips_names_and_order():
     assert not any_flip and list(ranked["head"]) == [1, 0]
 
 
+def test_small_flip_note_only_when_every_flip_is_small():
+    assert compare.small_flip_note(_flip_table(np.array([[0.3, -0.01]]), np.array([[True, False]]))) == ""
+    note = compare.small_flip_note(_flip_table(np.array([[0.012, -0.02]]), np.array([[True, False]])))
+    assert "0.020" in note and "small" in note
+
+
 def test_max_row_difference():
     a = np.eye(3)
     b = a.copy()

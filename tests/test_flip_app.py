@@ -73,6 +73,7 @@ def test_defaults_show_the_encoder_flip(encoder_page):
     assert z.shape == (6, 12)
     dots = flip_map["data"][2]                              # the heads that flip carry a dot
     assert (4, 0) in set(zip(array(dots["y"]).astype(int), array(dots["x"]).astype(int)))
+    assert "Even the largest flip is small" not in texts(at)
     table = at.dataframe[0].value
     assert (int(table.loc[0, "layer"]), int(table.loc[0, "head"])) == (4, 0)
     assert at.query_params["layer"] == ["4"] or at.query_params["layer"] == "4"
@@ -134,5 +135,6 @@ def test_decoder_shows_why_it_cannot_change_then_switches_pair():
     a_text, b_text, _, _ = FLIP_PAIRS["tired / wide … then it (decoder)"]
     assert at.text_area(key="text").value == a_text and at.text_area(key="text_b").value == b_text
     assert "heads lean to 'animal' in A and to 'street' in B" in texts(at)
+    assert "Even the largest flip is small" in texts(at)     # SmolLM2's heads barely move: said plainly
     assert "Flip per head" in figures(at)
     assert not np.array_equal(heat(at, "A")[-1], heat(at, "B")[-1], equal_nan=True)  # the later "it" sees it
