@@ -111,3 +111,19 @@ def flip_heatmap(weights: np.ndarray, tokens: list[str], keys: list[str], *, que
     fig = plots.heatmap(weights, tokens, keys, masked=hidden, title=title)
     cols = [changed] if changed is not None and changed < len(keys) else []
     return outline(fig, rows=query_rows, cols=cols, n_rows=len(tokens), n_cols=len(keys), label=row_label)
+
+
+def flip_map(table, n_layers: int, n_heads: int, selected: tuple[int, int] | None = None) -> go.Figure:
+    """``analysis.flip``'s table as a layers × heads map of the flip size, with a dot on each head that flips."""
+    flip, flips = np.full((n_layers, n_heads), np.nan), np.zeros((n_layers, n_heads), dtype=bool)
+    layer, head = table["layer"].to_numpy(), table["head"].to_numpy()
+    flip[layer, head], flips[layer, head] = table["flip"].to_numpy(dtype=float), table["flips"].to_numpy(dtype=bool)
+    return head_map(flip, marked=flips, mark_name="flips", selected=selected, diverging=True, value_name="flip",
+                    title="Flip per head")
+
+
+def difference_heatmap(a: np.ndarray, b: np.ndarray, tokens: list[str], keys: list[str]) -> go.Figure:
+    """|a − b| for one causal head on two texts of equal length: zero in every row before the first change."""
+    return plots.heatmap(np.abs(np.asarray(a) - np.asarray(b)), tokens, keys, zmax=None, value_name="|A−B|",
+                         masked=plots.causal_hidden(len(tokens), len(keys)),
+                         title="|A − B|: every row before the changed word is exactly 0")

@@ -53,10 +53,7 @@ if result.query_sees_change:
         st.caption(note)
     left, right = st.columns(2)
     with left:
-        fig = plots_heads.head_map(compare.grid(result.table, "flip", facts.n_layers, facts.n_heads),
-                                   marked=compare.grid(result.table, "flips", facts.n_layers, facts.n_heads) > 0,
-                                   mark_name="flips", selected=(layer, head), diverging=True, value_name="flip",
-                                   title="Flip per head")
+        fig = plots_heads.flip_map(result.table, facts.n_layers, facts.n_heads, selected=(layer, head))
         ui.show_figure(fig, "flip_map", "flip-map", on_select=ui.open_head("flip_map"))
         st.caption("Blue: leans to the first candidate in A more than in B. ● the head flips. Click a cell to open it.")
     with right:
@@ -94,8 +91,5 @@ for column, (side, res) in zip(st.columns(2), (("A", a), ("B", b))):
                         f"flip-{side}-L{layer}H{head}.csv", f"csv_{side}")
         ui.show_figure(bars[side], f"bars_{side}", f"flip-{side}-bars-L{layer}H{head}")
 if not result.query_sees_change and a.weights.shape == b.weights.shape:
-    diff = abs(a.weights[layer, head] - b.weights[layer, head])
-    fig = plots.heatmap(diff, a.tokens, a.keys, zmax=None, value_name="|A−B|",
-                        masked=plots.causal_hidden(len(a.tokens), len(a.keys)),
-                        title="|A − B|: every row before the changed word is exactly 0")
+    fig = plots_heads.difference_heatmap(a.weights[layer, head], b.weights[layer, head], a.tokens, a.keys)
     ui.show_figure(fig, "diff", f"flip-difference-L{layer}H{head}")

@@ -65,3 +65,22 @@ def test_same_x_range_uses_the_larger_bars():
     plots_heads.same_x_range(a, b)
     assert a.layout.xaxis.range == b.layout.xaxis.range
     assert abs(a.layout.xaxis.range[1] - 0.7 * 1.18) < 1e-9
+
+
+def test_flip_map_from_a_flip_table():
+    import pandas as pd
+    table = pd.DataFrame({"layer": [0, 0, 1, 1], "head": [0, 1, 0, 1], "flip": [0.2, -0.1, 0.0, 0.5],
+                          "flips": [True, False, False, True]})
+    fig = plots_heads.flip_map(table, 2, 2, selected=(1, 1))
+    assert np.array_equal(np.asarray(fig.data[0].z), [[0.2, -0.1], [0.0, 0.5]])
+    assert fig.data[0].zmid == 0 and fig.data[0].zmax == 0.5
+    assert list(fig.data[2].x) == [0, 1] and list(fig.data[2].y) == [0, 1]
+
+
+def test_difference_heatmap_is_zero_before_the_change():
+    a = np.tril(np.ones((3, 3))) / np.arange(1, 4)[:, None]
+    b = a.copy()
+    b[2] = [0.5, 0.25, 0.25]
+    z = np.asarray(plots_heads.difference_heatmap(a, b, list("xyz"), list("xyz")).data[0].z, dtype=float)
+    assert np.nansum(z[:2]) == 0 and np.nanmax(z[2]) > 0
+    assert np.isnan(z[0, 1])                                  # hidden keys stay grey
