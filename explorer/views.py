@@ -6,6 +6,10 @@ option never re-runs the model. A view remembers which token positions each of i
 """
 from __future__ import annotations
 
+import functools
+import threading
+import weakref
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,6 +23,31 @@ PARTS = {"encoder": "encoder self-attention", "decoder": "decoder self-attention
          "cross": "cross attention (decoder → encoder)"}
 ROLLOUT_RESIDUAL = 0.5
 OVERVIEW_SIDE = 24   # thumbnails are average-pooled to at most this many rows and columns
+MEMO_ENTRIES = 32
+
+
+_memo: OrderedDict = OrderedDict()
+_memo_lock = threading.Lock()
+
+
+def remembered(fn):
+    """Keep the last few values of ``fn(result, *args)`` while ``result`` (a cached, read-only AttentionResult)
+    is alive: moving a slider reruns the page, and the overview's statistics need not be recomputed."""
+    @functools.wraps(fn)
+    def wrapper(result, *args, **kwargs):
+        key = (fn.__name__, id(result), args, tuple(sorted(kwargs.items())))
+        with _memo_lock:
+            hit = _memo.get(key)
+            if hit is not None and hit[0]() is result:
+                _memo.move_to_end(key)
+                return hit[1]
+        value = fn(result, *args, **kwargs)
+        with _memo_lock:
+            _memo[key] = (weakref.ref(result), value)
+            while len(_memo) > MEMO_ENTRIES:
+                _memo.popitem(last=False)
+        return value
+    return wrapper
 
 
 @dataclass(frozen=True)
@@ -131,7 +160,7 @@ def matrix_view(result: AttentionResult, part: str, layer: int, head: int, optio
         notes.append("Rollout follows one stack of self-attention layers; cross attention is shown as it is.")
         rollout = False
     if rollout:
-        base = analysis.rollout(res.weights[: layer + 1], residual=ROLLOUT_RESIDUAL)[-1]
+        base = _rollout(res, layer)
         title, value_name, real = f"{name} · rollout through layers 0–{layer}", "rollout", False
         notes.append(f"Attention rollout: each layer's heads averaged, the residual path mixed in "
                      f"({ROLLOUT_RESIDUAL:g}·I + {1 - ROLLOUT_RESIDUAL:g}·A), and layers 0–{layer} multiplied "
@@ -149,6 +178,11 @@ def matrix_view(result: AttentionResult, part: str, layer: int, head: int, optio
     matrix, q_lab, k_lab, q_pos, k_pos, masked, more = _transform(base, res, key_side(result, part), options,
                                                                   causal)
     return MatrixView(matrix, q_lab, k_lab, q_pos, k_pos, masked, title, value_name, notes + more, real)
+
+
+@remembered
+def _rollout(res: AttentionResult, layer: int) -> np.ndarray:
+    return analysis.rollout(res.weights[: layer + 1], residual=ROLLOUT_RESIDUAL)[-1]
 
 
 def layer_view(result: AttentionResult, part: str, layer: int, options: Options) -> MatrixView:
@@ -190,6 +224,7 @@ def csv_frame(view: MatrixView) -> pd.DataFrame:
 
 # ---------------------------------------------------------------------------------------------- overview
 
+@remembered
 def overview_tiles(result: AttentionResult, part: str, hide_special: bool = False, side: int = OVERVIEW_SIDE
                    ) -> tuple[np.ndarray, np.ndarray | None]:
     """Thumbnails of every head: ``[layer, head, ≤side, ≤side]`` average-pooled weights, and the pooled causal
@@ -214,6 +249,7 @@ def overview_tiles(result: AttentionResult, part: str, hide_special: bool = Fals
     return np.stack(tiles), masked
 
 
+@remembered
 def overview_hover(result: AttentionResult, part: str) -> list[list[str]]:
     """Hover text per ``[layer][head]``: a few statistics that tell common head patterns apart."""
     res = part_of(result, part)

@@ -211,3 +211,14 @@ def test_bertviz_layers_fit_the_cap():
 def test_view_matrix_is_float32_and_finite(layer):
     view = views.matrix_view(result(causal=True), "self", layer, 0, Options(rollout=True, hide_special=True))
     assert view.matrix.dtype == np.float32 and np.isfinite(view.matrix).all()
+
+
+def test_overview_work_is_remembered_per_live_result():
+    res = result()
+    first = views.overview_hover(res, "self")
+    assert views.overview_hover(res, "self") is first
+    assert views.overview_tiles(res, "self", True)[0] is views.overview_tiles(res, "self", True)[0]
+    other = result(seed=1)
+    assert views.overview_hover(other, "self") is not first
+    rolled = views.matrix_view(res, "self", 2, 0, Options(rollout=True)).matrix
+    np.testing.assert_array_equal(views.matrix_view(res, "self", 2, 0, Options(rollout=True)).matrix, rolled)
