@@ -94,7 +94,8 @@ def query_bars(weights_row: np.ndarray, key_tokens: list[str], query_token: str,
     fig = go.Figure(go.Bar(x=row[order], y=names, orientation="h", marker_color="#2b6cb0",
                            text=[f"{v:.2f}" for v in row[order]], textposition="outside", cliponaxis=False,
                            hovertemplate="%{y}: %{x:.3f}<extra></extra>"))
-    subtitle = f"<br><sup>the other {rest} keys share {row.sum() - row[order].sum():.2f}</sup>" if rest > 0 else ""
+    others = "the other key has" if rest == 1 else f"the other {rest} keys share"
+    subtitle = f"<br><sup>{others} {row.sum() - row[order].sum():.2f}</sup>" if rest > 0 else ""
     fig.update_layout(title=dict(text=f"Where {label(query_token)!s} looks{subtitle}", x=0.0, font=dict(size=14)),
                       height=(78 if subtitle else 60) + 26 * len(order),
                       margin=dict(l=10, r=40, t=58 if subtitle else 40, b=10))

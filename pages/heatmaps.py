@@ -43,8 +43,9 @@ with pick[0]:
     layer = ui.index_picker("Layer", "layer", res.facts.n_layers)
 with pick[1]:
     head = ui.index_picker("Head", "head", res.facts.n_heads)
-flags = {key: box.checkbox(label, key=f"opt_{key}", help=tip)
-         for (key, (label, tip)), box in zip(OPTIONS.items(), st.columns(5))}
+with st.container(horizontal=True, gap="medium"):   # each box as wide as its label, wrapping when narrow
+    flags = {key: st.checkbox(label, key=f"opt_{key}", help=tip, width="content")
+             for key, (label, tip) in OPTIONS.items()}
 options = views.Options(flags["hide"], flags["merge"], flags["mean"], flags["rollout"])
 view = views.matrix_view(result, part, layer, head, options)
 with pick[2]:
@@ -75,7 +76,9 @@ ui.show_figure(plots.head_grid(grid.matrix, grid.query_labels, grid.key_labels, 
 
 st.subheader("Every layer × head")
 st.caption("Thumbnails of each head (averaged down to at most 24 × 24 cells"
-           + (", special tokens hidden" if options.hide_special else "") + "). Click a tile to show that head.")
+           + (", special tokens hidden" if options.hide_special else "")
+           + ("; all on one 0–1 scale" if flags["shared"] else "; each scaled to its own maximum")
+           + "). Hover for statistics; click a tile to show that head.")
 tiles, masked = views.overview_tiles(result, part, options.hide_special)
 ui.show_figure(plots.overview(tiles, masked, selected=(layer, head), shared_scale=flags["shared"],
                               hover=views.overview_hover(result, part)),
