@@ -302,3 +302,11 @@ def use_app_navigation() -> None:
     if PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
         st.rerun()
+
+
+def keep(*keys: str) -> None:
+    """Carry values across pages: a keyed widget on this page that differs from the other page's widget with the
+    same key (another label) would otherwise start empty. Call before creating the widgets."""
+    for key in keys:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
