@@ -19,6 +19,7 @@ def add_head(source: str, frame=None) -> None:
         st.session_state["heads"] = [*ids[:3], compare.head_id(head)]
 
 
+ui.keep("model", "text")  # another page's model and text carry over
 model = ui.model_picker()
 text = ui.text_box()
 result = ui.attention_or_stop(model, text)

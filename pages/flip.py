@@ -18,6 +18,7 @@ def use_pair(name: str) -> None:
             del st.query_params[key]
 
 
+ui.keep("model", "text")  # another page's model and text carry over (the text becomes sentence A)
 model = ui.model_picker()
 left, right = st.columns(2)
 with left:
