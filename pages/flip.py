@@ -38,7 +38,7 @@ try:
     result = analysis.flip(a, b, query, candidates)
 except ValueError as err:
     ui.show_link_notes()
-    st.warning(str(err))
+    st.warning(ui.literal(err))
     st.stop()
 
 best = compare.best_head(result.table)
@@ -49,7 +49,7 @@ with right:
     head = ui.index_picker("Head", "head", facts.n_heads, default=best[1])
 ui.show_link_notes()
 if result.query_sees_change:
-    (st.success if result.table["flips"].any() else st.info)(result.message)
+    (st.success if result.table["flips"].any() else st.info)(ui.literal(result.message))
     if note := compare.small_flip_note(result.table):
         st.caption(note)
     left, right = st.columns(2)
@@ -65,9 +65,9 @@ if result.query_sees_change:
         st.caption("Select a row to open that head below. Sort by clicking a column header.")
         ui.download_csv(result.table, "flip-all-heads.csv", "flip_csv", "⬇️ All heads as CSV")
 else:
-    st.warning(result.message)
+    st.warning(ui.literal(result.message))
     later = compare.words_after(a.words, a.word_ids, result.first_difference)
-    st.markdown("Query words after the change, which can see it: " + (", ".join(f"*{w}*" for w in later) or
+    st.markdown("Query words after the change, which can see it: " + (", ".join(f"*{ui.literal(w)}*" for w in later) or
                 "none yet; add words after it, or use the pair below."))
     decoder_pair = next(n for n in FLIP_PAIRS if "decoder" in n)
     st.button(f"Switch to the pair written for decoders: {decoder_pair}", on_click=use_pair, args=(decoder_pair,),
