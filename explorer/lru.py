@@ -12,16 +12,21 @@ from typing import Callable, Hashable
 import numpy as np
 
 
-def nbytes(obj) -> int:
-    """Bytes held by the numpy arrays of an object (recursing into dataclass fields, dicts and lists)."""
+def nbytes(obj, _seen: set[int] | None = None) -> int:
+    """Bytes held by the numpy arrays of an object, each counted once (an encoder-decoder result lists
+    itself among its parts), recursing into dataclass fields, dicts, lists and tuples."""
+    seen = set() if _seen is None else _seen
+    if id(obj) in seen or isinstance(obj, (str, bytes, int, float, bool, type(None))):
+        return 0
+    seen.add(id(obj))
     if isinstance(obj, np.ndarray):
         return obj.nbytes
     if isinstance(obj, dict):
-        return sum(nbytes(v) for k, v in obj.items() if v is not obj)
+        return sum(nbytes(v, seen) for v in obj.values())
     if isinstance(obj, (list, tuple)):
-        return sum(nbytes(v) for v in obj) if obj and isinstance(obj[0], (np.ndarray, dict)) else 0
+        return sum(nbytes(v, seen) for v in obj)
     if hasattr(obj, "__dict__"):
-        return sum(nbytes(v) for v in vars(obj).values() if v is not obj)
+        return sum(nbytes(v, seen) for v in vars(obj).values())
     return 0
 
 

@@ -143,27 +143,7 @@ def test_bertviz_only_when_asked_and_capped():
     assert any("at most" in i.value for i in at.info)
 
 
-def _nbytes_once(obj, seen=None) -> int:
-    """Bytes of the arrays in ``obj``, each object counted once (an encoder-decoder result holds itself in
-    ``parts``)."""
-    seen = set() if seen is None else seen
-    if id(obj) in seen:
-        return 0
-    seen.add(id(obj))
-    if isinstance(obj, np.ndarray):
-        return obj.nbytes
-    values = obj.values() if isinstance(obj, dict) else obj if isinstance(obj, (list, tuple)) else (
-        vars(obj).values() if hasattr(obj, "__dict__") else ())
-    return sum(_nbytes_once(v, seen) for v in values if isinstance(v, (np.ndarray, dict, list, tuple))
-               or hasattr(v, "__dict__"))
-
-
-def test_encoder_decoder_parts(tiny_folder, monkeypatch):
-    import explorer.lru
-
-    # explorer.lru.nbytes recursed forever on an encoder-decoder result (parts["encoder"] is the result itself);
-    # this test is about the page, so it counts bytes with a cycle-safe version.
-    monkeypatch.setattr(explorer.lru, "nbytes", _nbytes_once)
+def test_encoder_decoder_parts(tiny_folder):
     at = page(model=tiny_folder("t5"), text="the cat sat on the mat")
     no_exceptions(at)
     assert at.radio(key="part").options == ["encoder self-attention", "decoder self-attention",
