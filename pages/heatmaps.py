@@ -28,6 +28,7 @@ def show_bertviz(result, part: str, layer: int) -> None:
         st.iframe(page, height=views.bertviz_height(view, n, len(layers), n_heads))
 
 
+ui.use_app_navigation()
 st.title("Attention heatmaps")
 st.caption("Each row is a query token; it shows how that token spreads its attention, summing to 1, over the keys.")
 top = st.columns([2, 3])
