@@ -35,7 +35,9 @@ def figures(at: AppTest) -> dict[str, dict]:
 
 
 def texts(at: AppTest) -> str:
-    return "\n".join([str(x.value) for x in [*at.success, *at.info, *at.warning, *at.markdown, *at.caption]])
+    """Everything the page wrote, with the markdown escapes of literal text (ui.literal) removed."""
+    return "\n".join(str(x.value) for x in [*at.success, *at.info, *at.warning, *at.markdown, *at.caption]
+                     ).replace("\\", "")
 
 
 def notes(at: AppTest) -> str:
@@ -121,7 +123,7 @@ def test_heatmap_page_query_position_maps_to_its_word():
 
 def test_decoder_shows_why_it_cannot_change_then_switches_pair():
     at = run(model=EMBEDDED_DECODER)
-    warning = " ".join(str(w.value) for w in at.warning)
+    warning = " ".join(str(w.value) for w in at.warning).replace("\\", "")
     assert "causal" in warning and "same in both texts" in warning
     a, b = heat(at, "A"), heat(at, "B")
     assert np.isnan(a[0, 1:]).all()                          # the causal mask is drawn grey (NaN), not as 0
