@@ -35,8 +35,8 @@ def matrix_heatmap(values: np.ndarray, *, title: str = "", x_title: str = "", y_
     values = np.asarray(values, dtype=float)
     n_rows, n_cols = values.shape
     annotate = n_rows * n_cols <= 100 if annotate is None else annotate
-    xl = list(x_labels) if x_labels is not None else [str(i) for i in range(n_cols)]
-    yl = list(y_labels) if y_labels is not None else [str(i) for i in range(n_rows)]
+    xl = [literal_label(x) for x in x_labels] if x_labels is not None else [str(i) for i in range(n_cols)]
+    yl = [literal_label(y) for y in y_labels] if y_labels is not None else [str(i) for i in range(n_rows)]
     fig = go.Figure(go.Heatmap(
         z=values, x=list(range(n_cols)), y=list(range(n_rows)), colorscale=colorscale, zmin=zmin, zmax=zmax,
         zmid=zmid, text=np.vectorize(lambda v: format(v, fmt))(values) if annotate else None,
