@@ -268,19 +268,31 @@ def device_label(device: str) -> str:
 _online: tuple[float, bool] | None = None
 
 
-def hub_reachable(timeout: float = 1.5) -> bool:
-    """One quick TCP connect to the hub (remembered for a minute), instead of the hub client's ~20 s of retries."""
+def hub_reachable(timeout: float = 1.0) -> bool:
+    """One quick TCP connect to the hub (remembered for a minute), instead of the hub client's ~20 s of retries.
+
+    The name lookup and the connect share ``timeout`` seconds (a worker thread is abandoned after that): on an
+    offline machine whose DNS server does not answer, the lookup alone would wait for the resolver's own 5 s+.
+    """
     global _online
     if os.environ.get("HF_HUB_OFFLINE", "0") not in {"", "0"}:
         return False
     if _online and time.monotonic() - _online[0] < 60:
         return _online[1]
     host = re.sub(r"^https?://", "", os.environ.get("HF_ENDPOINT", "https://huggingface.co")).split("/")[0]
-    try:
-        socket.create_connection((host.split(":")[0], 443), timeout=timeout).close()
-        ok = True
-    except OSError:
-        ok = False
+    outcome: list[bool] = []
+
+    def probe() -> None:
+        try:
+            socket.create_connection((host.split(":")[0], 443), timeout=timeout).close()
+            outcome.append(True)
+        except OSError:
+            outcome.append(False)
+
+    worker = threading.Thread(target=probe, name="hub-probe", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    ok = bool(outcome and outcome[0])
     _online = (time.monotonic(), ok)
     return ok
 

@@ -331,3 +331,31 @@ def test_bad_model_in_a_lab_is_a_warning_not_a_traceback(monkeypatch):
     no_exception(at)
     shows(at, r"simulated")
 
+
+
+def test_no_network_answer_is_bounded_even_when_name_lookup_hangs(monkeypatch):
+    """Offline without HF_HUB_OFFLINE: a DNS server that never answers must not hold the page (spec: < 2 s)."""
+    import socket
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setattr(models, "_online", None)
+    monkeypatch.setattr(socket, "create_connection", lambda *a, **k: time.sleep(5))
+    start = time.monotonic()
+    assert models.hub_reachable(timeout=0.3) is False
+    assert time.monotonic() - start < 1.5
+    assert models.hub_reachable(timeout=0.3) is False   # remembered: no second wait
+
+
+def test_unknown_hub_id_without_network_says_so(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setattr(models, "_online", None)
+    import socket
+
+    def refuse(*args, **kwargs):
+        raise OSError("Network is unreachable")
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    at = open_page("pages/heatmaps.py", model="nobody-here/no-such-model-xyz")
+    no_exception(at)
+    shows(at, r"no network connection to the Hugging Face hub")
+    at.selectbox(key="model").set_value(models.EMBEDDED_ENCODER).run()
+    usable(at)
