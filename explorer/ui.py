@@ -45,9 +45,15 @@ def show_link_notes() -> None:
 
 
 def _from_url(key: str, default):
-    """First run of a session: take the widget's value from the URL (if any), else the default."""
+    """The widget's value: from the URL on a session's first run, else as the user left it on any page.
+
+    Streamlit forgets a widget's value once a page without that widget has run, so the value is also kept
+    under a plain key that survives page changes: model and text follow the student from page to page.
+    """
     if key not in st.session_state:
-        st.session_state[key] = st.query_params.get(key, default)
+        st.session_state[key] = st.query_params.get(key, st.session_state.get(f"_kept_{key}", default))
+    # set through the Session State API, so a same-keyed widget on another page (other label) takes the value
+    st.session_state[key] = st.session_state[f"_kept_{key}"] = st.session_state[key]
     return st.session_state[key]
 
 
@@ -303,10 +309,3 @@ def use_app_navigation() -> None:
         PagesManager.uses_pages_directory = False
         st.rerun()
 
-
-def keep(*keys: str) -> None:
-    """Carry values across pages: a keyed widget on this page that differs from the other page's widget with the
-    same key (another label) would otherwise start empty. Call before creating the widgets."""
-    for key in keys:
-        if key in st.session_state:
-            st.session_state[key] = st.session_state[key]

@@ -3,6 +3,7 @@ import streamlit as st
 
 from explorer import analysis, compare, plots, plots_heads, ui
 
+ui.use_app_navigation()
 st.title("Compare heads")
 st.caption("Heads of the same model on the same text, side by side on one colour scale. Pick heads by name, "
            "by clicking the map, or from the statistics table.")
@@ -19,7 +20,6 @@ def add_head(source: str, frame=None) -> None:
         st.session_state["heads"] = [*ids[:3], compare.head_id(head)]
 
 
-ui.keep("model", "text")  # another page's model and text carry over
 model = ui.model_picker()
 text = ui.text_box()
 result = ui.attention_or_stop(model, text)

@@ -4,6 +4,7 @@ import streamlit as st
 from explorer import analysis, compare, plots, plots_heads, ui
 from explorer.examples import ANIMAL_TIRED, ANIMAL_WIDE, FLIP_PAIRS
 
+ui.use_app_navigation()
 st.title("Antecedent flip")
 st.caption("Change one word and some heads change their mind: in A, *it* should point at the animal; in B, at "
            "the street. Each head's flip = (lean to the first candidate in A) − (lean in B).")
@@ -18,7 +19,6 @@ def use_pair(name: str) -> None:
             del st.query_params[key]
 
 
-ui.keep("model", "text")  # another page's model and text carry over (the text becomes sentence A)
 model = ui.model_picker()
 left, right = st.columns(2)
 with left:

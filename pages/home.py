@@ -4,6 +4,7 @@ import streamlit as st
 from explorer import models, ui
 from explorer.examples import FLIP_PAIRS
 
+ui.use_app_navigation()
 st.title("🔍 Attention explorer")
 st.markdown(
     "Look inside the attention of real transformer models, one head at a time. Type a sentence, pick a layer "
