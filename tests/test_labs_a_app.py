@@ -10,21 +10,8 @@ from explorer import concepts, maths
 from explorer.attention import extract
 from explorer.plots_concepts import latex_matrix
 
-TIMEOUT = 180
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _run(page: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / page), default_timeout=TIMEOUT).run()
-    assert not at.exception, at.exception
-    return at
-
-
-def _answer(at: AppTest, option: str) -> AppTest:
-    at.radio(key=next(r.key for r in at.radio if r.label == "Your prediction")).set_value(option).run()
-    next(b for b in at.button if b.label == "Commit my answer").click().run()
-    assert not at.exception, at.exception
-    return at
+from labs_helpers import answer as _answer
+from labs_helpers import run_page as _run
 
 
 def _latex(at: AppTest) -> str:

@@ -9,21 +9,8 @@ from streamlit.testing.v1 import AppTest
 
 from explorer import blocks
 
-TIMEOUT = 180
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _run(page: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / page), default_timeout=TIMEOUT).run()
-    assert not at.exception, at.exception
-    return at
-
-
-def _answer(at: AppTest, option: str) -> AppTest:
-    at.radio(key=next(r.key for r in at.radio if r.label == "Your prediction")).set_value(option).run()
-    next(b for b in at.button if b.label == "Commit my answer").click().run()
-    assert not at.exception, at.exception
-    return at
+from labs_helpers import answer as _answer
+from labs_helpers import run_page as _run
 
 
 def _figure(at: AppTest, title_start: str) -> dict:
