@@ -13,9 +13,10 @@ import json
 import os
 import re
 import shutil
-import socket
 import threading
 import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -269,24 +270,27 @@ _online: tuple[float, bool] | None = None
 
 
 def hub_reachable(timeout: float = 1.0) -> bool:
-    """One quick TCP connect to the hub (remembered for a minute), instead of the hub client's ~20 s of retries.
+    """One quick HTTPS request to the hub (remembered for a minute), instead of the hub client's ~20 s of retries.
 
-    The name lookup and the connect share ``timeout`` seconds (a worker thread is abandoned after that): on an
-    offline machine whose DNS server does not answer, the lookup alone would wait for the resolver's own 5 s+.
+    Any HTTP answer over verified TLS counts as online; a TCP connect alone does not (a proxy or firewall may
+    accept connections for every address). Name lookup, connect and answer share ``timeout`` seconds (a worker
+    thread is abandoned after that): with a DNS server that never answers, the lookup alone would take 5 s+.
     """
     global _online
     if os.environ.get("HF_HUB_OFFLINE", "0") not in {"", "0"}:
         return False
     if _online and time.monotonic() - _online[0] < 60:
         return _online[1]
-    host = re.sub(r"^https?://", "", os.environ.get("HF_ENDPOINT", "https://huggingface.co")).split("/")[0]
+    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
     outcome: list[bool] = []
 
     def probe() -> None:
         try:
-            socket.create_connection((host.split(":")[0], 443), timeout=timeout).close()
+            urllib.request.urlopen(urllib.request.Request(endpoint + "/", method="HEAD"), timeout=timeout).close()
             outcome.append(True)
-        except OSError:
+        except urllib.error.HTTPError:   # the hub answered, even if with an error status
+            outcome.append(True)
+        except (OSError, ValueError):    # no route, refused, TLS not verified, timed out, bad endpoint
             outcome.append(False)
 
     worker = threading.Thread(target=probe, name="hub-probe", daemon=True)
