@@ -10,9 +10,11 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import logging
 import os
 import re
 import shutil
+import sys
 import threading
 import time
 import urllib.error
@@ -24,6 +26,14 @@ from typing import Callable
 import torch
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+log = logging.getLogger("explorer")
+if not log.handlers:  # one line per model load in the server's log: which model, where, how long
+    _handler = logging.StreamHandler(sys.stderr)
+    _handler.setFormatter(logging.Formatter("%(asctime)s explorer: %(message)s"))
+    log.addHandler(_handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
 
 
 def cpu_threads() -> int:
@@ -360,6 +370,7 @@ def load_model(name: str, device: str | None = None, progress: Progress | None =
     spec = resolve_spec(name)
     device = best_device(device)
     report = progress or (lambda fraction, message: None)
+    start = time.monotonic()
     if spec.source == "embedded":
         report(0.05, f"Checking the {spec.name} weights (sha256)…")
         weights = verified_weights(spec)
@@ -371,6 +382,7 @@ def load_model(name: str, device: str | None = None, progress: Progress | None =
     else:
         loaded = _load_from_hub(spec, device, report)
     report(1.0, f"{spec.name} ready on {loaded.device}.")
+    log.info("loaded model %s on %s in %.1f s", spec.name, loaded.device, time.monotonic() - start)
     return loaded
 
 
