@@ -234,6 +234,7 @@ def _convert(spec: ModelSpec, gguf_path: Path, target: Path, report: Progress) -
     from safetensors.torch import save_file
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    _import_transformers()
     report(0.1, "Converting the GGUF weights to safetensors (once, about half a minute)…")
     tmp = target.with_name(target.name + f".tmp{os.getpid()}-{threading.get_ident()}")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -361,6 +362,28 @@ def _from_folder(folder: str | Path, spec: ModelSpec, device: str, **hub_kwargs)
     return LoadedModel(spec, model, tokenizer, device, model_kind(config), notes)
 
 
+_import_lock = threading.Lock()
+_imported = False
+
+
+def _import_transformers() -> None:
+    """Import the parts of transformers that loading uses, once, under a lock.
+
+    transformers imports its classes lazily, and that is not thread-safe: two sessions loading their first
+    models at the same moment got ``ImportError: cannot import name 'AutoConfig' from 'transformers'``.
+    """
+    global _imported
+    with _import_lock:
+        if _imported:
+            return
+        from transformers import (AttentionInterface, AutoConfig, AutoModel,  # noqa: F401
+                                  AutoModelForCausalLM, AutoTokenizer)
+        from transformers.masking_utils import AttentionMaskInterface, eager_mask  # noqa: F401
+        from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES  # noqa: F401
+        from transformers.models.llama.modeling_llama import eager_attention_forward  # noqa: F401
+        _imported = True
+
+
 def load_model(name: str, device: str | None = None, progress: Progress | None = None) -> LoadedModel:
     """Load a model for attention extraction: eager attention, eval mode, on the best device.
 
@@ -371,6 +394,7 @@ def load_model(name: str, device: str | None = None, progress: Progress | None =
     device = best_device(device)
     report = progress or (lambda fraction, message: None)
     start = time.monotonic()
+    _import_transformers()
     if spec.source == "embedded":
         report(0.05, f"Checking the {spec.name} weights (sha256)…")
         weights = verified_weights(spec)

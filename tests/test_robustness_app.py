@@ -359,3 +359,30 @@ def test_unknown_hub_id_without_network_says_so(monkeypatch):
     shows(at, r"no network connection to the Hugging Face hub")
     at.selectbox(key="model").set_value(models.EMBEDDED_ENCODER).run()
     usable(at)
+
+
+def test_first_loads_in_many_sessions_at_once_do_not_race_on_imports():
+    """transformers' lazy imports are not thread-safe; on a fresh server the first sessions load at the same
+    moment. Run that in a fresh interpreter: eight threads, each one load, only the expected errors."""
+    import subprocess
+    import sys
+
+    script = """
+import threading
+from explorer import models
+errors = []
+def load(name):
+    try:
+        models.load_model(name, device="cpu")
+    except models.ModelUnavailable:
+        pass
+    except Exception as err:
+        errors.append(repr(err))
+threads = [threading.Thread(target=load, args=(f"nobody-here/no-such-model-{i}",)) for i in range(8)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+print("ERRORS", errors)
+"""
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"})
+    assert "ERRORS []" in done.stdout, (done.stdout[-2000:], done.stderr[-2000:])
