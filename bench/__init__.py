@@ -1,0 +1,1 @@
+"""Performance benchmark (see README.md here)."""

@@ -1,0 +1,115 @@
+"""Rows measured inside this process: the heatmap page through Streamlit's AppTest against the bare forward pass
+(rows 1 and 2), and the size of stock bertviz's model_view HTML (the yardstick of row 5)."""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .stats import median, spread, timed, timed_both
+from .texts import fit, single_token_markers
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "pages" / "heatmaps.py"
+N_TOKENS = 32
+
+
+def quiet() -> None:
+    """AppTest runs pages without a server; Streamlit then logs a warning for every cached call."""
+    for name in ("streamlit", "streamlit.runtime.scriptrunner_utils.script_run_context",
+                 "streamlit.runtime.caching.cache_data_api", "transformers"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+
+def share_bytecode() -> None:
+    """AppTest compiles the page again on every run; a server compiles it once and keeps the bytecode. Give
+    AppTest's script runners one shared ScriptCache, so a timed run is the server's rerun, not a recompile."""
+    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+    from streamlit.testing.v1 import local_script_runner
+
+    shared = ScriptCache()
+    local_script_runner.ScriptCache = lambda: shared
+
+
+def _heatmap_rows(at) -> list[str]:
+    charts = at.get("plotly_chart")
+    if not charts:
+        return []
+    return json.loads(charts[0].proto.spec)["layout"]["yaxis"].get("ticktext") or []
+
+
+def page_vs_forward(name: str, reps: int, forwards: int = 3) -> dict:
+    """Warm rerun of the heatmap page after the text changed to a new ``N_TOKENS``-token text (so extraction is
+    included) vs ``model(**inputs, output_attentions=True)`` on that same input, in this process."""
+    import torch
+    from streamlit.testing.v1 import AppTest
+
+    from explorer import cached
+    from explorer.attention import extract
+
+    quiet()
+    share_bytecode()
+    at = AppTest.from_file(str(PAGE), default_timeout=600)
+    at.query_params["model"] = name
+    start = time.perf_counter()
+    at.run()
+    first = time.perf_counter() - start
+    if at.exception:
+        raise RuntimeError(f"the heatmap page failed on {name}: {at.exception[0].value}")
+    loaded = cached.get_model(name)
+    device, tok = loaded.device, loaded.tokenizer
+    markers = single_token_markers(tok, reps + 2)
+    texts = [fit(tok, N_TOKENS, seed=i, marker=m) for i, m in enumerate(markers)]
+
+    def forward(text: str):
+        inputs = {k: v.to(device) for k, v in tok(text, return_tensors="pt").items()}
+        assert inputs["input_ids"].shape[1] == N_TOKENS, inputs["input_ids"].shape
+        with torch.inference_mode():
+            out = loaded.model(**inputs, output_attentions=True)
+        assert len(out.attentions) == loaded.model.config.num_hidden_layers
+        return out
+
+    page_t, fwd_t, extract_t, page_cpu, fwd_cpu = [], [], [], [], []
+    for i, text in enumerate(texts):
+        at.text_area(key="text").set_value(text)
+        t_page, c_page = timed_both(at.run, device)
+        if at.exception:
+            raise RuntimeError(f"the heatmap page failed on {name}: {at.exception[0].value}")
+        if markers[i] not in _heatmap_rows(at):
+            raise RuntimeError(f"the heatmap did not show the new text ({markers[i]!r} missing)")
+        forward(text)  # same shape every time; one untimed call keeps caches equally warm for both sides
+        fwd = [timed_both(lambda: forward(text), device) for _ in range(forwards)]
+        t_ext = timed(lambda: extract(loaded, text + " again"), device)
+        if i >= 2:   # the first two texts warm up shapes and code paths
+            page_t.append(t_page)
+            page_cpu.append(c_page)
+            fwd_t.append(median([w for w, _ in fwd]))
+            fwd_cpu.append(median([c for _, c in fwd]))
+            extract_t.append(t_ext)
+    ratios = [p / f for p, f in zip(page_t, fwd_t)]
+    return dict(model=name, device=device, first_run_s=first, page_s=page_t, forward_s=fwd_t,
+                extract_s=extract_t, ratio=median(page_t) / median(fwd_t), ratio_spread=spread(ratios),
+                cpu_ratio=median(page_cpu) / median(fwd_cpu), page_cpu_s=page_cpu, forward_cpu_s=fwd_cpu,
+                n=len(page_t))
+
+
+def stock_bertviz_bytes(name: str, text: str) -> dict:
+    """Length of stock bertviz's ``model_view(..., html_action='return')`` HTML for this model and text."""
+    import torch
+    from bertviz import model_view
+
+    from explorer import cached
+
+    quiet()
+    result = cached.get_attention(name, text)
+    attention = tuple(torch.from_numpy(np.ascontiguousarray(w))[None] for w in result.weights)
+    start = time.perf_counter()
+    html = model_view(attention, list(result.tokens), html_action="return").data
+    return dict(model=name, bytes=len(html.encode("utf-8")), seconds=time.perf_counter() - start,
+                n_tokens=len(result.tokens), shape=list(result.weights.shape))
+
