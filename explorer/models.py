@@ -301,7 +301,7 @@ def hub_reachable(timeout: float = 1.0) -> bool:
             outcome.append(True)
         except urllib.error.HTTPError:   # the hub answered, even if with an error status
             outcome.append(True)
-        except (OSError, ValueError):    # no route, refused, TLS not verified, timed out, bad endpoint
+        except Exception:                # no route, refused, TLS not verified, timed out, bad endpoint
             outcome.append(False)
 
     worker = threading.Thread(target=probe, name="hub-probe", daemon=True)

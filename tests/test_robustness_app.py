@@ -339,7 +339,10 @@ def test_no_network_answer_is_bounded_even_when_name_lookup_hangs(monkeypatch):
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.setattr(models, "_online", None)
-    monkeypatch.setattr(socket, "create_connection", lambda *a, **k: time.sleep(5))
+    def hang(*args, **kwargs):
+        time.sleep(5)
+        raise OSError("timed out")
+    monkeypatch.setattr(socket, "create_connection", hang)
     start = time.monotonic()
     assert models.hub_reachable(timeout=0.3) is False
     assert time.monotonic() - start < 1.5
