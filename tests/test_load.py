@@ -136,6 +136,11 @@ def percentiles(values: list[float]) -> str:
     return f"p50 {statistics.median(values):.2f} s · p95 {p95:.2f} s · max {values[-1]:.2f} s (n={len(values)})"
 
 
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")   # utime + stime
+
+
 def rss_mib(pid: int) -> tuple[float, float]:
     status = Path(f"/proc/{pid}/status").read_text()
     get = lambda key: int(re.search(rf"{key}:\s+(\d+) kB", status).group(1)) / 1024   # noqa: E731
@@ -161,11 +166,13 @@ def test_thirty_students_at_once():
         seen, timings, failed, decoder = asyncio.run(classroom(server.url))
         total = time.monotonic() - started
         rss, peak = rss_mib(server.proc.pid)
+        cpu = cpu_seconds(server.proc.pid)
     finally:
         server.stop()
     log = Path(server.log.name).read_text()
 
-    print(f"\n{STUDENTS} students in {total:.0f} s; server memory {rss:.0f} MiB now, peak {peak:.0f} MiB")
+    print(f"\n{STUDENTS} students in {total:.0f} s; server CPU {cpu:.0f} s; server memory {rss:.0f} MiB now, "
+          f"peak {peak:.0f} MiB")
     for step in ("open", "type", "slider"):
         print(f"  {step:7s} {percentiles(timings[step])}")
 
