@@ -58,7 +58,12 @@ class ByteLRU:
                 if key in self._items:
                     self.hits += 1
                     return self._items[key][0]
-            value = compute()
+            try:
+                value = compute()
+            except BaseException:  # nothing stored: forget the key's lock too (bad inputs must not pile up)
+                with self._lock:
+                    self._key_locks.pop(key, None)
+                raise
             size = nbytes(value)
             with self._lock:
                 self.misses += 1
