@@ -6,16 +6,13 @@ stay apart) and the query axis runs downwards (query 0 on top), as in every atte
 from __future__ import annotations
 
 import base64
-import functools
 import html
 import io
-import json
 import math
 
 import numpy as np
 import plotly.colors as pcolors
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 COLORSCALE = "Blues"
 MASKED = "#d4d4d4"       # cells a causal model cannot see
@@ -137,54 +134,76 @@ def _bin_labels(tokens: list[str], side: int) -> list[str]:
 
 def head_grid(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], *,
               masked: np.ndarray | None = None, shared_scale: bool = True, selected: int | None = None,
-              max_cols: int = 6, max_side: int = 48, title: str = "") -> go.Figure:
-    """Every head of one layer, ``weights[head, query, key]``, as small heatmaps (average-pooled to at most
-    ``max_side`` per side). Hover tells query → key and the weight; the ``selected`` head's title is marked."""
+              max_cols: int = 6, max_side: int = 48, title: str = "", layer: int | None = None) -> go.Figure:
+    """Every head of one layer, ``weights[head, query, key]``, as ONE picture of thumbnails (average-pooled to
+    at most ``max_side`` per side), like the overview: the browser gets a small PNG instead of every head's
+    weights and twelve plotly subplots to lay out. Each thumbnail is titled "head h" (the ``selected`` one
+    "head h ◀", framed); an invisible point on it names its strongest query → key link on hover and makes it
+    clickable (``customdata`` = [layer, head] when ``layer`` is given, else [head]).
+
+    ``masked`` (bool ``[query, key]``): cells a causal model cannot see, grey. ``shared_scale``: colour 0…1 for
+    every head; otherwise each head is scaled to its own maximum.
+    """
     w = np.asarray(weights, dtype=np.float32)
     n_heads = w.shape[0]
     n_rows = math.ceil(n_heads / max_cols)
     n_cols = math.ceil(n_heads / n_rows)
-    tiles = np.round(pool(w, max_side), 3)
-    if masked is not None:
-        tiles = np.where(pool(~np.asarray(masked), max_side) == 0, np.nan, tiles)
-    ys, xs = _bin_labels(query_tokens, max_side), _bin_labels(key_tokens, max_side)
-    height = 60 + 190 * n_rows + (24 if title else 0)
-    layout = _grid_layout(n_heads, n_rows, n_cols, min(0.3, 44 / height) if n_rows > 1 else 0.0)
-    if selected is not None and 0 <= selected < n_heads:
-        layout["annotations"][selected]["text"] = f"<b>head {selected} ◀</b>"
-    data = []
+    tiles = pool(w, max_side)                                   # (head, p, q)
+    p, q = tiles.shape[-2:]
+    if not shared_scale:
+        top = tiles.max(axis=(-1, -2), keepdims=True)
+        tiles = np.divide(tiles, top, out=np.zeros_like(tiles), where=top > 0)
+    hidden = None if masked is None else pool(~np.asarray(masked), max_side) == 0
+    k = max(1, math.ceil(96 / max(p, q)))                       # about 96 image pixels a thumbnail
+    band = 18                                                   # white pixels above each thumbnail for its title
+    shade = _shades(tiles, hidden, k)                           # (head, p·k, q·k)
+    cell_h, cell_w = band + p * k + 6, q * k + 6                # and 6 white pixels right and below
+    image = np.full((n_rows, cell_h, n_cols, cell_w), LEVELS + 1, dtype=np.uint8)
     for h in range(n_heads):
-        z = tiles[h]
-        top = float(np.nanmax(z)) if not shared_scale and np.isfinite(z).any() else 1.0
-        axes = str(h + 1) if h else ""   # make_subplots numbers its axes row by row: head h is on x{h+1}, y{h+1}
-        data.append(dict(type="heatmap", z=z, x=xs, y=ys, zmin=0.0, zmax=max(top, 1e-6), colorscale=COLORSCALE,
-                         showscale=shared_scale and h == 0, colorbar=dict(thickness=10, len=0.8),
-                         hovertemplate=f"head {h}<br>%{{y}} → %{{x}}: %{{z:.3f}}<extra></extra>",
-                         xaxis=f"x{axes}", yaxis=f"y{axes}"))
-    layout.update(height=height, margin=dict(l=10, r=10, t=40 + (24 if title else 0), b=10),
-                  title=dict(text=title, x=0.0, font=dict(size=14)),
-                  plot_bgcolor=MASKED if masked is not None else "white")
-    return figure(data, layout)
+        image[h // n_cols, band:band + p * k, h % n_cols, :q * k] = shade[h]
+    image = image.reshape(n_rows * cell_h, n_cols * cell_w)
+    rows, cols = np.divmod(np.arange(n_heads), n_cols)
+    centre_x, centre_y = cols * cell_w + q * k / 2, rows * cell_h + band + p * k / 2
+    if masked is not None:   # a causal query that sees one key gives it everything: not worth naming
+        seen = ~np.asarray(masked, bool)
+        w = np.where(seen & (seen.sum(-1, keepdims=True) > 1), w, -1.0)
+    qi, ki = np.divmod(w.reshape(n_heads, -1).argmax(-1), w.shape[-1])
+    hover = [f"head {h}: strongest {label(query_tokens[a])} → {label(key_tokens[b])} {w[h, a, b]:.2f}"
+             if w[h, a, b] >= 0 else f"head {h}" for h, a, b in zip(range(n_heads), qi, ki)]
+    picture = dict(type="image", source=_png_uri(image, MASKED), x0=0.5, dx=1, y0=0.5, dy=1, hoverinfo="skip")
+    points = dict(type="scatter", x=centre_x, y=centre_y, mode="markers", text=hover,
+                  customdata=[[int(layer), h] if layer is not None else [h] for h in range(n_heads)],
+                  marker=dict(size=12, color="rgba(0,0,0,0)", symbol="square"),
+                  selected=dict(marker=dict(opacity=0)), unselected=dict(marker=dict(opacity=0)),
+                  hovertemplate="%{text}<br>click to show this head<extra></extra>", showlegend=False)
+    titles = [dict(x=x, y=r * cell_h + band / 2, xref="x", yref="y", showarrow=False, font=dict(size=13),
+                   text=f"<b>head {h} ◀</b>" if h == selected else f"head {h}")
+              for h, (x, r) in enumerate(zip(centre_x, rows))]
+    frame = [] if selected is None or not 0 <= selected < n_heads else [dict(
+        type="rect", x0=cols[selected] * cell_w - 1, x1=cols[selected] * cell_w + q * k + 1,
+        y0=rows[selected] * cell_h + band - 1, y1=rows[selected] * cell_h + band + p * k + 1,
+        line=dict(color="#dd6b20", width=3))]
+    tile = min(170, 1100 // n_cols)                             # screen pixels a thumbnail
+    scale = tile / (q * k)
+    width, height = n_cols * cell_w * scale, n_rows * cell_h * scale
+    hidden_axis = dict(visible=False, showgrid=False, zeroline=False)
+    return figure([picture, points], dict(
+        xaxis=dict(range=[0, n_cols * cell_w], **hidden_axis),
+        yaxis=dict(range=[n_rows * cell_h, 0], **hidden_axis),
+        width=int(width) + 20, height=int(height) + 38 + (24 if title else 0),
+        margin=dict(l=10, r=10, t=28 + (24 if title else 0), b=10), annotations=titles, shapes=frame,
+        hovermode="closest", hoverdistance=-1, dragmode=False, plot_bgcolor="white",
+        title=dict(text=title, x=0.0, font=dict(size=14))))
 
 
-@functools.lru_cache(maxsize=16)
-def _grid_skeleton(n_heads: int, n_rows: int, n_cols: int, vertical_spacing: float) -> str:
-    """make_subplots' layout for one grid shape (axis domains, title positions) as JSON: made once a shape,
-    since make_subplots alone takes ~80 ms."""
-    fig = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=[f"head {h}" for h in range(n_heads)],
-                        horizontal_spacing=0.025, vertical_spacing=vertical_spacing)
-    layout = fig.to_dict()["layout"]
-    layout.pop("template", None)
-    for name, axis in layout.items():
-        if name.startswith(("xaxis", "yaxis")):
-            axis.update(showticklabels=False, ticks="", showgrid=False, type="category")
-            if name.startswith("yaxis"):
-                axis["autorange"] = "reversed"
-    return json.dumps(layout)
+def _shades(tiles: np.ndarray, hidden: np.ndarray | None, k: int) -> np.ndarray:
+    """Palette indices for ``tiles[..., p, q]`` in 0…1, each cell ``k`` × ``k`` pixels; ``hidden`` cells grey."""
+    shade = np.round(np.clip(np.nan_to_num(tiles), 0, 1) * (LEVELS - 1)).astype(np.uint8)
+    shade = np.repeat(np.repeat(shade, k, axis=-2), k, axis=-1)
+    if hidden is not None:
+        shade[..., np.repeat(np.repeat(np.asarray(hidden, bool), k, 0), k, 1)] = LEVELS
+    return shade
 
-
-def _grid_layout(n_heads: int, n_rows: int, n_cols: int, vertical_spacing: float) -> dict:
-    return json.loads(_grid_skeleton(n_heads, n_rows, n_cols, vertical_spacing))
 
 def _blues(values: np.ndarray) -> np.ndarray:
     """Colours of ``COLORSCALE`` for values in [0, 1]: uint8 RGB ``[..., 3]``."""
@@ -199,11 +218,11 @@ LEVELS = 64   # shades for 0…1 in the overview's palette (plus the masked grey
 # thumbnails, and a third fewer bytes than 254 shades
 
 
-def _png_uri(index: np.ndarray) -> str:
+def _png_uri(index: np.ndarray, masked_colour: str = MASKED_LIGHT) -> str:
     """A palette PNG (one byte a pixel) of ``index`` into ``LEVELS`` shades of ``COLORSCALE``, grey, white."""
     from PIL import Image
 
-    grey = [int(MASKED_LIGHT[i:i + 2], 16) for i in (1, 3, 5)]
+    grey = [int(masked_colour[i:i + 2], 16) for i in (1, 3, 5)]
     palette = np.vstack([_blues(np.linspace(0, 1, LEVELS)), [grey, [255, 255, 255]]]).astype(np.uint8)
     image = Image.fromarray(index.astype(np.uint8), "P")
     image.putpalette(palette.ravel().tolist())
@@ -227,10 +246,7 @@ def overview(tiles: np.ndarray, masked: np.ndarray | None = None, *, selected: t
         top = t.max(axis=(-1, -2), keepdims=True)
         t = np.divide(t, top, out=np.zeros_like(t), where=top > 0)
     k = max(1, math.ceil(12 / max(p, q)))                       # at least ~12 image pixels a tile
-    shade = np.round(np.clip(np.nan_to_num(t), 0, 1) * (LEVELS - 1)).astype(np.uint8)
-    shade = np.repeat(np.repeat(shade, k, axis=-2), k, axis=-1)  # (L, H, p·k, q·k)
-    if masked is not None:
-        shade[:, :, np.repeat(np.repeat(np.asarray(masked, bool), k, 0), k, 1)] = LEVELS
+    shade = _shades(t, masked, k)                               # (L, H, p·k, q·k)
     cell_h, cell_w = p * k + 1, q * k + 1                       # one white pixel of gap right and below
     image = np.full((n_layers, cell_h, n_heads, cell_w), LEVELS + 1, dtype=np.uint8)
     image[:, :p * k, :, :q * k] = shade.transpose(0, 2, 1, 3)

@@ -73,7 +73,8 @@ with right:
 st.subheader(f"Layer {layer}: every head")
 grid = views.layer_view(result, part, layer, options)
 ui.show_figure(plots.head_grid(grid.matrix, grid.query_labels, grid.key_labels, masked=grid.masked,
-                               shared_scale=flags["shared"], selected=head), "grid", f"heads-{name}")
+                               shared_scale=flags["shared"], selected=head, layer=layer), "grid", f"heads-{name}",
+               on_select=ui.open_head("grid"))
 
 st.subheader("Every layer × head")
 st.caption("Thumbnails of each head (averaged down to at most 24 × 24 cells"

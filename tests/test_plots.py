@@ -1,6 +1,7 @@
 """Figures for real-model attention, checked on hand-made arrays."""
 import base64
 import io
+import math
 import json
 
 import numpy as np
@@ -53,17 +54,31 @@ def test_query_bars_rank_and_name_by_position():
     assert "share" not in plots.query_bars(row, TOKENS, "it").layout.title.text
 
 
-def test_head_grid_one_tile_per_head_with_shared_scale():
+def _grid_cell(image, head, i, j, n, n_cols):
+    """RGB of cell (i, j) of ``head``'s thumbnail in a head_grid picture of n × n cells."""
+    k = math.ceil(96 / n)
+    row, col = divmod(head, n_cols)
+    return image[row * (18 + n * k + 6) + 18 + i * k + k // 2, col * (n * k + 6) + j * k + k // 2].tolist()
+
+
+def test_head_grid_is_one_picture_with_a_clickable_tile_per_head():
     w = np.stack([weights(seed=s) for s in range(5)])
-    fig = plots.head_grid(w, TOKENS, TOKENS, selected=2)
-    assert len(fig.data) == 5 and all(t.zmax == 1.0 for t in fig.data)
-    assert [t.showscale for t in fig.data] == [True, False, False, False, False]
+    fig = plots.head_grid(w, TOKENS, TOKENS, selected=2, layer=3)
+    picture, points = fig.data
+    assert picture.type == "image" and len(points.x) == 5
+    assert points.customdata[4] == [3, 4] and all(isinstance(c, list) for c in points.customdata)
     titles = [a.text for a in fig.layout.annotations]
-    assert titles[2].startswith("<b>head 2") and titles[0] == "head 0"
-    assert list(fig.data[0].x) == ["0 · the", "1 · cat", "2 · saw", "3 · the", "4 · dog"]   # unique categories
-    own = plots.head_grid(w, TOKENS, TOKENS, shared_scale=False)
-    assert not any(t.showscale for t in own.data)
-    np.testing.assert_allclose([t.zmax for t in own.data], np.round(w, 3).max(axis=(1, 2)), rtol=1e-6)
+    assert titles[2].startswith("<b>head 2") and titles[0] == "head 0" and len(fig.layout.shapes) == 1
+    h, i, j = 1, *np.unravel_index(w[1].argmax(), w[1].shape)
+    assert points.text[1] == f"head 1: strongest {TOKENS[i]} → {TOKENS[j]} {w[1, i, j]:.2f}"
+    shared = _png(fig)
+    level = round(float(w[0, 0, 0]) * (plots.LEVELS - 1)) / (plots.LEVELS - 1)
+    assert _grid_cell(shared, 0, 0, 0, 5, 5) == plots._blues(np.array(level)).tolist()   # one 0–1 scale
+    own = _png(plots.head_grid(w, TOKENS, TOKENS, shared_scale=False))
+    darkest = plots._blues(np.array(1.0)).tolist()
+    for head in range(5):   # each head scaled to its own maximum: its strongest cell is the darkest colour
+        i, j = np.unravel_index(w[head].argmax(), w[head].shape)
+        assert _grid_cell(own, head, i, j, 5, 5) == darkest
 
 
 def test_head_grid_pools_long_inputs_and_masks():
@@ -72,9 +87,12 @@ def test_head_grid_pools_long_inputs_and_masks():
     w = np.tril(np.ones((3, n, n), np.float32))
     w /= w.sum(-1, keepdims=True)
     fig = plots.head_grid(w, tokens, tokens, masked=plots.causal_hidden(n, n), max_side=20)
-    z = np.asarray(fig.data[0].z)
-    assert z.shape == (20, 20) and np.isnan(z[0, -1]) and np.isfinite(np.diag(z)).all()
-    assert fig.data[0].x[0] == "0–4 · t0 … t4"
+    image = _png(fig)
+    grey = [int(plots.MASKED[i:i + 2], 16) for i in (1, 3, 5)]
+    assert image.shape[1] == 3 * (20 * 5 + 6)            # 100 tokens pooled to 20 cells of 5 pixels
+    assert _grid_cell(image, 0, 0, 19, 20, 3) == grey     # a cell no query can see
+    assert _grid_cell(image, 0, 5, 5, 20, 3) != grey      # the diagonal is seen
+    assert "strongest t1 → t0" in fig.data[1].text[0]      # query 0 (sees only itself) is not named
 
 
 def _png(fig):
