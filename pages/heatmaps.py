@@ -83,7 +83,7 @@ st.caption("Thumbnails of each head (averaged down to at most 24 × 24 cells"
            + "). Hover for statistics; click a tile to show that head.")
 tiles, masked = views.overview_tiles(result, part, options.hide_special)
 ui.show_figure(plots.overview(tiles, masked, selected=(layer, head), shared_scale=flags["shared"],
-                              hover=views.overview_hover(result, part)),
+                              stats=views.overview_stats(result, part), stats_hover=views.OVERVIEW_HOVER),
                "overview", f"overview-{name}", on_select=ui.open_head("overview"))
 
 if st.toggle("Show bertviz's head view and model view (built only while this is on)", key="bertviz"):
