@@ -154,16 +154,15 @@ def head_grid(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str
         top = tiles.max(axis=(-1, -2), keepdims=True)
         tiles = np.divide(tiles, top, out=np.zeros_like(tiles), where=top > 0)
     hidden = None if masked is None else pool(~np.asarray(masked), max_side) == 0
-    k = max(1, math.ceil(96 / max(p, q)))                       # about 96 image pixels a thumbnail
-    band = 18                                                   # white pixels above each thumbnail for its title
-    shade = _shades(tiles, hidden, k)                           # (head, p·k, q·k)
-    cell_h, cell_w = band + p * k + 6, q * k + 6                # and 6 white pixels right and below
+    shade = _shades(tiles, hidden, 1)                           # one image pixel a cell: plotly draws the
+    band, gap = max(2, math.ceil(0.2 * p)), max(1, math.ceil(0.05 * q))  # image pixelated, so no upscaling
+    cell_h, cell_w = band + p + gap, q + gap                    # white: a band above for the title, a gap
     image = np.full((n_rows, cell_h, n_cols, cell_w), LEVELS + 1, dtype=np.uint8)
     for h in range(n_heads):
-        image[h // n_cols, band:band + p * k, h % n_cols, :q * k] = shade[h]
+        image[h // n_cols, band:band + p, h % n_cols, :q] = shade[h]
     image = image.reshape(n_rows * cell_h, n_cols * cell_w)
     rows, cols = np.divmod(np.arange(n_heads), n_cols)
-    centre_x, centre_y = cols * cell_w + q * k / 2, rows * cell_h + band + p * k / 2
+    centre_x, centre_y = cols * cell_w + q / 2, rows * cell_h + band + p / 2
     if masked is not None:   # a causal query that sees one key gives it everything: not worth naming
         seen = ~np.asarray(masked, bool)
         w = np.where(seen & (seen.sum(-1, keepdims=True) > 1), w, -1.0)
@@ -180,11 +179,11 @@ def head_grid(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str
                    text=f"<b>head {h} ◀</b>" if h == selected else f"head {h}")
               for h, (x, r) in enumerate(zip(centre_x, rows))]
     frame = [] if selected is None or not 0 <= selected < n_heads else [dict(
-        type="rect", x0=cols[selected] * cell_w - 1, x1=cols[selected] * cell_w + q * k + 1,
-        y0=rows[selected] * cell_h + band - 1, y1=rows[selected] * cell_h + band + p * k + 1,
+        type="rect", x0=cols[selected] * cell_w - gap / 2, x1=cols[selected] * cell_w + q + gap / 2,
+        y0=rows[selected] * cell_h + band - gap / 2, y1=rows[selected] * cell_h + band + p + gap / 2,
         line=dict(color="#dd6b20", width=3))]
     tile = min(170, 1100 // n_cols)                             # screen pixels a thumbnail
-    scale = tile / (q * k)
+    scale = tile / q
     width, height = n_cols * cell_w * scale, n_rows * cell_h * scale
     hidden_axis = dict(visible=False, showgrid=False, zeroline=False)
     return figure([picture, points], dict(
@@ -214,8 +213,8 @@ def _blues(values: np.ndarray) -> np.ndarray:
     return np.round(stops[low] * (1 - frac) + stops[low + 1] * frac).astype(np.uint8)
 
 
-LEVELS = 64   # shades for 0…1 in the overview's palette (plus the masked grey and the white gaps): plenty for
-# thumbnails, and a third fewer bytes than 254 shades
+LEVELS = 24   # shades for 0…1 in the thumbnails' palette (plus the masked grey and the white gaps): about as many
+# steps as the eye tells apart in one hue; the exact weights are in the main heatmap. 64 shades cost ~35% more bytes
 
 
 def _png_uri(index: np.ndarray, masked_colour: str = MASKED_LIGHT) -> str:

@@ -55,10 +55,11 @@ def test_query_bars_rank_and_name_by_position():
 
 
 def _grid_cell(image, head, i, j, n, n_cols):
-    """RGB of cell (i, j) of ``head``'s thumbnail in a head_grid picture of n × n cells."""
-    k = math.ceil(96 / n)
+    """RGB of cell (i, j) of ``head``'s thumbnail in a head_grid picture of n × n cells (a pixel a cell, a white
+    title band above each thumbnail and a white gap after it)."""
+    band, gap = max(2, math.ceil(0.2 * n)), max(1, math.ceil(0.05 * n))
     row, col = divmod(head, n_cols)
-    return image[row * (18 + n * k + 6) + 18 + i * k + k // 2, col * (n * k + 6) + j * k + k // 2].tolist()
+    return image[row * (band + n + gap) + band + i, col * (n + gap) + j].tolist()
 
 
 def test_head_grid_is_one_picture_with_a_clickable_tile_per_head():
@@ -89,7 +90,7 @@ def test_head_grid_pools_long_inputs_and_masks():
     fig = plots.head_grid(w, tokens, tokens, masked=plots.causal_hidden(n, n), max_side=20)
     image = _png(fig)
     grey = [int(plots.MASKED[i:i + 2], 16) for i in (1, 3, 5)]
-    assert image.shape[1] == 3 * (20 * 5 + 6)            # 100 tokens pooled to 20 cells of 5 pixels
+    assert image.shape[1] == 3 * (20 + 1)                 # 100 tokens pooled to 20 cells, a pixel each
     assert _grid_cell(image, 0, 0, 19, 20, 3) == grey     # a cell no query can see
     assert _grid_cell(image, 0, 5, 5, 20, 3) != grey      # the diagonal is seen
     assert "strongest t1 → t0" in fig.data[1].text[0]      # query 0 (sees only itself) is not named
