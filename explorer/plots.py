@@ -42,6 +42,18 @@ def labels(tokens: list[str]) -> list[str]:
     return [label(t) for t in tokens]
 
 
+def distinct(tokens: list[str]) -> list[str]:
+    """``labels(tokens)`` made distinct for plotly categories: the n-th repeat of a token gets n written in
+    binary with two invisible characters (zero-width space and non-joiner), so "the" … "the" stay apart
+    and look alike."""
+    seen: dict[str, int] = {}
+    out = []
+    for text in labels(tokens):
+        n = seen[text] = seen.get(text, -1) + 1
+        out.append(text + ("" if n == 0 else format(n, "b").replace("0", "\u200b").replace("1", "\u200c")))
+    return out
+
+
 def heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], *, title: str = "",
             zmax: float | None = 1.0, masked: np.ndarray | None = None, height: int | None = None,
             show_scale: bool = True, value_name: str = "weight") -> go.Figure:
@@ -56,17 +68,17 @@ def heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str],
         z = np.where(masked, np.nan, z)
     trace = dict(z=z, x=np.arange(n_k), y=np.arange(n_q), colorscale=COLORSCALE, zmin=0.0,
                  zmax=float(np.nanmax(z)) if zmax is None and np.isfinite(z).any() else (zmax or 1.0),
-                 showscale=show_scale, xgap=0, ygap=0, colorbar=dict(title=dict(text=value_name), thickness=12))
-    if max(n_q, n_k) <= HOVER_LABELS_UP_TO:
-        q_lab, k_lab = np.array(labels(query_tokens), dtype=object), np.array(labels(key_tokens), dtype=object)
-        trace["customdata"] = q_lab[:, None] + " → " + k_lab[None, :]   # one string a cell: fewer bytes
-        trace["hovertemplate"] = "%{customdata}: %{z:.3f}<extra></extra>"
-    else:
-        trace["hovertemplate"] = "query %{y} → key %{x}: %{z:.3f}<extra></extra>"
+                 showscale=show_scale, xgap=0, ygap=0, colorbar=dict(title=dict(text=value_name), thickness=12),
+                 hovertemplate="query %{y} → key %{x}: %{z:.3f}<extra></extra>")
+    named = max(n_q, n_k) <= HOVER_LABELS_UP_TO
+    if named:   # tokens as distinct categories: hover names them from 2n labels instead of n² strings
+        trace.update(x=distinct(key_tokens), y=distinct(query_tokens),
+                     hovertemplate="%{y} → %{x}: %{z:.3f}<extra></extra>")
     top = 24 + min(110, 6 * max((len(t) for t in key_tokens), default=1))  # room for the slanted key labels
-    xaxis = dict(tickmode="array", tickvals=list(range(n_k)), ticktext=labels(key_tokens), tickangle=-60,
-                 side="top", showgrid=False, constrain="domain")
-    yaxis = dict(tickmode="array", tickvals=list(range(n_q)), ticktext=labels(query_tokens),
+    kind = "category" if named else "linear"   # on either, tick i sits at position i
+    xaxis = dict(type=kind, tickmode="array", tickvals=list(range(n_k)), ticktext=labels(key_tokens),
+                 tickangle=-60, side="top", showgrid=False, constrain="domain")
+    yaxis = dict(type=kind, tickmode="array", tickvals=list(range(n_q)), ticktext=labels(query_tokens),
                  autorange="reversed", showgrid=False)
     if max(n_q, n_k) > 80:  # too many labels to read: let plotly thin them out
         xaxis.update(tickmode="auto", nticks=40)
@@ -76,6 +88,7 @@ def heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str],
         height=height or max(320, min(900, top + 30 + 18 * n_q)),
         margin=dict(l=10, r=10, t=top + (22 if title else 0), b=10),
         plot_bgcolor=MASKED if masked is not None else "white", xaxis=xaxis, yaxis=yaxis))
+
 
 def causal_hidden(n_query: int, n_key: int) -> np.ndarray:
     """True above the diagonal: the keys a causal query cannot see."""
