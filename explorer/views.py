@@ -250,6 +250,7 @@ def overview_tiles(result: AttentionResult, part: str, hide_special: bool = Fals
 
 
 STATS = ("sink", "previous_token", "self", "entropy", "mean_distance")   # analysis.head_stats columns
+STATS_BYTES = 64 * 2**20   # float64 weights head_stats may hold at once (a 512-token decoder layer is 75 MB)
 # Hover of an overview tile: plotly fills in the numbers from the point's customdata [layer, head, *STATS].
 OVERVIEW_HOVER = ("layer %{customdata[0]} · head %{customdata[1]}<br>on special/first tokens %{customdata[2]:.2f} · "
                   "previous token %{customdata[3]:.2f} · self %{customdata[4]:.2f}<br>entropy %{customdata[5]:.2f} "
@@ -260,9 +261,12 @@ OVERVIEW_HOVER = ("layer %{customdata[0]} · head %{customdata[1]}<br>on special
 def overview_stats(result: AttentionResult, part: str) -> np.ndarray:
     """``[layer, head, len(STATS)]``: a few statistics that tell common head patterns apart."""
     res = part_of(result, part)
-    out = np.empty((*res.weights.shape[:2], len(STATS)), dtype=np.float32)
-    for layer in range(res.weights.shape[0]):   # one layer at a time: head_stats works in float64
-        out[layer] = analysis.head_stats(res.weights[layer: layer + 1], res.keys_special)[list(STATS)].to_numpy()
+    n_layers, n_heads = res.weights.shape[:2]
+    out = np.empty((n_layers, n_heads, len(STATS)), dtype=np.float32)
+    step = max(1, STATS_BYTES // (8 * res.weights[0].size))   # head_stats works in float64: a few layers a call
+    for start in range(0, n_layers, step):
+        frame = analysis.head_stats(res.weights[start: start + step], res.keys_special)
+        out[start: start + step] = frame[list(STATS)].to_numpy().reshape(-1, n_heads, len(STATS))
     return out
 
 
