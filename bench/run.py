@@ -276,7 +276,7 @@ def main() -> None:
     args.cold_reps = 1 if args.quick else 3
     args.long_reps = 2 if args.quick else 3
     args.interactions = 3
-    args.think = (3.0, 8.0)
+    args.think = (5.0, 15.0)   # a student reads the new heatmap before editing again
     if args.device:
         os.environ["EXPLORER_DEVICE"] = args.device
 
