@@ -237,7 +237,7 @@ def overview_tiles(result: AttentionResult, part: str, hide_special: bool = Fals
     cols = np.flatnonzero(~k_sp) if hide else np.arange(len(res.keys))
     tiles = []
     for layer in range(res.weights.shape[0]):
-        w = res.weights[layer][:, rows][:, :, cols]
+        w = res.weights[layer][:, rows][:, :, cols] if hide else res.weights[layer]   # no copy unless hiding
         if hide:
             total = w.sum(-1, keepdims=True)
             w = np.divide(w, total, out=np.zeros_like(w), where=total > 0)
