@@ -16,7 +16,9 @@ from . import models
 from .attention import AttentionResult, extract
 from .lru import ByteLRU
 
-_results = ByteLRU(int(os.environ.get("EXPLORER_RESULT_CACHE_MB", "768")) * 2**20)
+# 384 MB by default: with both embedded models loaded (~1.05 GB resident) the server stays near 1.5 GB however
+# many texts the sessions send (a 512-token encoder result alone holds ~150 MB of weights and scores).
+_results = ByteLRU(int(os.environ.get("EXPLORER_RESULT_CACHE_MB", "384")) * 2**20)
 
 
 @st.cache_resource(max_entries=int(os.environ.get("EXPLORER_MAX_MODELS", "3")), show_spinner=False)
