@@ -107,7 +107,7 @@ def stock_bertviz_bytes(name: str, text: str) -> dict:
 
     quiet()
     result = cached.get_attention(name, text)
-    attention = tuple(torch.from_numpy(np.ascontiguousarray(w))[None] for w in result.weights)
+    attention = tuple(torch.from_numpy(np.array(w))[None] for w in result.weights)   # writable copies
     start = time.perf_counter()
     html = model_view(attention, list(result.tokens), html_action="return").data
     return dict(model=name, bytes=len(html.encode("utf-8")), seconds=time.perf_counter() - start,
