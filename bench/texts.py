@@ -42,8 +42,8 @@ def fit(tokenizer, n_tokens: int, seed: int, marker: str | None = None) -> str:
 
 
 def single_token_markers(tokenizer, count: int) -> list[str]:
-    """Markers that stay one token after a space in this tokenizer (repeated when there are too few)."""
+    """``count`` markers that stay one token after a space in this tokenizer, cycling when there are too few."""
     ok = [w for w in MARKERS if len(tokenizer(" " + w, add_special_tokens=False)["input_ids"]) == 1]
-    if len(ok) < count:
-        ok += [w for w in MARKERS if w not in ok]
-    return (ok * (count // max(len(ok), 1) + 1))[:count]
+    if not ok:
+        raise RuntimeError("no marker word is a single token in this tokenizer")
+    return (ok * (count // len(ok) + 1))[:count]
