@@ -149,7 +149,7 @@ def rss_mib(pid: int) -> tuple[float, float]:
 
 def test_caches_are_bounded():
     """Models: at most EXPLORER_MAX_MODELS; results: at most EXPLORER_RESULT_CACHE_MB; no other unbounded cache."""
-    assert cached.result_cache().max_bytes == 768 * 2**20
+    assert cached.result_cache().max_bytes == int(os.environ.get("EXPLORER_RESULT_CACHE_MB", "384")) * 2**20
     assert "max_entries=int(os.environ.get(\"EXPLORER_MAX_MODELS\", \"3\"))" in (ROOT / "explorer" / "cached.py").read_text()
     for path in [*(ROOT / "pages").glob("*.py"), *(ROOT / "explorer").glob("*.py")]:
         for line in path.read_text().splitlines():
