@@ -32,7 +32,12 @@ key = f"perm_order_{text}"
 
 
 def shuffle():
-    st.session_state[key] = random.sample(labels, len(labels))
+    """A new random order, never the one on screen (a shuffle that changes nothing looks broken)."""
+    current = st.session_state.get(key, [])
+    order = current
+    while order == current:
+        order = random.sample(labels, len(labels))
+    st.session_state[key] = order
 
 
 if key not in st.session_state:

@@ -53,7 +53,11 @@ def drive_once(page, path: str) -> str:
             before = main.inner_text()
             control.first.click()
             wait_idle(page)
-            assert main.inner_text() != before  # the page recomputed
+            for _ in range(40):  # the page recomputed (give a slow rerun a few seconds to show it)
+                if main.inner_text() != before:
+                    break
+                page.wait_for_timeout(250)
+            assert main.inner_text() != before
             return kind
     return "none"  # nothing to nudge without knowing the page: it was still opened and checked
 

@@ -128,6 +128,10 @@ def test_permutation_lab_default_and_shuffle_by_hand(encoder):
     assert "Pick every token once" in _texts(at)
     next(b for b in at.button if b.label == "Shuffle randomly").click().run()
     assert sorted(at.multiselect[0].value) == ["1 · dog", "2 · bites", "3 · man"]
+    for _ in range(20):  # 3 tokens: a plain random draw would repeat the order on screen 1 time in 6
+        before = list(at.multiselect[0].value)
+        next(b for b in at.button if b.label == "Shuffle randomly").click().run()
+        assert sorted(at.multiselect[0].value) == sorted(before) and at.multiselect[0].value != before
     assert not at.exception
 
 
