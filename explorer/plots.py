@@ -75,14 +75,17 @@ def heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str],
                  showscale=show_scale, xgap=0, ygap=0, colorbar=dict(title=dict(text=value_name), thickness=12),
                  hovertemplate="query %{y} → key %{x}: %{z:.3f}<extra></extra>")
     named = max(n_q, n_k) <= HOVER_LABELS_UP_TO
+    x_at, y_at = list(range(n_k)), list(range(n_q))
     if named:   # tokens as distinct categories: hover names them from 2n labels instead of n² strings
-        trace.update(x=distinct(key_tokens), y=distinct(query_tokens),
-                     hovertemplate="%{y} → %{x}: %{z:.3f}<extra></extra>")
+        x_at, y_at = distinct(key_tokens), distinct(query_tokens)
+        trace.update(x=x_at, y=y_at, hovertemplate="%{y} → %{x}: %{z:.3f}<extra></extra>")
     top = 24 + min(110, 6 * max((len(t) for t in key_tokens), default=1))  # room for the slanted key labels
-    kind = "category" if named else "linear"   # on either, tick i sits at position i
-    xaxis = dict(type=kind, tickmode="array", tickvals=list(range(n_k)), ticktext=labels(key_tokens),
+    # Ticks sit at the categories themselves: on a category axis plotly reads a number as a category's *name*
+    # when one matches, so integer tick positions put token 5's label on a token "5" (and lose it).
+    kind = "category" if named else "linear"
+    xaxis = dict(type=kind, tickmode="array", tickvals=x_at, ticktext=labels(key_tokens),
                  tickangle=-60, side="top", showgrid=False, constrain="domain")
-    yaxis = dict(type=kind, tickmode="array", tickvals=list(range(n_q)), ticktext=labels(query_tokens),
+    yaxis = dict(type=kind, tickmode="array", tickvals=y_at, ticktext=labels(query_tokens),
                  autorange="reversed", showgrid=False)
     if max(n_q, n_k) > 80:  # too many labels to read: let plotly thin them out
         xaxis.update(tickmode="auto", nticks=40)

@@ -22,9 +22,19 @@ def test_heatmap_keeps_repeated_tokens_apart_and_query_zero_on_top():
     fig = plots.heatmap(weights(), TOKENS, TOKENS, title="t")
     trace = fig.data[0]
     assert len(set(trace.x)) == 5 and [x.strip("\u200b\u200c") for x in trace.x] == TOKENS   # distinct, alike
-    assert list(fig.layout.xaxis.tickvals) == list(range(5)) and list(fig.layout.xaxis.ticktext) == TOKENS
+    assert list(fig.layout.xaxis.tickvals) == list(trace.x) and list(fig.layout.xaxis.ticktext) == TOKENS
     assert fig.layout.yaxis.autorange == "reversed" and fig.layout.xaxis.type == "category"
     assert trace.customdata is None and trace.hovertemplate.startswith("%{y} → %{x}: %{z")
+
+
+def test_heatmap_ticks_name_their_own_category_when_tokens_are_numbers():
+    """On a category axis plotly takes a tick value 5 for the category named "5": ticks must be the categories,
+    or "goat" at position 5 loses its label to the token "5" (seen in the browser)."""
+    tokens = ["[CLS]", "student", "5", "says", "the", "goat", "1", "[SEP]"]
+    fig = plots.heatmap(weights(8), tokens, tokens)
+    for axis, trace_values in ((fig.layout.xaxis, fig.data[0].x), (fig.layout.yaxis, fig.data[0].y)):
+        assert list(axis.tickvals) == list(trace_values) and list(axis.ticktext) == tokens
+        assert all(isinstance(v, str) for v in axis.tickvals)
 
 
 def test_heatmap_greys_masked_cells_and_escapes_markup():
