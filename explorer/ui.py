@@ -250,13 +250,20 @@ def page_link(page: str, label: str, query_params: dict | None = None, icon: str
 
 # ---------------------------------------------------------------------------------------------- heatmap page
 
-def token_picker(label: str, key: str, rows: list[list[int]], names: list[str], default: int) -> int:
+def token_picker(label: str, key: str, rows: list[list[int]], names: list[str], default: int,
+                 tokens: tuple[str, ...] = ()) -> int:
     """A deep-linked select box over the rows of a matrix view; returns the chosen row.
 
     The URL holds a token *position* (stable when special tokens are hidden or sub-tokens merged): a position
     inside a merged word picks that word, a hidden one the nearest row; out of range is clamped with a note.
+    When ``tokens`` (the text's tokens) change, the choice goes back to ``default``: a position picked in one
+    sentence means nothing in the next.
     """
     firsts = [r[0] for r in rows]
+    seen = st.session_state.get(f"_tokens_{key}")
+    st.session_state[f"_tokens_{key}"] = tuple(tokens)
+    if seen is not None and seen != tuple(tokens):
+        st.session_state[key] = st.session_state[f"_kept_{key}"] = default
     raw = _from_url(key, default)
     try:
         value = int(raw)

@@ -51,7 +51,7 @@ options = views.Options(flags["hide"], flags["merge"], flags["mean"], flags["rol
 view = views.matrix_view(result, part, layer, head, options)
 with pick[2]:
     row = ui.token_picker("Query token (for the bars)", "query", view.query_positions, view.query_labels,
-                          views.default_query(result, part))
+                          views.default_query(result, part), tokens=tuple(res.tokens))
 ui.show_link_notes()
 for note in view.notes:
     st.caption(f"ℹ️ {ui.literal(note)}")

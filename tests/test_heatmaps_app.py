@@ -83,6 +83,9 @@ def test_widgets_drive_the_figures(tired):
     at.text_area(key="text").input("dog bites man").run()
     no_exceptions(at)
     assert heat(at)[1] == ["[CLS]", "dog", "bites", "man", "[SEP]"]
+    # the query picked in the old sentence does not carry over: the new sentence's default, without a note
+    assert at.selectbox(key="query").value == 3 and "Where man looks" in figures(at)["bars"]["layout"]["title"]["text"]
+    assert not [i.value for i in at.info if "out of range" in i.value]
 
 
 def test_options_change_the_matrix_and_say_so(tired):
