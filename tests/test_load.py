@@ -25,7 +25,7 @@ pytestmark = pytest.mark.browser
 STUDENTS = int(os.environ.get("LOAD_STUDENTS", "30"))   # the issue asks for 30; fewer for a quick look
 WORDS = ("cat dog horse cow sheep goat pig duck goose chicken rabbit mouse rat fox wolf bear lion tiger zebra deer "
          "camel monkey snake frog fish whale shark eagle owl bee").split()
-WAIT_MS = 400_000   # per step; the whole test is bounded by the machine, not by these
+WAIT_MS = 600_000   # per step, a guard against a hang: 30 pages opening at once took up to 277 s here
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 TICKS = "() => [...document.querySelectorAll('.js-plotly-plot .xtick text')].map(t => t.textContent)"
 
@@ -158,7 +158,7 @@ def test_caches_are_bounded():
                 assert "max_entries" in line or "maxsize" in line or line.rstrip().endswith(")()"), (path, line)
 
 
-@pytest.mark.skipif(STUDENTS == 0, reason="LOAD_STUDENTS=0: load test switched off (see .ci/run)")
+@pytest.mark.skipif(STUDENTS == 0, reason="LOAD_STUDENTS=0: load test switched off")
 def test_thirty_students_at_once():
     need_chromium()
     server = Server()
