@@ -1,28 +1,55 @@
 """Navigation only: every page lives in pages/, every computation in explorer/.
 
 Icons are emoji on purpose: Streamlit's :material/…: icons come from a font CDN and are blank offline.
+
+`streamlit run app.py` reads this file twice over. It first imports it as the server's ASGI app (the `st.App` at
+the bottom), whose start hook loads the default model in the background, so the first student does not wait for
+torch and the weights; then every session runs it as a script (``__main__``), which builds the navigation.
 """
+import contextlib
+import threading
+
 import streamlit as st
 
-st.set_page_config(page_title="Attention explorer", page_icon="🔍", layout="wide")
 
-pages = {
-    "Start": [
-        st.Page("pages/home.py", title="Home", icon="🏠", default=True),
-    ],
-    "Explore real models": [
-        st.Page("pages/heatmaps.py", title="Attention heatmaps", icon="🔥"),
-        st.Page("pages/flip.py", title="Antecedent flip", icon="🔁"),
-        st.Page("pages/compare.py", title="Compare heads", icon="🧭"),
-    ],
-    "Concepts": [
-        st.Page("pages/lab_worked_example.py", title="Worked example", icon="✏️"),
-        st.Page("pages/lab_softmax.py", title="Softmax saturation", icon="🌡️"),
-        st.Page("pages/lab_permutation.py", title="Permutation", icon="🔀"),
-        st.Page("pages/lab_positions.py", title="Positional encodings", icon="📍"),
-        st.Page("pages/lab_masks.py", title="Masks", icon="🎭"),
-        st.Page("pages/lab_block.py", title="Heads and the block", icon="🧱"),
-        st.Page("pages/lab_why_attention.py", title="Why attention", icon="🛤️"),
-    ],
-}
-st.navigation(pages).run()
+def navigation() -> None:
+    st.set_page_config(page_title="Attention explorer", page_icon="🔍", layout="wide")
+    pages = {
+        "Start": [
+            st.Page("pages/home.py", title="Home", icon="🏠", default=True),
+        ],
+        "Explore real models": [
+            st.Page("pages/heatmaps.py", title="Attention heatmaps", icon="🔥"),
+            st.Page("pages/flip.py", title="Antecedent flip", icon="🔁"),
+            st.Page("pages/compare.py", title="Compare heads", icon="🧭"),
+        ],
+        "Concepts": [
+            st.Page("pages/lab_worked_example.py", title="Worked example", icon="✏️"),
+            st.Page("pages/lab_softmax.py", title="Softmax saturation", icon="🌡️"),
+            st.Page("pages/lab_permutation.py", title="Permutation", icon="🔀"),
+            st.Page("pages/lab_positions.py", title="Positional encodings", icon="📍"),
+            st.Page("pages/lab_masks.py", title="Masks", icon="🎭"),
+            st.Page("pages/lab_block.py", title="Heads and the block", icon="🧱"),
+            st.Page("pages/lab_why_attention.py", title="Why attention", icon="🛤️"),
+        ],
+    }
+    st.navigation(pages).run()
+
+
+def _preload() -> None:
+    from explorer import cached   # imports torch: in this thread, not while the server starts
+
+    cached.preload(cached.preload_names())
+
+
+@contextlib.asynccontextmanager
+async def preload_models(_app):
+    """Server start: load the preloaded models (EXPLORER_PRELOAD) in a background thread."""
+    threading.Thread(target=_preload, name="explorer-preload", daemon=True).start()
+    yield
+
+
+if __name__ == "__main__":
+    navigation()
+else:
+    app = st.App("app.py", lifespan=preload_models)

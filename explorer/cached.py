@@ -14,6 +14,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from . import models
 from .attention import AttentionResult, extract
+from .examples import EXAMPLES
 from .lru import ByteLRU
 
 # 384 MB by default: with both embedded models loaded (~1.05 GB resident) the server stays near 1.5 GB however
@@ -32,6 +33,11 @@ def get_model(name: str) -> models.LoadedModel:
     Inside a page, a model that cannot be loaded (unknown id, no network, hub switched off, a weight file that
     fails its sha256) is a warning in the page and the script stops there; elsewhere ModelUnavailable is raised.
     """
+    if get_script_run_ctx(suppress_warning=True) is None:   # not in a page (the server's preload): no widgets
+        if models.needs_preparation(name):
+            spec = models.resolve_spec(name)
+            models.gguf_cache(spec, models.verified_weights(spec))
+        return _model(name)
     try:
         if models.needs_preparation(name):
             bar = st.progress(0.0, text=f"Preparing {name} for its first use…")
@@ -41,8 +47,6 @@ def get_model(name: str) -> models.LoadedModel:
         with st.spinner(f"Loading {name}…"):
             return _model(name)
     except models.ModelUnavailable as err:
-        if get_script_run_ctx(suppress_warning=True) is None:
-            raise
         from .ui import literal
         st.warning(literal(err))
         st.stop()
@@ -72,3 +76,21 @@ def get_attention(name: str, text: str, target: str | None = None) -> AttentionR
 
 def result_cache() -> ByteLRU:
     return _results
+
+
+def preload_names() -> list[str]:
+    """Models to load when the server starts: ``EXPLORER_PRELOAD`` (comma-separated names; empty: none),
+    by default the embedded encoder, which every page opens with."""
+    raw = os.environ.get("EXPLORER_PRELOAD", models.EMBEDDED_ENCODER)
+    return [name.strip() for name in raw.split(",") if name.strip()]
+
+
+def preload(names: list[str]) -> None:
+    """Load ``names`` (running the decoder's one-time conversion if it has not run) and their first example,
+    before any browser asks. Runs in a background thread at server start; a session that asks meanwhile waits
+    for the same load instead of starting its own. A failure is logged and left for the pages to report."""
+    for name in names:
+        try:
+            get_attention(name, next(iter(EXAMPLES.values())))
+        except Exception as err:  # noqa: BLE001 - a page shows the same failure to whoever opens it
+            models.log.warning("preloading %s failed: %s", name, err)
