@@ -5,6 +5,7 @@ import math
 import json
 
 import numpy as np
+import plotly.graph_objects as go
 import plotly.io as pio
 from PIL import Image
 
@@ -150,3 +151,29 @@ def test_overview_sends_a_picture_not_the_weights():
     peaked[..., np.arange(24), np.arange(24)] += 0.4   # attention-like: a sink column and a diagonal
     assert len(pio.to_json(plots.overview(peaked))) < tiles.nbytes / 20
     json.loads(pio.to_json(plots.overview(tiles[:1, :1])))
+
+
+def _as_sent(fig) -> dict:
+    return json.loads(pio.to_json(fig.to_dict(), validate=False))   # what st.plotly_chart sends
+
+
+def test_figures_built_without_validation_validate_to_the_same_json():
+    """plots.figure() skips plotly's validators for speed: every figure of this module must still be valid
+    (plotly raises on an unknown property) and send exactly what its validated twin would."""
+    w = np.stack([weights(seed=s) for s in range(3)])
+    hidden = plots.causal_hidden(5, 5)
+    tiles = np.random.default_rng(0).random((2, 3, 6, 6)).astype(np.float32)
+    stats = np.random.default_rng(1).random((2, 3, 4)).astype(np.float32)
+    figures = [plots.heatmap(w[0], TOKENS, TOKENS, title="t"),
+               plots.heatmap(w[0], ["<b>x</b>", *TOKENS[1:]], TOKENS, masked=hidden, zmax=None),
+               plots.heatmap(np.full((101, 101), 1 / 101), [str(i) for i in range(101)], [str(i) for i in range(101)]),
+               plots.query_bars(w[0, 1], TOKENS, "cat", top=3, key_positions=[0, 1, 2, 3, 4]),
+               plots.head_grid(w, TOKENS, TOKENS, masked=hidden, selected=1, layer=2),
+               plots.overview(tiles, selected=(1, 2), stats=stats, stats_hover="%{customdata[2]:.2f}")]
+    for fig in figures:
+        assert fig._validate is False
+        sent = _as_sent(fig)
+        assert not sent["layout"].pop("template", None)   # plotly's default template is never sent
+        validated = _as_sent(go.Figure(fig.to_dict()))   # validates every property; raises on an invalid one
+        validated["layout"].pop("template", None)   # (validating an empty template fills in a default one)
+        assert validated == sent
