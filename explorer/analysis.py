@@ -15,6 +15,44 @@ from .attention import AttentionResult
 
 # ---------------------------------------------------------------------------------------------- head statistics
 
+STAT_NAMES = ("entropy", "max_weight", "mean_distance", "sink", "previous_token", "self")
+
+
+def head_stat_arrays(weights: np.ndarray, special: np.ndarray | None = None,
+                     names: tuple[str, ...] = STAT_NAMES) -> np.ndarray:
+    """``[layer, head, len(names)]``: the statistics ``names`` (see ``head_stats``) of ``weights[layer, head,
+    query, key]``, each a mean over queries. Computed in the weights' own float32 (sums are pairwise, so the
+    error stays near 1e-7, far below the two decimals shown): the heatmap page computes them for every text."""
+    w = np.asarray(weights, dtype=np.float32)
+    n_layers, n_heads, n_q, n_k = w.shape
+    sinks = np.zeros(n_k, dtype=bool)
+    if special is not None and np.any(special):
+        sinks[:] = np.asarray(special, dtype=bool)[:n_k]
+    else:
+        sinks[0] = True
+
+    def entropy():
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return -np.where(w > 0, w * np.log(w), 0.0).sum(-1).mean(-1)
+
+    def mean_distance():
+        distance = np.abs(np.arange(n_q)[:, None] - np.arange(n_k)[None, :]).astype(np.float32)
+        return (w * distance).sum(-1).mean(-1)
+
+    def previous_token():
+        if min(n_q, n_k) < 2:
+            return np.zeros((n_layers, n_heads), np.float32)
+        return np.diagonal(w, offset=-1, axis1=-2, axis2=-1).mean(-1)
+
+    compute = {"entropy": entropy, "max_weight": lambda: w.max(-1).mean(-1), "mean_distance": mean_distance,
+               "sink": lambda: w[..., sinks].sum(-1).mean(-1), "previous_token": previous_token,
+               "self": lambda: np.diagonal(w, axis1=-2, axis2=-1).mean(-1)}
+    out = np.empty((n_layers, n_heads, len(names)), dtype=np.float32)
+    for i, name in enumerate(names):
+        out[..., i] = compute[name]()
+    return out
+
+
 def head_stats(weights: np.ndarray, special: np.ndarray | None = None) -> pd.DataFrame:
     """One row per (layer, head) of ``weights[layer, head, query, key]``; each number is a mean over queries.
 
@@ -25,29 +63,12 @@ def head_stats(weights: np.ndarray, special: np.ndarray | None = None) -> pd.Dat
     - previous_token: weight on the key just before the query (queries 1…n−1)
     - self: weight on the query's own position
     """
-    w = np.asarray(weights, dtype=np.float64)
-    n_layers, n_heads, n_q, n_k = w.shape
-    pos_q, pos_k = np.arange(n_q)[:, None], np.arange(n_k)[None, :]
-    sinks = np.zeros(n_k, dtype=bool)
-    if special is not None and np.any(special):
-        sinks[:] = np.asarray(special, dtype=bool)[:n_k]
-    else:
-        sinks[0] = True
-    with np.errstate(divide="ignore", invalid="ignore"):
-        plogp = np.where(w > 0, w * np.log(w), 0.0)
-    stats = {
-        "entropy": -plogp.sum(-1).mean(-1),
-        "max_weight": w.max(-1).mean(-1),
-        "mean_distance": (w * np.abs(pos_q - pos_k)).sum(-1).mean(-1),
-        "sink": w[..., sinks].sum(-1).mean(-1),
-        "previous_token": (np.diagonal(w, offset=-1, axis1=-2, axis2=-1).mean(-1) if min(n_q, n_k) > 1
-                           else np.zeros((n_layers, n_heads))),
-        "self": np.diagonal(w, axis1=-2, axis2=-1).mean(-1),
-    }
+    stats = head_stat_arrays(weights, special)
+    n_layers, n_heads = stats.shape[:2]
     layer, head = np.meshgrid(np.arange(n_layers), np.arange(n_heads), indexing="ij")
     frame = pd.DataFrame({"layer": layer.ravel(), "head": head.ravel()})
-    for name, values in stats.items():
-        frame[name] = values.ravel()
+    for i, name in enumerate(STAT_NAMES):
+        frame[name] = stats[..., i].ravel().astype(np.float64)
     return frame
 
 

@@ -249,8 +249,8 @@ def overview_tiles(result: AttentionResult, part: str, hide_special: bool = Fals
     return np.stack(tiles), masked
 
 
-STATS = ("sink", "previous_token", "self", "entropy", "mean_distance")   # analysis.head_stats columns
-STATS_BYTES = 64 * 2**20   # float64 weights head_stats may hold at once (a 512-token decoder layer is 75 MB)
+STATS = ("sink", "previous_token", "self", "entropy", "mean_distance")   # of analysis.STAT_NAMES
+STATS_BYTES = 64 * 2**20   # temporaries head_stat_arrays may hold at once (a 512-token decoder layer is 38 MB)
 # Hover of an overview tile: plotly fills in the numbers from the point's customdata [layer, head, *STATS].
 OVERVIEW_HOVER = ("layer %{customdata[0]} · head %{customdata[1]}<br>on special/first tokens %{customdata[2]:.2f} · "
                   "previous token %{customdata[3]:.2f} · self %{customdata[4]:.2f}<br>entropy %{customdata[5]:.2f} "
@@ -263,10 +263,10 @@ def overview_stats(result: AttentionResult, part: str) -> np.ndarray:
     res = part_of(result, part)
     n_layers, n_heads = res.weights.shape[:2]
     out = np.empty((n_layers, n_heads, len(STATS)), dtype=np.float32)
-    step = max(1, STATS_BYTES // (8 * res.weights[0].size))   # head_stats works in float64: a few layers a call
+    step = max(1, STATS_BYTES // (4 * res.weights[0].size))   # a few layers a call, bounded temporaries
     for start in range(0, n_layers, step):
-        frame = analysis.head_stats(res.weights[start: start + step], res.keys_special)
-        out[start: start + step] = frame[list(STATS)].to_numpy().reshape(-1, n_heads, len(STATS))
+        out[start: start + step] = analysis.head_stat_arrays(res.weights[start: start + step], res.keys_special,
+                                                             STATS)
     return out
 
 
