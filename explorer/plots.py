@@ -25,13 +25,6 @@ def label(token: str) -> str:
     return html.escape(str(token), quote=False)
 
 
-def light(fig: go.Figure) -> go.Figure:
-    """Drop plotly's default template (about 6 kB of JSON a figure): st.plotly_chart's Streamlit theme styles
-    the figure in the browser anyway, so the chart and its PNG look the same without it."""
-    fig.update_layout(template=None)
-    return fig
-
-
 _NO_TEMPLATE = go.layout.Template()
 
 
@@ -42,7 +35,8 @@ def figure(data: list[dict], layout: dict) -> go.Figure:
     and a layer's grid ~100 ms; given whole, the heatmap page's four figures took ~12 ms, and ~4 ms unvalidated
     (the page's rerun is ~60 ms in all). What validation would change is done here by hand (colour scales are
     written out, never named), and tests/test_plots.py checks that every figure of this module validates to the
-    same JSON. (An empty template spares copying plotly's default one, only to drop it.)"""
+    same JSON. The template is empty: plotly's default one is ~6 kB of JSON a figure, and Streamlit's theme styles
+    the chart in the browser anyway, so the chart and its PNG look the same without it."""
     return go.Figure(data=data, layout={**layout, "template": _NO_TEMPLATE}, _validate=False)
 
 
@@ -309,4 +303,3 @@ def overview(tiles: np.ndarray, masked: np.ndarray | None = None, *, selected: t
         width=tile * n_heads + 80, height=tile * n_layers + 70 + (24 if title else 0),
         margin=dict(l=60, r=20, t=60 + (24 if title else 0), b=10), hovermode="closest", hoverdistance=-1,
         dragmode=False, plot_bgcolor="white", title=dict(text=title, x=0.0, font=dict(size=14)), shapes=frame))
-    return light(fig)
