@@ -10,6 +10,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach the hub
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
+from browser import CHROMIUM, CHROMIUM_ARGS, Server, need_chromium  # noqa: E402
 from tiny import build  # noqa: E402
 
 FAMILIES = ["bert", "gpt2", "llama", "t5"]
@@ -49,3 +50,23 @@ def encoder():
 def decoder():
     from explorer.models import EMBEDDED_DECODER, load_model
     return load_model(EMBEDDED_DECODER, device="cpu")
+
+
+# ---------------------------------------------------------------------------------------------- browser tests
+# One `streamlit run app.py` server and one headless Chromium per test module that asks for them.
+
+@pytest.fixture(scope="module")
+def server():
+    srv = Server()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    need_chromium()
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

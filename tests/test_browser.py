@@ -1,28 +1,10 @@
 """Every page opened in headless Chromium against the real server: drawn charts, no exception, no request
 leaving the machine; a screenshot of each saved under test-artifacts/."""
 import pytest
-from browser import CHROMIUM, CHROMIUM_ARGS, Server, app_pages, exception_texts, need_chromium, screenshot, \
-    open_page, wait_idle
+from browser import Server, app_pages, exception_texts, open_page, screenshot, wait_idle
 
 pytestmark = pytest.mark.browser
 PAGES = app_pages()
-
-
-@pytest.fixture(scope="module")
-def server():
-    srv = Server()
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    need_chromium()
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def test_app_registers_pages():

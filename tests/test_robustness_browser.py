@@ -7,7 +7,7 @@ id with no network is answered within 2 seconds, measured in the browser, and th
 from __future__ import annotations
 
 import pytest
-from browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, Server, exception_texts, need_chromium, open_page, wait_idle
+from browser import ARTIFACTS, Server, exception_texts, open_page, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -17,23 +17,6 @@ SVG = '<svg onload="window.__xss=1;alert(1)"></svg> the dog'
 PAYLOADS = {"script": SCRIPT, "img-onerror": IMG, "svg-onload": SVG}
 MARKDOWN = "**b** $x$ :red[r] <i>i</i> [l](x)"      # fits the 40 characters a link note quotes
 UNKNOWN = "nobody-here/no-such-model-xyz"
-
-
-@pytest.fixture(scope="module")
-def server():
-    srv = Server()
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    need_chromium()
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def watched(browser, url: str):
