@@ -32,10 +32,11 @@ key = f"perm_order_{text}"
 
 
 def shuffle():
-    """A new random order, never the one on screen (a shuffle that changes nothing looks broken)."""
-    current = st.session_state.get(key, [])
-    order = current
-    while order == current:
+    """A new random order: never the one on screen (a shuffle that changes nothing looks broken), and never the
+    original order when there are other orders left to show."""
+    unwanted = [st.session_state.get(key, []), labels if len(labels) > 2 else None]
+    order = unwanted[0]
+    while order in unwanted:
         order = random.sample(labels, len(labels))
     st.session_state[key] = order
 

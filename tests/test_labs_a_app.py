@@ -132,6 +132,7 @@ def test_permutation_lab_default_and_shuffle_by_hand(encoder):
         before = list(at.multiselect[0].value)
         next(b for b in at.button if b.label == "Shuffle randomly").click().run()
         assert sorted(at.multiselect[0].value) == sorted(before) and at.multiselect[0].value != before
+        assert at.multiselect[0].value != ["1 · dog", "2 · bites", "3 · man"]   # not the sentence as it was
     assert not at.exception
 
 
