@@ -111,17 +111,17 @@ def rows_in_process(table: Table, which: set[int], reps: int, encoder: str, deco
 async def rows_in_browser(table: Table, which: set[int], args, encoder: str, decoder: str):
     from playwright.async_api import async_playwright
 
-    from explorer import models
+    from explorer import embedded, models
     from explorer.examples import EXAMPLES
 
     env = {"EXPLORER_DEVICE": args.device} if args.device else {}
     async with async_playwright() as pw:
         if which & {4, 8}:
             spec = models.EMBEDDED[decoder]
-            if models.needs_preparation(decoder):
+            if embedded.needs_preparation(decoder):
                 print("decoder: one-time GGUF conversion first…", flush=True)
                 start = time.perf_counter()
-                models.gguf_cache(spec, models.verified_weights(spec))
+                embedded.gguf_cache(spec, embedded.verified_weights(spec))
                 table.notes.append(f"The decoder's one-time GGUF conversion ran first: "
                                    f"{time.perf_counter() - start:.1f} s (not part of row 4).")
             colds = []
@@ -221,10 +221,10 @@ async def rows_in_browser(table: Table, which: set[int], args, encoder: str, dec
 def tokenizer_of(name: str):
     from transformers import AutoTokenizer
 
-    from explorer import models
+    from explorer import embedded, models
     spec = models.EMBEDDED[name]
-    folder = models.verified_weights(spec)
-    folder = models.gguf_cache(spec, folder) if folder.suffix == ".gguf" else folder.parent
+    folder = embedded.verified_weights(spec)
+    folder = embedded.gguf_cache(spec, folder) if folder.suffix == ".gguf" else folder.parent
     return AutoTokenizer.from_pretrained(folder)
 
 

@@ -12,7 +12,7 @@ import streamlit as st
 import torch
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from . import models
+from . import embedded, models
 from .attention import AttentionResult, extract
 from .examples import EXAMPLES
 from .lru import ByteLRU
@@ -34,15 +34,15 @@ def get_model(name: str) -> models.LoadedModel:
     fails its sha256) is a warning in the page and the script stops there; elsewhere ModelUnavailable is raised.
     """
     if get_script_run_ctx(suppress_warning=True) is None:   # not in a page (the server's preload): no widgets
-        if models.needs_preparation(name):
+        if embedded.needs_preparation(name):
             spec = models.resolve_spec(name)
-            models.gguf_cache(spec, models.verified_weights(spec))
+            embedded.gguf_cache(spec, embedded.verified_weights(spec))
         return _model(name)
     try:
-        if models.needs_preparation(name):
+        if embedded.needs_preparation(name):
             bar = st.progress(0.0, text=f"Preparing {name} for its first use…")
             spec = models.resolve_spec(name)
-            models.gguf_cache(spec, models.verified_weights(spec), lambda f, m: bar.progress(min(f, 1.0), text=m))
+            embedded.gguf_cache(spec, embedded.verified_weights(spec), lambda f, m: bar.progress(min(f, 1.0), text=m))
             bar.empty()
         with st.spinner(f"Loading {name}…"):
             return _model(name)

