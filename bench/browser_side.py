@@ -17,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from browser import CHROMIUM, CHROMIUM_ARGS, free_port, is_local  # noqa: E402
+from browser import CHROMIUM, CHROMIUM_ARGS, free_port, new_page_async as new_page  # noqa: E402
 
 LOGS = ROOT / "test-artifacts"
 
@@ -106,23 +106,6 @@ def cpu_seconds(server: AppServer) -> dict:
 
 async def launch(playwright):
     return await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-
-
-async def new_page(browser, viewport=(1400, 1000), **options):
-    """A page that blocks (and counts) requests leaving the machine and records page errors."""
-    context = await browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, **options)
-    page = await context.new_page()
-    page.external, page.errors = [], []
-
-    async def guard(route):
-        if is_local(route.request.url):
-            await route.continue_()
-        else:
-            page.external.append(route.request.url)
-            await route.abort()
-    await context.route("**/*", guard)
-    page.on("pageerror", lambda err: page.errors.append(str(err)[:300]))
-    return page
 
 
 async def heatmap(page, timeout: float, marker: str | None = None, rows: int | None = None,

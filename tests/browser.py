@@ -98,6 +98,24 @@ def open_page(browser, url: str, timeout: float = 120):
     return page
 
 
+async def new_page_async(browser, viewport=(1400, 1000), **options):
+    """Async Playwright: a new page in its own context that records (and blocks) every request leaving the
+    machine (``page.external``) and records page errors (``page.errors``)."""
+    context = await browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, **options)
+    page = await context.new_page()
+    page.external, page.errors = [], []
+
+    async def guard(route):
+        if is_local(route.request.url):
+            await route.continue_()
+        else:
+            page.external.append(route.request.url)
+            await route.abort()
+    await context.route("**/*", guard)
+    page.on("pageerror", lambda err: page.errors.append(str(err)[:300]))
+    return page
+
+
 def wait_idle(page, timeout: float = 120):
     """Wait until Streamlit has finished running the script (the app root says so) and the page settled."""
     page.wait_for_timeout(300)  # let a rerun triggered just before start

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, ROOT, Server, is_local, need_chromium
+from browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, ROOT, Server, need_chromium, new_page_async
 
 from explorer import cached, models
 
@@ -40,17 +40,7 @@ async def idle(page) -> None:
 
 
 async def new_page(browser, url: str):
-    context = await browser.new_context(viewport={"width": 1100, "height": 800})
-    page = await context.new_page()
-    page.external = []
-
-    async def guard(route):
-        if is_local(route.request.url):
-            await route.continue_()
-        else:
-            page.external.append(route.request.url)
-            await route.abort()
-    await context.route("**/*", guard)
+    page = await new_page_async(browser, viewport=(1100, 800))
     await page.goto(url, wait_until="commit", timeout=WAIT_MS)
     return page
 
