@@ -2,7 +2,8 @@
 
 A teacher can paste the URL into slides; opening it restores the same view. A value in the URL that is out
 of range or garbage is clamped or replaced by the default, with a visible note (never a traceback).
-This module and ``cached.py`` are the only ones in explorer/ that import Streamlit.
+With ``ui_pickers.py`` (words and heads), ``ui_quiz.py`` and ``cached.py``, the only modules in explorer/ that
+import Streamlit.
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def literal(text) -> str:
                    for c in escaped)
 
 
-def _note(message: str) -> None:
+def link_note(message: str) -> None:
     st.session_state.setdefault("_link_notes", []).append(message)
 
 
@@ -44,7 +45,7 @@ def show_link_notes() -> None:
         st.info(f"🔗 {literal(message)}")
 
 
-def _from_url(key: str, default):
+def from_url(key: str, default):
     """The widget's value: from the URL on a session's first run, else as the user left it on any page.
 
     Streamlit forgets a widget's value once a page without that widget has run, so the value is also kept
@@ -62,13 +63,13 @@ def model_picker(key: str = "model", default: str = EMBEDDED_ENCODER, label: str
     allowed, allowlist = hub_policy()
     hub = ([*(allowlist or KNOWN_HUB), OTHER] if allowed else [])
     choices = [*EMBEDDED, *[h for h in hub if h not in EMBEDDED]]
-    wanted = str(_from_url(key, default))
+    wanted = str(from_url(key, default))
     free = ""
     if wanted not in choices:
         if allowed and not allowlist and wanted.strip():
             free, st.session_state[key] = wanted, OTHER
         else:
-            _note(f"Model {wanted[:80]!r} is not offered here; showing {default}.")
+            link_note(f"Model {wanted[:80]!r} is not offered here; showing {default}.")
             st.session_state[key] = default
     label_of = {**{n: s.label for n, s in EMBEDDED.items()}, **{n: f"{n} · {d} · hub (needs network)"
                                                                    for n, (_, d) in KNOWN_HUB.items()}}
@@ -84,9 +85,9 @@ def model_picker(key: str = "model", default: str = EMBEDDED_ENCODER, label: str
 def text_box(key: str = "text", default: str = next(iter(EXAMPLES.values())), label: str = "Text",
              with_examples: bool = True) -> str:
     """A text area (from the URL when linked) with curated examples to pick from."""
-    value = str(_from_url(key, default))
+    value = str(from_url(key, default))
     if len(value) > MAX_TEXT:
-        _note(f"The linked text was {len(value):,} characters; it was cut to {MAX_TEXT:,}.")
+        link_note(f"The linked text was {len(value):,} characters; it was cut to {MAX_TEXT:,}.")
         st.session_state[key] = value = value[:MAX_TEXT]
     if with_examples:
         def use_example():
@@ -100,15 +101,15 @@ def text_box(key: str = "text", default: str = next(iter(EXAMPLES.values())), la
 
 def index_picker(label: str, key: str, count: int, default: int = 0, widget: str = "slider") -> int:
     """An integer in [0, count) from a slider or number box, deep-linked and clamped with a note."""
-    raw = _from_url(key, default)
+    raw = from_url(key, default)
     try:
         value = int(raw)
     except (TypeError, ValueError):
-        _note(f"{label} {str(raw)[:40]!r} in the link is not a number; using {default}.")
+        link_note(f"{label} {str(raw)[:40]!r} in the link is not a number; using {default}.")
         value = default
     if not 0 <= value < count:
         clamped = min(max(value, 0), count - 1)
-        _note(f"{label} {value} is out of range (0–{count - 1}); showing {clamped}.")
+        link_note(f"{label} {value} is out of range (0–{count - 1}); showing {clamped}.")
         value = clamped
     st.session_state[key] = value
     if count <= 1:
@@ -150,8 +151,7 @@ def fidelity_badge(result: AttentionResult, layer: int, head: int) -> None:
                f"max difference {diff:.1e}")
 
 
-# ---------------------------------------------------------------------------------------------- figures, words, heads
-# (flip and compare-heads pages)
+# ---------------------------------------------------------------------------------------------- figures and heads
 
 def show_figure(fig, key: str, filename: str, on_select="ignore"):
     """A plotly chart whose camera button saves ``filename``.png, drawn in the browser (works offline)."""
@@ -163,57 +163,6 @@ def show_figure(fig, key: str, filename: str, on_select="ignore"):
 
 def download_csv(frame, filename: str, key: str, label: str = "⬇️ Matrix as CSV") -> None:
     st.download_button(label, frame.to_csv().encode("utf-8"), file_name=filename, mime="text/csv", key=key)
-
-
-def word_picker(label: str, key: str, options: list[str], default: str, token_words: list[str] | None = None) -> str:
-    """A deep-linked select box over the text's words; a word the text lacks falls back to ``default`` with a note.
-
-    ``token_words[i]`` is the word at token position i: a position (as the heatmap page links its query) picks it.
-    """
-    from .compare import match_word, pick_word
-
-    raw = str(_from_url(key, default))
-    if token_words and raw.isdigit() and int(raw) < len(token_words) and match_word(options, token_words[int(raw)]):
-        raw = token_words[int(raw)]
-    value = pick_word(options, raw, default)
-    if match_word(options, raw) is None and options:
-        _note(f"{label}: {raw[:40]!r} is not a word of the text; using {value!r}.")
-    st.session_state[key] = value
-    chosen = st.selectbox(label, options, key=key)
-    st.query_params[key] = chosen
-    return chosen
-
-
-def words_picker(label: str, key: str, options: list[str], default: list[str], most: int = 2) -> list[str]:
-    """A deep-linked multiselect of words (``a,b`` in the URL); words the text lacks are dropped with a note."""
-    from .compare import match_word
-
-    raw = _from_url(key, default)
-    wanted = [w.strip() for w in (raw.split(",") if isinstance(raw, str) else raw) if w.strip()]
-    missing = [w for w in wanted if match_word(options, w) is None]
-    if missing:
-        _note(f"{label}: {', '.join(repr(m[:30]) for m in missing)} not in the text; dropped.")
-    st.session_state[key] = list(dict.fromkeys(filter(None, (match_word(options, w) for w in wanted))))[:most]
-    chosen = st.multiselect(label, options, key=key, max_selections=most)
-    st.query_params[key] = ",".join(chosen)
-    return chosen
-
-
-def heads_picker(label: str, key: str, n_layers: int, n_heads: int, default: list[tuple[int, int]],
-                 most: int = 4) -> list[tuple[int, int]]:
-    """Deep-linked choice of up to ``most`` heads (``L4H0,L2H3`` in the URL), clamped to the model with a note."""
-    from .compare import head_id, parse_heads
-
-    raw = _from_url(key, ",".join(head_id(h) for h in default))
-    heads, notes = parse_heads(raw if isinstance(raw, str) else ",".join(raw), n_layers, n_heads, most)
-    for message in notes:
-        _note(message)
-    st.session_state[key] = [head_id(h) for h in heads]
-    options = [head_id((l, h)) for l in range(n_layers) for h in range(n_heads)]
-    chosen = st.multiselect(label, options, key=key, max_selections=most,
-                            format_func=lambda s: s.replace("L", "layer ").replace("H", " · head "))
-    st.query_params[key] = ",".join(chosen)
-    return parse_heads(",".join(chosen), n_layers, n_heads, most)[0]
 
 
 def selected_head(key: str, frame=None) -> tuple[int, int] | None:
@@ -264,15 +213,15 @@ def token_picker(label: str, key: str, rows: list[list[int]], names: list[str], 
     st.session_state[f"_tokens_{key}"] = tuple(tokens)
     if seen is not None and seen != tuple(tokens):
         st.session_state[key] = st.session_state[f"_kept_{key}"] = default
-    raw = _from_url(key, default)
+    raw = from_url(key, default)
     try:
         value = int(raw)
     except (TypeError, ValueError):
-        _note(f"{label} {str(raw)[:40]!r} in the link is not a token position; using {default}.")
+        link_note(f"{label} {str(raw)[:40]!r} in the link is not a token position; using {default}.")
         value = default
     last = max(max(r) for r in rows)
     if not 0 <= value <= last:
-        _note(f"{label} position {value} is out of range (0–{last}); showing the nearest token.")
+        link_note(f"{label} position {value} is out of range (0–{last}); showing the nearest token.")
     row = next((i for i, r in enumerate(rows) if value in r), None)
     if row is None:
         row = min(range(len(rows)), key=lambda i: abs(firsts[i] - value))
@@ -285,9 +234,9 @@ def token_picker(label: str, key: str, rows: list[list[int]], names: list[str], 
 
 def part_picker(parts: dict[str, str], key: str = "part", default: str = "encoder") -> str:
     """For encoder-decoder models: which attention to show (deep-linked; an unknown value falls back)."""
-    raw = str(_from_url(key, default))
+    raw = str(from_url(key, default))
     if raw not in parts:
-        _note(f"Attention part {raw[:30]!r} does not exist; showing {parts[default]}.")
+        link_note(f"Attention part {raw[:30]!r} does not exist; showing {parts[default]}.")
         raw = default
     st.session_state[key] = raw
     chosen = st.radio("Attention", list(parts), key=key, format_func=parts.get, horizontal=True)

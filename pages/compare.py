@@ -1,7 +1,7 @@
 """Compare heads: two to four heads side by side on one colour scale, and statistics for every head."""
 import streamlit as st
 
-from explorer import analysis, compare, plots, plots_heads, ui
+from explorer import analysis, compare, plots, plots_heads, ui, ui_pickers
 
 ui.use_app_navigation()
 st.title("Compare heads")
@@ -25,7 +25,7 @@ text = ui.text_box()
 result = ui.attention_or_stop(model, text)
 facts = result.facts
 stats = analysis.head_stats(result.weights, result.special)
-heads = ui.heads_picker("Heads to compare (2–4)", "heads", facts.n_layers, facts.n_heads, compare.preselect(stats))
+heads = ui_pickers.heads_picker("Heads to compare (2–4)", "heads", facts.n_layers, facts.n_heads, compare.preselect(stats))
 ui.show_link_notes()
 if len(heads) < 2:
     st.info("Pick at least two heads to compare them.")

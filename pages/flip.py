@@ -1,7 +1,7 @@
 """Antecedent flip: two sentences that differ in one word; which heads move the query's attention?"""
 import streamlit as st
 
-from explorer import analysis, compare, plots, plots_heads, ui
+from explorer import analysis, compare, plots, plots_heads, ui, ui_pickers
 from explorer.examples import ANIMAL_TIRED, ANIMAL_WIDE, FLIP_PAIRS
 
 ui.use_app_navigation()
@@ -31,9 +31,9 @@ a, b = ui.attention_or_stop(model, text_a), ui.attention_or_stop(model, text_b)
 facts, options = a.facts, compare.word_options(a.words)
 left, right = st.columns([1, 2])
 with left:
-    query = ui.word_picker("Query word", "query", options, "it", [a.words[w] if w >= 0 else "" for w in a.word_ids])
+    query = ui_pickers.word_picker("Query word", "query", options, "it", [a.words[w] if w >= 0 else "" for w in a.word_ids])
 with right:
-    candidates = ui.words_picker("Candidate antecedents (two)", "cands", options, ["animal", "street"])
+    candidates = ui_pickers.words_picker("Candidate antecedents (two)", "cands", options, ["animal", "street"])
 try:
     result = analysis.flip(a, b, query, candidates)
 except ValueError as err:
