@@ -1,4 +1,4 @@
-"""Navigation only: every page lives in pages/, every computation in explorer/.
+"""Navigation, and a start hook for the server: every page lives in pages/, every computation in explorer/.
 
 Icons are emoji on purpose: Streamlit's :material/…: icons come from a font CDN and are blank offline.
 

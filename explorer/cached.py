@@ -33,16 +33,18 @@ def get_model(name: str) -> models.LoadedModel:
     Inside a page, a model that cannot be loaded (unknown id, no network, hub switched off, a weight file that
     fails its sha256) is a warning in the page and the script stops there; elsewhere ModelUnavailable is raised.
     """
+    def prepare(progress=None) -> None:   # the decoder's one-time GGUF conversion
+        spec = models.resolve_spec(name)
+        embedded.gguf_cache(spec, embedded.verified_weights(spec), progress)
+
     if get_script_run_ctx(suppress_warning=True) is None:   # not in a page (the server's preload): no widgets
         if embedded.needs_preparation(name):
-            spec = models.resolve_spec(name)
-            embedded.gguf_cache(spec, embedded.verified_weights(spec))
+            prepare()
         return _model(name)
     try:
         if embedded.needs_preparation(name):
             bar = st.progress(0.0, text=f"Preparing {name} for its first use…")
-            spec = models.resolve_spec(name)
-            embedded.gguf_cache(spec, embedded.verified_weights(spec), lambda f, m: bar.progress(min(f, 1.0), text=m))
+            prepare(lambda f, m: bar.progress(min(f, 1.0), text=m))
             bar.empty()
         with st.spinner(f"Loading {name}…"):
             return _model(name)
