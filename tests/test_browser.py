@@ -79,6 +79,39 @@ def test_heatmap_follows_the_typed_text(server, browser):
         page.context.close()
 
 
+# Where the centre of the overview tile (layer, head) is on the page: plotly's own axis maps, in page pixels.
+TILE_CENTRE = """([layer, head]) => {
+  const gd = [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')]
+    .find(g => g._fullLayout && (g._fullLayout.yaxis.title || {}).text === 'layer');
+  const box = gd.querySelector('.main-svg').getBoundingClientRect(), L = gd._fullLayout;
+  return [box.left + L._size.l + L.xaxis.l2p(head), box.top + L._size.t + L.yaxis.l2p(layer)];
+}"""
+
+
+def test_overview_tile_hovers_its_statistics_and_a_click_opens_that_head(server, browser):
+    """The layers × heads overview: hovering a tile names the head and its statistics; clicking it shows it."""
+    page = open_page(browser, f"{server.url}/heatmaps")
+    try:
+        page.get_by_text("Every layer × head").scroll_into_view_if_needed()
+        page.wait_for_timeout(500)
+        x, y = page.evaluate(TILE_CENTRE, [4, 7])
+        page.mouse.move(x, y)
+        hover = page.locator(".hoverlayer .hovertext")
+        hover.first.wait_for(timeout=10_000)
+        text = hover.first.text_content()
+        assert "layer 4 · head 7" in text and "entropy" in text and "click to show this head" in text
+        page.mouse.click(x, y)
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.js-plotly-plot .gtitle')]"
+            ".some(t => t.textContent.includes('layer 4 · head 7'))", timeout=60_000)
+        wait_idle(page)
+        sliders = page.locator('[data-testid="stMain"] [data-testid="stSlider"] input[type="range"]')
+        assert [sliders.nth(i).input_value() for i in range(2)] == ["4", "7"]   # layer, head
+        assert exception_texts(page) == [] and page.external == []
+    finally:
+        page.context.close()
+
+
 def test_every_page_routes_deep_links_through_app_navigation():
     """Each page starts with ui.use_app_navigation(), so a link straight to a page works on a fresh server."""
     from browser import ROOT
