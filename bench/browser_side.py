@@ -7,19 +7,15 @@ or with as many rows as the text has tokens when there are too many labels to dr
 from __future__ import annotations
 
 import asyncio
-import os
 import random
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from browser import CHROMIUM, CHROMIUM_ARGS, free_port, new_page_async as new_page  # noqa: E402
+from browser import CHROMIUM, CHROMIUM_ARGS, Server, new_page_async as new_page  # noqa: E402
 
-LOGS = ROOT / "test-artifacts"
 
 # True when the heatmap is drawn and, if asked, shows ``marker`` as a row label or has ``rows`` rows.
 HEATMAP_DRAWN = """(want) => {
@@ -35,26 +31,11 @@ HEATMAP_DRAWN = """(want) => {
 NEXT_FRAME = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
 
 
-class AppServer:
-    """``streamlit run app.py`` on a free port; ``started`` is when the process was launched."""
+class AppServer(Server):
+    """``streamlit run app.py`` on a free port, not waited for: ``started`` is when the process was launched."""
 
     def __init__(self, env: dict | None = None):
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        LOGS.mkdir(exist_ok=True)
-        self.log = open(LOGS / f"bench-server-{self.port}.log", "w")
-        self.started = time.perf_counter()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(self.port),
-             "--server.address", "127.0.0.1", "--server.headless", "true"],
-            cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT,
-            env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})})
-
-    def healthy(self) -> bool:
-        try:
-            return urllib.request.urlopen(self.url + "/_stcore/health", timeout=2).read() == b"ok"
-        except OSError:
-            return False
+        super().__init__(env, wait=False, log_prefix="bench-server")
 
     async def ready(self, timeout: float = 120) -> float:
         """Wait for the health endpoint; seconds since launch."""
@@ -75,15 +56,6 @@ class AppServer:
         except ImportError:
             with open(f"/proc/{self.proc.pid}/status") as fh:
                 return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmRSS"))
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(5)
-        self.log.close()
 
 
 def cpu_seconds(server: AppServer) -> dict:
