@@ -6,6 +6,7 @@ dataclasses or DataFrames for the pages to show.
 """
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 
 import numpy as np
@@ -120,6 +121,16 @@ def permutation_demo(loaded, text: str, order, d_k: int = 64, seed: int = 0) -> 
                   for z in (False, True)]
     return PermutationDemo(tokens, order, [tokens[i] for i in order], out, out_s, _per_token_gap(out, out_s, order),
                            _per_token_gap(out_p, out_ps, order), *gaps_model)
+
+
+def new_order(items: list, current: list, rng=random) -> list:
+    """A random order of ``items`` for the "shuffle" button: never ``current`` (a shuffle that changes nothing
+    looks broken), and never ``items``' own order while another one is left (always, from three items on)."""
+    unwanted = [list(current), list(items) if len(items) > 2 else None]
+    order = list(current)
+    while order in unwanted:
+        order = rng.sample(list(items), len(items))
+    return order
 
 
 def permutation_table(demo: PermutationDemo) -> pd.DataFrame:

@@ -1,6 +1,4 @@
 """Lab: self-attention without positions cannot tell "dog bites man" from "man bites dog"."""
-import random
-
 import numpy as np
 import streamlit as st
 
@@ -32,13 +30,7 @@ key = f"perm_order_{text}"
 
 
 def shuffle():
-    """A new random order: never the one on screen (a shuffle that changes nothing looks broken), and never the
-    original order when there are other orders left to show."""
-    unwanted = [st.session_state.get(key, []), labels if len(labels) > 2 else None]
-    order = unwanted[0]
-    while order in unwanted:
-        order = random.sample(labels, len(labels))
-    st.session_state[key] = order
+    st.session_state[key] = concepts.new_order(labels, st.session_state.get(key, []))
 
 
 if key not in st.session_state:

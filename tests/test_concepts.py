@@ -1,4 +1,6 @@
 """explorer.concepts on the embedded encoder, plus the pure helpers the concept labs share (quiz, figures, text)."""
+import random
+
 import numpy as np
 import pytest
 
@@ -157,3 +159,15 @@ def test_concept_figures_have_data():
     assert [len(t.y) for t in fig.data] == [3, 3, 3]
     fig = weights_bars(["a", "b"], {"raw": np.array([0.9, 0.1]), "scaled": np.array([0.6, 0.4])})
     assert len(fig.data) == 2 and list(fig.layout.xaxis.ticktext) == ["a", "b"]
+
+
+def test_new_order_never_repeats_the_screen_nor_the_sentence():
+    rng = random.Random(0)
+    items = ["1 · dog", "2 · bites", "3 · man"]
+    current = items[::-1]
+    for _ in range(200):   # a plain random draw would hit each forbidden order ~1 time in 6
+        order = concepts.new_order(items, current, rng)
+        assert sorted(order) == sorted(items) and order != current and order != items
+        current = order
+    assert concepts.new_order(["a", "b"], ["b", "a"], rng) == ["a", "b"]   # two items: the only other order
+    assert concepts.new_order(["a", "b"], ["a"], rng) in (["a", "b"], ["b", "a"])   # a partial pick: any order
