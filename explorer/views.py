@@ -259,7 +259,8 @@ OVERVIEW_HOVER = ("layer %{customdata[0]} · head %{customdata[1]}<br>on special
 
 @remembered
 def overview_stats(result: AttentionResult, part: str) -> np.ndarray:
-    """``[layer, head, len(STATS)]``: a few statistics that tell common head patterns apart."""
+    """``[layer, head, len(STATS)]``: a few statistics that tell common head patterns apart (the overview sends
+    them as numbers and ``OVERVIEW_HOVER`` writes them out in the browser)."""
     res = part_of(result, part)
     n_layers, n_heads = res.weights.shape[:2]
     out = np.empty((n_layers, n_heads, len(STATS)), dtype=np.float32)
@@ -268,16 +269,6 @@ def overview_stats(result: AttentionResult, part: str) -> np.ndarray:
         out[start: start + step] = analysis.head_stat_arrays(res.weights[start: start + step], res.keys_special,
                                                              STATS)
     return out
-
-
-@remembered
-def overview_hover(result: AttentionResult, part: str) -> list[list[str]]:
-    """The overview's hover as text per ``[layer][head]`` (the page sends ``overview_stats`` as numbers
-    instead, with ``OVERVIEW_HOVER``: a fifth of the bytes)."""
-    stats = overview_stats(result, part)
-    return [[f"layer {layer} · head {head}<br>on special/first tokens {s[0]:.2f} · previous token {s[1]:.2f} · "
-             f"self {s[2]:.2f}<br>entropy {s[3]:.2f} nats · mean distance {s[4]:.1f} tokens"
-             for head, s in enumerate(row)] for layer, row in enumerate(stats)]
 
 
 def bertviz_layers(view: str, n_tokens: int, n_layers: int, n_heads: int, layer: int) -> list[int] | None:

@@ -184,8 +184,10 @@ def test_overview_tiles_pool_and_hide():
     tiles, masked = views.overview_tiles(result(causal=True), "self", side=3)
     assert tiles.shape == (3, 2, 3, 3) and masked.tolist() == [[False, True, True], [False, False, True],
                                                                 [False, False, False]]
-    hover = views.overview_hover(res, "self")
-    assert len(hover) == 3 and len(hover[0]) == 2 and hover[2][1].startswith("layer 2 · head 1")
+    stats = views.overview_stats(res, "self")
+    assert stats.shape == (3, 2, len(views.STATS))
+    np.testing.assert_allclose(stats[2, 1], analysis.head_stat_arrays(res.weights[2:3], res.keys_special,
+                                                                      views.STATS)[0, 1])
 
 
 def test_pool_averages_bins():
@@ -215,10 +217,10 @@ def test_view_matrix_is_float32_and_finite(layer):
 
 def test_overview_work_is_remembered_per_live_result():
     res = result()
-    first = views.overview_hover(res, "self")
-    assert views.overview_hover(res, "self") is first
+    first = views.overview_stats(res, "self")
+    assert views.overview_stats(res, "self") is first
     assert views.overview_tiles(res, "self", True)[0] is views.overview_tiles(res, "self", True)[0]
     other = result(seed=1)
-    assert views.overview_hover(other, "self") is not first
+    assert views.overview_stats(other, "self") is not first
     rolled = views.matrix_view(res, "self", 2, 0, Options(rollout=True)).matrix
     np.testing.assert_array_equal(views.matrix_view(res, "self", 2, 0, Options(rollout=True)).matrix, rolled)
