@@ -25,7 +25,8 @@ text = ui.text_box()
 result = ui.attention_or_stop(model, text)
 facts = result.facts
 stats = analysis.head_stats(result.weights, result.special)
-heads = ui_pickers.heads_picker("Heads to compare (2–4)", "heads", facts.n_layers, facts.n_heads, compare.preselect(stats))
+heads = ui_pickers.heads_picker("Heads to compare (2–4)", "heads", facts.n_layers, facts.n_heads,
+                                compare.preselect(stats))
 ui.show_link_notes()
 if len(heads) < 2:
     st.info("Pick at least two heads to compare them.")

@@ -31,7 +31,8 @@ a, b = ui.attention_or_stop(model, text_a), ui.attention_or_stop(model, text_b)
 facts, options = a.facts, compare.word_options(a.words)
 left, right = st.columns([1, 2])
 with left:
-    query = ui_pickers.word_picker("Query word", "query", options, "it", [a.words[w] if w >= 0 else "" for w in a.word_ids])
+    query = ui_pickers.word_picker("Query word", "query", options, "it",
+                                   [a.words[w] if w >= 0 else "" for w in a.word_ids])
 with right:
     candidates = ui_pickers.words_picker("Candidate antecedents (two)", "cands", options, ["animal", "street"])
 try:
