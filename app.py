@@ -37,7 +37,7 @@ def navigation() -> None:
 
 
 def _preload() -> None:
-    from explorer import cached   # imports torch: in this thread, not while the server starts
+    from explorer.ui import cached  # imports torch: in this thread, not while the server starts
 
     cached.preload(cached.preload_names())
 

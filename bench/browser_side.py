@@ -14,8 +14,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from browser import CHROMIUM, CHROMIUM_ARGS, Server, new_page_async as new_page  # noqa: E402
-
+from chromium import CHROMIUM, CHROMIUM_ARGS, Server  # noqa: E402
+from chromium import new_page_async as new_page
 
 # True when the heatmap is drawn and, if asked, shows ``marker`` as a row label or has ``rows`` rows.
 HEATMAP_DRAWN = """(want) => {

@@ -111,17 +111,17 @@ def rows_in_process(table: Table, which: set[int], reps: int, encoder: str, deco
 async def rows_in_browser(table: Table, which: set[int], args, encoder: str, decoder: str):
     from playwright.async_api import async_playwright
 
-    from explorer import embedded, models
+    from explorer import embedded, models, registry
     from explorer.examples import EXAMPLES
 
     env = {"EXPLORER_DEVICE": args.device} if args.device else {}
     async with async_playwright() as pw:
         if which & {4, 8}:
-            spec = models.EMBEDDED[decoder]
+            spec = registry.EMBEDDED[decoder]
             if embedded.needs_preparation(decoder):
                 print("decoder: one-time GGUF conversion first…", flush=True)
                 start = time.perf_counter()
-                embedded.gguf_cache(spec, embedded.verified_weights(spec))
+                models.prepare(spec)
                 table.notes.append(f"The decoder's one-time GGUF conversion ran first: "
                                    f"{time.perf_counter() - start:.1f} s (not part of row 4).")
             colds = []
@@ -221,10 +221,8 @@ async def rows_in_browser(table: Table, which: set[int], args, encoder: str, dec
 def tokenizer_of(name: str):
     from transformers import AutoTokenizer
 
-    from explorer import embedded, models
-    spec = models.EMBEDDED[name]
-    folder = embedded.verified_weights(spec)
-    folder = embedded.gguf_cache(spec, folder) if folder.suffix == ".gguf" else folder.parent
+    from explorer import models, registry
+    folder = models.prepare(registry.EMBEDDED[name])
     return AutoTokenizer.from_pretrained(folder)
 
 
@@ -284,7 +282,7 @@ def main() -> None:
     if args.device:
         os.environ["EXPLORER_DEVICE"] = args.device
 
-    from explorer.models import EMBEDDED_DECODER, EMBEDDED_ENCODER
+    from explorer.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 
     info = machine()
     print(f"{info['cpu']} · {info['cores']} cores · {info['device_label']} · torch threads {info['torch_threads']}")

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .stats import median, spread, timed, timed_both
-from .texts import fit, single_token_markers
+from explorer.stats import median, spread, timed, timed_both
+from explorer.texts import fit, single_token_markers
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "pages" / "heatmaps.py"
@@ -49,8 +49,8 @@ def page_vs_forward(name: str, reps: int, forwards: int = 3) -> dict:
     import torch
     from streamlit.testing.v1 import AppTest
 
-    from explorer import cached
     from explorer.attention import extract
+    from explorer.ui import cached
 
     quiet()
     share_bytecode()
@@ -103,7 +103,7 @@ def stock_bertviz_bytes(name: str, text: str) -> dict:
     import torch
     from bertviz import model_view
 
-    from explorer import cached
+    from explorer.ui import cached
 
     quiet()
     result = cached.get_attention(name, text)

@@ -10,8 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .attention import AttentionResult
-
+from explorer.attention import AttentionResult
 
 # ---------------------------------------------------------------------------------------------- head statistics
 

@@ -1,27 +1,21 @@
 """One typed result for one input: tokens plus attention ``weights[layer, head, query, key]``.
 
-Extraction runs the model once with ``output_attentions=True`` (eager attention). While it runs, a thin wrapper
-around the model's own eager attention function records each layer's queries and keys (after RoPE, before
-grouped key/value heads are repeated). From those, ``recompute`` rebuilds every head from scratch (the formula
-of ``explorer.maths``, in torch on the model's device): the pre-softmax ``scores`` shown in the labs, and a
-fidelity number — how far our own softmax(QKᵀ·scale + mask) is from the weights the model returned.
+Extraction runs the model once with ``output_attentions=True`` (eager attention) while ``capture`` records what
+went into each layer; every head is then recomputed from scratch, which gives the pre-softmax ``scores`` shown in
+the labs and the fidelity number (how far our own softmax(QKᵀ·scale + mask) is from the model's weights).
 """
 from __future__ import annotations
 
-import contextvars
 import os
-import sys
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
-from .models import LoadedModel
+from explorer.capture import recompute_tensors, recording
+from explorer.models import LoadedModel
 
-CAPTURE = "explorer_eager"
 MAX_TOKENS = int(os.environ.get("EXPLORER_MAX_TOKENS", "512"))
-
-_recorder: contextvars.ContextVar[list | None] = contextvars.ContextVar("explorer_recorder", default=None)
 
 
 @dataclass(frozen=True)
@@ -76,72 +70,6 @@ class AttentionResult:
     def part_named(self, part: str) -> "AttentionResult":
         """For encoder-decoders: "encoder", "decoder" or "cross"; any other model has only itself."""
         return self if part in {self.part, "self"} else self.parts[part]
-
-
-# ---------------------------------------------------------------------------------------------- capture
-
-def _capturing_eager(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
-    """The model's own eager attention, plus a record of what went into it (when a recorder is active)."""
-    own = getattr(sys.modules[type(module).__module__], "eager_attention_forward", None)
-    if own is None:
-        from transformers.models.llama.modeling_llama import eager_attention_forward as own
-    output, weights = own(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs)
-    record = _recorder.get()
-    if record is not None:
-        record.append(dict(q=query.detach(), k=key.detach(), scaling=scaling, mask=attention_mask,
-                           bias=kwargs.get("position_bias"), weights=weights.detach()))
-    return output, weights
-
-
-def enable_capture(model: torch.nn.Module) -> bool:
-    """Route the model's attention through the recording wrapper; False if the model cannot be routed."""
-    from transformers import AttentionInterface
-    from transformers.masking_utils import AttentionMaskInterface, eager_mask
-
-    AttentionInterface.register(CAPTURE, _capturing_eager)
-    AttentionMaskInterface.register(CAPTURE, eager_mask)  # same masks as eager (causal, padding)
-    try:
-        model.set_attn_implementation(CAPTURE)
-    except (ValueError, KeyError, AttributeError):
-        return False
-    return model.config._attn_implementation == CAPTURE
-
-
-def _recompute(record: dict, dtype=torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
-    """Our own ``scores`` and ``weights`` for one captured layer, ``[head, query, key]`` tensors of ``dtype`` on
-    the record's device: softmax(QKᵀ·scale + bias + mask) written out step by step, no model code involved.
-
-    Grouped-query attention: query head h reads key head h // (n_heads / n_kv_heads).
-    """
-    q = record["q"][0].to(dtype)                              # (n_heads, Q, d_head)
-    k = record["k"][0].to(dtype)                              # (n_kv_heads, K, d_head)
-    k = k.repeat_interleave(q.shape[0] // k.shape[0], dim=0)  # (n_heads, K, d_head)
-    scale = record["scaling"] if record["scaling"] is not None else q.shape[-1] ** -0.5
-    scores = (q @ k.transpose(-1, -2)) * scale                # (n_heads, Q, K)
-    extras = [x for x in (record["bias"], record["mask"]) if x is not None]
-    for extra in extras:
-        scores = scores + extra[0].to(dtype)[..., -q.shape[1]:, -k.shape[1]:]
-    if extras:
-        masked = scores <= torch.finfo(torch.float32).min / 2  # the model's additive mask: float32's minimum
-        scores = scores.masked_fill(masked, float("-inf"))
-    peak = scores.amax(dim=-1, keepdim=True).nan_to_num(neginf=0.0)  # shift-invariant: exp cannot overflow
-    e = (scores - peak).exp_()
-    weights = e.div_(e.sum(dim=-1, keepdim=True))
-    if extras:
-        weights = weights.nan_to_num_(0.0)                     # 0/0 only in a row that sees nothing
-    return scores, weights
-
-
-def recompute(record: dict) -> tuple[np.ndarray, np.ndarray]:
-    """Our own scores (float32) and weights (float64) for one captured layer, ``[head, query, key]`` each.
-
-    The maths of ``maths.attention_scores`` + ``maths.softmax``, in torch float64 on the CPU. Extraction uses
-    ``_recompute`` in float32 on the model's device instead: numpy float64 took 3 s of a 3.4 s extraction for
-    512 tokens on the embedded encoder.
-    """
-    on_cpu = {key: value.cpu() if isinstance(value, torch.Tensor) else value for key, value in record.items()}
-    scores, weights = _recompute(on_cpu, torch.float64)
-    return scores.float().numpy(), weights.numpy()
 
 
 # ---------------------------------------------------------------------------------------------- extraction
@@ -211,7 +139,7 @@ def _result(facts, text, part, tok, weights, records, key_tok=None) -> Attention
         scores = np.empty(weights.shape, dtype=np.float32)          # (layer, head, query, key)
         fidelity = np.empty(weights.shape[:2], dtype=np.float32)    # (layer, head)
         for i, record in enumerate(records):
-            own_scores, own_weights = _recompute(record)
+            own_scores, own_weights = recompute_tensors(record)
             scores[i] = own_scores.cpu().numpy()
             fidelity[i] = (own_weights.cpu() - torch.from_numpy(weights[i])).abs().amax(dim=(-1, -2)).numpy()
     extra = {} if key_tok is None else dict(key_tokens=key_tok["tokens"], key_special=key_tok["special"])
@@ -242,13 +170,8 @@ def extract(loaded: LoadedModel, text: str, target: str | None = None, max_token
         dec["special"] = np.array([True, *dec["special"][:-1]])
         dec["word_ids"] = [-1, *dec["word_ids"][:-1]]
         inputs["decoder_input_ids"] = torch.tensor([dec["ids"]], device=loaded.device)
-    records: list = []
-    token = _recorder.set(records)
-    try:
-        with loaded.lock, torch.inference_mode():
-            out = model(**inputs, output_attentions=True, use_cache=False)
-    finally:
-        _recorder.reset(token)
+    with recording() as records, loaded.lock, torch.inference_mode():
+        out = model(**inputs, output_attentions=True, use_cache=False)
     if dec is None:
         weights = _stack(out.attentions, facts.n_layers, "self")
         return _result(facts, text, "self", tok, weights, records)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import torch
 
-from .models import EMBEDDED, ModelSpec, ModelUnavailable, Progress, WeightsCorrupted, import_transformers
+from explorer.registry import EMBEDDED, ModelSpec, ModelUnavailable, Progress, WeightsCorrupted
 
 
 def package_dir(package: str) -> Path:
@@ -88,14 +88,32 @@ def needs_preparation(name: str) -> bool:
     return bool(spec and spec.weights.endswith(".gguf") and not (_gguf_target(spec) / "complete").is_file())
 
 
+def _remove_unfinished(target: Path) -> None:
+    """Delete half-written conversions of ``target`` left by this process or by one that no longer runs (a
+    conversion interrupted by a crash or a kill). Called under ``_convert_lock``: no thread of ours is writing."""
+    for tmp in target.parent.glob(target.name + ".tmp*"):
+        pid = tmp.name.rsplit(".tmp", 1)[1].split("-")[0]
+        if pid.isdigit() and (int(pid) == os.getpid() or not _alive(int(pid))):
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:   # another user's process
+        return True
+    return True
+
+
 def _convert(spec: ModelSpec, gguf_path: Path, target: Path, report: Progress) -> None:
     from safetensors.torch import save_file
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # imported once already (models.prepare)
 
-    import_transformers()
     report(0.1, "Converting the GGUF weights to safetensors (once, about half a minute)…")
+    _remove_unfinished(target)
     tmp = target.with_name(target.name + f".tmp{os.getpid()}-{threading.get_ident()}")
-    shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     kwargs = dict(gguf_file=gguf_path.name, trust_remote_code=False)
     tokenizer = AutoTokenizer.from_pretrained(gguf_path.parent, **kwargs)

@@ -59,6 +59,23 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float | None =
 
 
 
+def pool(matrix: np.ndarray, side: int) -> np.ndarray:
+    """Average-pool the last two axes of ``matrix[..., rows, cols]`` to at most ``side`` × ``side``."""
+    m = np.asarray(matrix, dtype=np.float32)
+    for axis in (-2, -1):
+        n = m.shape[axis]
+        if n > side:
+            starts = bin_starts(n, side)
+            counts = np.diff(np.append(starts, n)).astype(np.float32)
+            m = np.add.reduceat(m, starts, axis=axis) / counts.reshape((-1, 1) if axis == -2 else (-1,))
+    return m
+
+
+def bin_starts(n: int, side: int) -> np.ndarray:
+    """First position of each of ``min(n, side)`` near-equal bins over ``n`` positions."""
+    return np.linspace(0, n, min(n, side) + 1).round().astype(int)[:-1]
+
+
 # --- The worked example: three tokens, d_k = 2 -------------------------------------------------------------------
 
 #: The three-token example (rows are tokens 1..3): small enough to check by hand.

@@ -1,7 +1,12 @@
 """Compare heads: two to four heads side by side on one colour scale, and statistics for every head."""
 import streamlit as st
 
-from explorer import analysis, compare, plots, plots_heads, ui, ui_pickers
+from explorer import analysis, heads
+from explorer.maths import causal_mask
+from explorer.plots import attention as plots
+from explorer.plots import heads as head_plots
+from explorer.ui import pickers
+from explorer.ui import widgets as ui
 
 ui.use_app_navigation()
 st.title("Compare heads")
@@ -16,8 +21,8 @@ def add_head(source: str, frame=None) -> None:
     """Callback: the head clicked in the map or selected in the table joins the comparison (replacing the last)."""
     head = ui.selected_head(source, frame)
     if head is not None:
-        ids = [h for h in st.session_state.get("heads", []) if h != compare.head_id(head)]
-        st.session_state["heads"] = [*ids[:3], compare.head_id(head)]
+        ids = [h for h in st.session_state.get("heads", []) if h != heads.head_id(head)]
+        st.session_state["heads"] = [*ids[:3], heads.head_id(head)]
 
 
 model = ui.model_picker()
@@ -25,31 +30,31 @@ text = ui.text_box()
 result = ui.attention_or_stop(model, text)
 facts = result.facts
 stats = analysis.head_stats(result.weights, result.special)
-heads = ui_pickers.heads_picker("Heads to compare (2–4)", "heads", facts.n_layers, facts.n_heads,
-                                compare.preselect(stats))
+chosen = pickers.heads_picker("Heads to compare (2–4)", "heads", facts.n_layers, facts.n_heads,
+                                heads.preselect(stats))
 ui.show_link_notes()
-if len(heads) < 2:
+if len(chosen) < 2:
     st.info("Pick at least two heads to compare them.")
-if heads:
-    zmax = max(float(result.weights[l, h].max()) for l, h in heads)
-    hidden = plots.causal_hidden(len(result.tokens), len(result.keys)) if facts.causal else None
+if chosen:
+    zmax = max(float(result.weights[l, h].max()) for l, h in chosen)
+    hidden = ~causal_mask(len(result.tokens), len(result.keys)) if facts.causal else None
     st.caption(f"One colour scale for all: 0 to {zmax:.2f} (the largest weight among these heads).")
-    columns = [c for _ in range(0, len(heads), 2) for c in st.columns(2)]  # two per row: labels stay readable
-    for i, (column, (l, h)) in enumerate(zip(columns, heads)):
+    columns = [c for _ in range(0, len(chosen), 2) for c in st.columns(2)]  # two per row: labels stay readable
+    for i, (column, (l, h)) in enumerate(zip(columns, chosen)):
         with column:
             fig = plots.heatmap(result.weights[l, h], result.tokens, result.keys, zmax=zmax, masked=hidden,
-                                title=f"layer {l} · head {h}", show_scale=i % 2 == 1 or i == len(heads) - 1)
+                                title=f"layer {l} · head {h}", show_scale=i % 2 == 1 or i == len(chosen) - 1)
             ui.show_figure(fig, f"heat_{i}", f"{facts.name}-L{l}H{h}")
             ui.fidelity_badge(result, l, h)
-            ui.download_csv(compare.matrix_frame(result.weights[l, h], result.tokens, result.keys),
+            ui.download_csv(heads.matrix_frame(result.weights[l, h], result.tokens, result.keys),
                             f"{facts.name}-L{l}H{h}.csv", f"csv_{i}", "⬇️ CSV")
 
 st.subheader("Every head of the model")
 left, right = st.columns(2)
 with left:
     stat = st.selectbox("Statistic on the map", list(STATS), format_func=STATS.get, key="stat")
-    grid = compare.grid(stats, stat, facts.n_layers, facts.n_heads)
-    fig = plots_heads.head_map(grid, value_name=STATS[stat], title=STATS[stat], selected=heads[-1] if heads else None)
+    grid = heads.grid(stats, stat, facts.n_layers, facts.n_heads)
+    fig = head_plots.head_map(grid, value_name=STATS[stat], title=STATS[stat], selected=chosen[-1] if chosen else None)
     ui.show_figure(fig, "stat_map", f"{facts.name}-{stat}-map", on_select=lambda: add_head("stat_map"))
     st.caption("Click a cell to add that head to the comparison (it replaces the last one when there are four).")
 with right:
@@ -58,13 +63,13 @@ with right:
                  on_select=lambda: add_head("stats", table))
     st.caption("Sort by clicking a column header; select a row to add that head to the comparison.")
     ui.download_csv(table, f"{facts.name}-head-stats.csv", "stats_csv", "⬇️ Statistics as CSV")
-    if heads:
-        l, h = heads[-1]
+    if chosen:
+        l, h = chosen[-1]
         ui.page_link("pages/heatmaps.py", f"Open layer {l} · head {h} on the heatmap page", icon="🔥",
                      query_params={"model": model, "text": text, "layer": l, "head": h})
 
 st.subheader("What the common patterns mean")
 st.caption("Each number is a mean over the text's query tokens. Thresholds are rules of thumb, not definitions.")
-for pattern in compare.patterns(stats, len(result.tokens), special_sinks=bool(result.special.any())):
+for pattern in heads.patterns(stats, len(result.tokens), special_sinks=bool(result.special.any())):
     found = ", ".join(f"L{l}H{h} ({v:.2f})" for (l, h), v in zip(pattern.heads, pattern.values))
     st.markdown(f"**{pattern.name.capitalize()}** — {pattern.meaning}  \nHere: {found}")

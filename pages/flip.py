@@ -1,8 +1,12 @@
 """Antecedent flip: two sentences that differ in one word; which heads move the query's attention?"""
 import streamlit as st
 
-from explorer import analysis, compare, plots, plots_heads, ui, ui_pickers
+from explorer import analysis, heads
 from explorer.examples import ANIMAL_TIRED, ANIMAL_WIDE, FLIP_PAIRS
+from explorer.plots import attention as plots
+from explorer.plots import heads as head_plots
+from explorer.ui import pickers
+from explorer.ui import widgets as ui
 
 ui.use_app_navigation()
 st.title("Antecedent flip")
@@ -28,13 +32,13 @@ with right:
 for column, name in zip(st.columns(len(FLIP_PAIRS)), FLIP_PAIRS):
     column.button(f"Use the pair: {name}", on_click=use_pair, args=(name,), key=f"pair_{name}")
 a, b = ui.attention_or_stop(model, text_a), ui.attention_or_stop(model, text_b)
-facts, options = a.facts, compare.word_options(a.words)
+facts, options = a.facts, heads.word_options(a.words)
 left, right = st.columns([1, 2])
 with left:
-    query = ui_pickers.word_picker("Query word", "query", options, "it",
+    query = pickers.word_picker("Query word", "query", options, "it",
                                    [a.words[w] if w >= 0 else "" for w in a.word_ids])
 with right:
-    candidates = ui_pickers.words_picker("Candidate antecedents (two)", "cands", options, ["animal", "street"])
+    candidates = pickers.words_picker("Candidate antecedents (two)", "cands", options, ["animal", "street"])
 try:
     result = analysis.flip(a, b, query, candidates)
 except ValueError as err:
@@ -42,7 +46,7 @@ except ValueError as err:
     st.warning(ui.literal(err))
     st.stop()
 
-best = compare.best_head(result.table)
+best = heads.best_head(result.table)
 left, right = st.columns(2)
 with left:
     layer = ui.index_picker("Layer", "layer", facts.n_layers, default=best[0])
@@ -51,15 +55,15 @@ with right:
 ui.show_link_notes()
 if result.query_sees_change:
     (st.success if result.table["flips"].any() else st.info)(ui.literal(result.message))
-    if note := compare.small_flip_note(result.table):
+    if note := heads.small_flip_note(result.table):
         st.caption(note)
     left, right = st.columns(2)
     with left:
-        fig = plots_heads.flip_map(result.table, facts.n_layers, facts.n_heads, selected=(layer, head))
+        fig = head_plots.flip_map(result.table, facts.n_layers, facts.n_heads, selected=(layer, head))
         ui.show_figure(fig, "flip_map", "flip-map", on_select=ui.open_head("flip_map"))
         st.caption("Blue: leans to the first candidate in A more than in B. ● the head flips. Click a cell to open it.")
     with right:
-        ranked, flipping = compare.ranked_flips(result.table)
+        ranked, flipping = heads.ranked_flips(result.table)
         st.markdown("**Heads that flip**, largest first" if flipping else "**No head flips**; the largest changes:")
         st.dataframe(ranked, key="ranked", hide_index=True, on_select=ui.open_head("ranked", ranked),
                      selection_mode="single-row")
@@ -67,7 +71,7 @@ if result.query_sees_change:
         ui.download_csv(result.table, "flip-all-heads.csv", "flip_csv", "⬇️ All heads as CSV")
 else:
     st.warning(ui.literal(result.message))
-    later = compare.words_after(a.words, a.word_ids, result.first_difference)
+    later = heads.words_after(a.words, a.word_ids, result.first_difference)
     st.markdown("Query words after the change, which can see it: " + (", ".join(f"*{ui.literal(w)}*" for w in later) or
                 "none yet; add words after it, or use the pair below."))
     decoder_pair = next(n for n in FLIP_PAIRS if "decoder" in n)
@@ -75,23 +79,23 @@ else:
               type="primary")
 
 rows = {s: analysis.word_positions(r, analysis.find_word(r, query, last=True)) for s, r in (("A", a), ("B", b))}
-same = compare.max_row_difference(a.weights[layer, head], b.weights[layer, head], rows["A"])
+same = heads.max_row_difference(a.weights[layer, head], b.weights[layer, head], rows["A"])
 label = "" if result.query_sees_change else f"identical in A and B (max diff {same:.0e})"
 st.subheader(f"Layer {layer} · head {head}")
 figs, bars = {}, {}
 for side, res in (("A", a), ("B", b)):
-    figs[side] = plots_heads.flip_heatmap(res.weights[layer, head], res.tokens, res.keys, query_rows=rows[side],
+    figs[side] = head_plots.flip_heatmap(res.weights[layer, head], res.tokens, res.keys, query_rows=rows[side],
                                           changed=result.first_difference, causal=facts.causal, row_label=label,
                                           title=f"Sentence {side} · layer {layer} · head {head}")
     bars[side] = plots.query_bars(res.weights[layer, head, rows[side]].mean(0), res.keys, f"{query} ({side})")
-plots_heads.same_x_range(*bars.values())
+head_plots.same_x_range(*bars.values())
 for column, (side, res) in zip(st.columns(2), (("A", a), ("B", b))):
     with column:
         ui.show_figure(figs[side], f"heat_{side}", f"flip-{side}-L{layer}H{head}")
         ui.fidelity_badge(res, layer, head)
-        ui.download_csv(compare.matrix_frame(res.weights[layer, head], res.tokens, res.keys),
+        ui.download_csv(heads.matrix_frame(res.weights[layer, head], res.tokens, res.keys),
                         f"flip-{side}-L{layer}H{head}.csv", f"csv_{side}")
         ui.show_figure(bars[side], f"bars_{side}", f"flip-{side}-bars-L{layer}H{head}")
 if not result.query_sees_change and a.weights.shape == b.weights.shape:
-    fig = plots_heads.difference_heatmap(a.weights[layer, head], b.weights[layer, head], a.tokens, a.keys)
+    fig = head_plots.difference_heatmap(a.weights[layer, head], b.weights[layer, head], a.tokens, a.keys)
     ui.show_figure(fig, "diff", f"flip-difference-L{layer}H{head}")

@@ -1,7 +1,10 @@
 """Attention heatmaps: one real model and text; one head, a layer's heads, every head, one query's bars."""
 import streamlit as st
 
-from explorer import bertviz_offline, plots, ui, views
+from explorer import matrices
+from explorer.plots import attention as plots
+from explorer.ui import widgets as ui
+from explorer.ui.bertviz import show_bertviz
 
 OPTIONS = {  # key: (label, help)
     "hide": ("Hide special tokens", "Drop [CLS], [SEP], <s>… and renormalise each row over the tokens left."),
@@ -10,22 +13,6 @@ OPTIONS = {  # key: (label, help)
     "rollout": ("Rollout", "Attention rollout: heads averaged, residual mixed in, layers multiplied up to this one."),
     "shared": ("Shared colour scale", "Colour every figure from 0 to 1 instead of each to its own maximum."),
 }
-
-
-def show_bertviz(result, part: str, layer: int) -> None:
-    res = views.part_of(result, part)
-    n, (n_layers, n_heads) = max(len(res.tokens), len(res.keys)), res.weights.shape[:2]
-    for view, build in (("head", bertviz_offline.head_view_html), ("model", bertviz_offline.model_view_html)):
-        layers = views.bertviz_layers(view, n, n_layers, n_heads, layer) or [layer]
-        try:
-            page = build(result, layers=layers, **({"layer": layer} if view == "head" else {}))
-        except ValueError as err:
-            st.info(f"✂️ {err}")
-            continue
-        if len(layers) < n_layers:
-            st.caption(f"The bertviz {view} view holds layers {layers[0]}–{layers[-1]} only: all {n_layers} "
-                       f"layers of {n} tokens would be too heavy for the browser.")
-        st.iframe(page, height=views.bertviz_height(view, n, len(layers), n_heads))
 
 
 ui.use_app_navigation()
@@ -37,8 +24,8 @@ with top[0]:
 with top[1]:
     text = ui.text_box()
 result = ui.attention_or_stop(model, text)
-part = ui.part_picker(views.PARTS) if result.parts else "self"
-res = views.part_of(result, part)
+part = ui.part_picker(matrices.PARTS) if result.parts else "self"
+res = matrices.part_of(result, part)
 pick = st.columns([1, 1, 2])
 with pick[0]:
     layer = ui.index_picker("Layer", "layer", res.facts.n_layers)
@@ -47,11 +34,11 @@ with pick[1]:
 with st.container(horizontal=True, gap="medium"):   # each box as wide as its label, wrapping when narrow
     flags = {key: st.checkbox(label, key=f"opt_{key}", help=tip, width="content")
              for key, (label, tip) in OPTIONS.items()}
-options = views.Options(flags["hide"], flags["merge"], flags["mean"], flags["rollout"])
-view = views.matrix_view(result, part, layer, head, options)
+options = matrices.Options(flags["hide"], flags["merge"], flags["mean"], flags["rollout"])
+view = matrices.matrix_view(result, part, layer, head, options)
 with pick[2]:
     row = ui.token_picker("Query token (for the bars)", "query", view.query_positions, view.query_labels,
-                          views.default_query(result, part), tokens=tuple(res.tokens))
+                          matrices.default_query(result, part), tokens=tuple(res.tokens))
 ui.show_link_notes()
 for note in view.notes:
     st.caption(f"ℹ️ {ui.literal(note)}")
@@ -64,14 +51,14 @@ with left:
                                  value_name=view.value_name), "heatmap", f"attention-{name}")
     if view.real_head:
         ui.fidelity_badge(res, layer, head)
-    ui.download_lazy("⬇️ This matrix as CSV", lambda: views.csv_frame(view), f"attention-{name}.csv", "csv")
+    ui.download_lazy("⬇️ This matrix as CSV", lambda: matrices.csv_frame(view), f"attention-{name}.csv", "csv")
 with right:
     bars = plots.query_bars(view.matrix[row], view.key_labels, view.query_labels[row],
                             key_positions=[k[0] for k in view.key_positions])
     ui.show_figure(bars, "bars", f"query-{name}-{view.query_positions[row][0]}")
 
 st.subheader(f"Layer {layer}: every head")
-grid = views.layer_view(result, part, layer, options)
+grid = matrices.layer_view(result, part, layer, options)
 ui.show_figure(plots.head_grid(grid.matrix, grid.query_labels, grid.key_labels, masked=grid.masked,
                                shared_scale=flags["shared"], selected=head, layer=layer), "grid", f"heads-{name}",
                on_select=ui.open_head("grid"))
@@ -81,9 +68,9 @@ st.caption("Thumbnails of each head (averaged down to at most 24 × 24 cells"
            + (", special tokens hidden" if options.hide_special else "")
            + ("; all on one 0–1 scale" if flags["shared"] else "; each scaled to its own maximum")
            + "). Hover for statistics; click a tile to show that head.")
-tiles, masked = views.overview_tiles(result, part, options.hide_special)
+tiles, masked = matrices.overview_tiles(result, part, options.hide_special)
 ui.show_figure(plots.overview(tiles, masked, selected=(layer, head), shared_scale=flags["shared"],
-                              stats=views.overview_stats(result, part), stats_hover=views.OVERVIEW_HOVER),
+                              stats=matrices.overview_stats(result, part), stats_hover=matrices.OVERVIEW_HOVER),
                "overview", f"overview-{name}", on_select=ui.open_head("overview"))
 
 if st.toggle("Show bertviz's head view and model view (built only while this is on)", key="bertviz"):

@@ -1,8 +1,9 @@
 """Home: what the explorer is, where everything lives, and one example to click."""
 import streamlit as st
 
-from explorer import models, ui
+from explorer import models, registry
 from explorer.examples import FLIP_PAIRS
+from explorer.ui import widgets as ui
 
 ui.use_app_navigation()
 st.title("🔍 Attention explorer")
@@ -31,7 +32,7 @@ with st.container(border=True):
     st.markdown("**Try it:** in *“The animal didn't cross the street because it was too tired”*, what does *it* "
                 "refer to? Change *tired* to *wide* and the answer changes. Do the model's heads notice?")
     ui.page_link("pages/flip.py", "Open the flip demo", icon="👉",
-                 query_params={"model": models.EMBEDDED_ENCODER, "text": a, "text_b": b, "query": query,
+                 query_params={"model": registry.EMBEDDED_ENCODER, "text": a, "text_b": b, "query": query,
                                "cands": ",".join(candidates)})
 
 left, right = st.columns(2)
@@ -46,7 +47,7 @@ left, right = st.columns(2)
 with left:
     st.subheader("Embedded models")
     st.caption("Shipped with the app, so they work offline. Hub models load when the server allows it.")
-    for spec in models.EMBEDDED.values():
+    for spec in registry.EMBEDDED.values():
         st.markdown(f"- **{spec.name}** ({spec.kind}): {spec.about}")
 with right:
     st.subheader("Device")

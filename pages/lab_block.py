@@ -3,11 +3,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer import blocks
-from explorer.plots_positions import head_grid, head_split, matrix_grid
-from explorer.quiz import Question
-from explorer.ui_quiz import predict_then_reveal
-from explorer.ui import use_app_navigation
+from explorer.labs import blocks
+from explorer.labs.quiz import Question
+from explorer.plots.positions import head_grid, head_split, matrix_grid
+from explorer.ui.quiz import predict_then_reveal
+from explorer.ui.widgets import use_app_navigation
 
 use_app_navigation()
 

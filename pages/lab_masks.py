@@ -2,14 +2,15 @@
 import numpy as np
 import streamlit as st
 
-from explorer import blocks, maths
-from explorer.cached import get_model
-from explorer.models import EMBEDDED_DECODER, EMBEDDED_ENCODER
-from explorer.plots_positions import MASKED_COLOR, UNMASKED_COLOR, line, padding_change_bars, side_by_side
-from explorer.quiz import Question
-from explorer.ui import attention_or_stop, literal
-from explorer.ui_quiz import predict_then_reveal
-from explorer.ui import use_app_navigation
+from explorer import maths
+from explorer.labs import blocks
+from explorer.labs.quiz import Question
+from explorer.plots.positions import MASKED_COLOR, UNMASKED_COLOR, line, padding_change_bars, side_by_side
+from explorer.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
+from explorer.ui.cached import get_model
+from explorer.ui.quiz import predict_then_reveal
+from explorer.ui.text import literal
+from explorer.ui.widgets import attention_or_stop, use_app_navigation
 
 use_app_navigation()
 

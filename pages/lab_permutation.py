@@ -2,13 +2,14 @@
 import numpy as np
 import streamlit as st
 
-from explorer import concepts
-from explorer.cached import get_model
-from explorer.models import EMBEDDED_ENCODER
-from explorer.plots_concepts import labelled_heatmap
-from explorer.quiz import Question
-from explorer.ui_quiz import predict_then_reveal
-from explorer.ui import literal, use_app_navigation
+from explorer.labs import real_model
+from explorer.labs.quiz import Question
+from explorer.plots.concepts import labelled_heatmap
+from explorer.registry import EMBEDDED_ENCODER
+from explorer.ui.cached import get_model
+from explorer.ui.quiz import predict_then_reveal
+from explorer.ui.text import literal
+from explorer.ui.widgets import use_app_navigation
 
 use_app_navigation()
 
@@ -21,7 +22,7 @@ st.latex(r"\mathrm{Attn}(PX) = P\,\mathrm{Attn}(X)\quad\text{for every permutati
 
 text = st.text_input("Sentence", "dog bites man")
 loaded = get_model(EMBEDDED_ENCODER)
-ids = concepts.content_token_ids(loaded, text) if text.strip() else []
+ids = real_model.content_token_ids(loaded, text) if text.strip() else []
 if not 2 <= len(ids) <= 16:
     st.info("Type a sentence of 2 to 16 tokens.")
     st.stop()
@@ -30,7 +31,7 @@ key = f"perm_order_{text}"
 
 
 def shuffle():
-    st.session_state[key] = concepts.new_order(labels, st.session_state.get(key, []))
+    st.session_state[key] = real_model.new_order(labels, st.session_state.get(key, []))
 
 
 if key not in st.session_state:
@@ -40,7 +41,7 @@ st.button("Shuffle randomly", on_click=shuffle)
 if len(picked) != len(labels):
     st.info("Pick every token once to complete the new order.")
     st.stop()
-demo = concepts.permutation_demo(loaded, text, [labels.index(p) for p in picked])
+demo = real_model.permutation_demo(loaded, text, [labels.index(p) for p in picked])
 st.markdown(f"**Original:** {literal(' '.join(demo.tokens))}  →  **shuffled:** {literal(' '.join(demo.shuffled))}")
 
 first = demo.tokens[0]
@@ -68,6 +69,6 @@ for col, rows, toks, name in zip(st.columns(2), (demo.out, demo.out_shuffled), (
 st.markdown("Same rows, new order. Now add the model's learned position vectors to the token vectors: a token "
             "that moves gets a different position vector, so its output changes. The real model does the same, "
             "and if every position id is set to 0 it becomes blind to order again.")
-st.dataframe(concepts.permutation_table(demo), hide_index=True,
+st.dataframe(real_model.permutation_table(demo), hide_index=True,
              column_config={c: st.column_config.NumberColumn(format="%.1e") for c in
                             ("no positions", "real model, positions = 0")})

@@ -2,14 +2,13 @@
 import numpy as np
 import streamlit as st
 
-from explorer import positions as P
-from explorer.cached import get_model
-from explorer.models import EMBEDDED_DECODER, EMBEDDED_ENCODER
-from explorer.plots_positions import dimension_curves, distance_bars, line, matrix_heatmap, rope_pair, side_by_side
-from explorer.quiz import Question, compare_option
-from explorer.ui import attention_or_stop
-from explorer.ui_quiz import predict_then_reveal
-from explorer.ui import use_app_navigation
+from explorer.labs import positions as P
+from explorer.labs.quiz import Question, compare_option
+from explorer.plots.positions import dimension_curves, distance_bars, line, matrix_heatmap, rope_pair, side_by_side
+from explorer.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
+from explorer.ui.cached import get_model
+from explorer.ui.quiz import predict_then_reveal
+from explorer.ui.widgets import attention_or_stop, use_app_navigation
 
 use_app_navigation()
 

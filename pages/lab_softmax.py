@@ -1,12 +1,14 @@
 """Lab: why scores are divided by √d_k before the softmax, and what temperature does to a real head."""
 import streamlit as st
 
-from explorer import concepts, maths
-from explorer.models import EMBEDDED_ENCODER
-from explorer.plots_concepts import format_weights, labelled_heatmap, saturation_figure, weights_bars
-from explorer.quiz import Question, nearest_option
-from explorer.ui_quiz import predict_then_reveal
-from explorer.ui import attention_or_stop, use_app_navigation
+from explorer import maths
+from explorer.labs import real_model
+from explorer.labs.notation import format_weights
+from explorer.labs.quiz import Question, nearest_option
+from explorer.plots.concepts import labelled_heatmap, saturation_figure, weights_bars
+from explorer.registry import EMBEDDED_ENCODER
+from explorer.ui.quiz import predict_then_reveal
+from explorer.ui.widgets import attention_or_stop, use_app_navigation
 
 use_app_navigation()
 
@@ -47,7 +49,7 @@ st.caption("Averages over 2000 random queries, 8 keys each. Gradient size is the
            "softmax Jacobian: how much the weights move per unit change of the scores.")
 
 st.subheader("The same three scores, eight times larger")
-st.dataframe(concepts.softmax_rows_frame(), hide_index=True)
+st.dataframe(real_model.softmax_rows_frame(), hide_index=True)
 st.markdown(f"[8, 16, 24] is [1, 2, 3] times √64: the softmax goes from {format_weights(maths.softmax([1., 2, 3]))} "
             f"to {format_weights(maths.softmax([8., 16, 24]))}, practically one-hot.")
 
@@ -65,7 +67,7 @@ c = right.columns(2)
 layer = c[0].selectbox("Layer", range(result.facts.n_layers), index=2, format_func=lambda i: f"layer {i + 1}")
 head = c[1].selectbox("Head", range(result.facts.n_heads), format_func=lambda i: f"head {i + 1}")
 t = right.select_slider("Temperature T", options=[0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0], value=1.0)
-view = concepts.temperature_view(concepts.head_scores(result, layer, head), t)
+view = real_model.temperature_view(real_model.head_scores(result, layer, head), t)
 right.metric("mean largest weight", f"{view.mean_max_weight:.3f}")
 right.metric("mean entropy (nats)", f"{view.mean_entropy:.3f}")
 right.metric("one-hot rows (max > 0.99)", f"{view.one_hot_rows} of {len(result.tokens)}")

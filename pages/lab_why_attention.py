@@ -1,11 +1,12 @@
 """Lab: why attention replaced recurrence (one step between any two positions) and what it costs (n × n)."""
 import streamlit as st
 
-from explorer import concepts, maths
-from explorer.plots_concepts import cost_figure, path_length_figure
-from explorer.quiz import Question, nearest_option
-from explorer.ui_quiz import predict_then_reveal
-from explorer.ui import use_app_navigation
+from explorer import maths
+from explorer.labs import real_model
+from explorer.labs.quiz import Question, nearest_option
+from explorer.plots.concepts import cost_figure, path_length_figure
+from explorer.ui.quiz import predict_then_reveal
+from explorer.ui.widgets import use_app_navigation
 
 use_app_navigation()
 
@@ -51,14 +52,14 @@ predict_then_reveal(Question(
                                                                             "8× larger": 8}),
     reveal=f"{t['score_entries'][0]:,} entries become {t['score_entries'][1]:,}: ×"
            f"{t['score_entries'][1] / t['score_entries'][0]:g}. For 12 layers × 12 heads that is "
-           f"{concepts.format_bytes(t['attention_memory_bytes'][0])} → "
-           f"{concepts.format_bytes(t['attention_memory_bytes'][1])} per sequence."), key="why")
+           f"{real_model.format_bytes(t['attention_memory_bytes'][0])} → "
+           f"{real_model.format_bytes(t['attention_memory_bytes'][1])} per sequence."), key="why")
 ns = [2 ** p for p in range(4, 14)]
 st.plotly_chart(cost_figure(maths.cost_table(ns, d_model=d), d_model=d, selected_n=n))
-st.dataframe(concepts.cost_frame(ns, d_model=d), hide_index=True)
+st.dataframe(real_model.cost_frame(ns, d_model=d), hide_index=True)
 
 st.subheader("Why 512 tokens")
-m512 = concepts.format_bytes(maths.cost_table([512])["attention_memory_bytes"][0])
+m512 = real_model.format_bytes(maths.cost_table([512])["attention_memory_bytes"][0])
 st.markdown(f"BERT-base has 12 layers × 12 heads. At 512 tokens its attention weights alone take {m512} per "
             f"sequence in 32-bit floats, and a training batch holds dozens of sequences next to every other "
             "activation, on the accelerators of 2018, typically with 16 GB of memory or less. Each doubling of the length multiplies "

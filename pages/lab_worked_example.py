@@ -3,10 +3,11 @@ import numpy as np
 import streamlit as st
 
 from explorer import maths
-from explorer.plots_concepts import format_list, labelled_heatmap, latex_matrix, latex_number, latex_weighted_sum
-from explorer.quiz import Question, compare_option
-from explorer.ui_quiz import predict_then_reveal
-from explorer.ui import use_app_navigation
+from explorer.labs.notation import format_list, latex_matrix, latex_number, latex_weighted_sum
+from explorer.labs.quiz import Question, compare_option
+from explorer.plots.concepts import labelled_heatmap
+from explorer.ui.quiz import predict_then_reveal
+from explorer.ui.widgets import use_app_navigation
 
 use_app_navigation()
 

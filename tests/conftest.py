@@ -10,10 +10,19 @@ sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach the hub
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
-from browser import CHROMIUM, CHROMIUM_ARGS, Server, need_chromium  # noqa: E402
+from chromium import CHROMIUM, CHROMIUM_ARGS, Server, need_chromium  # noqa: E402
 from tiny import build  # noqa: E402
 
 FAMILIES = ["bert", "gpt2", "llama", "t5"]
+TIERS = ("unit", "integration", "app", "browser")
+
+
+def pytest_collection_modifyitems(items):
+    """Each test carries its folder's tier as a marker (``-m unit``, ``-m "not browser"``…)."""
+    for item in items:
+        tier = Path(str(item.fspath)).parent.name
+        if tier in TIERS:
+            item.add_marker(getattr(pytest.mark, tier))
 
 
 @pytest.fixture(scope="session")
@@ -42,13 +51,15 @@ def tiny_loaded(tiny_folder):
 
 @pytest.fixture(scope="session")
 def encoder():
-    from explorer.models import EMBEDDED_ENCODER, load_model
+    from explorer.models import load_model
+    from explorer.registry import EMBEDDED_ENCODER
     return load_model(EMBEDDED_ENCODER, device="cpu")
 
 
 @pytest.fixture(scope="session")
 def decoder():
-    from explorer.models import EMBEDDED_DECODER, load_model
+    from explorer.models import load_model
+    from explorer.registry import EMBEDDED_DECODER
     return load_model(EMBEDDED_DECODER, device="cpu")
 
 

@@ -1,0 +1,187 @@
+"""Computations behind the concept labs that use a real model (or tables for display). No Streamlit.
+
+Functions take arrays, an ``AttentionResult`` or a ``LoadedModel`` (the embedded encoder, a BERT: word table
+``embeddings.word_embeddings``, learned positions ``embeddings.position_embeddings``) and return arrays,
+dataclasses or DataFrames for the pages to show.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+
+from explorer import maths
+from explorer.labs.notation import format_weights
+
+# --------------------------------------------------------------------------------------- a real head's scores
+
+
+def head_scores(result, layer: int, head: int) -> np.ndarray:
+    """Pre-softmax scores ``(query, key)`` of one head of an ``AttentionResult`` (scale included, -inf = masked)."""
+    if result.scores is None:
+        raise ValueError(f"{result.facts.name} returned no pre-softmax scores for this text; only the weights are "
+                         "available, so the temperature view cannot be drawn.")
+    n_layers, n_heads = result.scores.shape[:2]
+    if not (0 <= layer < n_layers and 0 <= head < n_heads):
+        raise ValueError(f"layer {layer}, head {head} is outside this model's {n_layers} layers x {n_heads} heads")
+    return np.asarray(result.scores[layer, head], dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class TemperatureView:
+    weights: np.ndarray        # (query, key) softmax(scores / temperature)
+    mean_max_weight: float     # average over queries of the largest weight in the row
+    mean_entropy: float        # nats, averaged over queries
+    one_hot_rows: int          # rows whose largest weight is above 0.99
+
+
+def temperature_view(scores: np.ndarray, temperature: float) -> TemperatureView:
+    """Re-run the softmax of a real head's scores at another temperature and summarise how peaked it is."""
+    w = maths.temperature_softmax(scores, temperature)
+    peak = w.max(axis=-1)
+    return TemperatureView(w, float(peak.mean()), float(maths.entropy(w).mean()), int((peak > 0.99).sum()))
+
+
+# ----------------------------------------------------------------------------------------------- permutation
+
+
+def content_token_ids(loaded, text: str) -> list[int]:
+    """Token ids of ``text`` without the special tokens ([CLS], [SEP])."""
+    ids = loaded.tokenizer(text, add_special_tokens=False)["input_ids"]
+    if not ids:
+        raise ValueError("The text has no tokens: type a few words.")
+    return ids
+
+
+def token_vectors(loaded, ids: list[int]) -> np.ndarray:
+    """Rows of the model's word-embedding table for ``ids``: ``(n, d_model)`` float32, no position added."""
+    table = loaded.model.get_input_embeddings().weight
+    return table[torch.as_tensor(ids, device=table.device)].detach().float().cpu().numpy()
+
+
+def position_vectors(loaded, n: int) -> np.ndarray:
+    """The first ``n`` rows of the model's learned position table, ``(n, d_model)`` float32."""
+    table = getattr(getattr(loaded.model, "embeddings", None), "position_embeddings", None)
+    if table is None:
+        raise ValueError(f"{loaded.spec.name} has no learned position table; the permutation lab needs a BERT-style "
+                         "encoder such as all-MiniLM-L6-v2")
+    if n > table.weight.shape[0]:
+        raise ValueError(f"{n} tokens is more than the {table.weight.shape[0]} positions this model learned")
+    return table.weight[:n].detach().float().cpu().numpy()
+
+
+@dataclass(frozen=True)
+class PermutationDemo:
+    tokens: list[str]            # original order
+    order: np.ndarray            # shuffled sentence = tokens[order]
+    shuffled: list[str]
+    out: np.ndarray              # (n, d_k) attention outputs of the original sentence, no positions
+    out_shuffled: np.ndarray     # (n, d_k) outputs of the shuffled sentence, no positions
+    gap_plain: np.ndarray        # (n,) per token: max |difference| between its two outputs, no positions
+    gap_positions: np.ndarray    # (n,) the same with the learned positions added
+    gap_model: np.ndarray        # (n,) the same for the real model's final hidden states
+    gap_model_no_pos: np.ndarray  # (n,) real model with every position id set to 0
+
+
+def _per_token_gap(out: np.ndarray, out_shuffled: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Compare each token's output in the shuffled run with its own output in the original run: ``(n,)``."""
+    return np.abs(out_shuffled - out[order]).max(axis=-1)
+
+
+def model_states(loaded, ids: list[int], zero_positions: bool = False) -> np.ndarray:
+    """Final hidden states ``(n, d_model)`` of the content tokens (``ids`` wrapped in [CLS] … [SEP])."""
+    tok = loaded.tokenizer
+    full = torch.tensor([[tok.cls_token_id, *ids, tok.sep_token_id]], device=loaded.device)
+    kwargs = {"position_ids": torch.zeros_like(full)} if zero_positions else {}
+    with loaded.lock, torch.inference_mode():
+        hidden = loaded.model(input_ids=full, **kwargs).last_hidden_state
+    return hidden[0, 1:-1].float().cpu().numpy()
+
+
+def permutation_demo(loaded, text: str, order, d_k: int = 64, seed: int = 0) -> PermutationDemo:
+    """Run ``text`` and its shuffle ``tokens[order]`` through from-scratch attention (token vectors from the
+    model's embedding table, each standardised like BERT's embedding layer norm, seeded random W_Q, W_K, W_V),
+    with and without the learned positions, and through the
+    real model; every gap compares a token with itself across the two orders."""
+    ids = content_token_ids(loaded, text)
+    order = np.asarray(order)
+    if sorted(order.tolist()) != list(range(len(ids))):
+        raise ValueError(f"order must be a rearrangement of 0..{len(ids) - 1}, got {order.tolist()}")
+    tokens = loaded.tokenizer.convert_ids_to_tokens(ids)
+    x, shuffled_ids = token_vectors(loaded, ids), [ids[i] for i in order]
+    w = maths.random_projections(x.shape[1], d_k, seed)
+    pos = position_vectors(loaded, len(ids))
+    out, _ = maths.self_attention(x, *w, standardize=True)
+    out_s, _ = maths.self_attention(x[order], *w, standardize=True)
+    out_p, _ = maths.self_attention(x, *w, positions=pos, standardize=True)
+    out_ps, _ = maths.self_attention(x[order], *w, positions=pos, standardize=True)
+    gaps_model = [_per_token_gap(model_states(loaded, ids, z), model_states(loaded, shuffled_ids, z), order)
+                  for z in (False, True)]
+    return PermutationDemo(tokens, order, [tokens[i] for i in order], out, out_s, _per_token_gap(out, out_s, order),
+                           _per_token_gap(out_p, out_ps, order), *gaps_model)
+
+
+def new_order(items: list, current: list, rng=random) -> list:
+    """A random order of ``items`` for the "shuffle" button: never ``current`` (a shuffle that changes nothing
+    looks broken), and never ``items``' own order while another one is left (always, from three items on)."""
+    unwanted = [list(current), list(items) if len(items) > 2 else None]
+    order = list(current)
+    while order in unwanted:
+        order = rng.sample(list(items), len(items))
+    return order
+
+
+def permutation_table(demo: PermutationDemo) -> pd.DataFrame:
+    """One row per token (in the shuffled order): its largest output difference in each setting."""
+    return pd.DataFrame({
+        "token": demo.shuffled,
+        "moved": [f"{i + 1} → {j + 1}" for j, i in enumerate(demo.order)],
+        "no positions": demo.gap_plain,
+        "with positions": demo.gap_positions,
+        "real model": demo.gap_model,
+        "real model, positions = 0": demo.gap_model_no_pos,
+    })
+
+
+# ----------------------------------------------------------------------------------------------- cost tables
+
+def format_bytes(n: float) -> str:
+    """``150994944`` -> ``"144 MiB"``: binary units, three significant figures."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.3g} {unit}"
+        n /= 1024
+    return f"{n:.3g} TiB"  # pragma: no cover
+
+
+def cost_frame(ns, d_model: int = 768, n_layers: int = 12, n_heads: int = 12) -> pd.DataFrame:
+    """:func:`explorer.maths.cost_table` as a readable table, one row per sequence length."""
+    t = maths.cost_table(ns, d_model, n_layers, n_heads)
+    return pd.DataFrame({
+        "n": t["n"],
+        "n² per head": t["score_entries"],
+        f"weights, {n_layers}×{n_heads} heads": [format_bytes(b) for b in t["attention_memory_bytes"]],
+        "work: attention ÷ recurrent": t["attention_macs"] / t["recurrent_macs"],
+        "steps: recurrent": t["recurrent_steps"],
+        "steps: attention": t["attention_steps"],
+    })
+
+
+# ------------------------------------------------------------------------------------------ softmax examples
+
+#: The two score rows of the saturation argument: the second is the first times 8 (the sqrt(d_k) for d_k = 64).
+SEED_SCORE_ROWS = ((1.0, 2.0, 3.0), (8.0, 16.0, 24.0))
+
+
+def softmax_rows_frame(rows=SEED_SCORE_ROWS) -> pd.DataFrame:
+    """Softmax of each score row with its entropy, largest weight and gradient size, formatted for display."""
+    out = []
+    for row in rows:
+        p = maths.softmax(np.asarray(row, dtype=np.float64))
+        out.append({"scores": "[" + ", ".join(f"{v:g}" for v in row) + "]", "softmax": format_weights(p),
+                    "entropy (nats)": float(maths.entropy(p)), "largest weight": float(p.max()),
+                    "gradient size": float(maths.softmax_gradient_size(p))})
+    return pd.DataFrame(out)

@@ -1,0 +1,271 @@
+"""Page-level choices for the heatmap page: which matrix to show, with which labels, and what to say about it.
+
+Every view starts from a cached ``AttentionResult`` and only slices, averages or regroups it, so changing an
+option never re-runs the model. A view remembers which token positions each of its rows and columns covers
+(``query_positions`` / ``key_positions``), so a deep-linked query token survives hiding or merging.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+import weakref
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from explorer import analysis
+from explorer.attention import AttentionResult
+from explorer.maths import causal_mask, pool
+
+PARTS = {"encoder": "encoder self-attention", "decoder": "decoder self-attention",
+         "cross": "cross attention (decoder → encoder)"}
+ROLLOUT_RESIDUAL = 0.5
+OVERVIEW_SIDE = 24   # thumbnails are average-pooled to at most this many rows and columns
+MEMO_ENTRIES = 32
+
+
+_memo: OrderedDict = OrderedDict()
+_memo_lock = threading.Lock()
+
+
+def remembered(fn):
+    """Keep the last few values of ``fn(result, *args)`` while ``result`` (a cached, read-only AttentionResult)
+    is alive: moving a slider reruns the page, and the overview's statistics need not be recomputed."""
+    @functools.wraps(fn)
+    def wrapper(result, *args, **kwargs):
+        key = (fn.__name__, id(result), args, tuple(sorted(kwargs.items())))
+        with _memo_lock:
+            hit = _memo.get(key)
+            if hit is not None and hit[0]() is result:
+                _memo.move_to_end(key)
+                return hit[1]
+        value = fn(result, *args, **kwargs)
+        with _memo_lock:
+            _memo[key] = (weakref.ref(result), value)
+            while len(_memo) > MEMO_ENTRIES:
+                _memo.popitem(last=False)
+        return value
+    return wrapper
+
+
+@dataclass(frozen=True)
+class Options:
+    hide_special: bool = False
+    merge_words: bool = False
+    mean_heads: bool = False
+    rollout: bool = False
+
+
+@dataclass
+class MatrixView:
+    """One ``[query, key]`` matrix ready to draw (``[head, query, key]`` for a layer's grid).
+
+    ``masked``: bool ``[query, key]``, True where a causal model cannot look (None for bidirectional attention).
+    ``query_positions[i]``: the token positions row i stands for (several when sub-tokens are merged).
+    """
+    matrix: np.ndarray
+    query_labels: list[str]
+    key_labels: list[str]
+    query_positions: list[list[int]]
+    key_positions: list[list[int]]
+    masked: np.ndarray | None
+    title: str
+    value_name: str = "weight"
+    notes: list[str] = field(default_factory=list)
+    real_head: bool = True   # False for a mean of heads or a rollout: no single head of the model
+
+
+def part_of(result: AttentionResult, part: str) -> AttentionResult:
+    """The encoder, decoder or cross part of an encoder-decoder; the result itself for any other model."""
+    return result.part_named(part) if result.parts else result
+
+
+def key_side(result: AttentionResult, part: str) -> tuple[list[int], list[str]]:
+    """Word index per key position and the words: the encoder's for cross attention, else the part's own."""
+    source = part_of(result, "encoder") if result.parts and part == "cross" else part_of(result, part)
+    return source.word_ids, source.words
+
+
+# ---------------------------------------------------------------------------------------------- one matrix
+
+def _groups(positions: list[list[int]], word_ids: list[int]) -> list[int]:
+    return [word_ids[p[0]] for p in positions]
+
+
+def _transform(base: np.ndarray, res: AttentionResult, key_words: tuple[list[int], list[str]],
+               options: Options, causal: bool) -> tuple:
+    """Apply hide-special and merge-words to ``base[..., query, key]``; return the pieces of a view."""
+    n_q, n_k = base.shape[-2:]
+    q_lab, k_lab = list(res.tokens), list(res.keys)
+    q_pos, k_pos = [[i] for i in range(n_q)], [[j] for j in range(n_k)]
+    visible = None if not causal else causal_mask(n_q, n_k)
+    notes = []
+    if options.hide_special:
+        q_sp, k_sp = np.asarray(res.special, bool), np.asarray(res.keys_special, bool)
+        if not (q_sp.any() or k_sp.any()):
+            notes.append("This model adds no special tokens to this text: there is nothing to hide.")
+        elif q_sp.all() or k_sp.all():
+            notes.append("Every token here is a special token: nothing would be left, so none are hidden.")
+        else:
+            share = float(np.asarray(base)[..., ~q_sp, :][..., k_sp].sum(-1).mean())
+            base, rows, cols = analysis.without_special(base, q_sp, k_sp)
+            hidden = sorted({t for t, s in zip([*res.tokens, *res.keys], [*q_sp, *k_sp]) if s})
+            notes.append(f"Special tokens hidden ({', '.join(hidden)}). They took {share:.0%} of an average "
+                         "row's attention; each row is renormalised to sum to 1 over the tokens left.")
+            q_lab, k_lab = [q_lab[i] for i in rows], [k_lab[j] for j in cols]
+            q_pos, k_pos = [q_pos[i] for i in rows], [k_pos[j] for j in cols]
+            visible = None if visible is None else visible[np.ix_(rows, cols)]
+    if options.merge_words:
+        row_groups, col_groups = _groups(q_pos, res.word_ids), _groups(k_pos, key_words[0])
+        multi = any(len({g for g in gs if g >= 0}) < sum(g >= 0 for g in gs) for gs in (row_groups, col_groups))
+        if not multi:
+            notes.append("Every word here is a single token: merging sub-tokens changes nothing.")
+        base = analysis.group_matrix(base, row_groups, col_groups)
+        if visible is not None:
+            visible = analysis.group_matrix(visible.astype(float), row_groups, col_groups) > 0
+        q_pos, k_pos = _merge_positions(q_pos, row_groups), _merge_positions(k_pos, col_groups)
+        q_lab = analysis.group_labels(q_lab, row_groups, res.words)
+        k_lab = analysis.group_labels(k_lab, col_groups, key_words[1])
+        if multi:
+            notes.append("Sub-tokens merged into words: a word's row is the mean of its tokens' rows and its "
+                         "column the sum of its tokens' columns, so every row still sums to 1.")
+    masked = None if visible is None else ~visible
+    return np.asarray(base, dtype=np.float32), q_lab, k_lab, q_pos, k_pos, masked, notes
+
+
+def _merge_positions(positions: list[list[int]], groups: list[int]) -> list[list[int]]:
+    out, index = [], {}
+    for pos, g in zip(positions, groups):
+        if g < 0:
+            out.append(list(pos))
+        elif g in index:
+            out[index[g]].extend(pos)
+        else:
+            index[g] = len(out)
+            out.append(list(pos))
+    return out
+
+
+def matrix_view(result: AttentionResult, part: str, layer: int, head: int, options: Options) -> MatrixView:
+    """The matrix the heatmap shows for these options: one head, the mean of a layer's heads, or the rollout
+    up to ``layer``; then special tokens hidden and/or sub-tokens merged."""
+    res = part_of(result, part)
+    facts = res.facts
+    name = f"{facts.name}" + (f" · {PARTS.get(res.part, res.part)}" if result.parts else "")
+    notes, value_name, real = [], "weight", True
+    rollout = options.rollout
+    if rollout and res.part == "cross":
+        notes.append("Rollout follows one stack of self-attention layers; cross attention is shown as it is.")
+        rollout = False
+    if rollout:
+        base = _rollout(res, layer)
+        title, value_name, real = f"{name} · rollout through layers 0–{layer}", "rollout", False
+        notes.append(f"Attention rollout: each layer's heads averaged, the residual path mixed in "
+                     f"({ROLLOUT_RESIDUAL:g}·I + {1 - ROLLOUT_RESIDUAL:g}·A), and layers 0–{layer} multiplied "
+                     "together. It estimates how much each input token flows into each position; it is not a "
+                     "matrix the model computes." + (" The mean-of-heads option is part of it." if
+                                                     options.mean_heads else ""))
+    elif options.mean_heads:
+        base = res.weights[layer].mean(0)
+        title, real = f"{name} · layer {layer} · mean of {facts.n_heads} heads", False
+        notes.append(f"Mean of the {facts.n_heads} heads of layer {layer}: no single head attends like this.")
+    else:
+        base = res.weights[layer, head]
+        title = f"{name} · layer {layer} · head {head}"
+    causal = facts.causal and res.part != "cross"
+    matrix, q_lab, k_lab, q_pos, k_pos, masked, more = _transform(base, res, key_side(result, part), options,
+                                                                  causal)
+    return MatrixView(matrix, q_lab, k_lab, q_pos, k_pos, masked, title, value_name, notes + more, real)
+
+
+@remembered
+def _rollout(res: AttentionResult, layer: int) -> np.ndarray:
+    return analysis.rollout(res.weights[: layer + 1], residual=ROLLOUT_RESIDUAL)[-1]
+
+
+def layer_view(result: AttentionResult, part: str, layer: int, options: Options) -> MatrixView:
+    """All heads of one layer, ``[head, query, key]``, with the same hide/merge options as the main view."""
+    res = part_of(result, part)
+    causal = res.facts.causal and res.part != "cross"
+    matrix, q_lab, k_lab, q_pos, k_pos, masked, notes = _transform(res.weights[layer], res, key_side(result, part),
+                                                                   options, causal)
+    return MatrixView(matrix, q_lab, k_lab, q_pos, k_pos, masked, f"Layer {layer}: every head", notes=notes)
+
+
+def row_of(view: MatrixView, position: int) -> int:
+    """The row of ``view`` that covers token ``position`` (the nearest row when that token is hidden)."""
+    for i, covered in enumerate(view.query_positions):
+        if position in covered:
+            return i
+    firsts = [p[0] for p in view.query_positions]
+    return int(np.argmin([abs(p - position) for p in firsts]))
+
+
+def default_query(result: AttentionResult, part: str = "self") -> int:
+    """Token position to show first: the last "it" (the pronoun of the curated examples), else the last
+    ordinary token."""
+    res = part_of(result, part)
+    its = [i for i, t in enumerate(res.tokens) if t.strip().lower() == "it"]
+    if its:
+        return its[-1]
+    ordinary = np.flatnonzero(~np.asarray(res.special, bool))
+    return int(ordinary[-1]) if ordinary.size else len(res.tokens) - 1
+
+
+def csv_frame(view: MatrixView) -> pd.DataFrame:
+    """The shown matrix as a table: one row per query token, one column per key token."""
+    frame = pd.DataFrame(np.asarray(view.matrix, dtype=np.float64), index=pd.Index(view.query_labels),
+                         columns=pd.Index(view.key_labels))
+    frame.index.name = "query \\ key"
+    return frame
+
+
+# ---------------------------------------------------------------------------------------------- overview
+
+@remembered
+def overview_tiles(result: AttentionResult, part: str, hide_special: bool = False, side: int = OVERVIEW_SIDE
+                   ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Thumbnails of every head: ``[layer, head, ≤side, ≤side]`` average-pooled weights, and the pooled causal
+    mask (True where a whole cell is hidden; None for bidirectional attention). Built layer by layer, so a long
+    text never needs a second full copy of the weights."""
+    res = part_of(result, part)
+    q_sp, k_sp = np.asarray(res.special, bool), np.asarray(res.keys_special, bool)
+    hide = hide_special and (q_sp.any() or k_sp.any()) and not (q_sp.all() or k_sp.all())
+    rows = np.flatnonzero(~q_sp) if hide else np.arange(len(res.tokens))
+    cols = np.flatnonzero(~k_sp) if hide else np.arange(len(res.keys))
+    tiles = []
+    for layer in range(res.weights.shape[0]):
+        w = res.weights[layer][:, rows][:, :, cols] if hide else res.weights[layer]   # no copy unless hiding
+        if hide:
+            total = w.sum(-1, keepdims=True)
+            w = np.divide(w, total, out=np.zeros_like(w), where=total > 0)
+        tiles.append(pool(w, side))
+    masked = None
+    if res.facts.causal and res.part != "cross":
+        masked = pool((causal_mask(len(res.tokens), len(res.keys)))[np.ix_(rows, cols)].astype(np.float32),
+                      side) == 0
+    return np.stack(tiles), masked
+
+
+STATS = ("sink", "previous_token", "self", "entropy", "mean_distance")   # of analysis.STAT_NAMES
+STATS_BYTES = 64 * 2**20   # temporaries head_stat_arrays may hold at once (a 512-token decoder layer is 38 MB)
+# Hover of an overview tile: plotly fills in the numbers from the point's customdata [layer, head, *STATS].
+OVERVIEW_HOVER = ("layer %{customdata[0]} · head %{customdata[1]}<br>on special/first tokens %{customdata[2]:.2f} · "
+                  "previous token %{customdata[3]:.2f} · self %{customdata[4]:.2f}<br>entropy %{customdata[5]:.2f} "
+                  "nats · mean distance %{customdata[6]:.1f} tokens")
+
+
+@remembered
+def overview_stats(result: AttentionResult, part: str) -> np.ndarray:
+    """``[layer, head, len(STATS)]``: a few statistics that tell common head patterns apart (the overview sends
+    them as numbers and ``OVERVIEW_HOVER`` writes them out in the browser)."""
+    res = part_of(result, part)
+    n_layers, n_heads = res.weights.shape[:2]
+    out = np.empty((n_layers, n_heads, len(STATS)), dtype=np.float32)
+    step = max(1, STATS_BYTES // (4 * res.weights[0].size))   # a few layers a call, bounded temporaries
+    for start in range(0, n_layers, step):
+        out[start: start + step] = analysis.head_stat_arrays(res.weights[start: start + step], res.keys_special,
+                                                             STATS)
+    return out

@@ -1,0 +1,285 @@
+"""Figures for real-model attention: arrays in, plotly Figure out. Never calls Streamlit.
+
+Tokens are drawn on integer positions with the tokens as tick text (so repeated words like "the" … "the"
+stay apart) and the query axis runs downwards (query 0 on top), as in every attention diagram.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+
+import numpy as np
+import plotly.colors as pcolors
+import plotly.graph_objects as go
+
+from explorer.maths import bin_starts, pool
+
+COLORSCALE = pcolors.get_colorscale("Blues")   # written out: figures skip plotly's validation (see figure())
+MASKED = "#d4d4d4"       # cells a causal model cannot see
+MASKED_LIGHT = "#e6e6e6"  # the same in the overview's small tiles, light enough for the patterns to stand out
+HOVER_LABELS_UP_TO = 100  # above this many tokens per side, hover shows positions instead of tokens
+
+
+def label(token: str) -> str:
+    """A token as literal text for plotly, which would otherwise render a subset of HTML in labels."""
+    return html.escape(str(token), quote=False)
+
+
+_NO_TEMPLATE = go.layout.Template()
+
+
+def figure(data: list[dict], layout: dict) -> go.Figure:
+    """A light figure built in one call, without plotly's validation.
+
+    Validation walks every property through plotly's validators: a heatmap built by ``update_*`` calls took ~14 ms
+    and a layer's grid ~100 ms; given whole, the heatmap page's four figures took ~12 ms, and ~4 ms unvalidated
+    (the page's rerun is ~60 ms in all). What validation would change is done here by hand (colour scales are
+    written out, never named), and tests/test_plots.py checks that every figure of this module validates to the
+    same JSON. The template is empty: plotly's default one is ~6 kB of JSON a figure, and Streamlit's theme styles
+    the chart in the browser anyway, so the chart and its PNG look the same without it."""
+    return go.Figure(data=data, layout={**layout, "template": _NO_TEMPLATE}, _validate=False)
+
+
+def labels(tokens: list[str]) -> list[str]:
+    return [label(t) for t in tokens]
+
+
+def distinct(tokens: list[str]) -> list[str]:
+    """``labels(tokens)`` made distinct for plotly categories: the n-th repeat of a token gets n written in
+    binary with two invisible characters (zero-width space and non-joiner), so "the" … "the" stay apart
+    and look alike."""
+    seen: dict[str, int] = {}
+    out = []
+    for text in labels(tokens):
+        n = seen[text] = seen.get(text, -1) + 1
+        out.append(text + ("" if n == 0 else format(n, "b").replace("0", "\u200b").replace("1", "\u200c")))
+    return out
+
+
+def heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], *, title: str = "",
+            zmax: float | None = 1.0, masked: np.ndarray | None = None, height: int | None = None,
+            show_scale: bool = True, value_name: str = "weight") -> go.Figure:
+    """One head's ``weights[query, key]`` as a heatmap.
+
+    ``masked`` (bool ``[query, key]``, True = hidden by the causal mask) is drawn grey, not as weight 0.
+    ``zmax=None`` scales colours to this matrix's own maximum; 1.0 gives every head the same scale.
+    """
+    z = np.asarray(weights, dtype=np.float32)
+    n_q, n_k = z.shape
+    if masked is not None:
+        z = np.where(masked, np.nan, z)
+    trace = dict(z=z, x=np.arange(n_k), y=np.arange(n_q), colorscale=COLORSCALE, zmin=0.0,
+                 zmax=float(np.nanmax(z)) if zmax is None and np.isfinite(z).any() else (zmax or 1.0),
+                 showscale=show_scale, xgap=0, ygap=0, colorbar=dict(title=dict(text=value_name), thickness=12),
+                 hovertemplate="query %{y} → key %{x}: %{z:.3f}<extra></extra>")
+    named = max(n_q, n_k) <= HOVER_LABELS_UP_TO
+    x_at, y_at = list(range(n_k)), list(range(n_q))
+    if named:   # tokens as distinct categories: hover names them from 2n labels instead of n² strings
+        x_at, y_at = distinct(key_tokens), distinct(query_tokens)
+        trace.update(x=x_at, y=y_at, hovertemplate="%{y} → %{x}: %{z:.3f}<extra></extra>")
+    top = 24 + min(110, 6 * max((len(t) for t in key_tokens), default=1))  # room for the slanted key labels
+    # Ticks sit at the categories themselves: on a category axis plotly reads a number as a category's *name*
+    # when one matches, so integer tick positions put token 5's label on a token "5" (and lose it).
+    kind = "category" if named else "linear"
+    xaxis = dict(type=kind, tickmode="array", tickvals=x_at, ticktext=labels(key_tokens),
+                 tickangle=-60, side="top", showgrid=False, constrain="domain")
+    yaxis = dict(type=kind, tickmode="array", tickvals=y_at, ticktext=labels(query_tokens),
+                 autorange="reversed", showgrid=False)
+    if max(n_q, n_k) > 80:  # too many labels to read: let plotly thin them out
+        xaxis.update(tickmode="auto", nticks=40)
+        yaxis.update(tickmode="auto", nticks=40)
+    return figure([dict(type="heatmap", **trace)], dict(
+        title=dict(text=title, x=0.0, y=0.995, yref="container", yanchor="top", font=dict(size=14)),
+        height=height or max(320, min(900, top + 30 + 18 * n_q)),
+        margin=dict(l=10, r=10, t=top + (22 if title else 0), b=10),
+        plot_bgcolor=MASKED if masked is not None else "white", xaxis=xaxis, yaxis=yaxis))
+
+
+def query_bars(weights_row: np.ndarray, key_tokens: list[str], query_token: str, top: int = 12, *,
+               key_positions: list[int] | None = None) -> go.Figure:
+    """One query's attention as ranked horizontal bars: the "it → animal 0.51, tired 0.19 …" picture.
+
+    Each bar is named "token · position" (``key_positions[i]`` when given, else i); keys beyond ``top`` are
+    summed up in the subtitle."""
+    row = np.asarray(weights_row, dtype=np.float64)
+    order = np.argsort(-row, kind="stable")[:top]
+    where = key_positions if key_positions is not None else range(len(row))
+    names = [f"{label(key_tokens[i])} · {where[i]}" for i in order]
+    rest = len(row) - len(order)
+    bars = dict(type="bar", x=row[order], y=names, orientation="h", marker_color="#2b6cb0",
+                text=[f"{v:.2f}" for v in row[order]], textposition="outside", cliponaxis=False,
+                hovertemplate="%{y}: %{x:.3f}<extra></extra>")
+    others = "the other key has" if rest == 1 else f"the other {rest} keys share"
+    subtitle = f"<br><sup>{others} {row.sum() - row[order].sum():.2f}</sup>" if rest > 0 else ""
+    return figure([bars], dict(
+        title=dict(text=f"Where {label(query_token)!s} looks{subtitle}", x=0.0, font=dict(size=14)),
+        height=(78 if subtitle else 60) + 26 * len(order), margin=dict(l=10, r=40, t=58 if subtitle else 40, b=10),
+        yaxis=dict(autorange="reversed"),
+        xaxis=dict(range=[0, max(1e-9, float(row[order].max())) * 1.18], title=dict(text="weight"))))
+
+# ---------------------------------------------------------------------------------------------- grids, overview
+
+def _bin_labels(tokens: list[str], side: int) -> list[str]:
+    """Unique category names for pooled (or plain) positions: "3 · it", or "4–7 · was … tired" for a bin."""
+    n = len(tokens)
+    starts = bin_starts(n, side)
+    ends = np.append(starts[1:], n)
+    return [f"{a} · {label(tokens[a])}" if b - a == 1 else f"{a}–{b - 1} · {label(tokens[a])} … {label(tokens[b - 1])}"
+            for a, b in zip(starts, ends)]
+
+
+def head_grid(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], *,
+              masked: np.ndarray | None = None, shared_scale: bool = True, selected: int | None = None,
+              max_cols: int = 6, max_side: int = 48, title: str = "", layer: int | None = None) -> go.Figure:
+    """Every head of one layer, ``weights[head, query, key]``, as ONE picture of thumbnails (average-pooled to
+    at most ``max_side`` per side), like the overview: the browser gets a small PNG instead of every head's
+    weights and twelve plotly subplots to lay out. Each thumbnail is titled "head h" (the ``selected`` one
+    "head h ◀", framed); an invisible point on it names its strongest query → key link on hover and makes it
+    clickable (``customdata`` = [layer, head] when ``layer`` is given, else [head]).
+
+    ``masked`` (bool ``[query, key]``): cells a causal model cannot see, grey. ``shared_scale``: colour 0…1 for
+    every head; otherwise each head is scaled to its own maximum.
+    """
+    w = np.asarray(weights, dtype=np.float32)
+    n_heads = w.shape[0]
+    n_rows = math.ceil(n_heads / max_cols)
+    n_cols = math.ceil(n_heads / n_rows)
+    tiles = pool(w, max_side)                                   # (head, p, q)
+    p, q = tiles.shape[-2:]
+    if not shared_scale:
+        top = tiles.max(axis=(-1, -2), keepdims=True)
+        tiles = np.divide(tiles, top, out=np.zeros_like(tiles), where=top > 0)
+    hidden = None if masked is None else pool(~np.asarray(masked), max_side) == 0
+    shade = _shades(tiles, hidden, 1)                           # one image pixel a cell: plotly draws the
+    band, gap = max(2, math.ceil(0.2 * p)), max(1, math.ceil(0.05 * q))  # image pixelated, so no upscaling
+    cell_h, cell_w = band + p + gap, q + gap                    # white: a band above for the title, a gap
+    image = np.full((n_rows, cell_h, n_cols, cell_w), LEVELS + 1, dtype=np.uint8)
+    for h in range(n_heads):
+        image[h // n_cols, band:band + p, h % n_cols, :q] = shade[h]
+    image = image.reshape(n_rows * cell_h, n_cols * cell_w)
+    rows, cols = np.divmod(np.arange(n_heads), n_cols)
+    centre_x, centre_y = cols * cell_w + q / 2, rows * cell_h + band + p / 2
+    if masked is not None:   # a causal query that sees one key gives it everything: not worth naming
+        seen = ~np.asarray(masked, bool)
+        w = np.where(seen & (seen.sum(-1, keepdims=True) > 1), w, -1.0)
+    qi, ki = np.divmod(w.reshape(n_heads, -1).argmax(-1), w.shape[-1])
+    hover = [f"head {h}: strongest {label(query_tokens[a])} → {label(key_tokens[b])} {w[h, a, b]:.2f}"
+             if w[h, a, b] >= 0 else f"head {h}" for h, a, b in zip(range(n_heads), qi, ki)]
+    picture = dict(type="image", source=_png_uri(image, MASKED), x0=0.5, dx=1, y0=0.5, dy=1, hoverinfo="skip")
+    points = dict(type="scatter", x=centre_x, y=centre_y, mode="markers", text=hover,
+                  customdata=[[int(layer), h] if layer is not None else [h] for h in range(n_heads)],
+                  marker=dict(size=12, color="rgba(0,0,0,0)", symbol="square"),
+                  selected=dict(marker=dict(opacity=0)), unselected=dict(marker=dict(opacity=0)),
+                  hovertemplate="%{text}<br>click to show this head<extra></extra>", showlegend=False)
+    titles = [dict(x=x, y=r * cell_h + band / 2, xref="x", yref="y", showarrow=False, font=dict(size=13),
+                   text=f"<b>head {h} ◀</b>" if h == selected else f"head {h}")
+              for h, (x, r) in enumerate(zip(centre_x, rows))]
+    frame = [] if selected is None or not 0 <= selected < n_heads else [dict(
+        type="rect", x0=cols[selected] * cell_w - gap / 2, x1=cols[selected] * cell_w + q + gap / 2,
+        y0=rows[selected] * cell_h + band - gap / 2, y1=rows[selected] * cell_h + band + p + gap / 2,
+        line=dict(color="#dd6b20", width=3))]
+    tile = min(170, 1100 // n_cols)                             # screen pixels a thumbnail
+    scale = tile / q
+    width, height = n_cols * cell_w * scale, n_rows * cell_h * scale
+    hidden_axis = dict(visible=False, showgrid=False, zeroline=False)
+    return figure([picture, points], dict(
+        xaxis=dict(range=[0, n_cols * cell_w], **hidden_axis),
+        yaxis=dict(range=[n_rows * cell_h, 0], **hidden_axis),
+        width=int(width) + 20, height=int(height) + 38 + (24 if title else 0),
+        margin=dict(l=10, r=10, t=28 + (24 if title else 0), b=10), annotations=titles, shapes=frame,
+        hovermode="closest", hoverdistance=-1, dragmode=False, plot_bgcolor="white",
+        title=dict(text=title, x=0.0, font=dict(size=14))))
+
+
+def _shades(tiles: np.ndarray, hidden: np.ndarray | None, k: int) -> np.ndarray:
+    """Palette indices for ``tiles[..., p, q]`` in 0…1, each cell ``k`` × ``k`` pixels; ``hidden`` cells grey."""
+    shade = np.round(np.clip(np.nan_to_num(tiles), 0, 1) * (LEVELS - 1)).astype(np.uint8)
+    shade = np.repeat(np.repeat(shade, k, axis=-2), k, axis=-1)
+    if hidden is not None:
+        shade[..., np.repeat(np.repeat(np.asarray(hidden, bool), k, 0), k, 1)] = LEVELS
+    return shade
+
+
+def _blues(values: np.ndarray) -> np.ndarray:
+    """Colours of ``COLORSCALE`` for values in [0, 1]: uint8 RGB ``[..., 3]``."""
+    stops = np.array([[int(c) for c in s[4:-1].split(",")] for s in pcolors.sequential.Blues], dtype=np.float32)
+    pos = np.clip(np.nan_to_num(values), 0, 1) * (len(stops) - 1)
+    low = np.floor(pos).astype(int).clip(0, len(stops) - 2)
+    frac = (pos - low)[..., None]
+    return np.round(stops[low] * (1 - frac) + stops[low + 1] * frac).astype(np.uint8)
+
+
+LEVELS = 24   # shades for 0…1 in the thumbnails' palette (plus the masked grey and the white gaps): about as many
+# steps as the eye tells apart in one hue; the exact weights are in the main heatmap. 64 shades cost ~35% more bytes
+
+
+def _png_uri(index: np.ndarray, masked_colour: str = MASKED_LIGHT) -> str:
+    """A palette PNG (one byte a pixel) of ``index`` into ``LEVELS`` shades of ``COLORSCALE``, grey, white."""
+    from PIL import Image
+
+    grey = [int(masked_colour[i:i + 2], 16) for i in (1, 3, 5)]
+    palette = np.vstack([_blues(np.linspace(0, 1, LEVELS)), [grey, [255, 255, 255]]]).astype(np.uint8)
+    image = Image.fromarray(index.astype(np.uint8), "P")
+    image.putpalette(palette.ravel().tolist())
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def overview(tiles: np.ndarray, masked: np.ndarray | None = None, *, selected: tuple[int, int] | None = None,
+             shared_scale: bool = True, hover: list[list[str]] | None = None, title: str = "",
+             stats: np.ndarray | None = None, stats_hover: str = "") -> go.Figure:
+    """Every layer × head at once: ``tiles[layer, head, rows, cols]`` (already pooled thumbnails) drawn as ONE
+    PNG image with white gaps, so the browser receives a picture, not the weights. An invisible point on each
+    tile carries hover text ("layer 3 · head 5") and makes the tile clickable (``customdata`` = [layer, head]).
+
+    ``shared_scale``: colour 0…1 for every tile; otherwise each tile is scaled to its own maximum.
+    ``masked`` (bool ``[rows, cols]``) cells are drawn grey. ``selected`` gets an orange frame.
+    ``stats`` (``[layer, head, k]``) travel as numbers after [layer, head] in each point's customdata and
+    ``stats_hover`` (a plotly hovertemplate over ``%{customdata[i]}``) writes them out: far fewer bytes than
+    ``hover`` text for 30 × 9 heads.
+    """
+    t = np.asarray(tiles, dtype=np.float32)
+    n_layers, n_heads, p, q = t.shape
+    if not shared_scale:
+        top = t.max(axis=(-1, -2), keepdims=True)
+        t = np.divide(t, top, out=np.zeros_like(t), where=top > 0)
+    k = max(1, math.ceil(12 / max(p, q)))                       # at least ~12 image pixels a tile
+    shade = _shades(t, masked, k)                               # (L, H, p·k, q·k)
+    cell_h, cell_w = p * k + 1, q * k + 1                       # one white pixel of gap right and below
+    image = np.full((n_layers, cell_h, n_heads, cell_w), LEVELS + 1, dtype=np.uint8)
+    image[:, :p * k, :, :q * k] = shade.transpose(0, 2, 1, 3)
+    image = image.reshape(n_layers * cell_h, n_heads * cell_w)
+    picture = dict(type="image", source=_png_uri(image), x0=-0.5 + 0.5 / cell_w, dx=1 / cell_w,
+                   y0=-0.5 + 0.5 / cell_h, dy=1 / cell_h, hoverinfo="skip")
+    layer, head = np.meshgrid(np.arange(n_layers), np.arange(n_heads), indexing="ij")
+    text = (np.array(hover, dtype=object).ravel() if hover is not None else
+            np.array([f"layer {a} · head {b}" for a, b in zip(layer.ravel(), head.ravel())], dtype=object))
+    # customdata as plain lists: a numpy array travels as a typed array and a click returns {"0": …, "1": …}
+    customdata = [[int(a), int(b)] for a, b in zip(layer.ravel(), head.ravel())]
+    if stats is not None:
+        values = np.round(np.asarray(stats, dtype=np.float64).reshape(n_layers * n_heads, -1), 2).tolist()
+        customdata = [ids + row for ids, row in zip(customdata, values)]
+    points = dict(type="scatter", x=head.ravel(), y=layer.ravel(), mode="markers",
+                  customdata=customdata, marker=dict(size=12, color="rgba(0,0,0,0)", symbol="square"),
+                  selected=dict(marker=dict(opacity=0)), unselected=dict(marker=dict(opacity=0)),
+                  hovertemplate=(stats_hover if stats is not None else "%{text}")
+                  + "<br>click to show this head<extra></extra>", showlegend=False)
+    if stats is None:
+        points["text"] = text
+    frame = [] if selected is None else [dict(
+        type="rect", x0=selected[1] - 0.5, x1=selected[1] + 0.5 - 1 / cell_w, y0=selected[0] - 0.5,
+        y1=selected[0] + 0.5 - 1 / cell_h, line=dict(color="#dd6b20", width=3))]
+    tile = int(min(max(min(1000 / n_layers, 1000 / n_heads), 18), 72))
+    return figure([picture, points], dict(
+        xaxis=dict(range=[-0.5, n_heads - 0.5], tickmode="array", tickvals=list(range(n_heads)),
+                   ticktext=[str(h) for h in range(n_heads)], side="top", title=dict(text="head"), showgrid=False,
+                   zeroline=False),
+        yaxis=dict(range=[n_layers - 0.5, -0.5], tickmode="array", tickvals=list(range(n_layers)),
+                   ticktext=[str(i) for i in range(n_layers)], title=dict(text="layer"), showgrid=False,
+                   zeroline=False),
+        width=tile * n_heads + 80, height=tile * n_layers + 70 + (24 if title else 0),
+        margin=dict(l=60, r=20, t=60 + (24 if title else 0), b=10), hovermode="closest", hoverdistance=-1,
+        dragmode=False, plot_bgcolor="white", title=dict(text=title, x=0.0, font=dict(size=14)), shapes=frame))

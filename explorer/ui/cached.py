@@ -1,0 +1,91 @@
+"""What every session shares: loaded models (one load per server, in the model worker) and attention results.
+
+Attention results are kept once per (model, text, target) in a byte-bounded store (see ``lru.py``), so thirty
+students typing the same example cost one forward pass and memory stays bounded. Every key is a plain value.
+"""
+from __future__ import annotations
+
+import os
+
+import streamlit as st
+import torch
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from explorer import registry
+from explorer.attention import AttentionResult, extract
+from explorer.examples import EXAMPLES
+from explorer.lru import ByteLRU
+from explorer.models import LoadedModel, log
+from explorer.ui.text import literal
+from explorer.worker import ModelWorker
+
+# 384 MB by default: with both embedded models loaded (~1.05 GB resident) the server stays near 1.5 GB however
+# many texts the sessions send (a 512-token encoder result alone holds ~150 MB of weights and scores).
+_results = ByteLRU(int(os.environ.get("EXPLORER_RESULT_CACHE_MB", "384")) * 2**20)
+WORKER = ModelWorker()
+
+
+def get_model(name: str) -> LoadedModel:
+    """The loaded model, shared by every session. The load runs in the model worker: a page shows its progress
+    while it waits, and a student who leaves the page stops nothing.
+
+    Inside a page, a model that cannot be loaded (unknown id, no network, hub switched off, a weight file that
+    fails its sha256) is a warning in the page and the script stops there; elsewhere ModelUnavailable is raised.
+    """
+    in_page = get_script_run_ctx(suppress_warning=True) is not None
+    try:
+        job = WORKER.request(name)
+        if in_page and not job.done.is_set():
+            bar = st.progress(job.fraction, text=literal(job.message))
+            while not job.done.wait(0.25):
+                bar.progress(job.fraction, text=literal(job.message))
+            bar.empty()
+        return job.wait()
+    except registry.ModelUnavailable as err:
+        if not in_page:
+            raise
+        st.warning(literal(err))
+        st.stop()
+
+
+def get_attention(name: str, text: str, target: str | None = None) -> AttentionResult:
+    """Attention of model ``name`` on ``text``, computed once for all sessions. Treat the result as read-only."""
+    loaded = get_model(name)
+
+    def compute() -> AttentionResult:
+        try:
+            result = extract(loaded, text, target)
+        except torch.OutOfMemoryError:
+            torch.cuda.empty_cache()
+            loaded.model.to("cpu")
+            loaded.device = "cpu"
+            loaded.notes.append("The GPU ran out of memory: this model now runs on the CPU.")
+            result = extract(loaded, text, target)
+        for part in {id(p): p for p in [result, *result.parts.values()]}.values():
+            for array in (part.weights, part.scores, part.fidelity):
+                if array is not None:
+                    array.setflags(write=False)
+        return result
+
+    return _results.get_or_compute((name, text, target), compute)
+
+
+def result_cache() -> ByteLRU:
+    return _results
+
+
+def preload_names() -> list[str]:
+    """Models to load when the server starts: ``EXPLORER_PRELOAD`` (comma-separated names; empty: none),
+    by default the embedded encoder, which every page opens with."""
+    raw = os.environ.get("EXPLORER_PRELOAD", registry.EMBEDDED_ENCODER)
+    return [name.strip() for name in raw.split(",") if name.strip()]
+
+
+def preload(names: list[str]) -> None:
+    """Load ``names`` and their first example before any browser asks (a background thread at server start; a
+    session that asks meanwhile waits on the same load). A failure is logged and left for the pages to report."""
+    for name in names:
+        try:
+            get_attention(name, next(iter(EXAMPLES.values())))
+        except Exception as err:  # a page shows the same failure to whoever opens it
+            log.warning("preloading %s failed: %s", name, err)

@@ -1,0 +1,250 @@
+"""Widgets shared by the real-model pages, with deep links: model, text, layer, head and query live in the URL.
+
+A teacher can paste the URL into slides; opening it restores the same view. A value in the URL that is out
+of range or garbage is clamped or replaced by the default, with a visible note (never a traceback).
+Word and head pickers are in ``pickers.py``; the quiz in ``quiz.py``; shared models and results in ``cached.py``.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer.attention import AttentionResult
+from explorer.examples import EXAMPLES
+from explorer.registry import EMBEDDED, EMBEDDED_ENCODER, KNOWN_HUB, ModelUnavailable, hub_policy, resolve_spec
+from explorer.ui import cached
+from explorer.ui.text import literal
+
+OTHER = "Other hub id or folder…"
+MAX_TEXT = 20_000
+
+
+def link_note(message: str) -> None:
+    st.session_state.setdefault("_link_notes", []).append(message)
+
+
+def show_link_notes() -> None:
+    """Show (once) what was corrected in the URL."""
+    for message in st.session_state.pop("_link_notes", []):
+        st.info(f"🔗 {literal(message)}")
+
+
+def from_url(key: str, default):
+    """The widget's value: from the URL on a session's first run, else as the user left it on any page.
+
+    Streamlit forgets a widget's value once a page without that widget has run, so the value is also kept
+    under a plain key that survives page changes: model and text follow the student from page to page.
+    """
+    if key not in st.session_state:
+        st.session_state[key] = st.query_params.get(key, st.session_state.get(f"_kept_{key}", default))
+    # set through the Session State API, so a same-keyed widget on another page (other label) takes the value
+    st.session_state[key] = st.session_state[f"_kept_{key}"] = st.session_state[key]
+    return st.session_state[key]
+
+
+def model_picker(key: str = "model", default: str = EMBEDDED_ENCODER, label: str = "Model") -> str:
+    """Embedded models first, then known hub ids, then a free box for any hub id or local folder."""
+    allowed, allowlist = hub_policy()
+    hub = ([*(allowlist or KNOWN_HUB), OTHER] if allowed else [])
+    choices = [*EMBEDDED, *[h for h in hub if h not in EMBEDDED]]
+    wanted = str(from_url(key, default))
+    free = ""
+    if wanted not in choices:
+        if allowed and not allowlist and wanted.strip():
+            free, st.session_state[key] = wanted, OTHER
+        else:
+            link_note(f"Model {wanted[:80]!r} is not offered here; showing {default}.")
+            st.session_state[key] = default
+    label_of = {**{n: s.label for n, s in EMBEDDED.items()}, **{n: f"{n} · {d} · hub (needs network)"
+                                                                   for n, (_, d) in KNOWN_HUB.items()}}
+    choice = st.selectbox(label, choices, key=key, format_func=lambda n: label_of.get(n, n))
+    name = choice
+    if choice == OTHER:
+        name = st.text_input("Hub id (e.g. prajjwal1/bert-tiny) or local folder", value=free,
+                             key=f"{key}_other", max_chars=200).strip()
+    st.query_params[key] = name or default
+    return name or default
+
+
+def text_box(key: str = "text", default: str = next(iter(EXAMPLES.values())), label: str = "Text",
+             with_examples: bool = True) -> str:
+    """A text area (from the URL when linked) with curated examples to pick from."""
+    value = str(from_url(key, default))
+    if len(value) > MAX_TEXT:
+        link_note(f"The linked text was {len(value):,} characters; it was cut to {MAX_TEXT:,}.")
+        st.session_state[key] = value = value[:MAX_TEXT]
+    if with_examples:
+        def use_example():
+            st.session_state[key] = EXAMPLES[st.session_state[f"{key}_example"]]
+        st.selectbox("Examples", list(EXAMPLES), index=None, placeholder="Pick an example sentence…",
+                     key=f"{key}_example", on_change=use_example)
+    text = st.text_area(label, key=key, max_chars=MAX_TEXT, height=90)
+    st.query_params[key] = text
+    return text
+
+
+def index_picker(label: str, key: str, count: int, default: int = 0, widget: str = "slider") -> int:
+    """An integer in [0, count) from a slider or number box, deep-linked and clamped with a note."""
+    raw = from_url(key, default)
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        link_note(f"{label} {str(raw)[:40]!r} in the link is not a number; using {default}.")
+        value = default
+    if not 0 <= value < count:
+        clamped = min(max(value, 0), count - 1)
+        link_note(f"{label} {value} is out of range (0–{count - 1}); showing {clamped}.")
+        value = clamped
+    st.session_state[key] = value
+    if count <= 1:
+        st.caption(f"{label}: 0 (the only one)")
+        result = 0
+    elif widget == "slider":
+        result = st.slider(label, 0, count - 1, key=key)
+    else:
+        result = st.number_input(label, 0, count - 1, step=1, key=key)
+    st.query_params[key] = str(result)
+    return int(result)
+
+
+def attention_or_stop(model: str, text: str, target: str | None = None) -> AttentionResult:
+    """The attention result, or a clear message in the page and ``st.stop()`` when it cannot be computed."""
+    try:
+        resolve_spec(model)
+        result = cached.get_attention(model, text, target)
+    except (ValueError, ModelUnavailable) as err:
+        st.warning(literal(err))
+        st.stop()
+    loaded = cached.get_model(model)
+    for message in loaded.notes:
+        st.info(message)
+    if result.truncated:
+        st.info(f"✂️ The text needs {result.n_text_tokens} tokens; this model reads at most {len(result.tokens)}, "
+                "so only the first part is shown.")
+    return result
+
+
+def fidelity_badge(result: AttentionResult, layer: int, head: int) -> None:
+    """How exactly our own from-scratch recompute matches the weights the model returned for this head."""
+    if result.fidelity is None:
+        st.caption("Fidelity check unavailable: this model's queries and keys could not be captured.")
+        return
+    diff = float(result.fidelity[layer, head])
+    icon = "✅" if diff < 1e-5 else "⚠️"
+    st.caption(f"{icon} Recomputed from the model's own queries and keys with our from-scratch softmax(QKᵀ/√d_k): "
+               f"max difference {diff:.1e}")
+
+
+# ---------------------------------------------------------------------------------------------- figures and heads
+
+def show_figure(fig, key: str, filename: str, on_select="ignore"):
+    """A plotly chart whose camera button saves ``filename``.png, drawn in the browser (works offline)."""
+    config = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": filename, "scale": 2}}
+    if on_select == "ignore":
+        return st.plotly_chart(fig, key=key, config=config)
+    return st.plotly_chart(fig, key=key, config=config, on_select=on_select, selection_mode="points")
+
+
+def download_csv(frame, filename: str, key: str, label: str = "⬇️ Matrix as CSV") -> None:
+    st.download_button(label, frame.to_csv().encode("utf-8"), file_name=filename, mime="text/csv", key=key)
+
+
+def selected_head(key: str, frame=None) -> tuple[int, int] | None:
+    """The head picked in a chart (clicked point's customdata) or a table (``frame``'s selected row), if any."""
+    from explorer.plots.heads import clicked_head
+
+    event = st.session_state.get(key) or {}
+    if frame is None:
+        return clicked_head(event)
+    rows = (event.get("selection") or {}).get("rows") or []
+    if rows and rows[0] < len(frame):
+        return int(frame.iloc[rows[0]]["layer"]), int(frame.iloc[rows[0]]["head"])
+    return None
+
+
+def open_head(key: str, frame=None, layer_key: str = "layer", head_key: str = "head"):
+    """An ``on_select`` callback: the clicked map cell or table row becomes the layer and head shown."""
+    def callback():
+        head = selected_head(key, frame)
+        if head is not None:
+            st.session_state[layer_key], st.session_state[head_key] = head
+    return callback
+
+
+def page_link(page: str, label: str, query_params: dict | None = None, icon: str | None = None) -> None:
+    """st.page_link, or the label as plain text when ``page`` is not part of the running app."""
+    from streamlit.errors import StreamlitAPIException
+
+    try:
+        st.page_link(page, label=label, icon=icon, query_params=query_params)
+    except StreamlitAPIException:
+        st.markdown(f"{icon or '•'} {label} *(not in this app)*")
+
+
+# ---------------------------------------------------------------------------------------------- heatmap page
+
+def token_picker(label: str, key: str, rows: list[list[int]], names: list[str], default: int,
+                 tokens: tuple[str, ...] = ()) -> int:
+    """A deep-linked select box over the rows of a matrix view; returns the chosen row.
+
+    The URL holds a token *position* (stable when special tokens are hidden or sub-tokens merged): a position
+    inside a merged word picks that word, a hidden one the nearest row; out of range is clamped with a note.
+    When ``tokens`` (the text's tokens) change, the choice goes back to ``default``: a position picked in one
+    sentence means nothing in the next.
+    """
+    firsts = [r[0] for r in rows]
+    seen = st.session_state.get(f"_tokens_{key}")
+    st.session_state[f"_tokens_{key}"] = tuple(tokens)
+    if seen is not None and seen != tuple(tokens):
+        st.session_state[key] = st.session_state[f"_kept_{key}"] = default
+    raw = from_url(key, default)
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        link_note(f"{label} {str(raw)[:40]!r} in the link is not a token position; using {default}.")
+        value = default
+    last = max(max(r) for r in rows)
+    if not 0 <= value <= last:
+        link_note(f"{label} position {value} is out of range (0–{last}); showing the nearest token.")
+    row = next((i for i, r in enumerate(rows) if value in r), None)
+    if row is None:
+        row = min(range(len(rows)), key=lambda i: abs(firsts[i] - value))
+    st.session_state[key] = firsts[row]
+    chosen = st.selectbox(label, firsts, key=key,
+                          format_func=lambda p: f"{names[firsts.index(p)]}  ·  position {p}")
+    st.query_params[key] = str(chosen)
+    return firsts.index(chosen)
+
+
+def part_picker(parts: dict[str, str], key: str = "part", default: str = "encoder") -> str:
+    """For encoder-decoder models: which attention to show (deep-linked; an unknown value falls back)."""
+    raw = str(from_url(key, default))
+    if raw not in parts:
+        link_note(f"Attention part {raw[:30]!r} does not exist; showing {parts[default]}.")
+        raw = default
+    st.session_state[key] = raw
+    chosen = st.radio("Attention", list(parts), key=key, format_func=parts.get, horizontal=True)
+    st.query_params[key] = chosen
+    return chosen
+
+
+def download_lazy(label: str, build, filename: str, key: str, mime: str = "text/csv") -> None:
+    """A download button whose file is only built when clicked: ``build()`` returns a DataFrame (as CSV) or text."""
+    def data():
+        made = build()
+        return made.to_csv().encode("utf-8") if hasattr(made, "to_csv") else made
+    st.download_button(label, data, file_name=filename, mime=mime, key=key)
+
+
+def use_app_navigation() -> None:
+    """Route a deep link through app.py's navigation, even when it is the server's very first request.
+
+    Streamlit treats an app with a ``pages/`` folder as an old-style multipage app until the entry script has
+    called ``st.navigation`` once; a link straight to ``/heatmaps`` on a fresh server would run the page file
+    alone (no wide layout, no page titles). Switching that mode off and rerunning goes through app.py.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+

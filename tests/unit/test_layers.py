@@ -1,0 +1,128 @@
+"""The house rules, read from every import with ``ast``: the core never imports Streamlit or plotly, figures live in
+explorer/plots/, widgets in explorer/ui/, no layer imports one above it, and no modules import each other in a
+circle. The checker runs on this repository and, to show that it can fail, on small broken trees."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+# Layers from the bottom up; a module may import its own layer or lower ones only.
+LAYERS = {"core": 0, "plots": 1, "ui": 2, "pages": 3}
+# Third-party packages that only some layers may import.
+ONLY_IN = {"streamlit": {"ui", "pages"}, "plotly": {"plots", "ui", "pages"}}
+
+
+def layer_of(module: str) -> str:
+    parts = module.split(".")
+    if parts[0] in {"pages", "app"}:
+        return "pages"
+    return {"plots": "plots", "ui": "ui"}.get(parts[1] if len(parts) > 1 else "", "core")
+
+
+def module_name(path: Path, root: Path) -> str:
+    rel = path.relative_to(root).with_suffix("")
+    parts = list(rel.parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path, module: str) -> set[str]:
+    """Every module ``path`` imports, anywhere in it (functions included), relative imports made absolute."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            found.add(base)
+            found |= {f"{base}.{alias.name}" for alias in node.names}   # `from explorer import maths`
+    return found
+
+
+def check_tree(root: Path) -> list[str]:
+    """Every broken rule in the tree at ``root`` (its explorer/, pages/ and app.py), one sentence each."""
+    files = [*root.glob("explorer/**/*.py"), *root.glob("pages/*.py"), *root.glob("app.py")]
+    modules = {module_name(f, root): f for f in files}
+    graph: dict[str, set[str]] = {}
+    problems = []
+    for module, path in modules.items():
+        layer = layer_of(module)
+        deps = imports_of(path, module)
+        for dep in deps:
+            top = dep.split(".")[0]
+            if top in ONLY_IN and layer not in ONLY_IN[top]:
+                problems.append(f"{module} ({layer}) imports {top}, which only {sorted(ONLY_IN[top])} may")
+        local = {d for d in deps if d in modules and d != module}
+        for dep in local:
+            if LAYERS[layer_of(dep)] > LAYERS[layer]:
+                problems.append(f"{module} ({layer}) imports {dep} ({layer_of(dep)}), a higher layer")
+        graph[module] = local
+    problems += [f"import circle: {' -> '.join(c)}" for c in circles(graph)]
+    return sorted(set(problems))
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One circle per strongly connected group of modules that import each other (Tarjan's algorithm)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_this_repository_keeps_the_rules():
+    assert check_tree(ROOT) == []
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    for name, text in {"explorer/__init__.py": "", **files}.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tmp_path
+
+
+@pytest.mark.parametrize("files, expected", [
+    ({"explorer/maths.py": "import streamlit as st\n"}, "explorer.maths (core) imports streamlit"),
+    ({"explorer/maths.py": "def f():\n    import plotly.graph_objects as go\n"}, "explorer.maths (core) imports plotly"),
+    ({"explorer/ui/__init__.py": "", "explorer/ui/w.py": "import plotly.express\n"}, None),
+    ({"explorer/plots/__init__.py": "", "explorer/plots/p.py": "from explorer.ui import w\n",
+      "explorer/ui/__init__.py": "", "explorer/ui/w.py": ""}, "explorer.plots.p (plots) imports explorer.ui.w (ui)"),
+    ({"explorer/labs/__init__.py": "", "explorer/labs/lab.py": "from explorer.plots import p\n",
+      "explorer/plots/__init__.py": "", "explorer/plots/p.py": ""}, "explorer.labs.lab (core) imports explorer.plots.p"),
+    ({"explorer/a.py": "from . import b\n", "explorer/b.py": "from explorer.c import x\n",
+      "explorer/c.py": "def g():\n    from explorer.a import y\n"}, "import circle: explorer.a -> explorer.b -> explorer.c"),
+])
+def test_the_checker_finds_each_kind_of_break(tmp_path, files, expected):
+    problems = check_tree(_tree(tmp_path, files))
+    if expected is None:
+        assert problems == []
+    else:
+        assert any(p.startswith(expected) for p in problems), problems
