@@ -17,18 +17,19 @@ import redis
 from .store import (ClassroomStore, NoSuchRoom, Room, _frozen, _full, _no_room, _not_joined, _not_teacher, _now,
                     _too_many, hash_key)
 
-# KEYS: room hash, rooms zset. ARGV: now, ttl_s, code. Defines live(), touch(), drop(code).
+# KEYS: room hash, rooms zset. ARGV: now, cutoff (= now - ttl, from Python so every backend compares the same
+# doubles; Lua's tostring would round them), code. Defines live(), touch(), drop(room, code).
 _PRELUDE = """
 local R, IDX = KEYS[1], KEYS[2]
-local now, ttl, code = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+local now, cutoff, code = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
 local function live()
   local t = redis.call('HGET', R, 'touched')
-  return t and tonumber(t) > now - ttl
+  return t and tonumber(t) > cutoff
 end
 local function touch()
   redis.call('HSET', R, 'touched', ARGV[1])
   redis.call('ZADD', IDX, ARGV[1], code)  -- a string: Lua numbers reach Redis as integers
-  local ms = math.floor(ttl * 1000)
+  local ms = math.floor((now - cutoff) * 1000)
   for _, k in ipairs({R, R .. ':students', R .. ':questions', R .. ':revealed'}) do redis.call('PEXPIRE', k, ms) end
   for _, q in ipairs(redis.call('SMEMBERS', R .. ':questions')) do redis.call('PEXPIRE', R .. ':q:' .. q, ms) end
 end
@@ -41,7 +42,7 @@ end
 # ARGV[4] key_hash, ARGV[5] max_rooms
 _CREATE = _PRELUDE + """
 if redis.call('EXISTS', R) == 1 then return {'taken', 0} end
-if redis.call('ZCOUNT', IDX, '(' .. tostring(now - ttl), '+inf') >= tonumber(ARGV[5]) then return {'toomany', 0} end
+if redis.call('ZCOUNT', IDX, '(' .. ARGV[2], '+inf') >= tonumber(ARGV[5]) then return {'toomany', 0} end
 redis.call('HSET', R, 'key_hash', ARGV[4], 'created', ARGV[1], 'version', 0, 'locked', 0, 'view', '{}')
 touch()
 return {'ok', 0}
@@ -78,9 +79,9 @@ redis.call('SADD', R .. ':questions', ARGV[5])
 touch()
 return {'ok', 0}
 """
-# ARGV[4] key prefix; deletes every room with touched <= now - ttl
+# ARGV[4] key prefix; deletes every room with touched <= cutoff
 _EXPIRE = _PRELUDE + """
-local gone = redis.call('ZRANGEBYSCORE', IDX, '-inf', tostring(now - ttl))
+local gone = redis.call('ZRANGEBYSCORE', IDX, '-inf', ARGV[2])
 for _, c in ipairs(gone) do drop(ARGV[4] .. 'room:{' .. c .. '}', c) end
 return {'ok', #gone}
 """
@@ -100,7 +101,7 @@ class RedisStore(ClassroomStore):
 
     def _run(self, name: str, code: str, now: float, *args) -> int:
         status, value = self._scripts[name](keys=[self._key(code), self.prefix + "rooms"],
-                                            args=[repr(now), repr(self.ttl_s), code, *args])
+                                            args=[repr(now), repr(now - self.ttl_s), code, *args])
         status = status.decode() if isinstance(status, bytes) else status
         if status in ("ok", "taken"):
             return int(value) if status == "ok" else -1
