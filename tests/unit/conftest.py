@@ -53,7 +53,8 @@ class RedisServer:
             except redis.exceptions.RedisError:
                 if self.proc.poll() is not None or time.monotonic() > end:
                     self.stop()
-                    raise RuntimeError("redis-server did not start:\n" + (self.folder / "redis.log").read_text())
+                    log_text = (self.folder / "redis.log").read_text()
+                    raise RuntimeError("redis-server did not start:\n" + log_text) from None
                 time.sleep(0.05)
 
     def stop(self) -> None:

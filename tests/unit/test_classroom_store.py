@@ -266,13 +266,14 @@ def test_error_messages_are_sentences(store):
     assert text[0].isupper() and text.endswith(".") and "'" not in text[:1]  # no KeyError quoting
 
 
-def test_open_store_picks_backend(tmp_path, redis_server):
+def test_open_store_picks_backend(tmp_path):
     sql = open_store({"EXPLORER_CACHE": str(tmp_path / "cache")})
     assert isinstance(sql, SqliteStore) and sql.path == tmp_path / "cache" / "classroom.sqlite3"
     moved = open_store({"EXPLORER_CACHE": str(tmp_path), "EXPLORER_CLASSROOM_DB": str(tmp_path / "x" / "c.db")})
     assert moved.path == tmp_path / "x" / "c.db" and moved.path.exists()
-    red = open_store({"EXPLORER_CLASSROOM_URL": redis_server.url, "EXPLORER_CLASSROOM_DB": str(tmp_path / "y")})
-    assert isinstance(red, RedisStore) and red.room("ABCDEF") is None
+    red = open_store({"EXPLORER_CLASSROOM_URL": "redis://127.0.0.1:1/3", "EXPLORER_CLASSROOM_DB": str(tmp_path / "y")})
+    assert isinstance(red, RedisStore) and not (tmp_path / "y").exists()  # no server is contacted until first use
+    assert red.r.connection_pool.connection_kwargs["db"] == 3
 
 
 def test_redis_server_restart_keeps_room(make_redis_server):
