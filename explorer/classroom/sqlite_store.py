@@ -1,0 +1,185 @@
+"""SQLite backend of the classroom store: one file in WAL mode, shared by threads and processes.
+
+Each thread has its own connection (reopened after a fork). Writes run in ``BEGIN IMMEDIATE`` transactions,
+so a read-modify-write (join's limit, the version counter) never races another writer; reads are single
+statements, each consistent on its own.
+"""
+from __future__ import annotations
+
+import hmac
+import os
+import sqlite3
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+
+from .store import (ClassroomStore, Room, _frozen, _full, _no_room, _not_joined, _not_teacher, _now, _too_many,
+                    hash_key)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS rooms(code TEXT PRIMARY KEY, key_hash TEXT NOT NULL, created REAL NOT NULL,
+    touched REAL NOT NULL, version INTEGER NOT NULL, locked INTEGER NOT NULL, view TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS rooms_touched ON rooms(touched);
+CREATE TABLE IF NOT EXISTS students(code TEXT, student TEXT, nickname TEXT NOT NULL,
+    PRIMARY KEY(code, student)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS answers(code TEXT, qid TEXT, student TEXT, option TEXT NOT NULL,
+    PRIMARY KEY(code, qid, student)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS revealed(code TEXT, qid TEXT, PRIMARY KEY(code, qid)) WITHOUT ROWID;
+"""
+_TABLES = ("answers", "revealed", "students", "rooms")
+
+
+def cache_root(env=os.environ) -> Path:
+    """Per-user cache folder: $EXPLORER_CACHE, else $XDG_CACHE_HOME or ~/.cache, + attention-explorer."""
+    base = env.get("EXPLORER_CACHE") or os.path.join(env.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache"),
+                                                     "attention-explorer")
+    return Path(base)
+
+
+def default_db_path(env=os.environ) -> Path:
+    """$EXPLORER_CLASSROOM_DB, else <cache root>/classroom.sqlite3."""
+    return Path(env.get("EXPLORER_CLASSROOM_DB") or cache_root(env) / "classroom.sqlite3")
+
+
+class SqliteStore(ClassroomStore):
+    def __init__(self, path: str | os.PathLike, **limits):
+        super().__init__(**limits)
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._db().executescript(SCHEMA)
+
+    def _db(self) -> sqlite3.Connection:
+        db = getattr(self._local, "db", None)
+        if db is None or self._local.pid != os.getpid():
+            db = sqlite3.connect(self.path, timeout=30, isolation_level=None)  # autocommit; we BEGIN ourselves
+            db.execute("PRAGMA busy_timeout=30000")
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            self._local.db, self._local.pid = db, os.getpid()
+        return db
+
+    @contextmanager
+    def _write(self):
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    def _live(self, db, code: str, now: float, cols: str = "key_hash") -> tuple:
+        row = db.execute(f"SELECT {cols} FROM rooms WHERE code=? AND touched>?", (code, now - self.ttl_s)).fetchone()
+        if row is None:
+            raise _no_room()
+        return row
+
+    def _check_teacher(self, db, code: str, key: str, now: float) -> None:
+        if not hmac.compare_digest(self._live(db, code, now)[0], hash_key(key)):
+            raise _not_teacher()
+
+    def _touch(self, db, code: str, now: float) -> None:
+        db.execute("UPDATE rooms SET touched=? WHERE code=?", (now, code))
+
+    @staticmethod
+    def _drop(db, codes) -> None:
+        for table in _TABLES:
+            db.executemany(f"DELETE FROM {table} WHERE code=?", [(c,) for c in codes])
+
+    # ------------------------------------------------------------------------------------------- writes
+    def expire(self, now: float | None = None) -> int:
+        now = _now(now)
+        with self._write() as db:
+            codes = [r[0] for r in db.execute("SELECT code FROM rooms WHERE touched<=?", (now - self.ttl_s,))]
+            self._drop(db, codes)
+        return len(codes)
+
+    def _create(self, code, key_hash, now):
+        with self._write() as db:
+            if db.execute("SELECT 1 FROM rooms WHERE code=?", (code,)).fetchone():
+                return False
+            live = db.execute("SELECT COUNT(*) FROM rooms WHERE touched>?", (now - self.ttl_s,)).fetchone()[0]
+            if live >= self.max_rooms:
+                raise _too_many()
+            db.execute("INSERT INTO rooms VALUES(?,?,?,?,0,0,'{}')", (code, key_hash, now, now))
+        return True
+
+    def _teacher_write(self, code, key, now, op, value):
+        with self._write() as db:
+            self._check_teacher(db, code, key, now)
+            if op == "view":
+                db.execute("UPDATE rooms SET view=? WHERE code=?", (value, code))
+            elif op == "lock":
+                db.execute("UPDATE rooms SET locked=? WHERE code=?", (int(value), code))
+            else:  # reveal
+                db.execute("INSERT OR IGNORE INTO revealed VALUES(?,?)", (code, value))
+            db.execute("UPDATE rooms SET version=version+1, touched=? WHERE code=?", (now, code))
+            return db.execute("SELECT version FROM rooms WHERE code=?", (code,)).fetchone()[0]
+
+    def _close(self, code, key, now):
+        with self._write() as db:
+            self._check_teacher(db, code, key, now)
+            self._drop(db, [code])
+
+    def _join(self, code, student, nickname, now):
+        with self._write() as db:
+            self._live(db, code, now)
+            known = db.execute("SELECT 1 FROM students WHERE code=? AND student=?", (code, student)).fetchone()
+            if not known and db.execute("SELECT COUNT(*) FROM students WHERE code=?",
+                                        (code,)).fetchone()[0] >= self.max_students:
+                raise _full(self.max_students)
+            db.execute("INSERT OR REPLACE INTO students VALUES(?,?,?)", (code, student, nickname))
+            self._touch(db, code, now)
+
+    def _answer(self, code, qid, student, option, now):
+        with self._write() as db:
+            self._live(db, code, now)
+            if not db.execute("SELECT 1 FROM students WHERE code=? AND student=?", (code, student)).fetchone():
+                raise _not_joined()
+            if db.execute("SELECT 1 FROM revealed WHERE code=? AND qid=?", (code, qid)).fetchone():
+                raise _frozen()
+            db.execute("INSERT OR REPLACE INTO answers VALUES(?,?,?,?)", (code, qid, student, option))
+            self._touch(db, code, now)
+
+    # ------------------------------------------------------------------------------------------- reads
+    def _key_hash(self, code, now):
+        row = self._db().execute("SELECT key_hash FROM rooms WHERE code=? AND touched>?",
+                                 (code, now - self.ttl_s)).fetchone()
+        return row and row[0]
+
+    def _room(self, code, now):
+        row = self._db().execute(
+            "SELECT code, created, touched, version, locked, (SELECT COUNT(*) FROM students s WHERE s.code=r.code) "
+            "FROM rooms r WHERE code=? AND touched>?", (code, now - self.ttl_s)).fetchone()
+        return row and Room(row[0], row[1], row[2], row[3], bool(row[4]), row[5])
+
+    def _view(self, code, now):
+        version, text, locked = self._live(self._db(), code, now, "version, view, locked")
+        return version, text, bool(locked)
+
+    def _version(self, code, now):
+        return self._live(self._db(), code, now, "version")[0]
+
+    def _nicknames(self, code, now):
+        return [r[0] for r in self._db().execute("SELECT nickname FROM students WHERE code=?", (code,))]
+
+    def _counts(self, code, qid, now):
+        # One statement: the room's liveness and the tally come from the same snapshot.
+        rows = self._db().execute(
+            "SELECT a.option, COUNT(*) FROM answers a JOIN rooms r ON r.code=a.code "
+            "WHERE a.code=? AND a.qid=? AND r.touched>? GROUP BY a.option", (code, qid, now - self.ttl_s)).fetchall()
+        if not rows:
+            self._live(self._db(), code, now)
+        return dict(rows)
+
+    def _my_answer(self, code, qid, student, now):
+        self._live(self._db(), code, now)
+        row = self._db().execute("SELECT option FROM answers WHERE code=? AND qid=? AND student=?",
+                                 (code, qid, student)).fetchone()
+        return row and row[0]
+
+    def _revealed(self, code, now):
+        self._live(self._db(), code, now)
+        return {r[0] for r in self._db().execute("SELECT qid FROM revealed WHERE code=?", (code,))}
