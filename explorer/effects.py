@@ -9,14 +9,14 @@ next-token log-odds for decoders, a cosine difference of final states for encode
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import torch
 
-from .measures import Measure, PairMeasure, Probe, make_probe, pair_notes  # noqa: F401 (re-exported)
+from .measures import Measure, PairMeasure, Probe, make_probe, pair_notes
 from .models import LoadedModel
 
 Progress = Callable[[float, str], None]
@@ -142,8 +142,10 @@ def _expand(out, rows: int):
 def _replay(layers, clean: _Clean, upto: int, rows: int):
     """Layers before ``upto`` return their clean output instead of computing it: a head knocked out at layer l
     cannot change layers < l."""
+    def replayed(out):
+        return lambda *args, **kwargs: _expand(out, rows)
     for i in range(upto):
-        layers[i].forward = (lambda out: (lambda *a, **k: _expand(out, rows)))(clean.layer_out[i])
+        layers[i].forward = replayed(clean.layer_out[i])
     try:
         yield
     finally:

@@ -12,9 +12,9 @@
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Callable
 
 import numpy as np
 import torch
@@ -22,7 +22,7 @@ import torch
 from .models import LoadedModel
 
 PROMPT = ' The word "{query}" refers to the'
-_heads: "weakref.WeakKeyDictionary[torch.nn.Module, tuple]" = weakref.WeakKeyDictionary()
+_heads: weakref.WeakKeyDictionary[torch.nn.Module, tuple] = weakref.WeakKeyDictionary()
 
 
 @dataclass
@@ -138,8 +138,8 @@ def _encoder_probe(loaded, text, candidates, query) -> Probe:
     view = SimpleNamespace(text=text, words=tok["words"], word_ids=tok["word_ids"])
     q = word_positions(view, find_word(view, query, last=True))
     cands = [word_positions(view, find_word(view, c)) for c in candidates]
-    notes = ["Representation measure: cosine of the final state of "
-             f"{query!r} with each candidate's final state (this encoder has no masked-word head here)."]
+    notes = [("Representation measure: cosine of the final state of "
+             f"{query!r} with each candidate's final state (this encoder has no masked-word head here).")]
 
     def values_of(hidden):
         h = hidden.double()

@@ -98,8 +98,8 @@ def head_roles(loaded: LoadedModel, texts=TEXTS, n: int = 20, seed: int = 0) -> 
     prev, first, broad = np.mean(per_text, axis=0)
     ids, offset = repeated_tokens(loaded.tokenizer, n, seed)
     duplicate, induction = repeat_scores(attention_of_ids(loaded, ids), n, offset)
-    return _frame(dict(previous_token=prev, first_token=first, broad=broad, duplicate=duplicate,
-                       induction=induction))
+    return _frame({"previous_token": prev, "first_token": first, "broad": broad, "duplicate": duplicate,
+                       "induction": induction})
 
 
 # ---------------------------------------------------------------------------------------------- similar heads
@@ -144,4 +144,4 @@ def similar_heads(loaded: LoadedModel, texts=TEXTS) -> pd.DataFrame:
     weights = [extract(loaded, text).weights for text in texts]
     coords = classical_mds(head_distances(weights))
     n_layers, n_heads = weights[0].shape[:2]
-    return _frame(dict(x=coords[:, 0].reshape(n_layers, n_heads), y=coords[:, 1].reshape(n_layers, n_heads)))
+    return _frame({"x": coords[:, 0].reshape(n_layers, n_heads), "y": coords[:, 1].reshape(n_layers, n_heads)})

@@ -3,10 +3,10 @@ one, and the measures match the full causal LM's own logits."""
 import numpy as np
 import pytest
 import torch
+from tiny import TEXT
 
 from explorer import effects
 from explorer.measures import make_probe
-from tiny import TEXT
 
 A, B = TEXT, TEXT.replace("tired", "wide")
 FAMILIES = ["bert", "gpt2", "llama"]

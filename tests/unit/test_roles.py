@@ -91,7 +91,7 @@ def test_head_roles_and_similar_heads_on_tiny_models(tiny_loaded, family):
     assert ((frame[list(roles.ROLE_NAMES)] >= -1e-6) & (frame[list(roles.ROLE_NAMES)] <= 1 + 1e-6)).all().all()
     ids, offset = roles.repeated_tokens(loaded.tokenizer, 8, 0)
     w = roles.attention_of_ids(loaded, ids)
-    dup, ind = roles.repeat_scores(w, 8, offset)
+    _dup, ind = roles.repeat_scores(w, 8, offset)
     np.testing.assert_allclose(frame["induction"], ind.ravel(), atol=1e-7)
     amap = roles.similar_heads(loaded, texts=["the cat sat on the mat ."])
     assert list(amap.columns) == ["layer", "head", "x", "y"] and np.isfinite(amap[["x", "y"]].to_numpy()).all()

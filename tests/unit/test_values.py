@@ -5,9 +5,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+from tiny import TEXT
 
 from explorer import effects, values
-from tiny import TEXT
 
 
 def _apply(proj, x):
