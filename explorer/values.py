@@ -122,3 +122,32 @@ def sink_stats(vw: ValueWeighted) -> pd.DataFrame:
     layer, head = np.meshgrid(np.arange(n_layers), np.arange(n_heads), indexing="ij")
     return pd.DataFrame({"layer": layer.ravel(), "head": head.ravel(), "sink_weight": weight.ravel().astype(float),
                          "sink_value": value.ravel().astype(float)})
+
+
+def decomposition_error(loaded: LoadedModel, text: str) -> float:
+    """Largest |Σ_j alpha_ij f(x_j) − W_O·(projection input with every other head's slice zeroed)| over layers,
+    heads, queries and output dimensions (bias left out of both): 0 up to rounding when the values, weights and
+    output slices used here are the model's own."""
+    _, projs = attention_layers(loaded.model)
+    n = n_heads_of(loaded.model)
+    inputs = {}
+    handles = [p.register_forward_pre_hook(lambda m, a, i=i: inputs.__setitem__(i, a[0][0].detach().clone()))
+               for i, p in enumerate(projs)]
+    try:
+        result, values = record_values(loaded, text)
+    finally:
+        for h in handles:
+            h.remove()
+    worst = 0.0
+    with torch.inference_mode():
+        for layer, proj in enumerate(projs):
+            f = transformed_values(values[layer], proj, n).double()              # (H, T, d_model)
+            ours = torch.einsum("hqk,hkm->hqm", torch.from_numpy(result.weights[layer]).double(), f)
+            x, d = inputs[layer], inputs[layer].shape[-1] // n                   # (T, H·d)
+            bias = 0.0 if proj.bias is None else proj.bias.double()
+            for head in range(n):                                                # the module itself, one head on
+                alone = torch.zeros_like(x)
+                alone[:, head * d:(head + 1) * d] = x[:, head * d:(head + 1) * d]
+                worst = max(worst, (ours[head] - (proj(alone).double() - bias)).abs().max().item())
+    return worst
+

@@ -197,8 +197,7 @@ def test_flip_map_reshapes_the_flip_column():
 
 def test_bad_mode_and_missing_means_are_explained(tiny_loaded):
     loaded = tiny_loaded("gpt2")
-    with pytest.raises(ValueError, match="means"):
-        with effects.knockout(loaded.model, {0: [1]}, mode="mean"):
-            pass
+    with pytest.raises(ValueError, match="means"), effects.knockout(loaded.model, {0: [1]}, mode="mean"):
+        pass
     with pytest.raises(ValueError, match="mode"):
         effects.sweep(loaded, A, B, mode="resample")

@@ -98,3 +98,11 @@ def test_value_hooks_are_installed_once(tiny_loaded):
     assert [len(layer.attn.c_attn._forward_hooks) for layer in layers] == [1, 1]
     _, vals = values.record_values(loaded, TEXT)
     assert len(vals) == 2 and vals[0].shape[-1] == 32     # the value third of c_attn's q | k | v output
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt2", "llama"])
+def test_decomposition_error_agrees_with_the_explicit_check(tiny_loaded, family):
+    loaded = tiny_loaded(family)
+    explicit = head_outputs_match(loaded, TEXT, 1e-5)
+    assert values.decomposition_error(loaded, TEXT) == pytest.approx(explicit, abs=2e-6)
+    assert values.decomposition_error(loaded, TEXT) <= 1e-5
