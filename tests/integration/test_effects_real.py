@@ -1,0 +1,84 @@
+"""Knockout sweeps, value-weighted attention and head roles on the embedded encoder (MiniLM) and decoder
+(SmolLM2). Timings are printed (run with -s to see them); the time limits hold on an unloaded core, so they are
+asserted on process CPU time, which other workers on a shared machine do not inflate."""
+import time
+
+import numpy as np
+import pytest
+
+from explorer import effects, roles, values
+from explorer.analysis import flip
+from explorer.attention import extract
+
+A = "The animal didn't cross the street because it was too tired."
+B = "The animal didn't cross the street because it was too wide."
+
+
+def _timed(fn):
+    wall, cpu = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def test_encoder_sweep_is_fast_and_agrees_with_single_knockouts(encoder):
+    sweep, wall, cpu = _timed(lambda: effects.sweep(encoder, A, B))
+    print(f"\nencoder zero sweep (72 heads x 2 texts): wall {wall:.2f} s, cpu {cpu:.2f} s; base {sweep.base.notes}")
+    assert cpu <= 3.0
+    assert sweep.effect.shape == (6, 12) and sweep.base.a.kind == "representation"
+    layer, head = np.unravel_index(np.abs(sweep.effect).argmax(), sweep.effect.shape)
+    with effects.knockout(encoder.model, {int(layer): [int(head)]}):
+        single = effects.measure_pair(encoder, A, B)
+    assert single.shift - sweep.base.shift == pytest.approx(sweep.effect[layer, head], abs=1e-5)
+    mean = effects.sweep(encoder, A, B, mode="mean")
+    print(f"strongest zero-ablation head L{layer}H{head}: {sweep.effect[layer, head]:+.4f}; "
+          f"mean-ablation corr with zero: {np.corrcoef(mean.effect.ravel(), sweep.effect.ravel())[0, 1]:.2f}")
+    table = flip(extract(encoder, A), extract(encoder, B), "it", ["animal", "street"]).table
+    rho = effects.spearman(effects.flip_map(table), sweep.effect)
+    print(f"Spearman(attention flip, knockout effect) on the encoder: {rho:+.3f}")
+    assert -1 <= rho <= 1
+
+
+def test_decoder_sweep_within_budget(decoder):
+    base = effects.measure_pair(decoder, A, B)
+    print(f"\ndecoder A {base.a.values}  B {base.b.values}  shift {base.shift:+.3f}  {base.notes}")
+    assert base.a.kind == "next-token" and 0 < base.a.values["animal"] < 1
+    seen = []
+    sweep, wall, cpu = _timed(lambda: effects.sweep(decoder, A, B, progress=lambda f, m: seen.append(f)))
+    print(f"decoder zero sweep (270 heads x 2 texts): wall {wall:.1f} s, cpu {cpu:.1f} s")
+    assert cpu <= 30.0 and seen[-1] == 1.0
+    order = np.argsort(sweep.effect.ravel())[:5]
+    print("heads whose removal shrinks the shift most:",
+          [(int(i // 9), int(i % 9), round(float(sweep.effect.ravel()[i]), 3)) for i in order])
+    layer, head = divmod(int(order[0]), 9)
+    with effects.knockout(decoder.model, {layer: [head]}):
+        single = effects.measure_pair(decoder, A, B)
+    assert single.shift - base.shift == pytest.approx(sweep.effect[layer, head], abs=1e-4)
+
+
+@pytest.mark.parametrize("which", ["encoder", "decoder"])
+def test_value_weighted_identity_and_cost(request, which):
+    loaded = request.getfixturevalue(which)
+    error = values.decomposition_error(loaded, A)
+    extract(loaded, A), values.value_weighted(loaded, A)          # warm up
+    plain = min(_timed(lambda: extract(loaded, A))[1] for _ in range(3))
+    vw_time = min(_timed(lambda: values.value_weighted(loaded, A))[1] for _ in range(3))
+    vw = values.value_weighted(loaded, A)
+    stats = values.sink_stats(vw)
+    print(f"\n{which}: identity error {error:.2e}; extract {plain * 1e3:.1f} ms, value-weighted "
+          f"{vw_time * 1e3:.1f} ms (x{vw_time / plain:.2f}); mean sink weight {stats.sink_weight.mean():.2f} "
+          f"vs value share {stats.sink_value.mean():.2f}")
+    assert error <= 1e-4
+    assert np.allclose(vw.normalised.sum(-1), 1, atol=1e-4)
+    assert stats.sink_value.mean() < stats.sink_weight.mean()     # sinks take weight but move little
+
+
+def test_decoder_induction_heads(decoder):
+    frame, wall, _ = _timed(lambda: roles.head_roles(decoder))
+    top = frame.sort_values("induction", ascending=False).head(5)
+    print(f"\nSmolLM2 roles in {wall:.1f} s; top induction heads:\n{top.round(3).to_string(index=False)}")
+    print("top previous-token heads:\n" +
+          frame.sort_values("previous_token", ascending=False).head(3).round(3).to_string(index=False))
+    assert top.induction.iloc[0] > 0.3            # a trained decoder has induction heads (Olsson et al. 2022)
+    assert top.layer.min() > 0                    # they need a previous-token head in an earlier layer
+    amap = roles.similar_heads(decoder)
+    assert len(amap) == 270 and np.isfinite(amap[["x", "y"]].to_numpy()).all()
