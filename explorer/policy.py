@@ -114,7 +114,8 @@ def check_local(name: str, env: Mapping[str, str] | None = None) -> Path:
     candidate = Path(name).expanduser()
     if base is not None:
         candidate = candidate if candidate.is_absolute() else base / candidate
-        if not Path(os.path.normpath(candidate)).is_relative_to(base):   # '..' out of the root: no disk access
+        lexical = Path(os.path.normpath(candidate))                      # '..' out of the root: no disk access
+        if not (lexical.is_relative_to(base) or lexical.is_relative_to(os.path.abspath(root))):
             raise refused
     try:
         folder = candidate.resolve(strict=True)

@@ -134,6 +134,15 @@ def test_config_and_weights_may_not_link_out_of_the_root(rooted):
     assert policy.check_local("w", env) == weights.resolve()
 
 
+def test_the_root_may_itself_be_a_symlink(rooted, tmp_path):
+    root, _, env = rooted
+    alias = tmp_path / "alias"
+    alias.symlink_to(root, target_is_directory=True)
+    env = {**env, "EXPLORER_LOCAL_ROOT": str(alias)}
+    assert policy.check_local(str(alias / "m"), env) == policy.check_local("m", env) == (root / "m").resolve()
+    assert "There is no model folder" in refusal(str(alias / ".." / "outside"), env)
+
+
 def test_a_root_that_does_not_exist_is_the_deployers_error(tmp_path):
     env = {"EXPLORER_ALLOW_LOCAL": "1", "EXPLORER_LOCAL_ROOT": str(tmp_path / "gone")}
     assert refusal("m", env) == "EXPLORER_LOCAL_ROOT does not name an existing folder on this server."
