@@ -70,7 +70,7 @@ class Session:
         self.ws_url = f"ws://{parsed.hostname}:{parsed.port}{parsed.path.rstrip('/')}/_stcore/stream"
         self.page, self.keep, self.timeout = page, keep, timeout
         self.query_string = ""          # as the server last set it (page_info_changed), sent back on reruns
-        self.page_script_hash = ""      # the page the server ran last (new_session)
+        self.page_script_hash = ""      # the page the server ran last (navigation), sent on reruns
         self.widget_ids: dict[str, str] = {}   # user key (or label) -> widget id
         self.ws = None
         self._reader: asyncio.Task | None = None
@@ -105,8 +105,8 @@ class Session:
         if run is not None:
             run.messages += 1
             run.bytes += len(data)
-        if kind == "new_session":
-            self.page_script_hash = msg.new_session.page_script_hash
+        if kind == "navigation":   # the page st.navigation resolved (new_session may name app.py's hash)
+            self.page_script_hash = msg.navigation.page_script_hash
         elif kind == "page_info_changed":
             self.query_string = msg.page_info_changed.query_string
         elif kind == "page_not_found" and run is not None:
@@ -159,7 +159,7 @@ class Session:
         try:
             await asyncio.wait_for(self._done.wait(), self.timeout)
             finished = self._run.status is not None
-        except asyncio.TimeoutError:
+        except TimeoutError:
             finished = False
         run, self._run, self._done = self._run, None, None
         if finished:
