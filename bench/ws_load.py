@@ -151,6 +151,17 @@ async def step(url: str, pid: int | None, n: int, duration: float, think=(10.0, 
 
 # ---------------------------------------------------------------------------------------------- idle sessions
 
+async def settle(pid: int, rate: float = 0.05, window: float = 2.0, limit: float = 60) -> float:
+    """Wait (at most ``limit`` s) until the process uses under ``rate`` CPU-s per second; returns the wait."""
+    start = time.monotonic()
+    while time.monotonic() - start < limit:
+        c0 = proc_cpu(pid)
+        await asyncio.sleep(window)
+        if (proc_cpu(pid) - c0) / window < rate:
+            break
+    return time.monotonic() - start
+
+
 async def idle_cpu(url: str, pid: int, n: int, seconds: float, page: str = "heatmaps", query: dict | None = None,
                    baseline: bool = True, timeout: float = 120) -> dict:
     """Server CPU of ``n`` sessions that have loaded ``page`` and then only stay connected for ``seconds``.
@@ -159,7 +170,10 @@ async def idle_cpu(url: str, pid: int, n: int, seconds: float, page: str = "heat
     and per_session_minute = (cpu_s − baseline_s) / n / (seconds / 60).
     """
     base = None
-    if baseline:
+    if baseline:   # the model loaded and the server quiet first, so the window without sessions is its idle cost
+        await one_page(url, query if query is not None else {"model": MODELS["encoder"]}, page, keep=False,
+                       timeout=timeout)
+        await settle(pid)
         c0 = proc_cpu(pid)
         await asyncio.sleep(seconds)
         base = proc_cpu(pid) - c0
