@@ -7,9 +7,28 @@ from collections.abc import Mapping
 from .qr import qr_svg
 from .redis_store import RedisStore
 from .sqlite_store import SqliteStore, cache_root, default_db_path
-from .store import (ALPHABET, CODE_LEN, MAX_ROOMS, MAX_STUDENTS, NICK_MAX, TTL_S, AlreadyRevealed, BadInput,
-                    ClassroomError, ClassroomStore, InvalidCode, NoSuchRoom, NotJoined, NotTeacher, Room, RoomFull,
-                    TooManyRooms, clean_nickname, normalise_code, pretty_code)
+from .store import (
+    ALPHABET,
+    CODE_LEN,
+    MAX_ROOMS,
+    MAX_STUDENTS,
+    NICK_MAX,
+    TTL_S,
+    AlreadyRevealed,
+    BadInput,
+    ClassroomError,
+    ClassroomStore,
+    InvalidCode,
+    NoSuchRoom,
+    NotJoined,
+    NotTeacher,
+    Room,
+    RoomFull,
+    TooManyRooms,
+    clean_nickname,
+    normalise_code,
+    pretty_code,
+)
 
 
 def open_store(env: Mapping[str, str] = os.environ, **limits) -> ClassroomStore:

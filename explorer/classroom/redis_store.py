@@ -14,8 +14,19 @@ from __future__ import annotations
 
 import redis
 
-from .store import (ClassroomStore, NoSuchRoom, Room, _frozen, _full, _no_room, _not_joined, _not_teacher, _now,
-                    _too_many, hash_key)
+from .store import (
+    ClassroomStore,
+    NoSuchRoom,
+    Room,
+    _frozen,
+    _full,
+    _no_room,
+    _not_joined,
+    _not_teacher,
+    _now,
+    _too_many,
+    hash_key,
+)
 
 # KEYS: room hash, rooms zset. ARGV: now, cutoff (= now - ttl, from Python so every backend compares the same
 # doubles; Lua's tostring would round them), code. Defines live(), touch(), drop(room, code).

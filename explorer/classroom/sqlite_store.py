@@ -13,8 +13,7 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-from .store import (ClassroomStore, Room, _frozen, _full, _no_room, _not_joined, _not_teacher, _now, _too_many,
-                    hash_key)
+from .store import ClassroomStore, Room, _frozen, _full, _no_room, _not_joined, _not_teacher, _now, _too_many, hash_key
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS rooms(code TEXT PRIMARY KEY, key_hash TEXT NOT NULL, created REAL NOT NULL,

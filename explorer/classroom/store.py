@@ -15,8 +15,8 @@ import secrets
 import time
 import unicodedata
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: nothing to confuse when read aloud
 CODE_LEN = 6

@@ -11,9 +11,23 @@ from pathlib import Path
 import pytest
 import redis
 
-from explorer.classroom import (ALPHABET, AlreadyRevealed, BadInput, InvalidCode, NoSuchRoom, NotJoined, NotTeacher,
-                                RedisStore, RoomFull, SqliteStore, TooManyRooms, normalise_code, open_store,
-                                pretty_code, qr_svg)
+from explorer.classroom import (
+    ALPHABET,
+    AlreadyRevealed,
+    BadInput,
+    InvalidCode,
+    NoSuchRoom,
+    NotJoined,
+    NotTeacher,
+    RedisStore,
+    RoomFull,
+    SqliteStore,
+    TooManyRooms,
+    normalise_code,
+    open_store,
+    pretty_code,
+    qr_svg,
+)
 from explorer.classroom.store import new_code
 
 ROOT = Path(__file__).resolve().parents[2]
