@@ -11,6 +11,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach the hub
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 from chromium import CHROMIUM, CHROMIUM_ARGS, Server, need_chromium  # noqa: E402
+from redis_server import RedisServer  # noqa: E402
 from tiny import build  # noqa: E402
 
 FAMILIES = ["bert", "gpt2", "llama", "t5"]
@@ -81,3 +82,26 @@ def browser():
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+# ---------------------------------------------------------------------------------------------- redis-server
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory):
+    srv = RedisServer(tmp_path_factory.mktemp("redis")).start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def make_redis_server(tmp_path):
+    """Factory of private servers (stopped at the end of the test), for tests that restart one."""
+    made = []
+
+    def make() -> RedisServer:
+        made.append(RedisServer(tmp_path / f"redis{len(made)}"))
+        made[-1].folder.mkdir()
+        return made[-1].start()
+    yield make
+    for srv in made:
+        srv.stop()

@@ -1,12 +1,12 @@
-"""A real redis-server for the classroom store tests: loopback, free port, temp dir, append-only file on."""
+"""A real redis-server for tests: loopback, free port, its own folder, append-only file on; never a fake."""
 import os
 import shutil
-import socket
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
+from chromium import free_port
 
 REDIS_SERVER = shutil.which("redis-server") or ("/usr/bin/redis-server" if os.path.exists("/usr/bin/redis-server")
                                                 else None)
@@ -19,12 +19,6 @@ def need_redis_server() -> str:
             pytest.fail("redis-server is not installed, and CI is set: the Redis backend must be tested")
         pytest.skip("redis-server is not installed")
     return REDIS_SERVER
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class RedisServer:
@@ -69,22 +63,3 @@ class RedisServer:
         self.proc = None
 
 
-@pytest.fixture(scope="session")
-def redis_server(tmp_path_factory):
-    srv = RedisServer(tmp_path_factory.mktemp("redis")).start()
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture
-def make_redis_server(tmp_path):
-    """Factory of private servers (stopped at the end of the test), for tests that restart one."""
-    made = []
-
-    def make() -> RedisServer:
-        made.append(RedisServer(tmp_path / f"redis{len(made)}"))
-        made[-1].folder.mkdir()
-        return made[-1].start()
-    yield make
-    for srv in made:
-        srv.stop()
