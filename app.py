@@ -1,6 +1,7 @@
 """Navigation, and a start hook for the server: every page lives in pages/, every computation in explorer/.
 
-Icons are emoji on purpose: Streamlit's :material/…: icons come from a font CDN and are blank offline.
+Icons are Material Symbols (`:material/…:`), a font Streamlit ships, so they draw offline; the page icon is a
+local image, since a `:material/…:` page icon makes the browser fetch the favicon from a font CDN.
 
 `streamlit run app.py` reads this file twice over. It first imports it as the server's ASGI app (the `st.App` at
 the bottom), whose start hook loads the default model in the background, so the first student does not wait for
@@ -8,29 +9,32 @@ torch and the weights; then every session runs it as a script (``__main__``), wh
 """
 import contextlib
 import threading
+from pathlib import Path
 
 import streamlit as st
 
+FAVICON = Path(__file__).resolve().parent / "assets" / "favicon.png"
+
 
 def navigation() -> None:
-    st.set_page_config(page_title="Attention explorer", page_icon="🔍", layout="wide")
+    st.set_page_config(page_title="Attention explorer", page_icon=str(FAVICON), layout="wide")
     pages = {
         "Start": [
-            st.Page("pages/home.py", title="Home", icon="🏠", default=True),
+            st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
         ],
         "Explore real models": [
-            st.Page("pages/heatmaps.py", title="Attention heatmaps", icon="🔥"),
-            st.Page("pages/flip.py", title="Antecedent flip", icon="🔁"),
-            st.Page("pages/compare.py", title="Compare heads", icon="🧭"),
+            st.Page("pages/heatmaps.py", title="Attention heatmaps", icon=":material/grid_on:"),
+            st.Page("pages/flip.py", title="Antecedent flip", icon=":material/swap_horiz:"),
+            st.Page("pages/compare.py", title="Compare heads", icon=":material/compare:"),
         ],
         "Concepts": [
-            st.Page("pages/lab_worked_example.py", title="Worked example", icon="✏️"),
-            st.Page("pages/lab_softmax.py", title="Softmax saturation", icon="🌡️"),
-            st.Page("pages/lab_permutation.py", title="Permutation", icon="🔀"),
-            st.Page("pages/lab_positions.py", title="Positional encodings", icon="📍"),
-            st.Page("pages/lab_masks.py", title="Masks", icon="🎭"),
-            st.Page("pages/lab_block.py", title="Heads and the block", icon="🧱"),
-            st.Page("pages/lab_why_attention.py", title="Why attention", icon="🛤️"),
+            st.Page("pages/lab_worked_example.py", title="Worked example", icon=":material/edit_note:"),
+            st.Page("pages/lab_softmax.py", title="Softmax saturation", icon=":material/thermostat:"),
+            st.Page("pages/lab_permutation.py", title="Permutation", icon=":material/shuffle:"),
+            st.Page("pages/lab_positions.py", title="Positional encodings", icon=":material/place:"),
+            st.Page("pages/lab_masks.py", title="Masks", icon=":material/visibility_off:"),
+            st.Page("pages/lab_block.py", title="Heads and the block", icon=":material/layers:"),
+            st.Page("pages/lab_why_attention.py", title="Why attention", icon=":material/route:"),
         ],
     }
     st.navigation(pages).run()

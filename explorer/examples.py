@@ -16,8 +16,9 @@ EXAMPLES = {
 }
 
 # Minimal pairs for the flip page. A causal decoder's query must come after the changed word to see it.
+ENCODER_PAIR = "it … tired / wide (encoder)"
+DECODER_PAIR = "tired / wide … then it (decoder)"
 FLIP_PAIRS = {
-    "it … tired / wide (encoder)": (ANIMAL_TIRED, ANIMAL_WIDE, "it", ["animal", "street"]),
-    "tired / wide … then it (decoder)": (ANIMAL_TIRED + " In short, it", ANIMAL_WIDE + " In short, it", "it",
-                                         ["animal", "street"]),
+    ENCODER_PAIR: (ANIMAL_TIRED, ANIMAL_WIDE, "it", ["animal", "street"]),
+    DECODER_PAIR: (ANIMAL_TIRED + " In short, it", ANIMAL_WIDE + " In short, it", "it", ["animal", "street"]),
 }

@@ -12,20 +12,18 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from explorer.analysis import word_key
+
 Head = tuple[int, int]
 
 
 # ---------------------------------------------------------------------------------------------- words
 
-def _norm(word: str) -> str:
-    return re.sub(r"[^\w]", "", word.lower())
-
-
 def word_options(words: list[str]) -> list[str]:
     """The text's words once each (case ignored, first spelling kept), without punctuation-only words."""
     seen, out = set(), []
     for word in words:
-        key = _norm(word)
+        key = word_key(word)
         if key and key not in seen:
             seen.add(key)
             out.append(word)
@@ -34,8 +32,8 @@ def word_options(words: list[str]) -> list[str]:
 
 def match_word(options: list[str], wanted: str | None) -> str | None:
     """The option equal to ``wanted`` with case and punctuation ignored, or None."""
-    target = _norm(wanted or "")
-    return next((o for o in options if target and _norm(o) == target), None)
+    target = word_key(wanted or "")
+    return next((o for o in options if target and word_key(o) == target), None)
 
 
 def pick_word(options: list[str], wanted: str | None, fallback: str | None = None) -> str | None:

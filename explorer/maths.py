@@ -9,13 +9,14 @@ from __future__ import annotations
 import numpy as np
 
 
-def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+def softmax(x: np.ndarray, axis: int = -1, dtype=np.float64) -> np.ndarray:
     """Numerically stable softmax along ``axis``; ``-inf`` entries get weight exactly 0.
 
     Subtracting the row maximum changes nothing mathematically (softmax is shift-invariant) but keeps ``exp``
-    from overflowing. A row that is entirely ``-inf`` is returned as zeros instead of NaN.
+    from overflowing. A row that is entirely ``-inf`` is returned as zeros instead of NaN. Computed in ``dtype``
+    (float64 for exact lessons; float32 to match a real model's rounding).
     """
-    x = np.asarray(x, dtype=np.float64)
+    x = np.asarray(x, dtype=dtype)
     peak = np.max(x, axis=axis, keepdims=True)
     peak = np.where(np.isfinite(peak), peak, 0.0)
     e = np.exp(x - peak)
@@ -30,17 +31,24 @@ def causal_mask(n_query: int, n_key: int | None = None) -> np.ndarray:
     return np.tril(np.ones((n_query, n_key), dtype=bool), k=offset)
 
 
+def weight_on_later_keys(weights: np.ndarray) -> np.ndarray:
+    """Per query row of ``weights[..., query, key]`` (self-attention), the weight on keys after the query: exactly
+    0 under a causal mask."""
+    w = np.asarray(weights)
+    return np.where(causal_mask(w.shape[-2], w.shape[-1]), 0.0, w).sum(-1)
+
+
 def attention_scores(q: np.ndarray, k: np.ndarray, scale: float | None = None,
-                     mask: np.ndarray | None = None) -> np.ndarray:
+                     mask: np.ndarray | None = None, dtype=np.float64) -> np.ndarray:
     """Pre-softmax scores ``q @ k.T * scale`` for ``q (..., n_q, d_k)`` and ``k (..., n_k, d_k)``.
 
     ``scale`` defaults to ``1/sqrt(d_k)``. ``mask`` is boolean, True = may attend; blocked entries become ``-inf``.
     Returns ``(..., n_q, n_k)``.
     """
-    q = np.asarray(q, dtype=np.float64)
-    k = np.asarray(k, dtype=np.float64)
+    q = np.asarray(q, dtype=dtype)
+    k = np.asarray(k, dtype=dtype)
     d_k = q.shape[-1]
-    scale = 1.0 / np.sqrt(d_k) if scale is None else scale
+    scale = dtype(1.0 / np.sqrt(d_k) if scale is None else scale)
     scores = q @ np.swapaxes(k, -1, -2) * scale  # (..., n_q, n_k)
     if mask is not None:
         scores = np.where(mask, scores, -np.inf)
@@ -48,14 +56,15 @@ def attention_scores(q: np.ndarray, k: np.ndarray, scale: float | None = None,
 
 
 def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float | None = None,
-              mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Scaled dot-product attention, returning ``(output, weights)``.
+              mask: np.ndarray | None = None, dtype=np.float64) -> tuple[np.ndarray, np.ndarray]:
+    """Scaled dot-product attention, returning ``(output, weights)``: softmax(q kᵀ · scale + mask) v.
 
     q ``(..., n_q, d_k)``, k ``(..., n_k, d_k)``, v ``(..., n_k, d_v)`` -> output ``(..., n_q, d_v)`` and
-    weights ``(..., n_q, n_k)`` whose rows sum to 1.
+    weights ``(..., n_q, n_k)`` whose rows sum to 1. The one attention function of the labs; ``capture`` holds its
+    torch twin for real models (checked equal to this one in the tests).
     """
-    weights = softmax(attention_scores(q, k, scale, mask), axis=-1)  # (..., n_q, n_k)
-    return weights @ np.asarray(v, dtype=np.float64), weights
+    weights = softmax(attention_scores(q, k, scale, mask, dtype), axis=-1, dtype=dtype)  # (..., n_q, n_k)
+    return weights @ np.asarray(v, dtype=dtype), weights
 
 
 
@@ -108,12 +117,12 @@ def attention_steps(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> dict[str, np
 LOG_DK: tuple[int, ...] = tuple(2 ** i for i in range(11))
 
 
-def entropy(p: np.ndarray, axis: int = -1) -> np.ndarray:
+def entropy(p: np.ndarray, axis: int = -1, dtype=np.float64) -> np.ndarray:
     """Shannon entropy in nats of the distributions along ``axis`` (``0 * log 0`` counts as 0).
 
     A uniform row over ``n`` keys has entropy ``log n``; a one-hot row has entropy 0.
     """
-    p = np.asarray(p, dtype=np.float64)
+    p = np.asarray(p, dtype=dtype)
     logs = np.log(p, out=np.zeros_like(p), where=p > 0)
     return -(p * logs).sum(axis=axis)
 
@@ -196,7 +205,8 @@ def self_attention(x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndar
 
     ``positions (n, d_model)``, if given, is added to ``x`` first (row i gets position i, whatever token sits
     there). ``standardize`` then rescales each row to mean 0, variance 1, as the layer norm a BERT applies to its
-    embeddings does, so that raw embedding-table rows give scores of a useful size. Computed in ``dtype`` (float32, like a real model), so rounding differences are ~1e-7, not ~1e-16.
+    embeddings does, so that raw embedding-table rows give scores of a useful size. Computed in ``dtype`` (float32,
+    like a real model), so rounding differences are ~1e-7, not ~1e-16.
     Output ``(n, d_k)``, weights ``(n, n)``.
     """
     x = np.asarray(x, dtype=dtype)
@@ -205,10 +215,7 @@ def self_attention(x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndar
     if standardize:
         x = (x - x.mean(axis=-1, keepdims=True)) / np.sqrt(x.var(axis=-1, keepdims=True) + dtype(1e-12))
     q, k, v = (x @ np.asarray(w, dtype=dtype) for w in (w_q, w_k, w_v))  # each (n, d_k)
-    scores = q @ k.T / dtype(np.sqrt(q.shape[-1]))  # (n, n)
-    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    weights = e / e.sum(axis=-1, keepdims=True)
-    return weights @ v, weights
+    return attention(q, k, v, dtype=dtype)
 
 
 def inverse_permutation(order) -> np.ndarray:

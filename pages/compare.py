@@ -47,7 +47,7 @@ if chosen:
             ui.show_figure(fig, f"heat_{i}", f"{facts.name}-L{l}H{h}")
             ui.fidelity_badge(result, l, h)
             ui.download_csv(heads.matrix_frame(result.weights[l, h], result.tokens, result.keys),
-                            f"{facts.name}-L{l}H{h}.csv", f"csv_{i}", "⬇️ CSV")
+                            f"{facts.name}-L{l}H{h}.csv", f"csv_{i}", "CSV")
 
 st.subheader("Every head of the model")
 left, right = st.columns(2)
@@ -62,10 +62,10 @@ with right:
     st.dataframe(table, key="stats", hide_index=True, height=420, selection_mode="single-row",
                  on_select=lambda: add_head("stats", table))
     st.caption("Sort by clicking a column header; select a row to add that head to the comparison.")
-    ui.download_csv(table, f"{facts.name}-head-stats.csv", "stats_csv", "⬇️ Statistics as CSV")
+    ui.download_csv(table, f"{facts.name}-head-stats.csv", "stats_csv", "Statistics as CSV")
     if chosen:
         l, h = chosen[-1]
-        ui.page_link("pages/heatmaps.py", f"Open layer {l} · head {h} on the heatmap page", icon="🔥",
+        ui.page_link("pages/heatmaps.py", f"Open layer {l} · head {h} on the heatmap page", icon=":material/grid_on:",
                      query_params={"model": model, "text": text, "layer": l, "head": h})
 
 st.subheader("What the common patterns mean")

@@ -41,7 +41,7 @@ with pick[2]:
                           matrices.default_query(result, part), tokens=tuple(res.tokens))
 ui.show_link_notes()
 for note in view.notes:
-    st.caption(f"ℹ️ {ui.literal(note)}")
+    st.caption(f":material/info: {ui.literal(note)}")
 
 name = f"{model.split('/')[-1]}-{part}-L{layer}" + ("" if not view.real_head else f"H{head}")
 left, right = st.columns([3, 2])
@@ -51,7 +51,7 @@ with left:
                                  value_name=view.value_name), "heatmap", f"attention-{name}")
     if view.real_head:
         ui.fidelity_badge(res, layer, head)
-    ui.download_lazy("⬇️ This matrix as CSV", lambda: matrices.csv_frame(view), f"attention-{name}.csv", "csv")
+    ui.download_lazy("This matrix as CSV", lambda: matrices.csv_frame(view), f"attention-{name}.csv", "csv")
 with right:
     bars = plots.query_bars(view.matrix[row], view.key_labels, view.query_labels[row],
                             key_positions=[k[0] for k in view.key_positions])

@@ -6,32 +6,32 @@ from explorer.examples import FLIP_PAIRS
 from explorer.ui import widgets as ui
 
 ui.use_app_navigation()
-st.title("🔍 Attention explorer")
+st.title("Attention explorer")
 st.markdown(
     "Look inside the attention of real transformer models, one head at a time. Type a sentence, pick a layer "
     "and a head, and see which words each word attends to. Every weight shown comes from the model itself, "
     "and each head is checked against our own from-scratch recompute of softmax(QKᵀ/√d_k).")
 
 EXPLORE = [
-    ("pages/heatmaps.py", "Attention heatmaps", "🔥", "one layer and head of a real model on your text"),
-    ("pages/flip.py", "Antecedent flip", "🔁", "change one word: which heads move *it* from animal to street?"),
-    ("pages/compare.py", "Compare heads", "🧭", "heads side by side, statistics for every head, common patterns"),
+    ("pages/heatmaps.py", "Attention heatmaps", ":material/grid_on:", "one layer and head of a real model on your text"),
+    ("pages/flip.py", "Antecedent flip", ":material/swap_horiz:", "change one word: which heads move *it* from animal to street?"),
+    ("pages/compare.py", "Compare heads", ":material/compare:", "heads side by side, statistics for every head, common patterns"),
 ]
 CONCEPTS = [
-    ("pages/lab_why_attention.py", "Why attention", "🛤️", "path length and parallel work versus recurrence"),
-    ("pages/lab_worked_example.py", "Worked example", "✏️", "queries, keys and values by hand, step by step"),
-    ("pages/lab_softmax.py", "Softmax saturation", "🌡️", "why the scores are divided by √d_k"),
-    ("pages/lab_permutation.py", "Permutation", "🔀", "without positions, attention ignores word order"),
-    ("pages/lab_positions.py", "Positional encodings", "📍", "sinusoidal, learned and rotary positions"),
-    ("pages/lab_masks.py", "Masks", "🎭", "who may look at whom: causal and padding masks"),
-    ("pages/lab_block.py", "Heads and the block", "🧱", "multi-head split, residuals and layer norm"),
+    ("pages/lab_why_attention.py", "Why attention", ":material/route:", "path length and parallel work versus recurrence"),
+    ("pages/lab_worked_example.py", "Worked example", ":material/edit_note:", "queries, keys and values by hand, step by step"),
+    ("pages/lab_softmax.py", "Softmax saturation", ":material/thermostat:", "why the scores are divided by √d_k"),
+    ("pages/lab_permutation.py", "Permutation", ":material/shuffle:", "without positions, attention ignores word order"),
+    ("pages/lab_positions.py", "Positional encodings", ":material/place:", "sinusoidal, learned and rotary positions"),
+    ("pages/lab_masks.py", "Masks", ":material/visibility_off:", "who may look at whom: causal and padding masks"),
+    ("pages/lab_block.py", "Heads and the block", ":material/layers:", "multi-head split, residuals and layer norm"),
 ]
 
 a, b, query, candidates = FLIP_PAIRS[next(iter(FLIP_PAIRS))]
 with st.container(border=True):
     st.markdown("**Try it:** in *“The animal didn't cross the street because it was too tired”*, what does *it* "
                 "refer to? Change *tired* to *wide* and the answer changes. Do the model's heads notice?")
-    ui.page_link("pages/flip.py", "Open the flip demo", icon="👉",
+    ui.page_link("pages/flip.py", "Open the flip demo", icon=":material/arrow_forward:",
                  query_params={"model": registry.EMBEDDED_ENCODER, "text": a, "text_b": b, "query": query,
                                "cands": ",".join(candidates)})
 

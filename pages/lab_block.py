@@ -11,7 +11,7 @@ from explorer.ui.widgets import use_app_navigation
 
 use_app_navigation()
 
-st.title("🧱 Heads and the block")
+st.title("Heads and the block")
 st.markdown("Attention is one ingredient. A transformer layer runs several attention heads side by side, glues "
             "their answers back together, then passes every token through a small feed-forward network, with a "
             "shortcut (residual) and a normalisation around each part.")

@@ -14,7 +14,7 @@ from explorer.ui.widgets import attention_or_stop, use_app_navigation
 
 use_app_navigation()
 
-st.title("🎭 Masks: who may look at whom")
+st.title("Masks: who may look at whom")
 st.markdown("A mask is a yes/no table over (query, key) pairs. Where it says no, the score is set to −∞ before "
             "the softmax, so that key gets weight exactly 0 and the row's weight is shared among the rest.")
 st.latex(r"\mathrm{weights} = \mathrm{softmax}\!\Big(\frac{QK^\top}{\sqrt{d_k}} + M\Big),\qquad "
@@ -37,8 +37,8 @@ he = c2.slider("Encoder head", 0, enc.weights.shape[1] - 1, 0)
 ld = c3.slider("Decoder layer", 0, dec.weights.shape[0] - 1, 10)
 hd = c4.slider("Decoder head", 0, dec.weights.shape[1] - 1, 0)
 we, wd = enc.weights[le, he], dec.weights[ld, hd]
-ahead_e = np.triu(we, 1).sum(-1).mean()
-ahead_d = np.triu(wd, 1).sum(-1).max()
+ahead_e = maths.weight_on_later_keys(we).mean()
+ahead_d = maths.weight_on_later_keys(wd).max()
 st.plotly_chart(side_by_side({f"encoder layer {le}, head {he}": (we, enc.tokens),
                               f"decoder layer {ld}, head {hd}": (wd, dec.tokens)}, title="Real attention weights"))
 st.markdown(f"Weight on later tokens: the encoder's tokens put **{ahead_e:.1%}** of their attention on later "

@@ -152,6 +152,11 @@ def rope_relative_check(q: np.ndarray, k: np.ndarray, n_positions: int, theta: f
     return RopeCheck(pos, scores, by_offset, spread)
 
 
+def rope_score(q: np.ndarray, k: np.ndarray, m: int, n: int, theta: float) -> float:
+    """The score ``q_m · k_n`` after rotating ``q (d_head,)`` to position ``m`` and ``k`` to position ``n``."""
+    return float(apply_rope(q[None], np.array([m]), theta)[0] @ apply_rope(k[None], np.array([n]), theta)[0])
+
+
 def rope_settings(loaded) -> dict:
     """The rotary settings a loaded decoder really uses: ``theta``, ``d_head``, ``n_heads``, ``n_kv_heads``, ``max_positions``."""
     cfg = loaded.model.config

@@ -15,6 +15,7 @@ import torch
 
 from explorer import maths
 from explorer.labs.notation import format_weights
+from explorer.labs.positions import learned_position_table
 
 # --------------------------------------------------------------------------------------- a real head's scores
 
@@ -64,13 +65,10 @@ def token_vectors(loaded, ids: list[int]) -> np.ndarray:
 
 def position_vectors(loaded, n: int) -> np.ndarray:
     """The first ``n`` rows of the model's learned position table, ``(n, d_model)`` float32."""
-    table = getattr(getattr(loaded.model, "embeddings", None), "position_embeddings", None)
-    if table is None:
-        raise ValueError(f"{loaded.spec.name} has no learned position table; the permutation lab needs a BERT-style "
-                         "encoder such as all-MiniLM-L6-v2")
-    if n > table.weight.shape[0]:
-        raise ValueError(f"{n} tokens is more than the {table.weight.shape[0]} positions this model learned")
-    return table.weight[:n].detach().float().cpu().numpy()
+    table = learned_position_table(loaded)
+    if n > table.shape[0]:
+        raise ValueError(f"{n} tokens is more than the {table.shape[0]} positions this model learned")
+    return table[:n].astype(np.float32)
 
 
 @dataclass(frozen=True)

@@ -17,32 +17,61 @@ RAW_COLOR = "#d62728"     # scores used as they are
 SCALED_COLOR = "#1f77b4"  # scores divided by sqrt(d_k)
 
 
+def matrix_heatmap(values: np.ndarray, row_labels: Sequence[str] | None = None,
+                   col_labels: Sequence[str] | None = None, *, title: str = "", x_title: str = "", y_title: str = "",
+                   fmt: str = ".2f", zmin: float | None = None, zmax: float | None = None, zmid: float | None = None,
+                   colorscale: str = "RdBu", annotate: bool | None = None, height: int | None = None,
+                   labels_on_top: bool = False, max_labels: int = 40) -> go.Figure:
+    """The labs' one matrix picture: ``values (rows, cols)`` on integer positions (so repeated tokens stay apart),
+    row 0 on top, cells written in when the matrix is small. ``labels_on_top`` reads like a matrix on paper (the
+    token labels above, turned when long); otherwise labels sit below, thinned to ``max_labels``."""
+    values = np.asarray(values, dtype=float)
+    n_rows, n_cols = values.shape
+    xl = [literal_label(x) for x in col_labels] if col_labels is not None else [str(i) for i in range(n_cols)]
+    yl = [literal_label(y) for y in row_labels] if row_labels is not None else [str(i) for i in range(n_rows)]
+    annotate = n_rows * n_cols <= (144 if labels_on_top else 100) if annotate is None else annotate
+    fig = go.Figure(go.Heatmap(
+        z=values, x=list(range(n_cols)), y=list(range(n_rows)), zmin=zmin, zmax=zmax, zmid=zmid,
+        colorscale=colorscale, text=np.vectorize(lambda v: format(v, fmt))(values) if annotate else None,
+        texttemplate="%{text}" if annotate else None,
+        customdata=np.array([[f"{r} → {c}" if labels_on_top else f"{r} · {c}" for c in xl] for r in yl]),
+        hovertemplate="%{customdata}: %{z:" + (fmt if labels_on_top else ".4f") + "}<extra></extra>"))
+    if labels_on_top:
+        rotate = n_cols > 6 and max(len(c) for c in xl) > 3
+        fig.update_xaxes(tickmode="array", tickvals=list(range(n_cols)), ticktext=xl, title=x_title, side="top",
+                         tickangle=-90 if rotate else 0)
+        fig.update_yaxes(tickmode="array", tickvals=list(range(n_rows)), ticktext=yl, title=y_title,
+                         autorange="reversed")
+        top = (45 + 7 * min(max(len(c) for c in xl), 14) if rotate else 60) + (30 if title else 0)
+        fig.update_layout(title=dict(text=title, y=1, yref="container", yanchor="top", pad=dict(t=10)),
+                          height=height or top + max(200, 34 * n_rows), margin=dict(l=10, r=10, t=top, b=10))
+        return fig
+    fig.update_xaxes(title=x_title, **position_ticks(n_cols, col_labels, max_labels),
+                     tickangle=0 if n_cols <= 10 else -45)
+    fig.update_yaxes(title=y_title, autorange="reversed", **position_ticks(n_rows, row_labels, max_labels))
+    fig.update_layout(title=title, height=height or int(min(640, max(280, 90 + 26 * n_rows))),
+                      margin=dict(l=10, r=10, t=50 if title else 20, b=10))
+    return fig
+
+
+def position_ticks(n: int, labels: Sequence[str] | None, max_labels: int = 40) -> dict:
+    """Axis ticks for positions 0..n-1: the labels as literal text (every k-th when there are many), or plotly's
+    own numbers when there are none."""
+    if labels is None:
+        return dict(tickmode="auto")
+    step = max(1, int(np.ceil(n / max_labels)))
+    vals = list(range(0, n, step))
+    return dict(tickmode="array", tickvals=vals, ticktext=[literal_label(labels[i]) for i in vals])
+
+
 def labelled_heatmap(values: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str], *,
                      title: str = "", x_title: str = "key", y_title: str = "query", fmt: str = ".3f",
                      zmin: float | None = 0.0, zmax: float | None = 1.0, colorscale: str = "Blues",
                      annotate: bool | None = None, height: int | None = None) -> go.Figure:
-    """Heatmap of ``values (rows, cols)``; cells are annotated with their value when the matrix is small."""
-    values = np.asarray(values, dtype=float)
-    n_rows, n_cols = values.shape
-    row_labels, col_labels = [literal_label(r) for r in row_labels], [literal_label(c) for c in col_labels]
-    annotate = n_rows * n_cols <= 144 if annotate is None else annotate
-    fig = go.Figure(go.Heatmap(
-        z=values, x=list(range(n_cols)), y=list(range(n_rows)), zmin=zmin, zmax=zmax, colorscale=colorscale,
-        text=np.vectorize(lambda v: format(v, fmt))(values) if annotate else None,
-        texttemplate="%{text}" if annotate else None,
-        customdata=np.array([[f"{r} → {c}" for c in col_labels] for r in row_labels]),
-        hovertemplate="%{customdata}: %{z:" + fmt + "}<extra></extra>",
-    ))
-    rotate = n_cols > 6 and max(len(str(c)) for c in col_labels) > 3
-    longest = max(len(str(c)) for c in col_labels)
-    fig.update_xaxes(tickmode="array", tickvals=list(range(n_cols)), ticktext=list(col_labels), title=x_title,
-                     side="top", tickangle=-90 if rotate else 0)
-    fig.update_yaxes(tickmode="array", tickvals=list(range(n_rows)), ticktext=list(row_labels), title=y_title,
-                     autorange="reversed")
-    top = (45 + 7 * min(longest, 14) if rotate else 60) + (30 if title else 0)  # tick labels, axis title, title
-    fig.update_layout(title=dict(text=title, y=1, yref="container", yanchor="top", pad=dict(t=10)),
-                      height=height or top + max(200, 34 * n_rows), margin=dict(l=10, r=10, t=top, b=10))
-    return fig
+    """A query × key matrix of tokens (weights by default: 0 to 1, blues, labels on top)."""
+    return matrix_heatmap(values, row_labels, col_labels, title=title, x_title=x_title, y_title=y_title, fmt=fmt,
+                          zmin=zmin, zmax=zmax, colorscale=colorscale, annotate=annotate, height=height,
+                          labels_on_top=True)
 
 
 def weights_bars(labels: Sequence[str], series: dict[str, np.ndarray], title: str = "",

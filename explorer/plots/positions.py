@@ -12,42 +12,10 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.plots.attention import label as literal_label  # tokens as literal text, not plotly's HTML subset
+from explorer.plots.concepts import position_ticks as _ticks
 
 MASKED_COLOR = "#1f77b4"
 UNMASKED_COLOR = "#d62728"
-
-
-def _ticks(n: int, labels: Sequence[str] | None, max_labels: int = 40) -> dict:
-    """Axis settings for integer positions 0..n-1, labelled with ``labels`` (thinned when there are many)."""
-    if labels is None:
-        return dict(tickmode="auto")
-    step = max(1, int(np.ceil(n / max_labels)))
-    vals = list(range(0, n, step))
-    return dict(tickmode="array", tickvals=vals, ticktext=[literal_label(labels[i]) for i in vals])
-
-
-def matrix_heatmap(values: np.ndarray, *, title: str = "", x_title: str = "", y_title: str = "",
-                   x_labels: Sequence[str] | None = None, y_labels: Sequence[str] | None = None,
-                   colorscale: str = "RdBu", zmin: float | None = None, zmax: float | None = None,
-                   zmid: float | None = None, annotate: bool | None = None, fmt: str = ".2f",
-                   height: int | None = None) -> go.Figure:
-    """Heatmap of ``values (rows, cols)`` on integer positions; row 0 on top; cells annotated when small."""
-    values = np.asarray(values, dtype=float)
-    n_rows, n_cols = values.shape
-    annotate = n_rows * n_cols <= 100 if annotate is None else annotate
-    xl = [literal_label(x) for x in x_labels] if x_labels is not None else [str(i) for i in range(n_cols)]
-    yl = [literal_label(y) for y in y_labels] if y_labels is not None else [str(i) for i in range(n_rows)]
-    fig = go.Figure(go.Heatmap(
-        z=values, x=list(range(n_cols)), y=list(range(n_rows)), colorscale=colorscale, zmin=zmin, zmax=zmax,
-        zmid=zmid, text=np.vectorize(lambda v: format(v, fmt))(values) if annotate else None,
-        texttemplate="%{text}" if annotate else None,
-        customdata=np.array([[f"{r} · {c}" for c in xl] for r in yl]),
-        hovertemplate="%{customdata}: %{z:.4f}<extra></extra>"))
-    fig.update_xaxes(title=x_title, **_ticks(n_cols, x_labels), tickangle=0 if n_cols <= 10 else -45)
-    fig.update_yaxes(title=y_title, autorange="reversed", **_ticks(n_rows, y_labels))
-    fig.update_layout(title=title, height=height or int(min(640, max(280, 90 + 26 * n_rows))),
-                      margin=dict(l=10, r=10, t=50 if title else 20, b=10))
-    return fig
 
 
 def dimension_curves(encoding: np.ndarray, dims: Sequence[int], title: str = "") -> go.Figure:

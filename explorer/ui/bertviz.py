@@ -16,7 +16,7 @@ def show_bertviz(result, part: str, layer: int) -> None:
         try:
             page = build(result, layers=layers, **({"layer": layer} if view == "head" else {}))
         except ValueError as err:
-            st.info(f"✂️ {err}")
+            st.info(str(err), icon=":material/content_cut:")
             continue
         if len(layers) < n_layers:
             st.caption(f"The bertviz {view} view holds layers {layers[0]}–{layers[-1]} only: all {n_layers} "

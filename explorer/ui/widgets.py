@@ -25,7 +25,7 @@ def link_note(message: str) -> None:
 def show_link_notes() -> None:
     """Show (once) what was corrected in the URL."""
     for message in st.session_state.pop("_link_notes", []):
-        st.info(f"🔗 {literal(message)}")
+        st.info(literal(message), icon=":material/link:")
 
 
 def from_url(key: str, default):
@@ -39,6 +39,17 @@ def from_url(key: str, default):
     # set through the Session State API, so a same-keyed widget on another page (other label) takes the value
     st.session_state[key] = st.session_state[f"_kept_{key}"] = st.session_state[key]
     return st.session_state[key]
+
+
+def set_values(values: dict, forget: tuple[str, ...] = ()) -> None:
+    """Callback: give widgets new values, and let the ``forget`` ones fall back to their page's default (their
+    value and their deep link are dropped)."""
+    st.session_state.update(values)
+    for key in forget:
+        st.session_state.pop(key, None)
+        st.session_state.pop(f"_kept_{key}", None)
+        if key in st.query_params:
+            del st.query_params[key]
 
 
 def model_picker(key: str = "model", default: str = EMBEDDED_ENCODER, label: str = "Model") -> str:
@@ -118,8 +129,8 @@ def attention_or_stop(model: str, text: str, target: str | None = None) -> Atten
     for message in loaded.notes:
         st.info(message)
     if result.truncated:
-        st.info(f"✂️ The text needs {result.n_text_tokens} tokens; this model reads at most {len(result.tokens)}, "
-                "so only the first part is shown.")
+        st.info(f"The text needs {result.n_text_tokens} tokens; this model reads at most {len(result.tokens)}, "
+                "so only the first part is shown.", icon=":material/content_cut:")
     return result
 
 
@@ -129,7 +140,7 @@ def fidelity_badge(result: AttentionResult, layer: int, head: int) -> None:
         st.caption("Fidelity check unavailable: this model's queries and keys could not be captured.")
         return
     diff = float(result.fidelity[layer, head])
-    icon = "✅" if diff < 1e-5 else "⚠️"
+    icon = ":material/check_circle:" if diff < 1e-5 else ":material/warning:"
     st.caption(f"{icon} Recomputed from the model's own queries and keys with our from-scratch softmax(QKᵀ/√d_k): "
                f"max difference {diff:.1e}")
 
@@ -144,8 +155,9 @@ def show_figure(fig, key: str, filename: str, on_select="ignore"):
     return st.plotly_chart(fig, key=key, config=config, on_select=on_select, selection_mode="points")
 
 
-def download_csv(frame, filename: str, key: str, label: str = "⬇️ Matrix as CSV") -> None:
-    st.download_button(label, frame.to_csv().encode("utf-8"), file_name=filename, mime="text/csv", key=key)
+def download_csv(frame, filename: str, key: str, label: str = "Matrix as CSV") -> None:
+    st.download_button(label, frame.to_csv().encode("utf-8"), file_name=filename, mime="text/csv", key=key,
+                       icon=":material/download:")
 
 
 def selected_head(key: str, frame=None) -> tuple[int, int] | None:
@@ -232,7 +244,7 @@ def download_lazy(label: str, build, filename: str, key: str, mime: str = "text/
     def data():
         made = build()
         return made.to_csv().encode("utf-8") if hasattr(made, "to_csv") else made
-    st.download_button(label, data, file_name=filename, mime=mime, key=key)
+    st.download_button(label, data, file_name=filename, mime=mime, key=key, icon=":material/download:")
 
 
 def use_app_navigation() -> None:

@@ -1,0 +1,37 @@
+"""The flip page's close-up: one head in sentence A and in sentence B, side by side on the same scales."""
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer import analysis, heads
+from explorer.attention import AttentionResult
+from explorer.plots import attention as plots
+from explorer.plots import heads as head_plots
+from explorer.ui import widgets as ui
+
+
+def show_head_in_both(a: AttentionResult, b: AttentionResult, result: analysis.FlipResult, layer: int,
+                      head: int) -> None:
+    """Heatmaps, the query's bars and CSVs of head ``(layer, head)`` in both texts; for a causal model whose query
+    cannot see the change, also their difference (zero on the query's row)."""
+    rows = {"A": analysis.query_rows(a, result.query), "B": analysis.query_rows(b, result.query)}
+    same = heads.max_row_difference(a.weights[layer, head], b.weights[layer, head], rows["A"])
+    label = "" if result.query_sees_change else f"identical in A and B (max diff {same:.0e})"
+    st.subheader(f"Layer {layer} · head {head}")
+    figs, bars = {}, {}
+    for side, res in (("A", a), ("B", b)):
+        figs[side] = head_plots.flip_heatmap(res.weights[layer, head], res.tokens, res.keys, query_rows=rows[side],
+                                              changed=result.first_difference, causal=a.facts.causal, row_label=label,
+                                              title=f"Sentence {side} · layer {layer} · head {head}")
+        bars[side] = plots.query_bars(res.weights[layer, head, rows[side]].mean(0), res.keys, f"{result.query} ({side})")
+    head_plots.same_x_range(*bars.values())
+    for column, (side, res) in zip(st.columns(2), (("A", a), ("B", b))):
+        with column:
+            ui.show_figure(figs[side], f"heat_{side}", f"flip-{side}-L{layer}H{head}")
+            ui.fidelity_badge(res, layer, head)
+            ui.download_csv(heads.matrix_frame(res.weights[layer, head], res.tokens, res.keys),
+                            f"flip-{side}-L{layer}H{head}.csv", f"csv_{side}")
+            ui.show_figure(bars[side], f"bars_{side}", f"flip-{side}-bars-L{layer}H{head}")
+    if not result.query_sees_change and a.weights.shape == b.weights.shape:
+        fig = head_plots.difference_heatmap(a.weights[layer, head], b.weights[layer, head], a.tokens, a.keys)
+        ui.show_figure(fig, "diff", f"flip-difference-L{layer}H{head}")
