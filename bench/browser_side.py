@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from chromium import CHROMIUM, CHROMIUM_ARGS, Server  # noqa: E402
-from chromium import new_page_async as new_page
+from chromium import new_page_async as new_page  # noqa: E402
 
 # True when the heatmap is drawn and, if asked, shows ``marker`` as a row label or has ``rows`` rows.
 HEATMAP_DRAWN = """(want) => {

@@ -83,8 +83,8 @@ def page_vs_forward(name: str, reps: int, forwards: int = 3) -> dict:
         if markers[i] not in _heatmap_rows(at):
             raise RuntimeError(f"the heatmap did not show the new text ({markers[i]!r} missing)")
         forward(text)  # same shape every time; one untimed call keeps caches equally warm for both sides
-        fwd = [timed_both(lambda: forward(text), device) for _ in range(forwards)]
-        t_ext = timed(lambda: extract(loaded, text + " again"), device)
+        fwd = [timed_both(lambda text=text: forward(text), device) for _ in range(forwards)]
+        t_ext = timed(lambda text=text: extract(loaded, text + " again"), device)
         if i >= 2:   # the first two texts warm up shapes and code paths
             page_t.append(t_page)
             page_cpu.append(c_page)

@@ -40,7 +40,8 @@ def head_stat_arrays(weights: np.ndarray, special: np.ndarray | None = None,
             return np.zeros((n_layers, n_heads), np.float32)
         return np.diagonal(w, offset=-1, axis1=-2, axis2=-1).mean(-1)
 
-    compute = {"entropy": lambda: maths.entropy(w, dtype=np.float32).mean(-1), "max_weight": lambda: w.max(-1).mean(-1), "mean_distance": mean_distance,
+    compute = {"entropy": lambda: maths.entropy(w, dtype=np.float32).mean(-1),
+               "max_weight": lambda: w.max(-1).mean(-1), "mean_distance": mean_distance,
                "sink": lambda: w[..., sinks].sum(-1).mean(-1), "previous_token": previous_token,
                "self": lambda: np.diagonal(w, axis1=-2, axis2=-1).mean(-1)}
     out = np.empty((n_layers, n_heads, len(names)), dtype=np.float32)

@@ -149,7 +149,8 @@ def _result(facts, text, part, tok, weights, records, key_tok=None) -> Attention
                            n_text_tokens=tok["n_full"], **extra)
 
 
-def extract(loaded: LoadedModel, text: str, target: str | None = None, max_tokens: int | None = None) -> AttentionResult:
+def extract(loaded: LoadedModel, text: str, target: str | None = None,
+            max_tokens: int | None = None) -> AttentionResult:
     """Run ``loaded`` on ``text`` and return its attention; over-long text is cut at the model's maximum.
 
     Encoder-decoders read ``text`` in the encoder and ``target`` (default: ``text``) in the decoder; the result is
@@ -166,7 +167,8 @@ def extract(loaded: LoadedModel, text: str, target: str | None = None, max_token
     if loaded.kind == "encoder-decoder":
         dec = _tokenise(tokenizer, target if target and target.strip() else text, limit)
         start = model.config.decoder_start_token_id or 0
-        dec["ids"], dec["tokens"] = [start, *dec["ids"][:-1]], [_display(tokenizer, start, "<start>"), *dec["tokens"][:-1]]
+        dec["ids"] = [start, *dec["ids"][:-1]]
+        dec["tokens"] = [_display(tokenizer, start, "<start>"), *dec["tokens"][:-1]]
         dec["special"] = np.array([True, *dec["special"][:-1]])
         dec["word_ids"] = [-1, *dec["word_ids"][:-1]]
         inputs["decoder_input_ids"] = torch.tensor([dec["ids"]], device=loaded.device)

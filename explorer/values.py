@@ -43,11 +43,12 @@ def _ensure_hooks(model: torch.nn.Module) -> None:
     for path, parts in VALUE_PATHS:
         found = [_get(layer, path) for layer in layers]
         if all(m is not None for m in found):
+            n_parts = parts   # GPT-2's c_attn holds q | k | v side by side
             break
     else:
         raise ValueError(f"Cannot find the value projections of {type(model).__name__}.")
 
-    def hook(module, args, out, parts=parts):
+    def hook(module, args, out, parts=n_parts):
         store = _values.get()
         if store is not None:
             store.append(out.detach()[..., -out.shape[-1] // parts:])   # GPT-2: q | k | v, keep v

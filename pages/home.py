@@ -13,18 +13,28 @@ st.markdown(
     "and each head is checked against our own from-scratch recompute of softmax(QKᵀ/√d_k).")
 
 EXPLORE = [
-    ("pages/heatmaps.py", "Attention heatmaps", ":material/grid_on:", "one layer and head of a real model on your text"),
-    ("pages/flip.py", "Antecedent flip", ":material/swap_horiz:", "change one word: which heads move *it* from animal to street?"),
-    ("pages/compare.py", "Compare heads", ":material/compare:", "heads side by side, statistics for every head, common patterns"),
+    ("pages/heatmaps.py", "Attention heatmaps", ":material/grid_on:",
+     "one layer and head of a real model on your text"),
+    ("pages/flip.py", "Antecedent flip", ":material/swap_horiz:",
+     "change one word: which heads move *it* from animal to street?"),
+    ("pages/compare.py", "Compare heads", ":material/compare:",
+     "heads side by side, statistics for every head, common patterns"),
 ]
 CONCEPTS = [
-    ("pages/lab_why_attention.py", "Why attention", ":material/route:", "path length and parallel work versus recurrence"),
-    ("pages/lab_worked_example.py", "Worked example", ":material/edit_note:", "queries, keys and values by hand, step by step"),
-    ("pages/lab_softmax.py", "Softmax saturation", ":material/thermostat:", "why the scores are divided by √d_k"),
-    ("pages/lab_permutation.py", "Permutation", ":material/shuffle:", "without positions, attention ignores word order"),
-    ("pages/lab_positions.py", "Positional encodings", ":material/place:", "sinusoidal, learned and rotary positions"),
-    ("pages/lab_masks.py", "Masks", ":material/visibility_off:", "who may look at whom: causal and padding masks"),
-    ("pages/lab_block.py", "Heads and the block", ":material/layers:", "multi-head split, residuals and layer norm"),
+    ("pages/lab_why_attention.py", "Why attention", ":material/route:",
+     "path length and parallel work versus recurrence"),
+    ("pages/lab_worked_example.py", "Worked example", ":material/edit_note:",
+     "queries, keys and values by hand, step by step"),
+    ("pages/lab_softmax.py", "Softmax saturation", ":material/thermostat:",
+     "why the scores are divided by √d_k"),
+    ("pages/lab_permutation.py", "Permutation", ":material/shuffle:",
+     "without positions, attention ignores word order"),
+    ("pages/lab_positions.py", "Positional encodings", ":material/place:",
+     "sinusoidal, learned and rotary positions"),
+    ("pages/lab_masks.py", "Masks", ":material/visibility_off:",
+     "who may look at whom: causal and padding masks"),
+    ("pages/lab_block.py", "Heads and the block", ":material/layers:",
+     "multi-head split, residuals and layer norm"),
 ]
 
 a, b, query, candidates = FLIP_PAIRS[next(iter(FLIP_PAIRS))]

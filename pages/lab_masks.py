@@ -61,7 +61,8 @@ real = exp.tokens[:exp.n_real]
 mean_off, mean_on = float(exp.change_unmasked.mean()), float(exp.change_masked.max())
 options = ("not at all (under 0.01%)", "a little (under 5%)", "a lot (5% or more)")
 answered = predict_then_reveal(Question(
-    prompt=f"“{literal(short)}” ({exp.n_real} tokens) is padded with {exp.n_pad} [PAD] tokens and the batch is run through "
+    prompt=f"“{literal(short)}” ({exp.n_real} tokens) is padded with {exp.n_pad} [PAD] tokens and the batch is run "
+           "through "
            f"{EMBEDDED_ENCODER} **without** the attention mask. Compared with running it alone, how far do its "
            "real tokens' final vectors move (relative distance, averaged over its tokens)?",
     options=options, correct=options[0 if mean_off < 1e-4 else 1 if mean_off < 0.05 else 2],

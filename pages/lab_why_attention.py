@@ -62,7 +62,8 @@ st.subheader("Why 512 tokens")
 m512 = real_model.format_bytes(maths.cost_table([512])["attention_memory_bytes"][0])
 st.markdown(f"BERT-base has 12 layers × 12 heads. At 512 tokens its attention weights alone take {m512} per "
             f"sequence in 32-bit floats, and a training batch holds dozens of sequences next to every other "
-            "activation, on the accelerators of 2018, typically with 16 GB of memory or less. Each doubling of the length multiplies "
+            "activation, on the accelerators of 2018, typically with 16 GB of memory or less. Each doubling of the "
+            "length multiplies "
             "that by four, so the original BERT spent most of its pre-training on 128-token inputs and only the "
             "last part on 512. Once trained, the limit is built in: the learned position table has 512 rows, so "
             "there is no position vector for token 513. Longer documents must be cut, split into chunks, or "

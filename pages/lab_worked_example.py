@@ -51,7 +51,8 @@ steps[3].latex(r"\mathrm{output} = \mathrm{weights}\,V = " + latex_matrix(s["out
 
 left, right = st.columns([3, 2])
 i = left.selectbox("Follow one query through all four steps", [1, 2, 3], format_func=lambda r: f"token {r}") - 1
-left.latex(rf"\text{{scores}} = {latex_matrix(s['scaled'][i])},\quad e^{{\text{{scores}}}} = {latex_matrix(s['exp'][i])}")
+left.latex(rf"\text{{scores}} = {latex_matrix(s['scaled'][i])},\quad "
+           rf"e^{{\text{{scores}}}} = {latex_matrix(s['exp'][i])}")
 left.latex(rf"\textstyle\sum e^{{\text{{scores}}}} = {latex_number(s['exp_sum'][i])},\quad"
            rf"\text{{weights}} = {latex_matrix(s['weights'][i])}")
 left.latex(latex_weighted_sum(s["weights"][i], mats["V"]))
@@ -65,6 +66,7 @@ predict_then_reveal(Question(
            "division it would be…",
     options=("larger", "smaller", "unchanged"),
     correct=compare_option(w_raw, w, "larger", "smaller", "unchanged", tol=5e-4),
-    reveal=f"Without the division, token 1's row is softmax({format_list(s['raw'][0])}) = {format_list(unscaled[0])}: weight **{w_raw:.3f}** "
+    reveal=f"Without the division, token 1's row is softmax({format_list(s['raw'][0])}) = "
+           f"{format_list(unscaled[0])}: weight **{w_raw:.3f}** "
            f"instead of **{w:.3f}**. Bigger gaps between scores make softmax pick harder, so the "
            "low-scoring keys lose weight and the high-scoring ones gain it."), key="worked")

@@ -26,7 +26,8 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--
 def app_pages() -> list[tuple[str, str]]:
     """(url path, title) of every page registered in app.py; the default page is served at ''."""
     out = []
-    for m in re.finditer(r'st\.Page\(\s*"pages/(\w+)\.py"[^)]*?title="([^"]+)"([^)]*)\)', (ROOT / "app.py").read_text()):
+    pattern = r'st\.Page\(\s*"pages/(\w+)\.py"[^)]*?title="([^"]+)"([^)]*)\)'
+    for m in re.finditer(pattern, (ROOT / "app.py").read_text()):
         out.append(("" if "default=True" in m.group(3) else m.group(1), m.group(2)))
     return out
 

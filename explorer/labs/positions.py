@@ -41,7 +41,8 @@ def offset_matrix(offset: int, d_model: int, base: float = SINUSOID_BASE) -> np.
     """The ``(d_model, d_model)`` matrix ``M`` with ``encoding[pos + offset] = M @ encoding[pos]`` for every ``pos``.
 
     From ``sin(a + b) = sin a cos b + cos a sin b`` and ``cos(a + b) = cos a cos b - sin a sin b``: each (sin, cos)
-    pair is rotated by ``b = offset * w_i``. ``M`` depends on the offset only, never on ``pos``. ``d_model`` must be even.
+    pair is rotated by ``b = offset * w_i``. ``M`` depends on the offset only, never on ``pos``. ``d_model`` must be
+    even.
     """
     if d_model % 2:
         raise ValueError(f"offset_matrix needs an even d_model (sin/cos pairs), got {d_model}")
@@ -158,7 +159,8 @@ def rope_score(q: np.ndarray, k: np.ndarray, m: int, n: int, theta: float) -> fl
 
 
 def rope_settings(loaded) -> dict:
-    """The rotary settings a loaded decoder really uses: ``theta``, ``d_head``, ``n_heads``, ``n_kv_heads``, ``max_positions``."""
+    """The rotary settings a loaded decoder really uses: ``theta``, ``d_head``, ``n_heads``, ``n_kv_heads``,
+    ``max_positions``."""
     cfg = loaded.model.config
     params = getattr(cfg, "rope_parameters", None) or {}
     theta = params.get("rope_theta", getattr(cfg, "rope_theta", None))

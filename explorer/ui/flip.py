@@ -23,7 +23,8 @@ def show_head_in_both(a: AttentionResult, b: AttentionResult, result: analysis.F
         figs[side] = head_plots.flip_heatmap(res.weights[layer, head], res.tokens, res.keys, query_rows=rows[side],
                                               changed=result.first_difference, causal=a.facts.causal, row_label=label,
                                               title=f"Sentence {side} · layer {layer} · head {head}")
-        bars[side] = plots.query_bars(res.weights[layer, head, rows[side]].mean(0), res.keys, f"{result.query} ({side})")
+        bars[side] = plots.query_bars(res.weights[layer, head, rows[side]].mean(0), res.keys,
+                                      f"{result.query} ({side})")
     head_plots.same_x_range(*bars.values())
     for column, (side, res) in zip(st.columns(2), (("A", a), ("B", b))):
         with column:

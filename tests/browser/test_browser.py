@@ -71,7 +71,8 @@ def test_heatmap_follows_the_typed_text(server, browser):
         box.press("Control+Enter")
         wait_idle(page)
         page.wait_for_function(
-            "() => [...document.querySelectorAll('.js-plotly-plot .xtick text')].some(t => t.textContent === 'teacher')",
+            "() => [...document.querySelectorAll('.js-plotly-plot .xtick text')]"
+            ".some(t => t.textContent === 'teacher')",
             timeout=60_000)
         assert exception_texts(page) == [] and page.external == []
         screenshot(page, "heatmap-typed.png")

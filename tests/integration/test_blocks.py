@@ -159,7 +159,8 @@ def _tiny_encoder():
     cfg = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                      intermediate_size=37, max_position_embeddings=64)
     model = BertModel._from_config(cfg, attn_implementation="eager").eval()
-    return SimpleNamespace(model=model, tokenizer=tok, device="cpu", spec=SimpleNamespace(name="tiny"), lock=threading.Lock())
+    return SimpleNamespace(model=model, tokenizer=tok, device="cpu", spec=SimpleNamespace(name="tiny"),
+                           lock=threading.Lock())
 
 
 def test_padding_experiment_on_tiny_encoder():

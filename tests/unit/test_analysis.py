@@ -29,7 +29,8 @@ def test_head_stats_known_answers():
 
 
 def test_sink_counts_special_tokens():
-    w = np.zeros((4, 4)); w[:, 3] = 1
+    w = np.zeros((4, 4))
+    w[:, 3] = 1
     stats = analysis.head_stats(stack(w), special=np.array([True, False, False, True]))
     assert stats.loc[0, "sink"] == pytest.approx(1)
 
@@ -73,7 +74,8 @@ def test_flip_detects_a_head_that_changes_its_mind():
 
 
 def test_flip_says_when_a_causal_query_cannot_see_the_change():
-    w = np.tril(np.ones((4, 4))); w /= w.sum(-1, keepdims=True)
+    w = np.tril(np.ones((4, 4)))
+    w /= w.sum(-1, keepdims=True)
     a, b = fake("animal street it tired", w, causal=True), fake("animal street it wide", w, causal=True)
     out = analysis.flip(a, b, "it", ["animal", "street"])
     assert not out.query_sees_change and "causal" in out.message

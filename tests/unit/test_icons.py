@@ -26,5 +26,5 @@ def test_every_page_has_a_material_icon_and_the_page_icon_is_a_local_image():
     icons = [kw.value.value for c in calls for kw in c.keywords if kw.arg == "icon"]
     assert len(icons) == len(calls) >= 11
     assert all(re.fullmatch(r":material/[a-z_]+:", icon) for icon in icons), icons
-    import app   # noqa: F401 - the module, not the navigation (that runs only as __main__)
+    import app  # noqa: F401 - the module, not the navigation (that runs only as __main__)
     assert app.FAVICON.is_file() and app.FAVICON.suffix == ".png"

@@ -111,14 +111,17 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
 
 @pytest.mark.parametrize("files, expected", [
     ({"explorer/maths.py": "import streamlit as st\n"}, "explorer.maths (core) imports streamlit"),
-    ({"explorer/maths.py": "def f():\n    import plotly.graph_objects as go\n"}, "explorer.maths (core) imports plotly"),
+    ({"explorer/maths.py": "def f():\n    import plotly.graph_objects as go\n"},
+     "explorer.maths (core) imports plotly"),
     ({"explorer/ui/__init__.py": "", "explorer/ui/w.py": "import plotly.express\n"}, None),
     ({"explorer/plots/__init__.py": "", "explorer/plots/p.py": "from explorer.ui import w\n",
       "explorer/ui/__init__.py": "", "explorer/ui/w.py": ""}, "explorer.plots.p (plots) imports explorer.ui.w (ui)"),
     ({"explorer/labs/__init__.py": "", "explorer/labs/lab.py": "from explorer.plots import p\n",
-      "explorer/plots/__init__.py": "", "explorer/plots/p.py": ""}, "explorer.labs.lab (core) imports explorer.plots.p"),
+      "explorer/plots/__init__.py": "", "explorer/plots/p.py": ""},
+     "explorer.labs.lab (core) imports explorer.plots.p"),
     ({"explorer/a.py": "from . import b\n", "explorer/b.py": "from explorer.c import x\n",
-      "explorer/c.py": "def g():\n    from explorer.a import y\n"}, "import circle: explorer.a -> explorer.b -> explorer.c"),
+      "explorer/c.py": "def g():\n    from explorer.a import y\n"},
+     "import circle: explorer.a -> explorer.b -> explorer.c"),
 ])
 def test_the_checker_finds_each_kind_of_break(tmp_path, files, expected):
     problems = check_tree(_tree(tmp_path, files))
