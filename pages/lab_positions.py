@@ -3,7 +3,8 @@ import numpy as np
 import streamlit as st
 
 from explorer.labs import positions as P
-from explorer.plots.positions import dimension_curves, distance_bars, line, matrix_heatmap, side_by_side
+from explorer.plots.concepts import matrix_heatmap
+from explorer.plots.positions import dimension_curves, distance_bars, line, side_by_side
 from explorer.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.ui.cached import get_model
 from explorer.ui.lab_positions import rope_lesson

@@ -227,7 +227,7 @@ def _figures():
     yield "weights_bars", concept_plots.weights_bars(HOSTILE, {"a": w[0]})
     yield "side_by_side", position_plots.side_by_side({"a": (w, HOSTILE), "b": (w, HOSTILE)})
     yield "padding_change_bars", position_plots.padding_change_bars(HOSTILE, w[0], w[1])
-    yield "matrix_heatmap", position_plots.matrix_heatmap(w, col_labels=HOSTILE, row_labels=HOSTILE)
+    yield "matrix_heatmap", concept_plots.matrix_heatmap(w, col_labels=HOSTILE, row_labels=HOSTILE)
     yield "matrix_grid", position_plots.matrix_grid({"a": w}, row_labels=HOSTILE, col_labels=HOSTILE)
 
 

@@ -86,3 +86,20 @@ def test_flip_unknown_word_lists_the_words():
     a = fake("animal street it tired", np.eye(4))
     with pytest.raises(ValueError, match="animal, street, it, tired"):
         analysis.flip(a, a, "dog", ["animal", "street"])
+
+
+def test_rollout_two_layers_by_hand():
+    """Two layers, two heads, two tokens, residual 0.5, worked by hand.
+
+    Layer 0 heads [[1,0],[1,0]] and [[1,0],[0,1]] average to [[1,0],[.5,.5]]; with the residual the step is
+    [[1,0],[.25,.75]]. Layer 1's heads both look at token 1: step [[.5,.5],[0,1]]. Rollout after layer 1 is
+    step1 @ step0 = [[.625,.375],[.25,.75]]: the other order, step0 @ step1, gives [[.5,.5],[.125,.875]], and
+    reusing layer 0's heads gives [[1,0],[.4375,.5625]].
+    """
+    w = np.array([[[[1, 0], [1, 0]], [[1, 0], [0, 1]]],
+                  [[[0, 1], [0, 1]], [[0, 1], [0, 1]]]], dtype=float)   # [layer, head, query, key]
+    out = analysis.rollout(w, residual=0.5)
+    np.testing.assert_allclose(out[0], [[1, 0], [0.25, 0.75]])
+    np.testing.assert_allclose(out[1], [[0.625, 0.375], [0.25, 0.75]])
+    # residual 0.25: step0 = [[1,0],[3/8,5/8]], step1 = [[1/4,3/4],[0,1]] -> step1 @ step0 = [[17/32,15/32],[3/8,5/8]]
+    np.testing.assert_allclose(analysis.rollout(w, residual=0.25)[1], [[17 / 32, 15 / 32], [3 / 8, 5 / 8]])
