@@ -91,7 +91,7 @@ class ModelWorker:
         """The job that loads ``name`` (``job.wait()`` gives the LoadedModel). Raises ModelUnavailable at once
         for a name that can be no model; nothing is started then."""
         spec = resolve_spec(name)
-        return self._jobs.run(spec.name, lambda progress: self.loader(spec, progress=progress), f"loading {spec.name}")
+        return self._jobs.run(spec.name, lambda progress: self.loader(spec, progress=progress), spec.name)
 
     def get(self, name: str, timeout: float | None = None) -> LoadedModel:
         return self.request(name).wait(timeout)

@@ -36,7 +36,7 @@ def test_one_load_shared_by_every_asker_in_its_own_thread():
         first.wait(0.01)
     loader.gate.set()
     assert first.wait(5) == f"model:{ENC}" and worker.get(ENC) == f"model:{ENC}"
-    assert len(loader.calls) == 1 and loader.calls[0][1].startswith("job-loading")
+    assert len(loader.calls) == 1 and loader.calls[0][1] == f"job-{ENC}"
     assert loader.calls[0][1] != threading.current_thread().name
     assert worker.loaded() == [ENC]
 
