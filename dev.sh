@@ -2,6 +2,7 @@
 # One entry point for a fresh machine (Python 3.11):
 #   bash dev.sh app    set up and run the app on the embedded models   (http://localhost:8501)
 #   bash dev.sh test   set up and run the whole test suite (installs Debian's chromium for the browser tests)
+#   bash dev.sh cluster N [--port 8500] [--redis]   set up, then N replicas behind HAProxy (needs haproxy)
 #   bash dev.sh setup  set up only
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -32,8 +33,11 @@ case "${1:-app}" in
   app)
     setup
     exec "$VENV/bin/python" -m streamlit run app.py ;;
+  cluster)
+    setup
+    exec "$VENV/bin/python" deploy/cluster.py "${@:2}" ;;
   test)
     setup_tests
     HF_HUB_OFFLINE=1 exec "$VENV/bin/python" -m pytest "${@:2}" ;;
-  *) echo "usage: bash dev.sh [app|test|setup]" >&2; exit 2 ;;
+  *) echo "usage: bash dev.sh [app|test|setup|cluster N]" >&2; exit 2 ;;
 esac
