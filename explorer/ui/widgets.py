@@ -244,7 +244,9 @@ def download_lazy(label: str, build, filename: str, key: str, mime: str = "text/
     def data():
         made = build()
         return made.to_csv().encode("utf-8") if hasattr(made, "to_csv") else made
-    st.download_button(label, data, file_name=filename, mime=mime, key=key, icon=":material/download:")
+    # on_click="ignore": no rerun races the file's own request (a click then sometimes fetched nothing)
+    st.download_button(label, data, file_name=filename, mime=mime, key=key, icon=":material/download:",
+                       on_click="ignore")
 
 
 def use_app_navigation() -> None:

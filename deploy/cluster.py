@@ -1,0 +1,269 @@
+"""Several Streamlit replicas of the app behind one HAProxy with cookie affinity, on one machine.
+
+    python deploy/cluster.py N [--port 8500] [--redis] [--data-dir .cluster]
+
+starts (with --redis) a redis-server on a loopback port with append-only persistence and hands its URL to every
+replica as EXPLORER_CLASSROOM_URL, then N ``streamlit run app.py`` replicas on free loopback ports, waits until each
+answers /_stcore/health, then HAProxy in the foreground on --port, and prints the URL. Ctrl+C or SIGTERM stops all.
+Every child runs in its own process group (stopped as a group) and gets SIGTERM if the launcher itself dies.
+
+Tests use it as a library: ``Cluster(n, port=None, redis=False, affinity=True).start()`` … ``.stop()``.
+"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import shutil
+import signal
+import socket
+import string
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Self
+
+ROOT = Path(__file__).resolve().parents[1]
+TEMPLATE = Path(__file__).with_name("haproxy.cfg.template")
+COOKIE = "EXPLORER_REPLICA"
+COOKIE_BLOCK = f"""\
+    # Affinity: HAProxy adds Set-Cookie {COOKIE}=<the replica's name> to a browser's first response.
+    #   insert   HAProxy sets the cookie itself; Streamlit knows nothing about it
+    #   indirect the cookie is stripped from requests before they reach a replica, and is only set again when
+    #            the browser was (re)balanced, e.g. after its replica died
+    #   nocache  a response that sets it is marked uncacheable, so no shared cache hands one pin to everyone
+    #   httponly page scripts cannot read it
+    cookie {COOKIE} insert indirect nocache httponly"""
+NO_COOKIE_BLOCK = "    # Affinity OFF (tests only): every request goes to the next replica in turn; downloads break."
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+try:
+    _PRCTL = ctypes.CDLL(None, use_errno=True).prctl   # Linux; looked up here, not in the forked child
+except (OSError, AttributeError):
+    _PRCTL = None
+
+
+def _die_with_parent():
+    """In the child between fork and exec: ask the kernel for SIGTERM when the launcher dies (PR_SET_PDEATHSIG)."""
+    if _PRCTL is not None:
+        _PRCTL(1, signal.SIGTERM)
+
+
+def haproxy_config(ports: list[int], bind: str, affinity: bool = True) -> str:
+    """The HAProxy configuration text: a frontend on ``bind`` (host:port), one server line per replica port."""
+    servers = "\n".join(f"    server r{i} 127.0.0.1:{p}" + (f" cookie r{i}" if affinity else "")
+                        for i, p in enumerate(ports))
+    return string.Template(TEMPLATE.read_text()).substitute(
+        bind=bind, servers=servers, cookie_block=COOKIE_BLOCK if affinity else NO_COOKIE_BLOCK)
+
+
+def check_config(path: Path) -> None:
+    """Raise with HAProxy's own message when ``haproxy -c`` rejects the file."""
+    done = subprocess.run(["haproxy", "-c", "-q", "-f", str(path)], check=False, capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"haproxy -c rejected {path}:\n{done.stdout}{done.stderr}")
+
+
+@dataclass
+class Proc:
+    """One child: its process, its port and its log file."""
+    name: str
+    port: int
+    popen: subprocess.Popen
+    log: Path
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def stop(self, grace: float = 10) -> None:
+        """SIGTERM to the whole process group, SIGKILL after ``grace`` seconds."""
+        for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5)):
+            if not self.alive():
+                break
+            try:
+                os.killpg(self.popen.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                self.popen.wait(wait)
+            except subprocess.TimeoutExpired:
+                continue
+        self.popen.poll()
+
+
+def _spawn(name: str, port: int, argv: list[str], logs: Path, env: dict | None = None) -> Proc:
+    log = logs / f"{name}-{port}.log"
+    with open(log, "w") as out:
+        popen = subprocess.Popen(argv, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                 env=env, start_new_session=True,   # own process group: stopped as one
+                                 preexec_fn=_die_with_parent)  # noqa: PLW1509 - only a prctl call, no locks
+    return Proc(name, port, popen, log)
+
+
+def _wait(ready, proc: Proc, what: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not proc.alive():
+            raise RuntimeError(f"{what} exited with {proc.popen.returncode}; see {proc.log}")
+        if ready():
+            return
+        time.sleep(0.3)
+    raise RuntimeError(f"{what} not ready after {timeout:.0f} s; see {proc.log}")
+
+
+def healthy(url: str) -> bool:
+    try:
+        return urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok"
+    except OSError:
+        return False
+
+
+def redis_ping(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+            s.sendall(b"PING\r\n")
+            return s.recv(64).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+class Cluster:
+    """``n`` replicas + HAProxy (+ redis). ``url`` is HAProxy's; ``replicas`` are [Proc] with .port and .pid."""
+
+    def __init__(self, n: int, port: int | None = None, redis: bool = False, affinity: bool = True,
+                 data_dir: str | Path | None = None, env: dict | None = None, start_timeout: float = 180,
+                 host: str = "127.0.0.1"):
+        self.n, self.affinity, self.use_redis, self.host = n, affinity, redis, host
+        self.port = port or free_port()
+        self.url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{self.port}"
+        self.dir = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="explorer-cluster-"))
+        self.logs = self.dir / "logs"
+        self.env = {**os.environ, **(env or {})}
+        self.start_timeout = start_timeout
+        self.replicas: list[Proc] = []
+        self.redis: Proc | None = None
+        self.haproxy: Proc | None = None
+        self.redis_port = free_port() if redis else None
+
+    # ----------------------------------------------------------------------------------------------- start
+    def start(self) -> Self:
+        if not shutil.which("haproxy"):
+            raise RuntimeError("haproxy is not installed (apt-get install haproxy)")
+        self.logs.mkdir(parents=True, exist_ok=True)
+        try:
+            if self.use_redis:
+                self._start_redis()
+                self.env["EXPLORER_CLASSROOM_URL"] = f"redis://127.0.0.1:{self.redis_port}/0"
+            for i in range(self.n):   # all launched at once: they import torch and load the model in parallel
+                self.replicas.append(self._spawn_replica(i, free_port()))
+            for r in self.replicas:
+                _wait(lambda r=r: healthy(f"http://127.0.0.1:{r.port}"), r, r.name, self.start_timeout)
+            self._start_haproxy()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _spawn_replica(self, i: int, port: int) -> Proc:
+        argv = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+                "--server.address", "127.0.0.1", "--server.headless", "true"]
+        return _spawn(f"replica{i}", port, argv, self.logs, self.env)
+
+    def _start_redis(self) -> None:
+        data = self.dir / "redis"
+        data.mkdir(parents=True, exist_ok=True)
+        argv = ["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1", "--dir", str(data),
+                "--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--protected-mode", "yes"]
+        self.redis = _spawn("redis", self.redis_port, argv, self.logs)
+        _wait(lambda: redis_ping(self.redis_port), self.redis, "redis-server", 20)
+
+    def _start_haproxy(self) -> None:
+        cfg = self.dir / "haproxy.cfg"
+        cfg.write_text(haproxy_config([r.port for r in self.replicas], f"{self.host}:{self.port}", self.affinity))
+        check_config(cfg)
+        self.haproxy = _spawn("haproxy", self.port, ["haproxy", "-db", "-f", str(cfg)], self.logs)
+        _wait(lambda: healthy(self.url), self.haproxy, "haproxy", 20)
+
+    # ----------------------------------------------------------------------------------------------- control
+    def kill_replica(self, i: int) -> None:
+        """SIGKILL replica ``i`` (a crash, not a clean shutdown); HAProxy's checks take it out."""
+        r = self.replicas[i]
+        if r.alive():
+            os.killpg(r.pid, signal.SIGKILL)
+            r.popen.wait(10)
+
+    def restart_replica(self, i: int) -> None:
+        """Start replica ``i`` again on its old port (HAProxy's server line still points there)."""
+        old = self.replicas[i]
+        old.stop()
+        self.replicas[i] = new = self._spawn_replica(i, old.port)
+        _wait(lambda: healthy(f"http://127.0.0.1:{new.port}"), new, new.name, self.start_timeout)
+
+    def restart_redis(self) -> None:
+        """Stop redis (SIGTERM: it writes its append-only file) and start it on the same port and data dir."""
+        if not self.use_redis:
+            raise RuntimeError("this cluster runs without redis")
+        self.redis.stop()
+        self._start_redis()
+
+    def stop(self) -> None:
+        """Stop HAProxy first (no new traffic), then the replicas, then redis."""
+        for p in [self.haproxy, *self.replicas, self.redis]:
+            if p is not None:
+                p.stop()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("n", type=int, help="number of Streamlit replicas")
+    ap.add_argument("--port", type=int, default=8500, help="HAProxy's port (default 8500)")
+    ap.add_argument("--host", default="127.0.0.1", help="HAProxy's address (0.0.0.0 to serve a classroom LAN)")
+    ap.add_argument("--redis", action="store_true", help="also run redis-server for the classroom store")
+    ap.add_argument("--data-dir", default=str(ROOT / ".cluster"), help="logs, haproxy.cfg and redis data")
+    args = ap.parse_args(argv)
+    cluster = Cluster(args.n, port=args.port, redis=args.redis, data_dir=args.data_dir, host=args.host)
+
+    def stop(signum, _frame):
+        raise KeyboardInterrupt   # unwinds to the finally below, in the main thread
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        print(f"starting {args.n} replicas (logs in {cluster.logs}) …", flush=True)
+        cluster.start()
+        for r in cluster.replicas:
+            print(f"  {r.name}: http://127.0.0.1:{r.port} (pid {r.pid})")
+        if cluster.redis:
+            print(f"  redis: {cluster.env['EXPLORER_CLASSROOM_URL']} (data in {cluster.dir / 'redis'})")
+        print(f"open {cluster.url}  (Ctrl+C stops everything)", flush=True)
+        while cluster.haproxy.alive():
+            time.sleep(1)
+        print(f"haproxy exited with {cluster.haproxy.popen.returncode}; see {cluster.haproxy.log}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("stopping …", flush=True)
+        return 0
+    finally:
+        cluster.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
