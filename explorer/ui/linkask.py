@@ -86,7 +86,6 @@ def ask_before_loading(key: str, default: str) -> str | None:
         busy = models.current_download()
         if busy:
             st.caption(f"Another download is running on this server ({literal(busy)}); this one would wait for it.")
-        left, right = st.columns(2)
-        left.button("Load it", key=f"{key}_ask_load", on_click=load, icon=":material/download:")
-        right.button(f"Stay on {default}", key=f"{key}_ask_stay", on_click=stay)
+        st.button("Load it", key=f"{key}_ask_load", on_click=load, icon=":material/download:")
+        st.button(f"Stay on {default}", key=f"{key}_ask_stay", on_click=stay, icon=":material/undo:")
     return asked
