@@ -369,6 +369,7 @@ def test_unknown_hub_id_without_network_says_so(monkeypatch):
         raise OSError("Network is unreachable")
     monkeypatch.setattr(socket, "create_connection", refuse)
     at = open_page("pages/heatmaps.py", model="nobody-here/no-such-model-xyz")
+    at.button(key="model_ask_load").click().run()     # a link asks before loading (explorer/ui/linkask.py)
     no_exception(at)
     shows(at, r"no network connection to the Hugging Face hub")
     at.selectbox(key="model").set_value(registry.EMBEDDED_ENCODER).run()
