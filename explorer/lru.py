@@ -45,6 +45,16 @@ class ByteLRU:
     def __len__(self) -> int:
         return len(self._items)
 
+    def peek(self, key: Hashable, default=None):
+        """The stored value for ``key`` (counted as a hit and marked recently used), else ``default``; computes
+        nothing, so a caller can answer a hit at once and queue only the misses."""
+        with self._lock:
+            if key not in self._items:
+                return default
+            self._items.move_to_end(key)
+            self.hits += 1
+            return self._items[key][0]
+
     def get_or_compute(self, key: Hashable, compute: Callable[[], object]):
         """Return the stored value for ``key``, computing it once even when many sessions ask at the same time."""
         with self._lock:

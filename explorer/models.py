@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from explorer import embedded
+from explorer import embedded, policy
 from explorer.capture import enable_capture
 from explorer.registry import ModelSpec, Progress, hub_policy, resolve_spec, unavailable
 
@@ -217,7 +217,27 @@ def prepare(spec: ModelSpec, progress: Progress | None = None) -> Path:
     return embedded.gguf_cache(spec, weights, report) if weights.suffix == ".gguf" else weights.parent
 
 
+_download_slot = threading.Lock()   # one hub download at a time per server: downloads share disk, memory, network
+_downloading: str | None = None
+
+
+def current_download() -> str | None:
+    """The hub id being downloaded on this server right now, or None."""
+    return _downloading
+
+
+def _check_download(spec: ModelSpec) -> int:
+    """The download's size in MB, after the hub's file list passed the size, disk and memory checks (policy.py)."""
+    try:
+        metadata = policy.fetch_metadata(spec.name)
+        return policy.check_download(spec.name, metadata, free_disk_bytes=policy.free_disk(),
+                                     free_memory_bytes=policy.free_memory())
+    except policy.PolicyRefusal as err:
+        raise unavailable(spec.name, str(err)) from None
+
+
 def _load_from_hub(spec: ModelSpec, device: str, report: Progress) -> LoadedModel:
+    global _downloading
     allowed, allowlist = hub_policy()
     if not allowed:
         raise unavailable(spec.name, "loading models from the Hugging Face hub is switched off on this server.")
@@ -230,8 +250,21 @@ def _load_from_hub(spec: ModelSpec, device: str, report: Progress) -> LoadedMode
     if not hub_reachable():
         raise unavailable(spec.name, "there is no network connection to the Hugging Face hub and the model is not "
                                       "in the local cache.")
-    report(0.2, f"Downloading {spec.name} from the Hugging Face hub…")
+    report(0.1, f"Checking the size of {spec.name} on the hub…")
+    size_mb = _check_download(spec)
+    waited = not _download_slot.acquire(blocking=False)
+    if waited:
+        report(0.15, f"Waiting: another download ({_downloading or 'a model'}) is running on this server; {spec.name} "
+                     f"({size_mb:,} MB) starts when it ends.")
+        _download_slot.acquire()
     try:
+        if waited:   # the other download used disk and memory: measure again
+            size_mb = _check_download(spec)
+        _downloading = spec.name
+        report(0.2, f"Downloading {spec.name} ({size_mb:,} MB) from the Hugging Face hub…")
         return _from_folder(spec.name, spec, device)
     except (OSError, ValueError) as err:
         raise unavailable(spec.name, f"the hub could not provide it ({str(err).splitlines()[0][:200]}).") from err
+    finally:
+        _downloading = None
+        _download_slot.release()

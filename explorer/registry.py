@@ -2,14 +2,17 @@
 
 Nothing here loads anything. ``resolve_spec`` turns what a user typed into a ``ModelSpec`` or raises
 ``ModelUnavailable`` with a message that lists what is valid; ``hub_policy`` says what the deployer allows.
+A name written as a path is a local folder, which ``policy.check_local`` allows (off by default, confined to
+``EXPLORER_LOCAL_ROOT``): while off, every path gets the same message and the disk is never looked at.
 """
 from __future__ import annotations
 
 import os
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
+
+from explorer import policy
 
 Progress = Callable[[float, str], None]
 
@@ -95,17 +98,13 @@ def resolve_spec(name: str) -> ModelSpec:
     if name in KNOWN_HUB:
         kind, label = KNOWN_HUB[name]
         return ModelSpec(name, f"{name} · {label} · hub", "hub", kind=kind)
-    if os.environ.get("EXPLORER_ALLOW_LOCAL", "1") != "0" and _is_dir(name):
-        if not (Path(name) / "config.json").is_file():
-            raise unavailable(name, "that folder has no config.json.")
-        return ModelSpec(str(Path(name).resolve()), f"{name} · local folder", "local")
+    if policy.looks_like_path(name):
+        try:
+            folder = policy.check_local(name)
+        except policy.LocalRefused as err:
+            raise unavailable(name, str(err)) from None
+        return ModelSpec(str(folder), f"{name} · local folder", "local")
     if ".." in name or not _HUB_ID.match(name):
         raise unavailable(name, "that is neither a hub id (like 'gpt2' or 'org/model') nor a model folder.")
     return ModelSpec(name, f"{name} · hub", "hub")
 
-
-def _is_dir(name: str) -> bool:
-    try:
-        return len(name) < 4096 and "\0" not in name and Path(name).is_dir()
-    except OSError:  # a name too long or odd for the file system is no folder
-        return False

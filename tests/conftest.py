@@ -9,6 +9,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach the hub
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+# tests load tiny random models from temporary folders, which a real server refuses unless the deployer allows
+# local folders (explorer.policy); tests of the default unset this with monkeypatch or a Server env
+os.environ.setdefault("EXPLORER_ALLOW_LOCAL", "1")
 
 from chromium import CHROMIUM, CHROMIUM_ARGS, Server, need_chromium  # noqa: E402
 from redis_server import RedisServer  # noqa: E402

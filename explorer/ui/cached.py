@@ -2,6 +2,10 @@
 
 Attention results are kept once per (model, text, target) in a byte-bounded store (see ``lru.py``), so thirty
 students typing the same example cost one forward pass and memory stays bounded. Every key is a plain value.
+A result not yet stored is computed through one bounded fair queue (``fairqueue.py``) shared by all sessions:
+each session holds at most one place, a newer edit replaces its waiting one, and the page says how many wait
+ahead. ``EXPLORER_FORWARD_WORKERS`` (default 1) forward passes run at once; ``EXPLORER_FORWARD_QUEUE=0``
+computes in the page's own thread instead (the old way, kept to measure the difference).
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from explorer import registry
 from explorer.attention import AttentionResult, extract
 from explorer.examples import EXAMPLES
+from explorer.fairqueue import FairQueue, QueueFull, Replaced
 from explorer.lru import ByteLRU
 from explorer.models import LoadedModel, log
 from explorer.ui.text import literal
@@ -23,6 +28,9 @@ from explorer.worker import ModelWorker
 # many texts the sessions send (a 512-token encoder result alone holds ~150 MB of weights and scores).
 _results = ByteLRU(int(os.environ.get("EXPLORER_RESULT_CACHE_MB", "384")) * 2**20)
 WORKER = ModelWorker()
+FORWARDS = FairQueue(workers=max(1, int(os.environ.get("EXPLORER_FORWARD_WORKERS", "1") or 1)),
+                     max_waiting=max(1, int(os.environ.get("EXPLORER_FORWARD_MAX_WAITING", "100") or 100)),
+                     name="forward")
 
 
 def get_model(name: str) -> LoadedModel:
@@ -67,7 +75,41 @@ def get_attention(name: str, text: str, target: str | None = None) -> AttentionR
                     array.setflags(write=False)
         return result
 
-    return _results.get_or_compute((name, text, target), compute)
+    key = (name, text, target)
+    hit = _results.peek(key)
+    if hit is not None:
+        return hit
+    if os.environ.get("EXPLORER_FORWARD_QUEUE", "1").strip().lower() in {"0", "false", "no", "off"}:
+        return _results.get_or_compute(key, compute)
+    return _queued(key, lambda: _results.get_or_compute(key, compute))
+
+
+def _queued(key: tuple, work) -> AttentionResult:
+    """``work()`` run by the shared forward queue for this session; in a page, a note while others go first."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    try:
+        ticket = FORWARDS.submit(ctx.session_id if ctx else "server", key, work)
+    except QueueFull:
+        if ctx is None:
+            raise
+        st.warning("The server is busy: too many requests are waiting. Try again in a few seconds.")
+        st.stop()
+    if ctx is None:            # the preload thread, tests: block
+        return ticket.result()
+    note = None
+    while True:
+        try:
+            value = ticket.result(timeout=0.1)
+        except TimeoutError:
+            ahead = ticket.position()
+            note = note or st.empty()
+            note.caption(f"Waiting for {ahead} other{'s' if ahead != 1 else ''}…" if ahead else "Computing…")
+            continue
+        except Replaced:       # a newer edit of this session took the place; its own run shows the result
+            st.stop()
+        if note is not None:
+            note.empty()
+        return value
 
 
 def result_cache() -> ByteLRU:

@@ -12,6 +12,7 @@ from explorer.attention import AttentionResult
 from explorer.examples import EXAMPLES
 from explorer.registry import EMBEDDED, EMBEDDED_ENCODER, KNOWN_HUB, ModelUnavailable, hub_policy, resolve_spec
 from explorer.ui import cached
+from explorer.ui.linkask import ask_before_loading
 from explorer.ui.text import literal
 
 OTHER = "Other hub id or folder…"
@@ -53,7 +54,12 @@ def set_values(values: dict, forget: tuple[str, ...] = ()) -> None:
 
 
 def model_picker(key: str = "model", default: str = EMBEDDED_ENCODER, label: str = "Model") -> str:
-    """Embedded models first, then known hub ids, then a free box for any hub id or local folder."""
+    """Embedded models first, then known hub ids, then a free box for any hub id or local folder.
+
+    A model named by the link that is neither embedded nor loaded waits for the student's answer
+    (``linkask.py``); meanwhile the picker shows ``default``.
+    """
+    asked = ask_before_loading(key, default)
     allowed, allowlist = hub_policy()
     hub = ([*(allowlist or KNOWN_HUB), OTHER] if allowed else [])
     choices = [*EMBEDDED, *[h for h in hub if h not in EMBEDDED]]
@@ -72,7 +78,7 @@ def model_picker(key: str = "model", default: str = EMBEDDED_ENCODER, label: str
     if choice == OTHER:
         name = st.text_input("Hub id (e.g. prajjwal1/bert-tiny) or local folder", value=free,
                              key=f"{key}_other", max_chars=200).strip()
-    st.query_params[key] = name or default
+    st.query_params[key] = asked or name or default   # a reload of a link still waiting asks again
     return name or default
 
 

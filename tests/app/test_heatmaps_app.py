@@ -146,8 +146,15 @@ def test_bertviz_only_when_asked_and_capped():
     assert any("at most" in i.value for i in at.info)
 
 
+def load_if_asked(at: AppTest) -> None:
+    """A link to a model the server has not loaded yet asks first (explorer/ui/linkask.py): answer "Load it"."""
+    if any(b.key == "model_ask_load" for b in at.button):
+        at.button(key="model_ask_load").click().run()
+
+
 def test_encoder_decoder_parts(tiny_folder):
     at = page(model=tiny_folder("t5"), text="the cat sat on the mat")
+    load_if_asked(at)
     no_exceptions(at)
     assert at.radio(key="part").options == ["encoder self-attention", "decoder self-attention",
                                             "cross attention (decoder → encoder)"]
@@ -164,6 +171,7 @@ def test_encoder_decoder_parts(tiny_folder):
 
 def test_causal_model_greys_the_mask(tiny_folder):
     at = page(model=tiny_folder("gpt2"), text="the cat sat on the mat")
+    load_if_asked(at)
     no_exceptions(at)
     z = heat(at)[0]
     assert np.isnan(z[np.triu_indices(len(z), 1)]).all() and np.isfinite(z[np.tril_indices(len(z))]).all()

@@ -224,12 +224,22 @@ def test_url_parameters_out_of_range_or_garbage(file: str, row: str):
                                    "nobody-here/no-such-model-xyz"],
                          ids=["dotdot", "abs-path", "script", "300-chars", "unknown-hub-id"])
 def test_bad_model_ids(file: str, model: str):
-    """A bad or unknown model id: a clear warning naming what works, at once; the embedded models still work."""
+    """A bad or unknown model id: a clear warning naming what works, at once; the embedded models still work.
+
+    A well-formed hub id that nobody has loaded asks first (explorer/ui/linkask.py); the answer "Load it" gets
+    the warning. Paths get the local-folder rule's message (tests/conftest.py switches local folders on)."""
     start = time.monotonic()
     at = open_page(file, model=model)
+    if model.startswith("nobody"):
+        assert any("This link asks for nobody-here/no-such-model-xyz from the hub. Its size is unknown: the hub "
+                   "cannot be reached" in seen(m.value) for m in at.markdown)
+        assert not at.warning and at.get("plotly_chart")            # the embedded encoder meanwhile
+        at.button(key="model_ask_load").click().run()
     elapsed = time.monotonic() - start
     no_exception(at)
     shows(at, r"is not available: .*Embedded models that always work")
+    if model.startswith(("/", "..")):
+        shows(at, r"There is no model folder")
     if model.startswith("nobody"):
         shows(at, r"no network connection to the Hugging Face hub")
         print(f"unknown hub id offline: message after {elapsed:.2f} s (AppTest, includes page start)")
@@ -359,6 +369,7 @@ def test_unknown_hub_id_without_network_says_so(monkeypatch):
         raise OSError("Network is unreachable")
     monkeypatch.setattr(socket, "create_connection", refuse)
     at = open_page("pages/heatmaps.py", model="nobody-here/no-such-model-xyz")
+    at.button(key="model_ask_load").click().run()     # a link asks before loading (explorer/ui/linkask.py)
     no_exception(at)
     shows(at, r"no network connection to the Hugging Face hub")
     at.selectbox(key="model").set_value(registry.EMBEDDED_ENCODER).run()

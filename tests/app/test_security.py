@@ -1,5 +1,6 @@
 """Security: no raw HTML with user text, literal labels in every figure, no remote code, only safe weight formats
-for the embedded models, and the deployer's hub policy (EXPLORER_ALLOW_HUB, EXPLORER_HUB_ALLOWLIST)."""
+for the embedded models, and the deployer's hub policy (EXPLORER_ALLOW_HUB, EXPLORER_HUB_ALLOWLIST) and local
+folder policy (EXPLORER_ALLOW_LOCAL: off by default)."""
 from __future__ import annotations
 
 import ast
@@ -202,9 +203,34 @@ def test_picker_offers_only_the_allowlist(monkeypatch):
     assert "roberta-base" not in offered and at.get("plotly_chart")
 
 
+def test_local_folders_are_off_by_default(monkeypatch, tiny_folder, from_pretrained_calls):
+    """A real server refuses model folders unless the deployer switches them on (tests/conftest.py does, for
+    the tiny models): a folder that exists and one that does not get the same message, and nothing is read."""
+    from explorer import policy
+
+    folder = str(tiny_folder("bert"))
+    monkeypatch.delenv("EXPLORER_ALLOW_LOCAL")
+    messages = []
+    for name in (folder, folder + "-missing"):
+        with pytest.raises(registry.ModelUnavailable) as err:
+            models.load_model(name, device="cpu")
+        messages.append(str(err.value).replace(name, "X"))
+    assert messages[0] == messages[1] and policy.LOCAL_OFF in messages[0]
+    assert from_pretrained_calls == []
+    at = _heatmaps(model="/etc")
+    assert not at.exception
+    shown = " ".join(w.value for w in at.warning).replace("\\", "")   # literal() backslash-escapes punctuation
+    assert policy.LOCAL_OFF in shown and not at.get("plotly_chart")
+    monkeypatch.setenv("EXPLORER_ALLOW_LOCAL", "1")
+    assert models.load_model(folder, device="cpu").kind == "encoder"
+
+
 def test_readme_documents_the_hub_policy():
     readme = (ROOT / "README.md").read_text()
     assert "EXPLORER_ALLOW_HUB=0" in readme and "EXPLORER_HUB_ALLOWLIST=" in readme
+    for variable in ("EXPLORER_ALLOW_LOCAL=1", "EXPLORER_LOCAL_ROOT", "EXPLORER_MAX_MODEL_MB",
+                     "EXPLORER_FORWARD_WORKERS"):
+        assert variable in readme, variable
 
 
 # ---------------------------------------------------------------------------------------------- figures

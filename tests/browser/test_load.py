@@ -91,6 +91,9 @@ async def student(browser, url: str, i: int, timings: dict) -> dict:
 async def failing_load(browser, url: str) -> str:
     page = await new_page(browser, f"{url}/heatmaps?model=nobody-here/no-such-model-xyz")
     try:
+        load = page.get_by_role("button", name="Load it")          # a link asks before loading
+        await load.wait_for(timeout=WAIT_MS)
+        await load.click()
         alert = page.locator('[data-testid="stAlert"]', has_text="is not available")
         await alert.wait_for(timeout=WAIT_MS)
         return await alert.inner_text() + "".join(await exceptions(page))

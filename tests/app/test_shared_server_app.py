@@ -1,0 +1,156 @@
+"""Shared-server wiring in the app: a link asks before loading a model nobody has loaded, and forward passes go
+through one fair queue (a result already stored skips it; two sessions are served in the order they asked)."""
+from __future__ import annotations
+
+import json
+import re
+import threading
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from explorer import models, policy, registry
+from explorer.fairqueue import FairQueue
+from explorer.ui import cached, linkask
+from explorer.worker import ModelWorker
+
+ROOT = Path(__file__).resolve().parents[2]
+HUB = ROOT / "tests" / "unit" / "hub_metadata"
+ENCODER = registry.EMBEDDED_ENCODER
+
+
+def seen(markdown: str) -> str:
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
+
+
+def heatmaps(**params) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "pages" / "heatmaps.py"), default_timeout=240)
+    for key, value in params.items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def asked(at: AppTest) -> list[str]:
+    return [seen(m.value).removeprefix(":material/link: ") for m in at.markdown if "This link asks for" in m.value]
+
+
+@pytest.fixture
+def worker(monkeypatch):
+    """A fresh model worker whose loads are recorded (the embedded encoder loads for real)."""
+    loads = []
+    fresh = ModelWorker(loader=lambda spec, **k: loads.append(spec.name) or models.load_model(spec, **k))
+    monkeypatch.setattr(cached, "WORKER", fresh)
+    linkask._sizes.clear()
+    yield loads
+    linkask._sizes.clear()
+
+
+# ---------------------------------------------------------------------------------------------- links ask first
+
+def test_a_link_to_a_hub_model_asks_and_loads_nothing_until_answered(worker):
+    at = heatmaps(model="roberta-base")
+    assert not at.exception
+    assert asked(at) == ["This link asks for roberta-base from the hub. Its size is unknown: the hub cannot be "
+                         "reached from this server, so it loads only if it is already in this server's cache. "
+                         "Load it?"]
+    assert at.selectbox(key="model").value == ENCODER and at.get("plotly_chart")   # the page works meanwhile
+    assert "roberta-base" not in worker and at.query_params["model"] == "roberta-base"
+    at.button(key="model_ask_stay").click().run()
+    assert not asked(at) and at.selectbox(key="model").value == ENCODER
+    assert at.query_params["model"] == ENCODER and "roberta-base" not in worker
+    at.run()
+    assert not asked(at)                                                          # answered once, for good
+
+
+def test_load_it_loads_the_model(worker):
+    at = heatmaps(model="roberta-base")
+    at.button(key="model_ask_load").click().run()
+    assert not asked(at) and at.selectbox(key="model").value == "roberta-base"
+    assert "roberta-base" in worker                                              # tried (offline: fails)
+    assert any("no network connection" in seen(w.value) for w in at.warning)
+
+
+def test_online_the_question_gives_the_download_size(worker, monkeypatch):
+    """The online path on recorded metadata (no hub here): roberta-base's files sum to 503 MB."""
+    monkeypatch.setattr(models, "hub_reachable", lambda *a, **k: True)
+    monkeypatch.setattr(policy, "fetch_metadata", lambda name, *a, **k: json.loads((HUB / f"{name}.json").read_text()))
+    at = heatmaps(model="roberta-base")
+    assert asked(at) == ["This link asks for roberta-base from the hub, 503 MB. Load it?"]
+    assert at.button(key="model_ask_stay").label == f"Stay on {ENCODER}"
+
+
+def test_embedded_and_loaded_models_open_at_once(worker, tiny_folder):
+    at = heatmaps(model=registry.EMBEDDED_DECODER)
+    assert not asked(at) and at.selectbox(key="model").value == registry.EMBEDDED_DECODER
+    folder = str(tiny_folder("bert"))
+    at = heatmaps(model=folder)
+    assert asked(at) == [f"This link asks for the model folder {Path(folder).resolve()} on this server. Load it?"]
+    cached.WORKER.get(folder)
+    at = heatmaps(model=folder)
+    assert not asked(at) and at.text_input(key="model_other").value == folder and at.get("plotly_chart")
+
+
+def test_a_path_while_local_folders_are_off_gets_the_one_message_not_a_question(worker, monkeypatch):
+    monkeypatch.delenv("EXPLORER_ALLOW_LOCAL")
+    at = heatmaps(model="/etc")
+    assert not asked(at) and not at.exception
+    assert any(policy.LOCAL_OFF in seen(w.value) for w in at.warning)
+
+
+# ---------------------------------------------------------------------------------------------- the forward queue
+
+@pytest.fixture
+def queue(monkeypatch, tiny_loaded):
+    """A one-worker queue, the tiny bert as the model, and every forward pass recorded by its text."""
+    fresh = FairQueue(workers=1, name="test-forward")
+    monkeypatch.setattr(cached, "FORWARDS", fresh)
+    monkeypatch.setattr(cached, "get_model", lambda name: tiny_loaded("bert"))
+    computed, real = [], cached.extract
+    monkeypatch.setattr(cached, "extract", lambda loaded, text, target=None: computed.append(text) or
+                        real(loaded, text, target))
+    cached.result_cache().clear()
+    yield fresh, computed
+    fresh.shutdown()
+    cached.result_cache().clear()
+
+
+def test_a_stored_result_skips_the_queue(queue, monkeypatch):
+    fresh, computed = queue
+    submits = []
+    real = fresh.submit
+    monkeypatch.setattr(fresh, "submit", lambda *a: submits.append(a[:2]) or real(*a))
+    first = cached.get_attention("tiny", "the cat sat")
+    assert submits == [("server", ("tiny", "the cat sat", None))] and computed == ["the cat sat"]
+    assert cached.get_attention("tiny", "the cat sat") is first
+    assert len(submits) == 1 and computed == ["the cat sat"]
+
+
+def test_two_sessions_are_served_in_the_order_they_asked(queue, monkeypatch):
+    fresh, computed = queue
+    # each thread plays one browser session (the page's script thread); st.empty() then runs in bare mode
+    monkeypatch.setattr(cached, "get_script_run_ctx",
+                        lambda suppress_warning=True: SimpleNamespace(session_id=threading.current_thread().name))
+    release = threading.Event()
+    blocker = fresh.submit("teacher", None, lambda: release.wait(10))
+    results = {}
+
+    def ask(text):
+        results[text] = cached.get_attention("tiny", text)
+
+    sessions = [threading.Thread(target=ask, args=(t,), name=f"session-{t}") for t in ("second one", "third one")]
+    try:
+        for i, thread in enumerate(sessions):
+            thread.start()
+            for _ in range(500):
+                if fresh.waiting() == i + 1:
+                    break
+                threading.Event().wait(0.01)
+        assert fresh.waiting() == 2 and computed == []
+    finally:
+        release.set()
+        for thread in sessions:
+            thread.join(30)
+    blocker.result(5)
+    assert computed == ["second one", "third one"] and set(results) == {"second one", "third one"}
