@@ -271,7 +271,7 @@ def main(argv=None) -> int:
     server = None
     if args.start:
         sys.path.insert(0, str(ROOT / "tests"))
-        from browser import Server
+        from chromium import Server
         server = Server(log_prefix="ws-load-server")
         url, pid = server.url, args.pid or server.proc.pid
         print(f"server {url} (pid {pid}) up after {time.monotonic() - started:.1f} s", flush=True)

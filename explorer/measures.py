@@ -92,7 +92,8 @@ def output_embedding(loaded: LoadedModel) -> tuple[torch.Tensor, torch.Tensor | 
         from transformers import AutoModelForCausalLM
         folder = getattr(model.config, "_name_or_path", "") or getattr(model, "name_or_path", "")
         try:
-            full = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, local_files_only=True)
+            full = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, local_files_only=True,
+                                                        trust_remote_code=False)
         except (OSError, ValueError) as err:
             raise ValueError(f"{loaded.spec.name} has untied output embeddings and its language-model head could "
                              f"not be loaded from {folder!r} ({str(err).splitlines()[0][:160]}).") from err
