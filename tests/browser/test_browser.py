@@ -94,6 +94,9 @@ def test_overview_tile_hovers_its_statistics_and_a_click_opens_that_head(server,
     page = open_page(browser, f"{server.url}/heatmaps")
     try:
         page.get_by_text("Every layer × head").scroll_into_view_if_needed()
+        page.wait_for_function("() => [...document.querySelectorAll('[data-testid=\"stMain\"] .js-plotly-plot')]"
+                               ".some(g => g._fullLayout && (g._fullLayout.yaxis.title || {}).text === 'layer')",
+                               timeout=60_000)   # drawn (a busy machine may take a while)
         page.wait_for_timeout(500)
         x, y = page.evaluate(TILE_CENTRE, [4, 7])
         page.mouse.move(x, y)
