@@ -22,6 +22,7 @@ def navigation() -> None:
             st.Page("pages/heatmaps.py", title="Attention heatmaps", icon="🔥"),
             st.Page("pages/flip.py", title="Antecedent flip", icon="🔁"),
             st.Page("pages/compare.py", title="Compare heads", icon="🧭"),
+            st.Page("pages/heads_do.py", title="What heads do", icon=":material/content_cut:"),
         ],
         "Concepts": [
             st.Page("pages/lab_worked_example.py", title="Worked example", icon="✏️"),
