@@ -5,6 +5,7 @@ from explorer import analysis, heads
 from explorer.examples import ANIMAL_TIRED, ANIMAL_WIDE, FLIP_PAIRS
 from explorer.plots import attention as plots
 from explorer.plots import heads as head_plots
+from explorer.ui import effects as fx
 from explorer.ui import pickers
 from explorer.ui import widgets as ui
 
@@ -99,3 +100,4 @@ for column, (side, res) in zip(st.columns(2), (("A", a), ("B", b))):
 if not result.query_sees_change and a.weights.shape == b.weights.shape:
     fig = head_plots.difference_heatmap(a.weights[layer, head], b.weights[layer, head], a.tokens, a.keys)
     ui.show_figure(fig, "diff", f"flip-difference-L{layer}H{head}")
+fx.knock_these(model, text_a, text_b, query, candidates, result)

@@ -165,6 +165,17 @@ def knock_section(model: str, a: str, b: str, query: str, cands: list[str], flip
             st.warning(literal(note))
 
 
+def knock_these(model: str, a: str, b: str, query: str, cands: list[str], flip) -> None:
+    """The flip page's short version: knock out the top of its flip ranking (or any heads) and see the measure."""
+    st.subheader("Knock these heads out")
+    st.caption("Looking is not doing: remove heads and see whether the model's answer for the pair changes. "
+               "The full version, with a sweep over every head, is on the page What heads do.")
+    if len(cands) != 2:
+        st.info("Pick exactly two candidates to measure the model's answer.")
+        return
+    knock_section(model, a, b, query, cands, flip, "zero", prefix="flipko", with_map=False)
+
+
 # ---------------------------------------------------------------------------------------------- sweep
 
 def sweep_section(model: str, a: str, b: str, query: str, cands: list[str], flip, mode: str) -> None:
