@@ -54,11 +54,11 @@ def main() -> None:
     for (row, name, target), vrow in zip(rows, ("V1", "V2")):
         loaded = load_model(name, device="cpu")
         repeat = args.repeat if loaded.kind == "encoder" else max(1, args.repeat // 2)
-        wall, cpu = timed(lambda: effects.sweep(loaded, A, B), repeat)
+        wall, cpu = timed(lambda m=loaded: effects.sweep(m, A, B), repeat)
         print(f"{row} {name} sweep: wall {wall:.2f} s, cpu {cpu:.2f} s (target ≤ {target:.0f} s: "
               f"{'met' if wall <= target else 'wall MISSED'}{'' if cpu <= target else ', cpu MISSED'})", flush=True)
-        plain = timed(lambda: extract(loaded, A), args.repeat * 3)
-        weighted = timed(lambda: values.value_weighted(loaded, A), args.repeat * 3)
+        plain = timed(lambda m=loaded: extract(m, A), args.repeat * 3)
+        weighted = timed(lambda m=loaded: values.value_weighted(m, A), args.repeat * 3)
         ratio = weighted[0] / plain[0]
         print(f"{vrow} {name} value-weighted {weighted[0] * 1e3:.0f} ms vs extract {plain[0] * 1e3:.0f} ms: "
               f"{ratio:.2f}× wall, {weighted[1] / plain[1]:.2f}× cpu (target ≤ 1.3×: "
