@@ -18,6 +18,7 @@ with right:
     text_b = ui.text_box("text_b", ANIMAL_WIDE, "Sentence B", with_examples=False)
 query, candidates = fx.measure_inputs()
 ui.show_link_notes()
+fx.whole_pair_or_stop(model, text_a, text_b)
 
 st.subheader("The intact model")
 pair = fx.pair_measure(model, text_a, text_b, query, candidates)

@@ -5,6 +5,8 @@ Arrays and tables in, plotly Figures out; never calls Streamlit. Every clickable
 """
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -43,8 +45,9 @@ def before_after(before: list[float], after: list[float], value_name: str, label
     fig.update_layout(barmode="group", height=320, title=dict(text=title, x=0.0, font=dict(size=14)),
                       margin=dict(l=10, r=10, t=40 if title else 10, b=10), plot_bgcolor="white",
                       legend=dict(orientation="h", y=-0.15), font=dict(size=14))
-    fig.update_yaxes(title=value_name, range=[-1.25 * top if min(before + after) < 0 else 0, 1.25 * top],
-                     zeroline=True, zerolinecolor="#a0aec0", gridcolor="#edf2f7")
+    low = -1.25 * top if min(before + after) < 0 else 0
+    fig.update_yaxes(title=html.escape(value_name, quote=False), range=[low, 1.25 * top], zeroline=True,
+                     zerolinecolor="#a0aec0", gridcolor="#edf2f7")
     return fig
 
 

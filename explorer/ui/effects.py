@@ -18,7 +18,7 @@ from explorer.lru import ByteLRU
 from explorer.plots import effects as plots
 from explorer.ui import cached
 from explorer.ui.text import literal
-from explorer.ui.widgets import from_url, show_figure
+from explorer.ui.widgets import attention_or_stop, from_url, show_figure
 from explorer.worker import Job, Jobs
 
 MEASURES, SWEEPS, ROLES = Jobs(256), Jobs(16), Jobs(4)
@@ -72,6 +72,14 @@ def ablation_picker(key: str = "ablation") -> str:
     return mode
 
 
+def whole_pair_or_stop(model: str, a: str, b: str) -> None:
+    """Both sentences' attention (the usual notes and messages for empty or over-long text), and a stop when
+    either is longer than the model reads: a measure of half a sentence would mean nothing."""
+    if any([attention_or_stop(model, t).truncated for t in (a, b)]):
+        st.warning("The knockout measure needs whole sentences: shorten them to what the model reads at once.")
+        st.stop()
+
+
 def pair_measure(model: str, a: str, b: str, query: str, cands: list[str], knocked=(), mode: str = "zero"):
     """Both sentences' measures (heads in ``knocked`` knocked out), computed once for all sessions."""
     loaded = cached.get_model(model)
@@ -90,7 +98,7 @@ def show_intact(pair) -> None:
     name = _score_name(pair)
     for column, (label, value) in zip(st.columns(3), (("Sentence A", pair.a.score), ("Sentence B", pair.b.score),
                                                       ("Shift A − B", pair.shift))):
-        column.metric(f"{label}: {name}", f"{value:+.3f}")
+        column.metric(literal(f"{label}: {name}"), f"{value:+.3f}")
     st.dataframe(knockouts.measure_table(pair).round(4), hide_index=True)
     right = pair.a.prefers != pair.b.prefers
     (st.success if right else st.info)(literal(knockouts.explain(pair)))
@@ -148,8 +156,9 @@ def knock_section(model: str, a: str, b: str, query: str, cands: list[str], flip
                        "Click a tile to knock that head out, or click it again to bring it back.")
     with right:
         if not chosen:
-            st.info("No head is knocked out yet: click tiles on the map, pick heads by name, or take the top k "
-                    "of the flip ranking.")
+            (st.info if with_map else st.caption)("No head is knocked out yet: " + (
+                "click tiles on the map, " if with_map else "") + "pick heads by name, or take the top k of the "
+                "flip ranking.")
             return
         before = pair_measure(model, a, b, query, cands)
         after = pair_measure(model, a, b, query, cands, chosen, mode)

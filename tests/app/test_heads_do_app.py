@@ -25,7 +25,7 @@ def run(**params) -> AppTest:
 
 
 def metrics(at: AppTest) -> dict[str, float]:
-    return {m.label.split(":")[0]: float(m.value) for m in at.metric}
+    return {m.label.replace("\\", "").split(":")[0]: float(m.value) for m in at.metric}
 
 
 def test_intact_values_and_empty_selection():
