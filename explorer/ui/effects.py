@@ -163,11 +163,12 @@ def knock_section(model: str, a: str, b: str, query: str, cands: list[str], flip
         before = pair_measure(model, a, b, query, cands)
         after = pair_measure(model, a, b, query, cands, chosen, mode)
         name = _score_name(before)
-        for column, (label, x, y) in zip(st.columns(3), (("A", before.a.score, after.a.score),
-                                                         ("B", before.b.score, after.b.score),
-                                                         ("Shift", before.shift, after.shift))):
-            column.metric(f"{label} without {len(chosen)} head{'s' * (len(chosen) > 1)}", f"{y:+.3f}",
-                          f"{y - x:+.3f}", delta_color="off")
+        st.markdown(f"**Without {len(chosen)} head{'s' * (len(chosen) > 1)}** (change from the intact model "
+                    "under each number)")
+        for column, (label, x, y) in zip(st.columns(3), (("Sentence A", before.a.score, after.a.score),
+                                                         ("Sentence B", before.b.score, after.b.score),
+                                                         ("Shift A − B", before.shift, after.shift))):
+            column.metric(f"{label}, knocked out", f"{y:+.3f}", f"{y - x:+.3f}", delta_color="off")
         show_figure(plots.before_after([before.a.score, before.b.score], [after.a.score, after.b.score], name),
                     f"{prefix}_bars", "knockout-before-after")
         for note in knockouts.knockout_notes(chosen, n_layers, n_heads, after):
@@ -194,11 +195,12 @@ def sweep_section(model: str, a: str, b: str, query: str, cands: list[str], flip
     if job is None or (job.done.is_set() and job.error is not None):
         st.caption("Knocks out every head alone, one after another, and measures both sentences each time "
                    "(seconds on the encoder, up to a minute on the decoder; the result is shared with everyone).")
-        if not st.button("Run the sweep", key="sweep_run", type="primary"):
-            return
-        loaded = cached.get_model(model)
-        job = SWEEPS.run(key, lambda progress: effects.sweep(loaded, a, b, mode, progress=progress,
-                                                             candidates=cands, query=query), "sweeping heads")
+        if st.button("Run the sweep", key="sweep_run", type="primary"):
+            loaded = cached.get_model(model)
+            SWEEPS.run(key, lambda progress: effects.sweep(loaded, a, b, mode, progress=progress,
+                                                           candidates=cands, query=query), "sweeping heads")
+            st.rerun()   # the button goes; the progress bar takes its place
+        return
     result = wait(job)
     rho = effects.spearman(effects.flip_map(flip.table), result.effect)
     left, right = st.columns(2)

@@ -55,5 +55,5 @@ def test_flip_page_knocks_out_its_top_heads():
     at.button(key="flipko_top").click().run()
     assert not at.exception
     shown = {m.label: m.value for m in at.metric}
-    assert {"A without 3 heads", "B without 3 heads", "Shift without 3 heads"} <= set(shown)
+    assert {"Sentence A, knocked out", "Sentence B, knocked out", "Shift A − B, knocked out"} <= set(shown)
     assert at.multiselect(key="flipko_heads").value == ["L3H1", "L4H0", "L5H11"]   # the flip ranking's top 3
