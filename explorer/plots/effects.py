@@ -70,5 +70,5 @@ def similar_heads(frame: pd.DataFrame, badges: pd.Series | None = None, selected
                       title=dict(text="Similar heads: close points attend alike", x=0.0, font=dict(size=14)),
                       margin=dict(l=10, r=10, t=40, b=10))
     fig.update_xaxes(showticklabels=False, title="", zeroline=False, gridcolor="#edf2f7")
-    fig.update_yaxes(showticklabels=False, title="", zeroline=False, gridcolor="#edf2f7", scaleanchor="x")
+    fig.update_yaxes(showticklabels=False, title="", zeroline=False, gridcolor="#edf2f7")
     return fig

@@ -137,13 +137,13 @@ def knock_section(model: str, a: str, b: str, query: str, cands: list[str], flip
     every = [(layer, head) for layer in range(n_layers) for head in range(n_heads)]
     options = [heads.head_id(h) for h in every]
     st.session_state[heads_key] = [h for h in st.session_state.get(heads_key, []) if h in options]
-    row = st.columns([1, 1, 1, 1], vertical_alignment="bottom")
-    k = row[0].number_input("k", 1, len(options), 3, key=f"{prefix}_k")
-    row[1].button(f"Top {k} of the flip ranking", key=f"{prefix}_top", on_click=_set_heads,
+    with st.container(horizontal=True, vertical_alignment="bottom", gap="small"):
+        k = st.number_input("k", 1, len(options), 3, key=f"{prefix}_k", width=140)
+        st.button(f"Top {k} of the flip ranking", key=f"{prefix}_top", on_click=_set_heads,
                   args=(heads_key, knockouts.top_flips(table, k)))
-    row[2].button("Every head", key=f"{prefix}_all", on_click=_set_heads, args=(heads_key, every))
-    row[3].button("None", key=f"{prefix}_none", on_click=_set_heads, args=(heads_key, []))
-    picked = st.multiselect("Heads to knock out", options, key=heads_key,
+        st.button("Every head", key=f"{prefix}_all", on_click=_set_heads, args=(heads_key, every))
+        st.button("None", key=f"{prefix}_none", on_click=_set_heads, args=(heads_key, []))
+    picked = st.multiselect("Heads to knock out", options, key=heads_key, placeholder="Pick heads by name…",
                             format_func=lambda s: s.replace("L", "layer ").replace("H", " · head "))
     chosen = heads.parse_heads(",".join(picked), n_layers, n_heads, len(options))[0]
     grid = knockouts.head_grid(chosen, n_layers, n_heads)
