@@ -267,7 +267,7 @@ def head_roles(model: str, stop: bool = True):
 
 def more_stats(model: str, text: str, result: AttentionResult, stats):
     """``stats`` with sink by weight / by value size and the heads' roles, where the model allows them."""
-    if result.parts:
+    if result.parts or cached.get_model(model).kind == "encoder-decoder":
         return stats
     try:
         sinks = values.sink_stats(value_weighted(model, text, result))
@@ -279,7 +279,14 @@ def more_stats(model: str, text: str, result: AttentionResult, stats):
 
 
 def similar_heads_section(model: str, chosen: list, on_select) -> None:
-    found, similar = head_roles(model)
+    if cached.get_model(model).kind == "encoder-decoder":
+        st.caption("The similar-heads map is drawn for encoders and decoders only.")
+        return
+    try:
+        found, similar = head_roles(model, stop=False)
+    except ValueError as err:
+        st.caption(literal(f"No similar-heads map for this model ({err})."))
+        return
     fig = plots.similar_heads(similar, knockouts.role_badges(found), selected=chosen)
     show_figure(fig, "similar", "similar-heads", on_select=on_select)
     st.caption("Each point is a head; heads close together spread their attention alike on three sample texts "

@@ -57,3 +57,14 @@ def test_flip_page_knocks_out_its_top_heads():
     shown = {m.label: m.value for m in at.metric}
     assert {"Sentence A, knocked out", "Sentence B, knocked out", "Shift A − B, knocked out"} <= set(shown)
     assert at.multiselect(key="flipko_heads").value == ["L3H1", "L4H0", "L5H11"]   # the flip ranking's top 3
+
+
+def test_encoder_decoder_gets_messages_not_errors(tiny_folder):
+    from tiny import TEXT
+    folder = str(tiny_folder("t5"))
+    at = run("heads_do.py", model=folder, text=TEXT, text_b=TEXT.replace("tired", "wide"))
+    assert "No measure for a encoder-decoder model yet." in [w.value.replace("\\", "") for w in at.warning]
+    for page in ("heatmaps.py", "compare.py"):
+        at = run(page, model=folder, text=TEXT, weighting="value")
+        assert any("not available for encoder-decoder models" in i.value for i in at.info) and not at.warning
+    assert "similar-heads map is drawn for encoders and decoders only" in " ".join(c.value for c in at.caption)
