@@ -141,6 +141,11 @@ def _encoder_probe(loaded, text, candidates, query) -> Probe:
     cands = [word_positions(view, find_word(view, c)) for c in candidates]
     notes = [("Representation measure: cosine of the final state of "
              f"{query!r} with each candidate's final state (this encoder has no masked-word head here).")]
+    for cand, pos in zip(candidates, cands):
+        if len(pos) > 1:
+            pieces = ", ".join(repr(tok["tokens"][p]) for p in pos)
+            notes.append(f"{cand!r} is {len(pos)} tokens ({pieces}): the mean of their final states stands for the "
+                         "word.")
 
     def values_of(hidden):
         h = hidden.double()

@@ -62,6 +62,11 @@ class Jobs:
         threading.Thread(target=self._run, args=(key, job, work), name=f"job-{job.name[:40]}", daemon=True).start()
         return job
 
+    def peek(self, key: Hashable) -> Job | None:
+        """The running or finished job for ``key``, if any; starts nothing."""
+        with self._lock:
+            return self._jobs.get(key)
+
     def finished(self) -> list[Hashable]:
         with self._lock:
             return [key for key, job in self._jobs.items() if job.done.is_set() and job.error is None]

@@ -5,6 +5,7 @@ from explorer import analysis, heads
 from explorer.maths import causal_mask
 from explorer.plots import attention as plots
 from explorer.plots import heads as head_plots
+from explorer.ui import effects as fx
 from explorer.ui import pickers
 from explorer.ui import widgets as ui
 
@@ -27,9 +28,10 @@ def add_head(source: str, frame=None) -> None:
 
 model = ui.model_picker()
 text = ui.text_box()
-result = ui.attention_or_stop(model, text)
-facts = result.facts
-stats = analysis.head_stats(result.weights, result.special)
+raw = ui.attention_or_stop(model, text)
+result, facts = fx.weighting(model, text, raw), raw.facts
+stats = fx.more_stats(model, text, raw, analysis.head_stats(result.weights, result.special))
+STATS.update({c: c for c in ("sink by value size", "induction") if c in stats})
 chosen = pickers.heads_picker("Heads to compare (2–4)", "heads", facts.n_layers, facts.n_heads,
                                 heads.preselect(stats))
 ui.show_link_notes()
@@ -67,6 +69,8 @@ with right:
         l, h = chosen[-1]
         ui.page_link("pages/heatmaps.py", f"Open layer {l} · head {h} on the heatmap page", icon=":material/grid_on:",
                      query_params={"model": model, "text": text, "layer": l, "head": h})
+
+fx.similar_heads_section(model, chosen, on_select=lambda: add_head("similar"))
 
 st.subheader("What the common patterns mean")
 st.caption("Each number is a mean over the text's query tokens. Thresholds are rules of thumb, not definitions.")

@@ -4,6 +4,7 @@ import streamlit as st
 from explorer import analysis, heads
 from explorer.examples import ANIMAL_TIRED, ANIMAL_WIDE, DECODER_PAIR, FLIP_PAIRS
 from explorer.plots import heads as head_plots
+from explorer.ui import effects as fx
 from explorer.ui import pickers
 from explorer.ui import widgets as ui
 from explorer.ui.flip import show_head_in_both
@@ -72,3 +73,4 @@ else:
               args=(PAIRS[DECODER_PAIR], NEW_HEAD), type="primary")
 
 show_head_in_both(a, b, result, layer, head)
+fx.knock_these(model, text_a, text_b, query, candidates, result)

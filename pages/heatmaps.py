@@ -3,6 +3,7 @@ import streamlit as st
 
 from explorer import matrices
 from explorer.plots import attention as plots
+from explorer.ui import effects as fx
 from explorer.ui import widgets as ui
 from explorer.ui.bertviz import show_bertviz
 
@@ -23,7 +24,7 @@ with top[0]:
     model = ui.model_picker()
 with top[1]:
     text = ui.text_box()
-result = ui.attention_or_stop(model, text)
+result = fx.weighting(model, text, ui.attention_or_stop(model, text))
 part = ui.part_picker(matrices.PARTS) if result.parts else "self"
 res = matrices.part_of(result, part)
 pick = st.columns([1, 1, 2])

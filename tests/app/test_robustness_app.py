@@ -77,6 +77,8 @@ TEXT_PAGES = [
     TextPage("compare", "pages/compare.py", "text", area=True, reads_all=True),
     TextPage("flip-A", "pages/flip.py", "text", area=True, reads_all=True),
     TextPage("flip-B", "pages/flip.py", "text_b", area=True, reads_all=True),
+    TextPage("heads-do-A", "pages/heads_do.py", "text", area=True, reads_all=True),
+    TextPage("heads-do-B", "pages/heads_do.py", "text_b", area=True, reads_all=True),
     TextPage("masks", "pages/lab_masks.py", "Sentence", max_chars=300),
     TextPage("masks-padding", "pages/lab_masks.py", "Short sentence", max_chars=200),
     TextPage("permutation", "pages/lab_permutation.py", "Sentence"),
@@ -142,6 +144,8 @@ def recover(at: AppTest, page: TextPage) -> AppTest:
     """What a student does next: type a good sentence (the flip page: pick the worked pair)."""
     if page.file == "pages/flip.py":
         next(b for b in at.button if b.label.startswith("Use the pair")).click().run()
+    elif page.file == "pages/heads_do.py":   # a sentence that has the pair's candidates
+        box(at, page).set_value(GOOD.replace("cat", "animal").replace("mat", "street")).run()
     else:
         box(at, page).set_value(GOOD).run()
     return at

@@ -1,0 +1,152 @@
+"""Logic of the "What heads do" page: knock chosen heads out, compare a sweep with the attention flip, label roles.
+
+Pure functions of models, tables and arrays (no Streamlit). The measures themselves come from ``effects`` and
+``measures``; this module adds what the page needs around them:
+
+- ``knocked_pair`` measures a minimal pair with some heads knocked out, holding the model's lock for the whole
+  block (knockout hooks live on the shared model: no other session's forward pass may run meanwhile).
+- ``flip_texts`` chooses the texts and query whose *attention* flip can be compared with the knockout effect. For
+  an encoder that is the pair itself and its query word. A decoder's measure reads the next token after
+  ``text + ' The word "it" refers to the'``; "it" inside the sentence comes before the changed word, so its row is
+  the same in A and B (a causal model cannot look ahead). The query that makes the prediction is the prompt's last
+  token, and it sees both sentences whole: the flip is taken there, on the same texts the measure reads.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .effects import _clean_run, knockout
+from .measures import PROMPT, PairMeasure, make_probe, pair_notes
+from .models import LoadedModel
+
+Head = tuple[int, int]
+ROLE_LABELS = {"previous_token": "previous token", "first_token": "first token", "broad": "broad",
+               "duplicate": "duplicate", "induction": "induction"}
+ROLE_CUTS = {"previous_token": 0.5, "first_token": 0.5, "broad": 0.85, "duplicate": 0.3, "induction": 0.3}
+
+
+def knocked_pair(loaded: LoadedModel, text_a: str, text_b: str, heads: list[Head], mode: str = "zero",
+                 **probe_kw) -> PairMeasure:
+    """Both texts' measures with ``heads`` knocked out (none: the intact model). ``mode="mean"`` replaces each
+    head's output by its mean over every position of both texts (as ``effects.sweep`` does)."""
+    probes = [make_probe(loaded, t, **probe_kw) for t in (text_a, text_b)]
+    plan: dict[int, list[int]] = {}
+    for layer, head in heads:
+        plan.setdefault(int(layer), []).append(int(head))
+    with loaded.lock, torch.inference_mode():
+        means = None
+        if mode == "mean" and plan:
+            cleans = [_clean_run(loaded, p) for p in probes]
+            means = torch.cat([torch.stack([x[0] for x in c.proj_in]) for c in cleans], dim=1).mean(dim=1)
+        with knockout(loaded.model, plan, mode, means):
+            found = [p.measure(loaded.model(**p.inputs, use_cache=False).last_hidden_state)[0] for p in probes]
+    a, b = found
+    return PairMeasure(a, b, a.score - b.score, pair_notes(a, b))
+
+
+def measure_table(pair: PairMeasure) -> pd.DataFrame:
+    """One row per sentence: each candidate's probability (decoder) or cosine (encoder), and the score."""
+    c1, c2 = pair.a.candidates
+    decoder = pair.a.kind == "next-token"
+    rows = []
+    for side, m in (("A", pair.a), ("B", pair.b)):
+        rows.append({"sentence": side, (f"P({c1})" if decoder else f"cos(it, {c1})"): m.values[c1],
+                     (f"P({c2})" if decoder else f"cos(it, {c2})"): m.values[c2],
+                     ("log-odds" if decoder else "difference"): m.score, "prefers": m.prefers})
+    return pd.DataFrame(rows)
+
+
+def explain(pair: PairMeasure) -> str:
+    """What the intact model does with the pair, said plainly (and what to watch when it gets it wrong)."""
+    c1, c2 = pair.a.candidates
+    what = "log-odds" if pair.a.kind == "next-token" else "cosine difference"
+    if pair.a.prefers == c1 and pair.b.prefers == c2:
+        return (f"The model gets the pair right: {c1!r} in A, {c2!r} in B. A head matters if knocking it out "
+                f"moves the two {what}s towards each other.")
+    toward = c1 if pair.shift > 0 else c2
+    return (f"The model does not get the pair right: it prefers {pair.a.prefers!r} in A and {pair.b.prefers!r} "
+            f"in B. What still changes is the shift: A leans {abs(pair.shift):.2f} further towards {toward!r} than B "
+            f"({what} {pair.a.score:+.2f} vs {pair.b.score:+.2f}). Knockouts are judged by how they move that shift.")
+
+
+def knockout_notes(heads: list[Head], n_layers: int, n_heads: int, pair: PairMeasure) -> list[str]:
+    """Warnings about a knockout's result: every head gone, or a number that is not a number."""
+    notes = []
+    if len(set(heads)) >= n_layers * n_heads:
+        notes.append("Every head is knocked out: no token can read any other, so what is left is each token alone "
+                     "(embeddings and feed-forward layers). The number still exists but says nothing about "
+                     "attention.")
+    if not all(math.isfinite(x) for x in (pair.a.score, pair.b.score)):
+        notes.append("The measure is not a number with these heads out (a state became zero).")
+    return notes
+
+
+def flip_texts(kind: str, text_a: str, text_b: str, query: str, prompt: str = PROMPT) -> tuple[str, str, str, str]:
+    """``(text_a, text_b, query, note)`` whose attention flip matches what the knockout measure reads."""
+    if kind != "decoder":
+        return text_a, text_b, query, ""
+    ending = prompt.format(query=query)
+    last = ending.split()[-1]
+    note = (f"The decoder's {query!r} cannot see the changed word (it comes first, and a causal model never looks "
+            f"ahead). The flip is therefore read at the token that makes the prediction: the last {last!r} of "
+            f"the prompt {ending.strip()!r}, which sees both sentences whole.")
+    return text_a.rstrip() + ending, text_b.rstrip() + ending, last, note
+
+
+def top_flips(table: pd.DataFrame, k: int) -> list[Head]:
+    """The ``k`` heads whose attention moves most towards the first candidate in A compared with B."""
+    best = table.sort_values("flip", ascending=False).head(max(int(k), 0))
+    return [(int(r.layer), int(r.head)) for r in best.itertuples()]
+
+
+def agreement(rho: float) -> str:
+    """A sentence on a Spearman correlation between the attention flip and the knockout effect."""
+    if not math.isfinite(rho):
+        return "No rank correlation: one of the two maps is constant."
+    size = "hardly" if abs(rho) < 0.2 else "weakly" if abs(rho) < 0.4 else "clearly"
+    way = "the same" if rho >= 0 else "opposite"
+    return (f"Spearman ρ = {rho:+.2f}: the two rankings agree {size}" + ("" if size == "hardly" else f", in {way} "
+            "directions") + ". They need not agree: the flip says where a head looks, the knockout what the answer "
+            "loses without it. A head can look at the right word and pass on little, and a head that looks "
+            "elsewhere can still carry what the answer needs.")
+
+
+def toggle(heads: list[Head], head: Head) -> list[Head]:
+    """``heads`` with ``head`` added, or removed when it was there (order kept)."""
+    return [h for h in heads if h != head] if head in heads else [*heads, head]
+
+
+def role_badges(roles: pd.DataFrame) -> pd.Series:
+    """Per head, the names of the roles whose score passes its cut (``ROLE_CUTS``), strongest first, or ''."""
+    def badge(row) -> str:
+        found = sorted(((row[c] / cut, c) for c, cut in ROLE_CUTS.items() if row[c] >= cut), reverse=True)
+        return ", ".join(ROLE_LABELS[c] for _, c in found)
+    return roles.apply(badge, axis=1)
+
+
+def stats_with(stats: pd.DataFrame, sinks: pd.DataFrame | None = None, roles: pd.DataFrame | None = None
+               ) -> pd.DataFrame:
+    """``head_stats`` with ``sink by weight`` / ``sink by value size`` (``values.sink_stats``) and the role badges
+    plus induction and duplicate scores (``roles.head_roles``) joined on (layer, head), when given."""
+    out = stats.copy()
+    if sinks is not None:
+        out = out.merge(sinks.rename(columns={"sink_weight": "sink by weight", "sink_value": "sink by value size"}),
+                        on=["layer", "head"], how="left")
+    if roles is not None:
+        extra = roles[["layer", "head", "induction", "duplicate"]].copy()
+        extra.insert(2, "role", role_badges(roles).to_numpy())
+        out = out.merge(extra, on=["layer", "head"], how="left")
+    return out
+
+
+def head_grid(heads: list[Head], n_layers: int, n_heads: int) -> np.ndarray:
+    """Bool ``[layer, head]``: True where a head is in ``heads``."""
+    out = np.zeros((n_layers, n_heads), dtype=bool)
+    for layer, head in heads:
+        if 0 <= layer < n_layers and 0 <= head < n_heads:
+            out[layer, head] = True
+    return out

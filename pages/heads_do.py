@@ -1,0 +1,42 @@
+"""What heads do: knock heads out and watch the model's answer on a minimal pair move; compare with where they look."""
+import streamlit as st
+
+from explorer.examples import ANIMAL_TIRED, ANIMAL_WIDE
+from explorer.ui import effects as fx
+from explorer.ui import widgets as ui
+
+ui.use_app_navigation()
+st.title("What heads do")
+st.caption("Attention maps show where a head looks. Here we remove heads and see what the model's answer loses: "
+           "a head matters for the pair if, without it, the two sentences come out more alike.")
+
+model = ui.model_picker()
+left, right = st.columns(2)
+with left:
+    text_a = ui.text_box("text", ANIMAL_TIRED, "Sentence A", with_examples=False)
+with right:
+    text_b = ui.text_box("text_b", ANIMAL_WIDE, "Sentence B", with_examples=False)
+query, candidates = fx.measure_inputs()
+ui.show_link_notes()
+fx.whole_pair_or_stop(model, text_a, text_b)
+
+st.subheader("The intact model")
+pair = fx.pair_measure(model, text_a, text_b, query, candidates)
+if pair.a.kind == "next-token":
+    st.caption(f"The decoder reads each sentence followed by {pair.a.prompt[len(text_a.rstrip()):]!r} and we read "
+               "the probability of each candidate as the next word; log-odds = ln P(candidate 1) − ln P(candidate 2).")
+else:
+    st.caption("This encoder has no word-prediction head here, so the measure is how similar the final state of the "
+               "query word is to each candidate's (cosine); the score is the first minus the second.")
+fx.show_intact(pair)
+
+flip, note = fx.attention_flip(model, text_a, text_b, query, candidates)
+if note:
+    st.caption(ui.literal(note))
+
+st.subheader("Knock heads out")
+mode = fx.ablation_picker()
+fx.knock_section(model, text_a, text_b, query, candidates, flip, mode)
+
+st.subheader("Every head alone: a sweep")
+fx.sweep_section(model, text_a, text_b, query, candidates, flip, mode)
