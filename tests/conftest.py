@@ -21,12 +21,19 @@ FAMILIES = ["bert", "gpt2", "llama", "t5"]
 TIERS = ("unit", "integration", "app", "browser")
 
 
+HEAVY = ("load", "cluster")   # minutes of CPU each: CI runs them (CI=true), locally HEAVY_TESTS=1 does
+
+
 def pytest_collection_modifyitems(items):
-    """Each test carries its folder's tier as a marker (``-m unit``, ``-m "not browser"``…)."""
+    """Each test carries its folder's tier as a marker (``-m unit``, ``-m "not browser"``…); the heavy load and
+    cluster tests run in CI or with HEAVY_TESTS=1, and say so when skipped."""
+    heavy = bool(os.environ.get("CI") or os.environ.get("HEAVY_TESTS"))
     for item in items:
         tier = Path(str(item.fspath)).parent.name
         if tier in TIERS:
             item.add_marker(getattr(pytest.mark, tier))
+        if not heavy and any(item.get_closest_marker(m) for m in HEAVY):
+            item.add_marker(pytest.mark.skip(reason="heavy load/cluster test: runs in CI, or set HEAVY_TESTS=1"))
 
 
 @pytest.fixture(scope="session")

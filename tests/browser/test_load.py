@@ -152,6 +152,7 @@ def test_caches_are_bounded():
                 assert "max_entries" in line or "maxsize" in line or line.rstrip().endswith(")()"), (path, line)
 
 
+@pytest.mark.load
 @pytest.mark.skipif(STUDENTS == 0, reason="LOAD_STUDENTS=0: load test switched off")
 def test_thirty_students_at_once():
     need_chromium()
