@@ -159,10 +159,20 @@ def usable(at: AppTest) -> None:
 
 # ---------------------------------------------------------------------------------------------- typed text
 
-@pytest.mark.parametrize("page", TEXT_PAGES, ids=[p.id for p in TEXT_PAGES])
-@pytest.mark.parametrize("row", TEXT_ROWS, ids=[r.id for r in TEXT_ROWS])
-def test_typed_text(page: TextPage, row: Row):
-    at = open_page(page.file)
+LINKED_TEXT = [p for p in TEXT_PAGES if p.area]        # the model comes from the URL: a tiny one will do
+LAB_TEXT = [p for p in TEXT_PAGES if not p.area]         # labs load an embedded model themselves
+REAL_ROWS = [r for r in TEXT_ROWS if r.id in {"empty", "10k-chars", "control-nul", "script", "markdown-latex"}]
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tiny_folder):
+    """A tiny random BERT, loaded once into the shared worker (a link to a loaded model opens without asking)."""
+    name = str(tiny_folder("bert"))
+    cached.WORKER.get(name)
+    return name
+
+
+def check_typed_text(at: AppTest, page: TextPage, row: Row) -> None:
     no_exception(at)
     box(at, page).set_value(row.text).run()
     no_exception(at)
@@ -176,6 +186,26 @@ def test_typed_text(page: TextPage, row: Row):
         assert at.get("plotly_chart") or messages(at)
     literal_everywhere(at, row.fragments)
     usable(recover(at, page))
+
+
+@pytest.mark.parametrize("page", LINKED_TEXT, ids=[p.id for p in LINKED_TEXT])
+@pytest.mark.parametrize("row", TEXT_ROWS, ids=[r.id for r in TEXT_ROWS])
+def test_typed_text(page: TextPage, row: Row, tiny_model):
+    """Every bad-text row on every deep-linked page, on a tiny random model (the pages' code is the same)."""
+    check_typed_text(open_page(page.file, model=tiny_model), page, row)
+
+
+@pytest.mark.parametrize("page", LAB_TEXT, ids=[p.id for p in LAB_TEXT])
+@pytest.mark.parametrize("row", REAL_ROWS, ids=[r.id for r in REAL_ROWS])
+def test_typed_text_on_real_models(page: TextPage, row: Row):
+    """The labs on the embedded models: the rows that reach a model's limits or the page's markdown."""
+    check_typed_text(open_page(page.file), page, row)
+
+
+def test_typed_text_on_a_real_model_page():
+    """One deep-linked page on the embedded encoder too, with the hostile rows."""
+    for row in REAL_ROWS:
+        check_typed_text(open_page("pages/heatmaps.py"), TEXT_PAGES[0], row)
 
 
 def test_injected_tokens_are_literal_tick_labels():
