@@ -19,11 +19,7 @@ NEW_HEAD = ("layer", "head")   # a new pair opens on its own strongest head
 
 
 model = ui.model_picker()
-left, right = st.columns(2)
-with left:
-    text_a = ui.text_box("text", ANIMAL_TIRED, "Sentence A", with_examples=False)
-with right:
-    text_b = ui.text_box("text_b", ANIMAL_WIDE, "Sentence B", with_examples=False)
+text_a, text_b = ui.sentence_pair((ANIMAL_TIRED, ANIMAL_WIDE))
 for column, name in zip(st.columns(len(FLIP_PAIRS)), FLIP_PAIRS):
     column.button(f"Use the pair: {name}", on_click=ui.set_values, args=(PAIRS[name], NEW_HEAD), key=f"pair_{name}")
 a, b = ui.attention_or_stop(model, text_a), ui.attention_or_stop(model, text_b)

@@ -11,11 +11,7 @@ st.caption("Attention maps show where a head looks. Here we remove heads and see
            "a head matters for the pair if, without it, the two sentences come out more alike.")
 
 model = ui.model_picker()
-left, right = st.columns(2)
-with left:
-    text_a = ui.text_box("text", ANIMAL_TIRED, "Sentence A", with_examples=False)
-with right:
-    text_b = ui.text_box("text_b", ANIMAL_WIDE, "Sentence B", with_examples=False)
+text_a, text_b = ui.sentence_pair((ANIMAL_TIRED, ANIMAL_WIDE))
 query, candidates = fx.measure_inputs()
 ui.show_link_notes()
 fx.whole_pair_or_stop(model, text_a, text_b)

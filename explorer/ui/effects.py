@@ -18,7 +18,7 @@ from explorer.lru import ByteLRU
 from explorer.plots import effects as plots
 from explorer.ui import cached
 from explorer.ui.text import literal
-from explorer.ui.widgets import attention_or_stop, from_url, show_figure
+from explorer.ui.widgets import attention_or_stop, choice_picker, from_url, show_figure
 from explorer.worker import Job, Jobs
 
 MEASURES, SWEEPS, ROLES = Jobs(256), Jobs(16), Jobs(4)
@@ -62,14 +62,9 @@ def measure_inputs(prefix: str = "ko") -> tuple[str, list[str]]:
 
 
 def ablation_picker(key: str = "ablation") -> str:
-    from_url(key, "zero")
-    if st.session_state[key] not in ABLATIONS:
-        st.session_state[key] = "zero"
-    mode = st.radio("Knock out by", list(ABLATIONS), key=key, format_func=ABLATIONS.get, horizontal=True,
-                    help="Zero removes the head's output; mean replaces it by its average, a milder removal that "
-                         "keeps the size of the signal the next layers expect.")
-    st.query_params[key] = mode
-    return mode
+    return choice_picker("Knock out by", key, ABLATIONS, "zero",
+                         help="Zero removes the head's output; mean replaces it by its average, a milder removal "
+                              "that keeps the size of the signal the next layers expect.")
 
 
 def whole_pair_or_stop(model: str, a: str, b: str) -> None:
@@ -230,13 +225,9 @@ def value_weighted(model: str, text: str, result: AttentionResult) -> values.Val
 def weighting(model: str, text: str, result: AttentionResult, key: str = "weighting") -> AttentionResult:
     """A choice between the attention weights and the weights times each key's value size (renormalised per
     row); returns the result to show (a copy with the value-weighted matrices in place of the weights)."""
-    from_url(key, "weights")
-    if st.session_state[key] not in WEIGHTINGS:
-        st.session_state[key] = "weights"
-    choice = st.radio("Show", list(WEIGHTINGS), key=key, format_func=WEIGHTINGS.get, horizontal=True,
-                      help="Weight × value size: each weight times the size of what that key sends through the "
-                           "head (‖W_O v‖, Kobayashi et al. 2020), each row rescaled to sum to 1.")
-    st.query_params[key] = choice
+    choice = choice_picker("Show", key, WEIGHTINGS, "weights",
+                           help="Weight × value size: each weight times the size of what that key sends through "
+                                "the head (‖W_O v‖, Kobayashi et al. 2020), each row rescaled to sum to 1.")
     if choice == "weights":
         return result
     if result.parts:

@@ -99,14 +99,39 @@ def text_box(key: str = "text", default: str = next(iter(EXAMPLES.values())), la
     return text
 
 
+def choice_picker(label: str, key: str, choices: dict[str, str], default: str, help: str | None = None) -> str:
+    """One of ``choices`` (value -> label) as horizontal radio buttons, deep-linked; a value in the link that is
+    not a choice falls back to ``default``."""
+    from_url(key, default)
+    if st.session_state[key] not in choices:
+        st.session_state[key] = default
+    choice = st.radio(label, list(choices), key=key, format_func=choices.get, horizontal=True, help=help)
+    st.query_params[key] = choice
+    return choice
+
+
+def sentence_pair(defaults: tuple[str, str]) -> tuple[str, str]:
+    """Two deep-linked sentence boxes side by side (keys ``text`` and ``text_b``), for the minimal-pair pages."""
+    left, right = st.columns(2)
+    with left:
+        a = text_box("text", defaults[0], "Sentence A", with_examples=False)
+    with right:
+        b = text_box("text_b", defaults[1], "Sentence B", with_examples=False)
+    return a, b
+
+
+def parse_index(raw, label: str, default: int, what: str = "a number") -> int:
+    """``raw`` from a link as an int, or ``default`` with a visible note."""
+    try:
+        return int(raw)
+    except (TypeError, ValueError):
+        link_note(f"{label} {str(raw)[:40]!r} in the link is not {what}; using {default}.")
+        return default
+
+
 def index_picker(label: str, key: str, count: int, default: int = 0, widget: str = "slider") -> int:
     """An integer in [0, count) from a slider or number box, deep-linked and clamped with a note."""
-    raw = from_url(key, default)
-    try:
-        value = int(raw)
-    except (TypeError, ValueError):
-        link_note(f"{label} {str(raw)[:40]!r} in the link is not a number; using {default}.")
-        value = default
+    value = parse_index(from_url(key, default), label, default)
     if not 0 <= value < count:
         clamped = min(max(value, 0), count - 1)
         link_note(f"{label} {value} is out of range (0–{count - 1}); showing {clamped}.")
@@ -214,12 +239,7 @@ def token_picker(label: str, key: str, rows: list[list[int]], names: list[str], 
     st.session_state[f"_tokens_{key}"] = tuple(tokens)
     if seen is not None and seen != tuple(tokens):
         st.session_state[key] = st.session_state[f"_kept_{key}"] = default
-    raw = from_url(key, default)
-    try:
-        value = int(raw)
-    except (TypeError, ValueError):
-        link_note(f"{label} {str(raw)[:40]!r} in the link is not a token position; using {default}.")
-        value = default
+    value = parse_index(from_url(key, default), label, default, "a token position")
     last = max(max(r) for r in rows)
     if not 0 <= value <= last:
         link_note(f"{label} position {value} is out of range (0–{last}); showing the nearest token.")

@@ -2,20 +2,14 @@
 through ``models._load_from_hub`` (size, disk and memory checked before downloading, one download at a time)."""
 from __future__ import annotations
 
-import json
 import os
 import threading
 from pathlib import Path
 
 import pytest
+from test_policy import meta  # the recorded hub answers
 
 from explorer import models, policy, registry
-
-HUB = Path(__file__).parent / "hub_metadata"
-
-
-def meta(name: str) -> dict:
-    return json.loads((HUB / (name.replace("/", "__") + ".json")).read_text())
 
 
 def model_folder(path: Path) -> Path:
