@@ -326,3 +326,15 @@ def test_path_and_cost_details():
     assert t["attention_steps"].tolist() == [1, 1]
     default, bert = maths.cost_table([10]), maths.cost_table([10], d_model=768, n_layers=12, n_heads=12)
     assert {key: v.tolist() for key, v in default.items()} == {key: v.tolist() for key, v in bert.items()}
+
+
+def test_self_attention_standardizes_each_row_on_its_own():
+    """x = ((0, 2), (3, 3)), projections I. Row 0 has mean 1 and variance 1 -> (-1, 1); row 1 is constant, so it
+    becomes (0, 0) (the 1e-12 under the square root keeps 0/0 away). Scores z zᵀ / sqrt 2 = ((sqrt 2, 0), (0, 0)):
+    token 0 keeps 1 / (1 + e^-sqrt2) = 0.8044 on itself, token 1 splits evenly. A mean or variance over the whole
+    matrix (2 and 1.5) or over the columns would give other rows."""
+    eye = np.eye(2)
+    own = 1 / (1 + np.exp(-np.sqrt(2)))
+    out, w = maths.self_attention(np.array([[0.0, 2.0], [3.0, 3.0]]), eye, eye, eye, standardize=True)
+    np.testing.assert_allclose(w, [[own, 1 - own], [0.5, 0.5]], rtol=1e-6)
+    np.testing.assert_allclose(out, [[-own, own], [-0.5, 0.5]], rtol=1e-6)
