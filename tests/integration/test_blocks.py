@@ -186,3 +186,131 @@ def test_padding_experiment_on_the_embedded_encoder(encoder):
     assert e.change_unmasked.mean() > 0.2  # measured: 0.48 on average, 0.27 to 0.71 per token
     np.testing.assert_array_equal(e.pad_weight_masked, 0.0)
     assert e.pad_weight_unmasked.shape == (6,) and e.pad_weight_unmasked.min() > 0.1
+
+
+# ------------------------------------------------------------------------------- the block, worked by hand
+def _hand_params():
+    """d_model 2, d_ff 2, one head. Wq = Wk = 0, so every score is 0 and each query spreads its weight evenly over
+    the keys it may see; Wv = I, Wo = diag(1, 2), W1 = I, b1 = (0.75, 0), W2 = 2 I, b2 = (0.5, 0)."""
+    eye, zero = np.eye(2), np.zeros((2, 2))
+    return B.BlockParams(zero, zero, eye, eye, np.array([0.75, 0.0]), 2 * eye, np.array([0.5, 0.0]),
+                         np.diag([1.0, 2.0]), 1)
+
+
+HAND_X = np.array([[2.0, 0.0], [0.0, 4.0]])
+
+
+def test_post_norm_block_by_hand():
+    """x = [[2,0],[0,4]], eps 0.5 (a large eps, so that leaving it out shows).
+
+    attention: weights 1/2 each, values x @ I, mean row (1, 2), times Wo -> (1, 4) for both rows.
+    x + attention = [[3,4],[1,8]]. Layer norm of a 2-vector (a, b) is ±(|a-b|/2) / (|a-b|/2 + eps):
+    row 0 -> ±0.5/1 = (-0.5, 0.5); row 1 -> ±3.5/4 = (-0.875, 0.875).
+    feed-forward: h W1 + b1 = [[0.25,0.5],[-0.125,0.875]], ReLU -> [[0.25,0.5],[0,0.875]], times 2 plus b2 ->
+    [[1,1],[0.5,1.75]]. h + ff = [[0.5,1.5],[-0.375,2.625]]; layer norm -> ±0.5/1 and ±1.5/2.
+    """
+    trace = B.transformer_block(HAND_X, _hand_params(), eps=0.5)  # norm defaults to "post"
+    assert trace.norm == "post"
+    expect = {"input": HAND_X,
+              "attention": [[1, 4], [1, 4]],
+              "x + attention": [[3, 4], [1, 8]],
+              "layer norm 1": [[-0.5, 0.5], [-0.875, 0.875]],
+              "feed-forward": [[1, 1], [0.5, 1.75]],
+              "h + feed-forward": [[0.5, 1.5], [-0.375, 2.625]],
+              "layer norm 2 = output": [[-0.5, 0.5], [-0.75, 0.75]]}
+    assert list(trace.steps) == list(expect)
+    for name, value in expect.items():
+        np.testing.assert_allclose(trace.steps[name], value, err_msg=name)
+    np.testing.assert_allclose(trace.weights, [[[0.5, 0.5], [0.5, 0.5]]])
+
+
+def test_pre_norm_block_by_hand():
+    """The same x and weights, pre-norm, causal mask, eps 0.5.
+
+    layer norm 1: row (2, 0) -> ±1/1.5 = (2/3, -2/3); row (0, 4) -> ±2/2.5 = (-0.8, 0.8).
+    attention: token 0 sees itself only -> (2/3, -2/3) Wo = (2/3, -4/3); token 1 averages both rows ->
+    (-1/15, 1/15) Wo = (-1/15, 2/15). x + attention = [[8/3, -4/3], [-1/15, 62/15]].
+    layer norm 2: row 0 has half-gap 2 -> ±2/2.5 = (0.8, -0.8); row 1 half-gap 2.1 -> ±2.1/2.6 = ±21/26.
+    feed-forward row 0: (0.8 + 0.75, -0.8) -> ReLU (1.55, 0) -> times 2 plus b2 = (3.6, 0); row 1: (-21/26 + 0.75 < 0,
+    21/26) -> (0, 21/26) -> (0.5, 21/13). h + ff row 0 = (94/15, -4/3): half-gap 3.8 -> ±3.8/4.3 = ±38/43.
+    Row 1 = (13/30, 1121/195): half-gap 2073/780 -> ±2073/2463.
+    """
+    trace = B.transformer_block(HAND_X, _hand_params(), "pre", mask=causal_mask(2), eps=0.5)
+    assert trace.norm == "pre"
+    expect = {"input": HAND_X,
+              "layer norm 1": [[2 / 3, -2 / 3], [-0.8, 0.8]],
+              "attention": [[2 / 3, -4 / 3], [-1 / 15, 2 / 15]],
+              "x + attention": [[8 / 3, -4 / 3], [-1 / 15, 62 / 15]],
+              "layer norm 2": [[0.8, -0.8], [-21 / 26, 21 / 26]],
+              "feed-forward": [[3.6, 0], [0.5, 21 / 13]],
+              "h + feed-forward": [[94 / 15, -4 / 3], [13 / 30, 1121 / 195]],
+              "final layer norm = output": [[38 / 43, -38 / 43], [-2073 / 2463, 2073 / 2463]]}
+    assert list(trace.steps) == list(expect)
+    for name, value in expect.items():
+        np.testing.assert_allclose(trace.steps[name], value, err_msg=name)
+    np.testing.assert_allclose(trace.weights, [[[1, 0], [0.5, 0.5]]])
+    with pytest.raises(ValueError, match="norm must be 'post' or 'pre', got 'middle'"):
+        B.transformer_block(HAND_X, _hand_params(), "middle")
+
+
+def test_layer_norm_and_row_stats_work_on_the_last_axis_of_any_stack():
+    # (2, 1, 3): two stacked one-row matrices. Each row (1, 2, 3) / (0, 0, 6) is normalised on its own.
+    x = np.array([[[1.0, 2.0, 3.0]], [[0.0, 0.0, 6.0]]])
+    s1, s2 = np.sqrt(2 / 3), np.sqrt(8)  # population std of (1,2,3) and of (0,0,6) (mean 2, squares 4+4+16 / 3)
+    np.testing.assert_allclose(B.layer_norm(x, eps=0.0), [[[-1 / s1, 0, 1 / s1]], [[-2 / s2, -2 / s2, 4 / s2]]])
+    np.testing.assert_allclose(B.row_stats(x), [[[2.0, s1]], [[2.0, s2]]])
+
+
+def test_multi_head_keeps_every_intermediate():
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(3, 4))
+    wq, wk, wv, wo = _weights(4, seed=8)
+    mh = B.multi_head_attention(x, wq, wk, wv, 2, wo)
+    np.testing.assert_allclose(mh.q, B.split_heads(x @ wq, 2))
+    np.testing.assert_allclose(mh.k, B.split_heads(x @ wk, 2))
+    np.testing.assert_allclose(mh.v, B.split_heads(x @ wv, 2))
+    np.testing.assert_allclose(mh.heads, mh.weights @ mh.v)
+    np.testing.assert_allclose(mh.concat, B.merge_heads(mh.heads))
+
+
+def test_head_cost_fields_are_whole_numbers():
+    c = B.head_cost(3, 8, 2)
+    assert (c.n_tokens, c.d_model, c.n_heads, c.d_head) == (3, 8, 2, 4)
+    assert all(type(v) is int for v in (c.d_head, c.per_head, c.all_heads))
+    with pytest.raises(ValueError, match="d_model 8 is not divisible by 3 heads"):
+        B.head_cost(3, 8, 3)
+
+
+def test_seeded_params_defaults_and_output_projection():
+    default, explicit = B.seeded_params(), B.seeded_params(42, 4, 8)
+    for name in ("wq", "wk", "wv", "w1", "w2", "b1", "b2"):
+        np.testing.assert_array_equal(getattr(default, name), getattr(explicit, name))
+    p = B.seeded_params(42, 4, 8, output_projection=True)
+    np.random.seed(42)
+    for shape in [(4, 4)] * 3 + [(4, 8), (8, 4)]:
+        np.random.randn(*shape)
+    np.testing.assert_array_equal(p.wo, np.random.randn(4, 4) * 0.1)  # drawn last, times scale
+    np.testing.assert_array_equal(p.wq, explicit.wq)
+
+
+def test_padding_experiment_numbers_match_a_direct_run():
+    """Recompute the unmasked change and the weight on padding straight from the model, token by token."""
+    loaded = _tiny_encoder()
+    short, long = "I love cats.", "The committee published it."
+    e = B.padding_experiment(loaded, short, long)
+    assert (e.short, e.long, e.n_real, e.n_pad) == (short, long, 6, 1)  # 1 padding token, 4 heads: sums differ
+    tok, model = loaded.tokenizer, loaded.model
+    batch = tok([short, long], padding=True, return_tensors="pt")
+    with torch.inference_mode():
+        alone = model(**tok([short], return_tensors="pt")).last_hidden_state[0].numpy()
+        out = model(input_ids=batch["input_ids"], attention_mask=torch.ones_like(batch["attention_mask"]),
+                    output_attentions=True)
+    hidden = out.last_hidden_state[0, :6].numpy()
+    for t in range(6):
+        want = np.linalg.norm(hidden[t] - alone[t]) / np.linalg.norm(alone[t])
+        assert e.change_unmasked[t] == pytest.approx(want, rel=1e-4)
+    for layer, att in enumerate(out.attentions):  # att (batch, head, query, key); key 6 is the padding
+        want = np.mean([float(att[0, h, q, 6]) for h in range(4) for q in range(6)])
+        assert e.pad_weight_unmasked[layer] == pytest.approx(want, rel=1e-4)
+    with pytest.raises(ValueError, match="^the first sentence must be shorter"):
+        B.padding_experiment(loaded, long, short)

@@ -218,3 +218,59 @@ def test_embedded_models_position_settings(encoder, decoder):
         P.learned_position_table(decoder)
     with pytest.raises(ValueError, match="no rotary settings"):
         P.rope_settings(encoder)
+
+
+# --------------------------------------------------------------------------------------- worked by hand
+def test_sinusoidal_and_offset_use_the_base_they_are_given():
+    # base 100, d_model 4: pair 1 turns at w = 100 ** (-2/4) = 0.1 rad per position (0.01 with the default base)
+    enc = P.sinusoidal_encoding(2, 4, base=100.0)
+    np.testing.assert_allclose(enc[1], [math.sin(1), math.cos(1), math.sin(0.1), math.cos(0.1)])
+    m = P.offset_matrix(1, 4, base=100.0)
+    np.testing.assert_allclose(m[2:, 2:], [[math.cos(0.1), math.sin(0.1)], [-math.sin(0.1), math.cos(0.1)]])
+    check = P.check_offset_is_linear(10, 4, 3, base=100.0)
+    assert check.offset == 3 and check.max_error < 1e-12
+    np.testing.assert_allclose(check.matrix, P.offset_matrix(3, 4, base=100.0))
+    np.testing.assert_allclose(check.actual, P.sinusoidal_encoding(10, 4, base=100.0)[3:])
+    # the largest valid offset is n - 1 (one position left to move); n itself is refused
+    assert P.check_offset_is_linear(10, 4, 9).predicted.shape == (1, 4)
+    with pytest.raises(ValueError, match=r"offset must be in \[0, 10\), got 10"):
+        P.check_offset_is_linear(10, 4, 10)
+
+
+def test_cosine_similarity_of_an_integer_table():
+    # rows (3,4), (0,0), (4,3), (0,5): unit rows (.6,.8), 0, (.8,.6), (0,1)
+    s = P.cosine_similarity_matrix(np.array([[3, 4], [0, 0], [4, 3], [0, 5]]))
+    np.testing.assert_allclose(s[0], [1.0, 0.0, 0.96, 0.8])
+    np.testing.assert_array_equal(s[1], 0.0)
+
+
+def test_rotate_pair_by_hand_on_a_batch():
+    # cos a = 0.6, sin a = 0.8: (1, 2) -> (0.6 - 1.6, 0.8 + 1.2) = (-1, 2); (3, 0) -> (1.8, 2.4)
+    a = math.atan2(0.8, 0.6)
+    np.testing.assert_allclose(P.rotate_pair([[1.0, 2.0], [3.0, 0.0]], a), [[-1.0, 2.0], [1.8, 2.4]])
+    with pytest.raises(ValueError, match="RoPE needs an even head size, got 5"):
+        P.rope_frequencies(5, 10000.0)
+
+
+def test_rope_check_offsets_are_query_minus_key():
+    rng = np.random.default_rng(5)
+    check = P.rope_relative_check(rng.normal(size=4), rng.normal(size=4), 3, 10000.0)
+    np.testing.assert_array_equal(check.positions, [0, 1, 2])
+    s = check.scores
+    np.testing.assert_array_equal(check.by_offset[1], [s[1, 0], s[2, 1]])   # query one after the key
+    np.testing.assert_array_equal(check.by_offset[-2], [s[0, 2]])
+
+
+def test_rope_settings_fallbacks():
+    """An older config: theta as an attribute, no head_dim, no key/value heads, no position limit, no rope type."""
+    old = SimpleNamespace(rope_theta=500000.0, hidden_size=64, num_attention_heads=4)
+    loaded = SimpleNamespace(model=SimpleNamespace(config=old), spec=SimpleNamespace(name="old"))
+    assert P.rope_settings(loaded) == {"theta": 500000.0, "d_head": 16, "n_heads": 4, "n_kv_heads": 4,
+                                       "max_positions": 0, "rope_type": "default"}
+    # head_dim wins over hidden_size / heads (32, not 16); rope_parameters wins over the attribute
+    new = SimpleNamespace(rope_parameters={"rope_theta": 1000.0, "rope_type": "linear"}, rope_theta=5.0,
+                          head_dim=32, hidden_size=64, num_attention_heads=4, num_key_value_heads=1,
+                          max_position_embeddings=128)
+    loaded = SimpleNamespace(model=SimpleNamespace(config=new), spec=SimpleNamespace(name="new"))
+    assert P.rope_settings(loaded) == {"theta": 1000.0, "d_head": 32, "n_heads": 4, "n_kv_heads": 1,
+                                       "max_positions": 128, "rope_type": "linear"}

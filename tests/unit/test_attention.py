@@ -89,3 +89,68 @@ def test_missing_attentions_raise_helpful_error():
     from explorer.attention import _stack
     with pytest.raises(RuntimeError, match="eager"):
         _stack((), 6, "self")
+
+
+def test_recompute_default_scale_and_rows_of_very_different_size():
+    """No scaling recorded: 1/sqrt(d_head) with d_head 4 (three queries, so the query count cannot pass for it)
+    gives 1/2. Second case, scale 1, d_head 1: query 0 scores (1, 1.001), query 1 scores (1000, 1001) -> weights
+    (1, e) / (1 + e) for query 1; each row is shifted by its own maximum, so exp never overflows or underflows."""
+    import torch
+
+    from explorer.capture import recompute
+    g = torch.Generator().manual_seed(1)
+    q, k = torch.randn(1, 1, 3, 4, generator=g), torch.randn(1, 1, 3, 4, generator=g)
+    scores, _ = recompute(dict(q=q, k=k, scaling=None, mask=None, bias=None))
+    np.testing.assert_allclose(scores[0], (q[0, 0] @ k[0, 0].T * 0.5).numpy(), rtol=1e-6)
+    q, k = torch.tensor([[[[0.001], [1.0]]]]), torch.tensor([[[[1000.0], [1001.0]]]])
+    _, weights = recompute(dict(q=q, k=k, scaling=1.0, mask=None, bias=None))
+    np.testing.assert_allclose(weights[0, 1], [1 / (1 + np.e), np.e / (1 + np.e)], rtol=1e-6)
+    assert np.isfinite(weights).all()
+
+
+def test_recompute_row_that_sees_nothing_is_zero():
+    import torch
+
+    from explorer.capture import recompute
+    low = torch.finfo(torch.float32).min
+    mask = torch.tensor([[[[low, low], [0.0, low]]]])  # query 0 may see no key, query 1 only key 0
+    q = k = torch.ones(1, 1, 2, 2)
+    _, weights = recompute(dict(q=q, k=k, scaling=None, mask=mask, bias=None))
+    np.testing.assert_array_equal(weights[0], [[0.0, 0.0], [1.0, 0.0]])
+
+
+class _PlainAttention:
+    """A module from a file without its own eager_attention_forward: the wrapper falls back to Llama's."""
+    num_key_value_groups = 1
+    training = True
+
+
+def test_capturing_eager_passes_dropout_through_and_records():
+    import torch
+
+    from explorer.capture import _capturing_eager, recording
+    g = torch.Generator().manual_seed(2)
+    q, k, v = (torch.randn(1, 1, 3, 2, generator=g) for _ in range(3))
+    with recording() as records:
+        out, w = _capturing_eager(_PlainAttention(), q, k, v, None, scaling=0.5)  # dropout defaults to 0
+        _, dropped = _capturing_eager(_PlainAttention(), q, k, v, None, scaling=0.5, dropout=1.0)
+    np.testing.assert_allclose(w[0, 0].numpy(), maths.softmax((q[0, 0] @ k[0, 0].T * 0.5).numpy()), rtol=1e-6)
+    np.testing.assert_allclose(out[0, :, 0].numpy(), (w[0, 0] @ v[0, 0]).numpy(), rtol=1e-6)
+    assert float(dropped.abs().sum()) == 0.0  # p = 1 while training drops every weight
+    assert len(records) == 2 and records[0]["scaling"] == 0.5 and records[0]["bias"] is None
+    assert torch.equal(records[0]["weights"], w) and torch.equal(records[0]["q"], q)
+
+
+def test_enable_capture_registers_and_routes(tiny_loaded):
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface
+
+    from explorer.capture import CAPTURE, enable_capture
+    loaded = tiny_loaded("llama")
+    for interface in (AttentionInterface, AttentionMaskInterface):
+        interface._global_mapping.pop(CAPTURE, None)
+    assert enable_capture(loaded.model) is True
+    assert AttentionInterface._global_mapping[CAPTURE].__name__ == "_capturing_eager"
+    assert CAPTURE in AttentionMaskInterface._global_mapping
+    result = extract(loaded, TEXT)
+    assert result.fidelity.max() < 1e-5 and np.all(np.triu(result.weights, 1) == 0)

@@ -192,3 +192,149 @@ def test_cost_table_exact():
     # attention costs more arithmetic exactly when n > d
     t = maths.cost_table([767, 768, 769], d_model=768)
     assert list(np.sign(t["attention_macs"] - t["recurrent_macs"])) == [-1, 0, 1]
+
+
+# --- more worked by hand ----------------------------------------------------------------------------------------
+
+def test_softmax_dtype_and_per_row_shift():
+    """Rows (0, 1) and (1000, 1001) both give (1, e) / (1 + e): each row is shifted by its OWN maximum. One
+    shift for the whole array would push exp(-1000) of the first row to 0 and leave 0/0."""
+    x = np.array([[0.0, 1.0], [1000.0, 1001.0]], dtype=np.float32)
+    p = maths.softmax(x)
+    assert p.dtype == np.float64  # float32 scores, float64 lesson maths
+    np.testing.assert_allclose(p, np.array([[1, np.e], [1, np.e]]) / (1 + np.e), rtol=1e-12)
+    np.testing.assert_allclose(maths.softmax(x.T, axis=0), p.T, rtol=1e-12)
+    assert maths.softmax(np.array([1.0, 2.0]), dtype=np.float32).dtype == np.float32
+
+
+def test_attention_scores_are_computed_in_the_requested_precision():
+    q = np.array([[0.1, 0.2, 0.3]], dtype=np.float32)
+    k = np.array([[0.7, 0.11, 0.13]], dtype=np.float32)
+    exact = q.astype(np.float64) @ k.T.astype(np.float64) / np.sqrt(3)  # float32 q @ k is off by ~2e-9 here
+    np.testing.assert_allclose(maths.attention_scores(q, k), exact, rtol=1e-15)
+
+
+def test_attention_scale_and_dtype():
+    # scale 1 on the worked example: the weights are softmax of the raw scores (row 0: 1, 0, 1)
+    _, w = maths.attention(maths.WORKED_Q, maths.WORKED_K, maths.WORKED_V, scale=1.0)
+    e = np.e
+    np.testing.assert_allclose(w[0], [e / (2 * e + 1), 1 / (2 * e + 1), e / (2 * e + 1)])
+    out, w = maths.attention(maths.WORKED_Q, maths.WORKED_K, maths.WORKED_V, dtype=np.float32)
+    assert out.dtype == np.float32 and w.dtype == np.float32
+
+
+def test_pool_unequal_bins_by_hand():
+    """3 x 5 -> 2 x 2. Row bins: round(linspace(0, 3, 3)) = 0, 2, 3 -> rows {0, 1} and {2}; column bins:
+    round(0, 2.5, 5) = 0, 2, 5 -> columns {0, 1} and {2, 3, 4}. m = arange(15): rows {0,1} average to
+    (2.5 .. 6.5), row 2 is (10 .. 14); then columns: (3, 5.5) and (10.5, 13)."""
+    m = np.arange(15.0).reshape(3, 5)
+    pooled = maths.pool(m, 2)
+    assert pooled.dtype == np.float32
+    np.testing.assert_array_equal(pooled, [[3.0, 5.5], [10.5, 13.0]])
+    np.testing.assert_array_equal(maths.pool(m[:2], 2), [[0.5, 3.0], [5.5, 8.0]])  # 2 rows: only columns pool
+
+
+def test_attention_steps_sum_each_row():
+    """q = I, k = ((0, 2), (0, 0)): raw = ((0, 0), (2, 0)), scaled by 1/sqrt 2 -> row sums of exp: 2 and
+    e^sqrt2 + 1 (the column sums would be the other way round)."""
+    s = maths.attention_steps(np.eye(2), [[0.0, 2.0], [0.0, 0.0]], np.eye(2))
+    np.testing.assert_allclose(s["exp_sum"], [2.0, np.exp(np.sqrt(2)) + 1])
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # exp(1000 / sqrt 2) overflows to inf, quietly; the weights stay exact
+        big = maths.attention_steps([[1000.0, 0.0]], [[1000.0, 0.0], [0.0, 0.0]], [[1.0], [0.0]])
+    assert np.isinf(big["exp"][0, 0]) and big["weights"][0].tolist() == [1.0, 0.0]
+
+
+def test_entropy_and_jacobian_are_float64():
+    p = np.array([0.5, 0.5], dtype=np.float32)
+    assert maths.entropy(p).dtype == np.float64 and maths.softmax_jacobian(p).dtype == np.float64
+    np.testing.assert_allclose(maths.softmax_jacobian(p), [[0.25, -0.25], [-0.25, 0.25]])
+
+
+def test_temperature_softmax_axis_and_message():
+    s = np.array([[0.0, 0.0], [np.log(3), 0.0]])
+    np.testing.assert_allclose(maths.temperature_softmax(s, 1.0, axis=0), [[0.25, 0.5], [0.75, 0.5]])
+    with pytest.raises(ValueError, match="temperature must be positive, got -1"):
+        maths.temperature_softmax(s, -1)
+
+
+def test_random_draws_defaults_and_formulas():
+    q, k = maths.random_queries_keys(3, 2, 4)
+    rng = np.random.default_rng(0)
+    np.testing.assert_array_equal(q, rng.standard_normal((2, 3)))
+    np.testing.assert_array_equal(k, rng.standard_normal((4, 3)))
+    # score_std draws with seed + 1, 4000 pairs by default
+    q, k = maths.random_queries_keys(8, 4000, 4000, 3)
+    assert maths.score_std(8, seed=2) == float((q * k).sum(-1).std()) == maths.score_std(8, 4000, 2)
+    assert maths.score_std(8) == maths.score_std(8, seed=0)
+    w = maths.random_projections(4, 2)
+    np.testing.assert_array_equal(np.stack(w), (np.random.default_rng(0).standard_normal((3, 4, 2)) / 2)
+                                  .astype(np.float32))
+
+
+def test_saturation_stats_defaults_and_seed():
+    s = maths.saturation_stats(4, seed=3)
+    assert s == maths.saturation_stats(4, 8, 2000, 3)
+    assert maths.saturation_stats(4) == maths.saturation_stats(4, 8, 2000, 0)
+    assert s["score_std"] == maths.score_std(4, seed=3)
+    q, k = maths.random_queries_keys(4, 2000, 8, 3)
+    p = maths.softmax(q @ k.T)
+    assert s["entropy_raw"] == pytest.approx(maths.entropy(p).mean(), rel=1e-12)
+    curves = maths.saturation_curves((4,), seed=3, n_queries=2000)
+    assert {key: v.tolist() for key, v in curves.items()} == {key: [v] for key, v in s.items()}
+    default = maths.saturation_curves((2,))
+    assert {key: v.tolist() for key, v in default.items()} == {
+        key: [v] for key, v in maths.saturation_stats(2, 8, 2000, 0).items()}
+
+
+def test_self_attention_by_hand():
+    """x = I (two tokens, d 2), all projections I, no positions, not standardized: scores (I @ I) / sqrt 2, so
+    token 0 gives weight 1 / (1 + e^(-1/sqrt 2)) = 0.6698 to itself. Standardizing would turn the rows into
+    (1, -1) and (-1, 1) and the weight into 1 / (1 + e^(-4/sqrt 2)) = 0.9442."""
+    eye = np.eye(2)
+    own = 1 / (1 + np.exp(-1 / np.sqrt(2)))
+    out, w = maths.self_attention(eye, eye, eye, eye)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(w[0], [own, 1 - own], rtol=1e-6)
+    _, w = maths.self_attention(eye, eye, eye, eye, standardize=True)
+    assert w[0, 0] == pytest.approx(1 / (1 + np.exp(-4 / np.sqrt(2))), rel=1e-6)
+    # the same tokens as zeros plus position vectors I: position is ADDED, so the values are +I, not -I
+    out, w = maths.self_attention(np.zeros((2, 2)), eye, eye, eye, positions=eye)
+    np.testing.assert_allclose(out[0], [own, 1 - own], rtol=1e-6)
+
+
+def test_permutation_gap_is_the_gap_of_the_two_runs():
+    x, w = _tokens(n=4, d=8), maths.random_projections(8, 4, seed=2)
+    positions = np.random.default_rng(3).normal(size=(6, 8))
+    order = [3, 1, 0, 2]
+    for standardize in (False, True):
+        out, _ = maths.self_attention(x, *w, positions, standardize)
+        moved, _ = maths.self_attention(x[order], *w, positions, standardize)
+        want = float(np.abs(moved - out[order]).max())
+        assert maths.permutation_gap(x, order, *w, positions=positions, standardize=standardize) == want
+    assert maths.permutation_gap(x, order, *w, positions=positions) == maths.permutation_gap(
+        x, order, *w, positions=positions, standardize=False)
+
+
+def test_path_and_cost_details():
+    assert maths.path_length_matrix(2, "attention").dtype.kind == "i"
+    with pytest.raises(ValueError, match="kind must be 'recurrent' or 'attention', got 'cnn'"):
+        maths.path_length(0, 1, "cnn")
+    t = maths.cost_table([2.0, 3.0])  # floats from a slider are counted as whole tokens
+    assert t["n"].dtype == np.int64 and t["n"].tolist() == [2, 3]
+    assert t["attention_steps"].tolist() == [1, 1]
+    default, bert = maths.cost_table([10]), maths.cost_table([10], d_model=768, n_layers=12, n_heads=12)
+    assert {key: v.tolist() for key, v in default.items()} == {key: v.tolist() for key, v in bert.items()}
+
+
+def test_self_attention_standardizes_each_row_on_its_own():
+    """x = ((0, 2), (3, 3)), projections I. Row 0 has mean 1 and variance 1 -> (-1, 1); row 1 is constant, so it
+    becomes (0, 0) (the 1e-12 under the square root keeps 0/0 away). Scores z zᵀ / sqrt 2 = ((sqrt 2, 0), (0, 0)):
+    token 0 keeps 1 / (1 + e^-sqrt2) = 0.8044 on itself, token 1 splits evenly. A mean or variance over the whole
+    matrix (2 and 1.5) or over the columns would give other rows."""
+    eye = np.eye(2)
+    own = 1 / (1 + np.exp(-np.sqrt(2)))
+    out, w = maths.self_attention(np.array([[0.0, 2.0], [3.0, 3.0]]), eye, eye, eye, standardize=True)
+    np.testing.assert_allclose(w, [[own, 1 - own], [0.5, 0.5]], rtol=1e-6)
+    np.testing.assert_allclose(out, [[-own, own], [-0.5, 0.5]], rtol=1e-6)
