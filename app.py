@@ -13,10 +13,13 @@ import streamlit as st
 
 
 def navigation() -> None:
+    from explorer.ui import classroom  # live mode: followers follow, the teacher's view is published after the page
+
     st.set_page_config(page_title="Attention explorer", page_icon="🔍", layout="wide")
     pages = {
         "Start": [
             st.Page("pages/home.py", title="Home", icon="🏠", default=True),
+            st.Page("pages/classroom.py", title="Classroom", icon=":material/school:"),
         ],
         "Explore real models": [
             st.Page("pages/heatmaps.py", title="Attention heatmaps", icon="🔥"),
@@ -33,7 +36,7 @@ def navigation() -> None:
             st.Page("pages/lab_why_attention.py", title="Why attention", icon="🛤️"),
         ],
     }
-    st.navigation(pages).run()
+    classroom.run_page(st.navigation(pages, position=classroom.nav_position()))
 
 
 def _preload() -> None:
