@@ -214,6 +214,25 @@ def _apply(view: dict) -> None:
     st.query_params.from_dict({**params, URL_ROOM: code(), URL_ME: student()})
 
 
+def _teacher_page(view: dict) -> str | None:
+    """The page to switch to for ``view``, or None when this page is already it (or it cannot be opened)."""
+    page, here = view.get("page"), current_page()
+    return page if page and here and page != here else None
+
+
+def _switch(version: int, view: dict) -> None:
+    """Open the teacher's page with the teacher's parameters (st.switch_page ends this run)."""
+    page = _teacher_page(view)
+    if page is None or st.session_state.get("_class_switched") == (version, page):
+        return
+    st.session_state["_class_switched"] = (version, page)
+    params = {str(k): str(v) for k, v in (view.get("params") or {}).items() if k not in PRIVATE}
+    try:
+        st.switch_page(page, query_params={**params, URL_ROOM: code(), URL_ME: student()})
+    except StreamlitAPIException:
+        pass   # the teacher's page is not part of this app (or this is a single-page test): stay here
+
+
 def _follow(version: int) -> None:
     if not following() or st.session_state.get(APPLIED) == version:
         return
@@ -221,16 +240,8 @@ def _follow(version: int) -> None:
         version, view = store().view(code())
     except NoSuchRoom:
         return
-    page = view.get("page")
-    here = current_page()
-    if page and here and page != here and st.session_state.get("_class_switched") != (version, page):
-        st.session_state["_class_switched"] = (version, page)
-        params = {str(k): str(v) for k, v in (view.get("params") or {}).items() if k not in PRIVATE}
-        try:
-            st.switch_page(page, query_params={**params, URL_ROOM: code(), URL_ME: student()})
-        except StreamlitAPIException:
-            pass   # the teacher's page is not part of this app (or this is a single-page test): stay here
-    if page:
+    _switch(version, view)
+    if view.get("page"):
         _apply(view)
     st.session_state[APPLIED] = version
 
@@ -245,8 +256,14 @@ def _poll() -> None:
         version = store().version(room)
     except NoSuchRoom:
         st.rerun(scope="app")
-    if version != st.session_state.get(SEEN):
-        st.rerun(scope="app")
+    if version == st.session_state.get(SEEN):
+        return
+    if following():   # switching pages straight from here: one run, not a full rerun that then switches
+        try:
+            _switch(*store().view(room))
+        except NoSuchRoom:
+            pass
+    st.rerun(scope="app")
 
 
 def on_page() -> None:
