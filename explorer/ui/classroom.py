@@ -25,9 +25,9 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_r
 from explorer.classroom import ClassroomError, ClassroomStore, NoSuchRoom, normalise_code, open_store, pretty_code
 from explorer.ui.text import literal
 
-ROOM, KEY, ME, FOLLOW, APPLIED, SEEN, PUBLISHED, LOCKED, PROJECTOR, WRONG, NOTES = (
+ROOM, KEY, ME, FOLLOW, APPLIED, SEEN, PUBLISHED, LOCKED, PROJECTOR, WRONG, NOTES, QUESTIONS = (
     "_class_room", "_class_key", "_class_me", "_class_follow", "_class_applied", "_class_seen", "_class_published",
-    "_class_locked", "_class_projector", "_class_wrong", "_class_notes")
+    "_class_locked", "_class_projector", "_class_wrong", "_class_notes", "_class_questions")
 URL_ROOM, URL_ME, URL_KEY, URL_JOIN = "room", "me", "key", "join"
 PRIVATE = (URL_ROOM, URL_ME, URL_KEY, URL_JOIN)
 PAGE = "pages/classroom.py"
@@ -246,13 +246,31 @@ def _follow(version: int) -> None:
     st.session_state[APPLIED] = version
 
 
+def watch(question: str) -> None:
+    """The teacher's page shows ``question``'s answers: the poll reruns the page when they change."""
+    st.session_state.setdefault(QUESTIONS, set()).add(question)
+
+
+def _answers_moved(room: str) -> bool:
+    seen = {q: store().counts(room, q) for q in sorted(st.session_state.get(QUESTIONS, ()))}
+    moved = seen != st.session_state.get("_class_counts", {})
+    st.session_state["_class_counts"] = seen
+    return moved
+
+
 @st.fragment(run_every=POLL_S)
 def _poll() -> None:
-    """Once a second: one version lookup; the whole app reruns only when the teacher changed something."""
+    """Once a second: one version lookup (teacher: the shown questions' counts); the whole app reruns only when
+    something changed. Drawn first on the page: a late fragment message then never lands past the end of a page
+    that was just replaced (Streamlit's frontend rejects that: "Bad delta path index")."""
     room = code()
     if not room:
         return
     try:
+        if teacher_key():
+            if _answers_moved(room):
+                st.rerun(scope="app")
+            return
         version = store().version(room)
     except NoSuchRoom:
         st.rerun(scope="app")
@@ -270,24 +288,23 @@ def on_page() -> None:
     """Every page calls this first (through ``widgets.use_app_navigation``): rejoin from the URL, follow the
     teacher, and show the room's banner with its buttons."""
     _restore_from_url()
+    room = code()
+    info = store().room(room) if room else None
+    if room and info is None:
+        leave()
+        note("The class has ended (or was idle for 12 hours); you are exploring on your own.")
+    if info is not None:
+        st.session_state[QUESTIONS] = set()
+        _poll()   # first on the page, see _poll
     for message in st.session_state.pop(NOTES, []):
         st.info(literal(message), icon=":material/school:")
-    room = code()
-    if not room:
-        return
-    info = store().room(room)
     if info is None:
-        leave()
-        st.warning("The class has ended (or was idle for 12 hours); you are exploring on your own.",
-                   icon=":material/school:")
         return
     st.session_state[SEEN], st.session_state[LOCKED] = info.version, info.locked
     if student():
         st.query_params[URL_ROOM], st.query_params[URL_ME] = room, student()
         _follow(info.version)
     _banner(room, info.students)
-    if student():
-        _poll()
 
 
 def _explore() -> None:

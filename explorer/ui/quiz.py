@@ -82,15 +82,6 @@ def _chart(question: Question, key: str, revealed: bool) -> None:
                 f"{key}_class_chart", f"class-answers-{key}")
 
 
-@st.fragment(run_every=classroom.POLL_S)
-def _live_chart(question: Question, key: str) -> None:
-    """The teacher's chart, redrawn every second as answers come in (only this fragment reruns)."""
-    try:
-        _chart(question, key, revealed=False)
-    except ClassroomError:
-        st.rerun(scope="app")
-
-
 def _class_question(question: Question, key: str) -> bool | None:
     room, me = classroom.code(), classroom.student()
     try:
@@ -110,7 +101,8 @@ def _class_question(question: Question, key: str) -> bool | None:
                 st.markdown(question.reveal)
                 _chart(question, key, revealed=True)
             else:
-                _live_chart(question, key)
+                classroom.watch(key)   # the page reruns when the class's answers change
+                _chart(question, key, revealed=False)
                 st.button("Reveal to the class", key=f"{key}_reveal", icon=":material/visibility:",
                           on_click=_reveal, args=(key,), type="primary")
             return None

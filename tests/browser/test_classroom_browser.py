@@ -25,8 +25,9 @@ IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 HOSTILE_NICK = "<img src=x onerror=window.__xss=1>"
 HOSTILE_CODE = "<img src=x onerror=window.__xss=2>"
 TITLE = "() => [...document.querySelectorAll('.js-plotly-plot .gtitle')].map(t => t.textContent).join('|')"
-COUNTS = ("() => { const c = [...document.querySelectorAll('.js-plotly-plot')].find(e => e.layout && e.layout.title"
-          " && String(e.layout.title.text).startsWith('Class answers')); return c ? Array.from(c.data[0].y) : null }")
+COUNTS = ("() => { const c = [...document.querySelectorAll('.js-plotly-plot')].find(e => [...e.querySelectorAll("
+          "'.gtitle')].some(t => t.textContent.startsWith('Class answers'))); return c ? [...c.querySelectorAll("
+          "'.bartext')].map(t => parseInt(t.textContent)) : null }")   # the bars' labels, "3 (60%)", in order
 ANSWERS = ["about 16", "about 16", "about 16", "about 1", "about 256"]
 
 
