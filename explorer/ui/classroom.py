@@ -246,16 +246,14 @@ def _follow(version: int) -> None:
     st.session_state[APPLIED] = version
 
 
-def watch(question: str) -> None:
-    """The teacher's page shows ``question``'s answers: the poll reruns the page when they change."""
-    st.session_state.setdefault(QUESTIONS, set()).add(question)
+def watch(question: str, counts: dict) -> None:
+    """The teacher's page shows ``counts`` for ``question``: the poll reruns the page when they change."""
+    st.session_state.setdefault(QUESTIONS, {})[question] = counts
 
 
 def _answers_moved(room: str) -> bool:
-    seen = {q: store().counts(room, q) for q in sorted(st.session_state.get(QUESTIONS, ()))}
-    moved = seen != st.session_state.get("_class_counts", {})
-    st.session_state["_class_counts"] = seen
-    return moved
+    shown = st.session_state.get(QUESTIONS, {})
+    return any(store().counts(room, q) != counts for q, counts in shown.items())
 
 
 @st.fragment(run_every=POLL_S)
@@ -264,8 +262,8 @@ def _poll() -> None:
     something changed. Drawn first on the page: a late fragment message then never lands past the end of a page
     that was just replaced (Streamlit's frontend rejects that: "Bad delta path index")."""
     room = code()
-    if not room:
-        return
+    if not room or st.session_state.get("_class_full_run"):
+        return   # in the page's own run: on_page does the work
     try:
         if teacher_key():
             if _answers_moved(room):
@@ -294,8 +292,12 @@ def on_page() -> None:
         leave()
         note("The class has ended (or was idle for 12 hours); you are exploring on your own.")
     if info is not None:
-        st.session_state[QUESTIONS] = set()
-        _poll()   # first on the page, see _poll
+        st.session_state[QUESTIONS] = {}
+        st.session_state["_class_full_run"] = True
+        try:
+            _poll()   # first on the page, see _poll
+        finally:
+            st.session_state.pop("_class_full_run", None)
     for message in st.session_state.pop(NOTES, []):
         st.info(literal(message), icon=":material/school:")
     if info is None:

@@ -76,10 +76,11 @@ def _reveal(key: str) -> None:
         st.session_state[f"{key}_error"] = str(err)
 
 
-def _chart(question: Question, key: str, revealed: bool) -> None:
+def _chart(question: Question, key: str, revealed: bool) -> dict:
     counts = classroom.store().counts(classroom.code(), key)
     show_figure(answer_bars(question.options, counts, question.correct if revealed else None),
                 f"{key}_class_chart", f"class-answers-{key}")
+    return counts
 
 
 def _class_question(question: Question, key: str) -> bool | None:
@@ -101,8 +102,7 @@ def _class_question(question: Question, key: str) -> bool | None:
                 st.markdown(question.reveal)
                 _chart(question, key, revealed=True)
             else:
-                classroom.watch(key)   # the page reruns when the class's answers change
-                _chart(question, key, revealed=False)
+                classroom.watch(key, _chart(question, key, revealed=False))   # rerun when answers come in
                 st.button("Reveal to the class", key=f"{key}_reveal", icon=":material/visibility:",
                           on_click=_reveal, args=(key,), type="primary")
             return None
