@@ -272,14 +272,8 @@ def _poll() -> None:
         version = store().version(room)
     except NoSuchRoom:
         st.rerun(scope="app")
-    if version == st.session_state.get(SEEN):
-        return
-    if following():   # switching pages straight from here: one run, not a full rerun that then switches
-        try:
-            _switch(*store().view(room))
-        except NoSuchRoom:
-            pass
-    st.rerun(scope="app")
+    if version != st.session_state.get(SEEN):
+        st.rerun(scope="app")   # the page's run follows (switching pages there, not from this fragment)
 
 
 def on_page() -> None:
