@@ -17,10 +17,13 @@ FAVICON = Path(__file__).resolve().parent / "assets" / "favicon.png"
 
 
 def navigation() -> None:
+    from explorer.ui import classroom  # live mode: followers follow, the teacher's view is published after the page
+
     st.set_page_config(page_title="Attention explorer", page_icon=str(FAVICON), layout="wide")
     pages = {
         "Start": [
             st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
+            st.Page("pages/classroom.py", title="Classroom", icon=":material/school:"),
         ],
         "Explore real models": [
             st.Page("pages/heatmaps.py", title="Attention heatmaps", icon=":material/grid_on:"),
@@ -38,7 +41,7 @@ def navigation() -> None:
             st.Page("pages/lab_why_attention.py", title="Why attention", icon=":material/route:"),
         ],
     }
-    st.navigation(pages).run()
+    classroom.run_page(st.navigation(pages, position=classroom.nav_position()))
 
 
 def _preload() -> None:

@@ -50,8 +50,8 @@ class Server:
     """``streamlit run app.py`` on a free port, waiting for its health endpoint unless ``wait=False`` (the
     benchmark times its cold start from ``started``, the launch)."""
 
-    def __init__(self, env: dict | None = None, wait: bool = True, log_prefix: str = "server"):
-        self.port = free_port()
+    def __init__(self, env: dict | None = None, wait: bool = True, log_prefix: str = "server", port: int | None = None):
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         ARTIFACTS.mkdir(exist_ok=True)
         self.log = open(ARTIFACTS / f"{log_prefix}-{self.port}.log", "w")

@@ -10,8 +10,9 @@ import streamlit as st
 
 from explorer.attention import AttentionResult
 from explorer.examples import EXAMPLES
+from explorer.plots.classroom import scale_fonts
 from explorer.registry import EMBEDDED, EMBEDDED_ENCODER, KNOWN_HUB, ModelUnavailable, hub_policy, resolve_spec
-from explorer.ui import cached
+from explorer.ui import cached, classroom
 from explorer.ui.linkask import ask_before_loading
 from explorer.ui.text import literal
 
@@ -93,8 +94,10 @@ def text_box(key: str = "text", default: str = next(iter(EXAMPLES.values())), la
         def use_example():
             st.session_state[key] = EXAMPLES[st.session_state[f"{key}_example"]]
         st.selectbox("Examples", list(EXAMPLES), index=None, placeholder="Pick an example sentence…",
-                     key=f"{key}_example", on_change=use_example)
-    text = st.text_area(label, key=key, max_chars=MAX_TEXT, height=90)
+                     key=f"{key}_example", on_change=use_example, disabled=classroom.text_locked())
+    text = st.text_area(label, key=key, max_chars=MAX_TEXT, height=90, disabled=classroom.text_locked(),
+                        help="Locked by the teacher: follow along, or explore on your own." if classroom.text_locked()
+                        else None)
     st.query_params[key] = text
     return text
 
@@ -181,6 +184,7 @@ def fidelity_badge(result: AttentionResult, layer: int, head: int) -> None:
 def show_figure(fig, key: str, filename: str, on_select="ignore"):
     """A plotly chart whose camera button saves ``filename``.png, drawn in the browser (works offline)."""
     config = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": filename, "scale": 2}}
+    scale_fonts(fig, classroom.figure_scale())   # larger type in the teacher's projector view
     if on_select == "ignore":
         return st.plotly_chart(fig, key=key, config=config)
     return st.plotly_chart(fig, key=key, config=config, on_select=on_select, selection_mode="points")
@@ -287,4 +291,5 @@ def use_app_navigation() -> None:
     if PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
         st.rerun()
+    classroom.on_page()   # classroom live mode: rejoin from the URL, follow the teacher, the room's banner
 

@@ -1,0 +1,69 @@
+"""Figures for the classroom: the class's answers to a question, and larger type for a projector. Never calls
+Streamlit."""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import plotly.graph_objects as go
+
+from explorer.plots.attention import label
+
+BAR = "#1f77b4"
+RIGHT = "#2ca02c"
+WRONG = "#b0b0b0"
+BASE_FONT = 12  # plotly's default font size, used where a figure sets none
+
+
+def answer_bars(options: Sequence[str], counts: Mapping[str, int], correct: str | None = None,
+                title: str = "") -> go.Figure:
+    """One bar per option (in the question's order) with how many students chose it.
+
+    Before the reveal (``correct`` None) every bar has the same colour; after it the right option is green and the
+    others grey. Answers that are not among ``options`` are not drawn."""
+    values = [int(counts.get(o, 0)) for o in options]
+    total = sum(values)
+    colours = [BAR if correct is None else RIGHT if o == correct else WRONG for o in options]
+    share = [f"{v / total:.0%}" if total else "" for v in values]
+    fig = go.Figure(go.Bar(
+        x=[label(o) for o in options], y=values, marker_color=colours, text=[f"{v} ({s})" if s else str(v)
+                                                                            for v, s in zip(values, share)],
+        textposition="outside", hovertemplate="%{x}: %{y} students<extra></extra>", cliponaxis=False))
+    fig.update_layout(
+        title=dict(text=title or f"Class answers ({total} {'student' if total == 1 else 'students'})", x=0.0),
+        yaxis=dict(title="students", rangemode="tozero", dtick=max(1, (max(values, default=0) + 4) // 5)),
+        height=320, margin=dict(l=50, r=20, t=50, b=40), showlegend=False)
+    return fig
+
+
+def _scaled(size, factor: float, fallback: float) -> float:
+    return round((size if size is not None else fallback) * factor, 1)
+
+
+def scale_fonts(fig: go.Figure, factor: float) -> go.Figure:
+    """``fig`` with every font (layout, title, axes, ticks, colour bars, annotations, text on traces) ``factor``
+    times larger, margins grown to fit; returned for chaining. A factor of 1 changes nothing."""
+    if factor == 1:
+        return fig
+    layout = fig.layout
+    base = layout.font.size or BASE_FONT
+    layout.font.size = _scaled(base, factor, BASE_FONT)
+    if layout.title.text:
+        layout.title.font.size = _scaled(layout.title.font.size, factor, base * 1.4)
+    for name in [n for n in layout if n.startswith(("xaxis", "yaxis"))]:
+        axis = layout[name]
+        axis.tickfont.size = _scaled(axis.tickfont.size, factor, base)
+        axis.title.font.size = _scaled(axis.title.font.size, factor, base)
+    for note in layout.annotations:
+        note.font.size = _scaled(note.font.size, factor, base)
+    for trace in fig.data:
+        if "textfont" in trace:
+            trace.textfont.size = _scaled(trace.textfont.size, factor, base)
+        if "colorbar" in trace:
+            trace.colorbar.tickfont.size = _scaled(trace.colorbar.tickfont.size, factor, base)
+    margin = layout.margin
+    for side in ("l", "r", "t", "b"):
+        if margin[side] is not None:
+            margin[side] = int(margin[side] * factor)
+    if layout.height:
+        layout.height = int(layout.height * (1 + (factor - 1) / 2))
+    return fig

