@@ -12,6 +12,7 @@ teacher's parameters, as if the student had opened the teacher's URL.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -285,6 +286,10 @@ def on_page() -> None:
     if room and info is None:
         leave()
         note("The class has ended (or was idle for 12 hours); you are exploring on your own.")
+    if info is not None and student() and following() and st.session_state.get(APPLIED) != info.version:
+        with contextlib.suppress(NoSuchRoom):
+            _switch(*store().view(room))   # before anything is drawn: a poll fragment registered by a run that
+            # st.switch_page then ends can fire on the new page and leave it blank
     if info is not None:
         st.session_state[QUESTIONS] = {}
         st.session_state["_class_full_run"] = True

@@ -224,9 +224,6 @@ async def run_lesson(url: str, db: str, server: Server) -> dict:
             await browser.close()
 
 
-@pytest.mark.xfail(strict=False, reason="Known race, Streamlit 1.67: a follower switched to another page by the "
-                   "poll fragment's app rerun sometimes stays blank (or the frontend throws 'Bad delta path index'); "
-                   "a reload brings it back, as room and student id are in its URL")
 def test_a_live_class(tmp_path):
     need_chromium()
     db = str(tmp_path / "classroom.sqlite3")
