@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.classroom import ClassroomError, pretty_code, qr_svg
-from explorer.ui import classroom
+from explorer.ui import class_room
 from explorer.ui.text import literal
 
 TYPED, NICK = "_class_typed", "_class_nick"
@@ -12,19 +12,19 @@ TYPED, NICK = "_class_typed", "_class_nick"
 
 def _start() -> None:
     try:
-        classroom.start_class()
+        class_room.start_class()
     except ClassroomError as err:
         st.session_state["_class_error"] = str(err)
 
 
 def _join() -> None:
     try:
-        classroom.join(st.session_state.get(TYPED, ""), st.session_state.get(NICK, ""))
+        class_room.join(st.session_state.get(TYPED, ""), st.session_state.get(NICK, ""))
     except ClassroomError as err:
         st.session_state["_class_error"] = str(err)
         return
-    if classroom.URL_JOIN in st.query_params:
-        del st.query_params[classroom.URL_JOIN]
+    if class_room.URL_JOIN in st.query_params:
+        del st.query_params[class_room.URL_JOIN]
 
 
 def _error() -> None:
@@ -35,8 +35,8 @@ def _error() -> None:
 
 def outside() -> None:
     """Not in a room: join one (the code from a join link is filled in), or start one as the teacher."""
-    if TYPED not in st.session_state and classroom.URL_JOIN in st.query_params:
-        st.session_state[TYPED] = st.query_params[classroom.URL_JOIN][:40]
+    if TYPED not in st.session_state and class_room.URL_JOIN in st.query_params:
+        st.session_state[TYPED] = st.query_params[class_room.URL_JOIN][:40]
     _error()
     left, right = st.columns(2, gap="large")
     with left, st.container(border=True):
@@ -54,23 +54,23 @@ def outside() -> None:
 
 def _lock() -> None:
     try:
-        classroom.store().set_lock(classroom.code(), classroom.teacher_key(), st.session_state["_class_lock"])
+        class_room.store().set_lock(class_room.code(), class_room.teacher_key(), st.session_state["_class_lock"])
     except ClassroomError as err:
         st.session_state["_class_error"] = str(err)
 
 
 def _end() -> None:
     try:
-        classroom.end_class()
+        class_room.end_class()
     except ClassroomError as err:
         st.session_state["_class_error"] = str(err)
-        classroom.leave()
+        class_room.leave()
 
 
 def teacher() -> None:
     """The room's code, join link and QR code shown large; the teacher's own controls below."""
-    room, key = classroom.code(), classroom.teacher_key()
-    url = classroom.join_url(room)
+    room, key = class_room.code(), class_room.teacher_key()
+    url = class_room.join_url(room)
     _error()
     left, right = st.columns([3, 2], gap="large", vertical_alignment="center")
     with left:
@@ -79,7 +79,7 @@ def teacher() -> None:
         st.markdown(f"### {literal(url)}")
     with right:
         st.image(qr_svg(url), width=320, caption="Scan to join")
-    info = classroom.store().room(room)
+    info = class_room.store().room(room)
     if info is None:
         st.rerun()
     with st.container(border=True, horizontal=True, vertical_alignment="center", gap="medium"):
@@ -88,24 +88,24 @@ def teacher() -> None:
         with st.popover("End the class", icon=":material/stop_circle:"):
             st.markdown("Ending deletes the room, its view and its answers; students go back to exploring alone.")
             st.button("End it now", key="_class_end", on_click=_end, type="primary")
-    if classroom.projector():
+    if class_room.projector():
         st.caption("Projector view: the teacher link and the nicknames are hidden.")
         return
-    names = classroom.store().nicknames(room, key)
+    names = class_room.store().nicknames(room, key)
     st.subheader(f"{len(names)} {'student' if len(names) == 1 else 'students'} joined")
     if names:
         st.markdown(" · ".join(literal(n) for n in names))
     with st.expander("Your teacher link: for you only, never on the projector", icon=":material/key:"):
         st.markdown("Open it on another computer (or after restarting the browser) to drive this class again. "
                     "Anyone with this link can drive and end the class.")
-        st.code(classroom.teacher_url(room, key), language=None)
+        st.code(class_room.teacher_url(room, key), language=None)
 
 
 def student() -> None:
-    room = classroom.code()
+    room = class_room.code()
     _error()
     st.success(f"You are in class {pretty_code(room)}. When your teacher opens a page, yours follows; "
                "use **Explore on my own** at the top to look around by yourself.", icon=":material/groups:")
     if st.button("Leave the class", icon=":material/logout:", key="_class_leave"):
-        classroom.leave()
+        class_room.leave()
         st.rerun()

@@ -11,7 +11,7 @@ import streamlit as st
 from explorer.classroom import ClassroomError
 from explorer.labs.quiz import Question
 from explorer.plots.classroom import answer_bars
-from explorer.ui import classroom
+from explorer.ui import class_room, classroom
 from explorer.ui.text import literal
 from explorer.ui.widgets import show_figure
 
@@ -31,7 +31,7 @@ def predict_then_reveal(question: Question, key: str) -> bool | None:
     Returns None before a commit, else whether the committed answer was right. An answer given to an earlier
     version of the question (the controls have moved since) is discarded.
     """
-    if classroom.code():
+    if class_room.code():
         return _class_question(question, key)
     committed = st.session_state.get(f"{key}_committed")
     if committed is not None and committed[1] != question.fingerprint:
@@ -64,30 +64,30 @@ def _verdict(question: Question, answer: str, retry: str | None = None) -> bool:
 
 def _send(key: str) -> None:
     try:
-        classroom.store().answer(classroom.code(), key, classroom.student(), st.session_state[f"{key}_answer"])
+        class_room.store().answer(class_room.code(), key, class_room.student(), st.session_state[f"{key}_answer"])
     except ClassroomError as err:
         st.session_state[f"{key}_error"] = str(err)
 
 
 def _reveal(key: str) -> None:
     try:
-        classroom.store().reveal(classroom.code(), classroom.teacher_key(), key)
+        class_room.store().reveal(class_room.code(), class_room.teacher_key(), key)
     except ClassroomError as err:
         st.session_state[f"{key}_error"] = str(err)
 
 
 def _chart(question: Question, key: str, revealed: bool) -> dict:
-    counts = classroom.store().counts(classroom.code(), key)
+    counts = class_room.store().counts(class_room.code(), key)
     show_figure(answer_bars(question.options, counts, question.correct if revealed else None),
                 f"{key}_class_chart", f"class-answers-{key}")
     return counts
 
 
 def _class_question(question: Question, key: str) -> bool | None:
-    room, me = classroom.code(), classroom.student()
+    room, me = class_room.code(), class_room.student()
     try:
-        revealed = key in classroom.store().revealed(room)
-        mine = classroom.store().my_answer(room, key, me) if me else None
+        revealed = key in class_room.store().revealed(room)
+        mine = class_room.store().my_answer(room, key, me) if me else None
     except ClassroomError as err:
         st.warning(literal(err))
         return None
@@ -96,7 +96,7 @@ def _class_question(question: Question, key: str) -> bool | None:
         error = st.session_state.pop(f"{key}_error", None)
         if error:
             st.warning(literal(error))
-        if classroom.teacher_key():
+        if class_room.teacher_key():
             if revealed:
                 st.success(f"Revealed to the class: the answer is {question.correct}.")
                 st.markdown(question.reveal)

@@ -12,7 +12,7 @@ from explorer.attention import AttentionResult
 from explorer.examples import EXAMPLES
 from explorer.plots.classroom import scale_fonts
 from explorer.registry import EMBEDDED, EMBEDDED_ENCODER, KNOWN_HUB, ModelUnavailable, hub_policy, resolve_spec
-from explorer.ui import cached, classroom
+from explorer.ui import cached, class_room, classroom
 from explorer.ui.linkask import ask_before_loading
 from explorer.ui.text import literal
 
@@ -94,10 +94,10 @@ def text_box(key: str = "text", default: str = next(iter(EXAMPLES.values())), la
         def use_example():
             st.session_state[key] = EXAMPLES[st.session_state[f"{key}_example"]]
         st.selectbox("Examples", list(EXAMPLES), index=None, placeholder="Pick an example sentence…",
-                     key=f"{key}_example", on_change=use_example, disabled=classroom.text_locked())
-    text = st.text_area(label, key=key, max_chars=MAX_TEXT, height=90, disabled=classroom.text_locked(),
-                        help="Locked by the teacher: follow along, or explore on your own." if classroom.text_locked()
-                        else None)
+                     key=f"{key}_example", on_change=use_example, disabled=class_room.text_locked())
+    locked = class_room.text_locked()
+    text = st.text_area(label, key=key, max_chars=MAX_TEXT, height=90, disabled=locked,
+                        help="Locked by the teacher: follow along, or explore on your own." if locked else None)
     st.query_params[key] = text
     return text
 

@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer.classroom import MAX_ROOMS, MAX_STUDENTS, normalise_code
-from explorer.ui import classroom
+from explorer.ui import class_room
 from explorer.ui.text import literal
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -21,9 +21,9 @@ HOSTILE = "<img src=x onerror=alert(1)> **b** $x$"   # within NICK_MAX (40) char
 def fresh_store(tmp_path, monkeypatch):
     monkeypatch.setenv("EXPLORER_CLASSROOM_DB", str(tmp_path / "classroom.sqlite3"))
     monkeypatch.delenv("EXPLORER_CLASSROOM_URL", raising=False)
-    classroom.store.clear()
+    class_room.store.clear()
     yield
-    classroom.store.clear()
+    class_room.store.clear()
 
 
 def session(**params) -> AppTest:
@@ -56,8 +56,8 @@ def texts(at: AppTest) -> str:
 def start() -> tuple[AppTest, str, str]:
     teacher = click(classroom_page(), "Start a class")
     room = normalise_code(teacher.title[1].value)
-    key = teacher.session_state[classroom.KEY]
-    assert classroom.store().is_teacher(room, key)
+    key = teacher.session_state[class_room.KEY]
+    assert class_room.store().is_teacher(room, key)
     assert any(f"room={room}&key={key}" in c.value for c in teacher.code)  # the private link, in st.code
     assert literal(f"http://localhost:8501/classroom?join={room}") in texts(teacher)  # the join link, large
     return teacher, room, key
@@ -88,13 +88,13 @@ def test_join_link_fills_in_the_code_and_no_nickname_is_fine():
     assert student.text_input(key="_class_typed").value == room
     click(student, "Join")
     assert "join" not in student.query_params and student.query_params["room"] == room
-    assert classroom.store().nicknames(room, key) == [classroom.NO_NICKNAME]
+    assert class_room.store().nicknames(room, key) == [class_room.NO_NICKNAME]
 
 
 def test_wrong_codes_give_a_clear_message_and_are_slowed_down():
     student = join("", typed="<b>nope</b>")
     assert "That is not a room code" in student.error[0].value
-    for _ in range(classroom.FREE_TRIES - 1):
+    for _ in range(class_room.FREE_TRIES - 1):
         student.text_input(key="_class_typed").input("ABC-DEF")
         click(student, "Join")
     assert "There is no open room with this code" in student.error[0].value
@@ -106,11 +106,11 @@ def test_wrong_codes_give_a_clear_message_and_are_slowed_down():
 def test_limits_are_messages():
     _, room, _ = start()
     for i in range(MAX_STUDENTS):
-        classroom.store().join(room, f"student-{i:04d}", f"s{i}")
+        class_room.store().join(room, f"student-{i:04d}", f"s{i}")
     student = join(room, "late")
     assert "This room is full" in student.error[0].value
     for _ in range(MAX_ROOMS - 1):
-        classroom.store().create_room()
+        class_room.store().create_room()
     teacher = click(classroom_page(), "Start a class")
     assert "as many classrooms as it can" in teacher.error[0].value
 
@@ -119,12 +119,12 @@ def test_teacher_link_moves_the_key_out_of_the_url_and_a_bad_one_says_so():
     _, room, key = start()
     again = session(room=room, key=key)
     assert "key" not in again.query_params and "room" not in again.query_params
-    assert again.session_state[classroom.KEY] == key
+    assert again.session_state[class_room.KEY] == key
     assert "Teaching class" in texts(again)
     bad = session(room=room, key="forged")
     assert "key" not in bad.query_params
     assert "This teacher link does not open a class" in texts(bad)
-    assert classroom.KEY not in bad.session_state
+    assert class_room.KEY not in bad.session_state
 
 
 def test_reload_rejoins_as_the_same_student_and_an_ended_class_says_so():
@@ -132,9 +132,9 @@ def test_reload_rejoins_as_the_same_student_and_an_ended_class_says_so():
     student = join(room, "ada")
     me = student.query_params["me"]
     back = session(room=room, me=me)   # a new session (reload, reconnect, server restart) from the URL alone
-    assert back.session_state[classroom.ME] == me and "Following class" in texts(back)
+    assert back.session_state[class_room.ME] == me and "Following class" in texts(back)
     click(teacher, "End it now")
-    assert classroom.store().room(room) is None
+    assert class_room.store().room(room) is None
     gone = session(room=room, me=me)
     assert "The class in this link has ended" in texts(gone) and "room" not in gone.query_params
 
@@ -184,7 +184,7 @@ def test_class_question_counts_answers_and_reveals_to_everyone():
         assert "Right:" not in texts(student)   # nothing revealed before the teacher reveals
     students[0].radio(key="softmax_answer").set_value("about 256").run()
     click(students[0], "Commit my answer")   # a new commit replaces the old answer
-    assert classroom.store().counts(room, "softmax") == {"about 256": 1, "about 16": 2}
+    assert class_room.store().counts(room, "softmax") == {"about 256": 1, "about 16": 2}
     teacher.run()
     chart = teacher.get("plotly_chart")[0]
     assert '"y":[0,2,1]' in chart.proto.spec.replace(" ", "")

@@ -1,0 +1,189 @@
+"""Who is in which class: the room code and either the teacher key or a random student id, in
+``st.session_state``. The student's code and id are also kept in the URL (``?room=K7M2QX&me=…``), so a reload, a
+reconnect or a server restart brings the student back into the same room as the same student. The teacher key
+never stays in the URL: opening the teacher link moves it into the session and deletes it from the address bar."""
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import time
+
+import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+from explorer.classroom import ClassroomError, ClassroomStore, NoSuchRoom, normalise_code, open_store
+
+ROOM, KEY, ME, FOLLOW, APPLIED, SEEN, PUBLISHED, LOCKED, PROJECTOR, WRONG, NOTES, QUESTIONS = (
+    "_class_room", "_class_key", "_class_me", "_class_follow", "_class_applied", "_class_seen", "_class_published",
+    "_class_locked", "_class_projector", "_class_wrong", "_class_notes", "_class_questions")
+URL_ROOM, URL_ME, URL_KEY, URL_JOIN = "room", "me", "key", "join"
+PRIVATE = (URL_ROOM, URL_ME, URL_KEY, URL_JOIN)
+PAGE = "pages/classroom.py"
+POLL_S = 1.0
+FREE_TRIES, FIRST_WAIT_S, LONGEST_WAIT_S = 5, 10, 300
+NO_NICKNAME = "(no nickname)"
+_TOKEN = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+
+
+@st.cache_resource
+def store() -> ClassroomStore:
+    """One store per server process (SQLite file or Redis, see ``explorer.classroom.open_store``)."""
+    return open_store()
+
+
+# ---------------------------------------------------------------------------------------------- who am I
+
+def code() -> str | None:
+    return st.session_state.get(ROOM)
+
+
+def teacher_key() -> str | None:
+    return st.session_state.get(KEY) if code() else None
+
+
+def student() -> str | None:
+    return st.session_state.get(ME) if code() and not teacher_key() else None
+
+
+def following() -> bool:
+    return bool(student()) and st.session_state.get(FOLLOW, True)
+
+
+def projector() -> bool:
+    """The teacher's projector view is on (larger figures, navigation on top, nothing private shown)."""
+    return bool(teacher_key()) and st.session_state.get(PROJECTOR, False)
+
+
+def text_locked() -> bool:
+    """The teacher locked the text and this student follows: text boxes are read-only."""
+    return following() and bool(st.session_state.get(LOCKED))
+
+
+def note(message: str) -> None:
+    st.session_state.setdefault(NOTES, []).append(message)
+
+
+def current_page() -> str | None:
+    """The running page as a path relative to app.py (``pages/heatmaps.py``), as st.switch_page takes it."""
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return None
+    info = ctx.pages_manager.get_pages().get(ctx.pages_manager.current_page_script_hash) or {}
+    path = info.get("script_path")
+    if not path:
+        return None
+    return os.path.relpath(path, os.path.dirname(ctx.main_script_path)).replace(os.sep, "/")
+
+
+def app_url() -> str:
+    """The app's address as students reach it: $EXPLORER_PUBLIC_URL, else the teacher's browser address."""
+    url = os.environ.get("EXPLORER_PUBLIC_URL") or st.context.url or "http://localhost:8501"
+    url = url.rstrip("/")
+    ctx = get_script_run_ctx()
+    if ctx is not None and not os.environ.get("EXPLORER_PUBLIC_URL"):
+        info = ctx.pages_manager.get_pages().get(ctx.pages_manager.current_page_script_hash) or {}
+        page = info.get("url_pathname") or ""
+        url = url.removesuffix("/" + page) if page else url
+    return url
+
+
+def join_url(room: str) -> str:
+    return f"{app_url()}/classroom?{URL_JOIN}={room}"
+
+
+def teacher_url(room: str, key: str) -> str:
+    return f"{app_url()}/classroom?{URL_ROOM}={room}&{URL_KEY}={key}"
+
+
+# ---------------------------------------------------------------------------------------------- entering, leaving
+
+def _enter(room: str, *, key: str | None = None, me: str | None = None) -> None:
+    for name in (KEY, ME, APPLIED, SEEN, PUBLISHED, LOCKED):
+        st.session_state.pop(name, None)
+    st.session_state[ROOM], st.session_state[FOLLOW] = room, True
+    if key:
+        st.session_state[KEY] = key
+    if me:
+        st.session_state[ME] = me
+
+
+def leave() -> None:
+    """Forget the room in this session and in the URL (the store keeps it)."""
+    for name in (ROOM, KEY, ME, FOLLOW, APPLIED, SEEN, PUBLISHED, LOCKED, PROJECTOR):
+        st.session_state.pop(name, None)
+    for name in PRIVATE:
+        if name in st.query_params:
+            del st.query_params[name]
+
+
+def start_class() -> str:
+    """A new room with this session as its teacher -> its code. TooManyRooms and others go to the caller."""
+    room, key = store().create_room()
+    _enter(room, key=key)
+    return room
+
+
+def end_class() -> None:
+    store().close(code(), teacher_key())
+    leave()
+
+
+def _slowed() -> None:
+    tries, until = st.session_state.get(WRONG, (0, 0.0))
+    wait = until - time.time()
+    if wait > 0:
+        raise ClassroomError(f"Too many wrong codes: please wait {wait:.0f} seconds, then check the code with your "
+                             "teacher.")
+
+
+def _wrong_try() -> None:
+    tries = st.session_state.get(WRONG, (0, 0.0))[0] + 1
+    wait = min(FIRST_WAIT_S * 2 ** (tries - FREE_TRIES), LONGEST_WAIT_S) if tries >= FREE_TRIES else 0
+    st.session_state[WRONG] = (tries, time.time() + wait)
+
+
+def join(typed: str, nickname: str = "") -> str:
+    """Join the room ``typed`` as a student -> the nickname stored. Raises ClassroomError (with a sentence to show)
+    for a wrong code, a full room or a bad nickname; after FREE_TRIES wrong codes each try waits longer."""
+    _slowed()
+    try:
+        room = normalise_code(typed)
+        me = st.session_state.get(ME) or secrets.token_urlsafe(12)
+        nick = store().join(room, me, nickname.strip() or NO_NICKNAME)
+    except NoSuchRoom:
+        _wrong_try()
+        raise
+    st.session_state[WRONG] = (0, 0.0)
+    _enter(room, me=me)
+    return nick
+
+
+def restore_from_url() -> None:
+    """A teacher link moves its key into the session; a student link (room + me) rejoins the room."""
+    params = st.query_params
+    if URL_KEY in params:
+        key, raw = params[URL_KEY], params.get(URL_ROOM, "")
+        for name in (URL_KEY, URL_ROOM):
+            if name in params:
+                del params[name]
+        try:
+            room = normalise_code(raw)
+            ok = store().is_teacher(room, key)
+        except ClassroomError:
+            ok = False
+        if ok:
+            _enter(room, key=key)
+        else:
+            note("This teacher link does not open a class: the class may have ended. Start a new one.")
+    elif not code() and URL_ROOM in params and URL_ME in params:
+        raw, me = params[URL_ROOM], params[URL_ME]
+        try:
+            room = normalise_code(raw)
+        except ClassroomError:
+            room = None
+        if room and _TOKEN.match(me) and store().room(room) is not None:
+            _enter(room, me=me)
+        else:
+            note("The class in this link has ended.")
+            leave()
