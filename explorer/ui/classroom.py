@@ -103,7 +103,9 @@ def _answers_moved(room: str) -> bool:
 def _poll() -> None:
     """Once a second: one version lookup (teacher: the shown questions' counts); the whole app reruns only when
     something changed. Drawn first on the page: a late fragment message then never lands past the end of a page
-    that was just replaced (Streamlit's frontend rejects that: "Bad delta path index")."""
+    that was just replaced (Streamlit's frontend rejects that: "Bad delta path index"). It always draws one empty
+    placeholder: a fragment that draws nothing can leave a multipage app blank after a page change."""
+    st.empty()
     room = code()
     if not room or st.session_state.get("_class_full_run"):
         return   # in the page's own run: on_page does the work
