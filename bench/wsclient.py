@@ -4,6 +4,10 @@ What a browser tab does, without drawing anything: open ``ws://host:port/_stcore
 "streamlit", send a ``BackMsg.rerun_script`` (a ``ClientState``: the URL's query string, the page, the widget
 values), and read ``ForwardMsg``s (new_session, page_info_changed, deltas, ...) until ``script_finished``.
 A later edit is a rerun carrying the changed widget's value (``WidgetState``), as the browser sends it.
+A fragment with ``run_every`` is rerun by the client, as Streamlit's frontend does: the server sends
+``auto_rerun`` (interval, fragment id), the client then sends a ``rerun_script`` with that ``fragment_id`` and
+``is_auto_rerun`` every interval, until ``stop_auto_rerun`` or the next full-app run (whose ``new_session`` names
+no fragment) clears the timers.
 
 Loopback only: ``Session`` refuses any other host.
 """
@@ -63,7 +67,8 @@ class Session:
     ``keep=True`` stores every element's text in each ``Run`` (tests); load runs leave it off.
     """
 
-    def __init__(self, url: str, page: str = "heatmaps", keep: bool = False, timeout: float = 60):
+    def __init__(self, url: str, page: str = "heatmaps", keep: bool = False, timeout: float = 60,
+                 on_element=None):
         parsed = urlparse(url)
         if parsed.hostname not in LOOPBACK:
             raise ValueError(f"loopback servers only, not {parsed.hostname!r}")
@@ -77,6 +82,9 @@ class Session:
         self._run: Run | None = None
         self._done: asyncio.Event | None = None
         self.closed_reason: str | None = None
+        self.on_element = on_element    # called with every new element (also outside a rerun this client sent)
+        self.auto_reruns: dict[str, tuple[float, asyncio.Task]] = {}   # fragment id -> (interval, timer)
+        self.fragment_reruns = 0        # auto reruns sent
 
     async def connect(self) -> None:
         # proxy=None: never through an HTTP proxy from the environment; no compression, no client pings (a
@@ -94,6 +102,7 @@ class Session:
             self.closed_reason = f"{type(err).__name__}: {err}"[:200]
         finally:
             self.closed_reason = self.closed_reason or "closed"
+            self._stop_timers()
             if self._done is not None:
                 self._done.set()
 
@@ -105,7 +114,13 @@ class Session:
         if run is not None:
             run.messages += 1
             run.bytes += len(data)
-        if kind == "navigation":   # the page st.navigation resolved (new_session may name app.py's hash)
+        if kind == "new_session" and not msg.metadata.run.fragment_ids:
+            self._stop_timers()   # a full-app run: its fragments register their timers again
+        elif kind == "auto_rerun":
+            self._start_timer(msg.auto_rerun.fragment_id, msg.auto_rerun.interval)
+        elif kind == "stop_auto_rerun":
+            self._stop_timers(msg.stop_auto_rerun.fragment_ids)
+        elif kind == "navigation":   # the page st.navigation resolved (new_session may name app.py's hash)
             self.page_script_hash = msg.navigation.page_script_hash
         elif kind == "page_info_changed":
             self.query_string = msg.page_info_changed.query_string
@@ -118,6 +133,37 @@ class Session:
                 run.status = msg.script_finished
             self._done.set()
 
+    def _start_timer(self, fragment_id: str, interval: float) -> None:
+        if not fragment_id or interval <= 0:
+            return
+        old = self.auto_reruns.get(fragment_id)
+        if old is not None and old[0] == interval:
+            return   # the frontend keeps a running timer with the same interval
+        self._stop_timers([fragment_id])
+        self.auto_reruns[fragment_id] = (interval, asyncio.get_running_loop().create_task(
+            self._tick(fragment_id, interval)))
+
+    def _stop_timers(self, fragment_ids=None) -> None:
+        for fid in list(self.auto_reruns if fragment_ids is None else fragment_ids):
+            entry = self.auto_reruns.pop(fid, None)
+            if entry is not None:
+                entry[1].cancel()
+
+    async def _tick(self, fragment_id: str, interval: float) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            if self._run is not None:   # a rerun this client waits for: its script_finished must stay its own
+                continue
+            back = BackMsg()
+            state = back.rerun_script
+            state.query_string, state.page_script_hash = self.query_string, self.page_script_hash
+            state.fragment_id, state.is_auto_rerun = fragment_id, True
+            try:
+                await self.ws.send(back.SerializeToString())
+            except Exception:
+                return
+            self.fragment_reruns += 1
+
     def _element(self, element, run: Run | None) -> None:
         kind = element.WhichOneof("type")
         if kind in WIDGETS:
@@ -125,6 +171,8 @@ class Session:
             wid = inner.id
             key = wid.rsplit("-", 1)[-1] if wid.startswith("$$ID-") and wid.count("-") >= 2 else inner.label
             self.widget_ids[key] = wid
+        if self.on_element is not None:
+            self.on_element(element)
         if run is None:
             return
         if kind == "exception":
@@ -180,6 +228,7 @@ class Session:
         return await self.rerun(widgets=[WidgetState(id=wid, string_value=value)])
 
     async def close(self) -> None:
+        self._stop_timers()
         if self.ws is not None:
             await self.ws.close()
         if self._reader is not None:

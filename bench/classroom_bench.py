@@ -1,0 +1,215 @@
+"""Classroom and scale-out numbers with the browser-less websocket client (bench/wsclient.py).
+
+    .venv/bin/python bench/classroom_bench.py [--followers 30] [--changes 10] [--idle-seconds 60]
+                                              [--steps 30,60,120] [--duration 40] [--skip-follow] [--skip-scale]
+
+1. follow: one server with a temporary classroom file; a room made through the store API with the teacher's
+   view on the heatmap page; N follower sessions on /heatmaps?room=CODE&me=ID (their poll fragment is rerun by the
+   client every second, as the browser does). The teacher changes the head (store.set_view) ``--changes`` times;
+   per follower the seconds until a heatmap delta's title names the new head. Then the server CPU of the N
+   followers sitting idle for ``--idle-seconds``, minus the same window with no session.
+2. scale: ws_load's stepped load on one server, then on 2 replicas behind HAProxy (deploy/cluster.py).
+Loopback only; every server started here is stopped here.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import re
+import secrets
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from bench.stats import median, quantile  # noqa: E402
+from bench.ws_load import MODELS, fmt_ms, proc_cpu, settle, step  # noqa: E402
+from bench.wsclient import Session, one_page  # noqa: E402
+
+TEXT = "The teacher asked the class to read the sentence about the old harbour again."
+HEAD = re.compile(r"· layer (\d+) · head (\d+)$")
+
+
+def heatmap_title(element) -> str | None:
+    """The title of a plotly element whose title ends in "· layer L · head H" (the heatmap), else None."""
+    if element.WhichOneof("type") != "plotly_chart":
+        return None
+    spec = element.plotly_chart.spec
+    if "head" not in spec:
+        return None
+    title = (json.loads(spec).get("layout") or {}).get("title") or {}
+    text = title.get("text") if isinstance(title, dict) else title
+    return text if isinstance(text, str) and HEAD.search(text) else None
+
+
+class Follower:
+    """A follower session that records when each (layer, head) first reached it in a heatmap title."""
+
+    def __init__(self, url: str, room: str):
+        self.me = secrets.token_urlsafe(12)
+        self.room = room
+        self.seen: dict[tuple[int, int], float] = {}
+        self.session = Session(url, "heatmaps", timeout=120, on_element=self._element)
+
+    def _element(self, element) -> None:
+        title = heatmap_title(element)
+        if title:
+            layer, head = map(int, HEAD.search(title).groups())
+            self.seen.setdefault((layer, head), time.monotonic())
+
+    async def join(self) -> bool:
+        await self.session.connect()
+        run = await self.session.load({"room": self.room, "me": self.me})
+        return run.ok
+
+
+def view(layer: int, head: int) -> dict:
+    params = {"model": MODELS["encoder"], "text": TEXT, "layer": str(layer), "head": str(head)}
+    return {"page": "pages/heatmaps.py", "params": params, "opts": {}}
+
+
+async def follow(url: str, pid: int, db: str, n: int, changes: int, idle_s: float, seed: int = 0) -> dict:
+    from explorer.classroom import open_store
+
+    store = open_store({"EXPLORER_CLASSROOM_DB": db})
+    room, key = store.create_room()
+    store.set_view(room, key, view(1, 0))
+    followers = [Follower(url, room) for _ in range(n)]
+    for i, f in enumerate(followers):
+        store.join(room, f.me, f"student {i}")
+    gate = asyncio.Semaphore(4)
+
+    async def join(f: Follower) -> bool:
+        async with gate:
+            return await f.join()
+    t0 = time.monotonic()
+    joined = await asyncio.gather(*(join(f) for f in followers))
+    out = {"sessions": n, "joined": sum(joined), "join_s": time.monotonic() - t0, "delays": [], "missed": 0}
+    print(f"{sum(joined)}/{n} followers on the teacher's page in {out['join_s']:.1f} s; "
+          f"shown (1, 0): {sum((1, 0) in f.seen for f in followers)}", flush=True)
+    rng = random.Random(seed)
+    try:
+        ticks0 = sum(f.session.fragment_reruns for f in followers)
+        for k in range(1, changes + 1):
+            await asyncio.sleep(1 + rng.random())   # a random phase against the followers' 1 s poll
+            start = time.monotonic()
+            store.set_view(room, key, view(1, k))
+            limit = start + 15
+            while time.monotonic() < limit and not all((1, k) in f.seen for f in followers):
+                await asyncio.sleep(0.02)
+            got = [f.seen[(1, k)] - start for f in followers if (1, k) in f.seen]
+            out["delays"] += got
+            out["missed"] += n - len(got)
+            print(f"  head {k}: {len(got)}/{n} followers, p50 {fmt_ms(median(got))}, max {fmt_ms(max(got))}",
+                  flush=True)
+        ticks = sum(f.session.fragment_reruns for f in followers) - ticks0
+        out["alive"] = sum(f.session.closed_reason is None for f in followers)
+        d = out["delays"]
+        out["p50"], out["p95"], out["max"] = median(d), quantile(d, 0.95), max(d) if d else None
+        print(f"follow latency over {changes} changes x {n} followers: p50 {fmt_ms(out['p50'])}, p95 "
+              f"{fmt_ms(out['p95'])}, max {fmt_ms(out['max'])}, missed {out['missed']}; fragment reruns sent "
+              f"{ticks} ({sum(f.session.fragment_reruns for f in followers) / n:.0f} per follower)", flush=True)
+        # -- idle: the followers stay, nothing changes
+        await settle(pid, rate=0.5, limit=20)
+        c0, t1 = proc_cpu(pid), time.monotonic()
+        fr0 = sum(f.session.fragment_reruns for f in followers)
+        await asyncio.sleep(idle_s)
+        out["idle_cpu_s"], out["idle_window_s"] = proc_cpu(pid) - c0, time.monotonic() - t1
+        out["idle_polls"] = sum(f.session.fragment_reruns for f in followers) - fr0
+    finally:
+        await asyncio.gather(*(f.session.close() for f in followers), return_exceptions=True)
+    await asyncio.sleep(3)
+    await settle(pid)
+    c0, t1 = proc_cpu(pid), time.monotonic()
+    await asyncio.sleep(idle_s)
+    out["base_cpu_s"], out["base_window_s"] = proc_cpu(pid) - c0, time.monotonic() - t1
+    out["per_follower_minute"] = (out["idle_cpu_s"] - out["base_cpu_s"]) / n / (idle_s / 60)
+    print(f"idle: {n} followers {out['idle_cpu_s']:.2f} s CPU in {out['idle_window_s']:.0f} s "
+          f"({out['idle_polls']} polls), no sessions {out['base_cpu_s']:.2f} s -> "
+          f"{out['per_follower_minute'] * 1000:.0f} ms CPU per idle follower per minute", flush=True)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- scale-out
+
+async def stepped(url: str, pids: list[int], steps: list[int], duration: float, warm_urls: list[str]) -> list[dict]:
+    for u in warm_urls:   # each replica loads the model once, outside the steps
+        await one_page(u, {"model": MODELS["encoder"], "text": "The warm up.", "layer": 2}, keep=False, timeout=180)
+    rows = []
+    for n in steps:
+        c0 = sum(proc_cpu(p) for p in pids)
+        r = await step(url, None, n, duration)
+        r["server_cpu"] = sum(proc_cpu(p) for p in pids) - c0
+        rows.append(r)
+        print(f"  {n:>4} sessions: {r['requests']} requests, p50 {fmt_ms(r['p50'])}, p95 {fmt_ms(r['p95'])}, "
+              f"errors {len(r['errors'])}, server CPU {r['server_cpu']:.0f} s, machine busy {r['busy'] * 100:.0f}%",
+              flush=True)
+        for e in r["errors"][:3]:
+            print("    error:", e)
+        await asyncio.sleep(3)
+    return rows
+
+
+def scale(steps: list[int], duration: float) -> dict:
+    from chromium import Server
+
+    from deploy.cluster import Cluster
+
+    out = {}
+    server = Server(log_prefix="classroom-bench-single")
+    try:
+        print(f"one server {server.url}", flush=True)
+        out["single"] = asyncio.run(stepped(server.url, [server.proc.pid], steps, duration, [server.url]))
+    finally:
+        server.stop()
+    cluster = Cluster(2)
+    try:
+        cluster.start()
+        print(f"2 replicas behind HAProxy {cluster.url}", flush=True)
+        urls = [f"http://127.0.0.1:{r.port}" for r in cluster.replicas]
+        out["cluster"] = asyncio.run(stepped(cluster.url, [r.pid for r in cluster.replicas], steps, duration, urls))
+    finally:
+        cluster.stop()
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--followers", type=int, default=30)
+    p.add_argument("--changes", type=int, default=10)
+    p.add_argument("--idle-seconds", type=float, default=60)
+    p.add_argument("--steps", default="30,60,120")
+    p.add_argument("--duration", type=float, default=40)
+    p.add_argument("--skip-follow", action="store_true")
+    p.add_argument("--skip-scale", action="store_true")
+    args = p.parse_args(argv)
+    results = {}
+    if not args.skip_follow:
+        from chromium import Server
+
+        with tempfile.TemporaryDirectory() as tmp:
+            db = str(Path(tmp) / "classroom.sqlite3")
+            server = Server(env={"EXPLORER_CLASSROOM_DB": db, "EXPLORER_CLASSROOM_URL": ""},
+                            log_prefix="classroom-bench")
+            try:
+                results["follow"] = asyncio.run(follow(server.url, server.proc.pid, db, args.followers,
+                                                       args.changes, args.idle_seconds))
+            finally:
+                server.stop()
+    if not args.skip_scale:
+        results["scale"] = scale([int(n) for n in args.steps.split(",")], args.duration)
+    out = ROOT / "test-artifacts" / "classroom-bench.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(results, indent=1, default=str))
+    print(f"results in {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
