@@ -62,6 +62,7 @@ def test_flip_page_knocks_out_its_top_heads():
 def test_encoder_decoder_gets_messages_not_errors(tiny_folder):
     from tiny import TEXT
     folder = str(tiny_folder("t5"))
+    cached.WORKER.get(folder)   # loaded already: a link to it opens without asking first
     at = run("heads_do.py", model=folder, text=TEXT, text_b=TEXT.replace("tired", "wide"))
     assert "No measure for a encoder-decoder model yet." in [w.value.replace("\\", "") for w in at.warning]
     for page in ("heatmaps.py", "compare.py"):
