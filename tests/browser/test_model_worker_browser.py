@@ -25,8 +25,8 @@ def test_leaving_the_page_during_preparation_does_not_stop_it(tmp_path):
             context = browser.new_context()
             page = context.new_page()
             page.goto(f"{server.url}/lab_masks")
-            page.get_by_text("Preparing", exact=False).or_(page.get_by_text("Converting", exact=False)).first \
-                .wait_for(timeout=60_000)
+            # the lab loads the encoder first, then the decoder: wait for the decoder's own conversion message
+            page.get_by_text("Converting the GGUF", exact=False).first.wait_for(timeout=120_000)
             assert not (target / "complete").exists()        # we really left in the middle
             page.goto(f"{server.url}/")                     # the student leaves the page
             wait_idle(page)
