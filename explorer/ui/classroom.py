@@ -90,7 +90,9 @@ def _follow(version: int) -> None:
 
 
 def watch(question: str, counts: dict) -> None:
-    """The teacher's page shows ``counts`` for ``question``: the poll reruns the page when they change."""
+    """The teacher's page shows ``counts`` for ``question``: the poll reruns the page when they change. Entries are
+    only ever replaced, never cleared at the start of a run: a run cut short before its quiz drew would otherwise
+    leave nothing to watch, and the chart would stop refreshing."""
     st.session_state.setdefault(QUESTIONS, {})[question] = counts
 
 
@@ -135,7 +137,6 @@ def on_page() -> None:
             _switch(*store().view(room))   # before anything is drawn: a poll fragment registered by a run that
             # st.switch_page then ends can fire on the new page and leave it blank
     if info is not None:
-        st.session_state[QUESTIONS] = {}
         st.session_state["_class_full_run"] = True
         try:
             _poll()   # first on the page, see _poll
