@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from explorer.stats import median, spread, timed, timed_both
-from explorer.texts import fit, single_token_markers
+from bench.stats import median, spread, timed, timed_both
+from bench.texts import fit, single_token_markers
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "pages" / "heatmaps.py"
