@@ -22,7 +22,7 @@ from explorer.fairqueue import FairQueue, QueueFull, Replaced
 from explorer.lru import ByteLRU
 from explorer.models import LoadedModel, log
 from explorer.ui.text import literal
-from explorer.worker import ModelWorker
+from explorer.worker import Job, ModelWorker
 
 # 384 MB by default: with both embedded models loaded (~1.05 GB resident) the server stays near 1.5 GB however
 # many texts the sessions send (a 512-token encoder result alone holds ~150 MB of weights and scores).
@@ -43,17 +43,25 @@ def get_model(name: str) -> LoadedModel:
     in_page = get_script_run_ctx(suppress_warning=True) is not None
     try:
         job = WORKER.request(name)
-        if in_page and not job.done.is_set():
-            bar = st.progress(job.fraction, text=literal(job.message))
-            while not job.done.wait(0.25):
-                bar.progress(job.fraction, text=literal(job.message))
-            bar.empty()
+        if in_page:
+            show_progress(job)
         return job.wait()
     except registry.ModelUnavailable as err:
         if not in_page:
             raise
         st.warning(literal(err))
         st.stop()
+
+
+def show_progress(job: Job) -> None:
+    """A progress bar with the job's own message until the shared job (a load, a sweep) has finished; the job runs
+    on if the student leaves the page."""
+    if job.done.is_set():
+        return
+    bar = st.progress(job.fraction, text=literal(job.message))
+    while not job.done.wait(0.25):
+        bar.progress(job.fraction, text=literal(job.message))
+    bar.empty()
 
 
 def get_attention(name: str, text: str, target: str | None = None) -> AttentionResult:

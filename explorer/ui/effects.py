@@ -30,11 +30,7 @@ WEIGHTINGS = {"weights": "weights", "value": "weight × value size"}
 def wait(job: Job, stop: bool = True):
     """The job's value, with a progress bar while it runs; a ValueError becomes a warning that stops the page
     (``stop=False``: the error is raised)."""
-    if not job.done.is_set():
-        bar = st.progress(job.fraction, text=literal(job.message))
-        while not job.done.wait(0.25):
-            bar.progress(job.fraction, text=literal(job.message))
-        bar.empty()
+    cached.show_progress(job)
     try:
         return job.wait()
     except ValueError as err:
