@@ -40,7 +40,8 @@ class AttentionResult:
     ``weights``: float32 ``[layer, head, query, key]``, post-softmax, each row sums to 1 (exactly 0 above the
     diagonal for causal self-attention). ``scores``: the same shape before softmax (scale, position bias and mask
     included; ``-inf`` where masked), or None. ``fidelity``: ``[layer, head]`` max |our recompute − model|.
-    Cross attention has different key tokens (``key_tokens``); self-attention leaves them None.
+    Cross attention has different key tokens (``key_tokens``); self-attention leaves them None. ``measure`` names
+    what ``weights`` holds when a copy puts another row-stochastic matrix in their place.
     """
     facts: ModelFacts
     text: str
@@ -58,6 +59,7 @@ class AttentionResult:
     key_tokens: list[str] | None = None
     key_special: np.ndarray | None = None
     parts: dict[str, "AttentionResult"] = field(default_factory=dict)
+    measure: str = "weight"        # what ``weights`` holds, as figures name it ("weight × value size")
 
     @property
     def keys(self) -> list[str]:

@@ -154,7 +154,7 @@ def matrix_view(result: AttentionResult, part: str, layer: int, head: int, optio
     res = part_of(result, part)
     facts = res.facts
     name = f"{facts.name}" + (f" · {PARTS.get(res.part, res.part)}" if result.parts else "")
-    notes, value_name, real = [], "weight", True
+    notes, value_name, real = [], res.measure, True
     rollout = options.rollout
     if rollout and res.part == "cross":
         notes.append("Rollout follows one stack of self-attention layers; cross attention is shown as it is.")

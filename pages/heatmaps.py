@@ -55,7 +55,7 @@ with left:
     ui.download_lazy("This matrix as CSV", lambda: matrices.csv_frame(view), f"attention-{name}.csv", "csv")
 with right:
     bars = plots.query_bars(view.matrix[row], view.key_labels, view.query_labels[row],
-                            key_positions=[k[0] for k in view.key_positions])
+                            key_positions=[k[0] for k in view.key_positions], value_name=view.value_name)
     ui.show_figure(bars, "bars", f"query-{name}-{view.query_positions[row][0]}")
 
 st.subheader(f"Layer {layer}: every head")

@@ -98,7 +98,7 @@ def heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str],
 
 
 def query_bars(weights_row: np.ndarray, key_tokens: list[str], query_token: str, top: int = 12, *,
-               key_positions: list[int] | None = None) -> go.Figure:
+               key_positions: list[int] | None = None, value_name: str = "weight") -> go.Figure:
     """One query's attention as ranked horizontal bars: the "it → animal 0.51, tired 0.19 …" picture.
 
     Each bar is named "token · position" (``key_positions[i]`` when given, else i); keys beyond ``top`` are
@@ -117,7 +117,7 @@ def query_bars(weights_row: np.ndarray, key_tokens: list[str], query_token: str,
         title=dict(text=f"Where {label(query_token)!s} looks{subtitle}", x=0.0, font=dict(size=14)),
         height=(78 if subtitle else 60) + 26 * len(order), margin=dict(l=10, r=40, t=58 if subtitle else 40, b=10),
         yaxis=dict(autorange="reversed"),
-        xaxis=dict(range=[0, max(1e-9, float(row[order].max())) * 1.18], title=dict(text="weight"))))
+        xaxis=dict(range=[0, max(1e-9, float(row[order].max())) * 1.18], title=dict(text=value_name))))
 
 # ---------------------------------------------------------------------------------------------- grids, overview
 

@@ -5,6 +5,7 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 from test_flip_app import array, figures
+from test_heatmaps_app import figures as page_figures
 from test_heatmaps_app import heat
 
 from explorer import values
@@ -24,12 +25,22 @@ def run(page: str, **params) -> AppTest:
     return at
 
 
+def colour_bar(at) -> str:
+    return page_figures(at)["heatmap"]["data"][0]["colorbar"]["title"]["text"]
+
+
+def bars_axis(at) -> str:
+    return page_figures(at)["bars"]["layout"]["xaxis"]["title"]["text"]
+
+
 def test_heatmap_shows_value_weighted_rows():
     at = run("heatmaps.py", layer="2", head="3")
     plain, _, _ = heat(at)
+    assert colour_bar(at) == "weight"
     at.radio(key="weighting").set_value("value").run()
     assert not at.exception
     weighted, _, _ = heat(at)
+    assert colour_bar(at) == "weight × value size" and bars_axis(at) == "weight × value size"
     vw = values.value_weighted(cached.WORKER.get(EMBEDDED_ENCODER), ANIMAL_TIRED)
     assert np.allclose(weighted, vw.normalised[2, 3], atol=1e-5)
     assert np.allclose(weighted.sum(-1), 1, atol=1e-4) and not np.allclose(weighted, plain, atol=1e-3)
