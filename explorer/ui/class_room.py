@@ -64,16 +64,31 @@ def note(message: str) -> None:
     st.session_state.setdefault(NOTES, []).append(message)
 
 
+def _page_name(ctx, info: dict) -> str | None:
+    path = info.get("script_path")
+    if not path:
+        return None
+    return os.path.relpath(path, os.path.dirname(ctx.main_script_path)).replace(os.sep, "/")
+
+
 def current_page() -> str | None:
     """The running page as a path relative to app.py (``pages/heatmaps.py``), as st.switch_page takes it."""
     ctx = get_script_run_ctx()
     if ctx is None:
         return None
-    info = ctx.pages_manager.get_pages().get(ctx.pages_manager.current_page_script_hash) or {}
-    path = info.get("script_path")
-    if not path:
+    return _page_name(ctx, ctx.pages_manager.get_pages().get(ctx.pages_manager.current_page_script_hash) or {})
+
+
+def page_address(page: str) -> str | None:
+    """The address of ``page`` (``pages/heatmaps.py``) relative to the app's root (``heatmaps``; ``""`` for the
+    default page), or None when this app's navigation has no such page."""
+    ctx = get_script_run_ctx()
+    if ctx is None:
         return None
-    return os.path.relpath(path, os.path.dirname(ctx.main_script_path)).replace(os.sep, "/")
+    for info in ctx.pages_manager.get_pages().values():
+        if _page_name(ctx, info) == page:
+            return info.get("url_pathname") or ""
+    return None
 
 
 def app_url() -> str:

@@ -8,9 +8,10 @@ teacher's parameters, as if the student had opened the teacher's URL. Who is in 
 from __future__ import annotations
 
 import contextlib
+import json
+from urllib.parse import urlencode
 
 import streamlit as st
-from streamlit.errors import StreamlitAPIException
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from explorer.classroom import ClassroomError, NoSuchRoom, pretty_code
@@ -34,6 +35,7 @@ from explorer.ui.class_room import (
     following,
     leave,
     note,
+    page_address,
     projector,
     restore_from_url,
     store,
@@ -63,17 +65,37 @@ def _teacher_page(view: dict) -> str | None:
     return page if page and here and page != here else None
 
 
+_GO = """<script>
+(() => {{
+  const here = {here}, there = {there};
+  let base = window.location.pathname.replace(/\\/+$/, "");
+  if (here && base.endsWith("/" + here)) base = base.slice(0, -here.length - 1);
+  window.location.replace(base + "/" + there + {query});
+}})();
+</script>"""
+
+
 def _switch(version: int, view: dict) -> None:
-    """Open the teacher's page with the teacher's parameters (st.switch_page ends this run)."""
+    """Open the teacher's page with the teacher's parameters, by loading its address in the browser (this run
+    stops). A full page load, not ``st.switch_page``: Streamlit 1.67's frontend sometimes left a page switched by a
+    poll's rerun blank ("Bad delta path index"). The room and student id travel in the address, so the new session
+    rejoins as the same student and goes on following."""
     page = _teacher_page(view)
-    if page is None or st.session_state.get("_class_switched") == (version, page):
+    there = page_address(page) if page else None
+    if there is None or st.session_state.get("_class_switched") == (version, page):
         return
     st.session_state["_class_switched"] = (version, page)
     params = {str(k): str(v) for k, v in (view.get("params") or {}).items() if k not in PRIVATE}
-    try:
-        st.switch_page(page, query_params={**params, URL_ROOM: code(), URL_ME: student()})
-    except StreamlitAPIException:
-        pass   # the teacher's page is not part of this app (or this is a single-page test): stay here
+    query = "?" + urlencode({**params, URL_ROOM: code(), URL_ME: student()})
+    st.caption(":material/cast_for_education: Following the teacher to the next page…")
+    st.html(_GO.format(here=_js(page_address(current_page() or "") or ""), there=_js(there), query=_js(query)),
+            unsafe_allow_javascript=True)
+    st.stop()
+
+
+def _js(value: str) -> str:
+    """A JavaScript string literal that cannot end the script element, whatever ``value`` holds."""
+    return json.dumps(value).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def _follow(version: int) -> None:

@@ -3,8 +3,10 @@
 Start a class, join it (typed code, join link, hostile nickname), wrong codes and limits, the teacher link leaving
 the URL, following the teacher's page and deep link, the locked text, and a class question answered and revealed.
 """
+import json
 import re
 from pathlib import Path
+from urllib.parse import parse_qsl
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -51,6 +53,26 @@ def texts(at: AppTest) -> str:
     return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [str(e.value) for e in at.error]
                      + [str(w.value) for w in at.warning] + [str(s.value) for s in at.success]
                      + [str(i.value) for i in at.info])
+
+
+def goes_to(student: AppTest, page: str) -> AppTest:
+    """The student's next run finds the teacher on ``page``: it draws nothing but a script that loads that page's
+    address in the browser (room and student id in the query). Opening that address is a new session, as in a
+    browser."""
+    student.run()
+    assert not student.exception, student.exception
+    [go] = student.get("html")
+    assert go.proto.unsafe_allow_javascript and "Following the teacher" in texts(student)
+    assert json.loads(re.search(r"there = (\"[^\"]*\")", go.proto.body).group(1)) == page[6:-3]   # pages/x.py -> x
+    query = json.loads(re.search(r"\+ (\"[^\"]*\")\);", go.proto.body).group(1))
+    params = dict(parse_qsl(query.removeprefix("?")))
+    assert params["room"] == student.session_state[class_room.ROOM]
+    assert params["me"] == student.session_state[class_room.ME]
+    opened = AppTest.from_file(APP, default_timeout=180)
+    opened.query_params.update(params)
+    opened.switch_page(page).run()
+    assert not opened.exception, opened.exception
+    return opened
 
 
 def start() -> tuple[AppTest, str, str]:
@@ -148,8 +170,7 @@ def test_followers_follow_page_layer_head_and_locked_text_and_can_explore_alone(
     teacher.text_area(key="text").input("the cat sat on the mat").run()
     teacher.checkbox(key="opt_hide").check().run()
     assert not teacher.exception
-    student.run()
-    assert not student.exception, student.exception
+    student = goes_to(student, "pages/heatmaps.py")
     assert student.slider(key="layer").value == 3 and student.slider(key="head").value == 5
     assert student.text_area(key="text").value == "the cat sat on the mat"
     assert student.checkbox(key="opt_hide").value is True
@@ -158,8 +179,7 @@ def test_followers_follow_page_layer_head_and_locked_text_and_can_explore_alone(
     teacher.toggle(key="_class_lock").set_value(True).run()
     student.run()
     assert student.text_area(key="text").disabled and "the text is locked" in texts(student)
-    student.switch_page("pages/heatmaps.py").run()   # AppTest reruns the page it was last sent to; a browser
-    click(student, "Explore on my own")              # stays on the page it followed the teacher to
+    click(student, "Explore on my own")
     student.slider(key="layer").set_value(1).run()
     teacher.switch_page("pages/heatmaps.py").run()
     teacher.slider(key="layer").set_value(4).run()
@@ -174,10 +194,9 @@ def test_class_question_counts_answers_and_reveals_to_everyone():
     students = [join(room, f"s{i}") for i in range(3)]
     teacher.switch_page("pages/lab_softmax.py").run()
     assert "Reveal to the class" in [b.label for b in teacher.button]
+    students = [goes_to(student, "pages/lab_softmax.py") for student in students]
     for student, option in zip(students, ["about 1", "about 16", "about 16"]):
-        student.run()
         assert "Softmax saturation" in student.title[0].value   # followed the teacher to the lab
-        student.switch_page("pages/lab_softmax.py")   # (AppTest would rerun the Classroom page otherwise)
         student.radio(key="softmax_answer").set_value(option).run()
         click(student, "Commit my answer")
         assert f"Your answer is in: {literal(option)}" in texts(student)

@@ -63,17 +63,20 @@ async def title_shows(page, wanted: str, timeout: float = WAIT_MS) -> float:
     return time.monotonic()
 
 
-KNOWN_RACE = "Bad delta path index"   # Streamlit 1.67's frontend, on a page switch started from a fragment rerun
+KNOWN_RACE = "Bad delta path index"   # Streamlit 1.67's frontend, after st.switch_page from a fragment's rerun
 
 
 async def follows(page, check, report: dict, timeout: float = 20_000) -> None:
-    """The student's page reaches the teacher's new page by itself, or (a known Streamlit race: the switched page
-    sometimes stays blank) after one reload, as a student would do: the URL keeps room and student id. Reloads
-    are counted in ``report["reloads"]``; the page must be there after at most one."""
+    """The student's page reaches the teacher's new page by itself (the page loads the teacher's address), or
+    after one reload, as a student would do: the URL keeps room and student id. Reloads are counted in
+    ``report["reloads"]``, and what the page showed is printed; the page must be there after at most one."""
     try:
         await check(page, timeout)
     except Exception:   # playwright's TimeoutError
         report["reloads"] = report.get("reloads", 0) + 1
+        shown = await page.evaluate("() => [document.querySelector('[data-testid=stApp]')?.dataset.testScriptState,"
+                                    " document.querySelector('[data-testid=stMain]')?.innerText.slice(0, 300)]")
+        print("needed a reload:", page.url, shown, page.errors[-3:], flush=True)
         await page.reload()
         await idle(page)
         await check(page, WAIT_MS)
