@@ -7,7 +7,7 @@ from explorer.labs import blocks
 from explorer.labs.quiz import Question
 from explorer.plots.positions import MASKED_COLOR, UNMASKED_COLOR, line, padding_change_bars, side_by_side
 from explorer.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
-from explorer.ui.cached import get_model
+from explorer.ui.cached import forward, get_model
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.text import literal
 from explorer.ui.widgets import attention_or_stop, use_app_navigation
@@ -52,8 +52,9 @@ c1, c2 = st.columns(2)
 short = c1.text_input("Short sentence", "I love cats.", max_chars=200)
 long = c2.text_input("Long sentence", "The report that the committee finally published last Tuesday was "
                                       "widely condemned.", max_chars=400)
+encoder = get_model(EMBEDDED_ENCODER)
 try:
-    exp = blocks.padding_experiment(get_model(EMBEDDED_ENCODER), short, long)
+    exp = forward(("padding", short, long), lambda: blocks.padding_experiment(encoder, short, long))
 except ValueError as err:
     st.warning(literal(err))
     st.stop()

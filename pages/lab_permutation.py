@@ -6,7 +6,7 @@ from explorer.labs import real_model
 from explorer.labs.quiz import Question
 from explorer.plots.concepts import labelled_heatmap
 from explorer.registry import EMBEDDED_ENCODER
-from explorer.ui.cached import get_model
+from explorer.ui.cached import forward, get_model
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.text import literal
 from explorer.ui.widgets import use_app_navigation
@@ -41,7 +41,8 @@ st.button("Shuffle randomly", on_click=shuffle)
 if len(picked) != len(labels):
     st.info("Pick every token once to complete the new order.")
     st.stop()
-demo = real_model.permutation_demo(loaded, text, [labels.index(p) for p in picked])
+order = [labels.index(p) for p in picked]
+demo = forward(("permutation", text, *order), lambda: real_model.permutation_demo(loaded, text, order))
 st.markdown(f"**Original:** {literal(' '.join(demo.tokens))}  →  **shuffled:** {literal(' '.join(demo.shuffled))}")
 
 first = demo.tokens[0]

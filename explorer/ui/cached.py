@@ -5,11 +5,14 @@ students typing the same example cost one forward pass and memory stays bounded.
 A result not yet stored is computed through one bounded fair queue (``fairqueue.py``) shared by all sessions:
 each session holds at most one place, a newer edit replaces its waiting one, and the page says how many wait
 ahead. ``EXPLORER_FORWARD_WORKERS`` (default 1) forward passes run at once; ``EXPLORER_FORWARD_QUEUE=0``
-computes in the page's own thread instead (the old way, kept to measure the difference).
+computes in the page's own thread instead (the old way, kept to measure the difference). The labs' own forward
+passes on a student's text (``forward``) take the same queue.
 """
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import TypeVar
 
 import streamlit as st
 import torch
@@ -23,6 +26,8 @@ from explorer.lru import ByteLRU
 from explorer.models import LoadedModel, log
 from explorer.ui.text import literal
 from explorer.worker import Job, ModelWorker
+
+T = TypeVar("T")
 
 # 384 MB by default: with both embedded models loaded (~1.05 GB resident) the server stays near 1.5 GB however
 # many texts the sessions send (a 512-token encoder result alone holds ~150 MB of weights and scores).
@@ -87,12 +92,19 @@ def get_attention(name: str, text: str, target: str | None = None) -> AttentionR
     hit = _results.peek(key)
     if hit is not None:
         return hit
+    return forward(key, lambda: _results.get_or_compute(key, compute))
+
+
+def forward(key: tuple, work: Callable[[], T]) -> T:
+    """``work()``, a forward pass of a real model on a session's text, through the server's one fair queue:
+    one place per session, first come first served, "Waiting for N others…" in the page meanwhile. Sessions that
+    ask for the same ``key`` at once share one computation. ``EXPLORER_FORWARD_QUEUE=0`` runs it directly."""
     if os.environ.get("EXPLORER_FORWARD_QUEUE", "1").strip().lower() in {"0", "false", "no", "off"}:
-        return _results.get_or_compute(key, compute)
-    return _queued(key, lambda: _results.get_or_compute(key, compute))
+        return work()
+    return _queued(key, work)
 
 
-def _queued(key: tuple, work) -> AttentionResult:
+def _queued(key: tuple, work: Callable[[], T]) -> T:
     """``work()`` run by the shared forward queue for this session; in a page, a note while others go first."""
     ctx = get_script_run_ctx(suppress_warning=True)
     try:

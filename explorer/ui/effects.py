@@ -210,11 +210,18 @@ def sweep_section(model: str, a: str, b: str, query: str, cands: list[str], flip
 # ---------------------------------------------------------------------------------------------- value weighting
 
 def value_weighted(model: str, text: str, result: AttentionResult) -> values.ValueWeighted:
-    """The value-weighted attention of ``text``, built once per (model, text) and kept in a bounded store."""
+    """The value-weighted attention of ``text``, built once per (model, text) and kept in a bounded store; a
+    new one is computed through the server's forward queue."""
+    loaded = cached.get_model(model)
+
     def compute():
-        vw = values.value_weighted(cached.get_model(model), text)
+        vw = values.value_weighted(loaded, text)
         return vw.normalised.astype("float32"), vw.f_norms
-    normalised, f_norms = _weighted.get_or_compute((model, text), compute)
+    key = (model, text)
+    stored = _weighted.peek(key)
+    if stored is None:
+        stored = cached.forward(("value size", *key), lambda: _weighted.get_or_compute(key, compute))
+    normalised, f_norms = stored
     return values.ValueWeighted(result, normalised, f_norms)
 
 

@@ -154,3 +154,27 @@ def test_two_sessions_are_served_in_the_order_they_asked(queue, monkeypatch):
             thread.join(30)
     blocker.result(5)
     assert computed == ["second one", "third one"] and set(results) == {"second one", "third one"}
+
+
+@pytest.mark.parametrize("page, params, expected", [
+    ("lab_masks.py", {}, ("padding", "I love cats.")),
+    ("lab_permutation.py", {}, ("permutation", "dog bites man", 2, 1, 0)),
+    ("heatmaps.py", {"weighting": "value", "text": "a text for the value sizes"},
+     ("value size", ENCODER, "a text for the value sizes")),
+])
+def test_the_labs_own_forward_passes_take_the_queue(page, params, expected, monkeypatch):
+    """The labs that run a real model themselves (padding, permutation) and the value sizes queue like the
+    heatmaps do: each such forward is one submit to the server's forward queue."""
+    fresh = FairQueue(workers=1, name="test-forward")
+    submits, real = [], fresh.submit
+    monkeypatch.setattr(fresh, "submit", lambda *a: submits.append(a[1]) or real(*a))
+    monkeypatch.setattr(cached, "FORWARDS", fresh)
+    try:
+        at = AppTest.from_file(str(ROOT / "pages" / page), default_timeout=240)
+        for key, value in params.items():
+            at.query_params[key] = value
+        at.run()
+        assert not at.exception, at.exception
+    finally:
+        fresh.shutdown()
+    assert [k[:len(expected)] for k in submits if k[0] == expected[0]] == [expected], submits
