@@ -279,16 +279,33 @@ def download_lazy(label: str, build, filename: str, key: str, mime: str = "text/
                        on_click="ignore")
 
 
+def _folder_navigation() -> bool:
+    """This run is Streamlit's old-style multipage app: the page files of ``pages/`` with the entry script as one
+    more page, instead of app.py's ``st.navigation`` (where app.py is never a page)."""
+    from pathlib import Path
+
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return False
+    pages = ctx.pages_manager.get_pages().values()
+    main = Path(ctx.main_script_path).resolve()
+    return len(pages) > 1 and any(Path(p.get("script_path", "")).resolve() == main for p in pages)
+
+
 def use_app_navigation() -> None:
     """Route a deep link through app.py's navigation, even when it is the server's very first request.
 
     Streamlit treats an app with a ``pages/`` folder as an old-style multipage app until the entry script has
     called ``st.navigation`` once; a link straight to ``/heatmaps`` on a fresh server would run the page file
-    alone (no wide layout, no page titles). Switching that mode off and rerunning goes through app.py.
+    alone (no wide layout, no page titles). Switching that mode off and rerunning goes through app.py. Each run
+    asks whether it came through app.py itself: sessions that started at once on a fresh server (a class
+    reconnecting after a restart) may all have begun in the old mode before the first of them switched it off.
     """
     from streamlit.runtime.pages_manager import PagesManager
 
-    if PagesManager.uses_pages_directory:
+    if PagesManager.uses_pages_directory or _folder_navigation():
         PagesManager.uses_pages_directory = False
         st.rerun()
     classroom.on_page()   # classroom live mode: rejoin from the URL, follow the teacher, the room's banner

@@ -145,3 +145,27 @@ def test_deep_link_on_a_fresh_server_opens_the_linked_view(browser):
         page.context.close()
     finally:
         srv.stop()
+
+
+def test_links_opened_at_once_on_a_fresh_server_all_get_the_app_navigation(browser):
+    """A class reconnecting after a restart: several deep links reach a fresh server together. Each session must
+    end up in app.py's navigation, not only the first (the others had started in Streamlit's folder mode before
+    the first one switched it off)."""
+    srv = Server()
+    pages = []
+    try:
+        for path in ["heatmaps", "classroom", "lab_softmax", "flip", "compare"]:
+            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            page = context.new_page()
+            page.goto(f"{srv.url}/{path}", wait_until="commit")   # all five sessions start before any has run
+            pages.append(page)
+        for page in pages:
+            wait_idle(page, 120)
+            page.locator('[data-testid="stSidebarNav"]').wait_for(timeout=60_000)
+            nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
+            assert "Attention heatmaps" in nav and "lab softmax" not in nav, (page.url, nav)
+            assert exception_texts(page) == []
+    finally:
+        for page in pages:
+            page.context.close()
+        srv.stop()
