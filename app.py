@@ -6,14 +6,18 @@ local image, since a `:material/…:` page icon makes the browser fetch the favi
 `streamlit run app.py` reads this file twice over. It first imports it as the server's ASGI app (the `st.App` at
 the bottom), whose start hook loads the default model in the background, so the first student does not wait for
 torch and the weights; then every session runs it as a script (``__main__``), which builds the navigation.
+The App also answers ``/_explorer/ready`` (503 until that preload has finished), for load balancers.
 """
 import contextlib
 import threading
 from pathlib import Path
 
 import streamlit as st
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
 
 FAVICON = Path(__file__).resolve().parent / "assets" / "favicon.png"
+READY_PATH = "/_explorer/ready"
 
 
 def navigation() -> None:
@@ -44,10 +48,16 @@ def navigation() -> None:
     classroom.run_page(st.navigation(pages, position=classroom.nav_position()))
 
 
-def _preload() -> None:
-    from explorer.ui import cached  # imports torch: in this thread, not while the server starts
+PRELOADED = threading.Event()   # set when the start hook's preload has finished (loaded, or failed and logged)
 
-    cached.preload(cached.preload_names())
+
+def _preload() -> None:
+    try:
+        from explorer.ui import cached  # imports torch: in this thread, not while the server starts
+
+        cached.preload(cached.preload_names())
+    finally:
+        PRELOADED.set()
 
 
 @contextlib.asynccontextmanager
@@ -57,7 +67,16 @@ async def preload_models(_app):
     yield
 
 
+async def ready(_request) -> PlainTextResponse:
+    """GET /_explorer/ready: 200 "ready" once the preload has finished, 503 "loading" before. A load balancer
+    checks this rather than Streamlit's /_stcore/health (up from the first second), so no student is sent to a
+    replica that is still loading its model."""
+    if PRELOADED.is_set():
+        return PlainTextResponse("ready")
+    return PlainTextResponse("loading", status_code=503)
+
+
 if __name__ == "__main__":
     navigation()
 else:
-    app = st.App("app.py", lifespan=preload_models)
+    app = st.App("app.py", lifespan=preload_models, routes=[Route(READY_PATH, ready)])

@@ -4,7 +4,8 @@
 
 starts (with --redis) a redis-server on a loopback port with append-only persistence and hands its URL to every
 replica as EXPLORER_CLASSROOM_URL, then N ``streamlit run app.py`` replicas on free loopback ports, waits until each
-answers /_stcore/health, then HAProxy in the foreground on --port, and prints the URL. Ctrl+C or SIGTERM stops all.
+answers /_explorer/ready (up, preload done), then HAProxy in the foreground on --port, and prints the URL. Ctrl+C or
+SIGTERM stops all.
 Every child runs in its own process group (stopped as a group) and gets SIGTERM if the launcher itself dies.
 
 Tests use it as a library: ``Cluster(n, port=None, redis=False, affinity=True).start()`` … ``.stop()``.
@@ -126,9 +127,10 @@ def _wait(ready, proc: Proc, what: str, timeout: float) -> None:
 
 
 def healthy(url: str) -> bool:
+    """The replica (or HAProxy in front of one) answers app.py's readiness route: up, and its preload done."""
     try:
-        return urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok"
-    except OSError:
+        return urllib.request.urlopen(url + "/_explorer/ready", timeout=2).read() == b"ready"
+    except OSError:   # HTTPError (503 "loading") included
         return False
 
 

@@ -2,6 +2,8 @@
 import logging
 import re
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 from chromium import Server  # the real `streamlit run app.py`
@@ -39,15 +41,43 @@ def test_a_failing_preload_is_logged_not_raised(caplog):
     assert any("preloading ../../x failed" in r.getMessage() for r in caplog.records)
 
 
+def ready(url: str) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url + "/_explorer/ready", timeout=5) as answer:
+            return answer.status, answer.read()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read()
+
+
 def test_the_server_loads_the_default_model_before_any_browser_asks():
+    """The model is loaded in the background from the start, and /_explorer/ready (what HAProxy checks) says
+    "loading" with a 503 until it is, then "ready": never ready before the model is."""
     server = Server()
     try:
         log = Path(server.log.name)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and "loaded model" not in log.read_text():
-            time.sleep(0.5)
+        answers, deadline = [], time.monotonic() + 120
+        while time.monotonic() < deadline:
+            answers.append(ready(server.url))
+            if answers[-1][0] == 200:
+                loaded_when_ready = "loaded model" in log.read_text()
+                break
+            time.sleep(0.2)
         text = log.read_text()
     finally:
         server.stop()
+    assert answers[-1] == (200, b"ready") and loaded_when_ready, (answers[-3:], text[-2000:])
+    assert set(answers[:-1]) <= {(503, b"loading")}, answers
     assert re.search(rf"loaded model {re.escape(registry.EMBEDDED_ENCODER)} on \w+ in", text), text[-2000:]
     assert "Traceback" not in text and "missing ScriptRunContext" not in text
+
+
+def test_a_server_without_preload_is_ready_at_once():
+    server = Server(env={"EXPLORER_PRELOAD": ""})
+    try:
+        deadline = time.monotonic() + 20
+        while ready(server.url)[0] != 200 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert ready(server.url) == (200, b"ready")
+        assert "loaded model" not in Path(server.log.name).read_text()
+    finally:
+        server.stop()
