@@ -86,8 +86,10 @@ def _switch(version: int, view: dict) -> None:
         return
     st.session_state["_class_switched"] = (version, page)
     params = {str(k): str(v) for k, v in (view.get("params") or {}).items() if k not in PRIVATE}
-    query = "?" + urlencode({**params, URL_ROOM: code(), URL_ME: student()})
+    params = {**params, URL_ROOM: code(), URL_ME: student()}
+    query = "?" + urlencode(params)
     st.caption(":material/cast_for_education: Following the teacher to the next page…")
+    st.page_link(page, label="Open the teacher's page", icon=":material/arrow_forward:", query_params=params)
     st.html(_GO.format(here=_js(page_address(current_page() or "") or ""), there=_js(there), query=_js(query)),
             unsafe_allow_javascript=True)
     st.stop()
@@ -156,8 +158,7 @@ def on_page() -> None:
         note("The class has ended (or was idle for 12 hours); you are exploring on your own.")
     if info is not None and student() and following() and st.session_state.get(APPLIED) != info.version:
         with contextlib.suppress(NoSuchRoom):
-            _switch(*store().view(room))   # before anything is drawn: a poll fragment registered by a run that
-            # st.switch_page then ends can fire on the new page and leave it blank
+            _switch(*store().view(room))   # before anything is drawn: the page is left at once
     if info is not None:
         st.session_state["_class_full_run"] = True
         try:

@@ -63,6 +63,8 @@ def goes_to(student: AppTest, page: str) -> AppTest:
     assert not student.exception, student.exception
     [go] = student.get("html")
     assert go.proto.unsafe_allow_javascript and "Following the teacher" in texts(student)
+    [link] = student.get("page_link")   # for a browser that runs no script
+    assert link.proto.label == "Open the teacher's page" and link.proto.page.endswith(page[6:-3])
     assert json.loads(re.search(r"there = (\"[^\"]*\")", go.proto.body).group(1)) == page[6:-3]   # pages/x.py -> x
     query = json.loads(re.search(r"\+ (\"[^\"]*\")\);", go.proto.body).group(1))
     params = dict(parse_qsl(query.removeprefix("?")))
