@@ -211,8 +211,9 @@ def _blues(values: np.ndarray) -> np.ndarray:
     return np.round(stops[low] * (1 - frac) + stops[low + 1] * frac).astype(np.uint8)
 
 
-LEVELS = 24   # shades for 0…1 in the thumbnails' palette (plus the masked grey and the white gaps): about as many
-# steps as the eye tells apart in one hue; the exact weights are in the main heatmap. 64 shades cost ~35% more bytes
+LEVELS = 14   # shades for 0…1 in the thumbnails' palette; with the masked grey and the white gaps that is 16 colours,
+# so the PNG stores 4 bits a pixel: ~30% fewer bytes than 24 shades (8 bits). Enough steps to tell heads apart in
+# one hue; the exact weights are in the main heatmap.
 
 
 def _png_uri(index: np.ndarray, masked_colour: str = MASKED_LIGHT) -> str:
