@@ -3,22 +3,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pagetest import open_page
 from streamlit.testing.v1 import AppTest
 from test_flip_app import array, figures, notes
 
 from explorer.registry import EMBEDDED_DECODER
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "compare.py")
 
 
 def run(**params) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=240)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return open_page("pages/compare.py", **params)
 
 
 def heatmaps(at: AppTest) -> dict[str, dict]:

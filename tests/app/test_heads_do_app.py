@@ -1,9 +1,9 @@
 """AppTest of the "What heads do" page on the embedded encoder (and one decoder run): intact numbers, knockouts,
 the shared sweep, and bad input. Expected numbers are recomputed here from the same loaded model."""
-from pathlib import Path
 
 import numpy as np
 import pytest
+from pagetest import open_page
 from streamlit.testing.v1 import AppTest
 from test_flip_app import array, figures, texts
 
@@ -12,16 +12,9 @@ from explorer.examples import ANIMAL_TIRED, ANIMAL_WIDE
 from explorer.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.ui import cached
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "heads_do.py")
-
 
 def run(**params) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=300)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return open_page("pages/heads_do.py", timeout=300, **params)
 
 
 def metrics(at: AppTest) -> dict[str, float]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from pagetest import open_page
 from streamlit.testing.v1 import AppTest
 
 from explorer import models, policy, registry
@@ -170,11 +171,7 @@ def test_the_labs_own_forward_passes_take_the_queue(page, params, expected, monk
     monkeypatch.setattr(fresh, "submit", lambda *a: submits.append(a[1]) or real(*a))
     monkeypatch.setattr(cached, "FORWARDS", fresh)
     try:
-        at = AppTest.from_file(str(ROOT / "pages" / page), default_timeout=240)
-        for key, value in params.items():
-            at.query_params[key] = value
-        at.run()
-        assert not at.exception, at.exception
+        open_page(f"pages/{page}", **params)
     finally:
         fresh.shutdown()
     assert [k[:len(expected)] for k in submits if k[0] == expected[0]] == [expected], submits

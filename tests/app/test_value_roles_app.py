@@ -1,8 +1,8 @@
 """AppTest of what the head-effects cores add to existing pages: weight × value size on the heatmap and compare
 pages, sink and role columns plus the similar-heads map on the compare page, the flip page's knockout section."""
-from pathlib import Path
 
 import numpy as np
+from pagetest import open_page
 from streamlit.testing.v1 import AppTest
 from test_flip_app import array, figures
 from test_heatmaps_app import figures as page_figures
@@ -13,16 +13,9 @@ from explorer.examples import ANIMAL_TIRED
 from explorer.registry import EMBEDDED_ENCODER
 from explorer.ui import cached
 
-PAGES = Path(__file__).resolve().parents[2] / "pages"
-
 
 def run(page: str, **params) -> AppTest:
-    at = AppTest.from_file(str(PAGES / page), default_timeout=300)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return open_page(f"pages/{page}", timeout=300, **params)
 
 
 def colour_bar(at) -> str:
