@@ -129,14 +129,20 @@ def head_distances(weights: list[np.ndarray]) -> np.ndarray:
 
 def classical_mds(distances: np.ndarray, dims: int = 2) -> np.ndarray:
     """``[N, dims]`` coordinates whose Euclidean distances approximate ``distances`` (Torgerson's method:
-    double-centre the squared distances, keep the top eigenvectors scaled by √eigenvalue)."""
+    double-centre the squared distances, keep the top eigenvectors scaled by √eigenvalue).
+
+    An eigenvalue within the eigensolver's rounding of 0 (``n · eps · largest``, the backward-error bound of a
+    symmetric eigensolver, times 10) is taken as 0: otherwise its square root, ~1e-7 on one BLAS and ~1e-9 on
+    another, would give points on a line a small second coordinate that depends on the machine."""
     d2 = np.asarray(distances, dtype=np.float64) ** 2
     n = len(d2)
     centre = np.eye(n) - np.ones((n, n)) / n
     gram = -0.5 * centre @ d2 @ centre
     values, vectors = np.linalg.eigh(gram)
+    noise = 10 * n * np.finfo(np.float64).eps * np.abs(values).max(initial=0.0)
+    values = np.where(values > noise, values, 0.0)
     top = np.argsort(values)[::-1][:dims]
-    return vectors[:, top] * np.sqrt(np.clip(values[top], 0.0, None))
+    return vectors[:, top] * np.sqrt(values[top])
 
 
 def similar_heads(loaded: LoadedModel, texts=TEXTS) -> pd.DataFrame:
