@@ -6,15 +6,19 @@ local image, since a `:material/…:` page icon makes the browser fetch the favi
 `streamlit run app.py` reads this file twice over. It first imports it as the server's ASGI app (the `st.App` at
 the bottom), whose start hook loads the default model in the background, so the first student does not wait for
 torch and the weights; then every session runs it as a script (``__main__``), which builds the navigation.
-The App also answers ``/_explorer/ready`` (503 until that preload has finished), for load balancers.
+The App also answers ``/_explorer/ready`` (503 until that preload has finished), for load balancers, and sends
+Streamlit's JavaScript gzipped, each file compressed once (``explorer.web.compress``).
 """
 import contextlib
 import threading
 from pathlib import Path
 
 import streamlit as st
+from starlette.middleware import Middleware
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
+
+from explorer.web.compress import GzipStatic
 
 FAVICON = Path(__file__).resolve().parent / "assets" / "favicon.png"
 READY_PATH = "/_explorer/ready"
@@ -58,6 +62,9 @@ def _preload() -> None:
         cached.preload(cached.preload_names())
     finally:
         PRELOADED.set()
+    from explorer.web import compress
+
+    compress.warm()   # gzip Streamlit's bundles once, before the class's first visits ask for them
 
 
 @contextlib.asynccontextmanager
@@ -79,4 +86,5 @@ async def ready(_request) -> PlainTextResponse:
 if __name__ == "__main__":
     navigation()
 else:
-    app = st.App("app.py", lifespan=preload_models, routes=[Route(READY_PATH, ready)])
+    app = st.App("app.py", lifespan=preload_models, routes=[Route(READY_PATH, ready)],
+                 middleware=[Middleware(GzipStatic)])

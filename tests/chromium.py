@@ -149,3 +149,16 @@ def screenshot(page, name: str) -> Path:
     path = ARTIFACTS / name
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+def fetch(url: str, gzip_ok: bool = True) -> tuple[dict, bytes]:
+    """(headers, body as sent) of a GET, asking for gzip or not (urllib never decompresses by itself)."""
+    request = urllib.request.Request(url, headers={"Accept-Encoding": "gzip, deflate" if gzip_ok else "identity"})
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return {k.lower(): v for k, v in answer.headers.items()}, answer.read()
+
+
+def main_bundle(url: str) -> str:
+    """The address (``/static/js/index.….js``) of Streamlit's main JavaScript bundle, read from the app's page."""
+    html = fetch(url + "/", gzip_ok=False)[1].decode()
+    return re.search(r'src="\.?(/static/js/index\.[^"]+\.js)"', html).group(1)

@@ -7,13 +7,14 @@ hashes: identical content on both replicas would hide the problem.
 """
 from __future__ import annotations
 
+import gzip
 import re
 import shutil
 import time
 import urllib.parse
 
 import pytest
-from chromium import exception_texts, screenshot, wait_idle
+from chromium import exception_texts, fetch, main_bundle, screenshot, wait_idle
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from deploy.cluster import COOKIE, Cluster
@@ -117,6 +118,14 @@ def test_twenty_sessions_each_download_their_own_csv_with_affinity(browser, stic
           f"replicas {sorted(r for _, r, _ in results)}")
     assert [w for w, _, ok in results if not ok] == []
     assert {r for _, r, _ in results} == {"r0", "r1"}   # round robin spread the students over both replicas
+
+
+def test_static_files_reach_browsers_gzipped_through_haproxy(sticky):
+    """The replicas gzip Streamlit's bundles (app.py's GzipStatic); HAProxy passes the encoding on unchanged, so its
+    own ``compression`` is not needed for them (docs/deploy.md)."""
+    path = main_bundle(sticky.url)
+    headers, body = fetch(sticky.url + path)
+    assert headers["content-encoding"] == "gzip" and len(gzip.decompress(body)) > 2.5 * len(body)
 
 
 def test_a_killed_replica_hands_the_session_to_the_other(browser, sticky):
