@@ -23,7 +23,7 @@ def agreement_sentence(e: Explanation) -> str:
 
 def faithfulness_summary(e: Explanation) -> str:
     """Which method's top words move the score most (mean |change| over k), compared with random orders."""
-    size = np.nanmean(np.abs(e.moved), axis=1)                     # (method + random,)
+    size = np.array([np.abs(row).mean() if np.isfinite(row).all() else np.nan for row in e.moved])  # (method+1,)
     methods = [i for i in range(len(METHODS)) if np.isfinite(size[i])]
     if not methods:
         return "No method could be tested by removal on this text."
