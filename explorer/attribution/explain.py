@@ -32,6 +32,8 @@ from explorer.values import value_weighted
 METHODS = ("attention", "rollout", "flow", "value", "grad_input", "ig")
 LABELS = {"attention": "last-layer attention", "rollout": "attention rollout", "flow": "attention flow",
           "value": "value-weighted (last layer)", "grad_input": "gradient × input", "ig": "integrated gradients"}
+SHORT = {"attention": "last-layer attention", "rollout": "rollout", "flow": "flow", "value": "value-weighted",
+         "grad_input": "gradient × input", "ig": "integrated grad."}      # figure labels: fit a phone
 RANDOM = "random order"
 Progress = Callable[[float, str], None]
 
@@ -60,12 +62,17 @@ class Explanation:
     ig: gradients.IGResult
     removal: str               # "deleted" | "masked"
     n_tokens: int
+    first_is_sink: bool = False   # a decoder without a start token: the text's first word is its first token
     notes: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
 
     @property
     def labels(self) -> list[str]:
         return [LABELS[m] for m in METHODS]
+
+    @property
+    def short_labels(self) -> list[str]:
+        return [SHORT[m] for m in METHODS]
 
     @property
     def moved(self) -> np.ndarray:
@@ -136,7 +143,8 @@ def explain(loaded: LoadedModel, text: str, candidates=("animal", "street"), que
     rows["grad_input"] = timed("grad_input", lambda: gradients.gradient_x_input(loaded, probe))
     report(0.3, f"Integrated gradients ({steps} steps)…")
     attributed = sorted(t for toks in word_tokens for t in toks)
-    if loaded.kind == "decoder" and attributed and attributed[0] == 0:
+    first_is_sink = loaded.kind == "decoder" and bool(attributed) and attributed[0] == 0
+    if first_is_sink:
         attributed = attributed[1:]   # the first token stays in the baseline (see gradients.integrated_gradients)
         notes.append(f"Integrated gradients keep the first token ({result.tokens[0]!r}) in the baseline, so it gets "
                      "0 there: this decoder has no start token, its first token becomes the place where attention "
@@ -163,4 +171,4 @@ def explain(loaded: LoadedModel, text: str, candidates=("animal", "street"), que
     return Explanation(loaded.spec.name, probe.kind, text, probe.prompt, list(candidates),
                        faithfulness.score(loaded, probe),
                        [result.words[w] for w in words], scores, rho, tau, removed, ks, ig,
-                       "deleted" if loaded.kind == "decoder" else "masked", n, notes, seconds)
+                       "deleted" if loaded.kind == "decoder" else "masked", n, first_is_sink, notes, seconds)

@@ -38,6 +38,11 @@ def faithfulness_summary(e: Explanation) -> str:
            f"{chance:.2f}.")
     if beaten:
         out += f" {', '.join(beaten).capitalize()} did no better than chance here."
+    first = [LABELS[METHODS[i]] for i in methods if e.top(METHODS[i], 1) == [0]]
+    if e.first_is_sink and first:
+        out += (f" Careful with the first word ({', '.join(first)} rank it top): deleting it also deletes the "
+                "token where this decoder parks its attention, which shakes the model whatever the word means. "
+                "Removal tests judge the model on inputs it never saw.")
     return out
 
 
@@ -46,11 +51,11 @@ def ig_line(e: Explanation) -> str:
     ig = e.ig
     span = ig.f_input - ig.f_baseline
     return (f"Integrated gradients, {ig.steps} steps from a blank-text baseline: the token scores sum to "
-            f"{ig.scores.sum():+.3f}; completeness says they should sum to f(text) − f(blank) = "
-            f"{ig.f_input:+.3f} − {ig.f_baseline:+.3f} = {span:+.3f}. Gap (convergence delta): {ig.delta:+.3f}"
-            f" ({ig.relative_gap:.0%} of the difference)"
-            + (": small, the scores are trustworthy as a split of the difference." if ig.relative_gap <= 0.1 else
-               ": large, so read the integrated-gradient row with care (more steps would shrink it, at a cost)."))
+            f"{ig.scores.sum():+.3f}. Completeness says they should sum to f(text) − f(blank), here "
+            f"{ig.f_input:+.3f} and {ig.f_baseline:+.3f}, a difference of {span:+.3f}. Gap (convergence delta): "
+            f"{ig.delta:+.3f} ({ig.relative_gap:.0%} of the difference)"
+            + (": small, so the row is a trustworthy split of the difference." if ig.relative_gap <= 0.1 else
+               ": large, so read the integrated-gradients row with care (more steps would shrink it, at a cost)."))
 
 
 def top_word_question(e: Explanation) -> Question:

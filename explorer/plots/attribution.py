@@ -37,7 +37,7 @@ def method_rows(scores: np.ndarray, words: list[str], methods: list[str], tops: 
     fig = go.Figure(go.Heatmap(
         z=z, x=np.arange(len(words)), y=np.arange(len(methods)), text=text, texttemplate="%{text}",
         customdata=hover, hovertemplate="%{customdata}<extra></extra>", colorscale="RdBu", zmid=0, zmin=-1, zmax=1,
-        xgap=2, ygap=2, colorbar=dict(title=dict(text="share of row max"), thickness=12, len=0.9)))
+        xgap=2, ygap=2, showscale=False))
     for m, top in enumerate(tops):
         for w in top:
             fig.add_shape(type="rect", x0=w - 0.5, x1=w + 0.5, y0=m - 0.5, y1=m + 0.5, line=dict(color=TOP, width=2))
@@ -59,7 +59,7 @@ def agreement_matrix(rho: np.ndarray, tau: np.ndarray, methods: list[str],
     fig = go.Figure(go.Heatmap(
         z=rho, x=np.arange(n), y=np.arange(n), text=text, texttemplate="%{text}", customdata=hover,
         hovertemplate="%{customdata}<extra></extra>", colorscale="RdBu", zmid=0, zmin=-1, zmax=1, xgap=2, ygap=2,
-        colorbar=dict(title=dict(text="ρ"), thickness=12)))
+        showscale=False))
     ticks = dict(tickmode="array", tickvals=list(range(n)), ticktext=labels(methods), showgrid=False)
     fig.update_xaxes(tickangle=-30, **ticks)
     fig.update_yaxes(autorange="reversed", **ticks)
@@ -67,9 +67,10 @@ def agreement_matrix(rho: np.ndarray, tau: np.ndarray, methods: list[str],
 
 
 def faithfulness_rows(moved: np.ndarray, methods: list[str], ks, score_name: str,
-                      title: str = "Remove each method's top k words: how far does the score move?") -> go.Figure:
+                      title: str = "Top k words removed: how far the score moves") -> go.Figure:
     """``moved[method, k]`` (the score after removal minus before) as one row per method (the last row: random
-    orders), one column per k, the change written in; red: the score fell."""
+    orders), one column per k, the change written in; red: the score fell. (Numbers are written in every cell
+    of these figures, so they carry no colour bar: a phone has no room for one.)"""
     m = np.asarray(moved, dtype=np.float64)
     bound = float(np.nanmax(np.abs(m))) if np.isfinite(m).any() else 1.0
     text = [["not computed" if np.isnan(v) else f"{v:+.2f}" for v in row] for row in m]
@@ -78,9 +79,9 @@ def faithfulness_rows(moved: np.ndarray, methods: list[str], ks, score_name: str
     fig = go.Figure(go.Heatmap(
         z=m, x=np.arange(len(ks)), y=np.arange(len(methods)), text=text, texttemplate="%{text}", customdata=hover,
         hovertemplate="%{customdata}<extra></extra>", colorscale="RdBu", zmid=0, zmin=-max(bound, 1e-9),
-        zmax=max(bound, 1e-9), xgap=2, ygap=2, colorbar=dict(title=dict(text="change"), thickness=12)))
+        zmax=max(bound, 1e-9), xgap=2, ygap=2, showscale=False))
     fig.update_xaxes(tickmode="array", tickvals=list(range(len(ks))), ticktext=[f"top {k} removed" for k in ks],
-                     side="top", showgrid=False)
+                     showgrid=False)
     fig.update_yaxes(tickmode="array", tickvals=list(range(len(methods))), ticktext=labels(methods),
                      autorange="reversed", showgrid=False)
     return _layout(fig, title, 130 + 40 * len(methods))

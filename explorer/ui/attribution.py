@@ -39,7 +39,7 @@ def show_prediction(e: Explanation) -> None:
 
 def show_scores(e: Explanation) -> None:
     tops = [e.top(m, 3) for m in METHODS]
-    show_figure(plots.method_rows(e.scores, e.words, e.labels, tops), "explain_rows", "which-words-mattered")
+    show_figure(plots.method_rows(e.scores, e.words, e.short_labels, tops), "explain_rows", "which-words-mattered")
     st.caption("Each row is scaled to its own largest value; #1–#3 outline that method's top three words (by size). "
                "Blue: the word raises the score (towards the first candidate), red: it lowers it (only the "
                "gradient rows have a sign). Value-weighted attention is the last layer's, like the first row.")
@@ -47,12 +47,12 @@ def show_scores(e: Explanation) -> None:
 
 
 def show_agreement(e: Explanation) -> None:
-    show_figure(plots.agreement_matrix(e.spearman, e.kendall, e.labels), "explain_agree", "method-agreement")
+    show_figure(plots.agreement_matrix(e.spearman, e.kendall, e.short_labels), "explain_agree", "method-agreement")
     st.markdown(literal(lesson.agreement_sentence(e)))
 
 
 def show_faithfulness(e: Explanation) -> None:
-    rows = [*e.labels, RANDOM]
+    rows = [*e.short_labels, RANDOM]
     show_figure(plots.faithfulness_rows(e.moved, rows, e.ks, e.score_name), "explain_faith", "faithfulness")
     st.markdown(literal(lesson.faithfulness_summary(e)))
     how = "deleted from the text" if e.removal == "deleted" else "replaced by the mask token"

@@ -33,7 +33,7 @@ def test_encoder_rows_agreement_and_faithfulness_match_the_core():
     assert sum(1 for s in figs[ROWS]["layout"]["shapes"]) == 18          # top 3 outlined in each of 6 rows
     agree = figs["Do they rank the words alike? (Spearman ρ)"]["data"][0]
     assert array(agree["z"]).reshape(6, 6) == pytest.approx(expected.spearman, abs=1e-6)
-    moved = figs["Remove each method's top k words: how far does the score move?"]["data"][0]
+    moved = figs["Top k words removed: how far the score moves"]["data"][0]
     assert array(moved["z"]).reshape(7, 3) == pytest.approx(expected.moved, abs=1e-6)
     said = texts(at)
     assert "The closest pair is" in said and "Raw attention and integrated gradients" in said
@@ -77,4 +77,4 @@ def test_decoder_default():
     assert float(at.metric[0].value) == pytest.approx(intact.score, abs=6e-4)
     assert len(figures(at)) == 3
     assert "ln P(animal) − ln P(street)" in texts(at) and "deleting the top words of" in texts(at)
-    assert "keep the first token" in texts(at)
+    assert "keep the first token" in texts(at) and "parks its attention" in texts(at)
