@@ -78,3 +78,13 @@ def test_decoder_default():
     assert len(figures(at)) == 3
     assert "ln P(animal) − ln P(street)" in texts(at) and "deleting the top words of" in texts(at)
     assert "keep the first token" in texts(at) and "parks its attention" in texts(at)
+
+
+def test_empty_text_missing_word_and_markup():
+    at = run(model=EMBEDDED_ENCODER, text=" ")
+    assert "Type a text to explain." in texts(at) and not figures(at)
+    at = run(model=EMBEDDED_ENCODER, ex_c1="giraffe")
+    assert "'giraffe' is not a word of" in texts(at) and not figures(at)
+    at = run(model=EMBEDDED_ENCODER, text="<script>alert(1)</script> **the animal** saw the street and it ran")
+    ticks = figures(at)[ROWS]["layout"]["xaxis"]["ticktext"]
+    assert "&lt;" in ticks and "script" in ticks and not at.warning
