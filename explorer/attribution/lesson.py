@@ -50,7 +50,7 @@ def ig_line(e: Explanation) -> str:
     """Integrated gradients' completeness check in one line: the sum, the difference it should equal, the gap."""
     ig = e.ig
     span = ig.f_input - ig.f_baseline
-    return (f"Integrated gradients, {ig.steps} steps from a blank-text baseline: the token scores sum to "
+    return (f"Integrated gradients, {ig.steps} evenly spaced steps from a blank-text baseline: the token scores sum to "
             f"{ig.scores.sum():+.3f}. Completeness says they should sum to f(text) − f(blank), here "
             f"{ig.f_input:+.3f} and {ig.f_baseline:+.3f}, a difference of {span:+.3f}. Gap (convergence delta): "
             f"{ig.delta:+.3f} ({ig.relative_gap:.0%} of the difference)"

@@ -38,9 +38,11 @@ def show_prediction(e: Explanation) -> None:
 
 
 def show_scores(e: Explanation) -> None:
-    tops = [e.top(m, 3) for m in METHODS]
+    k = st.slider("Words marked per method", 1, min(5, len(e.words)), min(3, len(e.words)), key="ex_top") \
+        if len(e.words) > 1 else 1
+    tops = [e.top(m, k) for m in METHODS]
     show_figure(plots.method_rows(e.scores, e.words, e.short_labels, tops), "explain_rows", "which-words-mattered")
-    st.caption("Each row is scaled to its own largest value; #1–#3 outline that method's top three words (by size). "
+    st.caption(f"Each row is scaled to its own largest value; #1–#{k} outline that method's top {k} words (by size). "
                "Blue: the word raises the score (towards the first candidate), red: it lowers it (only the "
                "gradient rows have a sign). Value-weighted attention is the last layer's, like the first row.")
     st.caption(literal(lesson.ig_line(e)))

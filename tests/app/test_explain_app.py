@@ -38,6 +38,8 @@ def test_encoder_rows_agreement_and_faithfulness_match_the_core():
     said = texts(at)
     assert "The closest pair is" in said and "Raw attention and integrated gradients" in said
     assert "masking the top words of" in said and "Gap (convergence delta)" in said
+    at.slider(key="ex_top").set_value(1).run()                          # one word marked a row: redrawn only
+    assert not at.exception and len(figures(at)[ROWS]["layout"]["shapes"]) == 6
 
 
 def test_question_is_answered_by_the_computation():

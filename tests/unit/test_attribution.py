@@ -223,3 +223,11 @@ def test_explain_without_flow_past_its_bound(tiny_loaded, monkeypatch):
     assert any("up to 5 tokens" in note for note in e.notes)
     assert np.isfinite(e.scores[METHODS.index("ig")]).all() and np.isnan(e.removed[METHODS.index("flow")]).all()
     assert np.isfinite(e.removed[-1]).all()
+
+
+def test_blank_token_is_never_a_zero_embedding(tiny_loaded):
+    """The tiny Llama has no end-of-text token and its pad row is zeros (padding index): the blank is [UNK]."""
+    loaded = tiny_loaded("llama")
+    blank = gradients.blank_token(loaded)
+    assert blank == loaded.tokenizer.unk_token_id
+    assert loaded.model.get_input_embeddings().weight[loaded.tokenizer.pad_token_id].abs().sum() == 0
