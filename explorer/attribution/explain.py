@@ -17,6 +17,7 @@ question after it is read but not scored; special tokens neither). A word's scor
 """
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ LABELS = {"attention": "last-layer attention", "rollout": "attention rollout", "
 SHORT = {"attention": "last-layer attention", "rollout": "rollout", "flow": "flow", "value": "value-weighted",
          "grad_input": "gradient × input", "ig": "integrated grad."}      # figure labels: fit a phone
 RANDOM = "random order"
+MAX_TOKENS = int(os.environ.get("EXPLORER_EXPLAIN_MAX_TOKENS", "64"))   # IG runs the model 2 × steps times
 Progress = Callable[[float, str], None]
 
 
@@ -111,6 +113,10 @@ def explain(loaded: LoadedModel, text: str, candidates=("animal", "street"), que
 
     report(0.02, "Measuring the prediction and reading attention…")
     probe = make_probe(loaded, text, list(candidates), query)
+    if probe.inputs["input_ids"].shape[1] > MAX_TOKENS:
+        raise ValueError(f"This page explains texts of up to {MAX_TOKENS} tokens (what the model reads here is "
+                         f"{probe.inputs['input_ids'].shape[1]}): integrated gradients run the model {2 * steps} "
+                         "times over. Shorten the text.")
     notes += probe.notes
     vw = timed("attention", lambda: value_weighted(loaded, probe.prompt))
     result = vw.result

@@ -231,3 +231,12 @@ def test_blank_token_is_never_a_zero_embedding(tiny_loaded):
     blank = gradients.blank_token(loaded)
     assert blank == loaded.tokenizer.unk_token_id
     assert loaded.model.get_input_embeddings().weight[loaded.tokenizer.pad_token_id].abs().sum() == 0
+
+
+def test_explain_refuses_a_text_past_its_bound(tiny_loaded, monkeypatch):
+    from explorer.attribution import explain as module
+    monkeypatch.setattr(module, "MAX_TOKENS", 5)
+    with pytest.raises(ValueError, match="up to 5 tokens"):
+        explain(tiny_loaded("llama"), "the animal didn't cross the street because it was too tired .")
+    with pytest.raises(ValueError, match="empty"):
+        explain(tiny_loaded("llama"), "  ")
