@@ -41,7 +41,7 @@ def method_rows(scores: np.ndarray, words: list[str], methods: list[str], tops: 
     for m, top in enumerate(tops):
         for w in top:
             fig.add_shape(type="rect", x0=w - 0.5, x1=w + 0.5, y0=m - 0.5, y1=m + 0.5, line=dict(color=TOP, width=2))
-    fig.update_xaxes(tickmode="array", tickvals=list(range(len(words))), ticktext=labels(words), tickangle=-45,
+    fig.update_xaxes(tickmode="array", tickvals=list(range(len(words))), ticktext=labels(words), tickangle=-90,
                      showgrid=False)
     fig.update_yaxes(tickmode="array", tickvals=list(range(len(methods))), ticktext=labels(methods),
                      autorange="reversed", showgrid=False)
@@ -61,7 +61,7 @@ def agreement_matrix(rho: np.ndarray, tau: np.ndarray, methods: list[str],
         hovertemplate="%{customdata}<extra></extra>", colorscale="RdBu", zmid=0, zmin=-1, zmax=1, xgap=2, ygap=2,
         showscale=False))
     ticks = dict(tickmode="array", tickvals=list(range(n)), ticktext=labels(methods), showgrid=False)
-    fig.update_xaxes(tickangle=-30, **ticks)
+    fig.update_xaxes(tickangle=-90, **ticks)   # upright labels never collide on a phone
     fig.update_yaxes(autorange="reversed", **ticks)
     return _layout(fig, title, 200 + 45 * n)
 
