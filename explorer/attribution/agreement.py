@@ -1,0 +1,65 @@
+"""Do the methods rank the words alike? Spearman's ρ and Kendall's τ between every pair, and top-k choices.
+
+Importance is the size of a score (``|score|``): attention-based scores are never negative, while gradient-based
+ones carry a sign (a word can push the prediction away); the ranking compares how much each word matters.
+Spearman comes from ``effects.spearman`` (ranks with ties averaged); Kendall's τ-b is computed here by hand from
+concordant and discordant pairs, with the tie correction (no SciPy needed).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from explorer.effects import spearman
+
+
+def top_k(scores, k: int) -> list[int]:
+    """Indices of the ``k`` largest ``|scores|``, largest first (ties: the earlier position first; NaN last)."""
+    s = np.abs(np.asarray(scores, dtype=np.float64))
+    s = np.where(np.isnan(s), -np.inf, s)
+    order = sorted(range(len(s)), key=lambda i: (-s[i], i))
+    return [i for i in order[:max(int(k), 0)] if np.isfinite(s[i])]
+
+
+def kendall(x, y) -> float:
+    """Kendall's τ-b of two same-length arrays: (concordant − discordant) / sqrt((n0 − ties x)(n0 − ties y)) over
+    all pairs; NaN when either is constant. Pairs with a NaN are dropped."""
+    a, b = np.asarray(x, dtype=np.float64).ravel(), np.asarray(y, dtype=np.float64).ravel()
+    if a.shape != b.shape:
+        raise ValueError(f"Shapes differ: {np.shape(x)} vs {np.shape(y)}")
+    ok = ~(np.isnan(a) | np.isnan(b))
+    a, b = a[ok], b[ok]
+    i, j = np.triu_indices(len(a), k=1)
+    da, db = np.sign(a[i] - a[j]), np.sign(b[i] - b[j])
+    n0 = len(i)
+    denom = math.sqrt((n0 - np.sum(da == 0)) * (n0 - np.sum(db == 0)))
+    return float(np.sum(da * db) / denom) if denom > 0 else float("nan")
+
+
+def agreement(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(spearman, kendall)``, each ``[method, method]``, between the rows of ``scores`` ``[method, word]``
+    compared by ``|score|``. A row that is all NaN (a method not computed) gives NaN rows and columns."""
+    s = np.abs(np.asarray(scores, dtype=np.float64))
+    m = s.shape[0]
+    rho, tau = np.full((m, m), np.nan), np.full((m, m), np.nan)
+    for a in range(m):
+        for b in range(m):
+            if not (np.isnan(s[a]).all() or np.isnan(s[b]).all()):
+                rho[a, b], tau[a, b] = spearman(s[a], s[b]), kendall(s[a], s[b])
+    return rho, tau
+
+
+def summary(rho: np.ndarray, labels: list[str]) -> str:
+    """One sentence on a Spearman matrix: the pair that agrees most, the pair that agrees least, and what the
+    numbers mean (1: the same order of words, 0: unrelated orders, −1: reversed)."""
+    pairs = [(rho[a, b], a, b) for a in range(len(labels)) for b in range(a + 1, len(labels))
+             if math.isfinite(rho[a, b])]
+    if not pairs:
+        return "No two methods could be compared on this text."
+    best, worst = max(pairs), min(pairs)
+    mean = float(np.mean([p[0] for p in pairs]))
+    return (f"The closest pair is {labels[best[1]]} and {labels[best[2]]} (ρ = {best[0]:+.2f}), the furthest "
+            f"{labels[worst[1]]} and {labels[worst[2]]} (ρ = {worst[0]:+.2f}); across all pairs ρ averages "
+            f"{mean:+.2f}, where 1 would mean every method orders the words the same way and 0 that their orders "
+            f"are unrelated.")

@@ -1,0 +1,38 @@
+"""Which words mattered? Six explanations of one prediction, side by side: do they agree, and which is faithful?"""
+import streamlit as st
+
+from explorer.attribution import lesson
+from explorer.examples import ANIMAL_TIRED
+from explorer.registry import EMBEDDED_DECODER
+from explorer.ui import attribution as ax
+from explorer.ui import effects as fx
+from explorer.ui import widgets as ui
+from explorer.ui.quiz import predict_then_reveal
+
+ui.use_app_navigation()
+st.title("Which words mattered?")
+st.caption("One prediction, six ways of saying which input words it depended on: three read the attention "
+           "weights, one weighs them by what each word sends, two ask the gradient. Do they agree? And if we "
+           "remove the words each one calls important, does the prediction change?")
+
+model = ui.model_picker(default=EMBEDDED_DECODER)
+text = ui.text_box(default=ANIMAL_TIRED)
+query, candidates = fx.measure_inputs(prefix="ex")
+ui.show_link_notes()
+
+e = ax.explanation(model, text, query, candidates)
+st.subheader("The prediction")
+ax.show_prediction(e)
+predict_then_reveal(lesson.top_word_question(e), "explain_top_word")
+
+st.subheader("Six explanations")
+ax.show_scores(e)
+
+st.subheader("Do they agree?")
+ax.show_agreement(e)
+
+st.subheader("Which one is faithful?")
+st.caption("ERASER's comprehensiveness test: take away a method's top k words and run the model again. If the "
+           "words really were what the prediction used, the score should move more than for words picked at "
+           "random.")
+ax.show_faithfulness(e)
