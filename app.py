@@ -34,6 +34,7 @@ def navigation() -> None:
             st.Page("pages/flip.py", title="Antecedent flip", icon=":material/swap_horiz:"),
             st.Page("pages/compare.py", title="Compare heads", icon=":material/compare:"),
             st.Page("pages/heads_do.py", title="What heads do", icon=":material/content_cut:"),
+            st.Page("pages/write.py", title="Watch it write", icon=":material/edit:"),
         ],
         "Concepts": [
             st.Page("pages/lab_worked_example.py", title="Worked example", icon=":material/edit_note:"),

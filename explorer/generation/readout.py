@@ -70,7 +70,7 @@ def direct_effect(loaded: LoadedModel, gen: Generation, step: int, token: int | 
     model = loaded.model
     token = gen.picked(step) if token is None else int(token)
     w_u, b_u = (None if t is None else t.detach().float().cpu() for t in output_embedding(loaded))
-    resid = torch.from_numpy(gen.resid[step])                   # (layer + 1, d_model)
+    resid = torch.tensor(gen.resid[step])                   # (layer + 1, d_model)
     g, s, norm_bias, centred = _norm_parts(taps.final_norm(model), resid[-1])
     d = w_u[token] * g.cpu() * s         # (d_model,)
     if centred:
@@ -80,12 +80,12 @@ def direct_effect(loaded: LoadedModel, gen: Generation, step: int, token: int | 
     for layer, proj in enumerate(projs):
         w_o, b_o = taps.output_projection(proj)                 # (n_heads·d_head, d_model)
         per_head = (w_o.cpu() @ d).reshape(gen.n_heads, gen.d_head)
-        heads.append((torch.from_numpy(gen.heads[step, layer]) * per_head).sum(-1))
+        heads.append((torch.tensor(gen.heads[step, layer]) * per_head).sum(-1))
         if b_o is not None:
             biases += float(b_o.cpu() @ d)
     heads = torch.stack(heads).numpy().astype(np.float64)
     if gen.mlp is not None:
-        mlps = (torch.from_numpy(gen.mlp[step]) @ d).numpy().astype(np.float64)
+        mlps = (torch.tensor(gen.mlp[step]) @ d).numpy().astype(np.float64)
     else:   # the block's update minus its attention's: what is left is the MLP's
         update = (resid[1:] - resid[:-1]) @ d
         mlps = update.numpy().astype(np.float64) - heads.sum(-1) - biases / len(projs)
@@ -116,7 +116,7 @@ def logit_lens(loaded: LoadedModel, gen: Generation, step: int, k: int = 5) -> L
     w_u, b_u = output_embedding(loaded)
     norm = taps.final_norm(loaded.model)
     with torch.inference_mode():
-        x = torch.from_numpy(gen.resid[step, 1:]).to(w_u)       # (layer, d_model)
+        x = torch.tensor(gen.resid[step, 1:]).to(w_u)       # (layer, d_model)
         logits = norm(x) @ w_u.T + (0 if b_u is None else b_u)  # (layer, vocab)
         probs = torch.softmax(logits.double(), dim=-1)
         top = probs.topk(k, dim=-1)
