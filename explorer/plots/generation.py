@@ -43,10 +43,10 @@ def considered_bars(names: list[str], before: np.ndarray, after: np.ndarray, pic
                    cliponaxis=False, hovertemplate="%{y}: %{x:.3f}<extra>after</extra>")]
     top = float(max(np.max(before, initial=0), np.max(after, initial=0), 1e-9))
     return figure(traces, dict(
-        title=dict(text=title, x=0.0, font=dict(size=14)), barmode="group", height=90 + 34 * n,
-        margin=dict(l=10, r=40, t=40, b=10), yaxis=dict(autorange="reversed"),
+        title=dict(text=title, x=0.0, font=dict(size=14)), barmode="group", height=130 + 34 * n,
+        margin=dict(l=10, r=40, t=40, b=70), yaxis=dict(autorange="reversed"),
         xaxis=dict(range=[0, top * 1.2], title=dict(text="probability")),
-        legend=dict(orientation="h", y=-0.12, x=0)))
+        legend=dict(orientation="h", yanchor="top", y=-0.18, x=0)))
 
 
 def effect_map(heads: np.ndarray, title: str = "") -> go.Figure:
@@ -60,7 +60,7 @@ def effect_map(heads: np.ndarray, title: str = "") -> go.Figure:
                  hovertemplate="layer %{y} · head %{x}: %{z:+.3f}<extra></extra>")
     return figure([trace], dict(
         title=dict(text=title, x=0.0, font=dict(size=14)), height=min(760, 120 + 16 * n_layers),
-        margin=dict(l=10, r=10, t=40, b=10), xaxis=dict(title=dict(text="head"), dtick=1, side="top"),
+        margin=dict(l=10, r=10, t=40, b=10), xaxis=dict(title=dict(text="head"), dtick=1),
         yaxis=dict(title=dict(text="layer"), autorange="reversed")))
 
 

@@ -118,11 +118,13 @@ def lens_section(gen: Generation, step: int, lens) -> None:
     frame = pd.DataFrame({
         "layer": np.arange(gen.n_layers),
         "top token": [token_text(gen, i) for i in lens.ids[:, 0]],
-        "p": np.round(lens.probs[:, 0], 3),
+        "p": lens.probs[:, 0],
         "next": [", ".join(token_text(gen, i) for i in row[1:]) for row in lens.ids],
         f"rank of {picked}": lens.picked_rank + 1,
-        f"p of {picked}": np.round(lens.picked_prob, 4)})
-    st.dataframe(frame, hide_index=True, height=min(600, 38 + 35 * len(frame)))
+        f"p of {picked}": lens.picked_prob})
+    st.dataframe(frame, hide_index=True, height=min(600, 38 + 35 * len(frame)), column_config={
+        "p": st.column_config.NumberColumn(format="%.3f"),
+        f"p of {picked}": st.column_config.NumberColumn(format="%.1e")})
 
 
 def effect_section(gen: Generation, step: int, effect) -> None:
