@@ -5,7 +5,3 @@ recorded ``Generation``. ``taps``: the hooks that keep the residual stream, each
 output at the new token. ``readout``: the logit lens and each head's direct effect on the picked token's logit.
 ``kvcache``: the cache's size and the fidelity check against one full forward pass.
 """
-from explorer.generation.sampling import Settings, clamp_settings, max_new_tokens, process
-from explorer.generation.steps import Generation, generate
-
-__all__ = ["Generation", "Settings", "clamp_settings", "generate", "max_new_tokens", "process"]

@@ -16,9 +16,9 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from explorer.fairqueue import QueueFull, Replaced
-from explorer.generation import Settings, clamp_settings, generate, max_new_tokens
 from explorer.generation.readout import direct_effect, logit_lens
-from explorer.generation.steps import Generation
+from explorer.generation.sampling import Settings, clamp_settings, max_new_tokens
+from explorer.generation.steps import Generation, generate
 from explorer.registry import ModelUnavailable
 from explorer.ui import cached
 from explorer.ui.text import literal

@@ -7,7 +7,8 @@ from pagetest import open_page
 from streamlit.testing.v1 import AppTest
 from test_flip_app import array, figures
 
-from explorer.generation import Settings, generate
+from explorer.generation.sampling import Settings
+from explorer.generation.steps import generate
 from explorer.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.ui import cached
 from explorer.ui.text import literal

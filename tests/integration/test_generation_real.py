@@ -2,8 +2,9 @@
 rows equal one full forward's, and the readouts add up on a real 30-layer model."""
 import numpy as np
 
-from explorer.generation import Settings, generate
 from explorer.generation.readout import direct_effect, logit_lens
+from explorer.generation.sampling import Settings
+from explorer.generation.steps import generate
 
 
 def test_greedy_paris(decoder):

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.generation import Settings, clamp_settings, generate, process
 from explorer.generation.kvcache import cache_bytes, cache_growth, full_forward
 from explorer.generation.readout import direct_effect, logit_lens
-from explorer.generation.sampling import considered, draw, pick, uniforms
+from explorer.generation.sampling import Settings, clamp_settings, considered, draw, pick, process, uniforms
+from explorer.generation.steps import generate
 
 DECODERS = ["llama", "gpt2"]
 PROMPT = "the animal didn't cross the street"
