@@ -1,7 +1,7 @@
 """Figures for the "Watch it write" page: arrays in, plotly Figure out. Never calls Streamlit.
 
-Tokens sit on integer positions with the tokens as tick text (repeated tokens stay apart); every label goes
-through ``attention.label`` so a token is shown as literal text.
+Tokens sit on integer positions with the tokens as tick text (repeated tokens stay apart); every label and title
+goes through ``attention.label`` so a token is shown as literal text (titles take plain text, not markup).
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def context_bars(row: np.ndarray, tokens: list[str], n_prompt: int, title: str =
                 hovertemplate="%{x} · %{customdata}: %{y:.3f}<extra></extra>")
     many = len(row) > 60
     return figure([bars], dict(
-        title=dict(text=title, x=0.0, font=dict(size=14)), height=300, margin=dict(l=10, r=10, t=40, b=10),
+        title=dict(text=label(title), x=0.0, font=dict(size=14)), height=300, margin=dict(l=10, r=10, t=40, b=10),
         xaxis=dict(tickmode="auto" if many else "array", tickvals=None if many else list(x),
                    ticktext=None if many else labels(tokens[:len(row)]), tickangle=-60),
         yaxis=dict(title=dict(text="weight"), range=[0, max(1e-9, float(row.max())) * 1.1]), bargap=0.15))
@@ -43,7 +43,7 @@ def considered_bars(names: list[str], before: np.ndarray, after: np.ndarray, pic
                    cliponaxis=False, hovertemplate="%{y}: %{x:.3f}<extra>after</extra>")]
     top = float(max(np.max(before, initial=0), np.max(after, initial=0), 1e-9))
     return figure(traces, dict(
-        title=dict(text=title, x=0.0, font=dict(size=14)), barmode="group", height=130 + 34 * n,
+        title=dict(text=label(title), x=0.0, font=dict(size=14)), barmode="group", height=130 + 34 * n,
         margin=dict(l=10, r=40, t=40, b=70), yaxis=dict(autorange="reversed"),
         xaxis=dict(range=[0, top * 1.2], title=dict(text="probability")),
         legend=dict(orientation="h", yanchor="top", y=-0.18, x=0)))
@@ -59,7 +59,7 @@ def effect_map(heads: np.ndarray, title: str = "") -> go.Figure:
                  colorbar=dict(title=dict(text="logit"), thickness=12),
                  hovertemplate="layer %{y} · head %{x}: %{z:+.3f}<extra></extra>")
     return figure([trace], dict(
-        title=dict(text=title, x=0.0, font=dict(size=14)), height=min(760, 120 + 16 * n_layers),
+        title=dict(text=label(title), x=0.0, font=dict(size=14)), height=min(760, 120 + 16 * n_layers),
         margin=dict(l=10, r=10, t=40, b=10), xaxis=dict(title=dict(text="head"), dtick=1),
         yaxis=dict(title=dict(text="layer"), autorange="reversed")))
 
@@ -70,7 +70,7 @@ def parts_bars(names: list[str], values: np.ndarray, title: str = "") -> go.Figu
     bars = dict(type="bar", orientation="h", x=v, y=names, marker_color=[ORANGE if x < 0 else BLUE for x in v],
                 hovertemplate="%{y}: %{x:+.3f}<extra></extra>")
     return figure([bars], dict(
-        title=dict(text=title, x=0.0, font=dict(size=14)), height=min(900, 80 + 18 * len(names)),
+        title=dict(text=label(title), x=0.0, font=dict(size=14)), height=min(900, 80 + 18 * len(names)),
         margin=dict(l=10, r=10, t=40, b=10), yaxis=dict(autorange="reversed"),
         xaxis=dict(title=dict(text="contribution to the logit"), zeroline=True)))
 

@@ -56,7 +56,7 @@ def attention_section(gen: Generation, step: int, layer: int, head: int) -> None
     q = gen.query(step)
     tokens = gen.tokens[:q + 1]
     row = gen.row(step, layer, head)
-    reader = literal(gen.tokens[q])
+    reader = gen.tokens[q]
     left, right = st.columns([3, 2])
     with left:
         show_figure(plots.context_bars(row, tokens, gen.n_prompt, f"Step {step}: where “{reader}” looks, layer "
@@ -71,7 +71,7 @@ def attention_section(gen: Generation, step: int, layer: int, head: int) -> None
                 "right; click a tile to show that head above.")
     rows = gen.weights[:, :, q, :q + 1][:, :, None, :]                       # (layer, head, 1, key)
     strongest = rows[:, :, 0].argmax(-1)
-    hover = [[f"layer {a} · head {b}: most on {literal(tokens[strongest[a, b]])} · {strongest[a, b]} "
+    hover = [[f"layer {a} · head {b}: most on {attention_plots.label(tokens[strongest[a, b]])} · {strongest[a, b]} "
               f"({rows[a, b, 0, strongest[a, b]]:.2f})" for b in range(gen.n_heads)] for a in range(gen.n_layers)]
     show_figure(attention_plots.overview(pool(rows, 24), selected=(layer, head), hover=hover), "write_overview",
                 f"write-overview-s{step}", on_select=open_head("write_overview"))
@@ -134,7 +134,7 @@ def effect_section(gen: Generation, step: int, effect) -> None:
     left, right = st.columns(2)
     with left:
         show_figure(plots.effect_map(effect.heads, f"Each head's direct effect on the logit of "
-                                     f"{literal(token_text(gen, effect.token))}"), "write_effect",
+                                     f"{token_text(gen, effect.token)}"), "write_effect",
                     f"write-effect-s{step}")
     with right:
         names = ["embeddings", "all heads", *(f"MLP {i}" for i in range(len(effect.mlps))), "biases"]
