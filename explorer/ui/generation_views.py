@@ -43,9 +43,21 @@ def step_picker(gen: Generation) -> int:
     step = index_picker("Step", "step", gen.steps)
     st.session_state["_step_pick"] = step
     st.markdown(f"{literal(gen_decode_many(gen, gen.ids[:gen.n_prompt]))} → *click a written token:*")
+    names = pill_names(gen.tokens[gen.n_prompt:])
     st.pills("Written tokens", list(range(gen.steps)), key="_step_pick", on_change=_pick_step,
-             format_func=lambda s: literal(gen.tokens[gen.n_prompt + s]), label_visibility="collapsed")
+             format_func=names.__getitem__, label_visibility="collapsed")
     return step
+
+
+def pill_names(tokens: list[str]) -> list[str]:
+    """Tokens as literal markdown, each repeat made distinct by trailing zero-width spaces: the browser tells
+    the options of st.pills apart by their text, so a click on a second "the" would select the first one's step."""
+    seen: dict[str, int] = {}
+    names = []
+    for token in tokens:
+        seen[token] = seen.get(token, -1) + 1
+        names.append(literal(token) + "\u200b" * seen[token])
+    return names
 
 
 def gen_decode_many(gen: Generation, ids) -> str:
@@ -59,9 +71,9 @@ def attention_section(gen: Generation, step: int, layer: int, head: int) -> None
     reader = gen.tokens[q]
     left, right = st.columns([3, 2])
     with left:
-        show_figure(plots.context_bars(row, tokens, gen.n_prompt, f"Step {step}: where “{reader}” looks, layer "
-                                       f"{layer} · head {head} (blue: prompt, orange: written)"), "write_bars",
-                    f"write-row-s{step}-L{layer}H{head}")
+        show_figure(plots.context_bars(row, tokens, gen.n_prompt, f"Step {step}: where “{reader}” looks, "
+                                       f"L{layer} H{head}"), "write_bars", f"write-row-s{step}-L{layer}H{head}")
+        st.caption("Blue: the prompt; orange: tokens the model wrote itself.")
     with right:
         show_figure(attention_plots.heatmap(gen.weights[layer, head, :q + 1, :q + 1], tokens, tokens,
                                             masked=~causal_mask(q + 1), title="The causal heatmap so far (last "

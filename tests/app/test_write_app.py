@@ -24,7 +24,7 @@ def texts(at: AppTest) -> str:
 
 def pills(at: AppTest) -> list[str]:
     """The written tokens as shown (markdown escapes removed)."""
-    return [o.replace("\\", "") for o in at.pills(key="_step_pick").options] if at.pills else []
+    return [o.replace("\\", "").rstrip("\u200b") for o in at.pills(key="_step_pick").options] if at.pills else []
 
 
 def test_writes_paris_and_the_checks_hold():
@@ -51,8 +51,12 @@ def test_step_slider_click_and_temperature_rerun_no_model():
     assert at.pills(key="_step_pick").value == 3                          # the clicked-token row follows
     at.pills(key="_step_pick").set_value(5).run()                          # a click on a written token
     assert not at.exception and at.slider(key="step").value == 5
+    n = gen.n_prompt
+    assert gen.tokens[n + 2] == gen.tokens[n + 3] == "⏎"                  # a repeated token: its own step
+    at.pills(key="_step_pick").set_value(3).run()
+    assert not at.exception and at.slider(key="step").value == 3
     misses = cached.result_cache().misses
-    assert misses <= runs + 2                                              # the two new steps' readouts only
+    assert misses <= runs + 3                                              # the new steps' readouts only
     at.slider(key="vtemp").set_value(0.3).run()                            # reshapes stored logits
     assert not at.exception and cached.result_cache().misses == misses
     assert "at T = 0.3" in texts(at)

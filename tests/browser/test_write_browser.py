@@ -22,7 +22,7 @@ def test_generate_step_and_click_a_token(server, browser):
     try:
         shows(page, "Step 0: where")
         assert pills(page).count() == 6 + 2           # the six written tokens, after the two pick buttons
-        written = [pills(page).nth(i).inner_text() for i in range(2, 8)]
+        written = [pills(page).nth(i).inner_text().rstrip("\u200b") for i in range(2, 8)]
         assert written[0] == "Paris"
         slider = page.get_by_role("slider").first     # the step slider
         slider.focus()
@@ -30,6 +30,11 @@ def test_generate_step_and_click_a_token(server, browser):
         wait_idle(page)
         shows(page, "Step 1: where")
         assert "step=1" in page.url
+        assert written[2] == written[3] == "⏎"        # " Paris.\n\n": a repeated token
+        pills(page).nth(2 + 3).click()                # the second "⏎" is step 3, not the first one's step 2
+        wait_idle(page)
+        shows(page, "Step 3: where")
+        assert "step=3" in page.url
         pills(page).nth(2 + 4).click()                # the fifth written token
         wait_idle(page)
         shows(page, "Step 4: where")
