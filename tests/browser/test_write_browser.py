@@ -17,6 +17,11 @@ def pills(page):
     return page.locator('[data-testid="stButtonGroup"] button')
 
 
+def checked(page) -> list[int]:
+    """Indices of the written tokens drawn as selected (after the two pick buttons)."""
+    return [i - 2 for i in range(2, pills(page).count()) if pills(page).nth(i).get_attribute("aria-checked") == "true"]
+
+
 def test_generate_step_and_click_a_token(server, browser):
     page = open_page(browser, f"{server.url}/write?new=6", timeout=240)
     try:
@@ -34,7 +39,13 @@ def test_generate_step_and_click_a_token(server, browser):
         pills(page).nth(2 + 3).click()                # the second "⏎" is step 3, not the first one's step 2
         wait_idle(page)
         shows(page, "Step 3: where")
-        assert "step=3" in page.url
+        assert "step=3" in page.url and checked(page) == [3]
+        slider.focus()
+        slider.press("ArrowLeft")                     # the slider's step 2 selects the first "⏎", not both
+        wait_idle(page)
+        shows(page, "Step 2: where")
+        page.wait_for_timeout(500)
+        assert checked(page) == [2]
         pills(page).nth(2 + 4).click()                # the fifth written token
         wait_idle(page)
         shows(page, "Step 4: where")
