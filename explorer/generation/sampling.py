@@ -81,6 +81,8 @@ def process(logits: np.ndarray, temperature: float = 1.0, top_k: int = 0, top_p:
     only the ``top_k`` most likely tokens kept (0: all), then only the smallest most-likely set reaching ``top_p``
     (the most likely token is always kept), renormalised. Ties at the cut are broken by token id."""
     z = np.asarray(logits, dtype=np.float64) / float(temperature)
+    if not (top_k and top_k < len(z)) and top_p >= 1.0:
+        return maths.softmax(z)                                # nothing cut: no sort needed
     order = np.argsort(-z, kind="stable")                      # most likely first, ties by token id
     keep = np.ones(len(z), dtype=bool)
     if top_k and top_k < len(z):
@@ -131,5 +133,6 @@ def considered(logits: np.ndarray, temperature: float, top_k: int, top_p: float,
     """The ``n`` most likely tokens of ``logits`` and their probabilities before and after processing."""
     before = maths.softmax(np.asarray(logits, dtype=np.float64))
     after = process(logits, temperature, top_k, top_p)
-    ids = np.argsort(-before, kind="stable")[:n]
+    top = np.argpartition(-before, min(n, len(before) - 1))[:n]              # the n largest, unordered
+    ids = top[np.lexsort((top, -before[top]))]                            # most likely first, ties by id
     return Considered(ids, before[ids], after[ids], int(np.count_nonzero(after)))
