@@ -107,9 +107,10 @@ def context_length(config) -> int:
 
 
 def prompt_ids(loaded: LoadedModel, prompt: str) -> tuple[list[int], bool]:
-    """The prompt's token ids (the tokenizer's special tokens included), cut to ``max_prompt_tokens()``."""
+    """The prompt's token ids (the tokenizer's special tokens included), cut to ``max_prompt_tokens()`` and to
+    one less than the model's context, so that at least one token can be written."""
     ids = loaded.tokenizer(prompt, add_special_tokens=True)["input_ids"]
-    limit = max_prompt_tokens()
+    limit = min(max_prompt_tokens(), context_length(loaded.model.config) - 1)
     return list(ids[:limit]), len(ids) > limit
 
 

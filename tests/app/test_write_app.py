@@ -3,9 +3,11 @@ the first step): the generation, the step controls, the readouts, and bad input.
 import re
 
 import numpy as np
+import pytest
 from pagetest import open_page
 from streamlit.testing.v1 import AppTest
 from test_flip_app import array, figures
+from test_robustness_app import TEXT_ROWS, literal_everywhere, shows, usable
 
 from explorer.generation.sampling import Settings
 from explorer.generation.steps import generate
@@ -113,3 +115,29 @@ def test_predict_first_asks_before_showing():
     at.button(key="write_next_commit").click().run()
     assert not at.exception and "Right: “␣Paris”." in [s.value for s in at.success]
     assert at.get("plotly_chart")                                          # the step's details now
+
+
+# ---------------------------------------------------------------------------------------------- every bad-text row
+
+@pytest.fixture(scope="module")
+def tiny_decoder(tiny_folder):
+    name = str(tiny_folder("llama"))
+    cached.WORKER.get(name)   # loaded already: a link to it opens without asking first
+    return name
+
+
+@pytest.mark.parametrize("row", TEXT_ROWS, ids=[r.id for r in TEXT_ROWS])
+def test_typed_prompt(row, tiny_decoder):
+    """Each bad-text row of docs/robustness.md as the prompt, on a tiny random Llama; then a good prompt again."""
+    at = run(lm=tiny_decoder, new="3")
+    at.text_area(key="prompt").set_value(row.text).run()
+    assert not at.exception, [e.value[:500] for e in at.exception]
+    if row.sees:
+        shows(at, row.sees)
+    else:
+        assert at.get("plotly_chart")
+    if row.id == "10k-chars":
+        assert "The prompt was cut to its first tokens." in texts(at)
+    literal_everywhere(at, row.fragments)
+    at.text_area(key="prompt").set_value("the cat sat on the mat").run()
+    usable(at)

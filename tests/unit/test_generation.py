@@ -210,3 +210,9 @@ def test_each_step_goes_through_the_runner(tiny_loaded):
                    on_token=lambda step, text: texts.append(text))
     assert len(calls) == gen.steps + 1                                      # every step, then the full check
     assert len(texts) == gen.steps and texts[-1] == tiny_loaded("llama").tokenizer.decode(gen.ids[gen.n_prompt:])
+
+
+def test_a_prompt_longer_than_the_context_is_cut(tiny_loaded):
+    """The tiny Llama reads 64 positions: a 100-word prompt is cut to 63 tokens and one token is written."""
+    gen = run(tiny_loaded("llama"), prompt="the cat sat on the mat " * 17)
+    assert gen.truncated and gen.n_prompt == 63 and gen.steps == 1 and gen.stopped in {"context", "eos"}
