@@ -20,12 +20,12 @@ from explorer.generation.readout import direct_effect, logit_lens
 from explorer.generation.sampling import Settings, clamp_settings, max_new_tokens
 from explorer.generation.steps import Generation, generate
 from explorer.registry import ModelUnavailable
-from explorer.ui import cached
+from explorer.ui import cached, class_room
 from explorer.ui.text import literal
 from explorer.ui.widgets import from_url, link_note
 from explorer.worker import Jobs
 
-GENERATIONS = Jobs(keep=4)
+GENERATIONS = Jobs(keep=2)   # finished ones live on in the byte-bounded result cache
 DEFAULT_PROMPT = "The capital of France is"
 MAX_PROMPT_CHARS = 2000
 _latest: dict[str, tuple] = {}           # session -> the generation it asked for last
@@ -42,7 +42,9 @@ def prompt_box() -> str:
     if len(value) > MAX_PROMPT_CHARS:
         link_note(f"The linked prompt was {len(value):,} characters; it was cut to {MAX_PROMPT_CHARS:,}.")
         st.session_state["prompt"] = value[:MAX_PROMPT_CHARS]
-    prompt = st.text_area("Prompt", key="prompt", max_chars=MAX_PROMPT_CHARS, height=80)
+    locked = class_room.text_locked()
+    prompt = st.text_area("Prompt", key="prompt", max_chars=MAX_PROMPT_CHARS, height=80, disabled=locked,
+                          help="Locked by the teacher: follow along, or explore on your own." if locked else None)
     st.query_params["prompt"] = prompt
     return prompt
 
