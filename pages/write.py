@@ -22,14 +22,13 @@ settings = gx.settings_controls()
 ui.show_link_notes()
 key, gen = gx.generation_or_stop(model, prompt, settings)
 
-step = views.step_picker(gen)
-pick = st.columns([1, 1, 2])
+hide = gx.flag("Predict first: hide this step's token and what follows until you commit a guess", "predict")
+step = views.step_picker(gen, hide)
+pick = st.columns(2)
 with pick[0]:
     layer = ui.index_picker("Layer", "layer", gen.n_layers)
 with pick[1]:
     head = ui.index_picker("Head", "head", gen.n_heads)
-with pick[2]:
-    hide = gx.flag("Predict first: hide this step's answer until you commit", "predict")
 ui.show_link_notes()
 
 if hide:

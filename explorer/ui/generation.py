@@ -143,7 +143,8 @@ def generation_or_stop(model: str, prompt: str, settings: Settings) -> tuple[tup
     live = st.empty()
     while not job.done.wait(0.15):
         with live.container(border=True):
-            st.markdown(f"{literal(prompt)}**{literal(job.message if job.fraction else '')}**▌")
+            written = job.message if job.fraction else ""   # the job's message is the text written so far
+            st.markdown(f"{literal(prompt)}:orange[{literal(written)}]▌")
             st.progress(job.fraction, text=f"Writing… {round(job.fraction * settings.new_tokens)} of at most "
                                            f"{settings.new_tokens} tokens")
     live.empty()

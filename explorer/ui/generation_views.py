@@ -34,8 +34,9 @@ def _pick_step() -> None:
         st.session_state["step"] = st.session_state["_kept_step"] = picked
 
 
-def step_picker(gen: Generation) -> int:
-    """The written text as clickable tokens and a step slider (deep-linked ``step``); returns the step."""
+def step_picker(gen: Generation, hide: bool = False) -> int:
+    """The written text as clickable tokens and a step slider (deep-linked ``step``); returns the step. ``hide``:
+    the step's own token and everything after it are not shown (a "?" stands for them), for predicting."""
     reason = {"eos": "it wrote its end-of-sequence token", "length": "it reached the number of new tokens asked",
               "context": "the model's context was full"}[gen.stopped]
     st.caption(f"{gen.steps} new token{'s' if gen.steps != 1 else ''} ({gen.settings.describe()}); it stopped "
@@ -44,7 +45,10 @@ def step_picker(gen: Generation) -> int:
     st.session_state["_step_pick"] = step
     st.markdown(f"{literal(gen_decode_many(gen, gen.ids[:gen.n_prompt]))} → *click a written token:*")
     names = pill_names(gen.tokens[gen.n_prompt:])
-    st.pills("Written tokens", list(range(gen.steps)), key="_step_pick", on_change=_pick_step,
+    shown = gen.steps
+    if hide:
+        names[step], shown = "?", step + 1
+    st.pills("Written tokens", list(range(shown)), key="_step_pick", on_change=_pick_step,
              format_func=names.__getitem__, label_visibility="collapsed")
     return step
 

@@ -109,12 +109,15 @@ def test_end_of_sequence_at_the_first_step(tmp_path):
 def test_predict_first_asks_before_showing():
     at = run(predict="1")
     assert "Which token does it write next?" in texts(at) and not at.get("plotly_chart")
+    assert pills(at) == ["?"]                                             # step 0's token is hidden
     radio = at.radio(key="write_next_answer")
     assert "“␣Paris”" in radio.options
     radio.set_value("“␣Paris”").run()
     at.button(key="write_next_commit").click().run()
     assert not at.exception and "Right: “␣Paris”." in [s.value for s in at.success]
     assert at.get("plotly_chart")                                          # the step's details now
+    at.slider(key="step").set_value(2).run()                               # a new step: a new question
+    assert pills(at) == ["Paris", ".", "?"] and not at.get("plotly_chart")
 
 
 # ---------------------------------------------------------------------------------------------- every bad-text row
