@@ -79,7 +79,7 @@ def test_a_student_follows_the_teachers_step(server, browser):
         slider.press("ArrowRight")
         wait_idle(teacher)
         shows(teacher, "Step 2: where")
-        shows(student, "Step 2: where", timeout=60_000)  # the follower's page moved to the teacher's step
+        shows(student, "Step 2: where")                   # the follower's page moved to the teacher's step
         screenshot(student, "write-student-following.png")
         assert exception_texts(student) == []
     finally:
