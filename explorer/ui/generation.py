@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
@@ -28,7 +29,7 @@ from explorer.worker import Jobs
 GENERATIONS = Jobs(keep=2)   # finished ones live on in the byte-bounded result cache
 DEFAULT_PROMPT = "The capital of France is"
 MAX_PROMPT_CHARS = 2000
-_latest: dict[str, tuple] = {}           # session -> the generation it asked for last
+_latest: OrderedDict[str, tuple] = OrderedDict()   # session -> the generation it asked for last (recent 2,000)
 _latest_lock = threading.Lock()
 URL = {"new_tokens": "new", "temperature": "temp", "top_k": "topk", "top_p": "topp", "seed": "seed"}
 
@@ -135,6 +136,9 @@ def generation_or_stop(model: str, prompt: str, settings: Settings) -> tuple[tup
     session = ctx.session_id if ctx else "server"
     with _latest_lock:
         _latest[session] = key
+        _latest.move_to_end(session)
+        while len(_latest) > 2000:       # sessions that left long ago
+            _latest.popitem(last=False)
     gen = cached.result_cache().peek(key)
     if gen is not None:
         return key, gen
