@@ -261,6 +261,7 @@ def _figures():
     """Every figure builder that draws tokens, fed hostile tokens."""
     from explorer.plots import attention as plots
     from explorer.plots import concepts as concept_plots
+    from explorer.plots import generation as generation_plots
     from explorer.plots import heads as head_plots
     from explorer.plots import positions as position_plots
 
@@ -277,6 +278,8 @@ def _figures():
     yield "padding_change_bars", position_plots.padding_change_bars(HOSTILE, w[0], w[1])
     yield "matrix_heatmap", concept_plots.matrix_heatmap(w, col_labels=HOSTILE, row_labels=HOSTILE)
     yield "matrix_grid", position_plots.matrix_grid({"a": w}, row_labels=HOSTILE, col_labels=HOSTILE)
+    yield "context_bars", generation_plots.context_bars(w[0], HOSTILE, 1, title=" ".join(HOSTILE))
+    yield "considered_bars", generation_plots.considered_bars(HOSTILE, w[0], w[0], 0, title=HOSTILE[0])
 
 
 @pytest.mark.parametrize("name,fig", list(_figures()), ids=[n for n, _ in _figures()])

@@ -1,0 +1,127 @@
+"""Reading a step's residual stream: the logit lens, and each part's direct effect on the picked token's logit.
+
+The final norm is where linearity breaks. RMSNorm is ``g ⊙ x · s`` with ``s = 1/√(mean(x²) + ε)``; LayerNorm is
+``g ⊙ (x − mean x) · s + b`` with ``s = 1/√(var x + ε)``. ``s`` depends on the whole residual ``x`` at that
+position, so the logit is *not* a sum over the parts of ``x`` in general. Taking ``s`` as fixed at its value for
+this position (as the direct-logit-attribution literature does), the logit is linear in ``x``:
+
+    logit(t) = d · x + W_U[t]·b + b_U[t],   d = (W_U[t] ⊙ g) · s   (LayerNorm: d minus its mean, the centring)
+
+and ``x`` is exactly the sum of the embeddings, every head's output through its slice of W_O, every output
+projection's bias and every MLP's output. So the parts add up to the logit: ``direct_effect`` shows the sum
+beside the model's logit. A head's part is its *direct* effect only: what it adds to the logit through later
+heads and MLPs (indirect effects) is counted in theirs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from explorer.effects import attention_layers
+from explorer.generation import taps
+from explorer.generation.steps import Generation
+from explorer.measures import output_embedding
+from explorer.models import LoadedModel
+
+
+def _norm_parts(norm: torch.nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, float, torch.Tensor | None, bool]:
+    """``(g, s, b, centred)`` of the final norm at residual ``x`` (float32), checked against the module itself."""
+    g = norm.weight.detach().float()
+    eps = getattr(norm, "variance_epsilon", None) or getattr(norm, "eps", None) or 1e-6
+    centred = isinstance(norm, torch.nn.LayerNorm)
+    if centred:
+        s = float(1.0 / torch.sqrt(x.var(unbiased=False) + eps))
+        ours = g * (x - x.mean()) * s + norm.bias.detach().float()
+    else:
+        s = float(1.0 / torch.sqrt(x.pow(2).mean() + eps))
+        ours = g * x * s
+    with torch.inference_mode():
+        theirs = norm(x.to(g)[None])[0].float()
+    if not torch.allclose(ours, theirs, rtol=1e-4, atol=1e-4 * float(theirs.abs().max())):
+        raise ValueError(f"The final norm ({type(norm).__name__}) is neither a plain RMSNorm nor a LayerNorm: "
+                         "its direct effects cannot be read here.")
+    bias = norm.bias.detach().float() if centred and norm.bias is not None else None
+    return g, s, bias, centred
+
+
+@dataclass(frozen=True)
+class DirectEffect:
+    """Parts of the picked token's logit at one step: ``heads[layer, head]``, ``mlps[layer]``, ``embeddings``,
+    ``biases`` (output projections' biases, the final norm's bias, the unembedding's bias), their ``total``, the
+    model's ``logit``, and the norm's scale ``s`` held fixed."""
+    token: int
+    heads: np.ndarray
+    mlps: np.ndarray
+    embeddings: float
+    biases: float
+    total: float
+    logit: float
+    scale: float
+
+    @property
+    def gap(self) -> float:
+        return abs(self.total - self.logit)
+
+
+def direct_effect(loaded: LoadedModel, gen: Generation, step: int, token: int | None = None) -> DirectEffect:
+    """Each part's direct effect on ``token``'s logit (default: the token picked) at ``step``."""
+    model = loaded.model
+    token = gen.picked(step) if token is None else int(token)
+    w_u, b_u = (None if t is None else t.detach().float().cpu() for t in output_embedding(loaded))
+    resid = torch.tensor(gen.resid[step])                   # (layer + 1, d_model)
+    g, s, norm_bias, centred = _norm_parts(taps.final_norm(model), resid[-1])
+    d = w_u[token] * g.cpu() * s         # (d_model,)
+    if centred:
+        d = d - d.mean()
+    _, projs = attention_layers(model)
+    heads, biases = [], 0.0
+    for layer, proj in enumerate(projs):
+        w_o, b_o = taps.output_projection(proj)                 # (n_heads·d_head, d_model)
+        per_head = (w_o.cpu() @ d).reshape(gen.n_heads, gen.d_head)
+        heads.append((torch.tensor(gen.heads[step, layer]) * per_head).sum(-1))
+        if b_o is not None:
+            biases += float(b_o.cpu() @ d)
+    heads = torch.stack(heads).numpy().astype(np.float64)
+    if gen.mlp is not None:
+        mlps = (torch.tensor(gen.mlp[step]) @ d).numpy().astype(np.float64)
+    else:   # the block's update minus its attention's: what is left is the MLP's
+        update = (resid[1:] - resid[:-1]) @ d
+        mlps = update.numpy().astype(np.float64) - heads.sum(-1) - biases / len(projs)
+    if norm_bias is not None:
+        biases += float(norm_bias.cpu() @ w_u[token])
+    if b_u is not None:
+        biases += float(b_u[token])
+    embeddings = float(resid[0] @ d)
+    total = float(heads.sum() + mlps.sum() + embeddings + biases)
+    logit = float(gen.logits[step, token]) if token < gen.logits.shape[1] else float("nan")
+    return DirectEffect(token, heads, mlps, embeddings, biases, total, logit, s)
+
+
+@dataclass(frozen=True)
+class Lens:
+    """The logit lens at one step: ``ids[layer, k]`` and ``probs[layer, k]``, the top tokens when the residual
+    after block ``layer`` goes through the final norm and the unembedding; ``picked_prob[layer]`` and
+    ``picked_rank[layer]`` (0 = top) of the token the model finally picked."""
+    ids: np.ndarray
+    probs: np.ndarray
+    picked_prob: np.ndarray
+    picked_rank: np.ndarray
+    logits_last: np.ndarray     # the last layer's lens logits (equal to the model's logits)
+
+
+def logit_lens(loaded: LoadedModel, gen: Generation, step: int, k: int = 5) -> Lens:
+    """Read the residual stream after every block at ``step`` as if it were the last one."""
+    w_u, b_u = output_embedding(loaded)
+    norm = taps.final_norm(loaded.model)
+    with torch.inference_mode():
+        x = torch.tensor(gen.resid[step, 1:]).to(w_u)       # (layer, d_model)
+        logits = norm(x) @ w_u.T + (0 if b_u is None else b_u)  # (layer, vocab)
+        probs = torch.softmax(logits.double(), dim=-1)
+        top = probs.topk(k, dim=-1)
+        picked = gen.picked(step)
+        p_picked = probs[:, picked]
+        rank = (probs > p_picked[:, None]).sum(-1)
+    return Lens(top.indices.cpu().numpy(), top.values.cpu().numpy(), p_picked.cpu().numpy(),
+                rank.cpu().numpy(), logits[-1].float().cpu().numpy())

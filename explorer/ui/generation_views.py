@@ -1,0 +1,198 @@
+"""The "Watch it write" page's sections for one recorded generation and a chosen step (all from stored arrays:
+moving a control here reruns no model)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from explorer.generation import kvcache
+from explorer.generation.sampling import considered, draw, process
+from explorer.generation.steps import Generation
+from explorer.labs.quiz import Question
+from explorer.maths import causal_mask, pool
+from explorer.plots import attention as attention_plots
+from explorer.plots import generation as plots
+from explorer.ui import cached
+from explorer.ui.text import literal
+from explorer.ui.widgets import from_url, index_picker, link_note, open_head, page_link, show_figure
+
+
+def token_text(gen: Generation, token_id: int) -> str:
+    """A token as it reads in the text, quoted so that a leading space shows: "␣Paris"."""
+    return "“" + gen_decode(gen, token_id).replace(" ", "␣").replace("\n", "⏎") + "”"
+
+
+def gen_decode(gen: Generation, token_id: int) -> str:
+    """The text of one token id, by the generation's own (already loaded) tokenizer."""
+    return cached.get_model(gen.model).tokenizer.decode([int(token_id)])
+
+
+def _pick_step() -> None:
+    picked = st.session_state.get("_step_pick")
+    if picked is not None:
+        st.session_state["step"] = st.session_state["_kept_step"] = picked
+
+
+def step_picker(gen: Generation, hide: bool = False) -> int:
+    """The written text as clickable tokens and a step slider (deep-linked ``step``); returns the step. ``hide``:
+    the step's own token and everything after it are not shown (a "?" stands for them), for predicting."""
+    reason = {"eos": "it wrote its end-of-sequence token", "length": "it reached the number of new tokens asked",
+              "context": "the model's context was full"}[gen.stopped]
+    st.caption(f"{gen.steps} new token{'s' if gen.steps != 1 else ''} ({gen.settings.describe()}); it stopped "
+               f"because {reason}." + (" The prompt was cut to its first tokens." if gen.truncated else ""))
+    step = index_picker("Step", "step", gen.steps)
+    st.session_state["_step_pick"] = step
+    st.markdown(f"{literal(gen_decode_many(gen, gen.ids[:gen.n_prompt]))} → *click a written token:*")
+    names = pill_names(gen.tokens[gen.n_prompt:])
+    shown = gen.steps
+    if hide:
+        names[step], shown = "?", step + 1
+    st.pills("Written tokens", list(range(shown)), key="_step_pick", on_change=_pick_step,
+             format_func=names.__getitem__, label_visibility="collapsed")
+    return step
+
+
+def pill_names(tokens: list[str]) -> list[str]:
+    """Tokens as literal markdown, each repeat made distinct by trailing zero-width spaces: the browser tells
+    the options of st.pills apart by their text, so a click on a second "the" would select the first one's step."""
+    seen: dict[str, int] = {}
+    names = []
+    for token in tokens:
+        seen[token] = seen.get(token, -1) + 1
+        names.append(literal(token) + "\u200b" * seen[token])
+    return names
+
+
+def gen_decode_many(gen: Generation, ids) -> str:
+    return cached.get_model(gen.model).tokenizer.decode([int(i) for i in ids])
+
+
+def attention_section(gen: Generation, step: int, layer: int, head: int) -> None:
+    q = gen.query(step)
+    tokens = gen.tokens[:q + 1]
+    row = gen.row(step, layer, head)
+    reader = gen.tokens[q]
+    left, right = st.columns([3, 2])
+    with left:
+        show_figure(plots.context_bars(row, tokens, gen.n_prompt, f"Step {step}: where “{reader}” looks, "
+                                       f"L{layer} H{head}"), "write_bars", f"write-row-s{step}-L{layer}H{head}")
+        st.caption("Blue: the prompt; orange: tokens the model wrote itself.")
+    with right:
+        show_figure(attention_plots.heatmap(gen.weights[layer, head, :q + 1, :q + 1], tokens, tokens,
+                                            masked=~causal_mask(q + 1), title="The causal heatmap so far (last "
+                                            "row: this step)", height=340), "write_heatmap",
+                    f"write-heatmap-s{step}-L{layer}H{head}")
+    st.markdown(f"**Every layer × head at step {step}**: each tile is one head's row over the context, left to "
+                "right; click a tile to show that head above.")
+    rows = gen.weights[:, :, q, :q + 1][:, :, None, :]                       # (layer, head, 1, key)
+    strongest = rows[:, :, 0].argmax(-1)
+    hover = [[f"layer {a} · head {b}: most on {attention_plots.label(tokens[strongest[a, b]])} · {strongest[a, b]} "
+              f"({rows[a, b, 0, strongest[a, b]]:.2f})" for b in range(gen.n_heads)] for a in range(gen.n_layers)]
+    show_figure(attention_plots.overview(pool(rows, 24), selected=(layer, head), hover=hover), "write_overview",
+                f"write-overview-s{step}", on_select=open_head("write_overview"))
+
+
+def considered_section(gen: Generation, step: int) -> None:
+    s = gen.settings
+    default = 1.0 if s.greedy else s.temperature
+    try:
+        shown = float(from_url("vtemp", default))
+    except (TypeError, ValueError):
+        link_note(f"Temperature {str(from_url('vtemp', default))[:20]!r} in the link is not a number.")
+        shown = default
+    st.session_state["vtemp"] = min(max(shown, 0.05), 5.0)
+    left, right = st.columns([3, 2])
+    with right:
+        t = st.slider("Temperature for this view", 0.05, 5.0, step=0.05, key="vtemp",
+                      help="Reshapes the stored logits of this step; the model does not run again.")
+        st.query_params["vtemp"] = str(t)
+        top_k, top_p = (0, 1.0) if s.greedy else (s.top_k, s.top_p)
+        seen = considered(gen.logits[step], t, top_k, top_p)
+        picked = gen.picked(step)
+        st.markdown(f"Picked: **{literal(token_text(gen, picked))}** "
+                    f"({'the most likely token' if s.greedy else 'a draw'}; {seen.kept:,} tokens left after "
+                    f"top-k / top-p at T = {t:g}).")
+        if not s.greedy:
+            u = float(gen.draws[step])
+            again = draw(process(gen.logits[step], t, top_k, top_p), u)
+            st.markdown(f"The draw u = **{u:.4f}**: walking down the candidates, most likely first, the running "
+                        f"total of probabilities passes u at the picked token. At T = {t:g} the same u picks "
+                        f"**{literal(token_text(gen, again))}**.")
+        page_link("pages/lab_softmax.py", "The same temperature inside attention: the softmax lab",
+                  icon=":material/thermostat:")
+    with left:
+        names = [gen_decode(gen, i).replace(" ", "␣") for i in seen.ids]
+        at = int(np.flatnonzero(seen.ids == picked)[0]) if picked in seen.ids else None
+        show_figure(plots.considered_bars(names, seen.before, seen.after, at,
+                                          f"What it considered at step {step} (top 10)"), "write_considered",
+                    f"write-considered-s{step}")
+
+
+def lens_section(gen: Generation, step: int, lens) -> None:
+    picked = token_text(gen, gen.picked(step))
+    frame = pd.DataFrame({
+        "layer": np.arange(gen.n_layers),
+        "top token": [token_text(gen, i) for i in lens.ids[:, 0]],
+        "p": lens.probs[:, 0],
+        "next": [", ".join(token_text(gen, i) for i in row[1:]) for row in lens.ids],
+        f"rank of {picked}": lens.picked_rank + 1,
+        f"p of {picked}": lens.picked_prob})
+    st.dataframe(frame, hide_index=True, height=min(600, 38 + 35 * len(frame)), column_config={
+        "p": st.column_config.NumberColumn(format="%.3f"),
+        f"p of {picked}": st.column_config.NumberColumn(format="%.1e")})
+
+
+def effect_section(gen: Generation, step: int, effect) -> None:
+    if isinstance(effect, str):
+        st.info(literal(effect))
+        return
+    left, right = st.columns(2)
+    with left:
+        show_figure(plots.effect_map(effect.heads, f"Each head's direct effect on the logit of "
+                                     f"{token_text(gen, effect.token)}"), "write_effect",
+                    f"write-effect-s{step}")
+    with right:
+        names = ["embeddings", "all heads", *(f"MLP {i}" for i in range(len(effect.mlps))), "biases"]
+        values = np.array([effect.embeddings, effect.heads.sum(), *effect.mlps, effect.biases])
+        show_figure(plots.parts_bars(names, values, "The other parts"), "write_parts", f"write-parts-s{step}")
+    icon = ":material/check_circle:" if effect.gap <= 1e-3 * max(1.0, abs(effect.logit)) else ":material/warning:"
+    st.markdown(f"{icon} **Sum check**: embeddings {effect.embeddings:+.3f} + heads {effect.heads.sum():+.3f} + "
+                f"MLPs {effect.mlps.sum():+.3f} + biases {effect.biases:+.3f} = **{effect.total:.4f}**; the model's "
+                f"logit is **{effect.logit:.4f}** (difference {effect.gap:.1e}). The final norm's scale at this "
+                f"position, 1/rms = {effect.scale:.4f}, is held fixed: that is what makes the parts add up.")
+
+
+def cache_section(gen: Generation, step: int) -> None:
+    tokens, sizes = kvcache.cache_growth(gen)
+    left, right = st.columns([3, 2])
+    with left:
+        show_figure(plots.cache_growth(tokens, sizes, step), "write_cache", "write-cache")
+    with right:
+        st.metric(f"Cache at step {step}", f"{sizes[step] / 1024:,.0f} kB",
+                  help=f"{gen.n_layers} layers × {gen.n_kv_heads} key/value heads × {tokens[step]} tokens × "
+                       f"{gen.d_head} numbers × 2 (keys and values) × {gen.dtype_bytes} bytes")
+        cached_ms = float(np.median(gen.step_ms[1:])) if gen.steps > 1 else float("nan")
+        st.metric("A cached step (median, this run)", f"{cached_ms:.0f} ms" if gen.steps > 1 else "—")
+        st.metric(f"One full pass over all {gen.weights.shape[-1]} tokens", f"{gen.full_ms:.0f} ms")
+        ok = gen.fidelity <= 1e-5
+        st.markdown(f"{':material/check_circle:' if ok else ':material/warning:'} **Fidelity**: every cached step's "
+                    f"attention row equals the same row of one full forward pass over the final sequence: largest "
+                    f"difference **{gen.fidelity:.1e}**.")
+
+
+def predict_question(gen: Generation, step: int) -> Question:
+    """"Predict the next token": the picked token among the most likely others (four options, in token-id order)."""
+    top = [int(i) for i in np.argsort(-gen.logits[step])[:6]]
+    picked = gen.picked(step)
+    ids = sorted(dict.fromkeys([picked, *[i for i in top if i != picked]][:4]))
+    labels = {}
+    for i in ids:
+        name = token_text(gen, i)
+        labels[i] = name if name not in labels.values() else f"{name} (#{i})"
+    context = literal(gen_decode_many(gen, gen.ids[:gen.n_prompt + step])[-120:])
+    probs = process(gen.logits[step])
+    reveal = " · ".join(f"{labels[i]} {probs[i]:.1%}" for i in ids)
+    return Question(prompt=f"The model has read “…{context}”. Which token does it write next?",
+                    options=tuple(labels[i] for i in ids), correct=labels[picked],
+                    reveal=f"The model's probabilities: {literal(reveal)}.")

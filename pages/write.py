@@ -1,0 +1,60 @@
+"""Watch it write: a causal decoder generating one token at a time with its key/value cache."""
+import streamlit as st
+
+from explorer.registry import EMBEDDED_DECODER
+from explorer.ui import generation as gx
+from explorer.ui import generation_views as views
+from explorer.ui import widgets as ui
+from explorer.ui.quiz import predict_then_reveal
+
+ui.use_app_navigation()
+st.title("Watch it write")
+st.caption("A decoder writes one token at a time. Each new token attends to every token before it, never after "
+           "(the causal mask), and the keys and values of earlier tokens are kept in a cache instead of being "
+           "computed again. Pick a step to see what the model looked at, what it considered, and why.")
+
+top = st.columns([2, 3])
+with top[0]:
+    model = ui.model_picker("lm", EMBEDDED_DECODER)
+with top[1]:
+    prompt = gx.prompt_box()
+settings = gx.settings_controls()
+ui.show_link_notes()
+key, gen = gx.generation_or_stop(model, prompt, settings)
+
+hide = gx.flag("Predict first: hide this step's token and what follows until you commit a guess", "predict")
+step = views.step_picker(gen, hide)
+pick = st.columns(2)
+with pick[0]:
+    layer = ui.index_picker("Layer", "layer", gen.n_layers)
+with pick[1]:
+    head = ui.index_picker("Head", "head", gen.n_heads)
+ui.show_link_notes()
+
+if hide:
+    st.subheader("Predict the next token")
+    answered = predict_then_reveal(views.predict_question(gen, step), key="write_next")
+    if answered is None:
+        st.caption("Commit a prediction (or switch “Predict first” off) to see what the model did at this step.")
+        st.stop()
+
+st.subheader("Where the new token looks")
+views.attention_section(gen, step, layer, head)
+
+st.subheader("What it considered")
+views.considered_section(gen, step)
+
+lens, effect = gx.readout(model, key, gen, step)
+st.subheader("Logit lens: the answer forming layer by layer")
+st.caption("The residual stream after each block, read through the final norm and the unembedding as if it were "
+           "the last layer. The last row is the model's own output.")
+views.lens_section(gen, step, lens)
+
+st.subheader("Which heads wrote it: direct effects")
+st.caption("Each head's output, through its slice of the output projection W_O, the final norm (its scale at "
+           "this position held fixed) and the picked token's unembedding row. Red raises the logit, blue lowers "
+           "it. Only the direct path counts: what a head does through later layers is in theirs.")
+views.effect_section(gen, step, effect)
+
+st.subheader("Why the cache makes it fast")
+views.cache_section(gen, step)
