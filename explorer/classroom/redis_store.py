@@ -150,7 +150,7 @@ return {'ok', #gone}
 
 # Every command the store sends (reads in MULTI, scripts by EVALSHA, loaded on a NOSCRIPT) or its scripts call.
 ACL_COMMANDS = (
-    "ping", "client|setinfo", "select", "multi", "exec", "discard", "evalsha", "script|load",  # the client
+    "ping", "select", "multi", "exec", "discard", "evalsha", "script|load",  # the client
     "hget", "hmget", "hgetall", "hvals", "hlen", "hexists", "smembers",  # reads
     "hset", "hdel", "hincrby", "sadd", "sismember", "del", "exists", "pexpire",  # scripts
     "zadd", "zrem", "zcount", "zrangebyscore",
