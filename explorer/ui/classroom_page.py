@@ -11,6 +11,7 @@ from explorer.ui import class_room
 from explorer.ui.text import literal
 
 TYPED, NICK, PICK, DONE = "_class_typed", "_class_nick", "_class_remove_pick", "_class_done"
+ROSTER_S = 3.0   # how often the teacher's roster is redrawn
 
 
 def _start() -> None:
@@ -34,9 +35,6 @@ def _error() -> None:
     error = st.session_state.pop("_class_error", None)
     if error:
         st.error(literal(error), icon=":material/error:")
-    done = st.session_state.pop(DONE, None)
-    if done:
-        st.success(literal(done), icon=":material/check_circle:")
 
 
 def outside() -> None:
@@ -89,8 +87,14 @@ def _remove(seats: dict[str, list[str]]) -> None:
                               f"{', '.join(chosen)}. They cannot come back without typing the code again.")
 
 
+@st.fragment(run_every=ROSTER_S)
 def _roster() -> None:
-    """Who joined, and a way to remove some (a prank's seats share a nickname: removing it removes them all)."""
+    """Who joined, redrawn every ROSTER_S seconds as students come in, and a way to remove some (a prank's seats
+    share a nickname: removing it removes them all). A widget key keeps the choice across redraws."""
+    for message, show in ((st.session_state.pop("_class_error", None), st.error),
+                          (st.session_state.pop(DONE, None), st.success)):
+        if message:
+            show(literal(message), icon=":material/error:" if show is st.error else ":material/check_circle:")
     seats: dict[str, list[str]] = {}
     for sid, nick in class_room.roster():
         seats.setdefault(nick, []).append(sid)
