@@ -21,6 +21,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from .address import (  # noqa: F401 - WRONG_* re-exported
+    WRONG_FIRST_WAIT_S,
+    WRONG_FORGET_S,
+    WRONG_FREE_TRIES,
+    WRONG_LONGEST_WAIT_S,
+    address_hash,
+    wait_after,
+)
 from .errors import (  # noqa: F401 - re-exported: the backends and older imports take them from here
     AlreadyRevealed,
     BadInput,
@@ -51,8 +59,6 @@ TTL_S = 12 * 3600  # a room with no teacher or student write for this long is go
 MAX_STUDENTS = 60
 MAX_ROOMS = 200
 SEATS_PER_ADDRESS = MAX_STUDENTS // 2  # one address (a prank script) can never fill a room alone
-WRONG_FREE_TRIES, WRONG_FIRST_WAIT_S, WRONG_LONGEST_WAIT_S = 12, 10.0, 300.0  # per client address, all sessions
-WRONG_FORGET_S = 900.0  # an address's wrong codes are forgotten 15 minutes after its last one
 NICK_MAX = 40
 ID_MAX = 200  # longest student id, question id or option
 VIEW_MAX = 64_000  # longest view, in characters of JSON
@@ -64,7 +70,7 @@ class Room:
     code: str
     created: float  # unix seconds
     touched: float  # last teacher or student write
-    version: int  # grows on every view change, lock change and reveal
+    version: int  # grows on every view change, lock change, reveal and removal
     locked: bool
     students: int
     joinable: bool = True  # False: the teacher closed the room to new students
@@ -130,17 +136,6 @@ def dump_view(view: object) -> str:
     if len(text) > VIEW_MAX:
         raise BadInput("The teacher's view is too large to share with the class.")
     return text
-
-
-def wait_after(tries: int, free: int, first_s: float = WRONG_FIRST_WAIT_S,
-               longest_s: float = WRONG_LONGEST_WAIT_S) -> float:
-    """Seconds to wait after ``tries`` wrong codes: none for the first ``free - 1``, then first_s doubling, capped."""
-    return min(first_s * 2 ** (tries - free), longest_s) if tries >= free else 0.0
-
-
-def address_hash(address: object) -> str:
-    """A client address as the store keeps it: hashed, so the store never holds it as readable text."""
-    return hashlib.sha256(b"explorer-address:" + check_id(address, "address").encode()).hexdigest()[:32]
 
 
 def _now(now: float | None) -> float:
