@@ -6,9 +6,10 @@ starts (with --redis) a redis-server with append-only persistence and hands its 
 EXPLORER_CLASSROOM_URL, then N ``streamlit run app.py`` replicas on free loopback ports, waits until each
 answers /_explorer/ready (up, preload done), then HAProxy in the foreground on --port, and prints the URL. Ctrl+C or
 SIGTERM stops all.
-Redis is locked: its default user is off, and the one user ``explorer`` has a fresh random password and may run only
-the store's commands on the store's keys (``acl_rule``). On a non-loopback --redis-host (replicas on other machines)
-it also speaks only TLS, with a certificate from a private CA made here (openssl); clients check it.
+Redis is locked: nobody can log in as its default user, and the one user ``explorer`` has a fresh random password
+and may run only the store's commands on the store's keys (``acl_rule``). On a non-loopback --redis-host (replicas
+on other machines) it also speaks only TLS, with a certificate from a private CA made here (openssl); clients
+check it.
 The replicas trust one proxy (EXPLORER_TRUSTED_PROXIES=1): HAProxy's X-Forwarded-For names each student's address.
 Every child runs in its own process group (stopped as a group) and gets SIGTERM if the launcher itself dies.
 
@@ -196,11 +197,17 @@ def make_tls_files(folder: Path, hosts: list[str], days: int = 825) -> dict[str,
 
 def redis_conf(port: int, host: str, data: Path, password: str, tls: dict[str, Path] | None = None,
                prefix: str = "explorer:") -> str:
-    """redis.conf text: persistence, the default user off, one ACL user for the store (its password only as a
-    sha256 digest), and with ``tls`` (make_tls_files) TLS only: no plain-text port at all."""
+    """redis.conf text: persistence, a default user nobody can log in as, one ACL user for the store (its password
+    only as a sha256 digest), and with ``tls`` (make_tls_files) TLS only: no plain-text port at all.
+
+    The default user keeps all rights but has no password at all (``resetpass``: no AUTH opens it, and a new
+    connection is no longer logged in as it). It is neither switched ``off`` nor stripped of commands: Redis 7.0
+    replays the append-only file as the default user and re-checks each MULTI/EXEC block (our scripts' effects)
+    against its rights, so every room silently vanished on a restart (redis/redis#14541, valkey#3983; the restart
+    test catches it). A ``user`` line starts from ``reset``, so its rights are spelled out."""
     digest = hashlib.sha256(password.encode()).hexdigest()
     lines = [f"bind {host}", "protected-mode yes", f'dir "{data}"', "appendonly yes", "appendfsync everysec",
-             'save ""', "user default off", f"user {REDIS_USER} {acl_rule(digest, prefix)}"]
+             'save ""', "user default on resetpass ~* &* +@all", f"user {REDIS_USER} {acl_rule(digest, prefix)}"]
     if tls:
         lines += ["port 0", f"tls-port {port}", f'tls-cert-file "{tls["cert"]}"', f'tls-key-file "{tls["key"]}"',
                   f'tls-ca-cert-file "{tls["ca"]}"', "tls-auth-clients no"]

@@ -10,7 +10,7 @@ from chromium import free_port
 from redis_server import need_redis_server
 
 from deploy.cluster import REDIS_USER, redis_url, start_redis
-from explorer.classroom import RedisStore
+from explorer.classroom import RedisStore, Removed
 
 
 def has_tls(exe: str) -> bool:
@@ -77,8 +77,9 @@ def test_without_the_password_nobody_reads_or_writes_and_the_acl_user_can_only_u
     for wrong in ("wrong", password[:-1], ""):
         with pytest.raises(redis.exceptions.AuthenticationError):
             redis.Redis.from_url(redis_url("127.0.0.1", int(host_port.split(":")[1]), wrong or "x")).ping()
-    with pytest.raises(redis.exceptions.AuthenticationError):   # the default user is off, even with the password
-        redis.Redis(port=int(host_port.split(":")[1]), username="default", password=password).ping()
+    for guess in (password, "", "default"):   # the default user has no password left: no AUTH opens it
+        with pytest.raises(redis.exceptions.AuthenticationError):
+            redis.Redis(port=int(host_port.split(":")[1]), username="default", password=guess or "x").ping()
     # The ACL user itself: the store's commands on the store's keys, nothing else.
     r = redis.Redis.from_url(url, decode_responses=True)
     assert r.ping() and r.hget(f"explorer:room:{{{code}}}", "version") == "0"
@@ -112,3 +113,31 @@ def test_tls_between_machines_checks_the_certificate_and_still_needs_the_passwor
     assert ca.name == "ca.crt" and (ca.parent / "redis.key").stat().st_mode & 0o077 == 0   # the key: owner only
     assert (ca.parent.parent / "redis.conf").stat().st_mode & 0o077 == 0
     assert password not in (ca.parent.parent / "redis.conf").read_text()   # only its sha256 digest is stored
+
+
+def test_a_restart_of_the_locked_redis_keeps_every_room(tmp_path):
+    """Redis 7.0 replays its append-only file as the default user and re-checks each MULTI/EXEC block (our
+    scripts' effects) against that user: with the default user switched off, every room vanished on a restart."""
+    need_redis_server()
+    port, folder = free_port(), tmp_path / "redis"
+    proc, url, password = start_redis(folder, tmp_path, port)
+    try:
+        store = RedisStore(url)
+        code, key = store.create_room()
+        store.set_view(code, key, {"page": "p"})
+        store.join(code, "s0", "Ann", address="192.0.2.1")
+        store.answer(code, "q", "s0", "A")
+        store.remove(code, key, ["gone"])
+        store.set_joinable(code, key, False)
+    finally:
+        proc.stop()
+    proc, again_url, _ = start_redis(folder, tmp_path, port, password=password)
+    try:
+        again = RedisStore(again_url)
+        assert again_url == url and again.view(code) == (2, {"page": "p", "locked": False})
+        assert again.roster(code, key) == [("s0", "Ann")] and again.counts(code, "q") == {"A": 1}
+        assert again.room(code).joinable is False
+        with pytest.raises(Removed):
+            again.join(code, "gone", "back")
+    finally:
+        proc.stop()
