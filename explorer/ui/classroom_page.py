@@ -95,8 +95,12 @@ def _roster() -> None:
                           (st.session_state.pop(DONE, None), st.success)):
         if message:
             show(literal(message), icon=":material/error:" if show is st.error else ":material/check_circle:")
+    try:
+        roster = class_room.roster()
+    except ClassroomError:   # the class ended meanwhile (another tab, 12 idle hours): the page's run says so
+        st.rerun(scope="app")
     seats: dict[str, list[str]] = {}
-    for sid, nick in class_room.roster():
+    for sid, nick in roster:
         seats.setdefault(nick, []).append(sid)
     n = sum(len(ids) for ids in seats.values())
     st.subheader(f"{n} {'student' if n == 1 else 'students'} joined", anchor=False)

@@ -314,3 +314,11 @@ def test_one_address_cannot_take_every_seat(monkeypatch):
     assert "from your network address" in join(room, "p3").error[0].value
     monkeypatch.setattr(class_room, "client_address", lambda: "203.0.113.10")
     assert "You are in class" in texts(join(room, "ada"))
+
+
+def test_the_roster_of_a_class_ended_elsewhere_gives_way_to_the_note():
+    teacher, room, key = start()
+    join(room, "ada")
+    class_room.store().close(room, key)   # ended from another tab
+    teacher.run()
+    assert "The class has ended" in texts(teacher) and class_room.KEY not in teacher.session_state
