@@ -28,6 +28,7 @@ apt_install() {   # Debian packages the tests need, installed only when missing
   command -v chromium >/dev/null 2>&1 || missing+=(chromium fonts-noto-color-emoji)
   command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
   command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+  command -v openssl >/dev/null 2>&1 || missing+=(openssl)   # the Redis TLS test's private CA (deploy/cluster.py)
   [ ${#missing[@]} -eq 0 ] && return 0
   local sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
   $sudo apt-get update -qq

@@ -1,11 +1,16 @@
 """Several Streamlit replicas of the app behind one HAProxy with cookie affinity, on one machine.
 
-    python deploy/cluster.py N [--port 8500] [--redis] [--data-dir .cluster]
+    python deploy/cluster.py N [--port 8500] [--redis [--redis-host ADDR] [--redis-tls]] [--data-dir .cluster]
 
-starts (with --redis) a redis-server on a loopback port with append-only persistence and hands its URL to every
-replica as EXPLORER_CLASSROOM_URL, then N ``streamlit run app.py`` replicas on free loopback ports, waits until each
+starts (with --redis) a redis-server with append-only persistence and hands its URL to every replica as
+EXPLORER_CLASSROOM_URL, then N ``streamlit run app.py`` replicas on free loopback ports, waits until each
 answers /_explorer/ready (up, preload done), then HAProxy in the foreground on --port, and prints the URL. Ctrl+C or
 SIGTERM stops all.
+Redis is locked: nobody can log in as its default user, and the one user ``explorer`` has a fresh random password
+and may run only the store's commands on the store's keys (``acl_rule``). On a non-loopback --redis-host (replicas
+on other machines) it also speaks only TLS, with a certificate from a private CA made here (openssl); clients
+check it.
+The replicas trust one proxy (EXPLORER_TRUSTED_PROXIES=1): HAProxy's X-Forwarded-For names each student's address.
 Every child runs in its own process group (stopped as a group) and gets SIGTERM if the launcher itself dies.
 
 Tests use it as a library: ``Cluster(n, port=None, redis=False, affinity=True).start()`` … ``.stop()``.
@@ -14,7 +19,10 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import hashlib
+import ipaddress
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -27,8 +35,14 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
+from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:   # run as a script: deploy/ is on the path, the project root is not
+    sys.path.insert(0, str(ROOT))
+from explorer.classroom import acl_rule  # noqa: E402
+
+REDIS_USER = "explorer"
 TEMPLATE = Path(__file__).with_name("haproxy.cfg.template")
 COOKIE = "EXPLORER_REPLICA"
 COOKIE_BLOCK = f"""\
@@ -134,13 +148,100 @@ def healthy(url: str) -> bool:
         return False
 
 
-def redis_ping(port: int) -> bool:
+def redis_ping(url: str) -> bool:
+    """The server at ``url`` answers PING to this user (password, TLS and certificate checked)."""
+    import redis
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
-            s.sendall(b"PING\r\n")
-            return s.recv(64).startswith(b"+PONG")
-    except OSError:
+        client = redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=2)
+        try:
+            return bool(client.ping())
+        finally:
+            client.close()
+    except (redis.exceptions.RedisError, OSError):
         return False
+
+
+def _openssl(*args: str | Path) -> None:
+    done = subprocess.run(["openssl", *map(str, args)], check=False, capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"openssl {args[0]} failed:\n{done.stderr}")
+
+
+def make_tls_files(folder: Path, hosts: list[str], days: int = 825) -> dict[str, Path]:
+    """A private CA and a server certificate for ``hosts`` (IP addresses or DNS names), made with the openssl CLI in
+    ``folder`` (mode 700) -> paths {"ca", "cert", "key"}. Replicas trust only this CA; copy ca.crt to them."""
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o700)
+    f = {name: folder / name for name in ("ca.key", "ca.crt", "redis.key", "redis.csr", "redis.crt", "san.ext")}
+    ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
+    _openssl("req", "-x509", *ec, "-keyout", f["ca.key"], "-out", f["ca.crt"], "-days", str(days),
+             "-subj", "/CN=attention-explorer classroom CA", "-addext", "basicConstraints=critical,CA:TRUE",
+             "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+    _openssl("req", "-new", *ec, "-keyout", f["redis.key"], "-out", f["redis.csr"],
+             "-subj", "/CN=attention-explorer classroom redis")
+
+    def san(host: str) -> str:
+        try:
+            return f"IP:{ipaddress.ip_address(host)}"
+        except ValueError:
+            return f"DNS:{host}"
+    f["san.ext"].write_text(f"subjectAltName={','.join(san(h) for h in dict.fromkeys(hosts))}\n"
+                            "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n"
+                            "extendedKeyUsage=serverAuth\n")
+    _openssl("x509", "-req", "-in", f["redis.csr"], "-CA", f["ca.crt"], "-CAkey", f["ca.key"], "-CAcreateserial",
+             "-out", f["redis.crt"], "-days", str(days), "-extfile", f["san.ext"])
+    for key in (f["ca.key"], f["redis.key"]):
+        key.chmod(0o600)
+    return {"ca": f["ca.crt"], "cert": f["redis.crt"], "key": f["redis.key"]}
+
+
+def redis_conf(port: int, host: str, data: Path, password: str, tls: dict[str, Path] | None = None,
+               prefix: str = "explorer:") -> str:
+    """redis.conf text: persistence, a default user nobody can log in as, one ACL user for the store (its password
+    only as a sha256 digest), and with ``tls`` (make_tls_files) TLS only: no plain-text port at all.
+
+    The default user keeps all rights but has no password at all (``resetpass``: no AUTH opens it, and a new
+    connection is no longer logged in as it). It is neither switched ``off`` nor stripped of commands: Redis 7.0
+    replays the append-only file as the default user and re-checks each MULTI/EXEC block (our scripts' effects)
+    against its rights, so every room silently vanished on a restart (redis/redis#14541, valkey#3983; the restart
+    test catches it). A ``user`` line starts from ``reset``, so its rights are spelled out."""
+    digest = hashlib.sha256(password.encode()).hexdigest()
+    lines = [f"bind {host}", "protected-mode yes", f'dir "{data}"', "appendonly yes", "appendfsync everysec",
+             'save ""', "user default on resetpass ~* &* +@all", f"user {REDIS_USER} {acl_rule(digest, prefix)}"]
+    if tls:
+        lines += ["port 0", f"tls-port {port}", f'tls-cert-file "{tls["cert"]}"', f'tls-key-file "{tls["key"]}"',
+                  f'tls-ca-cert-file "{tls["ca"]}"', "tls-auth-clients no"]
+    else:
+        lines.append(f"port {port}")
+    return "\n".join(lines) + "\n"
+
+
+def redis_url(host: str, port: int, password: str, ca: Path | None = None) -> str:
+    """The store's URL for this user: ``redis://`` or, with the CA that signed the server's certificate,
+    ``rediss://…?ssl_ca_certs=…`` (the client checks the certificate and the host name)."""
+    auth = f"{REDIS_USER}:{quote(password, safe='')}@"
+    where = f"[{host}]" if ":" in host else host
+    if ca is None:
+        return f"redis://{auth}{where}:{port}/0"
+    return f"rediss://{auth}{where}:{port}/0?ssl_ca_certs={quote(str(ca), safe='/')}"
+
+
+def start_redis(folder: Path, logs: Path, port: int, host: str = "127.0.0.1", tls: bool = False,
+                password: str | None = None, timeout: float = 20) -> tuple[Proc, str, str]:
+    """Start a locked-down redis-server (redis_conf) with its data, config and TLS files under ``folder``
+    -> (process, the store's URL, password). A non-loopback ``host`` always gets TLS."""
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o700)
+    tls = tls or not ipaddress.ip_address(host).is_loopback
+    password = password or secrets.token_urlsafe(32)
+    files = make_tls_files(folder / "tls", ["127.0.0.1", "localhost", host]) if tls else None
+    conf = folder / "redis.conf"
+    conf.write_text(redis_conf(port, host, folder, password, files))
+    conf.chmod(0o600)
+    url = redis_url(host, port, password, files["ca"] if files else None)
+    proc = _spawn("redis", port, ["redis-server", str(conf)], logs)
+    _wait(lambda: redis_ping(url), proc, "redis-server", timeout)
+    return proc, url, password
 
 
 class Cluster:
@@ -148,13 +249,14 @@ class Cluster:
 
     def __init__(self, n: int, port: int | None = None, redis: bool = False, affinity: bool = True,
                  data_dir: str | Path | None = None, env: dict | None = None, start_timeout: float = 180,
-                 host: str = "127.0.0.1"):
+                 host: str = "127.0.0.1", redis_host: str = "127.0.0.1", redis_tls: bool = False):
         self.n, self.affinity, self.use_redis, self.host = n, affinity, redis, host
+        self.redis_host, self.redis_tls, self.redis_password = redis_host, redis_tls, None
         self.port = port or free_port()
         self.url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{self.port}"
         self.dir = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="explorer-cluster-"))
         self.logs = self.dir / "logs"
-        self.env = {**os.environ, **(env or {})}
+        self.env = {**os.environ, "EXPLORER_TRUSTED_PROXIES": "1", **(env or {})}   # its own HAProxy
         self.start_timeout = start_timeout
         self.replicas: list[Proc] = []
         self.redis: Proc | None = None
@@ -169,7 +271,6 @@ class Cluster:
         try:
             if self.use_redis:
                 self._start_redis()
-                self.env["EXPLORER_CLASSROOM_URL"] = f"redis://127.0.0.1:{self.redis_port}/0"
             for i in range(self.n):   # all launched at once: they import torch and load the model in parallel
                 self.replicas.append(self._spawn_replica(i, free_port()))
             for r in self.replicas:
@@ -186,12 +287,13 @@ class Cluster:
         return _spawn(f"replica{i}", port, argv, self.logs, self.env)
 
     def _start_redis(self) -> None:
-        data = self.dir / "redis"
-        data.mkdir(parents=True, exist_ok=True)
-        argv = ["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1", "--dir", str(data),
-                "--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--protected-mode", "yes"]
-        self.redis = _spawn("redis", self.redis_port, argv, self.logs)
-        _wait(lambda: redis_ping(self.redis_port), self.redis, "redis-server", 20)
+        """Start (or start again, with the same password) the locked-down redis-server; its URL -> the replicas."""
+        self.redis, url, self.redis_password = start_redis(self.dir / "redis", self.logs, self.redis_port,
+                                                           self.redis_host, self.redis_tls, self.redis_password)
+        self.env["EXPLORER_CLASSROOM_URL"] = url
+        url_file = self.dir / "redis" / "url"
+        url_file.write_text(url + "\n")   # for replicas on other machines; in a folder only this user can open
+        url_file.chmod(0o600)
 
     def _start_haproxy(self) -> None:
         cfg = self.dir / "haproxy.cfg"
@@ -241,9 +343,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--port", type=int, default=8500, help="HAProxy's port (default 8500)")
     ap.add_argument("--host", default="127.0.0.1", help="HAProxy's address (0.0.0.0 to serve a classroom LAN)")
     ap.add_argument("--redis", action="store_true", help="also run redis-server for the classroom store")
+    ap.add_argument("--redis-host", default="127.0.0.1",
+                    help="redis-server's address (a LAN address for replicas on other machines: TLS is then on)")
+    ap.add_argument("--redis-tls", action="store_true", help="TLS for redis-server even on a loopback address")
     ap.add_argument("--data-dir", default=str(ROOT / ".cluster"), help="logs, haproxy.cfg and redis data")
     args = ap.parse_args(argv)
-    cluster = Cluster(args.n, port=args.port, redis=args.redis, data_dir=args.data_dir, host=args.host)
+    cluster = Cluster(args.n, port=args.port, redis=args.redis, data_dir=args.data_dir, host=args.host,
+                      redis_host=args.redis_host, redis_tls=args.redis_tls)
 
     def stop(signum, _frame):
         raise KeyboardInterrupt   # unwinds to the finally below, in the main thread
@@ -254,7 +360,9 @@ def main(argv: list[str] | None = None) -> int:
         for r in cluster.replicas:
             print(f"  {r.name}: http://127.0.0.1:{r.port} (pid {r.pid})")
         if cluster.redis:
-            print(f"  redis: {cluster.env['EXPLORER_CLASSROOM_URL']} (data in {cluster.dir / 'redis'})")
+            shown = cluster.env["EXPLORER_CLASSROOM_URL"].replace(cluster.redis_password, "***")
+            print(f"  redis: {shown} (data in {cluster.dir / 'redis'}; full URL with its password in "
+                  f"{cluster.dir / 'redis' / 'url'})")
         print(f"open {cluster.url}  (Ctrl+C stops everything)", flush=True)
         while cluster.haproxy.alive():
             time.sleep(1)

@@ -5,7 +5,7 @@ import os
 from collections.abc import Mapping
 
 from .qr import qr_svg
-from .redis_store import RedisStore
+from .redis_store import ACL_COMMANDS, RedisStore, acl_rule
 from .sqlite_store import SqliteStore, cache_root, default_db_path
 from .store import (
     ALPHABET,
@@ -13,7 +13,12 @@ from .store import (
     MAX_ROOMS,
     MAX_STUDENTS,
     NICK_MAX,
+    SEATS_PER_ADDRESS,
     TTL_S,
+    WRONG_FIRST_WAIT_S,
+    WRONG_FORGET_S,
+    WRONG_FREE_TRIES,
+    WRONG_LONGEST_WAIT_S,
     AlreadyRevealed,
     BadInput,
     ClassroomError,
@@ -22,22 +27,31 @@ from .store import (
     NoSuchRoom,
     NotJoined,
     NotTeacher,
+    Removed,
     Room,
+    RoomClosed,
     RoomFull,
+    TooManyFromAddress,
     TooManyRooms,
     clean_nickname,
     normalise_code,
     pretty_code,
+    wait_after,
 )
 
 
 def open_store(env: Mapping[str, str] = os.environ, **limits) -> ClassroomStore:
-    """Redis when $EXPLORER_CLASSROOM_URL is set (redis://host:port/db), else SQLite at default_db_path(env)."""
+    """Redis when $EXPLORER_CLASSROOM_URL is set (redis://… or rediss://user:password@host:port/db), else SQLite at
+    default_db_path(env). $EXPLORER_SEATS_PER_ADDRESS overrides SEATS_PER_ADDRESS (0: no cap)."""
+    if env.get("EXPLORER_SEATS_PER_ADDRESS", "").strip():
+        limits.setdefault("seats_per_address", int(env["EXPLORER_SEATS_PER_ADDRESS"]))
     url = env.get("EXPLORER_CLASSROOM_URL")
     return RedisStore(url, **limits) if url else SqliteStore(default_db_path(env), **limits)
 
 
-__all__ = ["ALPHABET", "CODE_LEN", "MAX_ROOMS", "MAX_STUDENTS", "NICK_MAX", "TTL_S", "AlreadyRevealed", "BadInput",
-           "ClassroomError", "ClassroomStore", "InvalidCode", "NoSuchRoom", "NotJoined", "NotTeacher", "RedisStore",
-           "Room", "RoomFull", "SqliteStore", "TooManyRooms", "cache_root", "clean_nickname", "default_db_path",
-           "normalise_code", "open_store", "pretty_code", "qr_svg"]
+__all__ = ["ACL_COMMANDS", "ALPHABET", "CODE_LEN", "MAX_ROOMS", "MAX_STUDENTS", "NICK_MAX", "SEATS_PER_ADDRESS",
+           "TTL_S", "WRONG_FIRST_WAIT_S", "WRONG_FORGET_S", "WRONG_FREE_TRIES", "WRONG_LONGEST_WAIT_S",
+           "AlreadyRevealed", "BadInput", "ClassroomError", "ClassroomStore", "InvalidCode", "NoSuchRoom", "NotJoined",
+           "NotTeacher", "RedisStore", "Removed", "Room", "RoomClosed", "RoomFull", "SqliteStore",
+           "TooManyFromAddress", "TooManyRooms", "acl_rule", "cache_root", "clean_nickname", "default_db_path",
+           "normalise_code", "open_store", "pretty_code", "qr_svg", "wait_after"]

@@ -1,14 +1,20 @@
 """Redis backend of the classroom store (redis-py 8.1, any Redis >= 6).
 
 Keys of one room share the hash tag ``{CODE}`` (one cluster slot):
-    <prefix>room:{CODE}              hash  key_hash, created, touched, version, locked, view (JSON)
+    <prefix>room:{CODE}              hash  key_hash, created, touched, version, locked, view (JSON), joinable
     <prefix>room:{CODE}:students     hash  student id -> nickname
+    <prefix>room:{CODE}:addr         hash  student id -> hashed client address of its first join ('' unknown)
+    <prefix>room:{CODE}:removed      set   student ids the teacher removed
     <prefix>room:{CODE}:questions    set   question ids that have answers
     <prefix>room:{CODE}:q:<qid>      hash  student id -> option
     <prefix>room:{CODE}:revealed     set   revealed question ids
     <prefix>rooms                    zset  code -> touched (counts rooms, finds idle ones)
+    <prefix>wrong:<address hash>     hash  tries, last: wrong codes from one client address (own TTL)
 Every write is one Lua script (atomic); it refreshes a 12 h TTL on all the room's keys, a backstop for
 ``expire``. Liveness is judged from ``touched`` and the caller's ``now`` so both backends expire alike.
+
+``ACL_COMMANDS`` is every command the store sends or its scripts call: a Redis ACL user limited to those and to
+the key pattern ``<prefix>*`` (``acl_rule``) is all it needs (deploy/cluster.py sets one up).
 """
 from __future__ import annotations
 
@@ -18,12 +24,15 @@ from .store import (
     ClassroomStore,
     NoSuchRoom,
     Room,
+    _closed,
+    _from_address,
     _frozen,
     _full,
     _no_room,
     _not_joined,
     _not_teacher,
     _now,
+    _removed,
     _too_many,
     hash_key,
 )
@@ -41,12 +50,15 @@ local function touch()
   redis.call('HSET', R, 'touched', ARGV[1])
   redis.call('ZADD', IDX, ARGV[1], code)  -- a string: Lua numbers reach Redis as integers
   local ms = math.floor((now - cutoff) * 1000)
-  for _, k in ipairs({R, R .. ':students', R .. ':questions', R .. ':revealed'}) do redis.call('PEXPIRE', k, ms) end
+  for _, k in ipairs({R, R .. ':students', R .. ':questions', R .. ':revealed', R .. ':addr', R .. ':removed'}) do
+    redis.call('PEXPIRE', k, ms)
+  end
   for _, q in ipairs(redis.call('SMEMBERS', R .. ':questions')) do redis.call('PEXPIRE', R .. ':q:' .. q, ms) end
 end
 local function drop(room, c)
   for _, q in ipairs(redis.call('SMEMBERS', room .. ':questions')) do redis.call('DEL', room .. ':q:' .. q) end
-  redis.call('DEL', room, room .. ':students', room .. ':questions', room .. ':revealed')
+  redis.call('DEL', room, room .. ':students', room .. ':questions', room .. ':revealed', room .. ':addr',
+             room .. ':removed')
   redis.call('ZREM', IDX, c)
 end
 """
@@ -54,28 +66,55 @@ end
 _CREATE = _PRELUDE + """
 if redis.call('EXISTS', R) == 1 then return {'taken', 0} end
 if redis.call('ZCOUNT', IDX, '(' .. ARGV[2], '+inf') >= tonumber(ARGV[5]) then return {'toomany', 0} end
-redis.call('HSET', R, 'key_hash', ARGV[4], 'created', ARGV[1], 'version', 0, 'locked', 0, 'view', '{}')
+redis.call('HSET', R, 'key_hash', ARGV[4], 'created', ARGV[1], 'version', 0, 'locked', 0, 'view', '{}',
+           'joinable', 1)
 touch()
 return {'ok', 0}
 """
-# ARGV[4] key_hash, ARGV[5] op (view|lock|reveal|close), ARGV[6] value
+# ARGV[4] key_hash, ARGV[5] op (view|lock|reveal|remove|joinable|close), ARGV[6] value (remove: JSON list of ids)
 _TEACHER = _PRELUDE + """
 if not live() then return {'noroom', 0} end
 if redis.call('HGET', R, 'key_hash') ~= ARGV[4] then return {'notteacher', 0} end
 local op = ARGV[5]
 if op == 'close' then drop(R, code) return {'ok', 0} end
+if op == 'joinable' then
+  redis.call('HSET', R, 'joinable', ARGV[6])
+  touch()
+  return {'ok', tonumber(redis.call('HGET', R, 'version'))}
+end
 if op == 'view' then redis.call('HSET', R, 'view', ARGV[6])
 elseif op == 'lock' then redis.call('HSET', R, 'locked', ARGV[6])
+elseif op == 'remove' then
+  local questions = redis.call('SMEMBERS', R .. ':questions')
+  for _, sid in ipairs(cjson.decode(ARGV[6])) do
+    redis.call('HDEL', R .. ':students', sid)
+    redis.call('HDEL', R .. ':addr', sid)
+    redis.call('SADD', R .. ':removed', sid)
+    for _, q in ipairs(questions) do
+      if redis.call('SISMEMBER', R .. ':revealed', q) == 0 then redis.call('HDEL', R .. ':q:' .. q, sid) end
+    end
+  end
 else redis.call('SADD', R .. ':revealed', ARGV[6]) end
 local v = redis.call('HINCRBY', R, 'version', 1)
 touch()
 return {'ok', v}
 """
-# ARGV[4] student, ARGV[5] nickname, ARGV[6] max_students
+# ARGV[4] student, ARGV[5] nickname, ARGV[6] max_students, ARGV[7] address hash ('' unknown), ARGV[8] seats/address
 _JOIN = _PRELUDE + """
 if not live() then return {'noroom', 0} end
-local S = R .. ':students'
-if redis.call('HEXISTS', S, ARGV[4]) == 0 and redis.call('HLEN', S) >= tonumber(ARGV[6]) then return {'full', 0} end
+local S, A = R .. ':students', R .. ':addr'
+if redis.call('SISMEMBER', R .. ':removed', ARGV[4]) == 1 then return {'removed', 0} end
+if redis.call('HEXISTS', S, ARGV[4]) == 0 then
+  if redis.call('HGET', R, 'joinable') == '0' then return {'closed', 0} end
+  if redis.call('HLEN', S) >= tonumber(ARGV[6]) then return {'full', 0} end
+  local cap = tonumber(ARGV[8])
+  if ARGV[7] ~= '' and cap > 0 then
+    local n = 0
+    for _, a in ipairs(redis.call('HVALS', A)) do if a == ARGV[7] then n = n + 1 end end
+    if n >= cap then return {'fromaddress', 0} end
+  end
+  redis.call('HSET', A, ARGV[4], ARGV[7])
+end
 redis.call('HSET', S, ARGV[4], ARGV[5])
 touch()
 return {'ok', 0}
@@ -90,12 +129,40 @@ redis.call('SADD', R .. ':questions', ARGV[5])
 touch()
 return {'ok', 0}
 """
+# KEYS[1] the address's key. ARGV: now, forget_s. A try more than forget_s after the last one starts again at 1.
+_WRONG = """
+local last = tonumber(redis.call('HGET', KEYS[1], 'last'))
+local tries = 1
+if last and last > tonumber(ARGV[1]) - tonumber(ARGV[2]) then
+  tries = tonumber(redis.call('HGET', KEYS[1], 'tries')) + 1
+end
+redis.call('HSET', KEYS[1], 'tries', tries, 'last', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], math.floor(tonumber(ARGV[2]) * 1000))
+return tries
+"""
 # ARGV[4] key prefix; deletes every room with touched <= cutoff
 _EXPIRE = _PRELUDE + """
 local gone = redis.call('ZRANGEBYSCORE', IDX, '-inf', ARGV[2])
 for _, c in ipairs(gone) do drop(ARGV[4] .. 'room:{' .. c .. '}', c) end
 return {'ok', #gone}
 """
+
+
+# Every command the store sends (reads in MULTI, scripts by EVALSHA, loaded on a NOSCRIPT) or its scripts call.
+ACL_COMMANDS = (
+    "ping", "select", "multi", "exec", "discard", "evalsha", "script|load",  # the client
+    "hget", "hmget", "hgetall", "hvals", "hlen", "hexists", "smembers",  # reads
+    "hset", "hdel", "hincrby", "sadd", "sismember", "del", "exists", "pexpire",  # scripts
+    "zadd", "zrem", "zcount", "zrangebyscore",
+)
+
+
+def acl_rule(password_sha256: str, prefix: str = "explorer:") -> str:
+    """The rule of an ACL user that may run only ACL_COMMANDS on keys ``<prefix>*``, with this password (given as
+    its sha256 hex digest, so a config file need not hold it): ``ACL SETUSER name <rule>`` or a redis.conf
+    ``user name <rule>`` line. No pub/sub channels, no other keys, no admin commands."""
+    commands = " ".join("+" + c for c in ACL_COMMANDS)
+    return f"reset on #{password_sha256} resetkeys ~{prefix}* resetchannels -@all {commands}"
 
 
 class RedisStore(ClassroomStore):
@@ -105,7 +172,8 @@ class RedisStore(ClassroomStore):
             client = redis.Redis.from_url(client, decode_responses=True, socket_timeout=10, socket_connect_timeout=5)
         self.r, self.prefix = client, prefix
         self._scripts = {name: client.register_script(src) for name, src in
-                         dict(create=_CREATE, teacher=_TEACHER, join=_JOIN, answer=_ANSWER, expire=_EXPIRE).items()}
+                         dict(create=_CREATE, teacher=_TEACHER, join=_JOIN, answer=_ANSWER, expire=_EXPIRE,
+                                  wrong=_WRONG).items()}
 
     def _key(self, code: str, part: str = "") -> str:
         return f"{self.prefix}room:{{{code}}}{part}"
@@ -117,7 +185,8 @@ class RedisStore(ClassroomStore):
         if status in ("ok", "taken"):
             return int(value) if status == "ok" else -1
         raise {"noroom": _no_room, "notteacher": _not_teacher, "toomany": _too_many, "notjoined": _not_joined,
-               "revealed": _frozen, "full": lambda: _full(self.max_students)}[status]()
+               "revealed": _frozen, "full": lambda: _full(self.max_students), "closed": _closed,
+               "removed": _removed, "fromaddress": lambda: _from_address(self.seats_per_address)}[status]()
 
     def _read(self, code: str, now: float, *calls) -> list:
         """Run HGET touched plus ``calls`` (name, key, *args) in one MULTI; NoSuchRoom unless the room is live."""
@@ -144,8 +213,11 @@ class RedisStore(ClassroomStore):
     def _close(self, code, key, now):
         self._run("teacher", code, now, hash_key(key), "close", "")
 
-    def _join(self, code, student, nickname, now):
-        self._run("join", code, now, student, nickname, self.max_students)
+    def _join(self, code, student, nickname, address, now):
+        self._run("join", code, now, student, nickname, self.max_students, address, self.seats_per_address)
+
+    def _wrong_try(self, address, now, forget_s):
+        return int(self._scripts["wrong"](keys=[self.prefix + "wrong:" + address], args=[repr(now), repr(forget_s)]))
 
     def _answer(self, code, qid, student, option, now):
         self._run("answer", code, now, student, qid, option)
@@ -159,12 +231,12 @@ class RedisStore(ClassroomStore):
 
     def _room(self, code, now):
         try:
-            (created, touched, version, locked), n = self._read(
-                code, now, ("hmget", self._key(code), ["created", "touched", "version", "locked"]),
+            (created, touched, version, locked, joinable), n = self._read(
+                code, now, ("hmget", self._key(code), ["created", "touched", "version", "locked", "joinable"]),
                 ("hlen", self._key(code, ":students")))
         except NoSuchRoom:
             return None
-        return Room(code, float(created), float(touched), int(version), locked == "1", int(n))
+        return Room(code, float(created), float(touched), int(version), locked == "1", int(n), joinable != "0")
 
     def _view(self, code, now):
         version, text, locked = self._read(code, now, ("hmget", self._key(code), ["version", "view", "locked"]))[0]
@@ -173,8 +245,17 @@ class RedisStore(ClassroomStore):
     def _version(self, code, now):
         return int(self._read(code, now, ("hget", self._key(code), "version"))[0])
 
-    def _nicknames(self, code, now):
-        return self._read(code, now, ("hvals", self._key(code, ":students")))[0]
+    def _roster(self, code, now):
+        return list(self._read(code, now, ("hgetall", self._key(code, ":students")))[0].items())
+
+    def _joined(self, code, student, now):
+        return bool(self._read(code, now, ("hexists", self._key(code, ":students"), student))[0])
+
+    def _wrong_state(self, address, now, forget_s):
+        tries, last = self.r.hmget(self.prefix + "wrong:" + address, ["tries", "last"])
+        if tries is None or last is None or float(last) <= now - forget_s:
+            return None
+        return int(tries), float(last)
 
     def _counts(self, code, qid, now):
         tally: dict[str, int] = {}

@@ -6,26 +6,48 @@ statements, each consistent on its own.
 """
 from __future__ import annotations
 
+import contextlib
 import hmac
+import json
 import os
 import sqlite3
 import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-from .store import ClassroomStore, Room, _frozen, _full, _no_room, _not_joined, _not_teacher, _now, _too_many, hash_key
+from .store import (
+    WRONG_FORGET_S,
+    ClassroomStore,
+    Room,
+    _closed,
+    _from_address,
+    _frozen,
+    _full,
+    _no_room,
+    _not_joined,
+    _not_teacher,
+    _now,
+    _removed,
+    _too_many,
+    hash_key,
+)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS rooms(code TEXT PRIMARY KEY, key_hash TEXT NOT NULL, created REAL NOT NULL,
-    touched REAL NOT NULL, version INTEGER NOT NULL, locked INTEGER NOT NULL, view TEXT NOT NULL);
+    touched REAL NOT NULL, version INTEGER NOT NULL, locked INTEGER NOT NULL, view TEXT NOT NULL,
+    joinable INTEGER NOT NULL DEFAULT 1);
 CREATE INDEX IF NOT EXISTS rooms_touched ON rooms(touched);
-CREATE TABLE IF NOT EXISTS students(code TEXT, student TEXT, nickname TEXT NOT NULL,
+CREATE TABLE IF NOT EXISTS students(code TEXT, student TEXT, nickname TEXT NOT NULL, address TEXT NOT NULL DEFAULT '',
     PRIMARY KEY(code, student)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS removed(code TEXT, student TEXT, PRIMARY KEY(code, student)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS wrong(address TEXT PRIMARY KEY, tries INTEGER NOT NULL, last REAL NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS answers(code TEXT, qid TEXT, student TEXT, option TEXT NOT NULL,
     PRIMARY KEY(code, qid, student)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS revealed(code TEXT, qid TEXT, PRIMARY KEY(code, qid)) WITHOUT ROWID;
 """
-_TABLES = ("answers", "revealed", "students", "rooms")
+_TABLES = ("answers", "revealed", "removed", "students", "rooms")
+# Columns added after the first release: a file written by an older version gets them on open.
+_ADDED = (("rooms", "joinable", "INTEGER NOT NULL DEFAULT 1"), ("students", "address", "TEXT NOT NULL DEFAULT ''"))
 
 
 def cache_root(env=os.environ) -> Path:
@@ -46,7 +68,12 @@ class SqliteStore(ClassroomStore):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        self._db().executescript(SCHEMA)
+        db = self._db()
+        db.executescript(SCHEMA)
+        for table, column, decl in _ADDED:
+            if column not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
+                with contextlib.suppress(sqlite3.OperationalError):   # another process added it just now
+                    db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
 
     def _db(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
@@ -93,6 +120,7 @@ class SqliteStore(ClassroomStore):
         with self._write() as db:
             codes = [r[0] for r in db.execute("SELECT code FROM rooms WHERE touched<=?", (now - self.ttl_s,))]
             self._drop(db, codes)
+            db.execute("DELETE FROM wrong WHERE last<=?", (now - WRONG_FORGET_S,))
         return len(codes)
 
     def _create(self, code, key_hash, now):
@@ -102,16 +130,26 @@ class SqliteStore(ClassroomStore):
             live = db.execute("SELECT COUNT(*) FROM rooms WHERE touched>?", (now - self.ttl_s,)).fetchone()[0]
             if live >= self.max_rooms:
                 raise _too_many()
-            db.execute("INSERT INTO rooms VALUES(?,?,?,?,0,0,'{}')", (code, key_hash, now, now))
+            db.execute("INSERT INTO rooms(code, key_hash, created, touched, version, locked, view, joinable) "
+                       "VALUES(?,?,?,?,0,0,'{}',1)", (code, key_hash, now, now))
         return True
 
     def _teacher_write(self, code, key, now, op, value):
         with self._write() as db:
             self._check_teacher(db, code, key, now)
+            if op == "joinable":   # not a change of what followers see: the version stays
+                db.execute("UPDATE rooms SET joinable=?, touched=? WHERE code=?", (int(value), now, code))
+                return db.execute("SELECT version FROM rooms WHERE code=?", (code,)).fetchone()[0]
             if op == "view":
                 db.execute("UPDATE rooms SET view=? WHERE code=?", (value, code))
             elif op == "lock":
                 db.execute("UPDATE rooms SET locked=? WHERE code=?", (int(value), code))
+            elif op == "remove":
+                for student in json.loads(value):
+                    db.execute("DELETE FROM students WHERE code=? AND student=?", (code, student))
+                    db.execute("DELETE FROM answers WHERE code=? AND student=? AND qid NOT IN "
+                               "(SELECT qid FROM revealed WHERE code=?)", (code, student, code))
+                    db.execute("INSERT OR IGNORE INTO removed VALUES(?,?)", (code, student))
             else:  # reveal
                 db.execute("INSERT OR IGNORE INTO revealed VALUES(?,?)", (code, value))
             db.execute("UPDATE rooms SET version=version+1, touched=? WHERE code=?", (now, code))
@@ -122,15 +160,32 @@ class SqliteStore(ClassroomStore):
             self._check_teacher(db, code, key, now)
             self._drop(db, [code])
 
-    def _join(self, code, student, nickname, now):
+    def _join(self, code, student, nickname, address, now):
         with self._write() as db:
-            self._live(db, code, now)
+            joinable = self._live(db, code, now, "joinable")[0]
+            if db.execute("SELECT 1 FROM removed WHERE code=? AND student=?", (code, student)).fetchone():
+                raise _removed()
             known = db.execute("SELECT 1 FROM students WHERE code=? AND student=?", (code, student)).fetchone()
-            if not known and db.execute("SELECT COUNT(*) FROM students WHERE code=?",
-                                        (code,)).fetchone()[0] >= self.max_students:
-                raise _full(self.max_students)
-            db.execute("INSERT OR REPLACE INTO students VALUES(?,?,?)", (code, student, nickname))
+            if not known:
+                if not joinable:
+                    raise _closed()
+                if db.execute("SELECT COUNT(*) FROM students WHERE code=?", (code,)).fetchone()[0] >= self.max_students:
+                    raise _full(self.max_students)
+                if address and self.seats_per_address and db.execute(
+                        "SELECT COUNT(*) FROM students WHERE code=? AND address=?",
+                        (code, address)).fetchone()[0] >= self.seats_per_address:
+                    raise _from_address(self.seats_per_address)
+            db.execute("INSERT INTO students(code, student, nickname, address) VALUES(?,?,?,?) "
+                       "ON CONFLICT(code, student) DO UPDATE SET nickname=excluded.nickname",
+                       (code, student, nickname, address))
             self._touch(db, code, now)
+
+    def _wrong_try(self, address, now, forget_s):
+        with self._write() as db:
+            row = db.execute("SELECT tries, last FROM wrong WHERE address=?", (address,)).fetchone()
+            tries = row[0] + 1 if row and row[1] > now - forget_s else 1
+            db.execute("INSERT OR REPLACE INTO wrong VALUES(?,?,?)", (address, tries, now))
+        return tries
 
     def _answer(self, code, qid, student, option, now):
         with self._write() as db:
@@ -150,9 +205,9 @@ class SqliteStore(ClassroomStore):
 
     def _room(self, code, now):
         row = self._db().execute(
-            "SELECT code, created, touched, version, locked, (SELECT COUNT(*) FROM students s WHERE s.code=r.code) "
-            "FROM rooms r WHERE code=? AND touched>?", (code, now - self.ttl_s)).fetchone()
-        return row and Room(row[0], row[1], row[2], row[3], bool(row[4]), row[5])
+            "SELECT code, created, touched, version, locked, (SELECT COUNT(*) FROM students s WHERE s.code=r.code), "
+            "joinable FROM rooms r WHERE code=? AND touched>?", (code, now - self.ttl_s)).fetchone()
+        return row and Room(row[0], row[1], row[2], row[3], bool(row[4]), row[5], bool(row[6]))
 
     def _view(self, code, now):
         version, text, locked = self._live(self._db(), code, now, "version, view, locked")
@@ -161,8 +216,22 @@ class SqliteStore(ClassroomStore):
     def _version(self, code, now):
         return self._live(self._db(), code, now, "version")[0]
 
-    def _nicknames(self, code, now):
-        return [r[0] for r in self._db().execute("SELECT nickname FROM students WHERE code=?", (code,))]
+    def _roster(self, code, now):
+        return [tuple(r) for r in self._db().execute("SELECT student, nickname FROM students WHERE code=?", (code,))]
+
+    def _joined(self, code, student, now):
+        # One statement: the room's liveness and the seat come from the same snapshot.
+        row = self._db().execute(
+            "SELECT EXISTS(SELECT 1 FROM students s WHERE s.code=r.code AND s.student=?) FROM rooms r "
+            "WHERE r.code=? AND r.touched>?", (student, code, now - self.ttl_s)).fetchone()
+        if row is None:
+            raise _no_room()
+        return bool(row[0])
+
+    def _wrong_state(self, address, now, forget_s):
+        row = self._db().execute("SELECT tries, last FROM wrong WHERE address=? AND last>?",
+                                 (address, now - forget_s)).fetchone()
+        return row and (row[0], row[1])
 
     def _counts(self, code, qid, now):
         # One statement: the room's liveness and the tally come from the same snapshot.

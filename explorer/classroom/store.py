@@ -4,6 +4,9 @@ A teacher creates a room and gets ``(code, teacher_key)``; students join with th
 teacher's view, whose version number grows on every change (set_view, set_lock, reveal), so followers
 only poll ``version(code)``. Nothing lives in process memory: every call goes to SQLite (default, one
 file) or Redis (``EXPLORER_CLASSROOM_URL``), so many threads and processes may share one store.
+The teacher keeps the class: a roster of who joined, removing a student (the id can never sit again), and
+closing the room to new students. Wrong codes are counted per client address in the store, so every session and
+every replica sees the same count.
 Every method takes an optional ``now`` (unix seconds) so tests can move the clock.
 """
 from __future__ import annotations
@@ -18,79 +21,48 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from .address import (  # noqa: F401 - WRONG_* re-exported
+    WRONG_FIRST_WAIT_S,
+    WRONG_FORGET_S,
+    WRONG_FREE_TRIES,
+    WRONG_LONGEST_WAIT_S,
+    address_hash,
+    wait_after,
+)
+from .errors import (  # noqa: F401 - re-exported: the backends and older imports take them from here
+    AlreadyRevealed,
+    BadInput,
+    ClassroomError,
+    InvalidCode,
+    NoSuchRoom,
+    NotJoined,
+    NotTeacher,
+    Removed,
+    RoomClosed,
+    RoomFull,
+    TooManyFromAddress,
+    TooManyRooms,
+    _closed,
+    _from_address,
+    _frozen,
+    _full,
+    _no_room,
+    _not_joined,
+    _not_teacher,
+    _removed,
+    _too_many,
+)
+
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: nothing to confuse when read aloud
 CODE_LEN = 6
 TTL_S = 12 * 3600  # a room with no teacher or student write for this long is gone
 MAX_STUDENTS = 60
 MAX_ROOMS = 200
+SEATS_PER_ADDRESS = MAX_STUDENTS // 2  # one address (a prank script) can never fill a room alone
 NICK_MAX = 40
 ID_MAX = 200  # longest student id, question id or option
 VIEW_MAX = 64_000  # longest view, in characters of JSON
 _DROPPED = {"Cc", "Cf", "Cs", "Zl", "Zp"}  # control, format (bidi overrides), surrogates, line breaks
-
-
-class ClassroomError(Exception):
-    """Base of every classroom error; ``str(e)`` is a sentence to show the teacher or student."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
-
-
-class NoSuchRoom(ClassroomError, KeyError):
-    """The code names no open room (never made, closed, or idle too long)."""
-
-
-class InvalidCode(NoSuchRoom, ValueError):
-    """The text typed cannot be a room code; no lookup was made."""
-
-
-class NotTeacher(ClassroomError, PermissionError):
-    """The teacher key is missing or wrong."""
-
-
-class NotJoined(ClassroomError, PermissionError):
-    """A student answered without joining the room first."""
-
-
-class RoomFull(ClassroomError):
-    """The room already has its maximum number of students."""
-
-
-class TooManyRooms(ClassroomError):
-    """The server already holds its maximum number of open rooms."""
-
-
-class AlreadyRevealed(ClassroomError):
-    """The answers to this question were revealed; answers can no longer change."""
-
-
-class BadInput(ClassroomError, ValueError):
-    """A nickname, id, option or view is empty, too long or of the wrong type."""
-
-
-def _no_room() -> NoSuchRoom:
-    return NoSuchRoom("There is no open room with this code: it may have been closed or left idle for 12 hours. "
-                      "Please check the code with your teacher.")
-
-
-def _not_teacher() -> NotTeacher:
-    return NotTeacher("Only the teacher who started this room can do that.")
-
-
-def _full(n: int) -> RoomFull:
-    return RoomFull(f"This room is full ({n} students); please ask your teacher.")
-
-
-def _too_many() -> TooManyRooms:
-    return TooManyRooms("The server already hosts as many classrooms as it can; please try again later.")
-
-
-def _not_joined() -> NotJoined:
-    return NotJoined("Please join the room before answering.")
-
-
-def _frozen() -> AlreadyRevealed:
-    return AlreadyRevealed("The answers to this question are already revealed; yours can no longer change.")
 
 
 @dataclass(frozen=True)
@@ -98,9 +70,10 @@ class Room:
     code: str
     created: float  # unix seconds
     touched: float  # last teacher or student write
-    version: int  # grows on every view change, lock change and reveal
+    version: int  # grows on every view change, lock change, reveal and removal
     locked: bool
     students: int
+    joinable: bool = True  # False: the teacher closed the room to new students
 
 
 def new_code() -> str:
@@ -172,8 +145,11 @@ def _now(now: float | None) -> float:
 class ClassroomStore(ABC):
     """The interface both backends share. Public methods validate, then call the backend's atomic ``_ops``."""
 
-    def __init__(self, *, ttl_s: float = TTL_S, max_students: int = MAX_STUDENTS, max_rooms: int = MAX_ROOMS):
+    def __init__(self, *, ttl_s: float = TTL_S, max_students: int = MAX_STUDENTS, max_rooms: int = MAX_ROOMS,
+                 seats_per_address: int = SEATS_PER_ADDRESS):
+        """``seats_per_address``: most seats the joins from one client address may hold in a room (0: no cap)."""
         self.ttl_s, self.max_students, self.max_rooms = float(ttl_s), int(max_students), int(max_rooms)
+        self.seats_per_address = int(seats_per_address)
 
     # ------------------------------------------------------------------------------------------- teacher
     def create_room(self, now: float | None = None) -> tuple[str, str]:
@@ -218,10 +194,28 @@ class ClassroomStore(ABC):
         qid, now = check_id(question_id, "question id"), _now(now)
         return self._teacher_write(self._teacher(code, key, now), key, now, "reveal", qid)
 
+    def roster(self, code: str, key: str, now: float | None = None) -> list[tuple[str, str]]:
+        """(student id, nickname) of every joined student, sorted by nickname case-insensitively (teacher only)."""
+        now = _now(now)
+        seats = self._roster(self._teacher(code, key, now), now)
+        return sorted(seats, key=lambda seat: (seat[1].casefold(), seat[1], seat[0]))
+
     def nicknames(self, code: str, key: str, now: float | None = None) -> list[str]:
         """Nicknames of the joined students, sorted case-insensitively (teacher only)."""
+        return [nick for _, nick in self.roster(code, key, now)]
+
+    def remove(self, code: str, key: str, students, now: float | None = None) -> int:
+        """Take these students' seats away (teacher only) -> new version, so their sessions notice on the next
+        poll. Their answers to questions not yet revealed go too; the ids can never join this room again."""
+        ids, now = [check_id(s, "student id") for s in students], _now(now)
+        if not ids:
+            raise BadInput("Please choose the students to remove.")
+        return self._teacher_write(self._teacher(code, key, now), key, now, "remove", json.dumps(ids))
+
+    def set_joinable(self, code: str, key: str, joinable: bool, now: float | None = None) -> None:
+        """Open (True) or close (False) the room to new students; students already in stay and may rejoin."""
         now = _now(now)
-        return sorted(self._nicknames(self._teacher(code, key, now), now), key=lambda s: (s.casefold(), s))
+        self._teacher_write(self._teacher(code, key, now), key, now, "joinable", "1" if joinable else "0")
 
     def close(self, code: str, key: str, now: float | None = None) -> None:
         """Delete the room with its view, students and answers."""
@@ -244,11 +238,34 @@ class ClassroomStore(ABC):
         """The view's version: one key lookup, the call followers poll."""
         return self._version(normalise_code(code), _now(now))
 
-    def join(self, code: str, student: str, nickname: str, now: float | None = None) -> str:
-        """Join (or rename, when already joined) -> the nickname as stored. RoomFull at max_students."""
+    def join(self, code: str, student: str, nickname: str, now: float | None = None, *,
+             address: str | None = None) -> str:
+        """Join (or rename, when already joined) -> the nickname as stored. A new seat is refused with Removed
+        (this id was removed), RoomClosed, RoomFull (max_students) or TooManyFromAddress (``address``, the
+        client's, already holds seats_per_address seats; None: unknown, not counted)."""
         nick, sid = clean_nickname(nickname), check_id(student, "student id")
-        self._join(normalise_code(code), sid, nick, _now(now))
+        where = address_hash(address) if address else ""
+        self._join(normalise_code(code), sid, nick, where, _now(now))
         return nick
+
+    def joined(self, code: str, student: str, now: float | None = None) -> bool:
+        """Does ``student`` hold a seat in the room? NoSuchRoom when the room is gone."""
+        return self._joined(normalise_code(code), check_id(student, "student id"), _now(now))
+
+    def wrong_code(self, address: str, now: float | None = None) -> float:
+        """Count one wrong code from ``address`` (shared by every session and replica) -> seconds it must now
+        wait before the next try (0 for the first WRONG_FREE_TRIES - 1 within WRONG_FORGET_S of each other)."""
+        tries = self._wrong_try(address_hash(address), _now(now), WRONG_FORGET_S)
+        return wait_after(tries, WRONG_FREE_TRIES)
+
+    def code_wait(self, address: str, now: float | None = None) -> float:
+        """Seconds ``address`` must still wait before typing another code (0: it may try now)."""
+        now = _now(now)
+        state = self._wrong_state(address_hash(address), now, WRONG_FORGET_S)
+        if state is None:
+            return 0.0
+        tries, last = state
+        return max(0.0, last + wait_after(tries, WRONG_FREE_TRIES) - now)
 
     def answer(self, code: str, question_id: str, student: str, option: str, now: float | None = None) -> None:
         """Record (or replace) a joined student's answer; AlreadyRevealed once the question is revealed."""
@@ -277,10 +294,11 @@ class ClassroomStore(ABC):
     def _key_hash(self, code: str, now: float) -> str | None: ...
     @abstractmethod
     def _teacher_write(self, code: str, key: str, now: float, op: str, value: str) -> int: ...
+    # op: view | lock | reveal | remove (value: JSON list of ids) bump the version; joinable does not
     @abstractmethod
     def _close(self, code: str, key: str, now: float) -> None: ...
     @abstractmethod
-    def _nicknames(self, code: str, now: float) -> list[str]: ...
+    def _roster(self, code: str, now: float) -> list[tuple[str, str]]: ...
     @abstractmethod
     def _room(self, code: str, now: float) -> Room | None: ...
     @abstractmethod
@@ -288,7 +306,13 @@ class ClassroomStore(ABC):
     @abstractmethod
     def _version(self, code: str, now: float) -> int: ...
     @abstractmethod
-    def _join(self, code: str, student: str, nickname: str, now: float) -> None: ...
+    def _join(self, code: str, student: str, nickname: str, address: str, now: float) -> None: ...
+    @abstractmethod
+    def _joined(self, code: str, student: str, now: float) -> bool: ...
+    @abstractmethod
+    def _wrong_try(self, address: str, now: float, forget_s: float) -> int: ...  # -> tries, this one included
+    @abstractmethod
+    def _wrong_state(self, address: str, now: float, forget_s: float) -> tuple[int, float] | None: ...
     @abstractmethod
     def _answer(self, code: str, qid: str, student: str, option: str, now: float) -> None: ...
     @abstractmethod

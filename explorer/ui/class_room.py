@@ -1,7 +1,9 @@
 """Who is in which class: the room code and either the teacher key or a random student id, in
 ``st.session_state``. The student's code and id are also kept in the URL (``?room=K7M2QX&me=…``), so a reload, a
 reconnect or a server restart brings the student back into the same room as the same student. The teacher key
-never stays in the URL: opening the teacher link moves it into the session and deletes it from the address bar."""
+never stays in the URL: opening the teacher link moves it into the session and deletes it from the address bar.
+Joining is guarded: wrong codes wait longer and longer, counted per session and, in the store, per client address
+(so a script that opens new sessions is slowed too); a student the teacher removed leaves on the next run."""
 from __future__ import annotations
 
 import os
@@ -12,7 +14,17 @@ import time
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from explorer.classroom import ClassroomError, ClassroomStore, NoSuchRoom, normalise_code, open_store
+from explorer.classroom import (
+    ClassroomError,
+    ClassroomStore,
+    InvalidCode,
+    NoSuchRoom,
+    Room,
+    normalise_code,
+    open_store,
+    pretty_code,
+)
+from explorer.classroom.address import client_address as _address_of
 
 ROOM, KEY, ME, FOLLOW, APPLIED, SEEN, PUBLISHED, LOCKED, PROJECTOR, WRONG, NOTES, QUESTIONS = (
     "_class_room", "_class_key", "_class_me", "_class_follow", "_class_applied", "_class_seen", "_class_published",
@@ -144,34 +156,87 @@ def end_class() -> None:
     leave()
 
 
-def _slowed() -> None:
+def client_address() -> str | None:
+    """This session's client address (None: unknown or loopback). X-Forwarded-For is read only when the deployer
+    says how many proxies in front are trusted ($EXPLORER_TRUSTED_PROXIES, e.g. 1 behind deploy/cluster.py's
+    HAProxy); otherwise anyone could send one and pose as any address."""
+    try:
+        trusted = int(os.environ.get("EXPLORER_TRUSTED_PROXIES") or 0)
+    except ValueError:
+        trusted = 0
+    return _address_of(st.context.ip_address, st.context.headers.get_all("X-Forwarded-For"), trusted)
+
+
+def _slowed(address: str | None) -> None:
     tries, until = st.session_state.get(WRONG, (0, 0.0))
-    wait = until - time.time()
+    wait = max(until - time.time(), store().code_wait(address) if address else 0.0)
     if wait > 0:
         raise ClassroomError(f"Too many wrong codes: please wait {wait:.0f} seconds, then check the code with your "
                              "teacher.")
 
 
-def _wrong_try() -> None:
+def _wrong_try(address: str | None) -> None:
+    """Count a wrong code in this session and, for a well-formed code (a guess, not a typo), for the address."""
     tries = st.session_state.get(WRONG, (0, 0.0))[0] + 1
     wait = min(FIRST_WAIT_S * 2 ** (tries - FREE_TRIES), LONGEST_WAIT_S) if tries >= FREE_TRIES else 0
     st.session_state[WRONG] = (tries, time.time() + wait)
+    if address:
+        store().wrong_code(address)
 
 
 def join(typed: str, nickname: str = "") -> str:
     """Join the room ``typed`` as a student -> the nickname stored. Raises ClassroomError (with a sentence to show)
-    for a wrong code, a full room or a bad nickname; after FREE_TRIES wrong codes each try waits longer."""
-    _slowed()
+    for a wrong code, a closed or full room or a bad nickname; after FREE_TRIES wrong codes in this session, or
+    WRONG_FREE_TRIES from this address in any sessions, each try waits longer. A new join is a new student id."""
+    address = client_address()
+    _slowed(address)
     try:
         room = normalise_code(typed)
+    except InvalidCode:
+        _wrong_try(None)
+        raise
+    try:
         me = st.session_state.get(ME) or secrets.token_urlsafe(12)
-        nick = store().join(room, me, nickname.strip() or NO_NICKNAME)
+        nick = store().join(room, me, nickname.strip() or NO_NICKNAME, address=address)
     except NoSuchRoom:
-        _wrong_try()
+        _wrong_try(address)
         raise
     st.session_state[WRONG] = (0, 0.0)
     _enter(room, me=me)
     return nick
+
+
+def leave_if_removed(info: Room | None) -> Room | None:
+    """A student whose seat the teacher took away (or whose URL names no seat) leaves the room here, with a note
+    -> None; anyone else -> ``info`` unchanged. The removal bumps the room's version, so this runs on the next
+    poll."""
+    me = student()
+    if info is None or not me:
+        return info
+    try:
+        if store().joined(info.code, me):
+            return info
+    except NoSuchRoom:
+        return info   # the room just ended: the next run says so
+    leave()
+    note(f"You are no longer in class {pretty_code(info.code)}: your teacher removed you, and you are exploring "
+         "on your own. To come back, join again with the code on the Classroom page.")
+    return None
+
+
+def roster() -> list[tuple[str, str]]:
+    """Teacher: (student id, nickname) of everyone in the room, sorted by nickname."""
+    return store().roster(code(), teacher_key())
+
+
+def remove(students: list[str]) -> None:
+    """Teacher: take these students' seats away; their sessions leave on their next poll."""
+    store().remove(code(), teacher_key(), students)
+
+
+def set_joinable(joinable: bool) -> None:
+    """Teacher: open or close the room to new students."""
+    store().set_joinable(code(), teacher_key(), joinable)
 
 
 def restore_from_url() -> None:

@@ -34,6 +34,7 @@ from explorer.ui.class_room import (
     current_page,
     following,
     leave,
+    leave_if_removed,
     note,
     page_address,
     projector,
@@ -156,6 +157,7 @@ def on_page() -> None:
     if room and info is None:
         leave()
         note("The class has ended (or was idle for 12 hours); you are exploring on your own.")
+    info = leave_if_removed(info)   # the teacher removed this student: leave with a note
     if info is not None and student() and following() and st.session_state.get(APPLIED) != info.version:
         with contextlib.suppress(NoSuchRoom):
             _switch(*store().view(room))   # before anything is drawn: the page is left at once

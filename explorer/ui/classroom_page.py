@@ -1,4 +1,7 @@
-"""The Classroom page's panels: start a class, join one, and the teacher's and the student's views of the room."""
+"""The Classroom page's panels: start a class, join one, and the teacher's and the student's views of the room.
+
+The teacher's view holds the class's keys: open or close the room to new students, the roster of nicknames
+(never in projector view) and removing students from it."""
 from __future__ import annotations
 
 import streamlit as st
@@ -7,7 +10,8 @@ from explorer.classroom import ClassroomError, pretty_code, qr_svg
 from explorer.ui import class_room
 from explorer.ui.text import literal
 
-TYPED, NICK = "_class_typed", "_class_nick"
+TYPED, NICK, PICK, DONE = "_class_typed", "_class_nick", "_class_remove_pick", "_class_done"
+ROSTER_S = 3.0   # how often the teacher's roster is redrawn
 
 
 def _start() -> None:
@@ -59,6 +63,60 @@ def _lock() -> None:
         st.session_state["_class_error"] = str(err)
 
 
+def _joinable() -> None:
+    try:
+        class_room.set_joinable(st.session_state["_class_open"])
+    except ClassroomError as err:
+        st.session_state["_class_error"] = str(err)
+
+
+def _remove(seats: dict[str, list[str]]) -> None:
+    """Remove every seat under the chosen nicknames (``seats``: nickname -> student ids, as drawn)."""
+    chosen = st.session_state.get(PICK) or []
+    ids = [sid for nick in chosen for sid in seats.get(nick, [])]
+    st.session_state[PICK] = []
+    if not ids:
+        st.session_state["_class_error"] = "Choose the nicknames to remove first."
+        return
+    try:
+        class_room.remove(ids)
+    except ClassroomError as err:
+        st.session_state["_class_error"] = str(err)
+        return
+    st.session_state[DONE] = (f"Removed {len(ids)} {'student' if len(ids) == 1 else 'students'}: "
+                              f"{', '.join(chosen)}. They cannot come back without typing the code again.")
+
+
+@st.fragment(run_every=ROSTER_S)
+def _roster() -> None:
+    """Who joined, redrawn every ROSTER_S seconds as students come in, and a way to remove some (a prank's seats
+    share a nickname: removing it removes them all). A widget key keeps the choice across redraws."""
+    for message, show in ((st.session_state.pop("_class_error", None), st.error),
+                          (st.session_state.pop(DONE, None), st.success)):
+        if message:
+            show(literal(message), icon=":material/error:" if show is st.error else ":material/check_circle:")
+    try:
+        roster = class_room.roster()
+    except ClassroomError:   # the class ended meanwhile (another tab, 12 idle hours): the page's run says so
+        st.rerun(scope="app")
+    seats: dict[str, list[str]] = {}
+    for sid, nick in roster:
+        seats.setdefault(nick, []).append(sid)
+    n = sum(len(ids) for ids in seats.values())
+    st.subheader(f"{n} {'student' if n == 1 else 'students'} joined", anchor=False)
+    if seats:
+        st.markdown(" · ".join(literal(nick) + (f" ×{len(ids)}" if len(ids) > 1 else "")
+                               for nick, ids in seats.items()))
+        with st.popover("Remove students", icon=":material/person_remove:"):
+            st.multiselect("Nicknames to remove", list(seats), key=PICK, placeholder="Choose nicknames",
+                           format_func=lambda nick: f"{nick} ({len(seats[nick])} seats)" if len(seats[nick]) > 1
+                           else nick)
+            st.caption("A removed student's page leaves the class within seconds. Close the room to new "
+                       "students first if someone keeps joining.")
+            st.button("Remove", key="_class_remove", on_click=_remove, args=(seats,), type="primary",
+                      icon=":material/person_remove:")
+
+
 def _end() -> None:
     try:
         class_room.end_class()
@@ -85,16 +143,17 @@ def teacher() -> None:
     with st.container(border=True, horizontal=True, vertical_alignment="center", gap="medium"):
         st.toggle("Lock the text", value=info.locked, key="_class_lock", on_change=_lock,
                   help="Followers cannot edit the text while it is locked.")
+        st.toggle("Open to new students", value=info.joinable, key="_class_open", on_change=_joinable,
+                  help="Close the room once your class is in: nobody else can join, those in it stay.")
         with st.popover("End the class", icon=":material/stop_circle:"):
             st.markdown("Ending deletes the room, its view and its answers; students go back to exploring alone.")
             st.button("End it now", key="_class_end", on_click=_end, type="primary")
+    if not info.joinable:
+        st.caption(":material/lock: Closed to new students: only those already in the class can come back.")
     if class_room.projector():
         st.caption("Projector view: the teacher link and the nicknames are hidden.")
         return
-    names = class_room.store().nicknames(room, key)
-    st.subheader(f"{len(names)} {'student' if len(names) == 1 else 'students'} joined")
-    if names:
-        st.markdown(" · ".join(literal(n) for n in names))
+    _roster()
     with st.expander("Your teacher link: for you only, never on the projector", icon=":material/key:"):
         st.markdown("Open it on another computer (or after restarting the browser) to drive this class again. "
                     "Anyone with this link can drive and end the class.")

@@ -2,6 +2,7 @@
 
 Start a class, join it (typed code, join link, hostile nickname), wrong codes and limits, the teacher link leaving
 the URL, following the teacher's page and deep link, the locked text, and a class question answered and revealed.
+The class stays the teacher's: the roster, removing students, closing the room, wrong codes slowed per address.
 """
 import json
 import re
@@ -11,8 +12,9 @@ from urllib.parse import parse_qsl
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer.classroom import MAX_ROOMS, MAX_STUDENTS, normalise_code
+from explorer.classroom import MAX_ROOMS, MAX_STUDENTS, WRONG_FIRST_WAIT_S, WRONG_FREE_TRIES, normalise_code
 from explorer.ui import class_room
+from explorer.ui.classroom_page import PICK
 from explorer.ui.text import literal
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -215,3 +217,108 @@ def test_class_question_counts_answers_and_reveals_to_everyone():
         student.run()
         assert verdict in texts(student), texts(student)
         assert student.radio(key="softmax_answer").disabled
+
+
+# ------------------------------------------------------------------------------ the class stays the teacher's
+
+def remove(teacher: AppTest, *nicknames: str) -> AppTest:
+    teacher.multiselect(key=PICK).set_value(list(nicknames)).run()
+    return click(teacher, "Remove")
+
+
+def test_the_teacher_sees_the_roster_and_a_removed_student_leaves_and_must_join_again():
+    teacher, room, key = start()
+    ada, bob = join(room, "ada"), join(room, "bob")
+    bob_id = bob.session_state[class_room.ME]
+    teacher.run()
+    assert "2 students joined" in [s.value for s in teacher.subheader]
+    assert teacher.multiselect(key=PICK).options == ["ada", "bob"]
+    remove(teacher, "bob")
+    assert literal("Removed 1 student: bob") in texts(teacher)
+    assert "1 student joined" in [s.value for s in teacher.subheader]
+    assert not class_room.store().joined(room, bob_id)
+    bob.run()   # the next poll finds the version moved and reruns: bob is out, and told why
+    assert not bob.exception
+    assert "your teacher removed you" in texts(bob) and "Following class" not in texts(bob)
+    assert class_room.ROOM not in bob.session_state and "room" not in bob.query_params
+    back = session(room=room, me=bob_id)   # the old address (reload, a saved link) does not bring bob back
+    assert "your teacher removed you" in texts(back) and class_room.ROOM not in back.session_state
+    ada.run()
+    assert "Following class" in texts(ada)   # the others stay
+    again = join(room, "bob")   # joining by code again: a new student id, a new seat
+    assert "You are in class" in texts(again) and again.session_state[class_room.ME] != bob_id
+    assert sorted(n for _, n in class_room.store().roster(room, key)) == ["ada", "bob"]
+
+
+def test_duplicate_nicknames_are_removed_together():
+    teacher, room, key = start()
+    for i in range(3):
+        class_room.store().join(room, f"prank-{i}", "xx")
+    join(room, "ada")
+    teacher.run()
+    assert "xx ×3" in texts(teacher)
+    remove(teacher, "xx")
+    assert literal("Removed 3 students: xx") in texts(teacher)
+    assert class_room.store().nicknames(room, key) == ["ada"]
+
+
+def test_a_closed_room_refuses_new_students_the_class_stays_and_the_projector_shows_no_names():
+    teacher, room, _ = start()
+    ada = join(room, "ada")
+    ada_id = ada.session_state[class_room.ME]
+    teacher.toggle(key="_class_open").set_value(False).run()
+    assert not teacher.exception and class_room.store().room(room).joinable is False
+    assert "Closed to new students" in texts(teacher)
+    late = join(room, "late")
+    assert "Your teacher has closed this class to new students" in late.error[0].value
+    assert class_room.ROOM not in late.session_state
+    back = session(room=room, me=ada_id)   # ada reloads: still in
+    assert "Following class" in texts(back)
+    teacher.toggle(key=class_room.PROJECTOR).set_value(True).run()
+    assert "ada" not in texts(teacher) and not teacher.multiselect and "Closed to new students" in texts(teacher)
+    teacher.toggle(key=class_room.PROJECTOR).set_value(False).run()
+    teacher.toggle(key="_class_open").set_value(True).run()
+    assert "You are in class" in texts(join(room, "late"))
+
+
+def test_wrong_codes_are_slowed_per_address_across_sessions(monkeypatch):
+    monkeypatch.setattr(class_room, "client_address", lambda: "198.51.100.23")
+    per_session = class_room.FREE_TRIES - 1   # under one session's own limit
+    tries = 0
+    while tries < WRONG_FREE_TRIES:   # a script opening a new session every few codes
+        student = classroom_page()
+        for _ in range(min(per_session, WRONG_FREE_TRIES - tries)):
+            student.text_input(key="_class_typed").input("ABC-DEF")
+            click(student, "Join")
+            assert "There is no open room with this code" in student.error[0].value
+            tries += 1
+    fresh = join("ABC-DEF")   # a brand-new session from the same address is slowed at once
+    wait = re.search(r"Too many wrong codes\\: please wait (\d+) seconds", fresh.error[0].value)
+    assert wait and 0 <= int(wait.group(1)) <= WRONG_FIRST_WAIT_S, fresh.error[0].value   # the first wait, running
+    assert class_room.store().code_wait("198.51.100.23") > 0
+    monkeypatch.setattr(class_room, "client_address", lambda: "198.51.100.24")
+    for _ in range(per_session):   # malformed codes are typos, not guesses: the address is not counted
+        assert "That is not a room code" in join("", typed="<b>no</b>").error[0].value
+    assert class_room.store().code_wait("198.51.100.24") == 0
+    _, room, _ = start()
+    assert "You are in class" in texts(join(room, "ada"))   # another address gets in
+
+
+def test_one_address_cannot_take_every_seat(monkeypatch):
+    monkeypatch.setenv("EXPLORER_SEATS_PER_ADDRESS", "2")
+    class_room.store.clear()
+    monkeypatch.setattr(class_room, "client_address", lambda: "203.0.113.9")
+    _, room, _ = start()
+    for nick in ("p1", "p2"):
+        assert "You are in class" in texts(join(room, nick))
+    assert "from your network address" in join(room, "p3").error[0].value
+    monkeypatch.setattr(class_room, "client_address", lambda: "203.0.113.10")
+    assert "You are in class" in texts(join(room, "ada"))
+
+
+def test_the_roster_of_a_class_ended_elsewhere_gives_way_to_the_note():
+    teacher, room, key = start()
+    join(room, "ada")
+    class_room.store().close(room, key)   # ended from another tab
+    teacher.run()
+    assert "The class has ended" in texts(teacher) and class_room.KEY not in teacher.session_state

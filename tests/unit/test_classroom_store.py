@@ -20,15 +20,25 @@ from explorer.classroom import (
     NotJoined,
     NotTeacher,
     RedisStore,
+    Removed,
+    RoomClosed,
     RoomFull,
     SqliteStore,
+    TooManyFromAddress,
     TooManyRooms,
     normalise_code,
     open_store,
     pretty_code,
     qr_svg,
 )
-from explorer.classroom.store import new_code
+from explorer.classroom.store import (
+    SEATS_PER_ADDRESS,
+    WRONG_FIRST_WAIT_S,
+    WRONG_FORGET_S,
+    WRONG_FREE_TRIES,
+    WRONG_LONGEST_WAIT_S,
+    new_code,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 H = 3600.0
@@ -304,6 +314,157 @@ def test_redis_server_restart_keeps_room(make_redis_server):
     assert again.nicknames(code, key) == ["Ann"]
     ttl = redis.Redis.from_url(srv.url).ttl(f"explorer:room:{{{code}}}")
     assert 11 * H < ttl <= 12 * H  # the backstop TTL survived too
+
+
+def test_roster_and_remove_a_student_who_cannot_sit_again_under_that_id(store):
+    code, key = store.create_room()
+    for i, nick in enumerate(["Ann", "bob", "Cy", "bob"]):
+        store.join(code, f"s{i}", nick)
+    assert store.roster(code, key) == [("s0", "Ann"), ("s1", "bob"), ("s3", "bob"), ("s2", "Cy")]
+    store.answer(code, "q1", "s1", "A")
+    store.answer(code, "q1", "s2", "B")
+    store.reveal(code, key, "q1")
+    store.answer(code, "q2", "s1", "A")
+    store.answer(code, "q2", "s2", "A")
+    before = store.version(code)
+    assert store.remove(code, key, ["s1", "s3"]) == before + 1   # a change the removed sessions' polls see
+    assert store.roster(code, key) == [("s0", "Ann"), ("s2", "Cy")] and store.room(code).students == 2
+    assert not store.joined(code, "s1") and store.joined(code, "s2") and not store.joined(code, "never")
+    assert store.counts(code, "q2") == {"A": 1}   # the removed student's open answer went
+    assert store.counts(code, "q1") == {"A": 1, "B": 1}   # a revealed question's answers stay frozen
+    for sid in ("s1", "s3"):
+        with pytest.raises(Removed) as info:
+            store.join(code, sid, "bob again")
+        assert isinstance(info.value, PermissionError) and "join again with the code" in str(info.value)
+    with pytest.raises(NotJoined):
+        store.answer(code, "q2", "s1", "B")
+    assert store.join(code, "s1-new", "bob") == "bob" and store.joined(code, "s1-new")   # a new id is a new seat
+    with pytest.raises(NotTeacher):
+        store.remove(code, key[:-1], ["s0"])
+    with pytest.raises(BadInput):
+        store.remove(code, key, [])
+    assert store.joined(code, "s0") and store.version(code) == before + 1
+    store.close(code, key)
+    with pytest.raises(NoSuchRoom):
+        store.joined(code, "s0")
+
+
+def test_a_closed_room_refuses_new_students_and_keeps_the_class(store, env):
+    code, key = store.create_room()
+    store.join(code, "s0", "Ann")
+    version = store.version(code)
+    store.set_joinable(code, key, False)
+    assert store.room(code).joinable is False and store.version(code) == version   # followers need not rerun
+    with pytest.raises(RoomClosed) as info:
+        store.join(code, "s1", "late")
+    assert str(info.value).startswith("Your teacher has closed this class to new students")
+    assert store.join(code, "s0", "Ann B") == "Ann B"   # already in: a reload or rename still works
+    store.answer(code, "q", "s0", "A")
+    with pytest.raises(NotTeacher):
+        store.set_joinable(code, "forged", True)
+    assert store.room(code).joinable is False
+    store.set_joinable(code, key, True)
+    assert store.join(code, "s1", "late") == "late" and store.room(code).students == 2
+    assert store.room(code).joinable is True
+    store.close(code, key)
+    assert leftovers(env) == 0
+
+
+def test_a_prank_of_sixty_joins_cannot_lock_the_class_out(store):
+    code, key = store.create_room()
+    prank = "203.0.113.66"
+    took = 0
+    for i in range(60):   # one script, one address
+        try:
+            store.join(code, f"p{i}", "prank", address=prank)
+            took += 1
+        except TooManyFromAddress as err:
+            assert "from your network address" in str(err)
+    assert took == SEATS_PER_ADDRESS < store.max_students
+    for i in range(store.max_students - SEATS_PER_ADDRESS):   # the class still fits, each on its own address
+        store.join(code, f"s{i}", f"student {i}", address=f"198.51.100.{i}")
+    # The teacher removes the prank's seats by its nickname and closes the room: the script finds it shut.
+    store.remove(code, key, [sid for sid, nick in store.roster(code, key) if nick == "prank"])
+    store.set_joinable(code, key, False)
+    for i in range(60, 120):
+        with pytest.raises(RoomClosed):
+            store.join(code, f"p{i}", "prank", address=prank)
+    assert store.room(code).students == store.max_students - SEATS_PER_ADDRESS
+    assert {n for _, n in store.roster(code, key)} == {f"student {i}" for i in range(30)}
+
+
+def test_without_a_client_address_removing_frees_the_places(store):
+    """Behind a proxy that is not trusted every join comes without an address: a prank can fill the room, and
+    removing its seats gives them back to the class."""
+    code, key = store.create_room()
+    for i in range(store.max_students):
+        store.join(code, f"p{i}", "prank")
+    with pytest.raises(RoomFull):
+        store.join(code, "s0", "Ann")
+    store.remove(code, key, [sid for sid, _ in store.roster(code, key)])
+    for i in range(25):
+        store.join(code, f"s{i}", f"student {i}")
+    store.set_joinable(code, key, False)
+    with pytest.raises(RoomClosed):
+        store.join(code, "p-new", "prank")
+    assert store.room(code).students == 25
+
+
+def test_seats_per_address_is_configurable(tmp_path):
+    env = {"EXPLORER_CLASSROOM_DB": str(tmp_path / "c.sqlite3"), "EXPLORER_SEATS_PER_ADDRESS": "2"}
+    capped, free = open_store(env), open_store({**env, "EXPLORER_SEATS_PER_ADDRESS": "0"})
+    code, _ = capped.create_room()
+    capped.join(code, "a", "A", address="10.0.0.5")
+    capped.join(code, "b", "B", address="10.0.0.5")
+    capped.join(code, "b", "B2", address="10.0.0.5")   # a rename takes no new seat
+    with pytest.raises(TooManyFromAddress):
+        capped.join(code, "c", "C", address="10.0.0.5")
+    capped.join(code, "c", "C", address="10.0.0.6")
+    free.join(code, "d", "D", address="10.0.0.5")   # 0: no cap
+    assert capped.room(code).students == 4
+
+
+def test_wrong_codes_are_counted_per_address_in_the_store(store, env):
+    other = open_store(env)   # another replica: the same backend, another store object
+    t0, addr = 1_000_000.0, "192.0.2.7"
+    for i in range(1, WRONG_FREE_TRIES):
+        assert store.wrong_code(addr, now=t0 + i) == 0
+        assert other.code_wait(addr, now=t0 + i) == 0
+    last = t0 + WRONG_FREE_TRIES
+    assert other.wrong_code(addr, now=last) == WRONG_FIRST_WAIT_S   # the other replica's try counts on
+    assert store.code_wait(addr, now=last + 4) == pytest.approx(WRONG_FIRST_WAIT_S - 4)
+    assert store.code_wait("192.0.2.8", now=last + 4) == 0   # another address is not slowed
+    assert store.code_wait(addr, now=last + WRONG_FIRST_WAIT_S) == 0
+    assert store.wrong_code(addr, now=last + 11) == 2 * WRONG_FIRST_WAIT_S   # doubling
+    waits = [store.wrong_code(addr, now=last + 12 + i) for i in range(8)]
+    assert waits[-1] == WRONG_LONGEST_WAIT_S and waits == sorted(waits)
+    quiet = last + 20 + WRONG_FORGET_S
+    assert store.code_wait(addr, now=quiet) == 0 and store.wrong_code(addr, now=quiet) == 0   # forgotten
+    if "EXPLORER_CLASSROOM_URL" in env:   # the address is kept hashed
+        assert not any(addr.encode() in k for k in redis.Redis.from_url(env["EXPLORER_CLASSROOM_URL"]).keys("*"))
+    else:
+        db = Path(env["EXPLORER_CLASSROOM_DB"])
+        files = [f for f in db.parent.iterdir() if f.name.startswith(db.name)]   # the WAL file included
+        assert files and not any(addr.encode() in f.read_bytes() for f in files)
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("SELECT COUNT(*) FROM wrong").fetchone()[0] == 1
+    store.expire(now=quiet + WRONG_FORGET_S + 1)   # old counts are swept (Redis: by their own TTL)
+    assert store.code_wait(addr, now=quiet + 1) == 0
+
+
+def test_an_older_sqlite_file_gets_the_new_columns(tmp_path):
+    path = tmp_path / "old.sqlite3"
+    with sqlite3.connect(path) as db:   # the schema before rosters, closing and address caps
+        db.executescript("""
+            CREATE TABLE rooms(code TEXT PRIMARY KEY, key_hash TEXT NOT NULL, created REAL NOT NULL,
+                touched REAL NOT NULL, version INTEGER NOT NULL, locked INTEGER NOT NULL, view TEXT NOT NULL);
+            CREATE TABLE students(code TEXT, student TEXT, nickname TEXT NOT NULL,
+                PRIMARY KEY(code, student)) WITHOUT ROWID;""")
+    old = SqliteStore(path)
+    code, key = old.create_room()
+    old.join(code, "s0", "Ann", address="10.0.0.1")
+    assert old.room(code).joinable and old.roster(code, key) == [("s0", "Ann")]
+    assert SqliteStore(path).joined(code, "s0")   # a second open finds the columns there
 
 
 def test_qr_svg():

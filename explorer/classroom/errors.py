@@ -1,0 +1,91 @@
+"""Classroom errors: each one's ``str`` is a sentence to show the teacher or the student as it is."""
+from __future__ import annotations
+
+
+class ClassroomError(Exception):
+    """Base of every classroom error; ``str(e)`` is a sentence to show the teacher or student."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class NoSuchRoom(ClassroomError, KeyError):
+    """The code names no open room (never made, closed, or idle too long)."""
+
+
+class InvalidCode(NoSuchRoom, ValueError):
+    """The text typed cannot be a room code; no lookup was made."""
+
+
+class NotTeacher(ClassroomError, PermissionError):
+    """The teacher key is missing or wrong."""
+
+
+class NotJoined(ClassroomError, PermissionError):
+    """A student answered without joining the room first."""
+
+
+class RoomFull(ClassroomError):
+    """The room already has its maximum number of students."""
+
+
+class RoomClosed(ClassroomError):
+    """The teacher closed the room to new students (those already in stay)."""
+
+
+class Removed(ClassroomError, PermissionError):
+    """The teacher removed this student id from the room; it cannot come back under the same id."""
+
+
+class TooManyFromAddress(ClassroomError):
+    """One client address already holds the most seats one address may hold in this room."""
+
+
+class TooManyRooms(ClassroomError):
+    """The server already holds its maximum number of open rooms."""
+
+
+class AlreadyRevealed(ClassroomError):
+    """The answers to this question were revealed; answers can no longer change."""
+
+
+class BadInput(ClassroomError, ValueError):
+    """A nickname, id, option or view is empty, too long or of the wrong type."""
+
+
+def _no_room() -> NoSuchRoom:
+    return NoSuchRoom("There is no open room with this code: it may have been closed or left idle for 12 hours. "
+                      "Please check the code with your teacher.")
+
+
+def _not_teacher() -> NotTeacher:
+    return NotTeacher("Only the teacher who started this room can do that.")
+
+
+def _full(n: int) -> RoomFull:
+    return RoomFull(f"This room is full ({n} students); please ask your teacher.")
+
+
+def _closed() -> RoomClosed:
+    return RoomClosed("Your teacher has closed this class to new students; please ask your teacher to open it.")
+
+
+def _removed() -> Removed:
+    return Removed("Your teacher removed you from this class. To come back, join again with the code.")
+
+
+def _from_address(n: int) -> TooManyFromAddress:
+    return TooManyFromAddress(f"Too many students ({n}) have joined this class from your network address; please "
+                              "ask your teacher.")
+
+
+def _too_many() -> TooManyRooms:
+    return TooManyRooms("The server already hosts as many classrooms as it can; please try again later.")
+
+
+def _not_joined() -> NotJoined:
+    return NotJoined("Please join the room before answering.")
+
+
+def _frozen() -> AlreadyRevealed:
+    return AlreadyRevealed("The answers to this question are already revealed; yours can no longer change.")
