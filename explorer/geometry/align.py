@@ -1,0 +1,65 @@
+"""Moving a head's keys and queries into one picture without changing its attention (AttentionViz's alignment).
+
+Queries and keys of a head usually form two clouds far apart, so a joint map would show two blobs. Two changes,
+neither of which moves a single attention weight, bring them together:
+
+- **shift**: add one vector ``v`` to every key, so that the keys' mean equals the queries' mean. A query's score
+  for key k becomes q·(k + v) = q·k + q·v: the same amount q·v is added to all its scores, and softmax ignores a
+  constant added to a whole row.
+- **scale**: multiply every query by ``c`` and divide every key by ``c``, with c chosen so that both have the same
+  mean length. (c q)·(k / c) = q·k: every score is unchanged.
+
+``weight_change`` recomputes every sentence's attention before and after and returns the largest difference, the
+number the page shows (about 1e-16: float64 rounding).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from explorer.maths import attention_scores, causal_mask, softmax
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """What ``align`` did: ``shift`` ``[d_head]`` added to every key, ``scale`` c (queries × c, keys ÷ c), and the
+    mean lengths of queries and keys before and after (after both are equal)."""
+    shift: np.ndarray
+    scale: float
+    query_norm: tuple[float, float]
+    key_norm: tuple[float, float]
+
+
+def align(q: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray, Alignment]:
+    """Shifted and scaled copies of queries ``q [n_q, d]`` and keys ``k [n_k, d]`` (float64), and what was done.
+
+    The shift is ``mean(q) − mean(k)`` (keys move onto the queries' centre); then c = sqrt(mean|k'| / mean|q|).
+    """
+    q = np.asarray(q, dtype=np.float64)
+    k = np.asarray(k, dtype=np.float64)
+    shift = q.mean(axis=0) - k.mean(axis=0)
+    shifted = k + shift                                                   # (n_k, d)
+    q_norm, k_norm = float(np.linalg.norm(q, axis=1).mean()), float(np.linalg.norm(shifted, axis=1).mean())
+    c = float(np.sqrt(k_norm / q_norm)) if q_norm > 0 and k_norm > 0 else 1.0
+    info = Alignment(shift=shift, scale=c, query_norm=(q_norm, q_norm * c),
+                     key_norm=(float(np.linalg.norm(k, axis=1).mean()), k_norm / c))
+    return q * c, shifted / c, info
+
+
+def sentence_weights(q: np.ndarray, k: np.ndarray, scale: float, causal: bool) -> np.ndarray:
+    """Attention ``[query, key]`` of one sentence from its queries ``[T, d]`` and keys ``[T, d]`` (float64)."""
+    mask = causal_mask(len(q), len(k)) if causal else None
+    return softmax(attention_scores(q, k, scale, mask))
+
+
+def weight_change(q: np.ndarray, k: np.ndarray, q2: np.ndarray, k2: np.ndarray, starts: np.ndarray, scale: float,
+                  causal: bool) -> float:
+    """Largest |weight before − weight after| over every sentence (points ``starts[s]:starts[s + 1]``) when the
+    queries ``q`` and keys ``k`` are replaced by ``q2`` and ``k2``."""
+    worst = 0.0
+    for a, b in zip(starts[:-1], starts[1:]):
+        before = sentence_weights(q[a:b], k[a:b], scale, causal)
+        after = sentence_weights(q2[a:b], k2[a:b], scale, causal)
+        worst = max(worst, float(np.abs(before - after).max()))
+    return worst

@@ -1,0 +1,61 @@
+"""One head's joint map: its aligned queries and keys projected together, and what a click on a query shows.
+
+Points ``0 … n-1`` of a map are the queries of the corpus's tokens, points ``n … 2n-1`` their keys (the same
+token order as ``CorpusPass.tokens``). A query lies near the keys it attends to: their dot product is large.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from explorer.geometry.align import Alignment, align, sentence_weights, weight_change
+from explorer.geometry.corpus_pass import CorpusPass
+from explorer.geometry.project import project
+
+
+@dataclass(frozen=True)
+class HeadMap:
+    """``xy``: float32 ``[2n, 2]``, queries first then keys; ``alignment``: the shift and scale applied;
+    ``max_change``: the largest attention weight difference they caused over the whole corpus."""
+    layer: int
+    head: int
+    method: str
+    xy: np.ndarray
+    alignment: Alignment
+    max_change: float
+
+
+def head_map(run: CorpusPass, layer: int, head: int, method: str = "pca") -> HeadMap:
+    """The joint map of query head ``head`` of ``layer`` (with the key head it reads) by ``method``."""
+    q, k = run.head_qk(layer, head)                                 # (n, d_head) each
+    q2, k2, info = align(q, k)
+    change = weight_change(q, k, q2, k2, run.starts, float(run.scaling[layer]), run.facts.causal)
+    xy = project(np.concatenate([q2, k2]), method)
+    xy.setflags(write=False)
+    return HeadMap(layer, head, method, xy, info, change)
+
+
+def top_keys(run: CorpusPass, layer: int, head: int, point: int, top: int = 3) -> list[tuple[int, float]]:
+    """The keys query ``point`` (a token index) gives most weight to, as ``(token index, weight)`` pairs, largest
+    first; recomputed from the stored queries and keys of its sentence."""
+    s = int(run.sentence[point])
+    a, b = int(run.starts[s]), int(run.starts[s + 1])
+    q, k = run.head_qk(layer, head)
+    row = sentence_weights(q[a:b], k[a:b], float(run.scaling[layer]), run.facts.causal)[point - a]
+    order = np.argsort(-row, kind="stable")[:top]
+    return [(a + int(i), float(row[i])) for i in order if row[i] > 0]
+
+
+def context(run: CorpusPass, point: int, around: int = 3) -> str:
+    """The token at ``point`` in its sentence, a few tokens either side: ``… sat on [the] mat …``."""
+    s = int(run.sentence[point])
+    a, b = int(run.starts[s]), int(run.starts[s + 1])
+    left, right = max(a, point - around), min(b, point + around + 1)
+    words = [run.tokens[i] if i != point else f"[{run.tokens[i]}]" for i in range(left, right)]
+    return ("… " if left > a else "") + " ".join(words) + (" …" if right < b else "")
+
+
+def layer_maps(run: CorpusPass, layer: int, method: str = "pca") -> list[HeadMap]:
+    """The map of every head of ``layer`` (the matrix view)."""
+    return [head_map(run, layer, h, method) for h in range(run.facts.n_heads)]
