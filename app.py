@@ -33,6 +33,7 @@ def navigation() -> None:
             st.Page("pages/heatmaps.py", title="Attention heatmaps", icon=":material/grid_on:"),
             st.Page("pages/flip.py", title="Antecedent flip", icon=":material/swap_horiz:"),
             st.Page("pages/compare.py", title="Compare heads", icon=":material/compare:"),
+            st.Page("pages/geometry.py", title="Head geometry", icon=":material/scatter_plot:"),
             st.Page("pages/heads_do.py", title="What heads do", icon=":material/content_cut:"),
         ],
         "Concepts": [
