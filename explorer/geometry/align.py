@@ -53,13 +53,23 @@ def sentence_weights(q: np.ndarray, k: np.ndarray, scale: float, causal: bool) -
     return softmax(attention_scores(q, k, scale, mask))
 
 
+def _packed(x: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
+    """Points ``[n, d]`` as ``[sentence, width, d]``, each sentence's points first, zeros after."""
+    out = np.zeros((len(starts) - 1, width, x.shape[1]))
+    for s, (a, b) in enumerate(zip(starts[:-1], starts[1:])):
+        out[s, :b - a] = x[a:b]
+    return out
+
+
 def weight_change(q: np.ndarray, k: np.ndarray, q2: np.ndarray, k2: np.ndarray, starts: np.ndarray, scale: float,
                   causal: bool) -> float:
     """Largest |weight before − weight after| over every sentence (points ``starts[s]:starts[s + 1]``) when the
-    queries ``q`` and keys ``k`` are replaced by ``q2`` and ``k2``."""
-    worst = 0.0
-    for a, b in zip(starts[:-1], starts[1:]):
-        before = sentence_weights(q[a:b], k[a:b], scale, causal)
-        after = sentence_weights(q2[a:b], k2[a:b], scale, causal)
-        worst = max(worst, float(np.abs(before - after).max()))
-    return worst
+    queries ``q`` and keys ``k`` are replaced by ``q2`` and ``k2``. All sentences at once, padded to the longest
+    (padding keys masked out, padding queries ignored)."""
+    lengths = np.diff(starts)
+    width = int(lengths.max())
+    valid = np.arange(width)[None, :] < lengths[:, None]                    # (sentence, position)
+    mask = valid[:, None, :] & (causal_mask(width) if causal else True)     # (sentence, query, key)
+    before = softmax(attention_scores(_packed(q, starts, width), _packed(k, starts, width), scale, mask))
+    after = softmax(attention_scores(_packed(q2, starts, width), _packed(k2, starts, width), scale, mask))
+    return float(np.abs(before - after)[valid].max())

@@ -34,11 +34,13 @@ def _marker(kind: str, colour: str, positions: np.ndarray, token_ids: np.ndarray
 
 def joint_map(xy: np.ndarray, positions: np.ndarray, token_ids: np.ndarray, hover: list[str] | None, *,
               colour: str = "position", title: str = "", chosen: int | None = None,
-              top: list[tuple[int, float, str]] = (), height: int = 560, points: np.ndarray | None = None) -> go.Figure:
+              top: list[tuple[int, float, str]] = (), height: int = 560, points: np.ndarray | None = None,
+              small: bool = False) -> go.Figure:
     """One head's map. ``xy`` ``[2n, 2]``: queries then keys of n tokens; ``positions``, ``token_ids``,
     ``hover`` (HTML-escaped; None: no hover): per token. ``points``: each token's index in the corpus (what a
     click reports; default 0 … n-1). ``chosen``: a clicked query (row of ``xy``), drawn ringed, with a line to
-    each key of ``top`` (row among the keys, weight, token), the line's width following the weight."""
+    each key of ``top`` (row among the keys, weight, token), the line's width following the weight. ``small``:
+    no legend and no colour bar (maps side by side)."""
     n = len(positions)
     points = np.arange(n, dtype=np.int32) if points is None else np.asarray(points, dtype=np.int32)
     size = 4 if n > 1500 else 5
@@ -63,10 +65,11 @@ def joint_map(xy: np.ndarray, positions: np.ndarray, token_ids: np.ndarray, hove
     layout = dict(
         title=dict(text=title, x=0.0, font=dict(size=14)), height=height, dragmode="pan", clickmode="event+select",
         margin=dict(l=10, r=10, t=40 if title else 10, b=10), plot_bgcolor="white", shapes=shapes, annotations=notes,
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
+        showlegend=not small, legend=dict(orientation="h", yanchor="top", y=0.0, xanchor="left", x=0.0),
         xaxis=dict(showticklabels=False, showgrid=False, zeroline=False),
         yaxis=dict(showticklabels=False, showgrid=False, zeroline=False, scaleanchor="x"),
-        coloraxis=dict(colorscale="Viridis", colorbar=dict(title=dict(text="position"), thickness=12)))
+        coloraxis=dict(colorscale="Viridis", showscale=not small,
+                       colorbar=dict(title=dict(text="position"), thickness=12)))
     return figure(data, layout)
 
 

@@ -112,7 +112,7 @@ def _small(run: CorpusPass, xy: np.ndarray, idx: np.ndarray, colour: str, title:
     n = run.n_points
     return plots.joint_map(np.concatenate([xy[idx], xy[n + idx]]), run.position[idx], run.token_ids[idx],
                            _hover(run, idx) if hover else None,
-                           colour=colour, title=title, height=360, points=idx)
+                           colour=colour, title=title, height=300, points=idx, small=True)
 
 
 def compare_section(run: CorpusPass, method: str, colour: str) -> None:
