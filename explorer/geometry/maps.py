@@ -1,7 +1,8 @@
 """One head's joint map: its aligned queries and keys projected together, and what a click on a query shows.
 
-Points ``0 … n-1`` of a map are the queries of the corpus's tokens, points ``n … 2n-1`` their keys (the same
-token order as ``CorpusPass.tokens``). A query lies near the keys it attends to: their dot product is large.
+A map draws m tokens of the corpus (``HeadMap.tokens``: all of them for PCA, an even sample of ``TSNE_TOKENS``
+for t-SNE, whose cost grows with the points): rows ``0 … m-1`` of ``xy`` are their queries, rows ``m … 2m-1``
+their keys. A query lies near the keys it attends to: their dot product is large.
 """
 from __future__ import annotations
 
@@ -13,14 +14,18 @@ from explorer.geometry.align import Alignment, align, sentence_weights, weight_c
 from explorer.geometry.corpus_pass import CorpusPass
 from explorer.geometry.project import project
 
+TSNE_TOKENS = 1500   # t-SNE maps this many tokens (3,000 points), evenly spread over the corpus
+
 
 @dataclass(frozen=True)
 class HeadMap:
-    """``xy``: float32 ``[2n, 2]``, queries first then keys; ``alignment``: the shift and scale applied;
-    ``max_change``: the largest attention weight difference they caused over the whole corpus."""
+    """``tokens``: the m token indices drawn; ``xy``: float32 ``[2m, 2]``, their queries then their keys;
+    ``alignment``: the shift and scale applied (computed on every token); ``max_change``: the largest attention
+    weight difference they caused over the whole corpus."""
     layer: int
     head: int
     method: str
+    tokens: np.ndarray
     xy: np.ndarray
     alignment: Alignment
     max_change: float
@@ -31,9 +36,15 @@ def head_map(run: CorpusPass, layer: int, head: int, method: str = "pca") -> Hea
     q, k = run.head_qk(layer, head)                                 # (n, d_head) each
     q2, k2, info = align(q, k)
     change = weight_change(q, k, q2, k2, run.starts, float(run.scaling[layer]), run.facts.causal)
-    xy = project(np.concatenate([q2, k2]), method)
+    tokens = np.arange(run.n_points) if method == "pca" else evenly(run.n_points, TSNE_TOKENS)
+    xy = project(np.concatenate([q2[tokens], k2[tokens]]), method)
     xy.setflags(write=False)
-    return HeadMap(layer, head, method, xy, info, change)
+    return HeadMap(layer, head, method, tokens, xy, info, change)
+
+
+def evenly(n: int, most: int) -> np.ndarray:
+    """At most ``most`` of the indices ``0 … n-1``, evenly spread, in order."""
+    return np.unique(np.linspace(0, n - 1, min(most, n)).round().astype(np.int64))
 
 
 def top_keys(run: CorpusPass, layer: int, head: int, point: int, top: int = 3) -> list[tuple[int, float]]:
@@ -47,13 +58,14 @@ def top_keys(run: CorpusPass, layer: int, head: int, point: int, top: int = 3) -
     return [(a + int(i), float(row[i])) for i in order if row[i] > 0]
 
 
-def context(run: CorpusPass, point: int, around: int = 3) -> str:
-    """The token at ``point`` in its sentence, a few tokens either side: ``… sat on [the] mat …``."""
+def context(run: CorpusPass, point: int, around: int = 2) -> str:
+    """The token at ``point`` in its sentence, a few tokens either side: ``... sat on [the] mat ...`` (ASCII dots:
+    a map sends thousands of these, and JSON would write each "…" as six characters)."""
     s = int(run.sentence[point])
     a, b = int(run.starts[s]), int(run.starts[s + 1])
     left, right = max(a, point - around), min(b, point + around + 1)
     words = [run.tokens[i] if i != point else f"[{run.tokens[i]}]" for i in range(left, right)]
-    return ("… " if left > a else "") + " ".join(words) + (" …" if right < b else "")
+    return ("... " if left > a else "") + " ".join(words) + (" ..." if right < b else "")
 
 
 def layer_maps(run: CorpusPass, layer: int, method: str = "pca") -> list[HeadMap]:

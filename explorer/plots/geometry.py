@@ -19,8 +19,8 @@ PLURAL = {"query": "queries", "key": "keys"}
 
 
 def token_colour(token_ids: np.ndarray) -> np.ndarray:
-    """One number in [0, 1) per token id (the same token, the same colour), spread by a multiplicative hash."""
-    return ((np.asarray(token_ids, dtype=np.uint64) * np.uint64(2654435761)) % np.uint64(997)).astype(np.float32) / 997
+    """One number in 0 … 996 per token id (the same token, the same colour), spread by a multiplicative hash."""
+    return ((np.asarray(token_ids, dtype=np.uint64) * np.uint64(2654435761)) % np.uint64(997)).astype(np.int16)
 
 
 def _marker(kind: str, colour: str, positions: np.ndarray, token_ids: np.ndarray, size: float) -> dict:
@@ -28,7 +28,7 @@ def _marker(kind: str, colour: str, positions: np.ndarray, token_ids: np.ndarray
     if colour == "position":
         return {**base, "color": positions.astype(np.int16), "coloraxis": "coloraxis"}
     if colour == "token":
-        return {**base, "color": token_colour(token_ids), "colorscale": "Turbo", "cmin": 0, "cmax": 1}
+        return {**base, "color": token_colour(token_ids), "colorscale": "Turbo", "cmin": 0, "cmax": 996}
     return {**base, "color": QUERY if kind == "query" else KEY}
 
 
@@ -42,7 +42,8 @@ def joint_map(xy: np.ndarray, positions: np.ndarray, token_ids: np.ndarray, hove
     each key of ``top`` (row among the keys, weight, token), the line's width following the weight. ``small``:
     no legend and no colour bar (maps side by side)."""
     n = len(positions)
-    points = np.arange(n, dtype=np.int32) if points is None else np.asarray(points, dtype=np.int32)
+    points = np.arange(n) if points is None else np.asarray(points)
+    points = points.astype(np.int16 if n == 0 or points.max() < 2**15 else np.int32)   # fewer bytes to send
     size = 4 if n > 1500 else 5
     data = []
     for kind, part in (("query", xy[:n]), ("key", xy[n:])):

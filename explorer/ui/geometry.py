@@ -60,9 +60,12 @@ def _hover(run: CorpusPass, idx) -> list[str]:
     return [label(maps.context(run, int(i))) for i in idx]
 
 
-def thinned(run: CorpusPass, most: int) -> np.ndarray:
-    """At most ``most`` token indices, evenly spread over the corpus."""
-    return np.unique(np.linspace(0, run.n_points - 1, min(most, run.n_points)).astype(np.int64))
+def sample(hm: maps.HeadMap, most: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """At most ``most`` of the map's tokens, evenly spread: their indices in the corpus and their rows of
+    ``hm.xy`` (queries, then keys)."""
+    m = len(hm.tokens)
+    rows = maps.evenly(m, most) if most else np.arange(m)
+    return hm.tokens[rows], np.concatenate([rows, m + rows])
 
 
 def _pick(key: str, map_key: str, model: str) -> None:
@@ -82,13 +85,17 @@ def head_section(model: str, run: CorpusPass, layer: int, head: int, method: str
     hm = head_map(run, layer, head, method)
     point = chosen_query(run)
     top = maps.top_keys(run, layer, head, point) if point is not None else []
-    fig = plots.joint_map(hm.xy, run.position, run.token_ids, _hover(run, range(run.n_points)), colour=colour,
-                          chosen=point, top=[(k, w, run.tokens[k]) for k, w in top],
+    drawn = {int(t): row for row, t in enumerate(hm.tokens)}
+    fig = plots.joint_map(hm.xy, run.position[hm.tokens], run.token_ids[hm.tokens], _hover(run, hm.tokens),
+                          colour=colour, chosen=drawn.get(point), points=hm.tokens,
+                          top=[(drawn[k], w, run.tokens[k]) for k, w in top if k in drawn],
                           title=f"layer {layer} · head {head} (key head {run.kv_head(head)}) · {METHODS[method]}")
     ui.show_figure(fig, "geo_map", f"{run.facts.name}-geometry-L{layer}H{head}-{method}",
                    on_select=lambda: _pick("geo_query", "geo_map", run.facts.name))
     a = hm.alignment
-    st.caption(f"{run.n_points:,} tokens of {len(run.sentences)} sentences, each a query (circle) and a key (cross). "
+    st.caption(f"{len(hm.tokens):,} tokens of {len(run.sentences)} sentences"
+               f"{' (an even sample of the corpus: t-SNE slows with the points)' if method == 'tsne' else ''}, "
+               "each a query (circle) and a key (cross). "
                f"Keys moved by one vector of length {np.linalg.norm(a.shift):.2f} so both clouds share a centre, "
                f"then queries × {a.scale:.3f} and keys ÷ {a.scale:.3f} so both have mean length "
                f"{a.query_norm[1]:.2f} (before: queries {a.query_norm[0]:.2f}, keys {a.key_norm[0]:.2f}). Largest "
@@ -108,11 +115,11 @@ def head_section(model: str, run: CorpusPass, layer: int, head: int, method: str
                                                           "head": head, "query": pos})
 
 
-def _small(run: CorpusPass, xy: np.ndarray, idx: np.ndarray, colour: str, title: str, hover: bool = True):
-    n = run.n_points
-    return plots.joint_map(np.concatenate([xy[idx], xy[n + idx]]), run.position[idx], run.token_ids[idx],
-                           _hover(run, idx) if hover else None,
-                           colour=colour, title=title, height=300, points=idx, small=True)
+def _small(run: CorpusPass, hm: maps.HeadMap, most: int, colour: str, title: str, hover: bool = True):
+    tokens, rows = sample(hm, most)
+    return plots.joint_map(hm.xy[rows], run.position[tokens], run.token_ids[tokens],
+                           _hover(run, tokens) if hover else None,
+                           colour=colour, title=title, height=300, points=tokens, small=True)
 
 
 def compare_section(run: CorpusPass, method: str, colour: str) -> None:
@@ -121,11 +128,10 @@ def compare_section(run: CorpusPass, method: str, colour: str) -> None:
     default, answer = lab.candidate_heads(run)
     chosen = pickers.heads_picker("Heads side by side (2–4)", "geo_heads", facts.n_layers, facts.n_heads,
                                   [answer, *[h for h in default if h != answer][:1]])
-    idx = thinned(run, SIDE_POINTS)
     for i, (column, (l, h)) in enumerate(zip(st.columns(max(2, len(chosen))), chosen)):
         with column:
             hm = head_map(run, l, h, method)
-            ui.show_figure(_small(run, hm.xy, idx, colour, f"layer {l} · head {h}"), f"geo_side_{i}",
+            ui.show_figure(_small(run, hm, SIDE_POINTS, colour, f"layer {l} · head {h}"), f"geo_side_{i}",
                            f"{facts.name}-geometry-L{l}H{h}", on_select=_open(f"geo_side_{i}", l, h, facts.name))
 
 
@@ -146,23 +152,20 @@ def _grid_pick(layer: int) -> None:
 
 def grid_section(run: CorpusPass, layer: int, head: int) -> None:
     """Every head of ``layer`` as a small PCA map (positions as colour); clicking one shows it above."""
-    idx = thinned(run, GRID_POINTS)
-    n = run.n_points
-    small = [head_map(run, layer, h, "pca").xy for h in range(run.facts.n_heads)]
-    fig = plots.layer_grid([np.concatenate([xy[idx], xy[n + idx]]) for xy in small], run.position[idx],
-                           layer=layer, selected=head)
+    small = [head_map(run, layer, h, "pca") for h in range(run.facts.n_heads)]
+    tokens, rows = sample(small[0], GRID_POINTS)                  # PCA maps all draw every token, in order
+    fig = plots.layer_grid([hm.xy[rows] for hm in small], run.position[tokens], layer=layer, selected=head)
     ui.show_figure(fig, "geo_grid", f"{run.facts.name}-geometry-layer{layer}", on_select=lambda: _grid_pick(layer))
-    st.caption(f"PCA maps of {len(idx)} evenly spread tokens each, coloured by position. Click a map to show that "
+    st.caption(f"PCA maps of {len(tokens)} evenly spread tokens each, coloured by position. Click a map to show that "
                "head above.")
 
 
 def quiz_section(run: CorpusPass) -> None:
     """Predict, then reveal: which of four maps is the model's strongest previous-token head?"""
     question, shown = lab.previous_token_question(run)
-    idx = thinned(run, SIDE_POINTS // 2)
     for i, (column, (l, h)) in enumerate(zip(st.columns(len(shown)), shown)):
         with column:
-            xy = head_map(run, l, h, "pca").xy
-            ui.show_figure(_small(run, xy, idx, "position", f"Map {lab.LETTERS[i]}", hover=False),
+            hm = head_map(run, l, h, "pca")
+            ui.show_figure(_small(run, hm, SIDE_POINTS // 2, "position", f"Map {lab.LETTERS[i]}", hover=False),
                            f"geo_quiz_{i}", f"{run.facts.name}-geometry-map-{lab.LETTERS[i]}")
     predict_then_reveal(question, "geo_prev")

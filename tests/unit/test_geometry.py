@@ -168,7 +168,7 @@ def test_head_map_is_aligned_unchanged_and_clickable(passes):
     a, b = run.starts[0], run.starts[1]
     row = al.sentence_weights(q[a:b], k[a:b], float(run.scaling[1]), False)[3]
     assert [i for i, _ in top] == list(np.argsort(-row)[:3]) and top[0][1] == pytest.approx(row.max())
-    assert maps.context(run, 3, around=1) == "… animal [didn] ' …"
+    assert maps.context(run, 3, around=1) == "... animal [didn] ' ..."
 
 
 def test_causal_top_keys_never_look_ahead(passes):
