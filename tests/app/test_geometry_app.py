@@ -17,7 +17,8 @@ def run(**params) -> AppTest:
 
 
 def texts(at: AppTest) -> str:
-    return " ".join(str(e.value) for e in [*at.markdown, *at.caption, *at.info, *at.warning])
+    """Every message of the page, with ``ui.literal``'s escapes taken out."""
+    return " ".join(str(e.value) for e in [*at.markdown, *at.caption, *at.info, *at.warning]).replace("\\", "")
 
 
 def figures(at: AppTest) -> dict[str, dict]:
@@ -54,7 +55,7 @@ def test_clicking_a_query_draws_its_top_keys_and_links_the_heatmap():
     top = maps.top_keys(shared, 0, 2, point)
     title = next(t for t in figures(at) if t.startswith("layer 0 · head 2"))
     assert len(figures(at)[title]["layout"]["shapes"]) == len(top)          # one line per top key
-    assert "Top keys" in texts(at) and repr(shared.tokens[top[0][0]]) in texts(at).replace("\\", "")
+    assert "Top keys" in texts(at) and repr(shared.tokens[top[0][0]]) in texts(at)
     [link] = [e.proto for e in at.get("page_link") if "heatmap page" in e.proto.label]
     params = parse_qs(link.query_string)
     assert params["text"] == [shared.sentences[0]] and params["layer"] == ["0"] and params["head"] == ["2"]
@@ -81,3 +82,33 @@ def test_encoder_decoder_and_bad_model_are_messages():
     at = run(model="t5-small")
     assert not at.exception
     assert at.warning or at.info                                  # t5 offline: not available, never a traceback
+
+
+def test_bad_link_values_are_clamped_with_notes():
+    at = run(layer=999, head="x", geo_heads="L99H99,zzz", geo_method="umap", geo_colour="<b>")
+    text = texts(at)
+    assert "Layer 999 is out of range (0–5); showing 5." in text and "Head 'x' in the link is not a number" in text
+    assert at.radio(key="geo_method").value == "pca" and at.radio(key="geo_colour").value == "position"
+    assert any(t.startswith("layer 5 · head 0 (") for t in figures(at))
+
+
+def load_if_asked(at: AppTest) -> None:
+    """A link to a model the server has not loaded yet asks first (explorer/ui/linkask.py): answer "Load it"."""
+    if any(b.key == "model_ask_load" for b in at.button):
+        at.button(key="model_ask_load").click().run()
+
+
+def test_encoder_decoder_is_named_as_not_supported(tiny_folder):
+    at = run(model=str(tiny_folder("t5")))
+    load_if_asked(at)
+    assert "is an encoder-decoder. Head geometry does not support its attention yet" in texts(at)
+    assert not figures(at)
+
+
+def test_a_model_over_the_budget_gets_a_clear_message(tiny_folder, monkeypatch):
+    from explorer.geometry import corpus_pass
+    monkeypatch.setattr(corpus_pass, "BUDGET_MB", 0)
+    at = run(model=str(tiny_folder("gpt2")))
+    load_if_asked(at)
+    assert "too large for the head-geometry pass" in texts(at) and "(EXPLORER_GEOMETRY_MB)" in texts(at)
+    assert not figures(at)
