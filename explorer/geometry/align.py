@@ -73,3 +73,15 @@ def weight_change(q: np.ndarray, k: np.ndarray, q2: np.ndarray, k2: np.ndarray, 
     before = softmax(attention_scores(_packed(q, starts, width), _packed(k, starts, width), scale, mask))
     after = softmax(attention_scores(_packed(q2, starts, width), _packed(k2, starts, width), scale, mask))
     return float(np.abs(before - after)[valid].max())
+
+
+def float16_bound(q: np.ndarray, k: np.ndarray, scale: float) -> float:
+    """How far weights computed from float16-stored queries ``[T, d]`` and keys ``[T, d]`` can be from the model's.
+
+    Rounding to float16 moves each coordinate by at most u = 2⁻¹¹ of itself, so each product q_i k_i by at most
+    (2u + u²)|q_i k_i|, a score by δ ≤ (2u + u²) · Σ|q_i k_i| · scale, and a softmax weight by at most e^{2δ} − 1
+    (taking the largest δ of the sentence); 1e-6 more covers the model's own float32 rounding.
+    """
+    u = 2.0 ** -11
+    delta = (2 * u + u * u) * float((np.abs(q) @ np.abs(k).T).max()) * scale
+    return float(np.expm1(2 * delta)) + 1e-6

@@ -111,15 +111,6 @@ def passes(tiny_loaded):
     return get
 
 
-def float16_bound(q: np.ndarray, k: np.ndarray, scale: float) -> float:
-    """How far weights from float16-rounded q and k can be from float32 ones: each product q_i k_i moves by at
-    most (2u + u²)|q_i k_i| (u = 2⁻¹¹, float16's rounding), so a score by δ ≤ (2u + u²)·Σ|q_i k_i|·scale and a
-    softmax weight by at most e^{2δ} − 1 (rows of the largest δ)."""
-    u = 2.0 ** -11
-    delta = (2 * u + u * u) * (np.abs(q) @ np.abs(k).T).max() * scale
-    return float(np.expm1(2 * delta)) + 1e-6                                 # + float32's own rounding
-
-
 @pytest.mark.parametrize("family", ["bert", "gpt2", "llama"])
 def test_pass_holds_the_queries_and_keys_the_model_multiplies(tiny_loaded, passes, family):
     run = passes(family)
@@ -137,7 +128,7 @@ def test_pass_holds_the_queries_and_keys_the_model_multiplies(tiny_loaded, passe
             for head in range(4):
                 q, k = run.head_qk(layer, head)
                 ours = al.sentence_weights(q[a:b], k[a:b], float(run.scaling[layer]), facts.causal)
-                bound = float16_bound(q[a:b], k[a:b], float(run.scaling[layer]))
+                bound = al.float16_bound(q[a:b], k[a:b], float(run.scaling[layer]))
                 assert np.abs(ours - result.weights[layer, head]).max() <= bound
 
 
