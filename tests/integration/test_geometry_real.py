@@ -20,7 +20,7 @@ def test_encoder_pass_reproduces_the_models_weights(encoder, encoder_pass):
     run = encoder_pass
     assert len(run.sentences) == len(SENTENCES) == 200 and run.n_points > 2000
     assert run.queries.shape == (6, 12, run.n_points, 32) == run.keys.shape
-    assert run.nbytes == estimate_bytes(run.facts, run.n_points) < 30 * 2**20     # the stated ~27 MB
+    assert run.nbytes == estimate_bytes(run.facts, run.n_points) < 30 * 2**20     # the stated 24 MB
     assert run.fidelity < 1e-5
     for s in (0, 137):                                                           # a plain and a repeated-phrase one
         result = extract(encoder, SENTENCES[s])
