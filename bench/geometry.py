@@ -48,7 +48,6 @@ def one_model(name: str, repeat: int) -> None:
     from explorer.geometry.corpus_pass import run_pass
     from explorer.models import load_model
     from explorer.plots import geometry as plots
-    from explorer.plots.attention import label
     loaded = load_model(name, device="cpu")
     target = 15.0 if loaded.kind == "encoder" else 60.0
     box = {}
@@ -67,7 +66,7 @@ def one_model(name: str, repeat: int) -> None:
           f"(target ≤ 5 s: wall {verdict(wall, 5)}, cpu {verdict(cpu, 5)}); load {os.getloadavg()[0]:.1f}",
           flush=True)
     hm = maps.head_map(run, int(layer), int(head), "pca")
-    hover = [label(maps.context(run, i)) for i in range(run.n_points)]
+    hover = [maps.context(run, i) for i in range(run.n_points)]
     top = maps.top_keys(run, int(layer), int(head), 5)
     for colour in plots.COLOURS:
         fig = plots.joint_map(hm.xy, run.position, run.token_ids, hover, colour=colour, chosen=5,

@@ -10,7 +10,8 @@ Storage is float16, ``[layer, head, point, d_head]`` for queries and ``[layer, k
 one point per token of the corpus; the map needs only their directions and sizes, and float16 keeps ~3 significant
 digits. Cost: ``n_tokens × n_layers × (n_heads + n_kv_heads) × d_head × 2`` bytes — 24 MB for the embedded encoder
 (2,781 tokens × 6 layers × (12 + 12) heads × 32 dims) and 107 MB for the embedded decoder (2,424 tokens × 30 layers
-× (9 + 3) heads × 64 dims). A model whose pass would pass ``EXPLORER_GEOMETRY_MB`` (default 256) is refused before it runs.
+× (9 + 3) heads × 64 dims). A model whose pass would pass ``EXPLORER_GEOMETRY_MB`` (default 256) is refused
+before it runs.
 """
 from __future__ import annotations
 

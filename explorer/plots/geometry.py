@@ -37,7 +37,7 @@ def joint_map(xy: np.ndarray, positions: np.ndarray, token_ids: np.ndarray, hove
               top: list[tuple[int, float, str]] = (), height: int = 560, points: np.ndarray | None = None,
               small: bool = False) -> go.Figure:
     """One head's map. ``xy`` ``[2n, 2]``: queries then keys of n tokens; ``positions``, ``token_ids``,
-    ``hover`` (HTML-escaped; None: no hover): per token. ``points``: each token's index in the corpus (what a
+    ``hover`` (shown as literal text; None: no hover): per token. ``points``: each token's index in the corpus (what a
     click reports; default 0 … n-1). ``chosen``: a clicked query (row of ``xy``), drawn ringed, with a line to
     each key of ``top`` (row among the keys, weight, token), the line's width following the weight. ``small``:
     no legend and no colour bar (maps side by side)."""
@@ -45,6 +45,7 @@ def joint_map(xy: np.ndarray, positions: np.ndarray, token_ids: np.ndarray, hove
     points = np.arange(n) if points is None else np.asarray(points)
     points = points.astype(np.int16 if n == 0 or points.max() < 2**15 else np.int32)   # fewer bytes to send
     size = 4 if n > 1500 else 5
+    hover = None if hover is None else [label(h) for h in hover]   # plotly would render HTML in hover labels
     data = []
     for kind, part in (("query", xy[:n]), ("key", xy[n:])):
         hovering = (dict(hovertext=hover, hovertemplate=f"<b>{kind}</b> %{{hovertext}}<extra></extra>")

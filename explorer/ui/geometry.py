@@ -16,7 +16,6 @@ from explorer.geometry import lab, maps
 from explorer.geometry.corpus_pass import CorpusPass, run_pass
 from explorer.geometry.project import METHODS
 from explorer.plots import geometry as plots
-from explorer.plots.attention import label
 from explorer.registry import ModelUnavailable, resolve_spec
 from explorer.ui import cached, pickers
 from explorer.ui import widgets as ui
@@ -56,8 +55,8 @@ def head_map(run: CorpusPass, layer: int, head: int, method: str) -> maps.HeadMa
 
 
 def _hover(run: CorpusPass, idx) -> list[str]:
-    """The token in its sentence, as literal text (plotly would render HTML in hover labels)."""
-    return [label(maps.context(run, int(i))) for i in idx]
+    """The token in its sentence, for each token index in ``idx``."""
+    return [maps.context(run, int(i)) for i in idx]
 
 
 def sample(hm: maps.HeadMap, most: int | None = None) -> tuple[np.ndarray, np.ndarray]:

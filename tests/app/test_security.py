@@ -277,6 +277,9 @@ def _figures():
     yield "padding_change_bars", position_plots.padding_change_bars(HOSTILE, w[0], w[1])
     yield "matrix_heatmap", concept_plots.matrix_heatmap(w, col_labels=HOSTILE, row_labels=HOSTILE)
     yield "matrix_grid", position_plots.matrix_grid({"a": w}, row_labels=HOSTILE, col_labels=HOSTILE)
+    from explorer.plots import geometry as geometry_plots
+    xy, pos = np.zeros((2 * n, 2), dtype=np.float32), np.arange(n)
+    yield "joint_map", geometry_plots.joint_map(xy, pos, pos, HOSTILE, chosen=0, top=[(1, 0.5, HOSTILE[0])])
 
 
 @pytest.mark.parametrize("name,fig", list(_figures()), ids=[n for n, _ in _figures()])
