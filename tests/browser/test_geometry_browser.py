@@ -50,3 +50,33 @@ def test_map_hover_and_click_a_query(server, browser):
         assert exception_texts(page) == [] and page.external == []
     finally:
         page.context.close()
+
+
+# The page position of head ``head``'s first query in the layer's grid of small maps.
+GRID_POINT = """(head) => {
+  const gd = [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')]
+    .find(g => g._fullData && (g._fullData[0].name || '') === 'head 0 queries');
+  const t = gd._fullData[2 * head], L = gd._fullLayout;
+  const xa = L[t.xaxis.replace('x', 'xaxis')], ya = L[t.yaxis.replace('y', 'yaxis')];
+  gd.scrollIntoView({block: 'center'});
+  const box = gd.querySelector('.main-svg').getBoundingClientRect();
+  return [box.left + xa._offset + xa.l2p(t.x[0]), box.top + ya._offset + ya.l2p(t.y[0])];
+}"""
+
+
+def test_clicking_a_small_map_of_the_grid_shows_that_head(server, browser):
+    page = open_page(browser, f"{server.url}/geometry?layer=0&head=2", timeout=300)
+    try:
+        page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')].some(g => g._fullData && "
+                               "(g._fullData[0].name || '') === 'head 0 queries')", timeout=240_000)
+        wait_idle(page, 240)
+        page.evaluate(GRID_POINT, 5)
+        page.wait_for_timeout(800)
+        x, y = page.evaluate(GRID_POINT, 5)
+        page.mouse.click(x, y)
+        page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot .gtitle')]"
+                               ".some(t => t.textContent.startsWith('layer 0 · head 5 ('))", timeout=120_000)
+        assert "head=5" in page.url
+        assert exception_texts(page) == [] and page.external == []
+    finally:
+        page.context.close()
