@@ -47,15 +47,17 @@ def evenly(n: int, most: int) -> np.ndarray:
     return np.unique(np.linspace(0, n - 1, min(most, n)).round().astype(np.int64))
 
 
-def top_keys(run: CorpusPass, layer: int, head: int, point: int, top: int = 3) -> list[tuple[int, float]]:
+def top_keys(run: CorpusPass, layer: int, head: int, point: int, top: int = 3,
+             least: float = 0.01) -> list[tuple[int, float]]:
     """The keys query ``point`` (a token index) gives most weight to, as ``(token index, weight)`` pairs, largest
-    first; recomputed from the stored queries and keys of its sentence."""
+    first, at most ``top`` of them and only those with at least ``least`` of the weight (the largest always);
+    recomputed from the stored queries and keys of its sentence."""
     s = int(run.sentence[point])
     a, b = int(run.starts[s]), int(run.starts[s + 1])
     q, k = run.head_qk(layer, head)
     row = sentence_weights(q[a:b], k[a:b], float(run.scaling[layer]), run.facts.causal)[point - a]
     order = np.argsort(-row, kind="stable")[:top]
-    return [(a + int(i), float(row[i])) for i in order if row[i] > 0]
+    return [(a + int(i), float(row[i])) for n, i in enumerate(order) if n == 0 or row[i] >= least]
 
 
 def context(run: CorpusPass, point: int, around: int = 2) -> str:

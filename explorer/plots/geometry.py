@@ -63,7 +63,7 @@ def joint_map(xy: np.ndarray, positions: np.ndarray, token_ids: np.ndarray, hove
                               showarrow=False, yshift=12, font=dict(color=LINE, size=12),
                               bgcolor="rgba(255,255,255,0.8)"))
         data.append(go.Scatter(x=[qx], y=[qy], mode="markers", name="chosen query", hoverinfo="skip",
-                               marker=dict(symbol="circle-open", size=16, line=dict(width=3, color=LINE))))
+                               marker=dict(symbol="circle-open", size=16, color=LINE, line=dict(width=3, color=LINE))))
     layout = dict(
         title=dict(text=title, x=0.0, font=dict(size=14)), height=height, dragmode="pan", clickmode="event+select",
         margin=dict(l=10, r=10, t=40 if title else 10, b=10), plot_bgcolor="white", shapes=shapes, annotations=notes,

@@ -154,7 +154,8 @@ def test_head_map_is_aligned_unchanged_and_clickable(passes):
     run = passes("bert")
     m = maps.head_map(run, 1, 2, "pca")
     assert m.xy.shape == (2 * run.n_points, 2) and m.max_change <= 1e-6
-    top = maps.top_keys(run, 1, 2, point=3, top=3)
+    top = maps.top_keys(run, 1, 2, point=3, top=3, least=0.0)
+    assert len(maps.top_keys(run, 1, 2, point=3, top=3, least=1.0)) == 1           # the largest is always kept
     q, k = run.head_qk(1, 2)
     a, b = run.starts[0], run.starts[1]
     row = al.sentence_weights(q[a:b], k[a:b], float(run.scaling[1]), False)[3]
