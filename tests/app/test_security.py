@@ -269,6 +269,9 @@ def _figures():
     yield "heatmap", plots.heatmap(w, HOSTILE, HOSTILE, title="t")
     yield "query_bars", plots.query_bars(w[0], HOSTILE, HOSTILE[0])
     yield "head_grid", plots.head_grid(np.stack([w, w]), HOSTILE, HOSTILE)
+    from explorer.plots import geometry as geometry_plots
+    xy, pos = np.zeros((2 * n, 2), dtype=np.float32), np.arange(n)
+    yield "joint_map", geometry_plots.joint_map(xy, pos, pos, HOSTILE, chosen=0, top=[(1, 0.5, HOSTILE[0])])
     yield "flip_heatmap", head_plots.flip_heatmap(w, HOSTILE, HOSTILE, query_rows=[1], changed=2, causal=True)
     yield "difference_heatmap", head_plots.difference_heatmap(w, w, HOSTILE, HOSTILE)
     yield "labelled_heatmap", concept_plots.labelled_heatmap(w, HOSTILE, HOSTILE)
@@ -277,9 +280,6 @@ def _figures():
     yield "padding_change_bars", position_plots.padding_change_bars(HOSTILE, w[0], w[1])
     yield "matrix_heatmap", concept_plots.matrix_heatmap(w, col_labels=HOSTILE, row_labels=HOSTILE)
     yield "matrix_grid", position_plots.matrix_grid({"a": w}, row_labels=HOSTILE, col_labels=HOSTILE)
-    from explorer.plots import geometry as geometry_plots
-    xy, pos = np.zeros((2 * n, 2), dtype=np.float32), np.arange(n)
-    yield "joint_map", geometry_plots.joint_map(xy, pos, pos, HOSTILE, chosen=0, top=[(1, 0.5, HOSTILE[0])])
 
 
 @pytest.mark.parametrize("name,fig", list(_figures()), ids=[n for n, _ in _figures()])
