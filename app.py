@@ -37,6 +37,7 @@ def navigation() -> None:
             st.Page("pages/heatmaps.py", title="Attention heatmaps", icon=":material/grid_on:"),
             st.Page("pages/flip.py", title="Antecedent flip", icon=":material/swap_horiz:"),
             st.Page("pages/compare.py", title="Compare heads", icon=":material/compare:"),
+            st.Page("pages/geometry.py", title="Head geometry", icon=":material/scatter_plot:"),
             st.Page("pages/heads_do.py", title="What heads do", icon=":material/content_cut:"),
             st.Page("pages/write.py", title="Watch it write", icon=":material/edit:"),
             st.Page("pages/explain.py", title="Which words mattered?", icon=":material/troubleshoot:"),

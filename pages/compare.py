@@ -69,6 +69,9 @@ with right:
         l, h = chosen[-1]
         ui.page_link("pages/heatmaps.py", f"Open layer {l} · head {h} on the heatmap page", icon=":material/grid_on:",
                      query_params={"model": model, "text": text, "layer": l, "head": h})
+        ui.page_link("pages/geometry.py", "These heads over 200 sentences (head geometry)",
+                     icon=":material/scatter_plot:", query_params={"model": model, "layer": l, "head": h,
+                                                                   "geo_heads": ",".join(map(heads.head_id, chosen))})
 
 fx.similar_heads_section(model, chosen, on_select=lambda: add_head("similar"))
 

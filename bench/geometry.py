@@ -1,0 +1,93 @@
+"""Benchmark rows for head geometry: the corpus pass, one head's PCA and t-SNE maps, and the bytes of a map.
+
+    .venv/bin/python bench/geometry.py [--repeat 3] [--models all-MiniLM-L6-v2,SmolLM2-135M-Instruct]
+
+Prints one line per row: wall time and process CPU time (all threads of this process; on a shared machine other
+work inflates wall time, not this process's CPU time), with the target. Rows:
+  G1/G2 corpus pass (200 sentences), encoder / decoder             target ≤ 15 s / ≤ 60 s
+  G3 one head's PCA map after the pass (alignment + check + PCA)  target ≤ 300 ms
+  G4 one head's t-SNE map (scikit-learn, 1,500 tokens = 3,000 points)  target ≤ 5 s
+  G5 bytes of one head's map as Streamlit sends it (plotly JSON), and of the page's other figures  target ≤ 300 kB
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+
+def timed(fn, repeat: int, warm: bool = True) -> tuple[float, float]:
+    """Median wall and median CPU seconds of ``repeat`` calls (after one warm-up call when ``warm``)."""
+    if warm:
+        fn()
+    walls, cpus = [], []
+    for _ in range(repeat):
+        wall, cpu = time.perf_counter(), time.process_time()
+        fn()
+        walls.append(time.perf_counter() - wall)
+        cpus.append(time.process_time() - cpu)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def verdict(value: float, target: float) -> str:
+    return "met" if value <= target else "MISSED"
+
+
+def one_model(name: str, repeat: int) -> None:
+    import numpy as np
+    import plotly.io
+
+    from explorer.geometry import maps
+    from explorer.geometry.corpus_pass import run_pass
+    from explorer.models import load_model
+    from explorer.plots import geometry as plots
+    loaded = load_model(name, device="cpu")
+    target = 15.0 if loaded.kind == "encoder" else 60.0
+    box = {}
+    wall, cpu = timed(lambda: box.update(run=run_pass(loaded)), 1, warm=False)
+    run = box["run"]
+    print(f"G1/G2 {name} corpus pass: {run.n_points} tokens, {run.nbytes / 2**20:.0f} MB float16, wall "
+          f"{wall:.2f} s, cpu {cpu:.2f} s (target ≤ {target:.0f} s: wall {verdict(wall, target)}, cpu "
+          f"{verdict(cpu, target)}); fidelity {run.fidelity:.1e}; load {os.getloadavg()[0]:.1f}", flush=True)
+    layer, head = np.unravel_index(int(run.previous.argmax()), run.previous.shape)
+    wall, cpu = timed(lambda: maps.head_map(run, int(layer), int(head), "pca"), repeat * 3)
+    print(f"G3 {name} PCA map L{layer}H{head}: wall {wall * 1e3:.0f} ms, cpu {cpu * 1e3:.0f} ms "
+          f"(target ≤ 300 ms: wall {verdict(wall, 0.3)}, cpu {verdict(cpu, 0.3)})", flush=True)
+    points = 2 * len(maps.evenly(run.n_points, maps.TSNE_TOKENS))
+    wall, cpu = timed(lambda: maps.head_map(run, int(layer), int(head), "tsne"), repeat, warm=False)
+    print(f"G4 {name} t-SNE map (scikit-learn, {points} points): wall {wall:.2f} s, cpu {cpu:.2f} s "
+          f"(target ≤ 5 s: wall {verdict(wall, 5)}, cpu {verdict(cpu, 5)}); load {os.getloadavg()[0]:.1f}",
+          flush=True)
+    hm = maps.head_map(run, int(layer), int(head), "pca")
+    hover = [maps.context(run, i) for i in range(run.n_points)]
+    top = maps.top_keys(run, int(layer), int(head), 5)
+    for colour in plots.COLOURS:
+        fig = plots.joint_map(hm.xy, run.position, run.token_ids, hover, colour=colour, chosen=5,
+                              top=[(k, w, run.tokens[k]) for k, w in top], title="t")
+        size = len(plotly.io.to_json(fig, validate=False).encode())
+        print(f"G5 {name} one head's PCA map, colour by {colour}, a query clicked: {size / 1e3:.0f} kB "
+              f"(target ≤ 300 kB: {verdict(size, 300e3)})", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--models", default="all-MiniLM-L6-v2,SmolLM2-135M-Instruct")
+    args = parser.parse_args()
+    import torch
+
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} cores, "
+          f"load {os.getloadavg()[0]:.1f}", flush=True)
+    for name in args.models.split(","):
+        one_model(name, args.repeat)
+
+
+if __name__ == "__main__":
+    main()

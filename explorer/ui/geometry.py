@@ -1,0 +1,170 @@
+"""Streamlit pieces of the head-geometry page: the shared corpus pass, one head's map, compare, the layer grid, the
+lab question.
+
+The corpus pass (``geometry.corpus_pass``) runs once per model in ``PASSES``, a ``worker.Jobs`` no page owns: the
+page shows its progress, and a student who leaves stops nothing. Each head's map (PCA or t-SNE) is a job of
+``MAPS``, keyed by (model, layer, head, method), so every session shares it too.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import streamlit as st
+
+from explorer.geometry import lab, maps
+from explorer.geometry.corpus_pass import CorpusPass, run_pass
+from explorer.geometry.project import METHODS
+from explorer.plots import geometry as plots
+from explorer.registry import ModelUnavailable, resolve_spec
+from explorer.ui import cached, pickers
+from explorer.ui import widgets as ui
+from explorer.ui.quiz import predict_then_reveal
+from explorer.ui.text import literal
+from explorer.worker import Job, Jobs
+
+PASSES = Jobs(int(os.environ.get("EXPLORER_GEOMETRY_MODELS", "2")))
+MAPS = Jobs(512)
+SIDE_POINTS, GRID_POINTS = 1200, 300   # tokens drawn per map side by side / per small map of the grid
+
+
+def _wait(job: Job):
+    cached.show_progress(job)
+    try:
+        return job.wait()
+    except (ValueError, ModelUnavailable) as err:   # GeometryUnavailable is a ValueError
+        st.warning(literal(err))
+        st.stop()
+
+
+def corpus_pass(model: str) -> CorpusPass:
+    """The model's corpus pass, computed once per server (progress in the page meanwhile)."""
+    try:
+        name = resolve_spec(model).name
+    except ModelUnavailable as err:
+        st.warning(literal(err))
+        st.stop()
+    loaded = cached.get_model(name)
+    return _wait(PASSES.run(name, lambda progress: run_pass(loaded, progress=progress),
+                            f"the corpus pass of {name}"))
+
+
+def head_map(run: CorpusPass, layer: int, head: int, method: str) -> maps.HeadMap:
+    return _wait(MAPS.run((run.facts.name, layer, head, method), lambda progress: maps.head_map(
+        run, layer, head, method), f"the {METHODS[method].split(' (')[0]} map of layer {layer} · head {head}"))
+
+
+def _hover(run: CorpusPass, idx) -> list[str]:
+    """The token in its sentence, for each token index in ``idx``."""
+    return [maps.context(run, int(i)) for i in idx]
+
+
+def sample(hm: maps.HeadMap, most: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """At most ``most`` of the map's tokens, evenly spread: their indices in the corpus and their rows of
+    ``hm.xy`` (queries, then keys)."""
+    m = len(hm.tokens)
+    rows = maps.evenly(m, most) if most else np.arange(m)
+    return hm.tokens[rows], np.concatenate([rows, m + rows])
+
+
+def _pick(key: str, map_key: str, model: str) -> None:
+    """Callback: a clicked point of map ``map_key`` becomes the chosen query (its token's query for a key)."""
+    hit = plots.clicked(st.session_state.get(map_key))
+    if hit is not None:
+        st.session_state[key] = (model, hit[1])
+
+
+def chosen_query(run: CorpusPass) -> int | None:
+    value = st.session_state.get("geo_query")
+    return value[1] if value and value[0] == run.facts.name and 0 <= value[1] < run.n_points else None
+
+
+def head_section(model: str, run: CorpusPass, layer: int, head: int, method: str, colour: str) -> None:
+    """One head's joint map, the clicked query's top keys and its sentence, and what the alignment did."""
+    hm = head_map(run, layer, head, method)
+    point = chosen_query(run)
+    top = maps.top_keys(run, layer, head, point) if point is not None else []
+    drawn = {int(t): row for row, t in enumerate(hm.tokens)}
+    fig = plots.joint_map(hm.xy, run.position[hm.tokens], run.token_ids[hm.tokens], _hover(run, hm.tokens),
+                          colour=colour, chosen=drawn.get(point), points=hm.tokens,
+                          top=[(drawn[k], w, run.tokens[k]) for k, w in top if k in drawn],
+                          title=f"layer {layer} · head {head} (key head {run.kv_head(head)}) · {METHODS[method]}")
+    ui.show_figure(fig, "geo_map", f"{run.facts.name}-geometry-L{layer}H{head}-{method}",
+                   on_select=lambda: _pick("geo_query", "geo_map", run.facts.name))
+    a = hm.alignment
+    st.caption(f"{len(hm.tokens):,} tokens of {len(run.sentences)} sentences"
+               f"{' (an even sample of the corpus: t-SNE slows with the points)' if method == 'tsne' else ''}, "
+               "each a query (circle) and a key (cross). "
+               f"Keys moved by one vector of length {np.linalg.norm(a.shift):.2f} so both clouds share a centre, "
+               f"then queries × {a.scale:.3f} and keys ÷ {a.scale:.3f} so both have mean length "
+               f"{a.query_norm[1]:.2f} (before: queries {a.query_norm[0]:.2f}, keys {a.key_norm[0]:.2f}). Largest "
+               f"change of any attention weight over the corpus: {hm.max_change:.1e} — attention is unchanged.")
+    st.caption(f"The queries and keys the model multiplies"
+               f"{' (after RoPE)' if run.facts.position == 'rope' else ''}: recomputed from them, every head's "
+               f"weights match the model's to {run.fidelity:.1e}. Stored as float16: {run.nbytes / 2**20:.0f} MB.")
+    if point is None:
+        st.info("Click a query (circle) to draw lines to the keys it attends to most.", icon=":material/touch_app:")
+        return
+    s, pos = int(run.sentence[point]), int(run.position[point])
+    keys = ", ".join(f"{run.tokens[k]!r} ({w:.2f})" for k, w in top)
+    st.markdown(f"**Query {literal(run.tokens[point])!s} at position {pos}** of: {literal(run.sentences[s])}  \n"
+                f"Top keys: {literal(keys)}")
+    ui.page_link("pages/heatmaps.py", f"Open this sentence on the heatmap page (layer {layer} · head {head})",
+                 icon=":material/grid_on:", query_params={"model": model, "text": run.sentences[s], "layer": layer,
+                                                          "head": head, "query": pos})
+
+
+def _small(run: CorpusPass, hm: maps.HeadMap, most: int, colour: str, title: str, hover: bool = True):
+    tokens, rows = sample(hm, most)
+    return plots.joint_map(hm.xy[rows], run.position[tokens], run.token_ids[tokens],
+                           _hover(run, tokens) if hover else None,
+                           colour=colour, title=title, height=300, points=tokens, small=True)
+
+
+def compare_section(run: CorpusPass, method: str, colour: str) -> None:
+    """Two to four heads' maps side by side; clicking a point opens that head above, with that query."""
+    facts = run.facts
+    default, answer = lab.candidate_heads(run)
+    chosen = pickers.heads_picker("Heads side by side (2–4)", "geo_heads", facts.n_layers, facts.n_heads,
+                                  [answer, *[h for h in default if h != answer][:1]])
+    for i, (column, (l, h)) in enumerate(zip(st.columns(max(2, len(chosen))), chosen)):
+        with column:
+            hm = head_map(run, l, h, method)
+            ui.show_figure(_small(run, hm, SIDE_POINTS, colour, f"layer {l} · head {h}"), f"geo_side_{i}",
+                           f"{facts.name}-geometry-L{l}H{h}", on_select=_open(f"geo_side_{i}", l, h, facts.name))
+
+
+def _open(map_key: str, layer: int, head: int, model: str):
+    def callback():
+        hit = plots.clicked(st.session_state.get(map_key))
+        if hit is not None:
+            st.session_state["layer"], st.session_state["head"] = layer, head
+            st.session_state["geo_query"] = (model, hit[1])
+    return callback
+
+
+def _grid_pick(layer: int) -> None:
+    hit = plots.clicked(st.session_state.get("geo_grid"))
+    if hit is not None:
+        st.session_state["layer"], st.session_state["head"] = layer, hit[0] // 2
+
+
+def grid_section(run: CorpusPass, layer: int, head: int) -> None:
+    """Every head of ``layer`` as a small PCA map (positions as colour); clicking one shows it above."""
+    small = [head_map(run, layer, h, "pca") for h in range(run.facts.n_heads)]
+    tokens, rows = sample(small[0], GRID_POINTS)                  # PCA maps all draw every token, in order
+    fig = plots.layer_grid([hm.xy[rows] for hm in small], run.position[tokens], layer=layer, selected=head)
+    ui.show_figure(fig, "geo_grid", f"{run.facts.name}-geometry-layer{layer}", on_select=lambda: _grid_pick(layer))
+    st.caption(f"PCA maps of {len(tokens)} evenly spread tokens each, coloured by position. Click a map to show that "
+               "head above.")
+
+
+def quiz_section(run: CorpusPass) -> None:
+    """Predict, then reveal: which of four maps is the model's strongest previous-token head?"""
+    question, shown = lab.previous_token_question(run)
+    for i, (column, (l, h)) in enumerate(zip(st.columns(len(shown)), shown)):
+        with column:
+            hm = head_map(run, l, h, "pca")
+            ui.show_figure(_small(run, hm, SIDE_POINTS // 2, "position", f"Map {lab.LETTERS[i]}", hover=False),
+                           f"geo_quiz_{i}", f"{run.facts.name}-geometry-map-{lab.LETTERS[i]}")
+    predict_then_reveal(question, "geo_prev")

@@ -1,0 +1,82 @@
+"""Head geometry in headless Chromium against the real server: the map of one head is drawn after the shared
+corpus pass; hovering a point shows its token in its sentence; clicking it draws lines to its top keys and offers
+the heatmap link for that sentence."""
+import pytest
+from chromium import exception_texts, open_page, screenshot, wait_idle
+
+pytestmark = pytest.mark.browser
+
+# The page position of the query point farthest right in the head map (fewest neighbours to hover instead).
+MAP = """() => [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot .gtitle')]
+  .find(t => t.textContent.startsWith('layer 0 · head 2 (')).closest('.js-plotly-plot')"""
+QUERY_POINT = """() => {
+  const gd = [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot .gtitle')]
+    .find(t => t.textContent.startsWith('layer 0 · head 2 (')).closest('.js-plotly-plot');
+  const q = gd._fullData[0], L = gd._fullLayout;
+  let best = 0;
+  for (let i = 0; i < q.x.length; i++) if (q.x[i] > q.x[best]) best = i;
+  const box = gd.querySelector('.main-svg').getBoundingClientRect();
+  return [box.left + L._size.l + L.xaxis.l2p(q.x[best]), box.top + L._size.t + L.yaxis.l2p(q.y[best])];
+}"""
+
+
+def test_map_hover_and_click_a_query(server, browser):
+    page = open_page(browser, f"{server.url}/geometry?layer=0&head=2", timeout=300)
+    try:
+        page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot .gtitle')]"
+                               ".some(t => t.textContent.startsWith('layer 0 · head 2 ('))", timeout=240_000)
+        wait_idle(page, 240)
+        page.evaluate(f"() => ({MAP})().scrollIntoView({{block: 'center'}})")
+        page.wait_for_timeout(800)
+        x, y = page.evaluate(QUERY_POINT)
+        page.mouse.move(x, y)
+        hover = page.locator(".hoverlayer .hovertext")
+        try:
+            hover.first.wait_for(timeout=10_000)
+        except Exception:
+            screenshot(page, "geometry-hover-failed.png")
+            raise
+        text = hover.first.text_content()
+        assert ("query" in text or "key" in text) and "[" in text and "]" in text   # the token in its sentence
+        page.mouse.click(x, y)
+        page.get_by_text("Top keys").first.wait_for(timeout=120_000)
+        wait_idle(page, 240)
+        lines = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot .gtitle')].find(t => t.textContent"
+                              ".startsWith('layer 0 · head 2 (')).closest('.js-plotly-plot').layout.shapes.length")
+        assert lines >= 1
+        link = page.get_by_role("link", name="Open this sentence on the heatmap page (layer 0 · head 2)")
+        assert "heatmaps?" in link.get_attribute("href") and "layer=0" in link.get_attribute("href")
+        screenshot(page, "geometry-clicked.png")
+        assert exception_texts(page) == [] and page.external == []
+    finally:
+        page.context.close()
+
+
+# The page position of head ``head``'s first query in the layer's grid of small maps.
+GRID_POINT = """(head) => {
+  const gd = [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')]
+    .find(g => g._fullData && (g._fullData[0].name || '') === 'head 0 queries');
+  const t = gd._fullData[2 * head], L = gd._fullLayout;
+  const xa = L[t.xaxis.replace('x', 'xaxis')], ya = L[t.yaxis.replace('y', 'yaxis')];
+  gd.scrollIntoView({block: 'center'});
+  const box = gd.querySelector('.main-svg').getBoundingClientRect();
+  return [box.left + xa._offset + xa.l2p(t.x[0]), box.top + ya._offset + ya.l2p(t.y[0])];
+}"""
+
+
+def test_clicking_a_small_map_of_the_grid_shows_that_head(server, browser):
+    page = open_page(browser, f"{server.url}/geometry?layer=0&head=2", timeout=300)
+    try:
+        page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')].some(g => g._fullData && "
+                               "(g._fullData[0].name || '') === 'head 0 queries')", timeout=240_000)
+        wait_idle(page, 240)
+        page.evaluate(GRID_POINT, 5)
+        page.wait_for_timeout(800)
+        x, y = page.evaluate(GRID_POINT, 5)
+        page.mouse.click(x, y)
+        page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot .gtitle')]"
+                               ".some(t => t.textContent.startsWith('layer 0 · head 5 ('))", timeout=120_000)
+        assert "head=5" in page.url
+        assert exception_texts(page) == [] and page.external == []
+    finally:
+        page.context.close()
