@@ -126,9 +126,10 @@ def padding_change_bars(tokens: Sequence[str], masked: np.ndarray, unmasked: np.
 
 
 def head_split(d_model: int, n_heads: int, n_tokens: int = 1) -> go.Figure:
-    """A d_model-wide strip coloured by which head owns each column."""
+    """A d_model-wide strip coloured by which head owns each column (Viridis: darker to lighter with the head's
+    number, which stays so with red–green colour blindness; a rainbow such as Turbo does not)."""
     owner = np.repeat(np.arange(n_heads), d_model // n_heads)[None, :].repeat(n_tokens, axis=0)
-    fig = go.Figure(go.Heatmap(z=owner, colorscale="Turbo" if n_heads > 1 else "Blues", showscale=False,
+    fig = go.Figure(go.Heatmap(z=owner, colorscale="Viridis" if n_heads > 1 else "Blues", showscale=False,
                                hovertemplate="column %{x} → head %{z}<extra></extra>"))
     fig.update_xaxes(title=f"the {d_model} columns of Q (and of K, V)")
     fig.update_yaxes(title="tokens", autorange="reversed", showticklabels=False)

@@ -1,0 +1,87 @@
+"""Under every chart: its text alternative (a summary a screen reader reaches, the numbers as a table) and, for
+charts whose points are heads, a box that chooses a head from the keyboard, as a click on the chart would.
+
+``widgets.show_figure`` calls ``describe`` for every figure, so each page gets these without code of its own;
+``widgets.use_app_navigation`` calls ``keyboard_scrolling`` on every page.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer.access.summary import head_name
+from explorer.plots.alt import TextAlternative
+from explorer.ui.text import literal
+
+TYPED = "_typed_head"   # (chart key, (layer, head)) while a head chosen from the keyboard runs the chart's callback
+
+
+def describe(alt: TextAlternative, key: str, heads: list[tuple[int, int]], on_select) -> None:
+    """The summary (always shown), a head box when the chart's click chooses a head, and "Show as table"."""
+    with st.container(key=f"alt_{key}"):
+        st.caption(literal(alt.summary))
+        if heads and callable(on_select):
+            head_box(key, heads, on_select)
+        table = st.expander("Show as table", key=f"{key}_table", on_change="rerun", type="compact")
+        if table.open:
+            with table:
+                for caption, frame in alt.tables():
+                    st.caption(literal(caption))
+                    st.dataframe(frame, height=min(400, 38 + 35 * len(frame)))
+
+
+def head_box(key: str, heads: list[tuple[int, int]], on_select) -> None:
+    """A select box over the chart's heads ("L3H7"; type to filter, Enter to choose) that runs the chart's own
+    ``on_select`` callback with that head, then empties itself, so the same head can be chosen again."""
+    box = f"{key}_head"
+    names = {head_name(*h): h for h in heads}
+
+    def chosen():
+        name = st.session_state.get(box)
+        if name in names:
+            st.session_state[TYPED] = (key, names[name])
+            try:
+                on_select()
+            finally:
+                st.session_state.pop(TYPED, None)
+        st.session_state[box] = None
+
+    st.selectbox("Choose a head in this chart (type e.g. L0H1)", list(names), index=None, key=box, on_change=chosen,
+                 placeholder="Type a head, e.g. L0H1, then Enter", width=320,
+                 format_func=lambda n: f"{n} · layer {names[n][0]}, head {names[n][1]}")
+
+
+def typed_head(key: str) -> tuple[int, int] | None:
+    """The head chosen from the keyboard for chart ``key``, while its callback runs."""
+    typed = st.session_state.get(TYPED)
+    return typed[1] if typed and typed[0] == key else None
+
+
+# A formula wider than its column (st.latex in a narrow column, or any on a phone) scrolls sideways, but Streamlit's
+# KaTeX box takes no keyboard focus, so a keyboard user could never read its end (axe: scrollable-region-focusable).
+# This makes each such box focusable (arrow keys then scroll it) and names it, and undoes that when it fits again.
+_FOCUSABLE_FORMULAS = """<script>
+(() => {
+  const doc = window.parent && window.parent.document ? window.parent.document : document;
+  const mark = () => doc.querySelectorAll('.katex-display').forEach(box => {
+    if (box.scrollWidth > box.clientWidth + 1) {
+      if (!box.hasAttribute('tabindex')) {
+        box.setAttribute('tabindex', '0'); box.setAttribute('role', 'region');
+        box.setAttribute('aria-label', 'Formula (scrolls sideways)');
+      }
+    } else if (box.getAttribute('role') === 'region') {
+      box.removeAttribute('tabindex'); box.removeAttribute('role'); box.removeAttribute('aria-label');
+    }
+  });
+  if (!doc.defaultView.__explorerFormulas) {
+    doc.defaultView.__explorerFormulas = new MutationObserver(mark);
+    doc.defaultView.__explorerFormulas.observe(doc.body, {childList: true, subtree: true});
+    doc.defaultView.addEventListener('resize', mark);
+  }
+  mark();
+})();
+</script>"""
+
+
+def keyboard_scrolling() -> None:
+    """Make formulas that overflow their column reachable and scrollable from the keyboard (see above)."""
+    st.html(_FOCUSABLE_FORMULAS, unsafe_allow_javascript=True)
