@@ -6,6 +6,7 @@ charts whose points are heads, a box that chooses a head from the keyboard, as a
 """
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from explorer.access.summary import head_name
@@ -24,9 +25,17 @@ def describe(alt: TextAlternative, key: str, heads: list[tuple[int, int]], on_se
         table = st.expander("Show as table", key=f"{key}_table", on_change="rerun", type="compact")
         if table.open:
             with table:
-                for caption, frame in alt.tables():
+                for caption, frame in alt.tables():   # st.table: a real <table>, whose cells screen readers walk
+                    plain_rows = isinstance(frame.index, pd.RangeIndex)   # numbered 0…n-1: no index to show
+                    st.table(frame.style.format(precision=3), border="horizontal", hide_index=plain_rows)
                     st.caption(literal(caption))
-                    st.dataframe(frame, height=min(400, 38 + 35 * len(frame)))
+
+
+def accessible_name(alt: TextAlternative, most: int = 160) -> str:
+    """A short name for the chart itself (its summary's first sentence), pointing to the rest below it."""
+    first = alt.summary.split(". ")[0].rstrip(".")
+    first = first if len(first) <= most else first[:most - 1].rstrip() + "…"
+    return f"Chart: {first}. Described in words and as a table below it."
 
 
 def head_box(key: str, heads: list[tuple[int, int]], on_select) -> None:
@@ -63,7 +72,7 @@ _FOCUSABLE_FORMULAS = """<script>
 (() => {
   const doc = window.parent && window.parent.document ? window.parent.document : document;
   const mark = () => doc.querySelectorAll('.katex-display').forEach(box => {
-    if (box.scrollWidth > box.clientWidth + 1) {
+    if (box.scrollWidth > box.clientWidth) {
       if (!box.hasAttribute('tabindex')) {
         box.setAttribute('tabindex', '0'); box.setAttribute('role', 'region');
         box.setAttribute('aria-label', 'Formula (scrolls sideways)');
@@ -72,10 +81,13 @@ _FOCUSABLE_FORMULAS = """<script>
       box.removeAttribute('tabindex'); box.removeAttribute('role'); box.removeAttribute('aria-label');
     }
   });
-  if (!doc.defaultView.__explorerFormulas) {
-    doc.defaultView.__explorerFormulas = new MutationObserver(mark);
-    doc.defaultView.__explorerFormulas.observe(doc.body, {childList: true, subtree: true});
-    doc.defaultView.addEventListener('resize', mark);
+  const win = doc.defaultView;
+  if (!win.__explorerFormulas) {   // once a browser tab: new formulas, and any box whose size changes
+    const sizes = new ResizeObserver(mark);
+    const watch = () => { doc.querySelectorAll('.katex-display').forEach(box => sizes.observe(box)); mark(); };
+    win.__explorerFormulas = new MutationObserver(watch);
+    win.__explorerFormulas.observe(doc.body, {childList: true, subtree: true});
+    watch();
   }
   mark();
 })();

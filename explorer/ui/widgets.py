@@ -191,11 +191,13 @@ def show_figure(fig, key: str, filename: str, on_select="ignore", where=None):
             return show_figure(fig, key, filename, on_select)
     config = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": filename, "scale": 2}}
     scale_fonts(fig, classroom.figure_scale())   # larger type in the teacher's projector view
+    text = text_alternative(fig)
+    name = chart_text.accessible_name(text)   # the chart's own name for screen readers; the details follow it
     if on_select == "ignore":
-        event = st.plotly_chart(fig, key=key, config=config)
+        event = st.plotly_chart(fig, key=key, config=config, alt=name)
     else:
-        event = st.plotly_chart(fig, key=key, config=config, on_select=on_select, selection_mode="points")
-    chart_text.describe(text_alternative(fig), key, clickable_heads(fig), on_select)
+        event = st.plotly_chart(fig, key=key, config=config, on_select=on_select, selection_mode="points", alt=name)
+    chart_text.describe(text, key, clickable_heads(fig), on_select)
     return event
 
 

@@ -115,21 +115,23 @@ def _open_tables(page, chart_keys: list[str]) -> None:
 
 
 def test_tables_of_the_heatmap_page_hold_the_numbers_and_add_no_violation(server, browser, streamlit_own):
-    """"Show as table" under the main heatmap lists every query row with its tokens; opened tables add no
-    violation either."""
+    """"Show as table" under the main heatmap is a real table with every query row, headed by the tokens; the
+    opened tables add no violation either."""
     page = open_page(browser, f"{server.url}/heatmaps?text=The+cat+sat+on+the+mat.", timeout=240)
     try:
         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=120_000)
         _open_tables(page, ["heatmap", "bars", "grid", "overview"])
-        tables = page.locator('[data-testid="stDataFrame"]')
+        tables = page.locator('[data-testid="stTable"]')
         tables.nth(3).wait_for(timeout=60_000)
         assert tables.count() == 4
         main = page.locator(".st-key-alt_heatmap")
         summary = main.locator('[data-testid="stCaptionContainer"]').first.inner_text()
         assert "Where each query looks most" in summary and "cat →" in summary
-        text = main.locator('[data-testid="stDataFrame"]').inner_text()
-        for token in ("cat", "sat", "mat"):   # row and column headers name the tokens
-            assert token in text
+        table = main.locator('[data-testid="stTable"] table')   # a real <table>: screen readers walk its cells
+        headers = table.locator("th").all_inner_texts()
+        for token in ("2 · cat", "3 · sat", "6 · mat"):   # row and column headers: position · token
+            assert headers.count(token) == 2, headers
+        assert table.locator("tbody tr").count() == 9   # [CLS] the cat sat on the mat . [SEP]
         assert exception_texts(page) == []
         ours = [v for v in violations(page) if (v[0], v[1]) not in STREAMLIT_OWN]
         assert ours == [], f"violations with the tables open: {ours[:5]}"
@@ -147,8 +149,7 @@ def _tab_to(page, selector: str, most: int = 250) -> None:
 
 
 def _slider_value(page, label: str) -> str:
-    return page.locator('[data-testid="stMain"] [data-testid="stSlider"]').filter(has_text=label).first.locator(
-        '[role="slider"]').get_attribute("aria-valuenow")
+    return page.locator(f'[data-testid="stMain"] input[type="range"][aria-label="{label}"]').first.input_value()
 
 
 def test_a_head_is_chosen_from_the_keyboard_alone(server, browser):
