@@ -34,7 +34,7 @@ def row_peaks(matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], mask
     if not parts:
         return f"No {row_word} has a visible {col_word}."
     shown = parts[:most]
-    return (f"Where each {row_word} looks most ({len(parts)} {row_word} rows, {z.shape[1]} {col_word}s): "
+    return (f"Where each {row_word} looks most ({len(parts)} rows, {z.shape[1]} {col_word}s): "
             + "; ".join(shown) + _more(len(shown), len(parts), "rows") + ".")
 
 
@@ -124,6 +124,17 @@ def strongest_links(weights: np.ndarray, rows: Sequence[str], cols: Sequence[str
     return "Each head's strongest link: " + "; ".join(shown) + _more(len(shown), len(parts), "heads") + "."
 
 
+def number(v) -> str:
+    """A number as a reader wants it: two decimals in the usual range, three significant digits outside it."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return str(v)
+    if isinstance(v, (int, np.integer)):   # positions, counts, sizes
+        return str(int(v))
+    return f"{f:.2f}" if f == 0 or 0.01 <= abs(f) < 1000 else f"{f:.3g}"
+
+
 def series_ends(x: Sequence, y: Sequence[float], name: str) -> str:
     """A line in words: where it starts and ends, and where it is highest."""
     yv = np.asarray(y, dtype=np.float64)
@@ -131,4 +142,6 @@ def series_ends(x: Sequence, y: Sequence[float], name: str) -> str:
     if keep.size == 0:
         return f"{name}: no values."
     a, b, top = keep[0], keep[-1], keep[np.argmax(yv[keep])]
-    return f"{name}: {yv[a]:.2f} at {x[a]} to {yv[b]:.2f} at {x[b]}, highest {yv[top]:.2f} at {x[top]}."
+    at = [x[i] if isinstance(x[i], str) else number(x[i]) for i in (a, b, top)]
+    return (f"{name}: {number(yv[a])} at {at[0]} to {number(yv[b])} at {at[1]}, "
+            f"highest {number(yv[top])} at {at[2]}.")

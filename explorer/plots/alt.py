@@ -80,13 +80,26 @@ def _title(fig: go.Figure) -> str:
 
 
 def _ticks(axis, values, n: int) -> list[str]:
-    """The labels a reader sees along an axis: its tick text where it names every position, else the values."""
+    """The labels a reader sees along an axis for ``values`` (positions 0…n-1 when None): the tick text at each
+    value where the axis names it (``tickvals``/``ticktext``, or ``ticktext`` alone for every position), else the
+    value itself."""
+    values = list(range(n)) if values is None else list(values)
     text = list(axis.ticktext) if axis is not None and axis.ticktext is not None else []
+    where = list(axis.tickvals) if axis is not None and axis.tickvals is not None else []
+    if text and len(where) == len(text):
+        named = {_key(v): plain(t) for v, t in zip(where, text)}
+        return [named.get(_key(v), plain(v)) for v in values]
     if len(text) == n:
         return [plain(t) for t in text]
-    if values is not None and len(values) == n:
-        return [plain(v) for v in values]
-    return [str(i) for i in range(n)]
+    return [plain(v) for v in values]
+
+
+def _key(value):
+    """Tick values compare as numbers when they are numbers (3 == 3.0 == numpy's 3), else as text."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return str(value)
 
 
 def text_alternative(fig: go.Figure) -> TextAlternative:
@@ -113,12 +126,12 @@ def text_alternative(fig: go.Figure) -> TextAlternative:
             tables.append((name or "values", matrix_table(z, rows, cols)))
         elif trace.type == "bar" and trace.y is not None and trace.x is not None:
             values, where = (trace.x, trace.y) if trace.orientation == "h" else (trace.y, trace.x)
-            labels = [plain(w) for w in where]
+            labels = _ticks(axes[1] if trace.orientation == "h" else axes[0], where, len(where))
             parts.append(f"{name}: " * bool(name) + summary.largest(values, labels, k=4))
             tables.append((name or "bars", pd.DataFrame({"label": labels, "value": np.asarray(values, dtype=float)})))
         elif trace.type == "scatter" and trace.y is not None and trace.x is not None and len(trace.x) > 1 \
                 and "lines" in (trace.mode or "lines"):
-            parts.append(summary.series_ends([plain(x) for x in trace.x], trace.y, name or "the line"))
+            parts.append(summary.series_ends(_ticks(axes[0], trace.x, len(trace.x)), trace.y, name or "the line"))
             tables.append((name or "line", pd.DataFrame({"x": list(trace.x), "y": np.asarray(trace.y, dtype=float)})))
     title = _title(fig)
     text = " ".join(parts) or "A figure without numbers to read out."

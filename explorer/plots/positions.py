@@ -11,6 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from explorer.plots import alt
 from explorer.plots.attention import label as literal_label  # tokens as literal text, not plotly's HTML subset
 from explorer.plots.concepts import position_ticks as _ticks
 
@@ -134,7 +135,10 @@ def head_split(d_model: int, n_heads: int, n_tokens: int = 1) -> go.Figure:
     fig.update_xaxes(title=f"the {d_model} columns of Q (and of K, V)")
     fig.update_yaxes(title="tokens", autorange="reversed", showticklabels=False)
     fig.update_layout(height=140 + 10 * n_tokens, margin=dict(l=10, r=10, t=20, b=10))
-    return fig
+    width = d_model // n_heads
+    owners = "; ".join(f"head {h}: columns {h * width}–{(h + 1) * width - 1}" for h in range(min(n_heads, 24)))
+    return alt.attach(fig, f"The {d_model} columns of Q, K and V split among {n_heads} heads of {width} columns each: "
+                      f"{owners}" + ("; …" if n_heads > 24 else "") + ".")
 
 
 def head_grid(weights: np.ndarray, tokens: Sequence[str], max_heads: int = 8) -> go.Figure:

@@ -65,26 +65,30 @@ def typed_head(key: str) -> tuple[int, int] | None:
     return typed[1] if typed and typed[0] == key else None
 
 
-# A formula wider than its column (st.latex in a narrow column, or any on a phone) scrolls sideways, but Streamlit's
-# KaTeX box takes no keyboard focus, so a keyboard user could never read its end (axe: scrollable-region-focusable).
-# This makes each such box focusable (arrow keys then scroll it) and names it, and undoes that when it fits again.
+# A formula or table wider than its column (st.latex in a narrow column, a chart's table on a phone) scrolls
+# sideways, but Streamlit's KaTeX box and its table wrapper take no keyboard focus, so a keyboard user could never
+# read their ends (axe: scrollable-region-focusable). This makes each such box focusable (arrow keys then scroll
+# it) and names it, and undoes that when it fits again.
 _FOCUSABLE_FORMULAS = """<script>
 (() => {
   const doc = window.parent && window.parent.document ? window.parent.document : document;
-  const mark = () => doc.querySelectorAll('.katex-display').forEach(box => {
-    if (box.scrollWidth > box.clientWidth) {
+  const BOXES = '.katex-display, [data-testid="stTable"] div';
+  const scrolls = box => box.scrollWidth > box.clientWidth && /auto|scroll/.test(getComputedStyle(box).overflowX);
+  const mark = () => doc.querySelectorAll(BOXES).forEach(box => {
+    if (scrolls(box)) {
       if (!box.hasAttribute('tabindex')) {
         box.setAttribute('tabindex', '0'); box.setAttribute('role', 'region');
-        box.setAttribute('aria-label', 'Formula (scrolls sideways)');
+        box.setAttribute('aria-label', (box.closest('[data-testid="stTable"]') ? 'Table' : 'Formula')
+                         + ' (scrolls sideways)');
       }
     } else if (box.getAttribute('role') === 'region') {
       box.removeAttribute('tabindex'); box.removeAttribute('role'); box.removeAttribute('aria-label');
     }
   });
   const win = doc.defaultView;
-  if (!win.__explorerFormulas) {   // once a browser tab: new formulas, and any box whose size changes
+  if (!win.__explorerFormulas) {   // once a browser tab: new boxes, and any box whose size changes
     const sizes = new ResizeObserver(mark);
-    const watch = () => { doc.querySelectorAll('.katex-display').forEach(box => sizes.observe(box)); mark(); };
+    const watch = () => { doc.querySelectorAll(BOXES).forEach(box => sizes.observe(box)); mark(); };
     win.__explorerFormulas = new MutationObserver(watch);
     win.__explorerFormulas.observe(doc.body, {childList: true, subtree: true});
     watch();
@@ -95,5 +99,5 @@ _FOCUSABLE_FORMULAS = """<script>
 
 
 def keyboard_scrolling() -> None:
-    """Make formulas that overflow their column reachable and scrollable from the keyboard (see above)."""
+    """Make formulas and tables that overflow their column reachable and scrollable from the keyboard (above)."""
     st.html(_FOCUSABLE_FORMULAS, unsafe_allow_javascript=True)

@@ -323,5 +323,5 @@ def use_app_navigation() -> None:
         PagesManager.uses_pages_directory = False
         st.rerun()
     classroom.on_page()   # classroom live mode: rejoin from the URL, follow the teacher, the room's banner
-    chart_text.keyboard_scrolling()   # wide formulas: focusable, so the keyboard can scroll them
+    chart_text.keyboard_scrolling()   # wide formulas and tables: focusable, so the keyboard can scroll them
 

@@ -109,8 +109,23 @@ def test_figures_without_their_own_text_are_read_from_their_traces():
     assert "cat → on 0.60" in text.summary and text.tables()[0][1].shape == (5, 5)
     bars = go.Figure(go.Bar(x=["x", "y", "z"], y=[1.0, 3.0, 2.0], name="counts"))
     assert alt.text_alternative(bars).summary == "counts: Largest: y 3.00, z 2.00, x 1.00."
+    keys = concepts.weights_bars(["key 1", "key 2", "key 3"], {"raw": [0.2, 0.7, 0.1]})   # bars on positions
+    assert "raw: Largest: key 2 0.70, key 1 0.20, key 3 0.10." in alt.text_alternative(keys).summary
     line = positions.line(np.arange(4), {"cosine": [1.0, 0.5, 0.75, 0.2]}, title="Similarity")
     assert "cosine: 1.00 at 0 to 0.20 at 3, highest 1.00 at 0." in alt.text_alternative(line).summary
+
+
+def test_numbers_are_written_for_reading():
+    assert [summary.number(v) for v in (np.int64(16), 0.5, np.float64(0.0), 51539607552.0, 0.0004, "x")] == [
+        "16", "0.50", "0.00", "5.15e+10", "0.0004", "x"]
+    said = summary.series_ends(np.array([16, 32]), np.array([196608.0, 5.1539607552e10]), "cost")
+    assert said == "cost: 1.97e+05 at 16 to 5.15e+10 at 32, highest 5.15e+10 at 32."
+
+
+def test_head_split_says_which_columns_each_head_owns():
+    said = alt.text_alternative(positions.head_split(8, 2)).summary
+    assert said == ("The 8 columns of Q, K and V split among 2 heads of 4 columns each: head 0: columns 0–3; "
+                    "head 1: columns 4–7.")
 
 
 def test_clickable_heads_are_the_points_that_carry_layer_and_head():
