@@ -23,19 +23,16 @@ def row_peaks(matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], mask
 
     ``masked`` (bool ``[row, col]``, True = hidden) and NaN cells are never named; a row with nothing left is
     skipped. Values are written with two decimals, as the heatmap's hover does."""
-    z = np.asarray(matrix, dtype=np.float64)
-    if masked is not None:
-        z = np.where(np.asarray(masked, dtype=bool), np.nan, z)
-    seen = np.isfinite(z)
-    parts = []
-    for r in np.flatnonzero(seen.any(axis=1)):
-        c = int(np.nanargmax(z[r]))
-        parts.append(f"{rows[r]} → {cols[c]} {z[r, c]:.2f}")
-    if not parts:
+    z = np.asarray(matrix, dtype=np.float32)
+    seen = np.isfinite(z) if masked is None else np.isfinite(z) & ~np.asarray(masked, dtype=bool)
+    rows_seen = np.flatnonzero(seen.any(axis=1))
+    if rows_seen.size == 0:
         return f"No {row_word} has a visible {col_word}."
-    shown = parts[:most]
-    return (f"Where each {row_word} looks most ({len(parts)} rows, {z.shape[1]} {col_word}s): "
-            + "; ".join(shown) + _more(len(shown), len(parts), "rows") + ".")
+    shown = rows_seen[:most]
+    peak = np.where(seen[shown], z[shown], -np.inf).argmax(axis=1)   # only the rows written out
+    parts = [f"{rows[r]} → {cols[c]} {z[r, c]:.2f}" for r, c in zip(shown, peak)]
+    return (f"Where each {row_word} looks most ({rows_seen.size} rows, {z.shape[1]} {col_word}s): "
+            + "; ".join(parts) + _more(len(parts), rows_seen.size, "rows") + ".")
 
 
 def largest(values: Sequence[float], labels: Sequence[str], *, k: int = 3, what: str = "Largest") -> str:
@@ -109,19 +106,19 @@ def strongest_links(weights: np.ndarray, rows: Sequence[str], cols: Sequence[str
                     masked: np.ndarray | None = None, most: int = MOST) -> str:
     """``weights[head, query, key]``: each head's single strongest query → key link, e.g. "head 3: it → animal
     0.62". A query that can see one key only (a causal model's first token) gives it everything: not named."""
-    w = np.asarray(weights, dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float32)
+    n_heads, n_q, n_k = w.shape
+    ok = np.isfinite(w)
     if masked is not None:
         seen = ~np.asarray(masked, dtype=bool)
-        w = np.where(seen & (seen.sum(-1, keepdims=True) > 1), w, np.nan)
+        ok &= seen & (seen.sum(-1, keepdims=True) > 1)
+    best = np.where(ok, w, -np.inf).reshape(n_heads, -1).argmax(axis=1)
     parts = []
-    for h in range(w.shape[0]):
-        if not np.isfinite(w[h]).any():
-            parts.append(f"head {h}: nothing to name")
-            continue
-        q, c = np.unravel_index(int(np.nanargmax(w[h])), w[h].shape)
-        parts.append(f"head {h}: {rows[q]} → {cols[c]} {w[h, q, c]:.2f}")
-    shown = parts[:most]
-    return "Each head's strongest link: " + "; ".join(shown) + _more(len(shown), len(parts), "heads") + "."
+    for h, flat in enumerate(best[:most]):
+        q, c = divmod(int(flat), n_k)
+        parts.append(f"head {h}: {rows[q]} → {cols[c]} {w[h, q, c]:.2f}" if ok[h, q, c]
+                     else f"head {h}: nothing to name")
+    return "Each head's strongest link: " + "; ".join(parts) + _more(len(parts), n_heads, "heads") + "."
 
 
 def number(v) -> str:
