@@ -2,7 +2,7 @@
 charts whose points are heads, a box that chooses a head from the keyboard, as a click on the chart would.
 
 ``widgets.show_figure`` calls ``describe`` for every figure, so each page gets these without code of its own;
-``widgets.use_app_navigation`` calls ``keyboard_scrolling`` on every page.
+``widgets.use_app_navigation`` calls ``keyboard_scrolling`` on pages that write formulas.
 """
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer.access.summary import head_name
+from explorer.heads import parse_heads
 from explorer.plots.alt import TextAlternative
 from explorer.ui.text import literal
 
@@ -17,18 +18,19 @@ TYPED = "_typed_head"   # (chart key, (layer, head)) while a head chosen from th
 
 
 def describe(alt: TextAlternative, key: str, heads: list[tuple[int, int]], on_select) -> None:
-    """The summary (always shown), a head box when the chart's click chooses a head, and "Show as table"."""
-    with st.container(key=f"alt_{key}"):
-        st.caption(literal(alt.summary))
-        if heads and callable(on_select):
-            head_box(key, heads, on_select)
-        table = st.expander("Show as table", key=f"{key}_table", on_change="rerun", type="compact")
-        if table.open:
-            with table:
-                for caption, frame in alt.tables():   # st.table: a real <table>, whose cells screen readers walk
-                    plain_rows = isinstance(frame.index, pd.RangeIndex)   # numbered 0…n-1: no index to show
-                    st.table(frame.style.format(precision=3), border="horizontal", hide_index=plain_rows)
-                    st.caption(literal(caption))
+    """Right after the chart: the summary (always shown), a head box when the chart's click chooses a head, and
+    "Show as table" (built only while open). No wrapping container: every element here is bytes on each rerun."""
+    st.caption(literal(alt.summary))
+    if heads and callable(on_select):
+        head_box(key, heads, on_select)
+    table = st.expander("Show as table", key=f"{key}_table", on_change="rerun", type="compact")
+    if table.open:
+        keyboard_scrolling()   # a table wider than the screen scrolls: make it focusable
+        with table:
+            for caption, frame in alt.tables():   # st.table: a real <table>, whose cells screen readers walk
+                plain_rows = isinstance(frame.index, pd.RangeIndex)   # numbered 0…n-1: no index to show
+                st.table(frame.style.format(precision=3), border="horizontal", hide_index=plain_rows)
+                st.caption(literal(caption))
 
 
 def accessible_name(alt: TextAlternative, most: int = 160) -> str:
@@ -39,24 +41,30 @@ def accessible_name(alt: TextAlternative, most: int = 160) -> str:
 
 
 def head_box(key: str, heads: list[tuple[int, int]], on_select) -> None:
-    """A select box over the chart's heads ("L3H7"; type to filter, Enter to choose) that runs the chart's own
-    ``on_select`` callback with that head, then empties itself, so the same head can be chosen again."""
+    """A text box for a head's name ("L3H7", Enter) that runs the chart's own ``on_select`` callback with that
+    head, then empties itself. A text box, not a list of every head: nothing more is sent to the browser."""
     box = f"{key}_head"
-    names = {head_name(*h): h for h in heads}
+    allowed = set(heads)
 
     def chosen():
-        name = st.session_state.get(box)
-        if name in names:
-            st.session_state[TYPED] = (key, names[name])
+        typed = str(st.session_state.get(box) or "").strip()
+        found, clamped = parse_heads(typed, 10**6, 10**6, 1)
+        if found and not clamped and found[0] in allowed:
+            st.session_state[TYPED] = (key, found[0])
             try:
                 on_select()
             finally:
                 st.session_state.pop(TYPED, None)
-        st.session_state[box] = None
+        elif typed:
+            st.session_state[f"{box}_note"] = (f"{typed[:20]!r} is not a head of this chart: write layer and head like "
+                                               f"{head_name(*heads[0])} (layers and heads count from 0).")
+        st.session_state[box] = ""
 
-    st.selectbox("Choose a head in this chart (type e.g. L0H1)", list(names), index=None, key=box, on_change=chosen,
-                 placeholder="Type a head, e.g. L0H1, then Enter", width=320,
-                 format_func=lambda n: f"{n} · layer {names[n][0]}, head {names[n][1]}")
+    last = heads[-1]
+    st.text_input(f"Choose a head in this chart by name ({head_name(*heads[0])} to {head_name(*last)})", key=box,
+                  on_change=chosen, placeholder="e.g. L0H1, then Enter", width=360)
+    if note := st.session_state.pop(f"{box}_note", None):
+        st.caption(literal(note))
 
 
 def typed_head(key: str) -> tuple[int, int] | None:
@@ -99,5 +107,9 @@ _FOCUSABLE_FORMULAS = """<script>
 
 
 def keyboard_scrolling() -> None:
-    """Make formulas and tables that overflow their column reachable and scrollable from the keyboard (above)."""
-    st.html(_FOCUSABLE_FORMULAS, unsafe_allow_javascript=True)
+    """Make formulas and tables that overflow their column reachable and scrollable from the keyboard (above).
+    Sent on a session's first run only: the observer it installs stays in the browser tab while the student
+    moves between pages (a reload starts a new session, which sends it again)."""
+    if not st.session_state.get("_keyboard_scrolling"):
+        st.session_state["_keyboard_scrolling"] = True
+        st.html(_FOCUSABLE_FORMULAS, unsafe_allow_javascript=True)

@@ -6,6 +6,10 @@ Word and head pickers are in ``pickers.py``; the quiz in ``quiz.py``; shared mod
 """
 from __future__ import annotations
 
+import functools
+import sys
+from pathlib import Path
+
 import streamlit as st
 
 from explorer.attention import AttentionResult
@@ -296,8 +300,6 @@ def download_lazy(label: str, build, filename: str, key: str, mime: str = "text/
 def _folder_navigation() -> bool:
     """This run is Streamlit's old-style multipage app: the page files of ``pages/`` with the entry script as one
     more page, instead of app.py's ``st.navigation`` (where app.py is never a page)."""
-    from pathlib import Path
-
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     ctx = get_script_run_ctx()
@@ -323,5 +325,15 @@ def use_app_navigation() -> None:
         PagesManager.uses_pages_directory = False
         st.rerun()
     classroom.on_page()   # classroom live mode: rejoin from the URL, follow the teacher, the room's banner
-    chart_text.keyboard_scrolling()   # wide formulas and tables: focusable, so the keyboard can scroll them
+    if _writes_formulas(sys._getframe(1).f_code.co_filename):
+        chart_text.keyboard_scrolling()   # a formula wider than its column: focusable, so the keyboard scrolls it
+
+
+@functools.lru_cache(maxsize=64)
+def _writes_formulas(page_file: str) -> bool:
+    """Whether a page's source calls st.latex (read once a file): only those pages need the keyboard script."""
+    try:
+        return ".latex(" in Path(page_file).read_text(encoding="utf-8")
+    except OSError:
+        return False
 

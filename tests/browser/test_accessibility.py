@@ -99,13 +99,18 @@ def test_page_adds_no_wcag_violation_and_every_chart_has_a_text_alternative(serv
         ours = [v for v in found if (v[0], v[1]) not in STREAMLIT_OWN or (v[0], v[1]) not in streamlit_own]
         assert ours == [], f"violations our code adds on {title}: {ours[:5]}"
         charts = page.locator('[data-testid="stPlotlyChart"]')
-        for i in range(charts.count()):   # right after each chart: its summary and "Show as table"
-            alt = charts.nth(i).locator("xpath=following::*[contains(@class, 'st-key-alt_')][1]")
-            assert alt.count() == 1, f"chart {i} of {title} has no text alternative after it"
-            assert len(alt.locator('[data-testid="stCaptionContainer"]').first.inner_text()) > 20
-            assert alt.get_by_text("Show as table").count() == 1
+        for i in range(charts.count()):   # each chart: a name of its own, then its summary and "Show as table"
+            chart = charts.nth(i)
+            assert chart.locator('[role="figure"][aria-label^="Chart: "]').count() == 1, f"chart {i} of {title}"
+            assert len(_summary_after(chart)) > 20, f"chart {i} of {title} has no summary after it"
+            table = chart.locator("xpath=following::*[contains(@class, '_table')][1]")
+            assert table.get_by_text("Show as table").count() == 1, f"chart {i} of {title} has no table after it"
     finally:
         page.context.close()
+
+
+def _summary_after(chart) -> str:
+    return chart.locator("xpath=following::*[@data-testid='stCaptionContainer'][1]").inner_text()
 
 
 def _open_tables(page, chart_keys: list[str]) -> None:
@@ -124,10 +129,9 @@ def test_tables_of_the_heatmap_page_hold_the_numbers_and_add_no_violation(server
         tables = page.locator('[data-testid="stTable"]')
         tables.nth(3).wait_for(timeout=60_000)
         assert tables.count() == 4
-        main = page.locator(".st-key-alt_heatmap")
-        summary = main.locator('[data-testid="stCaptionContainer"]').first.inner_text()
+        summary = _summary_after(page.locator(".st-key-heatmap"))
         assert "Where each query looks most" in summary and "cat →" in summary
-        table = main.locator('[data-testid="stTable"] table')   # a real <table>: screen readers walk its cells
+        table = page.locator('.st-key-heatmap_table [data-testid="stTable"] table')   # a real <table>
         headers = table.locator("th").all_inner_texts()
         for token in ("2 · cat", "3 · sat", "6 · mat"):   # row and column headers: position · token
             assert headers.count(token) == 2, headers
@@ -165,15 +169,14 @@ def test_a_head_is_chosen_from_the_keyboard_alone(server, browser):
     try:
         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=120_000)
         assert (_slider_value(page, "Layer"), _slider_value(page, "Head")) == ("0", "0")
-        _tab_to(page, ".st-key-alt_overview")
+        _tab_to(page, ".st-key-overview_head")
         page.keyboard.type("L2H3")
         page.keyboard.press("Enter")
         wait_idle(page)
         page.wait_for_function("() => location.search.includes('layer=2') && location.search.includes('head=3')",
                                timeout=60_000)
         assert (_slider_value(page, "Layer"), _slider_value(page, "Head")) == ("2", "3")
-        summary = page.locator(".st-key-alt_heatmap [data-testid='stCaptionContainer']").first.inner_text()
-        assert re.search(r"layer 2 · head 3", summary)
+        assert re.search(r"layer 2 · head 3", _summary_after(page.locator(".st-key-heatmap")))
         assert exception_texts(page) == []
     finally:
         page.context.close()
@@ -184,7 +187,7 @@ def test_compare_adds_a_head_from_the_keyboard(server, browser):
     page = open_page(browser, f"{server.url}/compare?heads=L0H0,L1H1", timeout=240)
     try:
         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=120_000)
-        _tab_to(page, ".st-key-alt_stat_map")
+        _tab_to(page, ".st-key-stat_map_head")
         page.keyboard.type("L4H5")
         page.keyboard.press("Enter")
         wait_idle(page)
