@@ -7,7 +7,7 @@ from explorer.labs import blocks
 from explorer.labs.quiz import Question
 from explorer.plots.positions import head_grid, head_split, matrix_grid
 from explorer.ui.quiz import predict_then_reveal
-from explorer.ui.widgets import use_app_navigation
+from explorer.ui.widgets import show_figure, use_app_navigation
 
 use_app_navigation()
 
@@ -24,7 +24,7 @@ n_tokens = c3.slider("Tokens n", 2, 10, 5)
 cost = blocks.head_cost(n_tokens, d_model, n_heads)
 st.markdown(f"Q, K and V are computed once at full width, then their {d_model} columns are cut into {n_heads} "
             f"slices of **d_head = {d_model} / {n_heads} = {cost.d_head}**. Each head attends inside its slice only.")
-st.plotly_chart(head_split(d_model, n_heads, n_tokens))
+show_figure(head_split(d_model, n_heads, n_tokens), "split", "head-split")
 st.latex(r"\text{head}_i = \mathrm{softmax}\!\Big(\tfrac{Q_i K_i^\top}{\sqrt{d_{head}}}\Big) V_i,\qquad "
          r"\mathrm{MultiHead}(X) = \big[\text{head}_1;\dots;\text{head}_h\big]\,W^O")
 rng = np.random.default_rng(0)
@@ -35,7 +35,7 @@ st.markdown(f"Random tokens and weights: every head finds its own pattern ({min(
             f"Concatenating the heads gives back a {mh.concat.shape[0]} × {mh.concat.shape[1]} matrix, and "
             f"W^O ({d_model} × {d_model}) mixes the heads' answers into the output, also "
             f"{mh.output.shape[0]} × {mh.output.shape[1]}.")
-st.plotly_chart(head_grid(mh.weights, [f"t{i + 1}" for i in range(n_tokens)]))
+show_figure(head_grid(mh.weights, [f"t{i + 1}" for i in range(n_tokens)]), "heads", "block-heads")
 st.dataframe(pd.DataFrame({"multiplications": [cost.per_head, cost.all_heads, cost.one_full_head, cost.projections]},
                           index=[f"one head (QKᵀ and weights·V, width {cost.d_head})", f"all {n_heads} heads",
                                  f"one head of full width {d_model}", "projections W^Q, W^K, W^V, W^O"]))
@@ -61,7 +61,7 @@ st.markdown("LN turns each row into mean 0, standard deviation 1: "
             "Post-norm normalises the running sum after every addition; pre-norm leaves the residual stream "
             "untouched and normalises only what goes into each part (plus once at the very end).")
 trace = blocks.transformer_block(blocks.SEED_X, blocks.seeded_params(), norm)
-st.plotly_chart(matrix_grid(trace.steps, cols=4, row_labels=["tok 1", "tok 2", "tok 3"]))
+show_figure(matrix_grid(trace.steps, cols=4, row_labels=["tok 1", "tok 2", "tok 3"]), "steps", "block-steps")
 stats = {name: blocks.row_stats(m)[:, 1] for name, m in trace.steps.items()}
 st.dataframe(pd.DataFrame(stats, index=["token 1 std", "token 2 std", "token 3 std"]).T.round(3))
 

@@ -10,7 +10,7 @@ from explorer.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.ui.cached import forward, get_model
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.text import literal
-from explorer.ui.widgets import attention_or_stop, use_app_navigation
+from explorer.ui.widgets import attention_or_stop, show_figure, use_app_navigation
 
 use_app_navigation()
 
@@ -24,10 +24,10 @@ st.header("1 · Encoder vs decoder")
 text = st.text_input("Sentence", "The animal didn't cross the street because it was too tired.", max_chars=300)
 enc, dec = attention_or_stop(EMBEDDED_ENCODER, text), attention_or_stop(EMBEDDED_DECODER, text)
 n_e, n_d = len(enc.tokens), len(dec.tokens)
-st.plotly_chart(side_by_side({
+show_figure(side_by_side({
     f"encoder: all {n_e}² = {n_e * n_e} pairs": (np.ones((n_e, n_e)), enc.tokens),
     f"decoder: {n_d}·{n_d + 1}/2 = {maths.causal_mask(n_d).sum()} pairs":
-        (maths.causal_mask(n_d).astype(float), dec.tokens)}, title="The masks (dark = may attend)"))
+        (maths.causal_mask(n_d).astype(float), dec.tokens)}, title="The masks (dark = may attend)"), "masks", "masks")
 st.markdown(f"The encoder ({EMBEDDED_ENCODER}) reads the whole sentence at once, in both directions. The decoder "
             f"({EMBEDDED_DECODER}) is trained to guess the next token, so a token must not see what comes after "
             "it: the upper triangle is blocked. (The two models cut the sentence into different tokens.)")
@@ -39,8 +39,9 @@ hd = c4.slider("Decoder head", 0, dec.weights.shape[1] - 1, 0)
 we, wd = enc.weights[le, he], dec.weights[ld, hd]
 ahead_e = maths.weight_on_later_keys(we).mean()
 ahead_d = maths.weight_on_later_keys(wd).max()
-st.plotly_chart(side_by_side({f"encoder layer {le}, head {he}": (we, enc.tokens),
-                              f"decoder layer {ld}, head {hd}": (wd, dec.tokens)}, title="Real attention weights"))
+show_figure(side_by_side({f"encoder layer {le}, head {he}": (we, enc.tokens),
+                              f"decoder layer {ld}, head {hd}": (wd, dec.tokens)}, title="Real attention weights"),
+            "real", "masks-real")
 st.markdown(f"Weight on later tokens: the encoder's tokens put **{ahead_e:.1%}** of their attention on later "
             f"tokens on average; the decoder's largest is **{ahead_d:g}**: exactly zero, by the mask.")
 
@@ -73,9 +74,9 @@ answered = predict_then_reveal(Question(
 if answered is None:
     st.caption("Commit a prediction to see the measurements.")
     st.stop()
-st.plotly_chart(padding_change_bars(real, exp.change_masked, exp.change_unmasked))
+show_figure(padding_change_bars(real, exp.change_masked, exp.change_unmasked), "padding", "padding-change")
 layers = np.arange(len(exp.pad_weight_unmasked))
-st.plotly_chart(line(layers, {"padding NOT masked": exp.pad_weight_unmasked, "padding masked": exp.pad_weight_masked},
+show_figure(line(layers, {"padding NOT masked": exp.pad_weight_unmasked, "padding masked": exp.pad_weight_masked},
                      title="Share of the real tokens' attention that lands on [PAD] (mean over heads and tokens)",
                      x_title="layer", y_title="weight on [PAD]", mode="lines+markers",
-                     colors=[UNMASKED_COLOR, MASKED_COLOR]))
+                     colors=[UNMASKED_COLOR, MASKED_COLOR]), "pad_weight", "padding-weight")

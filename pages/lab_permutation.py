@@ -9,7 +9,7 @@ from explorer.registry import EMBEDDED_ENCODER
 from explorer.ui.cached import forward, get_model
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.text import literal
-from explorer.ui.widgets import use_app_navigation
+from explorer.ui.widgets import show_figure, use_app_navigation
 
 use_app_navigation()
 
@@ -63,10 +63,10 @@ st.caption("Largest difference between a token's output in the original and in t
 lim = float(np.abs(demo.out[:, :16]).max())
 for col, rows, toks, name in zip(st.columns(2), (demo.out, demo.out_shuffled), (demo.tokens, demo.shuffled),
                                  ("original", "shuffled")):
-    col.plotly_chart(labelled_heatmap(rows[:, :16], toks, [str(i + 1) for i in range(16)], colorscale="RdBu",
+    show_figure(labelled_heatmap(rows[:, :16], toks, [str(i + 1) for i in range(16)], colorscale="RdBu",
                                       title=f"No positions, {name} order: outputs (16 of 64 dims)",
                                       x_title="output dimension", y_title="token", zmin=-lim, zmax=lim, fmt=".2f",
-                                      annotate=False), key=f"out_{name}")
+                                      annotate=False), f"out_{name}", f"outputs-{name}", where=col)
 st.markdown("Same rows, new order. Now add the model's learned position vectors to the token vectors: a token "
             "that moves gets a different position vector, so its output changes. The real model does the same, "
             "and if every position id is set to 0 it becomes blind to order again.")

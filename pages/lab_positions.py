@@ -8,7 +8,7 @@ from explorer.plots.positions import dimension_curves, distance_bars, line, side
 from explorer.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.ui.cached import get_model
 from explorer.ui.lab_positions import rope_lesson
-from explorer.ui.widgets import attention_or_stop, use_app_navigation
+from explorer.ui.widgets import attention_or_stop, show_figure, use_app_navigation
 
 use_app_navigation()
 
@@ -26,13 +26,14 @@ with sin_tab:
     d_model = c2.select_slider("d_model", [16, 32, 64, 128, 256, 512], value=128)
     anchor = c3.slider("Compare with position", 0, n_pos - 1, n_pos // 2)
     enc = P.sinusoidal_encoding(n_pos, d_model)
-    st.plotly_chart(matrix_heatmap(enc, title="Each row is one position's vector (row 0 = [0, 1, 0, 1, …])",
-                                   x_title="dimension", y_title="position", zmid=0, height=460))
+    show_figure(matrix_heatmap(enc, title="Each row is one position's vector (row 0 = [0, 1, 0, 1, …])",
+                                   x_title="dimension", y_title="position", zmid=0, height=460), "enc", "sinusoidal")
     dims = st.multiselect("Dimensions to plot", list(range(d_model)), default=[0, 1, d_model // 4, d_model // 2])
-    st.plotly_chart(dimension_curves(enc, dims, "Early pairs wave fast (tell neighbours apart), late pairs slowly"))
-    st.plotly_chart(line(np.arange(n_pos) - anchor, {"cosine": P.similarity_by_offset(enc, anchor)}, vline=0,
+    show_figure(dimension_curves(enc, dims, "Early pairs wave fast (tell neighbours apart), late pairs slowly"), "dims",
+                "dimensions")
+    show_figure(line(np.arange(n_pos) - anchor, {"cosine": P.similarity_by_offset(enc, anchor)}, vline=0,
                          title=f"Cosine similarity of position {anchor} with every position",
-                         x_title="offset (position − anchor)", y_title="cosine similarity"))
+                         x_title="offset (position − anchor)", y_title="cosine similarity"), "cos", "cosine")
     offset = st.slider("Offset k for the linear-map check", 1, n_pos - 1, 5)
     check = P.check_offset_is_linear(n_pos, d_model, offset)
     st.latex(r"\begin{pmatrix}\sin((p+k)\omega)\\ \cos((p+k)\omega)\end{pmatrix} = \begin{pmatrix}\cos k\omega & "
@@ -41,8 +42,8 @@ with sin_tab:
     st.markdown(f"One {d_model} × {d_model} matrix M (a rotation for each sin/cos pair, nothing depending on p) "
                 f"moves **every** position {offset} steps along: over all {n_pos - offset} positions, "
                 f"max |M·PE(p) − PE(p+{offset})| = **{check.max_error:.1e}**.")
-    st.plotly_chart(matrix_heatmap(check.matrix[:8, :8], title="The top-left corner of M: 2 × 2 rotation blocks",
-                                   zmid=0, zmin=-1, zmax=1))
+    show_figure(matrix_heatmap(check.matrix[:8, :8], title="The top-left corner of M: 2 × 2 rotation blocks",
+                                   zmid=0, zmin=-1, zmax=1), "rot", "rotation-blocks")
 
 with learned_tab:
     table = P.learned_position_table(get_model(EMBEDDED_ENCODER))
@@ -51,9 +52,10 @@ with learned_tab:
     st.markdown(f"{EMBEDDED_ENCODER} simply learned one vector per position: a {table.shape[0]} × {table.shape[1]} "
                 "table, added to each token's embedding. Nothing forced a pattern on it; here is the one training "
                 "found, next to the sinusoidal one of the same width.")
-    st.plotly_chart(side_by_side({"learned (real encoder)": (sims, None), "sinusoidal": (
+    show_figure(side_by_side({"learned (real encoder)": (sims, None), "sinusoidal": (
         P.cosine_similarity_matrix(P.sinusoidal_encoding(n_show, table.shape[1])), None)}, colorscale="RdBu",
-        zmin=-1, zmax=1, title="Cosine similarity between positions", x_title="position", y_title="position"))
+        zmin=-1, zmax=1, title="Cosine similarity between positions", x_title="position", y_title="position"),
+        "learned", "learned-positions")
     offs, mean_sim = P.mean_by_offset(sims)
     st.markdown(f"Mean similarity of neighbours (1 apart): **{mean_sim[offs == 1][0]:.2f}**; 10 apart: "
                 f"**{mean_sim[offs == min(10, n_show - 1)][0]:.2f}**. It cannot say anything past position "
@@ -71,11 +73,11 @@ with real_tab:
     c1, c2 = st.columns(2)
     layer = c1.slider("Layer", 0, res.weights.shape[0] - 1, 0)
     head = c2.slider("Head", 0, res.weights.shape[1] - 1, 0)
-    st.plotly_chart(distance_bars(dist[keep], means[layer, head][keep],
-                                  title=f"Layer {layer}, head {head}: mean weight by distance"))
-    st.plotly_chart(matrix_heatmap(means.mean(axis=1)[:, keep], col_labels=[str(d) for d in dist[keep]],
+    show_figure(distance_bars(dist[keep], means[layer, head][keep],
+                                  title=f"Layer {layer}, head {head}: mean weight by distance"), "dist", "distance")
+    show_figure(matrix_heatmap(means.mean(axis=1)[:, keep], col_labels=[str(d) for d in dist[keep]],
                                    title="Every layer, averaged over its heads", x_title="query − key",
-                                   y_title="layer", colorscale="Blues", zmin=0))
+                                   y_title="layer", colorscale="Blues", zmin=0), "layers", "distance-layers")
     st.caption("Distance 1 = the token just before; 0 = itself. Heads that peak at a fixed distance are "
                "positional heads. The extreme distances average over one or two (query, key) pairs only: a tall bar "
                "there is usually attention parked on the first or last token.")

@@ -8,7 +8,7 @@ from explorer.labs.quiz import Question, nearest_option
 from explorer.plots.concepts import labelled_heatmap, saturation_figure, weights_bars
 from explorer.registry import EMBEDDED_ENCODER
 from explorer.ui.quiz import predict_then_reveal
-from explorer.ui.widgets import attention_or_stop, use_app_navigation
+from explorer.ui.widgets import attention_or_stop, show_figure, use_app_navigation
 
 use_app_navigation()
 
@@ -41,10 +41,10 @@ c[3].metric("largest weight, ÷√d_k", f"{stats['max_weight_scaled']:.3f}")
 q, k = maths.random_queries_keys(d_k, 1, 8, seed=0)
 raw = maths.attention_scores(q, k, scale=1.0)[0]
 left, right = st.columns([2, 3])
-left.plotly_chart(weights_bars([f"key {i + 1}" for i in range(8)], {
+show_figure(weights_bars([f"key {i + 1}" for i in range(8)], {
     "softmax(q·k)": maths.softmax(raw), "softmax(q·k / √d_k)": maths.softmax(raw / d_k ** 0.5)},
-    title=f"One random query, 8 random keys, d_k = {d_k}"))
-right.plotly_chart(saturation_figure(curves, d_k))
+    title=f"One random query, 8 random keys, d_k = {d_k}"), "bars", "softmax-bars", where=left)
+show_figure(saturation_figure(curves, d_k), "saturation", "saturation", where=right)
 st.caption("Averages over 2000 random queries, 8 keys each. Gradient size is the Frobenius norm of the "
            "softmax Jacobian: how much the weights move per unit change of the scores.")
 
@@ -71,5 +71,6 @@ view = real_model.temperature_view(real_model.head_scores(result, layer, head), 
 right.metric("mean largest weight", f"{view.mean_max_weight:.3f}")
 right.metric("mean entropy (nats)", f"{view.mean_entropy:.3f}")
 right.metric("one-hot rows (max > 0.99)", f"{view.one_hot_rows} of {len(result.tokens)}")
-left.plotly_chart(labelled_heatmap(view.weights, result.tokens, result.tokens, annotate=False,
-                                   title=f"softmax(scores / {t:g}), layer {layer + 1}, head {head + 1}"))
+show_figure(labelled_heatmap(view.weights, result.tokens, result.tokens, annotate=False,
+                                   title=f"softmax(scores / {t:g}), layer {layer + 1}, head {head + 1}"),
+            "temperature", "temperature", where=left)

@@ -6,7 +6,7 @@ from explorer.labs import real_model
 from explorer.labs.quiz import Question, nearest_option
 from explorer.plots.concepts import cost_figure, path_length_figure
 from explorer.ui.quiz import predict_then_reveal
-from explorer.ui.widgets import use_app_navigation
+from explorer.ui.widgets import show_figure, use_app_navigation
 
 use_app_navigation()
 
@@ -30,9 +30,9 @@ c = st.columns(2)
 c[0].metric("recurrent model: steps", maths.path_length(i, j, "recurrent"))
 c[1].metric("self-attention: steps", maths.path_length(i, j, "attention"))
 n_show = min(len(words), 32)
-st.plotly_chart(path_length_figure(maths.path_length_matrix(n_show, "recurrent"),
+show_figure(path_length_figure(maths.path_length_matrix(n_show, "recurrent"),
                                    maths.path_length_matrix(n_show, "attention"),
-                                   pair=(i + 1, j + 1) if max(i, j) < n_show else None))
+                                   pair=(i + 1, j + 1) if max(i, j) < n_show else None), "paths", "path-lengths")
 
 st.subheader("The price: an n × n table for every head")
 st.markdown("Attention compares every position with every other, so each head in each layer fills an n × n "
@@ -55,7 +55,7 @@ predict_then_reveal(Question(
            f"{real_model.format_bytes(t['attention_memory_bytes'][0])} → "
            f"{real_model.format_bytes(t['attention_memory_bytes'][1])} per sequence."), key="why")
 ns = [2 ** p for p in range(4, 14)]
-st.plotly_chart(cost_figure(maths.cost_table(ns, d_model=d), d_model=d, selected_n=n))
+show_figure(cost_figure(maths.cost_table(ns, d_model=d), d_model=d, selected_n=n), "cost", "cost")
 st.dataframe(real_model.cost_frame(ns, d_model=d), hide_index=True)
 
 st.subheader("Why 512 tokens")

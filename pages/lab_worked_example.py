@@ -7,7 +7,7 @@ from explorer.labs.notation import format_list, latex_matrix, latex_number, late
 from explorer.labs.quiz import Question, compare_option
 from explorer.plots.concepts import labelled_heatmap
 from explorer.ui.quiz import predict_then_reveal
-from explorer.ui.widgets import use_app_navigation
+from explorer.ui.widgets import show_figure, use_app_navigation
 
 use_app_navigation()
 
@@ -57,7 +57,8 @@ left.latex(rf"\textstyle\sum e^{{\text{{scores}}}} = {latex_number(s['exp_sum'][
            rf"\text{{weights}} = {latex_matrix(s['weights'][i])}")
 left.latex(latex_weighted_sum(s["weights"][i], mats["V"]))
 labels = [f"token {r}" for r in (1, 2, 3)]
-right.plotly_chart(labelled_heatmap(s["weights"], labels, labels, title="Attention weights (rows sum to 1)"))
+show_figure(labelled_heatmap(s["weights"], labels, labels, title="Attention weights (rows sum to 1)"), "weights",
+            "worked-weights", where=right)
 
 unscaled = maths.softmax(s["raw"])
 w, w_raw = s["weights"][0, 1], unscaled[0, 1]

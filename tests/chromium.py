@@ -50,16 +50,17 @@ class Server:
     """``streamlit run app.py`` on a free port, waiting for its health endpoint unless ``wait=False`` (the
     benchmark times its cold start from ``started``, the launch)."""
 
-    def __init__(self, env: dict | None = None, wait: bool = True, log_prefix: str = "server", port: int | None = None):
+    def __init__(self, env: dict | None = None, wait: bool = True, log_prefix: str = "server", port: int | None = None,
+                 script: str = "app.py", cwd: Path = ROOT):
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         ARTIFACTS.mkdir(exist_ok=True)
         self.log = open(ARTIFACTS / f"{log_prefix}-{self.port}.log", "w")
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(self.port),
+            [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(self.port),
              "--server.address", "127.0.0.1", "--server.headless", "true"],
-            cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT,
+            cwd=cwd, stdout=self.log, stderr=subprocess.STDOUT,
             env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})})
         if not wait:
             return

@@ -11,10 +11,14 @@ import io
 import math
 
 import numpy as np
+import pandas as pd
 import plotly.colors as pcolors
 import plotly.graph_objects as go
 
+from explorer.access import summary
 from explorer.maths import bin_starts, pool
+from explorer.matrices import STATS as OVERVIEW_STATS  # the order of matrices.overview_stats' columns
+from explorer.plots import alt
 
 COLORSCALE = pcolors.get_colorscale("Blues")   # written out: figures skip plotly's validation (see figure())
 MASKED = "#d4d4d4"       # cells a causal model cannot see
@@ -90,11 +94,14 @@ def heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str],
     if max(n_q, n_k) > 80:  # too many labels to read: let plotly thin them out
         xaxis.update(tickmode="auto", nticks=40)
         yaxis.update(tickmode="auto", nticks=40)
-    return figure([dict(type="heatmap", **trace)], dict(
+    fig = figure([dict(type="heatmap", **trace)], dict(
         title=dict(text=title, x=0.0, y=0.995, yref="container", yanchor="top", font=dict(size=14)),
         height=height or max(320, min(900, top + 30 + 18 * n_q)),
         margin=dict(l=10, r=10, t=top + (22 if title else 0), b=10),
         plot_bgcolor=MASKED if masked is not None else "white", xaxis=xaxis, yaxis=yaxis))
+    said = summary.row_peaks(weights, query_tokens, key_tokens, masked)
+    return alt.attach(fig, f"{alt.plain(title)}. {said}" if title else said,
+                      lambda: [(value_name, alt.matrix_table(weights, query_tokens, key_tokens, masked))])
 
 
 def query_bars(weights_row: np.ndarray, key_tokens: list[str], query_token: str, top: int = 12, *,
@@ -113,11 +120,16 @@ def query_bars(weights_row: np.ndarray, key_tokens: list[str], query_token: str,
                 hovertemplate="%{y}: %{x:.3f}<extra></extra>")
     others = "the other key has" if rest == 1 else f"the other {rest} keys share"
     subtitle = f"<br><sup>{others} {row.sum() - row[order].sum():.2f}</sup>" if rest > 0 else ""
-    return figure([bars], dict(
+    fig = figure([bars], dict(
         title=dict(text=f"Where {label(query_token)!s} looks{subtitle}", x=0.0, font=dict(size=14)),
         height=(78 if subtitle else 60) + 26 * len(order), margin=dict(l=10, r=40, t=58 if subtitle else 40, b=10),
         yaxis=dict(autorange="reversed"),
         xaxis=dict(range=[0, max(1e-9, float(row[order].max())) * 1.18], title=dict(text=value_name))))
+    keys = [f"{key_tokens[i]} · {where[i]}" for i in range(len(row))]
+    ranked = np.argsort(-row, kind="stable")
+    return alt.attach(fig, summary.largest(row, keys, k=3, what=f"Where {query_token} looks most"),
+                      lambda: [(f"where {query_token} looks", pd.DataFrame(
+                          {"key": [keys[i] for i in ranked], value_name: np.round(row[ranked], 3)}))])
 
 # ---------------------------------------------------------------------------------------------- grids, overview
 
@@ -184,13 +196,33 @@ def head_grid(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str
     scale = tile / q
     width, height = n_cols * cell_w * scale, n_rows * cell_h * scale
     hidden_axis = dict(visible=False, showgrid=False, zeroline=False)
-    return figure([picture, points], dict(
+    fig = figure([picture, points], dict(
         xaxis=dict(range=[0, n_cols * cell_w], **hidden_axis),
         yaxis=dict(range=[n_rows * cell_h, 0], **hidden_axis),
         width=int(width) + 20, height=int(height) + 38 + (24 if title else 0),
         margin=dict(l=10, r=10, t=28 + (24 if title else 0), b=10), annotations=titles, shapes=frame,
         hovermode="closest", hoverdistance=-1, dragmode=False, plot_bgcolor="white",
         title=dict(text=title, x=0.0, font=dict(size=14))))
+    said = summary.strongest_links(weights, query_tokens, key_tokens, masked)
+    where = f"Layer {layer}: {n_heads} heads. " if layer is not None else f"{n_heads} heads. "
+    return alt.attach(fig, where + said, lambda: [("strongest link of each head", _links_table(
+        weights, query_tokens, key_tokens, masked, layer))])
+
+
+def _links_table(weights, query_tokens, key_tokens, masked, layer) -> pd.DataFrame:
+    """One row a head: its strongest query → key link and that weight (the head grid's table)."""
+    w = np.asarray(weights, dtype=np.float64)
+    if masked is not None:
+        seen = ~np.asarray(masked, bool)
+        w = np.where(seen & (seen.sum(-1, keepdims=True) > 1), w, np.nan)
+    rows = []
+    for h in range(w.shape[0]):
+        finite = np.isfinite(w[h]).any()
+        q, k = np.unravel_index(int(np.nanargmax(w[h])), w[h].shape) if finite else (0, 0)
+        rows.append({**({"layer": layer} if layer is not None else {}), "head": h,
+                     "query": f"{q} · {query_tokens[q]}" if finite else "", "key": f"{k} · {key_tokens[k]}"
+                     if finite else "", "weight": round(float(w[h, q, k]), 3) if finite else np.nan})
+    return pd.DataFrame(rows)
 
 
 def _shades(tiles: np.ndarray, hidden: np.ndarray | None, k: int) -> np.ndarray:
@@ -231,7 +263,8 @@ def _png_uri(index: np.ndarray, masked_colour: str = MASKED_LIGHT) -> str:
 
 def overview(tiles: np.ndarray, masked: np.ndarray | None = None, *, selected: tuple[int, int] | None = None,
              shared_scale: bool = True, hover: list[list[str]] | None = None, title: str = "",
-             stats: np.ndarray | None = None, stats_hover: str = "") -> go.Figure:
+             stats: np.ndarray | None = None, stats_hover: str = "",
+             stat_names: tuple[str, ...] = OVERVIEW_STATS) -> go.Figure:
     """Every layer × head at once: ``tiles[layer, head, rows, cols]`` (already pooled thumbnails) drawn as ONE
     PNG image with white gaps, so the browser receives a picture, not the weights. An invisible point on each
     tile carries hover text ("layer 3 · head 5") and makes the tile clickable (``customdata`` = [layer, head]).
@@ -240,7 +273,8 @@ def overview(tiles: np.ndarray, masked: np.ndarray | None = None, *, selected: t
     ``masked`` (bool ``[rows, cols]``) cells are drawn grey. ``selected`` gets an orange frame.
     ``stats`` (``[layer, head, k]``) travel as numbers after [layer, head] in each point's customdata and
     ``stats_hover`` (a plotly hovertemplate over ``%{customdata[i]}``) writes them out: far fewer bytes than
-    ``hover`` text for 30 × 9 heads.
+    ``hover`` text for 30 × 9 heads. ``stat_names`` name them for the text alternative (the heads that are
+    most focused, sinks…) and its table.
     """
     t = np.asarray(tiles, dtype=np.float32)
     n_layers, n_heads, p, q = t.shape
@@ -274,7 +308,7 @@ def overview(tiles: np.ndarray, masked: np.ndarray | None = None, *, selected: t
         type="rect", x0=selected[1] - 0.5, x1=selected[1] + 0.5 - 1 / cell_w, y0=selected[0] - 0.5,
         y1=selected[0] + 0.5 - 1 / cell_h, line=dict(color="#dd6b20", width=3))]
     tile = int(min(max(min(1000 / n_layers, 1000 / n_heads), 18), 72))
-    return figure([picture, points], dict(
+    fig = figure([picture, points], dict(
         xaxis=dict(range=[-0.5, n_heads - 0.5], tickmode="array", tickvals=list(range(n_heads)),
                    ticktext=[str(h) for h in range(n_heads)], side="top", title=dict(text="head"), showgrid=False,
                    zeroline=False),
@@ -284,3 +318,11 @@ def overview(tiles: np.ndarray, masked: np.ndarray | None = None, *, selected: t
         width=tile * n_heads + 80, height=tile * n_layers + 70 + (24 if title else 0),
         margin=dict(l=60, r=20, t=60 + (24 if title else 0), b=10), hovermode="closest", hoverdistance=-1,
         dragmode=False, plot_bgcolor="white", title=dict(text=title, x=0.0, font=dict(size=14)), shapes=frame))
+    if stats is None:
+        return alt.attach(fig, f"Every head as a thumbnail: {n_layers} layers × {n_heads} heads.")
+    s = np.asarray(stats, dtype=np.float64)
+    names = list(stat_names) if stat_names and len(stat_names) == s.shape[-1] else [
+        f"statistic {i}" for i in range(s.shape[-1])]
+    return alt.attach(fig, summary.head_traits(s, names), lambda: [("statistics of every head", pd.DataFrame(
+        {"layer": layer.ravel(), "head": head.ravel(),
+         **{n: np.round(s[..., i].ravel(), 3) for i, n in enumerate(names)}}))])

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
+from explorer.plots import alt
 from explorer.plots.attention import label
 
 BAR = "#1f77b4"
@@ -32,7 +33,9 @@ def answer_bars(options: Sequence[str], counts: Mapping[str, int], correct: str 
         title=dict(text=title or f"Class answers ({total} {'student' if total == 1 else 'students'})", x=0.0),
         yaxis=dict(title="students", rangemode="tozero", dtick=max(1, (max(values, default=0) + 4) // 5)),
         height=320, margin=dict(l=50, r=20, t=50, b=40), showlegend=False)
-    return fig
+    said = "; ".join(f"{o}: {v}" + (f" ({s})" if s else "") for o, v, s in zip(options, values, share))
+    right = f" The right answer: {correct}." if correct is not None else ""
+    return alt.attach(fig, f"Class answers, {total} {'student' if total == 1 else 'students'}: {said}.{right}")
 
 
 def _scaled(size, factor: float, fallback: float) -> float:

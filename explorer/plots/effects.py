@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from explorer.plots import alt
 from explorer.plots.heads import SELECTED, head_map
 
 INTACT, KNOCKED = "#718096", "#dd6b20"
@@ -71,4 +72,9 @@ def similar_heads(frame: pd.DataFrame, badges: pd.Series | None = None, selected
                       margin=dict(l=10, r=10, t=40, b=10))
     fig.update_xaxes(showticklabels=False, title="", zeroline=False, gridcolor="#edf2f7")
     fig.update_yaxes(showticklabels=False, title="", zeroline=False, gridcolor="#edf2f7")
-    return fig
+    table = frame[["layer", "head"]].assign(roles=list(names))
+    roles = [f"L{i}H{j} {b}" for i, j, b in zip(layer, head, names) if b]
+    said = (f"Heads with a role ({len(roles)}): {'; '.join(roles[:24])}" + ("; … (see the table)."
+            if len(roles) > 24 else ".")) if roles else "No head has a named role."
+    return alt.attach(fig, f"Similar heads: {len(frame)} heads as points, close points attend alike. {said}",
+                      lambda: [("heads and their roles", table)])

@@ -9,7 +9,9 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from explorer.access import summary
 from explorer.maths import causal_mask
+from explorer.plots import alt
 from explorer.plots import attention as plots
 
 SELECTED = "#e53e3e"     # outline of the chosen head / highlighted rows
@@ -62,7 +64,19 @@ def head_map(values: np.ndarray, *, title: str = "", value_name: str = "value", 
                      showgrid=False, zeroline=False)
     fig.update_yaxes(title="layer", tickmode="array", tickvals=list(range(n_layers)), range=[n_layers - 0.5, -0.5],
                      showgrid=False, zeroline=False)
-    return fig
+    said = summary.head_extremes(z, value_name, signed=diverging, marked=marked, mark_name=mark_name)
+    return alt.attach(fig, f"{alt.plain(title)}: {n_layers} layers × {n_heads} heads. {said}" if title else said,
+                      lambda: [(value_name, _heads_table(z, value_name, marked, mark_name))])
+
+
+def _heads_table(z: np.ndarray, value_name: str, marked, mark_name: str):
+    import pandas as pd
+
+    layer, head = np.meshgrid(np.arange(z.shape[0]), np.arange(z.shape[1]), indexing="ij")
+    frame = pd.DataFrame({"layer": layer.ravel(), "head": head.ravel(), value_name: np.round(z.ravel(), 3)})
+    if marked is not None:
+        frame[mark_name or "marked"] = np.asarray(marked, dtype=bool).ravel()
+    return frame
 
 
 def clicked_head(selection: dict | None) -> tuple[int, int] | None:

@@ -11,6 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from explorer.plots import alt
 from explorer.plots.attention import label as literal_label  # tokens as literal text, not plotly's HTML subset
 from explorer.plots.concepts import position_ticks as _ticks
 
@@ -126,14 +127,18 @@ def padding_change_bars(tokens: Sequence[str], masked: np.ndarray, unmasked: np.
 
 
 def head_split(d_model: int, n_heads: int, n_tokens: int = 1) -> go.Figure:
-    """A d_model-wide strip coloured by which head owns each column."""
+    """A d_model-wide strip coloured by which head owns each column (Viridis: darker to lighter with the head's
+    number, which stays so with red–green colour blindness; a rainbow such as Turbo does not)."""
     owner = np.repeat(np.arange(n_heads), d_model // n_heads)[None, :].repeat(n_tokens, axis=0)
-    fig = go.Figure(go.Heatmap(z=owner, colorscale="Turbo" if n_heads > 1 else "Blues", showscale=False,
+    fig = go.Figure(go.Heatmap(z=owner, colorscale="Viridis" if n_heads > 1 else "Blues", showscale=False,
                                hovertemplate="column %{x} → head %{z}<extra></extra>"))
     fig.update_xaxes(title=f"the {d_model} columns of Q (and of K, V)")
     fig.update_yaxes(title="tokens", autorange="reversed", showticklabels=False)
     fig.update_layout(height=140 + 10 * n_tokens, margin=dict(l=10, r=10, t=20, b=10))
-    return fig
+    width = d_model // n_heads
+    owners = "; ".join(f"head {h}: columns {h * width}–{(h + 1) * width - 1}" for h in range(min(n_heads, 24)))
+    return alt.attach(fig, f"The {d_model} columns of Q, K and V split among {n_heads} heads of {width} columns each: "
+                      f"{owners}" + ("; …" if n_heads > 24 else "") + ".")
 
 
 def head_grid(weights: np.ndarray, tokens: Sequence[str], max_heads: int = 8) -> go.Figure:

@@ -11,6 +11,7 @@ from explorer.models import LoadedModel
 from explorer.plots.concepts import matrix_heatmap
 from explorer.plots.positions import rope_pair
 from explorer.ui.quiz import predict_then_reveal
+from explorer.ui.widgets import show_figure
 
 
 def rope_lesson(loaded: LoadedModel) -> None:
@@ -28,15 +29,15 @@ def rope_lesson(loaded: LoadedModel) -> None:
     n = c3.slider("Key position n", 0, 64, 2)
     w = P.rope_frequencies(rope["d_head"], rope["theta"])[pair]
     q2, k2 = np.array([1.0, 0.2]), np.array([0.6, 0.7])
-    st.plotly_chart(rope_pair({"q": q2, f"q at {m}": P.rotate_pair(q2, m * w), f"k at {n}": P.rotate_pair(k2, n * w)},
+    show_figure(rope_pair({"q": q2, f"q at {m}": P.rotate_pair(q2, m * w), f"k at {n}": P.rotate_pair(k2, n * w)},
                               title=f"Pair {pair}: ω = {w:.3g} rad per position; the angle between q and k "
-                                    f"changes only with m − n"))
+                                    f"changes only with m − n"), "rope_pair", "rope-pair")
     rng = np.random.default_rng(0)
     q, k = rng.normal(size=rope["d_head"]), rng.normal(size=rope["d_head"])
     rel = P.rope_relative_check(q, k, 65, rope["theta"])
-    st.plotly_chart(matrix_heatmap(rel.scores, title=f"q_m · k_n for one random q, k with the real θ: constant along "
+    show_figure(matrix_heatmap(rel.scores, title=f"q_m · k_n for one random q, k with the real θ: constant along "
                                    f"every diagonal (largest spread {rel.max_spread:.1e})", x_title="key position n",
-                                   y_title="query position m", zmid=0, height=460))
+                                   y_title="query position m", zmid=0, height=460), "rope_rel", "rope-relative")
     shift = st.slider("Then move both by", 1, 1000, 100)
     moved = P.rope_score(q, k, m + shift, n + shift, rope["theta"])
     before = float(rel.scores[m, n])

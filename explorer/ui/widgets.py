@@ -6,13 +6,18 @@ Word and head pickers are in ``pickers.py``; the quiz in ``quiz.py``; shared mod
 """
 from __future__ import annotations
 
+import functools
+import sys
+from pathlib import Path
+
 import streamlit as st
 
 from explorer.attention import AttentionResult
 from explorer.examples import EXAMPLES
+from explorer.plots.alt import clickable_heads, text_alternative
 from explorer.plots.classroom import scale_fonts
 from explorer.registry import EMBEDDED, EMBEDDED_ENCODER, KNOWN_HUB, ModelUnavailable, hub_policy, resolve_spec
-from explorer.ui import cached, class_room, classroom
+from explorer.ui import cached, chart_text, class_room, classroom
 from explorer.ui.linkask import ask_before_loading
 from explorer.ui.text import literal
 
@@ -181,13 +186,23 @@ def fidelity_badge(result: AttentionResult, layer: int, head: int) -> None:
 
 # ---------------------------------------------------------------------------------------------- figures and heads
 
-def show_figure(fig, key: str, filename: str, on_select="ignore"):
-    """A plotly chart whose camera button saves ``filename``.png, drawn in the browser (works offline)."""
+def show_figure(fig, key: str, filename: str, on_select="ignore", where=None):
+    """A plotly chart whose camera button saves ``filename``.png, drawn in the browser (works offline), with its
+    text alternative under it (a summary, "Show as table", and a keyboard head box when a click picks a head).
+    Every chart of the app goes through here (a test checks); ``where``: a column or container to draw in."""
+    if where is not None:
+        with where:
+            return show_figure(fig, key, filename, on_select)
     config = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": filename, "scale": 2}}
     scale_fonts(fig, classroom.figure_scale())   # larger type in the teacher's projector view
+    text = text_alternative(fig)
+    name = chart_text.accessible_name(text)   # the chart's own name for screen readers; the details follow it
     if on_select == "ignore":
-        return st.plotly_chart(fig, key=key, config=config)
-    return st.plotly_chart(fig, key=key, config=config, on_select=on_select, selection_mode="points")
+        event = st.plotly_chart(fig, key=key, config=config, alt=name)
+    else:
+        event = st.plotly_chart(fig, key=key, config=config, on_select=on_select, selection_mode="points", alt=name)
+    chart_text.describe(text, key, clickable_heads(fig), on_select)
+    return event
 
 
 def download_csv(frame, filename: str, key: str, label: str = "Matrix as CSV") -> None:
@@ -199,6 +214,9 @@ def selected_head(key: str, frame=None) -> tuple[int, int] | None:
     """The head picked in a chart (clicked point's customdata) or a table (``frame``'s selected row), if any."""
     from explorer.plots.heads import clicked_head
 
+    typed = chart_text.typed_head(key)   # chosen in the chart's keyboard box
+    if typed is not None:
+        return typed
     event = st.session_state.get(key) or {}
     if frame is None:
         return clicked_head(event)
@@ -282,8 +300,6 @@ def download_lazy(label: str, build, filename: str, key: str, mime: str = "text/
 def _folder_navigation() -> bool:
     """This run is Streamlit's old-style multipage app: the page files of ``pages/`` with the entry script as one
     more page, instead of app.py's ``st.navigation`` (where app.py is never a page)."""
-    from pathlib import Path
-
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     ctx = get_script_run_ctx()
@@ -309,4 +325,15 @@ def use_app_navigation() -> None:
         PagesManager.uses_pages_directory = False
         st.rerun()
     classroom.on_page()   # classroom live mode: rejoin from the URL, follow the teacher, the room's banner
+    if _writes_formulas(sys._getframe(1).f_code.co_filename):
+        chart_text.keyboard_scrolling()   # a formula wider than its column: focusable, so the keyboard scrolls it
+
+
+@functools.lru_cache(maxsize=64)
+def _writes_formulas(page_file: str) -> bool:
+    """Whether a page's source calls st.latex (read once a file): only those pages need the keyboard script."""
+    try:
+        return ".latex(" in Path(page_file).read_text(encoding="utf-8")
+    except OSError:
+        return False
 

@@ -15,6 +15,9 @@ def test_click_toggles_a_head_and_the_sweep_draws(server, browser):
     page = open_page(browser, f"{server.url}/heads_do", timeout=240)
     try:
         page.get_by_text("Colour: attention flip").first.scroll_into_view_if_needed()
+        page.wait_for_function("() => [...document.querySelectorAll('[data-testid=\"stMain\"] .js-plotly-plot')]"
+                               ".some(g => g._fullLayout && (g._fullLayout.yaxis.title || {}).text === 'layer')",
+                               timeout=60_000)   # the map is drawn (a busy machine may take a while)
         page.wait_for_timeout(500)
         for expected in (True, False):
             x, y = page.evaluate(TILE_CENTRE, [3, 1])
