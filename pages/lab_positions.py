@@ -8,7 +8,8 @@ from explorer.plots.positions import dimension_curves, distance_bars, line, side
 from explorer.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.ui.cached import get_model
 from explorer.ui.lab_positions import rope_lesson
-from explorer.ui.widgets import attention_or_stop, use_app_navigation
+from explorer.ui.teacher_driven import teacher_driven
+from explorer.ui.widgets import attention_or_stop, option_picker, show_link_notes, use_app_navigation
 
 use_app_navigation()
 
@@ -19,12 +20,17 @@ st.markdown("Attention compares every token with every other and never asks wher
 sin_tab, learned_tab, rope_tab, real_tab = st.tabs(["Sinusoidal", "Learned table", "Rotary (RoPE)", "Real heads"])
 
 with sin_tab:
-    st.latex(r"PE_{pos,\,2i} = \sin(pos\,\omega_i),\quad PE_{pos,\,2i+1} = \cos(pos\,\omega_i),\quad "
-             r"\omega_i = 10000^{-2i/d_{model}}")
-    c1, c2, c3 = st.columns(3)
-    n_pos = c1.slider("Positions", 16, 256, 100)
-    d_model = c2.select_slider("d_model", [16, 32, 64, 128, 256, 512], value=128)
-    anchor = c3.slider("Compare with position", 0, n_pos - 1, n_pos // 2)
+    st.latex(r"\begin{gathered} PE_{pos,\,2i} = \sin(pos\,\omega_i) \\ PE_{pos,\,2i+1} = \cos(pos\,\omega_i) \\ "
+             r"\omega_i = 10000^{-2i/d_{model}} \end{gathered}")   # one per line: one line is wider than a phone
+    with teacher_driven(("positions", "pos_n"), ("d_model", "pos_d"), ("anchor", "pos_at"), text=None):
+        c1, c2, c3 = st.columns(3)   # deep-linked: a class follows the teacher's
+        with c1:
+            n_pos = option_picker("Positions", "pos_n", list(range(16, 257)), 100)
+        with c2:
+            d_model = option_picker("d_model", "pos_d", [16, 32, 64, 128, 256, 512], 128)
+        with c3:
+            anchor = option_picker("Compare with position", "pos_at", list(range(n_pos)), n_pos // 2)
+    show_link_notes()
     enc = P.sinusoidal_encoding(n_pos, d_model)
     st.plotly_chart(matrix_heatmap(enc, title="Each row is one position's vector (row 0 = [0, 1, 0, 1, …])",
                                    x_title="dimension", y_title="position", zmid=0, height=460))

@@ -15,7 +15,8 @@ st.markdown("A recurrent network reads one token per step and carries everything
             "vector. For a word to influence another word k places later, its information has to survive k "
             "updates of that state. Self-attention lets every position read every other position directly, "
             "in one step, and computes all positions at the same time instead of one after another.")
-st.latex(r"\text{path}_{\text{recurrent}}(i, j) = |i - j| \qquad \text{path}_{\text{attention}}(i, j) = 1")
+st.latex(r"\begin{gathered} \text{path}_{\text{recurrent}}(i, j) = |i - j| \\ "
+         r"\text{path}_{\text{attention}}(i, j) = 1 \end{gathered}")   # two lines: one is wider than a phone
 
 words = st.text_input("Sentence", "The keys that the old man left on the kitchen table last night were gone.").split()
 if len(words) < 2:
