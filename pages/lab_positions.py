@@ -32,7 +32,7 @@ with sin_tab:
             anchor = option_picker("Compare with position", "pos_at", list(range(n_pos)), n_pos // 2)
     show_link_notes()
     enc = P.sinusoidal_encoding(n_pos, d_model)
-    st.plotly_chart(matrix_heatmap(enc, title="Each row is one position's vector (row 0 = [0, 1, 0, 1, …])",
+    st.plotly_chart(matrix_heatmap(enc, title="Each row is one position's vector",   # short: fits a phone
                                    x_title="dimension", y_title="position", zmid=0, height=460))
     dims = st.multiselect("Dimensions to plot", list(range(d_model)), default=[0, 1, d_model // 4, d_model // 2])
     st.plotly_chart(dimension_curves(enc, dims, "Early pairs wave fast (tell neighbours apart), late pairs slowly"))
@@ -41,9 +41,9 @@ with sin_tab:
                          x_title="offset (position − anchor)", y_title="cosine similarity"))
     offset = st.slider("Offset k for the linear-map check", 1, n_pos - 1, 5)
     check = P.check_offset_is_linear(n_pos, d_model, offset)
-    st.latex(r"\begin{pmatrix}\sin((p+k)\omega)\\ \cos((p+k)\omega)\end{pmatrix} = \begin{pmatrix}\cos k\omega & "
-             r"\sin k\omega\\ -\sin k\omega & \cos k\omega\end{pmatrix}\begin{pmatrix}\sin p\omega\\ \cos p\omega"
-             r"\end{pmatrix}")
+    st.latex(r"\begin{gathered}\begin{pmatrix}\sin((p+k)\omega)\\ \cos((p+k)\omega)\end{pmatrix} = R_k"
+             r"\begin{pmatrix}\sin p\omega\\ \cos p\omega\end{pmatrix},\\ R_k = \begin{pmatrix}\cos k\omega & "
+             r"\sin k\omega\\ -\sin k\omega & \cos k\omega\end{pmatrix}\end{gathered}")   # two lines fit a phone
     st.markdown(f"One {d_model} × {d_model} matrix M (a rotation for each sin/cos pair, nothing depending on p) "
                 f"moves **every** position {offset} steps along: over all {n_pos - offset} positions, "
                 f"max |M·PE(p) − PE(p+{offset})| = **{check.max_error:.1e}**.")

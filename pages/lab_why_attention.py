@@ -40,8 +40,8 @@ st.markdown("Attention compares every position with every other, so each head in
             "table of weights, and training keeps them all for the backward pass. A recurrent model does "
             "n·d² work in n steps that must wait for each other; attention does n²·d work all at once, which is "
             "more arithmetic once n exceeds d, but arithmetic that a GPU can do in parallel.")
-st.latex(r"\begin{aligned}\text{attention: }& O(n^2 d)\ \text{work},& O(1)\ \text{sequential steps}\\"
-         r"\text{recurrent: }& O(n d^2)\ \text{work},& O(n)\ \text{sequential steps}\end{aligned}")
+st.latex(r"\begin{aligned}\text{attention: }& O(n^2 d)\ \text{work}, O(1)\ \text{steps}\\"   # fits a phone
+         r"\text{recurrent: }& O(n d^2)\ \text{work}, O(n)\ \text{steps}\end{aligned}")
 c = st.columns(2)
 n = c[0].select_slider("Sequence length n", options=[2 ** p for p in range(4, 14)], value=512)
 d = c[1].selectbox("Model width d (BERT-base: 768)", [384, 768, 1024], index=1)

@@ -69,8 +69,11 @@ async def class_of(browser, url: str, room: str, key: str, ids: list[str], viewp
 async def nav(page, title: str, wait: bool = True) -> None:
     """Click ``title`` in the page's navigation (sidebar or top), as the teacher does."""
     link = page.locator('[data-testid="stSidebarNav"] a, [data-testid="stTopNavLink"]', has_text=title).first
+    path = urlsplit(await link.get_attribute("href", timeout=WAIT_MS)).path.rstrip("/")
     await link.click(timeout=WAIT_MS, no_wait_after=True)   # Streamlit moves the address itself (pushState)
-    if wait:
+    if wait:   # on that page, its run finished (a busy server may start the run later than idle's first look)
+        await page.wait_for_function(f"() => location.pathname.replace(/\\/+$/, '') === {path!r}",
+                                     timeout=WAIT_MS)
         await idle(page)
 
 
@@ -85,10 +88,17 @@ async def shows(page) -> dict:
 
 
 async def teacher_view(teacher) -> dict:
-    """The teacher's page as a follower must show it (once the teacher's page has finished its run)."""
-    await idle(teacher)
-    shown = await shows(teacher)
-    return {"path": shown["path"], "params": shown["params"], "title": shown["title"]}
+    """The teacher's page as a follower must show it: read once the teacher's page is idle and has stayed the same
+    for 1.5 s (on a busy machine a click's run can start after a first look found the page idle)."""
+    last = None
+    while True:
+        await idle(teacher)
+        shown = await shows(teacher)
+        view = {"path": shown["path"], "params": shown["params"], "title": shown["title"]}
+        if view == last and view["title"]:
+            return view
+        last = view
+        await teacher.wait_for_timeout(1500)
 
 
 def same_view(shown: dict, wanted: dict) -> bool:
