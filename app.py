@@ -52,7 +52,8 @@ def navigation() -> None:
             st.Page("pages/lab_why_attention.py", title="Why attention", icon=":material/route:"),
         ],
     }
-    classroom.run_page(st.navigation(pages, position=classroom.nav_position()))
+    # st.navigation, but a following student's run is the teacher's page (run here, not loaded by the browser)
+    classroom.run_page(classroom.navigation(pages, position=classroom.nav_position()))
 
 
 PRELOADED = threading.Event()   # set when the start hook's preload has finished (loaded, or failed and logged)

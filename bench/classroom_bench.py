@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/classroom_bench.py [--followers 30] [--changes 10] [--idle-seconds 60]
                                               [--steps 30,60,120] [--duration 40] [--skip-follow] [--skip-scale]
+                                              [--browsers 7 [--phones 3] [--rounds 3] [--heads 8]]
 
 1. follow: one server with a temporary classroom file; a room made through the store API with the teacher's
    view on the heatmap page; N follower sessions on /heatmaps?room=CODE&me=ID (their poll fragment is rerun by the
@@ -9,6 +10,9 @@
    per follower the seconds until a heatmap delta's title names the new head. Then the server CPU of the N
    followers sitting idle for ``--idle-seconds``, minus the same window with no session.
 2. scale: ws_load's stepped load on one server, then on 2 replicas behind HAProxy (deploy/cluster.py).
+3. browsers (``--browsers N``): a teacher and N followers in Chromium (tests/live_class.py), browsers included in
+   the time: the teacher clicks a page and the seconds until each follower shows it, settled; then the teacher
+   steps the heatmap's head and the seconds until each follower's heatmap title names it.
 Loopback only; every server started here is stopped here.
 """
 from __future__ import annotations
@@ -136,6 +140,93 @@ async def follow(url: str, pid: int, db: str, n: int, changes: int, idle_s: floa
     return out
 
 
+# ---------------------------------------------------------------------------------------------- in browsers
+
+BROWSER_PAGES = ["Antecedent flip", "Softmax saturation", "Compare heads", "Attention heatmaps"]
+PLOT_TITLE = "() => [...document.querySelectorAll('.js-plotly-plot .gtitle')].map(t => t.textContent).join('|')"
+
+
+async def _arrival(page, path: str, title: str, plot: str | None, limit_s: float) -> float | None:
+    """The monotonic time at which ``page`` first showed ``path`` with page title ``title`` (and a chart title
+    holding ``plot``), settled; None after ``limit_s``."""
+    from live_class import shows
+
+    end = time.monotonic() + limit_s
+    while time.monotonic() < end:
+        shown = await shows(page)
+        if shown["path"] == path and shown["title"] == title and shown["state"] == "notRunning" and (
+                plot is None or plot in await page.evaluate(PLOT_TITLE)):
+            return time.monotonic()
+        await asyncio.sleep(0.03)
+    return None
+
+
+async def in_browsers(url: str, db: str, n: int, phones: int, rounds: int, heads: int, seed: int = 0) -> dict:
+    """One teacher and ``n`` followers (``phones`` of them 390 × 844) in Chromium: seconds from the teacher's click
+    until each follower shows the new page (``rounds`` times through BROWSER_PAGES), then until each shows the
+    teacher's new head on the heatmap (``heads`` presses of → on the head slider)."""
+    from chromium import CHROMIUM, CHROMIUM_ARGS
+    from live_class import class_of, idle, nav, new_room, shows, teacher_view
+    from playwright.async_api import async_playwright
+
+    room, key, ids = new_room(db, n)
+    rng = random.Random(seed)
+    out = {"followers": n, "phones": phones, "page": [], "widget": [], "missed": 0}
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            teacher, followers = await class_of(browser, url, room, key, ids,
+                                                viewports={i: (390, 844) for i in range(phones)})
+            loads = [0] * n
+            for i, page in enumerate(followers):
+                page.on("load", lambda _p, i=i: loads.__setitem__(i, loads[i] + 1))
+            where = {}
+            for title in BROWSER_PAGES:   # warm-up: every page once (models, the followers' first draw)
+                await nav(teacher, title)
+                where[title] = {k: v for k, v in (await teacher_view(teacher)).items() if k in ("path", "title")}
+                got = await asyncio.gather(*(_arrival(f, where[title]["path"], where[title]["title"], None, 180)
+                                             for f in followers))
+                print(f"  warm-up {title}: {len(got) - got.count(None)}/{n} followers there", flush=True)
+            for r in range(rounds):
+                for title in BROWSER_PAGES:
+                    await asyncio.sleep(1 + rng.random())   # a random phase against the followers' poll
+                    start = time.monotonic()
+                    await nav(teacher, title, wait=False)
+                    got = await asyncio.gather(*(_arrival(f, where[title]["path"], where[title]["title"], None, 60)
+                                                 for f in followers))
+                    out["page"] += [t - start for t in got if t]
+                    out["missed"] += got.count(None)
+                    await idle(teacher)
+                    print(f"  round {r} {title}: max {max((t - start for t in got if t), default=0):.2f} s", flush=True)
+            # the heatmap page is open (last in BROWSER_PAGES): the teacher steps the head
+            thumb = teacher.get_by_role("slider").nth(1)
+            for k in range(heads):
+                await asyncio.sleep(1 + rng.random())
+                await thumb.focus()
+                layer, head = (await shows(teacher))["params"].get("layer", "0"), k + 1
+                start = time.monotonic()
+                await thumb.press("ArrowRight")
+                wanted = f"layer {layer} · head {head}"
+                got = await asyncio.gather(*(_arrival(f, where["Attention heatmaps"]["path"],
+                                                      where["Attention heatmaps"]["title"], wanted, 60)
+                                             for f in followers))
+                out["widget"] += [t - start for t in got if t]
+                out["missed"] += got.count(None)
+                await idle(teacher)
+                print(f"  head {head}: max {max((t - start for t in got if t), default=0):.2f} s", flush=True)
+            out["page_loads"] = sum(loads)
+            out["errors"] = [e for pg in [teacher, *followers] for e in pg.errors]
+        finally:
+            await browser.close()
+    for name in ("page", "widget"):
+        d = out[name]
+        out[name + "_p50"], out[name + "_p95"], out[name + "_max"] = median(d), quantile(d, 0.95), max(d, default=None)
+        print(f"{name} change -> {n} followers in Chromium: p50 {fmt_ms(out[name + '_p50'])}, p95 "
+              f"{fmt_ms(out[name + '_p95'])}, max {fmt_ms(out[name + '_max'])} (n={len(d)})", flush=True)
+    print(f"missed {out['missed']}, browser page loads {out['page_loads']}, page errors {len(out['errors'])}")
+    return out
+
+
 # ---------------------------------------------------------------------------------------------- scale-out
 
 async def stepped(url: str, pids: list[int], steps: list[int], duration: float, warm_urls: list[str]) -> list[dict]:
@@ -188,6 +279,10 @@ def main(argv=None) -> int:
     p.add_argument("--duration", type=float, default=40)
     p.add_argument("--skip-follow", action="store_true")
     p.add_argument("--skip-scale", action="store_true")
+    p.add_argument("--browsers", type=int, default=0, help="followers in Chromium (page and widget changes); 0: none")
+    p.add_argument("--phones", type=int, default=3, help="of the --browsers followers, how many on a 390 × 844 screen")
+    p.add_argument("--rounds", type=int, default=3, help="rounds through the pages (--browsers)")
+    p.add_argument("--heads", type=int, default=8, help="head changes on the heatmap (--browsers)")
     args = p.parse_args(argv)
     results = {}
     if not args.skip_follow:
@@ -200,6 +295,18 @@ def main(argv=None) -> int:
             try:
                 results["follow"] = asyncio.run(follow(server.url, server.proc.pid, db, args.followers,
                                                        args.changes, args.idle_seconds))
+            finally:
+                server.stop()
+    if args.browsers:
+        from chromium import Server
+
+        with tempfile.TemporaryDirectory() as tmp:
+            db = str(Path(tmp) / "classroom.sqlite3")
+            server = Server(env={"EXPLORER_CLASSROOM_DB": db, "EXPLORER_CLASSROOM_URL": ""},
+                            log_prefix="classroom-bench-browsers")
+            try:
+                results["browsers"] = asyncio.run(in_browsers(server.url, db, args.browsers, args.phones,
+                                                              args.rounds, args.heads))
             finally:
                 server.stop()
     if not args.skip_scale:

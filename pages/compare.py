@@ -8,6 +8,7 @@ from explorer.plots import heads as head_plots
 from explorer.ui import effects as fx
 from explorer.ui import pickers
 from explorer.ui import widgets as ui
+from explorer.ui.teacher_driven import teacher_driven
 
 ui.use_app_navigation()
 st.title("Compare heads")
@@ -26,14 +27,17 @@ def add_head(source: str, frame=None) -> None:
         st.session_state["heads"] = [*ids[:3], heads.head_id(head)]
 
 
-model = ui.model_picker()
-text = ui.text_box()
+controls = teacher_driven("heads")   # folded away while a student follows
+with controls:
+    model = ui.model_picker()
+    text = ui.text_box()
 raw = ui.attention_or_stop(model, text)
 result, facts = fx.weighting(model, text, raw), raw.facts
 stats = fx.more_stats(model, text, raw, analysis.head_stats(result.weights, result.special))
 STATS.update({c: c for c in ("sink by value size", "induction") if c in stats})
-chosen = pickers.heads_picker("Heads to compare (2–4)", "heads", facts.n_layers, facts.n_heads,
-                                heads.preselect(stats))
+with controls:
+    chosen = pickers.heads_picker("Heads to compare (2–4)", "heads", facts.n_layers, facts.n_heads,
+                                  heads.preselect(stats))
 ui.show_link_notes()
 if len(chosen) < 2:
     st.info("Pick at least two heads to compare them.")

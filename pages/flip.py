@@ -8,6 +8,7 @@ from explorer.ui import effects as fx
 from explorer.ui import pickers
 from explorer.ui import widgets as ui
 from explorer.ui.flip import show_head_in_both
+from explorer.ui.teacher_driven import teacher_driven
 
 ui.use_app_navigation()
 st.title("Antecedent flip")
@@ -18,13 +19,15 @@ PAIRS = {name: dict(text=a, text_b=b, query=q, cands=list(c)) for name, (a, b, q
 NEW_HEAD = ("layer", "head")   # a new pair opens on its own strongest head
 
 
-model = ui.model_picker()
-text_a, text_b = ui.sentence_pair((ANIMAL_TIRED, ANIMAL_WIDE))
-for column, name in zip(st.columns(len(FLIP_PAIRS)), FLIP_PAIRS):
-    column.button(f"Use the pair: {name}", on_click=ui.set_values, args=(PAIRS[name], NEW_HEAD), key=f"pair_{name}")
+controls = teacher_driven("query", "layer", "head", text="your teacher's sentences")   # folded while following
+with controls:
+    model = ui.model_picker()
+    text_a, text_b = ui.sentence_pair((ANIMAL_TIRED, ANIMAL_WIDE))
+    for column, name in zip(st.columns(len(FLIP_PAIRS)), FLIP_PAIRS):
+        column.button(f"Use the pair: {name}", on_click=ui.set_values, args=(PAIRS[name], NEW_HEAD), key=f"pair_{name}")
 a, b = ui.attention_or_stop(model, text_a), ui.attention_or_stop(model, text_b)
 facts, options = a.facts, heads.word_options(a.words)
-left, right = st.columns([1, 2])
+left, right = controls.columns([1, 2])
 with left:
     query = pickers.word_picker("Query word", "query", options, "it",
                                    [a.words[w] if w >= 0 else "" for w in a.word_ids])
@@ -38,7 +41,7 @@ except ValueError as err:
     st.stop()
 
 best = heads.best_head(result.table)
-left, right = st.columns(2)
+left, right = controls.columns(2)
 with left:
     layer = ui.index_picker("Layer", "layer", facts.n_layers, default=best[0])
 with right:

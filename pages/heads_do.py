@@ -4,15 +4,17 @@ import streamlit as st
 from explorer.examples import ANIMAL_TIRED, ANIMAL_WIDE
 from explorer.ui import effects as fx
 from explorer.ui import widgets as ui
+from explorer.ui.teacher_driven import teacher_driven
 
 ui.use_app_navigation()
 st.title("What heads do")
 st.caption("Attention maps show where a head looks. Here we remove heads and see what the model's answer loses: "
            "a head matters for the pair if, without it, the two sentences come out more alike.")
 
-model = ui.model_picker()
-text_a, text_b = ui.sentence_pair((ANIMAL_TIRED, ANIMAL_WIDE))
-query, candidates = fx.measure_inputs()
+with teacher_driven(("query", "ko_query"), text="your teacher's sentences"):   # folded while following
+    model = ui.model_picker()
+    text_a, text_b = ui.sentence_pair((ANIMAL_TIRED, ANIMAL_WIDE))
+    query, candidates = fx.measure_inputs()
 ui.show_link_notes()
 fx.whole_pair_or_stop(model, text_a, text_b)
 

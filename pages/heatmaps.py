@@ -6,6 +6,7 @@ from explorer.plots import attention as plots
 from explorer.ui import effects as fx
 from explorer.ui import widgets as ui
 from explorer.ui.bertviz import show_bertviz
+from explorer.ui.teacher_driven import teacher_driven
 
 OPTIONS = {  # key: (label, help)
     "hide": ("Hide special tokens", "Drop [CLS], [SEP], <s>… and renormalise each row over the tokens left."),
@@ -19,22 +20,26 @@ OPTIONS = {  # key: (label, help)
 ui.use_app_navigation()
 st.title("Attention heatmaps")
 st.caption("Each row is a query token; it shows how that token spreads its attention, summing to 1, over the keys.")
-top = st.columns([2, 3])
+controls = teacher_driven("layer", "head")   # folded away while a student follows
+with controls:
+    top = st.columns([2, 3])
 with top[0]:
     model = ui.model_picker()
 with top[1]:
     text = ui.text_box()
-result = fx.weighting(model, text, ui.attention_or_stop(model, text))
-part = ui.part_picker(matrices.PARTS) if result.parts else "self"
+raw = ui.attention_or_stop(model, text)
+with controls:
+    result = fx.weighting(model, text, raw)
+    part = ui.part_picker(matrices.PARTS) if result.parts else "self"
+    pick = st.columns([1, 1, 2])
+    with st.container(horizontal=True, gap="medium"):   # each box as wide as its label, wrapping when narrow
+        flags = {key: st.checkbox(label, key=f"opt_{key}", help=tip, width="content")
+                 for key, (label, tip) in OPTIONS.items()}
 res = matrices.part_of(result, part)
-pick = st.columns([1, 1, 2])
 with pick[0]:
     layer = ui.index_picker("Layer", "layer", res.facts.n_layers)
 with pick[1]:
     head = ui.index_picker("Head", "head", res.facts.n_heads)
-with st.container(horizontal=True, gap="medium"):   # each box as wide as its label, wrapping when narrow
-    flags = {key: st.checkbox(label, key=f"opt_{key}", help=tip, width="content")
-             for key, (label, tip) in OPTIONS.items()}
 options = matrices.Options(flags["hide"], flags["merge"], flags["mean"], flags["rollout"])
 view = matrices.matrix_view(result, part, layer, head, options)
 with pick[2]:

@@ -8,7 +8,8 @@ from explorer.plots.positions import dimension_curves, distance_bars, line, side
 from explorer.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.ui.cached import get_model
 from explorer.ui.lab_positions import rope_lesson
-from explorer.ui.widgets import attention_or_stop, show_figure, use_app_navigation
+from explorer.ui.teacher_driven import teacher_driven
+from explorer.ui.widgets import attention_or_stop, option_picker, show_figure, show_link_notes, use_app_navigation
 
 use_app_navigation()
 
@@ -19,15 +20,20 @@ st.markdown("Attention compares every token with every other and never asks wher
 sin_tab, learned_tab, rope_tab, real_tab = st.tabs(["Sinusoidal", "Learned table", "Rotary (RoPE)", "Real heads"])
 
 with sin_tab:
-    st.latex(r"PE_{pos,\,2i} = \sin(pos\,\omega_i),\quad PE_{pos,\,2i+1} = \cos(pos\,\omega_i),\quad "
-             r"\omega_i = 10000^{-2i/d_{model}}")
-    c1, c2, c3 = st.columns(3)
-    n_pos = c1.slider("Positions", 16, 256, 100)
-    d_model = c2.select_slider("d_model", [16, 32, 64, 128, 256, 512], value=128)
-    anchor = c3.slider("Compare with position", 0, n_pos - 1, n_pos // 2)
+    st.latex(r"\begin{gathered} PE_{pos,\,2i} = \sin(pos\,\omega_i) \\ PE_{pos,\,2i+1} = \cos(pos\,\omega_i) \\ "
+             r"\omega_i = 10000^{-2i/d_{model}} \end{gathered}")   # one per line: one line is wider than a phone
+    with teacher_driven(("positions", "pos_n"), ("d_model", "pos_d"), ("anchor", "pos_at"), text=None):
+        c1, c2, c3 = st.columns(3)   # deep-linked: a class follows the teacher's
+        with c1:
+            n_pos = option_picker("Positions", "pos_n", list(range(16, 257)), 100)
+        with c2:
+            d_model = option_picker("d_model", "pos_d", [16, 32, 64, 128, 256, 512], 128)
+        with c3:
+            anchor = option_picker("Compare with position", "pos_at", list(range(n_pos)), n_pos // 2)
+    show_link_notes()
     enc = P.sinusoidal_encoding(n_pos, d_model)
-    show_figure(matrix_heatmap(enc, title="Each row is one position's vector (row 0 = [0, 1, 0, 1, …])",
-                                   x_title="dimension", y_title="position", zmid=0, height=460), "enc", "sinusoidal")
+    show_figure(matrix_heatmap(enc, title="Each row is one position's vector",   # short: fits a phone
+                               x_title="dimension", y_title="position", zmid=0, height=460), "enc", "sinusoidal")
     dims = st.multiselect("Dimensions to plot", list(range(d_model)), default=[0, 1, d_model // 4, d_model // 2])
     show_figure(dimension_curves(enc, dims, "Early pairs wave fast (tell neighbours apart), late pairs slowly"), "dims",
                 "dimensions")
@@ -36,9 +42,9 @@ with sin_tab:
                          x_title="offset (position − anchor)", y_title="cosine similarity"), "cos", "cosine")
     offset = st.slider("Offset k for the linear-map check", 1, n_pos - 1, 5)
     check = P.check_offset_is_linear(n_pos, d_model, offset)
-    st.latex(r"\begin{pmatrix}\sin((p+k)\omega)\\ \cos((p+k)\omega)\end{pmatrix} = \begin{pmatrix}\cos k\omega & "
-             r"\sin k\omega\\ -\sin k\omega & \cos k\omega\end{pmatrix}\begin{pmatrix}\sin p\omega\\ \cos p\omega"
-             r"\end{pmatrix}")
+    st.latex(r"\begin{gathered}\begin{pmatrix}\sin((p+k)\omega)\\ \cos((p+k)\omega)\end{pmatrix} = R_k"
+             r"\begin{pmatrix}\sin p\omega\\ \cos p\omega\end{pmatrix},\\ R_k = \begin{pmatrix}\cos k\omega & "
+             r"\sin k\omega\\ -\sin k\omega & \cos k\omega\end{pmatrix}\end{gathered}")   # two lines fit a phone
     st.markdown(f"One {d_model} × {d_model} matrix M (a rotation for each sin/cos pair, nothing depending on p) "
                 f"moves **every** position {offset} steps along: over all {n_pos - offset} positions, "
                 f"max |M·PE(p) − PE(p+{offset})| = **{check.max_error:.1e}**.")

@@ -19,8 +19,9 @@ st.markdown("A score is a dot product of a query and a key: a sum of d_k product
             "with variance 1, each product has variance 1 and the variances add up, so scores spread like √d_k. "
             "Softmax turns large gaps between scores into near-certainty, and a near-certain softmax barely "
             "responds when the scores change, so the layer stops learning. Dividing by √d_k undoes the spread.")
-st.latex(r"\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k"
-         r"\quad\Rightarrow\quad \operatorname{sd}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right)=1")
+# two lines, so that the formula fits a phone
+st.latex(r"\begin{gathered}\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k\\"
+         r"\Rightarrow\quad \operatorname{sd}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right)=1\end{gathered}")
 
 std_256 = maths.score_std(256)
 predict_then_reveal(Question(

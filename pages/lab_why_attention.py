@@ -15,7 +15,8 @@ st.markdown("A recurrent network reads one token per step and carries everything
             "vector. For a word to influence another word k places later, its information has to survive k "
             "updates of that state. Self-attention lets every position read every other position directly, "
             "in one step, and computes all positions at the same time instead of one after another.")
-st.latex(r"\text{path}_{\text{recurrent}}(i, j) = |i - j| \qquad \text{path}_{\text{attention}}(i, j) = 1")
+st.latex(r"\begin{gathered} \text{path}_{\text{recurrent}}(i, j) = |i - j| \\ "
+         r"\text{path}_{\text{attention}}(i, j) = 1 \end{gathered}")   # two lines: one is wider than a phone
 
 words = st.text_input("Sentence", "The keys that the old man left on the kitchen table last night were gone.").split()
 if len(words) < 2:
@@ -39,8 +40,8 @@ st.markdown("Attention compares every position with every other, so each head in
             "table of weights, and training keeps them all for the backward pass. A recurrent model does "
             "n·d² work in n steps that must wait for each other; attention does n²·d work all at once, which is "
             "more arithmetic once n exceeds d, but arithmetic that a GPU can do in parallel.")
-st.latex(r"\begin{aligned}\text{attention: }& O(n^2 d)\ \text{work},& O(1)\ \text{sequential steps}\\"
-         r"\text{recurrent: }& O(n d^2)\ \text{work},& O(n)\ \text{sequential steps}\end{aligned}")
+st.latex(r"\begin{aligned}\text{attention: }& O(n^2 d)\ \text{work}, O(1)\ \text{steps}\\"   # fits a phone
+         r"\text{recurrent: }& O(n d^2)\ \text{work}, O(n)\ \text{steps}\end{aligned}")
 c = st.columns(2)
 n = c[0].select_slider("Sequence length n", options=[2 ** p for p in range(4, 14)], value=512)
 d = c[1].selectbox("Model width d (BERT-base: 768)", [384, 768, 1024], index=1)

@@ -2,17 +2,20 @@
 
 The teacher's view is the page and its deep link (the URL parameters its widgets write, plus the heatmap
 options); ``run_page`` publishes it after every page run in which it changed. Followers poll the room's version
-once a second in a fragment and rerun the app only when it moved; the rerun then opens the teacher's page with the
-teacher's parameters, as if the student had opened the teacher's URL. Who is in which room: ``class_room``.
+once a second in a fragment and rerun the app only when it moved. Every run of a following student, whatever page
+its browser asked for, is the teacher's page with the teacher's parameters (``navigation``, called by app.py in
+place of ``st.navigation``), as if the student had opened the teacher's URL, but in the same session: no page
+load, no script. Who is in which room: ``class_room``.
 """
 from __future__ import annotations
 
 import contextlib
-import json
+from pathlib import Path
 from urllib.parse import urlencode
 
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from explorer.classroom import ClassroomError, NoSuchRoom, pretty_code
 from explorer.ui.class_room import (
@@ -36,7 +39,6 @@ from explorer.ui.class_room import (
     leave,
     leave_if_removed,
     note,
-    page_address,
     projector,
     restore_from_url,
     store,
@@ -46,10 +48,15 @@ from explorer.ui.class_room import (
 )
 from explorer.ui.text import literal
 
+RAN = "_class_ran"   # the page this session ran last (its st.Page's script hash)
+ADDRESS = "_class_address"   # the URL parameters at the end of that run
+WANTED = "_class_wanted"   # a follower: the teacher's parameters it applied last
+FIXES, MOST_FIXES = "_class_fixes", 3   # a follower: (version, times its view was applied again for straying)
+
 # ---------------------------------------------------------------------------------------------- following
 
 def _apply(view: dict) -> None:
-    """Make this page show the teacher's deep link, as a freshly opened URL would."""
+    """Make this run show the teacher's deep link, as a freshly opened URL would."""
     params = {str(k): str(v) for k, v in (view.get("params") or {}).items() if k not in PRIVATE}
     for name in params:
         st.session_state.pop(name, None)   # from_url then reads the URL, as on a first run
@@ -60,58 +67,56 @@ def _apply(view: dict) -> None:
     st.query_params.from_dict({**params, URL_ROOM: code(), URL_ME: student()})
 
 
-def _teacher_page(view: dict) -> str | None:
-    """The page to switch to for ``view``, or None when this page is already it (or it cannot be opened)."""
-    page, here = view.get("page"), current_page()
-    return page if page and here and page != here else None
-
-
-_GO = """<script>
-(() => {{
-  const here = {here}, there = {there};
-  let base = window.location.pathname.replace(/\\/+$/, "");
-  if (here && base.endsWith("/" + here)) base = base.slice(0, -here.length - 1);
-  window.location.replace(base + "/" + there + {query});
-}})();
-</script>"""
-
-
-def _switch(version: int, view: dict) -> None:
-    """Open the teacher's page with the teacher's parameters, by loading its address in the browser (this run
-    stops). A full page load, not ``st.switch_page``: Streamlit 1.67's frontend sometimes left a page switched by a
-    poll's rerun blank ("Bad delta path index"). The room and student id travel in the address, so the new session
-    rejoins as the same student and goes on following."""
-    page = _teacher_page(view)
-    there = page_address(page) if page else None
-    if there is None or st.session_state.get("_class_switched") == (version, page):
-        return
-    st.session_state["_class_switched"] = (version, page)
-    params = {str(k): str(v) for k, v in (view.get("params") or {}).items() if k not in PRIVATE}
-    params = {**params, URL_ROOM: code(), URL_ME: student()}
-    query = "?" + urlencode(params)
-    st.caption(":material/cast_for_education: Following the teacher to the next page…")
-    st.page_link(page, label="Open the teacher's page", icon=":material/arrow_forward:", query_params=params)
-    st.html(_GO.format(here=_js(page_address(current_page() or "") or ""), there=_js(there), query=_js(query)),
-            unsafe_allow_javascript=True)
-    st.stop()
-
-
-def _js(value: str) -> str:
-    """A JavaScript string literal that cannot end the script element, whatever ``value`` holds."""
-    return json.dumps(value).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def _follow(version: int) -> None:
-    if not following() or st.session_state.get(APPLIED) == version:
-        return
+def _follow() -> str | None:
+    """A following student: take the room's view (version and view in one read), apply it when its version is
+    new -> the teacher's page (``pages/heatmaps.py``), or None. The version applied is the one the poll compares
+    against afterwards, so a change made while this run was under way always brings one more run."""
+    if not following():
+        return None
     try:
         version, view = store().view(code())
     except NoSuchRoom:
-        return
-    _switch(version, view)
-    if view.get("page"):
-        _apply(view)
-    st.session_state[APPLIED] = version
+        return None   # on_page says that the class has ended
+    if st.session_state.get(APPLIED) != version:
+        if view.get("page"):
+            _apply(view)
+        st.session_state[APPLIED] = version
+        st.session_state[WANTED] = _shared(view.get("params") or {})
+    st.session_state[SEEN] = version
+    return view.get("page") or None
+
+
+def _page_named(pages: dict, path: str):
+    """The st.Page of ``pages`` (app.py's sections) whose file is ``path`` relative to app.py, or None."""
+    ctx = get_script_run_ctx()
+    root = Path(ctx.main_script_path).resolve().parent
+    for page in (p for section in pages.values() for p in section):
+        file = getattr(page, "_page", None)
+        if isinstance(file, Path) and file.resolve() == (root / path).resolve():
+            return page
+    return None
+
+
+def navigation(pages: dict, position: str):
+    """``st.navigation(pages)``, except that a following student's run is the teacher's page.
+
+    The page is chosen before ``st.navigation`` resolves the URL's page, so Streamlit itself runs the teacher's
+    page in this session and tells the browser so (address bar and highlighted page follow): no browser page load
+    and no second run. Whatever the student's browser asked for, and however fast the teacher moved, this run
+    shows the room's current view; a later change is caught by the poll (or by ``run_page``'s re-check)."""
+    ctx = get_script_run_ctx()
+    restore_from_url()
+    page = _follow()
+    target = _page_named(pages, page) if page and ctx is not None else None
+    if target is not None:
+        asked = ctx.pages_manager.intended_page_script_hash
+        if asked and asked != target._script_hash and st.session_state.get(RAN, asked) != asked:
+            note("You are following the teacher, so you stay on the teacher's page. To open other pages, press "
+                 "“Explore on my own”.")
+        ctx.pages_manager.set_script_intent(target._script_hash, "")
+    chosen = st.navigation(pages, position=position)
+    st.session_state[RAN] = chosen._script_hash
+    return chosen
 
 
 def watch(question: str, counts: dict) -> None:
@@ -126,12 +131,29 @@ def _answers_moved(room: str) -> bool:
     return any(store().counts(room, q) != counts for q, counts in shown.items())
 
 
+def _behind_the_page() -> None:
+    """A poll tick that the browser sent before it learnt that this session's last run showed another page (a
+    follower moved to the teacher's page) names the page it had. Streamlit's frontend then clears the whole page
+    (a run for another page is starting) and this fragment's output has nowhere to land: the student would see a
+    blank page until the teacher's next change. So such a tick draws nothing and reruns the app on the page last
+    shown, which redraws it whole."""
+    ctx, shown = get_script_run_ctx(), st.session_state.get(RAN)
+    if ctx is not None and shown and ctx.page_script_hash != shown:
+        ctx.pages_manager.set_current_page_script_hash(shown)   # the rerun's page: the one the browser now shows,
+        ctx.query_string = urlencode(st.session_state.get(ADDRESS, {}))   # with its parameters (not the tick's)
+        if following():
+            st.session_state.pop(APPLIED, None)   # and a follower's with the teacher's view, applied afresh
+        st.rerun(scope="app")
+
+
 @st.fragment(run_every=POLL_S)
 def _poll() -> None:
     """Once a second: one version lookup (teacher: the shown questions' counts); the whole app reruns only when
     something changed. Drawn first on the page: a late fragment message then never lands past the end of a page
     that was just replaced (Streamlit's frontend rejects that: "Bad delta path index"). It always draws one empty
     placeholder: a fragment that draws nothing can leave a multipage app blank after a page change."""
+    if not st.session_state.get("_class_full_run"):
+        _behind_the_page()
     st.empty()
     room = code()
     if not room or st.session_state.get("_class_full_run"):
@@ -146,21 +168,37 @@ def _poll() -> None:
         st.rerun(scope="app")
     if version != st.session_state.get(SEEN):
         st.rerun(scope="app")   # the page's run follows (switching pages there, not from this fragment)
+    if following() and _strayed(version):
+        st.session_state.pop(APPLIED, None)   # the teacher's view, applied afresh
+        st.rerun(scope="app")
+
+
+def _shared(params: dict) -> dict:
+    return {str(k): str(v) for k, v in params.items() if k not in PRIVATE}
+
+
+def _strayed(version: int) -> bool:
+    """The page last drawn for this follower shows other parameters than the teacher's view it applied. A browser
+    can send widget values it held before a run changed them (a tick in flight), and a later run then draws those;
+    so while following, the teacher's view is applied again, at most a few times a version (never a loop)."""
+    wanted, shown = st.session_state.get(WANTED), st.session_state.get(ADDRESS)
+    if wanted is None or shown is None or _shared(shown) == wanted:
+        return False
+    fixes = st.session_state.get(FIXES, (version, 0))
+    fixes = fixes if fixes[0] == version else (version, 0)
+    st.session_state[FIXES] = (version, fixes[1] + 1)
+    return fixes[1] < MOST_FIXES
 
 
 def on_page() -> None:
-    """Every page calls this first (through ``widgets.use_app_navigation``): rejoin from the URL, follow the
-    teacher, and show the room's banner with its buttons."""
-    restore_from_url()
+    """Every page calls this first (through ``widgets.use_app_navigation``): the room's poll, notes and banner.
+    Rejoining from the URL and following the teacher happened before the page was chosen (``navigation``)."""
     room = code()
     info = store().room(room) if room else None
     if room and info is None:
         leave()
         note("The class has ended (or was idle for 12 hours); you are exploring on your own.")
     info = leave_if_removed(info)   # the teacher removed this student: leave with a note
-    if info is not None and student() and following() and st.session_state.get(APPLIED) != info.version:
-        with contextlib.suppress(NoSuchRoom):
-            _switch(*store().view(room))   # before anything is drawn: the page is left at once
     if info is not None:
         st.session_state["_class_full_run"] = True
         try:
@@ -171,10 +209,11 @@ def on_page() -> None:
         st.info(literal(message), icon=":material/school:")
     if info is None:
         return
-    st.session_state[SEEN], st.session_state[LOCKED] = info.version, info.locked
+    if not following():   # a follower's SEEN is the version it applied (navigation)
+        st.session_state[SEEN] = info.version
+    st.session_state[LOCKED] = info.locked
     if student():
         st.query_params[URL_ROOM], st.query_params[URL_ME] = room, student()
-        _follow(info.version)
     _banner(room, info.students)
 
 
@@ -185,7 +224,6 @@ def _explore() -> None:
 def _catch_up() -> None:
     st.session_state[FOLLOW] = True
     st.session_state.pop(APPLIED, None)
-    st.session_state.pop("_class_switched", None)
 
 
 def _banner(room: str, students: int) -> None:
@@ -230,14 +268,29 @@ def publish() -> None:
     st.session_state[PUBLISHED] = view
 
 
+def _moved_meanwhile() -> None:
+    """A follower whose room's view changed while this run drew the page runs again at once (not a poll later)."""
+    if following():
+        with contextlib.suppress(NoSuchRoom):
+            if store().version(code()) != st.session_state.get(SEEN):
+                st.rerun()
+
+
 def run_page(page) -> None:
-    """app.py's ``page.run()``, then publish the teacher's view (also after st.stop; not after a rerun)."""
+    """app.py's ``page.run()``, then publish the teacher's view (also after st.stop; not after a rerun), or, for a
+    follower, check that the teacher has not moved on meanwhile."""
     try:
         page.run()
     except StopException:
-        publish()
+        _finished()
         raise
+    _finished()
+
+
+def _finished() -> None:
+    st.session_state[ADDRESS] = st.query_params.to_dict()   # what the browser's address now holds
     publish()
+    _moved_meanwhile()
 
 
 def nav_position() -> str:

@@ -156,6 +156,21 @@ def index_picker(label: str, key: str, count: int, default: int = 0, widget: str
     return int(result)
 
 
+def option_picker(label: str, key: str, options: list, default):
+    """A select slider over ``options`` (numbers), deep-linked: a linked number that is not an option becomes the
+    nearest one; anything else falls back to ``default`` with a note."""
+    raw = from_url(key, default)
+    try:
+        value = min(options, key=lambda o: abs(o - float(raw)))
+    except (TypeError, ValueError):
+        link_note(f"{label} {str(raw)[:40]!r} in the link is not a number; using {default}.")
+        value = default
+    st.session_state[key] = value
+    chosen = st.select_slider(label, options, key=key)
+    st.query_params[key] = str(chosen)
+    return chosen
+
+
 def attention_or_stop(model: str, text: str, target: str | None = None) -> AttentionResult:
     """The attention result, or a clear message in the page and ``st.stop()`` when it cannot be computed."""
     try:

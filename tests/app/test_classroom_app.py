@@ -4,10 +4,8 @@ Start a class, join it (typed code, join link, hostile nickname), wrong codes an
 the URL, following the teacher's page and deep link, the locked text, and a class question answered and revealed.
 The class stays the teacher's: the roster, removing students, closing the room, wrong codes slowed per address.
 """
-import json
 import re
 from pathlib import Path
-from urllib.parse import parse_qsl
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -57,26 +55,20 @@ def texts(at: AppTest) -> str:
                      + [str(i.value) for i in at.info])
 
 
+TITLES = {"pages/heatmaps.py": "Attention heatmaps", "pages/lab_softmax.py": "Softmax saturation",
+          "pages/flip.py": "Antecedent flip"}
+
+
 def goes_to(student: AppTest, page: str) -> AppTest:
-    """The student's next run finds the teacher on ``page``: it draws nothing but a script that loads that page's
-    address in the browser (room and student id in the query). Opening that address is a new session, as in a
-    browser."""
+    """The student's next run finds the teacher on ``page``: that run is the teacher's page, in the same session,
+    whatever page the student's browser asked for (here the one it had before), and it draws no script."""
     student.run()
     assert not student.exception, student.exception
-    [go] = student.get("html")
-    assert go.proto.unsafe_allow_javascript and "Following the teacher" in texts(student)
-    [link] = student.get("page_link")   # for a browser that runs no script
-    assert link.proto.label == "Open the teacher's page" and link.proto.page.endswith(page[6:-3])
-    assert json.loads(re.search(r"there = (\"[^\"]*\")", go.proto.body).group(1)) == page[6:-3]   # pages/x.py -> x
-    query = json.loads(re.search(r"\+ (\"[^\"]*\")\);", go.proto.body).group(1))
-    params = dict(parse_qsl(query.removeprefix("?")))
-    assert params["room"] == student.session_state[class_room.ROOM]
-    assert params["me"] == student.session_state[class_room.ME]
-    opened = AppTest.from_file(APP, default_timeout=180)
-    opened.query_params.update(params)
-    opened.switch_page(page).run()
-    assert not opened.exception, opened.exception
-    return opened
+    assert student.title[0].value.startswith(TITLES[page]), student.title[0].value
+    assert not student.get("html")   # no script, no page load: Streamlit ran the page here
+    assert student.query_params["room"] == student.session_state[class_room.ROOM]
+    assert student.query_params["me"] == student.session_state[class_room.ME]
+    return student.switch_page(page)   # the browser's address follows (Streamlit's navigation message)
 
 
 def start() -> tuple[AppTest, str, str]:
@@ -179,11 +171,15 @@ def test_followers_follow_page_layer_head_and_locked_text_and_can_explore_alone(
     assert student.text_area(key="text").value == "the cat sat on the mat"
     assert student.checkbox(key="opt_hide").value is True
     assert not student.text_area(key="text").disabled
+    [folded] = student.expander   # the teacher's controls, folded away, their values in the label
+    assert folded.label == "layer 3 · head 5 · your teacher's text" and folded.slider(key="layer").value == 3
+    assert not teacher.expander   # the teacher's own controls are not folded
     teacher.switch_page("pages/classroom.py").run()
     teacher.toggle(key="_class_lock").set_value(True).run()
     student.run()
     assert student.text_area(key="text").disabled and "the text is locked" in texts(student)
     click(student, "Explore on my own")
+    assert not student.expander   # exploring: the controls are in view again
     student.slider(key="layer").set_value(1).run()
     teacher.switch_page("pages/heatmaps.py").run()
     teacher.slider(key="layer").set_value(4).run()
@@ -191,6 +187,26 @@ def test_followers_follow_page_layer_head_and_locked_text_and_can_explore_alone(
     assert student.slider(key="layer").value == 1 and not student.text_area(key="text").disabled
     click(student, "Catch up with the teacher")
     assert student.slider(key="layer").value == 4
+
+
+def test_a_follower_runs_the_teachers_latest_page_whatever_its_browser_asks():
+    teacher, room, _ = start()
+    student = join(room, "ada")
+    teacher.switch_page("pages/heatmaps.py").run()
+    teacher.slider(key="head").set_value(2).run()
+    teacher.switch_page("pages/flip.py").run()
+    teacher.switch_page("pages/lab_softmax.py").run()   # three pages before the student's next run
+    goes_to(student, "pages/lab_softmax.py")
+    teacher.switch_page("pages/heatmaps.py").run()   # a fresh page run: the head it had (kept) is the deep link
+    student.switch_page("pages/flip.py").run()   # the student's browser asks for another page while following
+    goes_to(student, "pages/heatmaps.py")
+    assert student.slider(key="head").value == 2
+    assert "You are following the teacher" in texts(student)
+    click(student, "Explore on my own")
+    student.switch_page("pages/flip.py").run()   # exploring alone: the page asked for
+    assert student.title[0].value.startswith("Antecedent flip")
+    click(student, "Catch up with the teacher")
+    assert student.title[0].value.startswith("Attention heatmaps") and student.slider(key="head").value == 2
 
 
 def test_class_question_counts_answers_and_reveals_to_everyone():

@@ -1,6 +1,7 @@
 """AppTest of the positions, masks and block labs: move each lab's controls, answer its question, read the numbers."""
 import base64
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -111,6 +112,20 @@ def test_positions_lab_sinusoidal_controls():
     err = float(text.split("PE(p+7)| = **")[1].split("**")[0])
     assert err < 1e-12
     assert next(m for m in at.multiselect if m.label == "Dimensions to plot").value == [0, 1, 8, 16]
+
+
+def test_positions_lab_sliders_are_deep_linked_and_clamped():
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "pages/lab_positions.py"), default_timeout=120)
+    at.query_params.update({"pos_n": "64", "pos_d": "30", "pos_at": "999"})
+    at.run()
+    assert not at.exception, at.exception
+    assert [_slider(at, n).value for n in ("Positions", "d_model", "Compare with position")] == [64, 32, 63]
+    assert at.query_params["pos_d"] == "32" and at.query_params["pos_at"] == "63"   # what a class follows
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "pages/lab_positions.py"), default_timeout=120)
+    at.query_params["pos_d"] = "<b>x</b>"
+    at.run()
+    assert _slider(at, "d_model").value == 128
+    assert any("in the link is not a number" in i.value and "\\<b" in i.value for i in at.info)   # shown literally
 
 
 def test_positions_lab_learned_table_numbers(encoder):

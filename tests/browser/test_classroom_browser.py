@@ -63,11 +63,11 @@ async def title_shows(page, wanted: str, timeout: float = WAIT_MS) -> float:
     return time.monotonic()
 
 
-KNOWN_RACE = "Bad delta path index"   # Streamlit 1.67's frontend, after st.switch_page from a fragment's rerun
+KNOWN_RACE = "Bad delta path index"   # Streamlit 1.67's frontend, when a poll tick names the page it had
 
 
 async def follows(page, check, report: dict, timeout: float = 20_000) -> None:
-    """The student's page reaches the teacher's new page by itself (the page loads the teacher's address), or
+    """The student's page reaches the teacher's new page by itself (its session runs the teacher's page), or
     after one reload, as a student would do: the URL keeps room and student id. Reloads are counted in
     ``report["reloads"]``, and what the page showed is printed; the page must be there after at most one."""
     try:

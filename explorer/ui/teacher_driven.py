@@ -1,0 +1,46 @@
+"""Controls the teacher drives, folded away while a student follows.
+
+A following student's model, text, layer, head and options are the teacher's (``classroom.navigation`` applies
+them); on a phone they would push the page's first figure a screen and a half down. ``teacher_driven`` draws them
+inside a closed expander whose label says what they are set to ("layer 2 · head 3 · your teacher's text"); one tap
+opens them. For everyone else it is a plain container: the page looks as it always did.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer.ui import class_room
+from explorer.ui.text import literal
+
+LONGEST = 24   # characters of one value in the summary (a word, a model's short name)
+
+
+def _value(key: str) -> str | None:
+    """The control's value as this run starts: its widget state, else its deep link (the teacher's, applied)."""
+    value = st.session_state.get(key, st.query_params.get(key))
+    if isinstance(value, (list, tuple)):
+        value = ", ".join(map(str, value))
+    if value is None or value == "" or isinstance(value, dict):
+        return None
+    text = str(value).split("/")[-1]   # a hub id's model name
+    return text if len(text) <= LONGEST else text[:LONGEST - 1] + "…"
+
+
+def summary(keys: tuple[str | tuple[str, str], ...], text: str | None) -> str:
+    """'layer 2 · head 3 · your teacher's text': each of ``keys`` (a key, or a (label, key) pair) named with its
+    value, then ``text``; every value shown literally (a link can hold anything)."""
+    named = [(k, k) if isinstance(k, str) else k for k in keys]
+    parts = [f"{label} {literal(value)}" for label, key in named if (value := _value(key)) is not None]
+    return " · ".join([*parts, *([text] if text else [])]) or "your teacher's settings"
+
+
+def teacher_driven(*keys: str | tuple[str, str], text: str | None = "your teacher's text"):
+    """The container for the controls a teacher drives: ``controls = teacher_driven("layer", "head")``, then
+    ``with controls:`` as often as the page needs (messages drawn in between stay outside, in view). Following: a
+    closed expander labelled with the controls' values (see ``summary``); otherwise a plain container. Widgets keep
+    their keys, so their values survive a student's switch between following and exploring."""
+    if not class_room.following():
+        return st.container()
+    folded = st.expander(summary(keys, text), icon=":material/cast_for_education:")
+    folded.caption("Your teacher sets these while you follow. To try your own, press “Explore on my own”.")
+    return folded

@@ -1,0 +1,80 @@
+"""A following student on a 390 × 844 phone: the teacher-driven controls fold away, so the page's first figure
+starts on the first screen, and nothing is wider than the screen.
+
+The teacher (a desktop browser) opens the heatmaps, the flip page and a lab; the phone follows each time. Checks:
+the follower shows the teacher's page and view; the first chart's top edge is within the viewport height, at the
+top of the page; neither the main area nor a formula is wider than the screen; the folded controls' label names the
+teacher's layer and head (and, in the lab, its positions). Screenshots of the first screen are saved in
+test-artifacts/follow-phone-*.png.
+"""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from chromium import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, Server, need_chromium
+from live_class import class_of, nav, new_room, reaches, teacher_view
+
+pytestmark = pytest.mark.browser
+
+PHONE = (390, 844)
+PAGES = [("Attention heatmaps", "heatmaps"), ("Antecedent flip", "flip"), ("Positional encodings", "lab")]
+# the first chart's top, in CSS px from the top of the screen; how far the main area or a formula overflows sideways
+LAYOUT = """() => {
+  const main = document.querySelector('[data-testid=stMain]');
+  const chart = main.querySelector('.js-plotly-plot');
+  const wide = [main.scrollWidth - main.clientWidth, ...[...main.querySelectorAll('.katex-display')].map(
+    e => e.scrollWidth - e.closest('[data-testid=stElementContainer]').clientWidth)];   // a formula past its column
+  return [chart ? chart.getBoundingClientRect().top : null, Math.max(...wide),
+          main.querySelector('[data-testid=stExpander] summary')?.textContent ?? ''];
+}"""
+
+
+async def lesson(browser, url: str, db: str) -> dict:
+    room, key, ids = new_room(db, 1)
+    teacher, [phone] = await class_of(browser, url, room, key, ids, viewports={0: PHONE})
+    report = {}
+    for title, name in PAGES:
+        await nav(teacher, title)
+        wanted = await teacher_view(teacher)
+        assert await reaches(phone, wanted), (name, wanted)
+        await phone.wait_for_selector('[data-testid="stMain"] .js-plotly-plot .main-svg', timeout=60_000)
+        await phone.evaluate("() => document.querySelector('[data-testid=stMain]').scrollTo(0, 0)")
+        await phone.wait_for_timeout(800)   # let the charts settle to their width
+        top, overflow, folded = await phone.evaluate(LAYOUT)
+        report[name] = {"top": top, "overflow": overflow, "folded": folded, "params": wanted["params"]}
+        await phone.screenshot(path=str(ARTIFACTS / f"follow-phone-{name}.png"))
+        print(f"{name}: first chart at {top:.0f} px, sideways overflow {overflow} px, folded: {folded!r}", flush=True)
+    report["errors"] = [e for p in (teacher, phone) for e in p.errors]
+    report["exceptions"] = [await e.inner_text() for p in (teacher, phone)
+                            for e in await p.query_selector_all('[data-testid="stException"]')]
+    return report
+
+
+async def run(url: str, db: str) -> dict:
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            return await lesson(browser, url, db)
+        finally:
+            await browser.close()
+
+
+def test_a_following_phone_sees_the_first_figure_on_its_first_screen(tmp_path):
+    need_chromium()
+    db = str(tmp_path / "classroom.sqlite3")
+    server = Server(env={"EXPLORER_CLASSROOM_DB": db, "EXPLORER_CLASSROOM_URL": ""}, log_prefix="follow-phone")
+    try:
+        report = asyncio.run(run(server.url, db))
+    finally:
+        server.stop()
+    for _, name in PAGES:
+        shown = report[name]
+        assert shown["top"] is not None and 0 <= shown["top"] < PHONE[1], (name, shown)
+        assert shown["overflow"] <= 0, (name, shown)
+    heat, lab = report["heatmaps"], report["lab"]
+    assert f"layer {heat['params']['layer']} · head {heat['params']['head']}" in heat["folded"], heat
+    assert f"positions {lab['params']['pos_n']} · d_model {lab['params']['pos_d']}" in lab["folded"], lab
+    assert report["exceptions"] == [] and report["errors"] == []

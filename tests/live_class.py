@@ -1,0 +1,116 @@
+"""A live class in Chromium for the browser tests and the benchmark: a room made through the store API (the
+server shares its SQLite file), a teacher who opens the private link, followers who open the student link, each in
+their own browser context; and the check that a follower shows the teacher's current page and view.
+"""
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from urllib.parse import parse_qsl, urlsplit
+
+from chromium import new_page_async
+
+WAIT_MS = 120_000
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+PRIVATE = ("room", "me", "key", "join")
+# what a page shows, read in one go: address, page title, whether a script run is under way
+SHOWN = ("() => [location.pathname, location.search, document.querySelector('[data-testid=stMain] h1')?.textContent"
+         " ?? '', document.querySelector('[data-testid=stApp]')?.dataset.testScriptState ?? '']")
+
+
+async def idle(page) -> None:
+    await page.wait_for_timeout(300)
+    await page.wait_for_selector(IDLE, timeout=WAIT_MS)
+
+
+async def opened(browser, url: str, viewport=(1400, 1000)):
+    page = await new_page_async(browser, viewport=viewport)
+    await page.goto(url, timeout=WAIT_MS)
+    await page.wait_for_selector('[data-testid="stMain"] h1', timeout=WAIT_MS)
+    await idle(page)
+    return page
+
+
+def new_room(db: str, n: int) -> tuple[str, str, list[str]]:
+    """A room in the classroom file ``db`` with ``n`` students joined -> (code, teacher key, student ids)."""
+    from explorer.classroom import open_store
+
+    store = open_store({"EXPLORER_CLASSROOM_DB": db})
+    room, key = store.create_room()
+    ids = [secrets.token_urlsafe(12) for _ in range(n)]
+    for i, me in enumerate(ids):
+        store.join(room, me, f"student {i}")
+    return room, key, ids
+
+
+def room_view(db: str, room: str) -> tuple[int, dict]:
+    from explorer.classroom import open_store
+
+    return open_store({"EXPLORER_CLASSROOM_DB": db}).view(room)
+
+
+async def class_of(browser, url: str, room: str, key: str, ids: list[str], viewports=None) -> tuple:
+    """The teacher's page (private link opened, then the key has left the address) and one page per follower,
+    opened a few at a time as a class does -> (teacher, followers)."""
+    teacher = await opened(browser, f"{url}/classroom?room={room}&key={key}")
+    gate = asyncio.Semaphore(3)
+
+    async def follower(i: int, me: str):
+        async with gate:
+            size = (viewports or {}).get(i, (1400, 1000))
+            page = await opened(browser, f"{url}/classroom?room={room}&me={me}", viewport=size)
+            await page.get_by_text("Following class").first.wait_for(timeout=WAIT_MS)
+            return page
+    followers = await asyncio.gather(*(follower(i, me) for i, me in enumerate(ids)))
+    return teacher, list(followers)
+
+
+async def nav(page, title: str, wait: bool = True) -> None:
+    """Click ``title`` in the page's navigation (sidebar or top), as the teacher does."""
+    link = page.locator('[data-testid="stSidebarNav"] a, [data-testid="stTopNavLink"]', has_text=title).first
+    path = urlsplit(await link.get_attribute("href", timeout=WAIT_MS)).path.rstrip("/")
+    await link.click(timeout=WAIT_MS, no_wait_after=True)   # Streamlit moves the address itself (pushState)
+    if wait:   # on that page, its run finished (a busy server may start the run later than idle's first look)
+        await page.wait_for_function(f"() => location.pathname.replace(/\\/+$/, '') === {path!r}",
+                                     timeout=WAIT_MS)
+        await idle(page)
+
+
+def _params(search: str) -> dict:
+    return {k: v for k, v in parse_qsl(search.removeprefix("?"), keep_blank_values=True) if k not in PRIVATE}
+
+
+async def shows(page) -> dict:
+    """What ``page`` shows now: {"path": "/heatmaps", "params": {…without room/me}, "title": "…", "state": "…"}."""
+    path, search, title, state = await page.evaluate(SHOWN)
+    return {"path": urlsplit(path).path.rstrip("/"), "params": _params(search), "title": title, "state": state}
+
+
+async def teacher_view(teacher) -> dict:
+    """The teacher's page as a follower must show it: read once the teacher's page is idle and has stayed the same
+    for 1.5 s (on a busy machine a click's run can start after a first look found the page idle)."""
+    last = None
+    while True:
+        await idle(teacher)
+        shown = await shows(teacher)
+        view = {"path": shown["path"], "params": shown["params"], "title": shown["title"]}
+        if view == last and view["title"]:
+            return view
+        last = view
+        await teacher.wait_for_timeout(1500)
+
+
+def same_view(shown: dict, wanted: dict) -> bool:
+    return (shown["path"] == wanted["path"] and shown["params"] == wanted["params"]
+            and shown["title"] == wanted["title"] and shown["state"] == "notRunning")
+
+
+async def reaches(page, wanted: dict, timeout_s: float = 120, poll_s: float = 0.05) -> float | None:
+    """Seconds (monotonic clock) at which ``page`` first showed ``wanted``, or None after ``timeout_s``."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if same_view(await shows(page), wanted):
+            return time.monotonic()
+        await asyncio.sleep(poll_s)
+    return None
