@@ -6,6 +6,7 @@ from explorer.ui import generation as gx
 from explorer.ui import generation_views as views
 from explorer.ui import widgets as ui
 from explorer.ui.quiz import predict_then_reveal
+from explorer.ui.teacher_driven import teacher_driven
 
 ui.use_app_navigation()
 st.title("Watch it write")
@@ -13,22 +14,25 @@ st.caption("A decoder writes one token at a time. Each new token attends to ever
            "(the causal mask), and the keys and values of earlier tokens are kept in a cache instead of being "
            "computed again. Pick a step to see what the model looked at, what it considered, and why.")
 
-top = st.columns([2, 3])
-with top[0]:
-    model = ui.model_picker("lm", EMBEDDED_DECODER)
-with top[1]:
-    prompt = gx.prompt_box()
-settings = gx.settings_controls()
+controls = teacher_driven(("layer", "layer"), ("head", "head"), text="your teacher's prompt")   # folded if following
+with controls:
+    top = st.columns([2, 3])
+    with top[0]:
+        model = ui.model_picker("lm", EMBEDDED_DECODER)
+    with top[1]:
+        prompt = gx.prompt_box()
+    settings = gx.settings_controls()
 ui.show_link_notes()
 key, gen = gx.generation_or_stop(model, prompt, settings)
 
 hide = gx.flag("Predict first: hide this step's token and what follows until you commit a guess", "predict")
 step = views.step_picker(gen, hide)
-pick = st.columns(2)
-with pick[0]:
-    layer = ui.index_picker("Layer", "layer", gen.n_layers)
-with pick[1]:
-    head = ui.index_picker("Head", "head", gen.n_heads)
+with controls:
+    pick = st.columns(2)
+    with pick[0]:
+        layer = ui.index_picker("Layer", "layer", gen.n_layers)
+    with pick[1]:
+        head = ui.index_picker("Head", "head", gen.n_heads)
 ui.show_link_notes()
 
 if hide:

@@ -56,7 +56,7 @@ def texts(at: AppTest) -> str:
 
 
 TITLES = {"pages/heatmaps.py": "Attention heatmaps", "pages/lab_softmax.py": "Softmax saturation",
-          "pages/flip.py": "Antecedent flip"}
+          "pages/flip.py": "Antecedent flip", "pages/write.py": "Watch it write"}
 
 
 def goes_to(student: AppTest, page: str) -> AppTest:
@@ -341,3 +341,19 @@ def test_the_roster_of_a_class_ended_elsewhere_gives_way_to_the_note():
     class_room.store().close(room, key)   # ended from another tab
     teacher.run()
     assert "The class has ended" in texts(teacher) and class_room.KEY not in teacher.session_state
+
+
+def test_a_follower_sees_the_teachers_generation_with_the_prompt_and_settings_folded():
+    teacher, room, _ = start()
+    student = join(room)
+    teacher.switch_page("pages/write.py").run()
+    teacher.number_input(key="new").set_value(2).run()
+    teacher.text_area(key="prompt").input("The capital of France is").run()
+    assert not teacher.exception
+    assert not [e for e in teacher.expander if "your teacher" in e.label]      # the teacher's controls stay open
+    student = goes_to(student, "pages/write.py")
+    [folded] = [e for e in student.expander if "your teacher's prompt" in e.label]
+    assert folded.label == "layer 0 · head 0 · your teacher's prompt"
+    assert folded.text_area(key="prompt").value == "The capital of France is"   # inside the fold, the teacher's
+    assert folded.number_input(key="new").value == 2
+
