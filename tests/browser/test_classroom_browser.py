@@ -16,6 +16,7 @@ import time
 
 import pytest
 from chromium import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, Server, need_chromium, new_page_async
+from playwright.async_api import expect
 
 pytestmark = pytest.mark.browser
 
@@ -121,7 +122,8 @@ async def lesson(browser, url: str, db: str, server: Server) -> dict:
 
     # -- a hostile code in a join link is shown literally and refused
     odd = await opened(browser, f"{url}/classroom?join={HOSTILE_CODE}")
-    assert await odd.get_by_label("Room code").input_value() == HOSTILE_CODE
+    # the box is filled from the link by the page's run; a busy browser may draw it empty first, so wait for it
+    await expect(odd.get_by_label("Room code")).to_have_value(HOSTILE_CODE, timeout=30_000)
     await click(odd, "Join")
     await sees(odd, "That is not a room code")
     assert await odd.evaluate("() => window.__xss") is None
