@@ -15,14 +15,13 @@ import statistics
 import time
 
 import pytest
-from chromium import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, Server, need_chromium, new_page_async
+from chromium import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, Server, need_chromium
+from live_class import WAIT_MS, idle, opened  # the live-class helpers shared with the follow tests
 from playwright.async_api import expect
 
 pytestmark = pytest.mark.browser
 
 N = 5
-WAIT_MS = 120_000
-IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 HOSTILE_NICK = "<img src=x onerror=window.__xss=1>"
 HOSTILE_CODE = "<img src=x onerror=window.__xss=2>"
 TITLE = "() => [...document.querySelectorAll('.js-plotly-plot .gtitle')].map(t => t.textContent).join('|')"
@@ -30,19 +29,6 @@ COUNTS = ("() => { const c = [...document.querySelectorAll('.js-plotly-plot')].f
           "'.gtitle')].some(t => t.textContent.startsWith('Class answers'))); return c ? [...c.querySelectorAll("
           "'.bartext')].map(t => parseInt(t.textContent)) : null }")   # the bars' labels, "3 (60%)", in order
 ANSWERS = ["about 16", "about 16", "about 16", "about 1", "about 256"]
-
-
-async def idle(page) -> None:
-    await page.wait_for_timeout(300)
-    await page.wait_for_selector(IDLE, timeout=WAIT_MS)
-
-
-async def opened(browser, url: str, viewport=(1400, 1000)):
-    page = await new_page_async(browser, viewport=viewport)
-    await page.goto(url, timeout=WAIT_MS)
-    await page.wait_for_selector('[data-testid="stMain"] h1', timeout=WAIT_MS)
-    await idle(page)
-    return page
 
 
 async def click(page, text: str) -> None:
