@@ -9,7 +9,7 @@ import secrets
 import time
 from urllib.parse import parse_qsl, urlsplit
 
-from chromium import new_page_async
+from chromium import CHROMIUM, CHROMIUM_ARGS, new_page_async
 
 WAIT_MS = 120_000
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
@@ -114,3 +114,15 @@ async def reaches(page, wanted: dict, timeout_s: float = 120, poll_s: float = 0.
             return time.monotonic()
         await asyncio.sleep(poll_s)
     return None
+
+
+async def in_chromium(lesson, url: str, db: str) -> dict:
+    """``await lesson(browser, url, db)`` in a fresh headless Chromium, closed afterwards -> its report."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            return await lesson(browser, url, db)
+        finally:
+            await browser.close()

@@ -14,8 +14,8 @@ import asyncio
 import time
 
 import pytest
-from chromium import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, Server, need_chromium
-from live_class import class_of, idle, nav, new_room, reaches, shows, teacher_view
+from chromium import ARTIFACTS, Server, need_chromium
+from live_class import class_of, idle, in_chromium, nav, new_room, reaches, shows, teacher_view
 
 pytestmark = pytest.mark.browser
 
@@ -79,17 +79,6 @@ async def lesson(browser, url: str, db: str) -> dict:
     return report
 
 
-async def run(url: str, db: str) -> dict:
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            return await lesson(browser, url, db)
-        finally:
-            await browser.close()
-
-
 @pytest.mark.xfail(strict=False, reason="residual races, not yet mended: in 1 of 3 runs after the fixes one follower "
                    "of 7 stayed on the teacher's previous layer in one burst (its poll seemed to stop), and "
                    "Streamlit's frontend died on 'Bad delta path index' for 0-2 follower-bursts of 28 a run")
@@ -98,7 +87,7 @@ def test_every_follower_ends_on_the_teachers_last_page_and_view(tmp_path):
     db = str(tmp_path / "classroom.sqlite3")
     server = Server(env={"EXPLORER_CLASSROOM_DB": db, "EXPLORER_CLASSROOM_URL": ""}, log_prefix="follow")
     try:
-        report = asyncio.run(run(server.url, db))
+        report = asyncio.run(in_chromium(lesson, server.url, db))
     finally:
         server.stop()
     print(f"frontend crashes ('{KNOWN_RACE}', mended by a reload): {len(report['crashes'])} of "

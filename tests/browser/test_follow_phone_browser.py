@@ -12,8 +12,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from chromium import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, Server, need_chromium
-from live_class import class_of, nav, new_room, reaches, teacher_view
+from chromium import ARTIFACTS, Server, need_chromium
+from live_class import class_of, in_chromium, nav, new_room, reaches, teacher_view
 
 pytestmark = pytest.mark.browser
 
@@ -51,23 +51,12 @@ async def lesson(browser, url: str, db: str) -> dict:
     return report
 
 
-async def run(url: str, db: str) -> dict:
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            return await lesson(browser, url, db)
-        finally:
-            await browser.close()
-
-
 def test_a_following_phone_sees_the_first_figure_on_its_first_screen(tmp_path):
     need_chromium()
     db = str(tmp_path / "classroom.sqlite3")
     server = Server(env={"EXPLORER_CLASSROOM_DB": db, "EXPLORER_CLASSROOM_URL": ""}, log_prefix="follow-phone")
     try:
-        report = asyncio.run(run(server.url, db))
+        report = asyncio.run(in_chromium(lesson, server.url, db))
     finally:
         server.stop()
     for _, name in PAGES:
