@@ -8,6 +8,7 @@ from explorer.ui import attribution as ax
 from explorer.ui import effects as fx
 from explorer.ui import widgets as ui
 from explorer.ui.quiz import predict_then_reveal
+from explorer.ui.teacher_driven import teacher_driven
 
 ui.use_app_navigation()
 st.title("Which words mattered?")
@@ -15,9 +16,10 @@ st.caption("One prediction, six ways of saying which input words it depended on:
            "weights, one weighs them by what each word sends, two ask the gradient. Do they agree? And if we "
            "remove the words each one calls important, does the prediction change?")
 
-model = ui.model_picker(default=EMBEDDED_DECODER)
-text = ui.text_box(default=ANIMAL_TIRED)
-query, candidates = fx.measure_inputs(prefix="ex")
+with teacher_driven(("query", "ex_query")):   # folded away while a student follows
+    model = ui.model_picker(default=EMBEDDED_DECODER)
+    text = ui.text_box(default=ANIMAL_TIRED)
+    query, candidates = fx.measure_inputs(prefix="ex")
 ui.show_link_notes()
 
 e = ax.explanation(model, text, query, candidates)
