@@ -2,6 +2,7 @@
 import streamlit as st
 
 from explorer.registry import EMBEDDED_DECODER
+from explorer.ui import class_room
 from explorer.ui import generation as gx
 from explorer.ui import generation_views as views
 from explorer.ui import widgets as ui
@@ -27,7 +28,7 @@ key, gen = gx.generation_or_stop(model, prompt, settings)
 
 hide = gx.flag("Predict first: hide this step's token and what follows until you commit a guess", "predict")
 step = views.step_picker(gen, hide)
-with controls:
+with controls if class_room.following() else st.container():   # below the step, unless folded with the rest
     pick = st.columns(2)
     with pick[0]:
         layer = ui.index_picker("Layer", "layer", gen.n_layers)

@@ -152,8 +152,9 @@ def generation_or_stop(model: str, prompt: str, settings: Settings) -> tuple[tup
             st.progress(job.fraction, text=f"Writing… {round(job.fraction * settings.new_tokens)} of at most "
                                            f"{settings.new_tokens} tokens")
     live.empty()
-    try:
-        return key, job.wait()
+    try:   # a finished job outlives its cache entry (Jobs keeps the last two): store it again
+        gen = job.wait()
+        return key, cached.result_cache().get_or_compute(key, lambda: gen)
     except Abandoned:
         st.rerun()
     except (ValueError, ModelUnavailable, QueueFull) as err:

@@ -144,3 +144,11 @@ def test_typed_prompt(row, tiny_decoder):
     literal_everywhere(at, row.fragments)
     at.text_area(key="prompt").set_value("the cat sat on the mat").run()
     usable(at)
+
+
+def test_a_generation_pushed_out_of_the_cache_is_stored_again():
+    at = run()
+    key = ("generate", EMBEDDED_DECODER, "The capital of France is", Settings())
+    cached.result_cache().clear()               # as when other texts fill the byte budget
+    at.run()                                    # the finished job still answers, and its result is stored again
+    assert not at.exception and cached.result_cache().peek(key) is not None
