@@ -25,6 +25,7 @@ from explorer.classroom import (
     pretty_code,
 )
 from explorer.classroom.address import client_address as _address_of
+from explorer.ui import class_push
 
 ROOM, KEY, ME, FOLLOW, APPLIED, SEEN, PUBLISHED, LOCKED, PROJECTOR, WRONG, NOTES, QUESTIONS = (
     "_class_room", "_class_key", "_class_me", "_class_follow", "_class_applied", "_class_seen", "_class_published",
@@ -137,6 +138,9 @@ def _enter(room: str, *, key: str | None = None, me: str | None = None) -> None:
 
 def leave() -> None:
     """Forget the room in this session and in the URL (the store keeps it)."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is not None:
+        class_push.forget(ctx.session_id)
     for name in (ROOM, KEY, ME, FOLLOW, APPLIED, SEEN, PUBLISHED, LOCKED, PROJECTOR):
         st.session_state.pop(name, None)
     for name in PRIVATE:

@@ -1,11 +1,11 @@
 """Classroom live mode in the app: the teacher's view is published, the students in the room follow it.
 
 The teacher's view is the page and its deep link (the URL parameters its widgets write, plus the heatmap
-options); ``run_page`` publishes it after every page run in which it changed. Followers poll the room's version
-once a second in a fragment and rerun the app only when it moved. Every run of a following student, whatever page
-its browser asked for, is the teacher's page with the teacher's parameters (``navigation``, called by app.py in
-place of ``st.navigation``), as if the student had opened the teacher's URL, but in the same session: no page
-load, no script. Who is in which room: ``class_room``.
+options); ``run_page`` publishes it after every page run in which it changed. The server reruns a student's
+session when the room's version moves (``class_push``); the teacher's page polls its answer counts in a fragment.
+Every run of a following student, whatever page its browser asked for, is the teacher's page with the teacher's
+parameters (``navigation``, called by app.py in place of ``st.navigation``), as if the student had opened the
+teacher's URL, but in the same session: no page load, no script. Who is in which room: ``class_room``.
 """
 from __future__ import annotations
 
@@ -14,10 +14,12 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import streamlit as st
+from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from explorer.classroom import ClassroomError, NoSuchRoom, pretty_code
+from explorer.ui import class_push
 from explorer.ui.class_room import (
     APPLIED,
     FOLLOW,
@@ -132,44 +134,35 @@ def _answers_moved(room: str) -> bool:
 
 
 def _behind_the_page() -> None:
-    """A poll tick that the browser sent before it learnt that this session's last run showed another page (a
-    follower moved to the teacher's page) names the page it had. Streamlit's frontend then clears the whole page
-    (a run for another page is starting) and this fragment's output has nowhere to land: the student would see a
-    blank page until the teacher's next change. So such a tick draws nothing and reruns the app on the page last
-    shown, which redraws it whole."""
+    """A teacher's poll tick that the browser sent before it learnt that the last run showed another page names
+    the page it had. Streamlit's frontend then clears the whole page (a run for another page is starting) and this
+    fragment's output has nowhere to land: the page would stay blank. So such a tick draws nothing and reruns the
+    app on the page last shown, which redraws it whole."""
     ctx, shown = get_script_run_ctx(), st.session_state.get(RAN)
     if ctx is not None and shown and ctx.page_script_hash != shown:
         ctx.pages_manager.set_current_page_script_hash(shown)   # the rerun's page: the one the browser now shows,
         ctx.query_string = urlencode(st.session_state.get(ADDRESS, {}))   # with its parameters (not the tick's)
-        if following():
-            st.session_state.pop(APPLIED, None)   # and a follower's with the teacher's view, applied afresh
         st.rerun(scope="app")
 
 
 @st.fragment(run_every=POLL_S)
 def _poll() -> None:
-    """Once a second: one version lookup (teacher: the shown questions' counts); the whole app reruns only when
-    something changed. Drawn first on the page: a late fragment message then never lands past the end of a page
-    that was just replaced (Streamlit's frontend rejects that: "Bad delta path index"). It always draws one empty
-    placeholder: a fragment that draws nothing can leave a multipage app blank after a page change."""
+    """The teacher's page, once a second: the shown questions' answer counts; the whole app reruns only when they
+    changed (students are rerun by the server instead, see ``class_push``). Drawn first on the page: a late
+    fragment message then never lands past the end of a page that was just replaced (Streamlit's frontend rejects
+    that: "Bad delta path index"). It always draws one empty placeholder: a fragment that draws nothing can leave
+    a multipage app blank after a page change."""
     if not st.session_state.get("_class_full_run"):
         _behind_the_page()
     st.empty()
     room = code()
-    if not room or st.session_state.get("_class_full_run"):
+    if not room or not teacher_key() or st.session_state.get("_class_full_run"):
         return   # in the page's own run: on_page does the work
     try:
-        if teacher_key():
-            if _answers_moved(room):
-                st.rerun(scope="app")
-            return
-        version = store().version(room)
+        moved = _answers_moved(room)
     except NoSuchRoom:
-        st.rerun(scope="app")
-    if version != st.session_state.get(SEEN):
-        st.rerun(scope="app")   # the page's run follows (switching pages there, not from this fragment)
-    if following() and _strayed(version):
-        st.session_state.pop(APPLIED, None)   # the teacher's view, applied afresh
+        moved = True
+    if moved:
         st.rerun(scope="app")
 
 
@@ -199,7 +192,7 @@ def on_page() -> None:
         leave()
         note("The class has ended (or was idle for 12 hours); you are exploring on your own.")
     info = leave_if_removed(info)   # the teacher removed this student: leave with a note
-    if info is not None:
+    if info is not None and teacher_key():
         st.session_state["_class_full_run"] = True
         try:
             _poll()   # first on the page, see _poll
@@ -211,10 +204,20 @@ def on_page() -> None:
         return
     if not following():   # a follower's SEEN is the version it applied (navigation)
         st.session_state[SEEN] = info.version
+    ctx = get_script_run_ctx()
+    if ctx is not None and not teacher_key() and Runtime.exists():   # rerun by the server as the teacher moves on
+        class_push.watch(ctx.session_id, room, st.session_state.get(SEEN), _version_or_none)
     st.session_state[LOCKED] = info.locked
     if student():
         st.query_params[URL_ROOM], st.query_params[URL_ME] = room, student()
     _banner(room, info.students)
+
+
+def _version_or_none(room: str) -> int | None:
+    try:
+        return store().version(room)
+    except NoSuchRoom:
+        return None
 
 
 def _explore() -> None:
@@ -269,10 +272,15 @@ def publish() -> None:
 
 
 def _moved_meanwhile() -> None:
-    """A follower whose room's view changed while this run drew the page runs again at once (not a poll later)."""
+    """A follower whose room's view changed while this run drew the page runs again at once; so does one whose
+    page came out with other parameters than the teacher's (``_strayed``)."""
     if following():
         with contextlib.suppress(NoSuchRoom):
-            if store().version(code()) != st.session_state.get(SEEN):
+            version = store().version(code())
+            if version != st.session_state.get(SEEN):
+                st.rerun()
+            if _strayed(version):
+                st.session_state.pop(APPLIED, None)   # the teacher's view, applied afresh
                 st.rerun()
 
 
