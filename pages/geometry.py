@@ -5,6 +5,7 @@ from explorer.geometry.project import METHODS
 from explorer.plots.geometry import COLOURS
 from explorer.ui import geometry as geo
 from explorer.ui import widgets as ui
+from explorer.ui.teacher_driven import teacher_driven
 
 ui.use_app_navigation()
 st.title("Head geometry")
@@ -12,22 +13,25 @@ st.caption("A heatmap shows one head on one text. Here one head's queries and ke
            "map: a query lands near the keys it gives weight to, so what the head does shows as a shape — bands by "
            "position, clusters by word, or every query crowding one key.")
 
-top = st.columns([2, 1, 1])
-with top[0]:
-    model = ui.model_picker()
-run = geo.corpus_pass(model)
+controls = teacher_driven("layer", "head", ("map", "geo_method"), ("colour by", "geo_colour"), text=None)
+with controls:   # folded away while a student follows
+    top = st.columns([2, 1, 1])
+    with top[0]:
+        model = ui.model_picker()
+run = geo.corpus_pass(model)   # its progress shows outside the fold
 facts = run.facts
-with top[1]:
-    layer = ui.index_picker("Layer", "layer", facts.n_layers)
-with top[2]:
-    head = ui.index_picker("Head", "head", facts.n_heads)
-options = st.columns(2)
-with options[0]:
-    method = ui.choice_picker("Map", "geo_method", METHODS, "pca",
-                              help="PCA keeps the two widest directions (exact, instant). t-SNE keeps neighbours "
-                                   "together (distances between clusters mean little).")
-with options[1]:
-    colour = ui.choice_picker("Colour by", "geo_colour", COLOURS, "position")
+with controls:
+    with top[1]:
+        layer = ui.index_picker("Layer", "layer", facts.n_layers)
+    with top[2]:
+        head = ui.index_picker("Head", "head", facts.n_heads)
+    options = st.columns(2)
+    with options[0]:
+        method = ui.choice_picker("Map", "geo_method", METHODS, "pca",
+                                  help="PCA keeps the two widest directions (exact, instant). t-SNE keeps "
+                                       "neighbours together (distances between clusters mean little).")
+    with options[1]:
+        colour = ui.choice_picker("Colour by", "geo_colour", COLOURS, "position")
 ui.show_link_notes()
 geo.head_section(model, run, layer, head, method, colour)
 

@@ -56,7 +56,7 @@ def texts(at: AppTest) -> str:
 
 
 TITLES = {"pages/heatmaps.py": "Attention heatmaps", "pages/lab_softmax.py": "Softmax saturation",
-          "pages/flip.py": "Antecedent flip", "pages/write.py": "Watch it write"}
+          "pages/flip.py": "Antecedent flip", "pages/write.py": "Watch it write", "pages/geometry.py": "Head geometry"}
 
 
 def goes_to(student: AppTest, page: str) -> AppTest:
@@ -357,3 +357,15 @@ def test_a_follower_sees_the_teachers_generation_with_the_prompt_and_settings_fo
     assert folded.text_area(key="prompt").value == "The capital of France is"   # inside the fold, the teacher's
     assert folded.number_input(key="new").value == 2
 
+
+
+def test_a_follower_sees_the_teachers_head_map_with_its_controls_folded():
+    teacher, room, _ = start()
+    student = join(room)
+    teacher.switch_page("pages/geometry.py").run(timeout=300)
+    teacher.slider(key="layer").set_value(2).run(timeout=300)
+    assert not teacher.exception and not [e for e in teacher.expander if "map " in e.label]
+    student = goes_to(student, "pages/geometry.py")
+    [folded] = [e for e in student.expander if e.label.startswith("layer ")]
+    assert folded.label == "layer 2 · head 0 · map pca · colour by position"
+    assert folded.slider(key="layer").value == 2 and not student.exception
