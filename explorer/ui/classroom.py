@@ -10,6 +10,7 @@ teacher's URL, but in the same session: no page load, no script. Who is in which
 from __future__ import annotations
 
 import contextlib
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -166,6 +167,15 @@ def _poll() -> None:
         st.rerun(scope="app")
 
 
+@st.fragment(run_every=timedelta(hours=12))
+def _back_after_a_restart() -> None:
+    """A student's page: one empty placeholder, and a timer that (12 hours being longer than a class) never fires.
+    It is there for Streamlit's frontend, which runs the page again when its connection comes back only if the
+    page holds a timed fragment: after a server restart mid-class the student's page then rejoins the class and
+    the server's watch (``class_push``) without a reload."""
+    st.empty()
+
+
 def _shared(params: dict) -> dict:
     return {str(k): str(v) for k, v in params.items() if k not in PRIVATE}
 
@@ -198,6 +208,8 @@ def on_page() -> None:
             _poll()   # first on the page, see _poll
         finally:
             st.session_state.pop("_class_full_run", None)
+    elif info is not None:
+        _back_after_a_restart()
     for message in st.session_state.pop(NOTES, []):
         st.info(literal(message), icon=":material/school:")
     if info is None:
