@@ -76,10 +76,19 @@ def typed_head(key: str) -> tuple[int, int] | None:
 # A formula or table wider than its column (st.latex in a narrow column, a chart's table on a phone) scrolls
 # sideways, but Streamlit's KaTeX box and its table wrapper take no keyboard focus, so a keyboard user could never
 # read their ends (axe: scrollable-region-focusable). This makes each such box focusable (arrow keys then scroll
-# it) and names it, and undoes that when it fits again.
+# it) and names it, and undoes that when it fits again. It also adds one style rule to the page: on a narrow or
+# touch screen plotly's toolbar, which a tap brings up over the chart's title, stays hidden (Streamlit's own
+# fullscreen button stays; the camera button is a desktop tool).
 _FOCUSABLE_FORMULAS = """<script>
 (() => {
   const doc = window.parent && window.parent.document ? window.parent.document : document;
+  if (!doc.getElementById('explorer-narrow')) {
+    const style = doc.createElement('style');
+    style.id = 'explorer-narrow';
+    style.textContent = '@media (max-width: 640px), (hover: none) { .js-plotly-plot .modebar-container '
+                        + '{ display: none !important; } }';
+    doc.head.appendChild(style);
+  }
   const BOXES = '.katex-display, [data-testid="stTable"] div';
   const scrolls = box => box.scrollWidth > box.clientWidth && /auto|scroll/.test(getComputedStyle(box).overflowX);
   const mark = () => doc.querySelectorAll(BOXES).forEach(box => {
@@ -107,7 +116,8 @@ _FOCUSABLE_FORMULAS = """<script>
 
 
 def keyboard_scrolling() -> None:
-    """Make formulas and tables that overflow their column reachable and scrollable from the keyboard (above).
+    """Make formulas and tables that overflow their column reachable and scrollable from the keyboard, and hide
+    plotly's toolbar on a phone (above).
     Sent on a session's first run only: the observer it installs stays in the browser tab while the student
     moves between pages (a reload starts a new session, which sends it again)."""
     if not st.session_state.get("_keyboard_scrolling"):

@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 from streamlit.runtime import Runtime
+from streamlit.runtime.app_session import AppSession
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
@@ -181,11 +182,12 @@ def _shared(params: dict) -> dict:
 
 
 def _strayed(version: int) -> bool:
-    """The page last drawn for this follower shows other parameters than the teacher's view it applied. A browser
-    can send widget values it held before a run changed them (a tick in flight), and a later run then draws those;
-    so while following, the teacher's view is applied again, at most a few times a version (never a loop)."""
+    """The page last drawn for this follower shows another value for one of the teacher's parameters than the
+    teacher's view it applied (parameters the page adds by itself do not count). A browser can send widget values
+    it held before a run changed them, and that run then draws those; so while following, the teacher's view is
+    applied again, at most a few times a version (never a loop)."""
     wanted, shown = st.session_state.get(WANTED), st.session_state.get(ADDRESS)
-    if wanted is None or shown is None or _shared(shown) == wanted:
+    if wanted is None or shown is None or all(_shared(shown).get(k) == v for k, v in wanted.items()):
         return False
     fixes = st.session_state.get(FIXES, (version, 0))
     fixes = fixes if fixes[0] == version else (version, 0)
@@ -217,12 +219,17 @@ def on_page() -> None:
     if not following():   # a follower's SEEN is the version it applied (navigation)
         st.session_state[SEEN] = info.version
     ctx = get_script_run_ctx()
-    if ctx is not None and not teacher_key() and Runtime.exists():   # rerun by the server as the teacher moves on
+    if ctx is not None and not teacher_key() and _served(ctx.session_id):   # rerun by the server as the teacher moves
         class_push.watch(ctx.session_id, room, st.session_state.get(SEEN), _version_or_none)
     st.session_state[LOCKED] = info.locked
     if student():
         st.query_params[URL_ROOM], st.query_params[URL_ME] = room, student()
     _banner(room, info.students)
+
+
+def _served(session: str) -> bool:
+    """A session of a real server (AppTest's runtime is a mock: nothing there for the server to rerun)."""
+    return Runtime.exists() and isinstance(Runtime.instance().get_app_session(session), AppSession)
 
 
 def _version_or_none(room: str) -> int | None:

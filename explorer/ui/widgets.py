@@ -209,6 +209,7 @@ def show_figure(fig, key: str, filename: str, on_select="ignore", where=None):
         with where:
             return show_figure(fig, key, filename, on_select)
     config = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": filename, "scale": 2}}
+    chart_text.keyboard_scrolling()   # once a session: with it, the rule that hides plotly's toolbar on a phone
     scale_fonts(fig, classroom.figure_scale())   # larger type in the teacher's projector view
     text = text_alternative(fig)
     name = chart_text.accessible_name(text)   # the chart's own name for screen readers; the details follow it

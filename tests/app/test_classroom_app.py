@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer.classroom import MAX_ROOMS, MAX_STUDENTS, WRONG_FIRST_WAIT_S, WRONG_FREE_TRIES, normalise_code
-from explorer.ui import chart_text, class_room
+from explorer.ui import chart_text, class_room, classroom
 from explorer.ui.classroom_page import PICK
 from explorer.ui.text import literal
 
@@ -369,3 +369,21 @@ def test_a_follower_sees_the_teachers_head_map_with_its_controls_folded():
     [folded] = [e for e in student.expander if e.label.startswith("layer ")]
     assert folded.label == "layer 2 · head 0 · map pca · colour by position"
     assert folded.slider(key="layer").value == 2 and not student.exception
+
+
+def test_a_follower_whose_browser_sends_an_old_value_gets_the_teachers_again_but_not_for_parameters_of_its_own():
+    teacher, room, _ = start()
+    student = join(room, "ada")
+    teacher.switch_page("pages/heatmaps.py").run()
+    teacher.slider(key="layer").set_value(3).run()
+    student = goes_to(student, "pages/heatmaps.py")
+    assert student.slider(key="layer").value == 3
+    student.slider(key="layer").set_value(1).run()   # a value the browser held before the teacher's view arrived
+    assert student.slider(key="layer").value == 3 and not student.exception   # the teacher's view, applied again
+    fixes = student.session_state[classroom.FIXES][1]
+    # a parameter the page writes but the teacher's view lacks is not straying: no rerun for it
+    wanted = student.session_state[classroom.WANTED]
+    assert "weighting" in wanted
+    student.session_state[classroom.WANTED] = {k: v for k, v in wanted.items() if k != "weighting"}
+    student.run()
+    assert student.session_state[classroom.FIXES][1] == fixes and student.slider(key="layer").value == 3

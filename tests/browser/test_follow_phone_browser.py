@@ -3,7 +3,8 @@ starts on the first screen, and nothing is wider than the screen.
 
 The teacher (a desktop browser) opens the heatmaps, the flip page and a lab; the phone follows each time. Checks:
 the follower shows the teacher's page and view; the first chart's top edge is within the viewport height, at the
-top of the page; neither the main area nor a formula is wider than the screen; the folded controls' label names the
+top of the page; neither the main area nor a formula is wider than the screen; plotly's toolbar stays hidden
+(a tap would show it over the chart's title); the folded controls' label names the
 teacher's layer and head (and, in the lab, its positions). Screenshots of the first screen are saved in
 test-artifacts/follow-phone-*.png.
 """
@@ -25,8 +26,10 @@ LAYOUT = """() => {
   const chart = main.querySelector('.js-plotly-plot');
   const wide = [main.scrollWidth - main.clientWidth, ...[...main.querySelectorAll('.katex-display')].map(
     e => e.scrollWidth - e.closest('[data-testid=stElementContainer]').clientWidth)];   // a formula past its column
+  const bar = chart?.querySelector('.modebar-container');   // plotly's toolbar: a tap would show it over the title
   return [chart ? chart.getBoundingClientRect().top : null, Math.max(...wide),
-          main.querySelector('[data-testid=stExpander] summary')?.textContent ?? ''];
+          main.querySelector('[data-testid=stExpander] summary')?.textContent ?? '',
+          bar ? getComputedStyle(bar).display : null];
 }"""
 
 
@@ -41,8 +44,13 @@ async def lesson(browser, url: str, db: str) -> dict:
         await phone.wait_for_selector('[data-testid="stMain"] .js-plotly-plot .main-svg', timeout=60_000)
         await phone.evaluate("() => document.querySelector('[data-testid=stMain]').scrollTo(0, 0)")
         await phone.wait_for_timeout(800)   # let the charts settle to their width
-        top, overflow, folded = await phone.evaluate(LAYOUT)
-        report[name] = {"top": top, "overflow": overflow, "folded": folded, "params": wanted["params"]}
+        # a tap on the chart (plotly shows its toolbar on hover, which a tap is on a phone)
+        box = await phone.locator('[data-testid="stMain"] .js-plotly-plot').first.bounding_box()
+        await phone.mouse.move(box["x"] + box["width"] / 2, box["y"] + min(box["height"] / 2, 200))
+        await phone.wait_for_timeout(300)
+        top, overflow, folded, toolbar = await phone.evaluate(LAYOUT)
+        report[name] = {"top": top, "overflow": overflow, "folded": folded, "toolbar": toolbar,
+                        "params": wanted["params"]}
         await phone.screenshot(path=str(ARTIFACTS / f"follow-phone-{name}.png"))
         print(f"{name}: first chart at {top:.0f} px, sideways overflow {overflow} px, folded: {folded!r}", flush=True)
     report["errors"] = [e for p in (teacher, phone) for e in p.errors]
@@ -63,6 +71,7 @@ def test_a_following_phone_sees_the_first_figure_on_its_first_screen(tmp_path):
         shown = report[name]
         assert shown["top"] is not None and 0 <= shown["top"] < PHONE[1], (name, shown)
         assert shown["overflow"] <= 0, (name, shown)
+        assert shown["toolbar"] == "none", (name, shown)   # no toolbar over the chart's title on a phone
     heat, lab = report["heatmaps"], report["lab"]
     assert f"layer {heat['params']['layer']} · head {heat['params']['head']}" in heat["folded"], heat
     assert f"positions {lab['params']['pos_n']} · d_model {lab['params']['pos_d']}" in lab["folded"], lab
