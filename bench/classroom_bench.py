@@ -5,8 +5,8 @@
                                               [--browsers 7 [--phones 3] [--rounds 3] [--heads 8]]
 
 1. follow: one server with a temporary classroom file; a room made through the store API with the teacher's
-   view on the heatmap page; N follower sessions on /heatmaps?room=CODE&me=ID (their poll fragment is rerun by the
-   client every second, as the browser does). The teacher changes the head (store.set_view) ``--changes`` times;
+   view on the heatmap page; N follower sessions on /heatmaps?room=CODE&me=ID (the server reruns them when the
+   room's version moves, explorer/ui/class_push.py). The teacher changes the head (store.set_view) ``--changes`` times;
    per follower the seconds until a heatmap delta's title names the new head. Then the server CPU of the N
    followers sitting idle for ``--idle-seconds``, minus the same window with no session.
 2. scale: ws_load's stepped load on one server, then on 2 replicas behind HAProxy (deploy/cluster.py).
@@ -101,7 +101,7 @@ async def follow(url: str, pid: int, db: str, n: int, changes: int, idle_s: floa
     try:
         ticks0 = sum(f.session.fragment_reruns for f in followers)
         for k in range(1, changes + 1):
-            await asyncio.sleep(1 + rng.random())   # a random phase against the followers' 1 s poll
+            await asyncio.sleep(1 + rng.random())   # a random phase against the server's 0.2 s watch
             start = time.monotonic()
             store.set_view(room, key, view(1, k))
             limit = start + 15

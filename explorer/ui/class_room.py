@@ -234,7 +234,7 @@ def roster() -> list[tuple[str, str]]:
 
 
 def remove(students: list[str]) -> None:
-    """Teacher: take these students' seats away; their sessions leave on their next poll."""
+    """Teacher: take these students' seats away; the server reruns their sessions, which leave."""
     store().remove(code(), teacher_key(), students)
 
 
