@@ -5,7 +5,9 @@ maximum length), so its queries and keys are the ones the model multiplies. They
 head's alignment (the same shift and scale, ``Alignment.apply``) and projected by the PCA the corpus map was
 fitted with (``HeadMap.pca``): the same linear map, so a token of the text lies where that token would lie in the
 corpus, and the corpus map itself does not move. t-SNE places only the points it was fitted on and has no rule
-for a new point, so a t-SNE map gets no overlay (``place`` returns None).
+for a new point, so a t-SNE map gets no overlay (``place`` returns None). A map draws at most the first
+``DRAWN`` tokens of the text (``drawn``): the corpus map alone is ~270–285 kB of JSON, and each token of the text
+with its hover adds ~0.14 kB (docs/benchmarks.md, G6).
 """
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ from explorer.geometry.corpus_pass import CorpusPass, run_pass
 from explorer.geometry.maps import HeadMap
 from explorer.geometry.project import pca_transform
 from explorer.models import LoadedModel
+
+DRAWN = 64   # tokens of the student's text drawn on a map (its queries and keys: 128 points)
 
 
 @dataclass(frozen=True)
@@ -56,3 +60,10 @@ def place(text: CorpusPass, hm: HeadMap) -> np.ndarray | None:
     q, k = text.head_qk(hm.layer, hm.head)                          # (t, d_head) each
     q2, k2 = hm.alignment.apply(q, k)
     return pca_transform(np.concatenate([q2, k2]), hm.pca)
+
+
+def drawn(xy: np.ndarray, most: int = DRAWN) -> np.ndarray:
+    """The first ``most`` queries and their keys of ``xy [2t, 2]`` (queries then keys), as ``[2m, 2]``."""
+    t = len(xy) // 2
+    m = min(t, most)
+    return np.concatenate([xy[:m], xy[t:t + m]])

@@ -79,10 +79,15 @@ def _text_layer(run: CorpusPass, hm: maps.HeadMap, text: str):
         return None, ("Your text is not drawn on a t-SNE map: t-SNE places only the points it was fitted on and has "
                       "no rule for a new one. Switch the map to PCA to see your text among the corpus.")
     t = typed.run.n_points
-    cut = (f" Your text needs {typed.n_text_tokens:,} tokens; this model reads at most {t:,}, so only the first "
-           f"{t:,} are drawn." if typed.truncated else "")
-    return (xy, _hover(typed.run, range(t))), (
-        f"Black outlines: the {t} tokens of your text (the box above), each a query (open circle) and a key "
+    xy = overlay.drawn(xy)
+    shown = len(xy) // 2
+    cut = (f" Your text needs {typed.n_text_tokens:,} tokens; this model reads at most {t:,}, so it read the first "
+           f"{t:,}." if typed.truncated else "")
+    if shown < t:
+        cut += (f" The map draws the first {shown} of its {t:,} tokens (each token adds to what the browser must "
+                "load); on the heatmap page the whole text shows.")
+    return (xy, _hover(typed.run, range(shown))), (
+        f"Black outlines: the {shown} tokens of your text (the box above), each a query (open circle) and a key "
         "(cross), moved by this head's alignment and placed by the same PCA as the corpus, so the corpus map does "
         "not move." + cut)
 

@@ -142,3 +142,14 @@ def test_empty_text_draws_no_overlay_and_no_error():
     at = run(layer=0, head=2, text="")
     spec = figures(at)[next(t for t in figures(at) if t.startswith("layer 0 · head 2"))]
     assert [d["name"] for d in spec["data"]] == ["queries", "keys"] and "your text" not in texts(at)
+
+
+def test_a_long_text_is_cut_at_the_model_maximum_and_drawn_in_part():
+    text = " ".join(["The cat sat on the mat because it was tired."] * 60)     # ~660 tokens; MiniLM reads 512
+    at = run(layer=0, head=2, text=text)
+    spec = figures(at)[next(t for t in figures(at) if t.startswith("layer 0 · head 2"))]
+    [mine] = [d for d in spec["data"] if d["name"] == plots.TEXT_NAME]
+    assert len(mine["hovertext"]) == 2 * overlay.DRAWN
+    said = texts(at)
+    assert "this model reads at most 512, so it read the first 512" in said
+    assert f"The map draws the first {overlay.DRAWN} of its 512 tokens" in said

@@ -74,3 +74,9 @@ def test_empty_text_is_no_overlay_and_a_long_one_is_cut(tiny_loaded):
     assert long.truncated and long.n_text_tokens == 142 and long.run.n_points == limit < 142
     hm = maps.head_map(run_pass(loaded, SENTENCES), 0, 0, "pca")
     assert overlay.place(long.run, hm).shape == (2 * limit, 2)
+
+
+def test_a_map_draws_the_first_tokens_of_a_long_text():
+    xy = np.arange(20, dtype=np.float32).reshape(10, 2)                          # 5 queries, then 5 keys
+    np.testing.assert_array_equal(overlay.drawn(xy, 2), xy[[0, 1, 5, 6]])
+    np.testing.assert_array_equal(overlay.drawn(xy, 9), xy)
