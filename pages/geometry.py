@@ -32,8 +32,9 @@ with controls:
                                        "neighbours together (distances between clusters mean little).")
     with options[1]:
         colour = ui.choice_picker("Colour by", "geo_colour", COLOURS, "position")
+    text = ui.text_box(label="Your text (drawn among the corpus on a PCA map)", with_examples=False)
 ui.show_link_notes()
-geo.head_section(model, run, layer, head, method, colour)
+geo.head_section(model, run, layer, head, method, colour, text)
 
 st.subheader("Heads side by side")
 st.caption("The same corpus in two to four heads' maps (a sample of the tokens each). Click a point to open that "

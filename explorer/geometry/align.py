@@ -30,6 +30,12 @@ class Alignment:
     query_norm: tuple[float, float]
     key_norm: tuple[float, float]
 
+    def apply(self, q: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Other queries ``[n_q, d]`` and keys ``[n_k, d]`` moved the same way (float64): queries × c, keys
+        shifted then ÷ c, the same operations as ``align`` (so the corpus's own points come out bit-identical)."""
+        return (np.asarray(q, dtype=np.float64) * self.scale,
+                (np.asarray(k, dtype=np.float64) + self.shift) / self.scale)
+
 
 def align(q: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray, Alignment]:
     """Shifted and scaled copies of queries ``q [n_q, d]`` and keys ``k [n_k, d]`` (float64), and what was done.

@@ -104,10 +104,11 @@ def check_model(loaded: LoadedModel, n_tokens: int, budget_mb: int | None = None
     return facts
 
 
-def _tokens(tokenizer, sentences) -> list[dict]:
+def _tokens(tokenizer, sentences, max_tokens: int | None = None) -> list[dict]:
     out = []
     for text in sentences:
-        enc = tokenizer(text, return_tensors="pt", return_special_tokens_mask=True)
+        enc = tokenizer(text, return_tensors="pt", return_special_tokens_mask=True,
+                        **(dict(truncation=True, max_length=max_tokens) if max_tokens else {}))
         ids = enc["input_ids"][0].tolist()
         out.append(dict(inputs={k: v for k, v in enc.items() if k in {"input_ids", "attention_mask",
                                                                       "token_type_ids"}},
@@ -131,15 +132,16 @@ def _padded(batch: list[dict], device: str) -> dict:
 
 
 def run_pass(loaded: LoadedModel, sentences: tuple[str, ...] = SENTENCES, progress=None,
-             budget_mb: int | None = None) -> CorpusPass:
-    """Queries and keys of every head of ``loaded`` over ``sentences`` (``BATCH`` at a time).
+             budget_mb: int | None = None, max_tokens: int | None = None) -> CorpusPass:
+    """Queries and keys of every head of ``loaded`` over ``sentences`` (``BATCH`` at a time), each cut to
+    ``max_tokens`` tokens when given.
 
     ``progress(fraction, message)`` is called after each sentence. Raises GeometryUnavailable before any forward
     pass for a model it cannot map, and after the first when its queries and keys cannot be captured.
     """
     report = progress or (lambda fraction, message: None)
     start = time.perf_counter()
-    encoded = _tokens(loaded.tokenizer, sentences)
+    encoded = _tokens(loaded.tokenizer, sentences, max_tokens)
     n = sum(len(e["ids"]) for e in encoded)
     facts = check_model(loaded, n, budget_mb)
     L, H, KV, D = facts.n_layers, facts.n_heads, facts.n_kv_heads, facts.d_head

@@ -12,7 +12,7 @@ import numpy as np
 
 from explorer.geometry.align import Alignment, align, sentence_weights, weight_change
 from explorer.geometry.corpus_pass import CorpusPass
-from explorer.geometry.project import project
+from explorer.geometry.project import fit_pca, pca_transform, project
 
 TSNE_TOKENS = 1500   # t-SNE maps this many tokens (3,000 points), evenly spread over the corpus
 
@@ -21,7 +21,8 @@ TSNE_TOKENS = 1500   # t-SNE maps this many tokens (3,000 points), evenly spread
 class HeadMap:
     """``tokens``: the m token indices drawn; ``xy``: float32 ``[2m, 2]``, their queries then their keys;
     ``alignment``: the shift and scale applied (computed on every token); ``max_change``: the largest attention
-    weight difference they caused over the whole corpus."""
+    weight difference they caused over the whole corpus; ``pca``: the fitted mean and directions of a PCA map (so
+    other points can be placed on it, ``overlay.place``), None for t-SNE."""
     layer: int
     head: int
     method: str
@@ -29,6 +30,7 @@ class HeadMap:
     xy: np.ndarray
     alignment: Alignment
     max_change: float
+    pca: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def head_map(run: CorpusPass, layer: int, head: int, method: str = "pca") -> HeadMap:
@@ -37,9 +39,11 @@ def head_map(run: CorpusPass, layer: int, head: int, method: str = "pca") -> Hea
     q2, k2, info = align(q, k)
     change = weight_change(q, k, q2, k2, run.starts, float(run.scaling[layer]), run.facts.causal)
     tokens = np.arange(run.n_points) if method == "pca" else evenly(run.n_points, TSNE_TOKENS)
-    xy = project(np.concatenate([q2[tokens], k2[tokens]]), method)
+    points = np.concatenate([q2[tokens], k2[tokens]])
+    fit = fit_pca(points) if method == "pca" else None
+    xy = pca_transform(points, fit) if fit is not None else project(points, method)
     xy.setflags(write=False)
-    return HeadMap(layer, head, method, tokens, xy, info, change)
+    return HeadMap(layer, head, method, tokens, xy, info, change, fit)
 
 
 def evenly(n: int, most: int) -> np.ndarray:

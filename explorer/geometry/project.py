@@ -19,19 +19,32 @@ PERPLEXITY = 20
 ITERATIONS = 400
 
 
-def pca(points: np.ndarray, dims: int = 2) -> np.ndarray:
-    """The first ``dims`` principal components of ``points [n, d]``, float32 ``[n, dims]``.
-
-    Signs are fixed (each component's largest-magnitude coordinate is positive), so the picture never flips."""
+def fit_pca(points: np.ndarray, dims: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """The mean ``[d]`` of ``points [n, d]`` and its first ``dims`` principal directions ``[dims, d]`` (float64,
+    unit length, widest first), each signed so that its largest-magnitude coordinate is positive: the picture
+    never flips. Fewer rows than ``dims`` when the points have fewer dimensions."""
     x = np.asarray(points, dtype=np.float64)
-    x = x - x.mean(axis=0)
+    mean = x.mean(axis=0)
+    x = x - mean
     variance, vectors = np.linalg.eigh(x.T @ x)                     # d × d: cheaper than an SVD of n × d
     vt = vectors[:, np.argsort(-variance, kind="stable")[:dims]].T   # rows: directions, widest first
     signs = np.sign(vt[np.arange(len(vt)), np.abs(vt).argmax(axis=1)])
-    out = x @ (vt * signs[:, None]).T
+    return mean, vt * signs[:, None]
+
+
+def pca_transform(points: np.ndarray, fit: tuple[np.ndarray, np.ndarray], dims: int = 2) -> np.ndarray:
+    """``points [n, d]`` placed by a fitted PCA (``fit_pca``'s mean and directions), float32 ``[n, dims]``: the
+    same linear map for the points it was fitted on and for new ones."""
+    mean, directions = fit
+    out = (np.asarray(points, dtype=np.float64) - mean) @ directions.T
     if out.shape[1] < dims:                                         # fewer dimensions than asked: pad with 0
         out = np.pad(out, ((0, 0), (0, dims - out.shape[1])))
     return out.astype(np.float32)
+
+
+def pca(points: np.ndarray, dims: int = 2) -> np.ndarray:
+    """The first ``dims`` principal components of ``points [n, d]``, float32 ``[n, dims]`` (signs fixed)."""
+    return pca_transform(points, fit_pca(points, dims), dims)
 
 
 def tsne(points: np.ndarray, seed: int = 0, threads: int = 2) -> np.ndarray:

@@ -13,7 +13,8 @@ from plotly.subplots import make_subplots
 from explorer.plots.attention import figure, label
 
 COLOURS = {"position": "position in the sentence", "token": "token", "kind": "query or key"}
-QUERY, KEY, LINE = "#d95f02", "#1b9e77", "#e53e3e"
+QUERY, KEY, LINE, TEXT = "#d95f02", "#1b9e77", "#e53e3e", "#111111"
+TEXT_NAME = "your text: queries/keys"
 SYMBOLS = {"query": "circle", "key": "x-thin-open"}
 PLURAL = {"query": "queries", "key": "keys"}
 
@@ -35,12 +36,14 @@ def _marker(kind: str, colour: str, positions: np.ndarray, token_ids: np.ndarray
 def joint_map(xy: np.ndarray, positions: np.ndarray, token_ids: np.ndarray, hover: list[str] | None, *,
               colour: str = "position", title: str = "", chosen: int | None = None,
               top: list[tuple[int, float, str]] = (), height: int = 560, points: np.ndarray | None = None,
-              small: bool = False) -> go.Figure:
+              small: bool = False, text: tuple[np.ndarray, list[str]] | None = None) -> go.Figure:
     """One head's map. ``xy`` ``[2n, 2]``: queries then keys of n tokens; ``positions``, ``token_ids``,
     ``hover`` (shown as literal text; None: no hover): per token. ``points``: each token's index in the corpus (what a
     click reports; default 0 … n-1). ``chosen``: a clicked query (row of ``xy``), drawn ringed, with a line to
     each key of ``top`` (row among the keys, weight, token), the line's width following the weight. ``small``:
-    no legend and no colour bar (maps side by side)."""
+    no legend and no colour bar (maps side by side). ``text``: another text's points on the same map, ``[2t, 2]``
+    (queries then keys) and each token's hover, drawn as one trace of large black outlines over the rest; a click on
+    one reports -1 (it is no token of the corpus)."""
     n = len(positions)
     points = np.arange(n) if points is None else np.asarray(points)
     points = points.astype(np.int16 if n == 0 or points.max() < 2**15 else np.int32)   # fewer bytes to send
@@ -52,6 +55,8 @@ def joint_map(xy: np.ndarray, positions: np.ndarray, token_ids: np.ndarray, hove
                     if hover is not None else dict(hoverinfo="skip"))
         data.append(go.Scatter(x=part[:, 0], y=part[:, 1], mode="markers", name=PLURAL[kind], customdata=points,
                                marker=_marker(kind, colour, positions, token_ids, size), **hovering))
+    if text is not None and len(text[0]):
+        data.append(_text_trace(*text))
     shapes, notes = [], []
     if chosen is not None:
         qx, qy = (float(v) for v in xy[chosen])
@@ -73,6 +78,16 @@ def joint_map(xy: np.ndarray, positions: np.ndarray, token_ids: np.ndarray, hove
         coloraxis=dict(colorscale="Viridis", showscale=not small,
                        colorbar=dict(title=dict(text="position"), thickness=12)))
     return figure(data, layout)
+
+
+def _text_trace(xy: np.ndarray, hover: list[str]) -> go.Scatter:
+    t = len(hover)
+    words = [label(h) for h in hover]
+    return go.Scatter(x=xy[:, 0], y=xy[:, 1], mode="markers", name=TEXT_NAME, customdata=np.full(2 * t, -1, np.int8),
+                      hovertext=[f"query {w}" for w in words] + [f"key {w}" for w in words],
+                      hovertemplate="<b>your text</b> %{hovertext}<extra></extra>",
+                      marker=dict(symbol=["circle-open"] * t + ["x-thin-open"] * t, size=11, color=TEXT,
+                                  line=dict(width=2, color=TEXT)))
 
 
 def layer_grid(maps: list[np.ndarray], positions: np.ndarray, *, layer: int, selected: int | None = None,

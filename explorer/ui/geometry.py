@@ -3,7 +3,9 @@ lab question.
 
 The corpus pass (``geometry.corpus_pass``) runs once per model in ``PASSES``, a ``worker.Jobs`` no page owns: the
 page shows its progress, and a student who leaves stops nothing. Each head's map (PCA or t-SNE) is a job of
-``MAPS``, keyed by (model, layer, head, method), so every session shares it too.
+``MAPS``, keyed by (model, layer, head, method), so every session shares it too. The student's own text
+(``geometry.overlay``) takes one forward pass through the shared fair queue, kept in the result cache per
+(model, text), and is placed on the PCA maps.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import os
 import numpy as np
 import streamlit as st
 
-from explorer.geometry import lab, maps
+from explorer.geometry import lab, maps, overlay
 from explorer.geometry.corpus_pass import CorpusPass, run_pass
 from explorer.geometry.project import METHODS
 from explorer.plots import geometry as plots
@@ -54,6 +56,42 @@ def head_map(run: CorpusPass, layer: int, head: int, method: str) -> maps.HeadMa
         run, layer, head, method), f"the {METHODS[method].split(' (')[0]} map of layer {layer} · head {head}"))
 
 
+def text_pass(name: str, text: str) -> overlay.TextPass | None:
+    """The student's ``text`` through the corpus capture (None when empty), once per (model, text) for every
+    session: the result cache, filled through the forward queue."""
+    if not text or not text.strip():
+        return None
+    loaded = cached.get_model(name)
+    key, store = ("geometry-text", name, text), cached.result_cache()
+    hit = store.peek(key)
+    if hit is not None:
+        return hit
+    return cached.forward(key, lambda: store.get_or_compute(key, lambda: overlay.text_pass(loaded, text)))
+
+
+def _text_layer(run: CorpusPass, hm: maps.HeadMap, text: str):
+    """The student's text on map ``hm`` as ``plots.joint_map``'s ``text`` (None when not drawn), and a caption."""
+    typed = text_pass(run.facts.name, text)
+    if typed is None:
+        return None, ""
+    xy = overlay.place(typed.run, hm)
+    if xy is None:
+        return None, ("Your text is not drawn on a t-SNE map: t-SNE places only the points it was fitted on and has "
+                      "no rule for a new one. Switch the map to PCA to see your text among the corpus.")
+    t = typed.run.n_points
+    xy = overlay.drawn(xy)
+    shown = len(xy) // 2
+    cut = (f" Your text needs {typed.n_text_tokens:,} tokens; this model reads at most {t:,}, so it read the first "
+           f"{t:,}." if typed.truncated else "")
+    if shown < t:
+        cut += (f" The map draws the first {shown} of its {t:,} tokens (each token adds to what the browser must "
+                "load); on the heatmap page the whole text shows.")
+    return (xy, _hover(typed.run, range(shown))), (
+        f"Black outlines: the {shown} tokens of your text (the box above), each a query (open circle) and a key "
+        "(cross), moved by this head's alignment and placed by the same PCA as the corpus, so the corpus map does "
+        "not move." + cut)
+
+
 def _hover(run: CorpusPass, idx) -> list[str]:
     """The token in its sentence, for each token index in ``idx``."""
     return [maps.context(run, int(i)) for i in idx]
@@ -70,7 +108,7 @@ def sample(hm: maps.HeadMap, most: int | None = None) -> tuple[np.ndarray, np.nd
 def _pick(key: str, map_key: str, model: str) -> None:
     """Callback: a clicked point of map ``map_key`` becomes the chosen query (its token's query for a key)."""
     hit = plots.clicked(st.session_state.get(map_key))
-    if hit is not None:
+    if hit is not None and hit[1] >= 0:          # -1: a point of the student's text, no token of the corpus
         st.session_state[key] = (model, hit[1])
 
 
@@ -79,18 +117,24 @@ def chosen_query(run: CorpusPass) -> int | None:
     return value[1] if value and value[0] == run.facts.name and 0 <= value[1] < run.n_points else None
 
 
-def head_section(model: str, run: CorpusPass, layer: int, head: int, method: str, colour: str) -> None:
-    """One head's joint map, the clicked query's top keys and its sentence, and what the alignment did."""
+def head_section(model: str, run: CorpusPass, layer: int, head: int, method: str, colour: str,
+                 text: str = "") -> None:
+    """One head's joint map with the student's ``text`` on it, the clicked query's top keys and its sentence, and
+    what the alignment did."""
     hm = head_map(run, layer, head, method)
+    typed, typed_caption = _text_layer(run, hm, text)
     point = chosen_query(run)
     top = maps.top_keys(run, layer, head, point) if point is not None else []
     drawn = {int(t): row for row, t in enumerate(hm.tokens)}
     fig = plots.joint_map(hm.xy, run.position[hm.tokens], run.token_ids[hm.tokens], _hover(run, hm.tokens),
                           colour=colour, chosen=drawn.get(point), points=hm.tokens,
                           top=[(drawn[k], w, run.tokens[k]) for k, w in top if k in drawn],
-                          title=f"layer {layer} · head {head} (key head {run.kv_head(head)}) · {METHODS[method]}")
+                          title=f"layer {layer} · head {head} (key head {run.kv_head(head)}) · {METHODS[method]}",
+                          text=typed)
     ui.show_figure(fig, "geo_map", f"{run.facts.name}-geometry-L{layer}H{head}-{method}",
                    on_select=lambda: _pick("geo_query", "geo_map", run.facts.name))
+    if typed_caption:
+        st.caption(typed_caption)
     a = hm.alignment
     st.caption(f"{len(hm.tokens):,} tokens of {len(run.sentences)} sentences"
                f"{' (an even sample of the corpus: t-SNE slows with the points)' if method == 'tsne' else ''}, "

@@ -7,8 +7,10 @@ import numpy as np
 from pagetest import ROOT, open_page
 from streamlit.testing.v1 import AppTest
 
-from explorer.geometry import lab, maps
+from explorer.geometry import lab, maps, overlay
+from explorer.plots import geometry as plots
 from explorer.registry import EMBEDDED_ENCODER
+from explorer.ui import cached
 from explorer.ui import geometry as geo
 
 
@@ -112,3 +114,42 @@ def test_a_model_over_the_budget_gets_a_clear_message(tiny_folder, monkeypatch):
     load_if_asked(at)
     assert "too large for the head-geometry pass" in texts(at) and "(EXPLORER_GEOMETRY_MB)" in texts(at)
     assert not figures(at)
+
+
+def test_your_text_on_the_pca_map_and_a_caption_on_tsne():
+    text = "The cat sat on the <b>mat</b>."
+    at = run(layer=0, head=2, text=text)
+    shared = geo.PASSES.peek(EMBEDDED_ENCODER).wait()
+    typed = cached.result_cache().peek(("geometry-text", shared.facts.name, text))   # computed once, kept
+    t = typed.run.n_points
+    assert t == len(typed.run.tokens) > 5 and not typed.truncated
+    spec = figures(at)[next(t for t in figures(at) if t.startswith("layer 0 · head 2"))]
+    [mine] = [d for d in spec["data"] if d["name"] == plots.TEXT_NAME]
+    assert len(mine["hovertext"]) == 2 * t                                   # each token's query and key
+    hover = " ".join(mine["hovertext"])
+    assert "&lt;" in hover and "<" not in hover                             # the markup stays text
+    hm = maps.head_map(shared, 0, 2, "pca")
+    assert spec["data"][0]["name"] == "queries" and f"the {t} tokens of your text" in texts(at)
+    assert len(overlay.place(typed.run, hm)) == 2 * t
+    at.radio(key="geo_method").set_value("tsne").run()
+    assert not at.exception
+    spec = figures(at)[next(t for t in figures(at) if t.startswith("layer 0 · head 2"))]
+    assert all(d["name"] != plots.TEXT_NAME for d in spec["data"])
+    assert "not drawn on a t-SNE map" in texts(at)
+
+
+def test_empty_text_draws_no_overlay_and_no_error():
+    at = run(layer=0, head=2, text="")
+    spec = figures(at)[next(t for t in figures(at) if t.startswith("layer 0 · head 2"))]
+    assert [d["name"] for d in spec["data"]] == ["queries", "keys"] and "your text" not in texts(at)
+
+
+def test_a_long_text_is_cut_at_the_model_maximum_and_drawn_in_part():
+    text = " ".join(["The cat sat on the mat because it was tired."] * 60)     # ~660 tokens; MiniLM reads 512
+    at = run(layer=0, head=2, text=text)
+    spec = figures(at)[next(t for t in figures(at) if t.startswith("layer 0 · head 2"))]
+    [mine] = [d for d in spec["data"] if d["name"] == plots.TEXT_NAME]
+    assert len(mine["hovertext"]) == 2 * overlay.DRAWN
+    said = texts(at)
+    assert "this model reads at most 512, so it read the first 512" in said
+    assert f"The map draws the first {overlay.DRAWN} of its 512 tokens" in said

@@ -266,7 +266,8 @@ def _figures():
     yield "head_grid", plots.head_grid(np.stack([w, w]), HOSTILE, HOSTILE)
     from explorer.plots import geometry as geometry_plots
     xy, pos = np.zeros((2 * n, 2), dtype=np.float32), np.arange(n)
-    yield "joint_map", geometry_plots.joint_map(xy, pos, pos, HOSTILE, chosen=0, top=[(1, 0.5, HOSTILE[0])])
+    yield "joint_map", geometry_plots.joint_map(xy, pos, pos, HOSTILE, chosen=0, top=[(1, 0.5, HOSTILE[0])],
+                                                text=(xy, HOSTILE))   # the student's text on the map
     yield "flip_heatmap", head_plots.flip_heatmap(w, HOSTILE, HOSTILE, query_rows=[1], changed=2, causal=True)
     yield "difference_heatmap", head_plots.difference_heatmap(w, w, HOSTILE, HOSTILE)
     yield "labelled_heatmap", concept_plots.labelled_heatmap(w, HOSTILE, HOSTILE)

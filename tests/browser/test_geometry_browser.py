@@ -80,3 +80,49 @@ def test_clicking_a_small_map_of_the_grid_shows_that_head(server, browser):
         assert exception_texts(page) == [] and page.external == []
     finally:
         page.context.close()
+
+
+# The page position of the student's text's point farthest from every corpus point (nothing else to hover).
+TEXT_POINT = """() => {
+  const gd = [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot .gtitle')]
+    .find(t => t.textContent.startsWith('layer 0 · head 2 (')).closest('.js-plotly-plot');
+  const L = gd._fullLayout, px = v => L.xaxis.l2p(v), py = v => L.yaxis.l2p(v);
+  const mine = gd._fullData.find(t => t.name.startsWith('your text')), corpus = gd._fullData.slice(0, 2);
+  let best = 0, far = -1;
+  for (let i = 0; i < mine.x.length; i++) {
+    let near = Infinity;
+    for (const t of corpus) for (let j = 0; j < t.x.length; j++)
+      near = Math.min(near, Math.hypot(px(t.x[j]) - px(mine.x[i]), py(t.y[j]) - py(mine.y[i])));
+    if (near > far) { far = near; best = i; }
+  }
+  const box = gd.querySelector('.main-svg').getBoundingClientRect();
+  return [box.left + L._size.l + px(mine.x[best]), box.top + L._size.t + py(mine.y[best])];
+}"""
+
+
+def test_hovering_the_students_text_shows_its_token_and_a_click_picks_no_corpus_query(server, browser):
+    page = open_page(browser, f"{server.url}/geometry?layer=0&head=2&text=A+%3Cb%3Ezebra%3C%2Fb%3E+sleeps.",
+                     timeout=300)
+    try:
+        page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot .gtitle')]"
+                               ".some(t => t.textContent.startsWith('layer 0 · head 2 ('))", timeout=240_000)
+        wait_idle(page, 240)
+        page.evaluate(f"() => ({MAP})().scrollIntoView({{block: 'center'}})")
+        page.wait_for_timeout(800)
+        x, y = page.evaluate(TEXT_POINT)
+        page.mouse.move(x, y)
+        hover = page.locator(".hoverlayer .hovertext")
+        try:
+            hover.first.wait_for(timeout=10_000)
+        except Exception:
+            screenshot(page, "geometry-text-hover-failed.png")
+            raise
+        text = hover.first.text_content()
+        assert "your text" in text and "[" in text                      # the token in the student's text
+        page.mouse.click(x, y)
+        page.wait_for_timeout(1500)
+        wait_idle(page, 120)
+        assert page.get_by_text("Click a query").count() >= 1 and page.get_by_text("Top keys").count() == 0
+        assert exception_texts(page) == [] and page.external == []
+    finally:
+        page.context.close()

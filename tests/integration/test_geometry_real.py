@@ -60,3 +60,21 @@ def test_decoder_pass_maps_grouped_query_heads_after_rope(decoder):
         ours = al.sentence_weights(q[a:b], k[a:b], float(run.scaling[layer]), True)
         assert np.abs(ours - result.weights[layer, head]).max() <= al.float16_bound(q[a:b], k[a:b],
                                                                                   float(run.scaling[layer]))
+
+
+def test_a_corpus_sentence_typed_as_the_text_lands_on_its_own_points(encoder, encoder_pass):
+    """The overlay on the real encoder: sentence 137 typed alone (no padded batch) is placed where the corpus map
+    drew it, up to one float16 step of each stored coordinate (2⁻¹⁰ of it, times the alignment's scale; projecting
+    on orthonormal directions never lengthens a difference) and float32 rounding of the map."""
+    from explorer.geometry import overlay
+    run, s = encoder_pass, 137
+    a, b = int(run.starts[s]), int(run.starts[s + 1])
+    typed = overlay.text_pass(encoder, SENTENCES[s]).run
+    assert typed.tokens == run.tokens[a:b]
+    hm = maps.head_map(run, 3, 7, "pca")
+    q, k = typed.head_qk(3, 7)
+    bound = 2.0 ** -10 * np.concatenate([np.linalg.norm(q, axis=1) * hm.alignment.scale,
+                                         np.linalg.norm(k, axis=1) / hm.alignment.scale]) \
+        + 2 * 2.0 ** -24 * np.abs(hm.xy).max()
+    corpus = np.concatenate([hm.xy[a:b], hm.xy[run.n_points + a:run.n_points + b]])
+    assert (np.linalg.norm(overlay.place(typed, hm) - corpus, axis=1) <= bound).all()

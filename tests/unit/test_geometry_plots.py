@@ -50,3 +50,16 @@ def test_layer_grid_pairs_traces_by_head_and_click_decoding():
     assert plots.clicked({"selection": {"points": [{"curve_number": 0, "customdata": 41}]}}) == (0, 41)
     assert plots.clicked({"selection": {"points": []}}) is None and plots.clicked(None) is None
     assert len(json.dumps(spec(fig))) < 20_000
+
+
+def test_another_texts_points_as_one_distinct_trace_that_clicks_as_no_corpus_token():
+    mine = np.array([[5, 5], [6, 5], [5, 6], [6, 6]], dtype=np.float32)          # 2 queries, then 2 keys
+    fig = plots.joint_map(XY, POSITIONS, IDS, None, text=(mine, ["a", "<b>"]))
+    queries, keys, text = fig.data
+    assert text.name == plots.TEXT_NAME and list(text.marker.symbol) == ["circle-open"] * 2 + ["x-thin-open"] * 2
+    np.testing.assert_array_equal(text.x, [5, 6, 5, 6])
+    assert list(text.hovertext) == ["query a", "query &lt;b&gt;", "key a", "key &lt;b&gt;"]
+    assert list(text.customdata) == [-1] * 4 and text.marker.size > queries.marker.size
+    click = {"selection": {"points": [{"curve_number": 2, "customdata": -1}]}}
+    assert plots.clicked(click) == (2, -1)
+    assert len(plots.joint_map(XY, POSITIONS, IDS, None, text=(mine[:0], [])).data) == 2   # nothing to draw
