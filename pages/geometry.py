@@ -13,7 +13,7 @@ st.caption("A heatmap shows one head on one text. Here one head's queries and ke
            "map: a query lands near the keys it gives weight to, so what the head does shows as a shape — bands by "
            "position, clusters by word, or every query crowding one key.")
 
-controls = teacher_driven("layer", "head", ("map", "geo_method"), ("colour by", "geo_colour"), text=None)
+controls = teacher_driven("layer", "head", ("map", "geo_method"), ("colour by", "geo_colour"))
 with controls:   # folded away while a student follows
     top = st.columns([2, 1, 1])
     with top[0]:

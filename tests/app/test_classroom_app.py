@@ -364,11 +364,13 @@ def test_a_follower_sees_the_teachers_head_map_with_its_controls_folded():
     student = join(room)
     teacher.switch_page("pages/geometry.py").run(timeout=300)
     teacher.slider(key="layer").set_value(2).run(timeout=300)
+    teacher.text_area(key="text").input("the red kite and the red kite").run(timeout=300)
     assert not teacher.exception and not [e for e in teacher.expander if "map " in e.label]
     student = goes_to(student, "pages/geometry.py")
     [folded] = [e for e in student.expander if e.label.startswith("layer ")]
-    assert folded.label == "layer 2 · head 0 · map pca · colour by position"
+    assert folded.label == "layer 2 · head 0 · map pca · colour by position · your teacher's text"
     assert folded.slider(key="layer").value == 2 and not student.exception
+    assert folded.text_area(key="text").value == "the red kite and the red kite"   # the teacher's text, drawn
 
 
 def test_a_follower_whose_browser_sends_an_old_value_gets_the_teachers_again_but_not_for_parameters_of_its_own():
