@@ -20,23 +20,29 @@ QUERY_POINT = """() => {
 }"""
 
 
+def hover_map(page, point: str, failed: str) -> tuple[float, float, str]:
+    """Once layer 0 · head 2's map is drawn: hover the point that the script ``point`` places -> (x, y, hover text);
+    a screenshot ``failed`` if no hover label comes."""
+    page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot .gtitle')]"
+                           ".some(t => t.textContent.startsWith('layer 0 · head 2 ('))", timeout=240_000)
+    wait_idle(page, 240)
+    page.evaluate(f"() => ({MAP})().scrollIntoView({{block: 'center'}})")
+    page.wait_for_timeout(800)
+    x, y = page.evaluate(point)
+    page.mouse.move(x, y)
+    hover = page.locator(".hoverlayer .hovertext")
+    try:
+        hover.first.wait_for(timeout=10_000)
+    except Exception:
+        screenshot(page, failed)
+        raise
+    return x, y, hover.first.text_content()
+
+
 def test_map_hover_and_click_a_query(server, browser):
     page = open_page(browser, f"{server.url}/geometry?layer=0&head=2", timeout=300)
     try:
-        page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot .gtitle')]"
-                               ".some(t => t.textContent.startsWith('layer 0 · head 2 ('))", timeout=240_000)
-        wait_idle(page, 240)
-        page.evaluate(f"() => ({MAP})().scrollIntoView({{block: 'center'}})")
-        page.wait_for_timeout(800)
-        x, y = page.evaluate(QUERY_POINT)
-        page.mouse.move(x, y)
-        hover = page.locator(".hoverlayer .hovertext")
-        try:
-            hover.first.wait_for(timeout=10_000)
-        except Exception:
-            screenshot(page, "geometry-hover-failed.png")
-            raise
-        text = hover.first.text_content()
+        x, y, text = hover_map(page, QUERY_POINT, "geometry-hover-failed.png")
         assert ("query" in text or "key" in text) and "[" in text and "]" in text   # the token in its sentence
         page.mouse.click(x, y)
         page.get_by_text("Top keys").first.wait_for(timeout=120_000)
@@ -104,20 +110,7 @@ def test_hovering_the_students_text_shows_its_token_and_a_click_picks_no_corpus_
     page = open_page(browser, f"{server.url}/geometry?layer=0&head=2&text=A+%3Cb%3Ezebra%3C%2Fb%3E+sleeps.",
                      timeout=300)
     try:
-        page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot .gtitle')]"
-                               ".some(t => t.textContent.startsWith('layer 0 · head 2 ('))", timeout=240_000)
-        wait_idle(page, 240)
-        page.evaluate(f"() => ({MAP})().scrollIntoView({{block: 'center'}})")
-        page.wait_for_timeout(800)
-        x, y = page.evaluate(TEXT_POINT)
-        page.mouse.move(x, y)
-        hover = page.locator(".hoverlayer .hovertext")
-        try:
-            hover.first.wait_for(timeout=10_000)
-        except Exception:
-            screenshot(page, "geometry-text-hover-failed.png")
-            raise
-        text = hover.first.text_content()
+        x, y, text = hover_map(page, TEXT_POINT, "geometry-text-hover-failed.png")
         assert "your text" in text and "[" in text                      # the token in the student's text
         page.mouse.click(x, y)
         page.wait_for_timeout(1500)
