@@ -206,7 +206,8 @@ class ClassroomStore(ABC):
 
     def remove(self, code: str, key: str, students, now: float | None = None) -> int:
         """Take these students' seats away (teacher only) -> new version, so their sessions are rerun (the
-        server watches the version) and leave. Their answers to questions not yet revealed go too; the ids can never join this room again."""
+        server watches the version) and leave. Their answers to questions not yet revealed go too; the ids can
+        never join this room again."""
         ids, now = [check_id(s, "student id") for s in students], _now(now)
         if not ids:
             raise BadInput("Please choose the students to remove.")

@@ -46,12 +46,15 @@ def watched() -> dict[str, tuple[str, int | None]]:
 
 
 def _loop(version_of: Callable[[str], int | None]) -> None:
+    logged = 0.0
     while True:
         time.sleep(EVERY_S)
         try:
             push(version_of)
-        except Exception:   # a store that is briefly unreachable must not end the watcher
-            _LOG.exception("class push: reading the rooms' versions failed")
+        except Exception:   # a store that is briefly unreachable must not end the watcher (nor flood the log)
+            if time.monotonic() - logged > 60:
+                logged = time.monotonic()
+                _LOG.exception("class push: reading the rooms' versions failed (logged once a minute)")
 
 
 def push(version_of: Callable[[str], int | None]) -> list[str]:
