@@ -290,6 +290,16 @@ def publish() -> None:
     st.session_state[PUBLISHED] = view
 
 
+def publish_early() -> None:
+    """Teacher, once the page's controls have drawn: a change of parameters on the page shared last goes to the
+    class now, so the followers' runs start while the teacher's page still draws its figures. A new page is shared
+    when its run ends (``run_page``), with every parameter its widgets write: shared before, it would reach the
+    followers twice."""
+    shared = st.session_state.get(PUBLISHED)
+    if shared and shared.get("page") == current_page():
+        publish()
+
+
 def _moved_meanwhile() -> None:
     """A follower whose room's view changed while this run drew the page runs again at once; so does one whose
     page came out with other parameters than the teacher's (``_strayed``)."""
@@ -309,15 +319,34 @@ def run_page(page) -> None:
     try:
         page.run()
     except StopException:
-        _finished()
+        with _after_stop():
+            _finished(stopped=True)
         raise
     _finished()
 
 
-def _finished() -> None:
+@contextlib.contextmanager
+def _after_stop():
+    """Once a page has called st.stop(), Streamlit raises StopException again at every later read or write of the
+    session's state or address (each is a point where a run may be stopped); for the lines inside, those points
+    let the run go on, so the view of a page that stops early (a question not yet answered) is still shared."""
+    state = get_script_run_ctx().session_state   # SafeSessionState: its yield callback raises the stop again
+    callback = state._yield_callback
+    object.__setattr__(state, "_yield_callback", lambda: None)
+    try:
+        yield
+    finally:
+        object.__setattr__(state, "_yield_callback", callback)
+
+
+def _finished(stopped: bool = False) -> None:
+    """The end of a page's run: remember its address; a teacher shares the view. A follower whose room moved on
+    meanwhile (or whose page strayed from the teacher's) runs again at once; after st.stop() that is left to the
+    server's watch (``class_push``), which reruns it within a fraction of a second."""
     st.session_state[ADDRESS] = st.query_params.to_dict()   # what the browser's address now holds
     publish()
-    _moved_meanwhile()
+    if not stopped:
+        _moved_meanwhile()
 
 
 def nav_position() -> str:

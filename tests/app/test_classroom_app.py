@@ -389,3 +389,28 @@ def test_a_follower_whose_browser_sends_an_old_value_gets_the_teachers_again_but
     student.session_state[classroom.WANTED] = {k: v for k, v in wanted.items() if k != "weighting"}
     student.run()
     assert student.session_state[classroom.FIXES][1] == fixes and student.slider(key="layer").value == 3
+
+
+def test_each_change_of_the_teacher_reaches_the_class_as_one_version():
+    """A changed parameter is shared as soon as the page's controls have drawn (publish_early) and a new page when
+    its run ends: either way once, so followers run once per change."""
+    teacher, room, _ = start()
+    versions = [class_room.store().version(room)]
+    teacher.switch_page("pages/heatmaps.py").run()
+    versions.append(class_room.store().version(room))
+    teacher.slider(key="head").set_value(4).run()
+    versions.append(class_room.store().version(room))
+    teacher.switch_page("pages/write.py").run(timeout=300)   # writes its layer and head after its first controls
+    versions.append(class_room.store().version(room))
+    assert [b - a for a, b in zip(versions, versions[1:])] == [1, 1, 1]
+    assert class_room.store().view(room)[1]["page"] == "pages/write.py"
+
+
+def test_a_page_that_stops_early_is_still_shared_and_followed():
+    """The Masks lab stops at its unanswered question (st.stop): the teacher's view is shared all the same."""
+    teacher, room, _ = start()
+    student = join(room, "ada")
+    teacher.switch_page("pages/lab_masks.py").run(timeout=300)
+    assert not teacher.exception and class_room.store().view(room)[1]["page"] == "pages/lab_masks.py"
+    student.run(timeout=300)
+    assert student.title[0].value.startswith("Masks") and not student.exception
