@@ -290,16 +290,6 @@ def publish() -> None:
     st.session_state[PUBLISHED] = view
 
 
-def publish_early() -> None:
-    """Teacher, once the page's controls have drawn: a change of parameters on the page shared last goes to the
-    class now, so the followers' runs start while the teacher's page still draws its figures. A new page is shared
-    when its run ends (``run_page``), with every parameter its widgets write: shared before, it would reach the
-    followers twice."""
-    shared = st.session_state.get(PUBLISHED)
-    if shared and shared.get("page") == current_page():
-        publish()
-
-
 def _moved_meanwhile() -> None:
     """A follower whose room's view changed while this run drew the page runs again at once; so does one whose
     page came out with other parameters than the teacher's (``_strayed``)."""

@@ -30,9 +30,7 @@ def link_note(message: str) -> None:
 
 
 def show_link_notes() -> None:
-    """Show (once) what was corrected in the URL. Pages call this once their controls have drawn: a teacher's
-    changed parameters are shared from here (``classroom.publish_early``)."""
-    classroom.publish_early()
+    """Show (once) what was corrected in the URL."""
     for message in st.session_state.pop("_link_notes", []):
         st.info(literal(message), icon=":material/link:")
 

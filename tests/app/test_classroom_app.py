@@ -392,8 +392,8 @@ def test_a_follower_whose_browser_sends_an_old_value_gets_the_teachers_again_but
 
 
 def test_each_change_of_the_teacher_reaches_the_class_as_one_version():
-    """A changed parameter is shared as soon as the page's controls have drawn (publish_early) and a new page when
-    its run ends: either way once, so followers run once per change."""
+    """A changed parameter and a new page are each shared once (when the teacher's run ends, with every parameter
+    its widgets wrote), so followers run once per change."""
     teacher, room, _ = start()
     versions = [class_room.store().version(room)]
     teacher.switch_page("pages/heatmaps.py").run()
