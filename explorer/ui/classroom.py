@@ -10,6 +10,7 @@ teacher's URL, but in the same session: no page load, no script. Who is in which
 from __future__ import annotations
 
 import contextlib
+import threading
 from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlencode
@@ -309,10 +310,23 @@ def run_page(page) -> None:
     try:
         page.run()
     except StopException:
-        with _after_stop():
-            _finished(stopped=True)
+        if _stopped_by_the_page():
+            with _after_stop():
+                _finished(stopped=True)
         raise
     _finished()
+
+
+def _stopped_by_the_page() -> bool:
+    """The page called st.stop() (this run is still its session's), rather than a newer run replacing it: a rerun
+    request stops the running script the same way, and that run's view is already stale (the newer run shares
+    its own; publishing the old one from this thread could land after it)."""
+    ctx = get_script_run_ctx()
+    app = Runtime.instance().get_app_session(ctx.session_id) if Runtime.exists() else None
+    if not isinstance(app, AppSession):
+        return True   # AppTest: one run at a time
+    runner = app._scriptrunner
+    return runner is not None and runner._script_thread is threading.current_thread()
 
 
 @contextlib.contextmanager
