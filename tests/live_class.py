@@ -9,7 +9,7 @@ import secrets
 import time
 from urllib.parse import parse_qsl, urlsplit
 
-from chromium import CHROMIUM, CHROMIUM_ARGS, new_page_async
+from chromium import CHROMIUM, CHROMIUM_ARGS, Server, need_chromium, new_page_async
 
 WAIT_MS = 120_000
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
@@ -126,3 +126,23 @@ async def in_chromium(lesson, url: str, db: str) -> dict:
             return await lesson(browser, url, db)
         finally:
             await browser.close()
+
+
+def on_a_fresh_server(lesson, tmp_path, log_prefix: str) -> dict:
+    """``lesson`` in Chromium against a real server of its own with an empty classroom file -> its report; the
+    server is stopped afterwards."""
+    need_chromium()
+    db = str(tmp_path / "classroom.sqlite3")
+    server = Server(env={"EXPLORER_CLASSROOM_DB": db, "EXPLORER_CLASSROOM_URL": ""}, log_prefix=log_prefix)
+    try:
+        return asyncio.run(in_chromium(lesson, server.url, db))
+    finally:
+        server.stop()
+
+
+async def page_problems(pages) -> dict:
+    """What went wrong on ``pages``: script errors, exceptions drawn by Streamlit, requests off the machine."""
+    return {"errors": [e for p in pages for e in p.errors],
+            "exceptions": [await e.inner_text() for p in pages
+                           for e in await p.query_selector_all('[data-testid="stException"]')],
+            "external": [u for p in pages for u in p.external]}

@@ -13,8 +13,8 @@ import asyncio
 import time
 
 import pytest
-from chromium import ARTIFACTS, Server, need_chromium
-from live_class import class_of, idle, in_chromium, nav, new_room, reaches, shows, teacher_view
+from chromium import ARTIFACTS
+from live_class import class_of, idle, nav, new_room, on_a_fresh_server, page_problems, reaches, shows, teacher_view
 
 pytestmark = pytest.mark.browser
 
@@ -65,21 +65,11 @@ async def lesson(browser, url: str, db: str) -> dict:
         print(f"burst {b} ({' → '.join(burst)}): all {N} on {wanted['path']} "
               f"{wanted['params'].get('layer', '')} within {report['arrivals'][-1]} s", flush=True)
     report["loads"] = loads
-    report["errors"] = [e for p in [teacher, *followers] for e in p.errors]
-    report["exceptions"] = [await e.inner_text() for p in [teacher, *followers]
-                            for e in await p.query_selector_all('[data-testid="stException"]')]
-    report["external"] = [u for p in [teacher, *followers] for u in p.external]
-    return report
+    return {**report, **await page_problems([teacher, *followers])}
 
 
 def test_every_follower_ends_on_the_teachers_last_page_and_view(tmp_path):
-    need_chromium()
-    db = str(tmp_path / "classroom.sqlite3")
-    server = Server(env={"EXPLORER_CLASSROOM_DB": db, "EXPLORER_CLASSROOM_URL": ""}, log_prefix="follow")
-    try:
-        report = asyncio.run(in_chromium(lesson, server.url, db))
-    finally:
-        server.stop()
+    report = on_a_fresh_server(lesson, tmp_path, "follow")
     assert report["stranded"] == [], report["stranded"]
     assert None not in report["arrivals"], report["arrivals"]   # each follower got there (within 120 s)
     assert report["loads"] == [0] * N, report["loads"]   # no follower's browser loaded a page

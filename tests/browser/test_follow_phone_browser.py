@@ -10,11 +10,9 @@ test-artifacts/follow-phone-*.png.
 """
 from __future__ import annotations
 
-import asyncio
-
 import pytest
-from chromium import ARTIFACTS, Server, need_chromium
-from live_class import class_of, in_chromium, nav, new_room, reaches, teacher_view
+from chromium import ARTIFACTS
+from live_class import class_of, nav, new_room, on_a_fresh_server, page_problems, reaches, teacher_view
 
 pytestmark = pytest.mark.browser
 
@@ -53,20 +51,11 @@ async def lesson(browser, url: str, db: str) -> dict:
                         "params": wanted["params"]}
         await phone.screenshot(path=str(ARTIFACTS / f"follow-phone-{name}.png"))
         print(f"{name}: first chart at {top:.0f} px, sideways overflow {overflow} px, folded: {folded!r}", flush=True)
-    report["errors"] = [e for p in (teacher, phone) for e in p.errors]
-    report["exceptions"] = [await e.inner_text() for p in (teacher, phone)
-                            for e in await p.query_selector_all('[data-testid="stException"]')]
-    return report
+    return {**report, **await page_problems([teacher, phone])}
 
 
 def test_a_following_phone_sees_the_first_figure_on_its_first_screen(tmp_path):
-    need_chromium()
-    db = str(tmp_path / "classroom.sqlite3")
-    server = Server(env={"EXPLORER_CLASSROOM_DB": db, "EXPLORER_CLASSROOM_URL": ""}, log_prefix="follow-phone")
-    try:
-        report = asyncio.run(in_chromium(lesson, server.url, db))
-    finally:
-        server.stop()
+    report = on_a_fresh_server(lesson, tmp_path, "follow-phone")
     for _, name in PAGES:
         shown = report[name]
         assert shown["top"] is not None and 0 <= shown["top"] < PHONE[1], (name, shown)
