@@ -8,6 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+TYPED_MAX = 40  # longest answer a student may type
+
+
+def _plain(text: str) -> str:
+    """A label or a typed word as it reads: without the quotes around a token, with the marks that make spaces and
+    line breaks visible turned back into them, trimmed and case-folded."""
+    return text.strip().strip("“”\"").replace("␣", " ").replace("⏎", "\n").strip().casefold()
+
 
 @dataclass(frozen=True)
 class Question:
@@ -15,16 +23,26 @@ class Question:
 
     ``prompt`` is asked before anything is revealed; ``options`` are the labels to choose from; ``correct`` is
     the label the computation supports; ``reveal`` (markdown) shows the computed value once an answer is committed.
+    With ``typed`` a student may instead type an answer of their own (see :meth:`resolve`).
     """
 
     prompt: str
     options: tuple[str, ...]
     correct: str
     reveal: str
+    typed: bool = False
 
     def __post_init__(self):
         if self.correct not in self.options:
             raise ValueError(f"correct answer {self.correct!r} is not one of the options {self.options}")
+
+    def resolve(self, typed: str | None) -> str | None:
+        """A typed answer -> the option it names when it reads the same ("paris" names “␣Paris”), else the text
+        itself, trimmed to TYPED_MAX characters; None when nothing is typed."""
+        text = " ".join((typed or "").split())[:TYPED_MAX]
+        if not _plain(text):
+            return None
+        return next((o for o in self.options if _plain(o) == _plain(text)), text)
 
     def check(self, answer: str | None) -> bool:
         """True when ``answer`` is the computed answer."""

@@ -13,14 +13,31 @@ BAR = "#1f77b4"
 RIGHT = "#2ca02c"
 WRONG = "#b0b0b0"
 BASE_FONT = 12  # plotly's default font size, used where a figure sets none
+TYPED_BARS = 5  # typed answers drawn one bar each; the rest share an "other words" bar
+
+
+def typed_answers(options: Sequence[str], counts: Mapping[str, int]) -> list[tuple[str, int]]:
+    """(label, count) of the answers students typed (those not among ``options``), most frequent first, ties in
+    alphabetical order. A typed word's label is the word in quotes; past TYPED_BARS words, all but the first
+    TYPED_BARS - 1 share one bar, "other words (n)"."""
+    typed = sorted(((a, int(n)) for a, n in counts.items() if a not in options and n), key=lambda p: (-p[1], p[0]))
+    bars = [(f"“{a}”", n) for a, n in typed]
+    if len(bars) <= TYPED_BARS:
+        return bars
+    rest = bars[TYPED_BARS - 1:]
+    return bars[:TYPED_BARS - 1] + [(f"other words ({len(rest)})", sum(n for _, n in rest))]
 
 
 def answer_bars(options: Sequence[str], counts: Mapping[str, int], correct: str | None = None,
-                title: str = "") -> go.Figure:
+                title: str = "", typed: bool = False) -> go.Figure:
     """One bar per option (in the question's order) with how many students chose it.
 
     Before the reveal (``correct`` None) every bar has the same colour; after it the right option is green and the
-    others grey. Answers that are not among ``options`` are not drawn."""
+    others grey. Answers that are not among ``options`` are drawn after them only on a question that takes typed
+    answers (``typed``; see :func:`typed_answers`), as literal text."""
+    extra = typed_answers(options, counts) if typed else []
+    options = [*options, *(a for a, _ in extra)]
+    counts = {**{o: counts.get(o, 0) for o in options}, **dict(extra)}
     values = [int(counts.get(o, 0)) for o in options]
     total = sum(values)
     colours = [BAR if correct is None else RIGHT if o == correct else WRONG for o in options]

@@ -182,7 +182,8 @@ def cache_section(gen: Generation, step: int) -> None:
 
 
 def predict_question(gen: Generation, step: int) -> Question:
-    """"Predict the next token": the picked token among the most likely others (four options, in token-id order)."""
+    """"Predict the next token": the picked token among the most likely others (four options, in token-id order),
+    or a word the student types."""
     top = [int(i) for i in np.argsort(-gen.logits[step])[:6]]
     picked = gen.picked(step)
     ids = sorted(dict.fromkeys([picked, *[i for i in top if i != picked]][:4]))
@@ -193,6 +194,7 @@ def predict_question(gen: Generation, step: int) -> Question:
     context = literal(gen_decode_many(gen, gen.ids[:gen.n_prompt + step])[-120:])
     probs = process(gen.logits[step])
     reveal = " · ".join(f"{labels[i]} {probs[i]:.1%}" for i in ids)
-    return Question(prompt=f"The model has read “…{context}”. Which token does it write next?",
+    return Question(prompt=f"The model has read “…{context}”. Which token does it write next? Pick one of the "
+                           "likely ones, or type your own word.",
                     options=tuple(labels[i] for i in ids), correct=labels[picked],
-                    reveal=f"The model's probabilities: {literal(reveal)}.")
+                    reveal=f"The model's probabilities: {literal(reveal)}.", typed=True)

@@ -4,6 +4,7 @@ Start a class, join it (typed code, join link, hostile nickname), wrong codes an
 the URL, following the teacher's page and deep link, the locked text, and a class question answered and revealed.
 The class stays the teacher's: the roster, removing students, closing the room, wrong codes slowed per address.
 """
+import json
 import re
 from pathlib import Path
 
@@ -357,6 +358,29 @@ def test_a_follower_sees_the_teachers_generation_with_the_prompt_and_settings_fo
     assert folded.text_area(key="prompt").value == "The capital of France is"   # inside the fold, the teacher's
     assert folded.number_input(key="new").value == 2
 
+
+def test_predict_the_next_token_pools_typed_words_with_the_options_they_name():
+    teacher, room, _ = start()
+    students = [join(room, f"s{i}") for i in range(3)]
+    teacher.switch_page("pages/write.py").run(timeout=300)
+    teacher.toggle(key="predict").set_value(True).run(timeout=300)
+    assert "Reveal to the class" in [b.label for b in teacher.button]
+    students = [goes_to(student, "pages/write.py") for student in students]
+    for student, word in zip(students, [" PARIS", "<b>Lyon</b>", "<b>Lyon</b>"]):
+        student.run(timeout=300)
+        student.radio(key="write_next_answer").set_value("Another word…").run(timeout=300)
+        student.text_input(key="write_next_typed").input(word).run(timeout=300)
+        click(student, "Commit my answer")
+    assert class_room.store().counts(room, "write_next") == {"“␣Paris”": 1, "<b>Lyon</b>": 2}
+    assert f"Your answer is in: “{literal('<b>Lyon</b>')}”" in texts(students[1])
+    teacher.run(timeout=300)
+    bars = json.loads(teacher.get("plotly_chart")[0].proto.spec)["data"][0]
+    assert bars["x"][4:] == ["“&lt;b&gt;Lyon&lt;/b&gt;”"] and bars["y"][4:] == [2]   # after the options, as text
+    click(teacher, "Reveal to the class")
+    for student, verdict in zip(students, ["Right", "Not quite", "Not quite"]):
+        student.run(timeout=300)
+        assert verdict in texts(student), texts(student)
+    assert students[2].text_input(key="write_next_typed").value == "<b>Lyon</b>"   # the typed word stays shown
 
 
 def test_a_follower_sees_the_teachers_head_map_with_its_controls_folded():

@@ -120,6 +120,22 @@ def test_predict_first_asks_before_showing():
     assert pills(at) == ["Paris", ".", "?"] and not at.get("plotly_chart")
 
 
+def test_predict_first_takes_a_typed_word():
+    at = run(predict="1")
+    at.radio(key="write_next_answer").set_value("Another word…").run()
+    at.button(key="write_next_commit").click().run()                      # nothing typed yet: asked to type
+    assert "Type a word first" in " ".join(w.value for w in at.warning) and not at.get("plotly_chart")
+    at.text_input(key="write_next_typed").input("  paris ").run()
+    at.button(key="write_next_commit").click().run()                      # the option it names
+    assert not at.exception and "Right: “␣Paris”." in [s.value for s in at.success]
+    at.button(key="write_next_retry").click().run()
+    at.radio(key="write_next_answer").set_value("Another word…").run()
+    at.text_input(key="write_next_typed").input("<b>Lyon</b> *x*").run()
+    at.button(key="write_next_commit").click().run()
+    wrong = at.error[0].value
+    assert wrong.startswith(f"Not quite: you said “{literal('<b>Lyon</b> *x*')}”;") and "“␣Paris”" in wrong
+
+
 # ---------------------------------------------------------------------------------------------- every bad-text row
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,9 @@
-"""The class-answers chart and the projector's font scale."""
+"""The class-answers chart (typed answers included) and the projector's font scale."""
 import numpy as np
 
+from explorer.labs.quiz import TYPED_MAX, Question
 from explorer.plots.attention import heatmap
-from explorer.plots.classroom import RIGHT, WRONG, answer_bars, scale_fonts
+from explorer.plots.classroom import RIGHT, WRONG, answer_bars, scale_fonts, typed_answers
 
 
 def test_answer_bars_counts_in_option_order_and_colours_after_reveal():
@@ -23,3 +24,25 @@ def test_scale_fonts_multiplies_every_font_and_one_changes_nothing():
     assert fig.layout.title.font.size == 21   # 14 * 1.5
     assert fig.layout.font.size == 18         # plotly's default 12 * 1.5
     assert fig.layout.xaxis.tickfont.size == 18
+
+
+def test_typed_answers_follow_the_options_most_frequent_first_and_the_tail_shares_a_bar():
+    counts = {"a": 2, "z": 1, "y": 3, "x": 1, "w": 1, "v": 1, "u": 0, "<i>": 1}
+    assert typed_answers(("a", "b"), counts) == [                 # 6 typed words (u never chosen): 4 + the rest
+        ("“y”", 3), ("“<i>”", 1), ("“v”", 1), ("“w”", 1), ("other words (2)", 2)]
+    assert typed_answers(("a",), {"a": 1, "q": 2}) == [("“q”", 2)]
+    fig = answer_bars(("a", "b"), counts, typed=True)
+    assert list(fig.data[0].x) == ["a", "b", "“y”", "“&lt;i&gt;”", "“v”", "“w”", "other words (2)"]
+    assert list(fig.data[0].y) == [2, 0, 3, 1, 1, 1, 2]
+    assert fig.layout.title.text == "Class answers (10 students)"
+    assert list(answer_bars(("a", "b"), counts).data[0].y) == [2, 0]   # a question without typing: options only
+
+
+def test_a_typed_answer_counts_as_the_option_it_names():
+    question = Question("p", ("“␣Paris”", "“␣the”", "“Lyon”"), "“␣Paris”", "r", typed=True)
+    assert question.resolve("  paris ") == "“␣Paris”" and question.check(question.resolve("PARIS"))
+    assert question.resolve("lyon") == "“Lyon”" and question.resolve("“␣the”") == "“␣the”"
+    assert question.resolve("Rome  the   city") == "Rome the city"             # runs of spaces become one
+    assert question.resolve("x" * 99) == "x" * TYPED_MAX
+    assert question.resolve("   ") is None and question.resolve(None) is None
+    assert not question.check(question.resolve("Lyon"))
