@@ -6,14 +6,19 @@ stay apart) and the query axis runs downwards (query 0 on top), as in every atte
 from __future__ import annotations
 
 import base64
+import hashlib
 import html
 import io
 import math
+import threading
+from collections import OrderedDict
 
 import numpy as np
 import pandas as pd
 import plotly.colors as pcolors
 import plotly.graph_objects as go
+from _plotly_utils.utils import convert_to_base64
+from plotly.basedatatypes import BasePlotlyType
 
 from explorer.access import summary
 from explorer.maths import bin_starts, pool
@@ -42,8 +47,59 @@ def figure(data: list[dict], layout: dict) -> go.Figure:
     (the page's rerun is ~60 ms in all). What validation would change is done here by hand (colour scales are
     written out, never named), and tests/test_plots.py checks that every figure of this module validates to the
     same JSON. The template is empty: plotly's default one is ~6 kB of JSON a figure, and Streamlit's theme styles
-    the chart in the browser anyway, so the chart and its PNG look the same without it."""
-    return go.Figure(data=data, layout={**layout, "template": _NO_TEMPLATE}, _validate=False)
+    the chart in the browser anyway, so the chart and its PNG look the same without it. The figure is a
+    :class:`LightFigure`: plotly's object tree is built only if something looks inside it."""
+    for part in [layout, *data]:   # plotly's constructor would expand marker_color into marker.color; this one won't
+        magic = [k for k in part if "_" in k and k not in _UNDERSCORED]
+        if magic:
+            raise ValueError(f"write {magic[0]!r} out as nested dicts (marker=dict(color=…)), not with an underscore")
+    return LightFigure(data, {**layout, "template": _NO_TEMPLATE})
+
+
+_UNDERSCORED = {"plot_bgcolor", "paper_bgcolor", "error_x", "error_y", "error_z"}   # real names with an underscore
+
+
+class LightFigure(go.Figure):
+    """A go.Figure that builds plotly's object tree only when something looks inside it.
+
+    ``st.plotly_chart`` needs nothing but ``to_dict()``, which this answers from the dicts it was given: their
+    containers are copied (arrays are not: plotly's base64 step replaces them in the copy), so a page's figures
+    skip both the object tree and plotly's deep copy of it (~40% of the heatmap page's figure time). Anything else
+    (``fig.layout``, ``fig.data``, ``update_layout``, ``to_json``…) first builds the figure exactly as
+    ``go.Figure(data, layout, _validate=False)`` would; tests/test_plots.py checks that both send the same JSON."""
+
+    def __init__(self, data: list[dict], layout: dict):   # plotly's __init__ runs later, in _built()
+        self.__dict__["_light"] = (data, layout)
+
+    def _built(self) -> bool:
+        light = self.__dict__.pop("_light", None)
+        if light is not None:
+            go.Figure.__init__(self, data=light[0], layout=light[1], _validate=False)
+        return light is not None
+
+    def __getattr__(self, name: str):   # only for attributes not found: plotly's own, before it has run
+        if name == "_light" or not self._built():
+            raise AttributeError(name)
+        return getattr(self, name)
+
+    def to_dict(self) -> dict:
+        light = self.__dict__.get("_light")
+        if light is None:
+            return super().to_dict()
+        out = {"data": _plain(light[0]), "layout": _plain(light[1])}
+        convert_to_base64(out)
+        return out
+
+
+def _plain(value):
+    """``value`` with every dict and list copied and plotly objects as their dicts; arrays and scalars as they are."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, BasePlotlyType):
+        return _plain(value.to_plotly_json())
+    return value
 
 
 def labels(tokens: list[str]) -> list[str]:
@@ -115,7 +171,7 @@ def query_bars(weights_row: np.ndarray, key_tokens: list[str], query_token: str,
     where = key_positions if key_positions is not None else range(len(row))
     names = [f"{label(key_tokens[i])} · {where[i]}" for i in order]
     rest = len(row) - len(order)
-    bars = dict(type="bar", x=row[order], y=names, orientation="h", marker_color="#2b6cb0",
+    bars = dict(type="bar", x=row[order], y=names, orientation="h", marker=dict(color="#2b6cb0"),
                 text=[f"{v:.2f}" for v in row[order]], textposition="outside", cliponaxis=False,
                 hovertemplate="%{y}: %{x:.3f}<extra></extra>")
     others = "the other key has" if rest == 1 else f"the other {rest} keys share"
@@ -248,17 +304,45 @@ LEVELS = 14   # shades for 0…1 in the thumbnails' palette; with the masked gre
 # one hue; the exact weights are in the main heatmap.
 
 
+PNG_LEVEL = 3   # zlib level: 2.3–2.9× faster than PIL's default 6 on the overview, for ~15% more bytes
+
+
 def _png_uri(index: np.ndarray, masked_colour: str = MASKED_LIGHT) -> str:
-    """A palette PNG (one byte a pixel) of ``index`` into ``LEVELS`` shades of ``COLORSCALE``, grey, white."""
+    """A palette PNG (one byte a pixel) of ``index`` into ``LEVELS`` shades of ``COLORSCALE``, grey, white, as a
+    data URI. The last few are remembered: a head change, or a class following one view, draws the same pictures
+    again (the overview's 1–5 ms of encoding on every rerun before)."""
+    index = np.ascontiguousarray(index, dtype=np.uint8)
+    digest = hashlib.blake2b(index.data, digest_size=16).digest()
+    return _encoded(digest, index.shape, masked_colour, index)
+
+
+_png_memo: OrderedDict[tuple, str] = OrderedDict()
+_png_lock = threading.Lock()
+
+
+def _encoded(digest: bytes, shape: tuple, masked_colour: str, index: np.ndarray) -> str:
+    key = (digest, shape, masked_colour)
+    with _png_lock:
+        if key in _png_memo:
+            _png_memo.move_to_end(key)
+            return _png_memo[key]
     from PIL import Image
 
     grey = [int(masked_colour[i:i + 2], 16) for i in (1, 3, 5)]
     palette = np.vstack([_blues(np.linspace(0, 1, LEVELS)), [grey, [255, 255, 255]]]).astype(np.uint8)
-    image = Image.fromarray(index.astype(np.uint8), "P")
+    image = Image.fromarray(index, "P")
     image.putpalette(palette.ravel().tolist())
     buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    image.save(buffer, format="PNG", compress_level=PNG_LEVEL)
+    uri = "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    with _png_lock:
+        _png_memo[key] = uri
+        while len(_png_memo) > PNG_MEMO:
+            _png_memo.popitem(last=False)
+    return uri
+
+
+PNG_MEMO = 64   # pictures remembered (a few kB each)
 
 
 def overview(tiles: np.ndarray, masked: np.ndarray | None = None, *, selected: tuple[int, int] | None = None,

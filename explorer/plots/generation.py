@@ -19,7 +19,7 @@ def context_bars(row: np.ndarray, tokens: list[str], n_prompt: int, title: str =
     row = np.asarray(row, dtype=np.float64)
     x = np.arange(len(row))
     colours = [BLUE if i < n_prompt else ORANGE for i in x]
-    bars = dict(type="bar", x=x, y=row, marker_color=colours, customdata=labels(tokens[:len(row)]),
+    bars = dict(type="bar", x=x, y=row, marker=dict(color=colours), customdata=labels(tokens[:len(row)]),
                 hovertemplate="%{x} · %{customdata}: %{y:.3f}<extra></extra>")
     many = len(row) > 60
     return figure([bars], dict(
@@ -37,9 +37,9 @@ def considered_bars(names: list[str], before: np.ndarray, after: np.ndarray, pic
     y = [f"{i + 1}. {label(t)}" for i, t in enumerate(names)]
     colours = [ORANGE if i == picked else BLUE for i in range(n)]
     traces = [dict(type="bar", orientation="h", x=np.asarray(before), y=y, name="model's own (T = 1)",
-                   marker_color=GREY, hovertemplate="%{y}: %{x:.3f}<extra>before</extra>"),
+                   marker=dict(color=GREY), hovertemplate="%{y}: %{x:.3f}<extra>before</extra>"),
               dict(type="bar", orientation="h", x=np.asarray(after), y=y, name="after the settings",
-                   marker_color=colours, text=[f"{v:.2f}" for v in after], textposition="outside",
+                   marker=dict(color=colours), text=[f"{v:.2f}" for v in after], textposition="outside",
                    cliponaxis=False, hovertemplate="%{y}: %{x:.3f}<extra>after</extra>")]
     top = float(max(np.max(before, initial=0), np.max(after, initial=0), 1e-9))
     return figure(traces, dict(
@@ -67,7 +67,7 @@ def effect_map(heads: np.ndarray, title: str = "") -> go.Figure:
 def parts_bars(names: list[str], values: np.ndarray, title: str = "") -> go.Figure:
     """Named parts of a logit (embeddings, all heads, each MLP, biases) as signed horizontal bars."""
     v = np.asarray(values, dtype=np.float64)
-    bars = dict(type="bar", orientation="h", x=v, y=names, marker_color=[ORANGE if x < 0 else BLUE for x in v],
+    bars = dict(type="bar", orientation="h", x=v, y=names, marker=dict(color=[ORANGE if x < 0 else BLUE for x in v]),
                 hovertemplate="%{y}: %{x:+.3f}<extra></extra>")
     return figure([bars], dict(
         title=dict(text=label(title), x=0.0, font=dict(size=14)), height=min(900, 80 + 18 * len(names)),
@@ -79,7 +79,7 @@ def cache_growth(tokens: np.ndarray, sizes: np.ndarray, step: int | None = None)
     """The key/value cache's size (kB) after each step; the chosen ``step`` marked."""
     kb = np.asarray(sizes, dtype=np.float64) / 1024
     steps = np.arange(len(kb))
-    traces = [dict(type="scatter", x=steps, y=kb, mode="lines+markers", marker_color=BLUE, customdata=tokens,
+    traces = [dict(type="scatter", x=steps, y=kb, mode="lines+markers", marker=dict(color=BLUE), customdata=tokens,
                    hovertemplate="step %{x}: %{customdata} tokens cached, %{y:,.0f} kB<extra></extra>")]
     if step is not None and 0 <= step < len(kb):
         traces.append(dict(type="scatter", x=[step], y=[kb[step]], mode="markers", showlegend=False,

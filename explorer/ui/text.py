@@ -14,5 +14,12 @@ def literal(text) -> str:
     control characters, which markdown would drop or turn into U+FFFD, become visible control pictures (␀, ␛).
     """
     escaped = _MARKDOWN_PUNCTUATION.sub(r"\\\1", str(text))
-    return "".join(chr(0x2400 + ord(c)) if ord(c) < 32 and c not in "\n\t" else "␡" if c == "\x7f" else c
-                   for c in escaped)
+    return _CONTROL.sub(_picture, escaped)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")   # every control character but tab and newline
+
+
+def _picture(match: re.Match) -> str:
+    c = match.group()
+    return "␡" if c == "\x7f" else chr(0x2400 + ord(c))

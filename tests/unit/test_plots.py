@@ -155,8 +155,9 @@ def _as_sent(fig) -> dict:
 
 
 def test_figures_built_without_validation_validate_to_the_same_json():
-    """plots.figure() skips plotly's validators for speed: every figure of this module must still be valid
-    (plotly raises on an unknown property) and send exactly what its validated twin would."""
+    """plots.figure() skips plotly's validators and, until something looks inside, plotly's object tree, for speed:
+    every figure of this module must still be valid (plotly raises on an unknown property) and send exactly what
+    its built and its validated twins would."""
     w = np.stack([weights(seed=s) for s in range(3)])
     hidden = ~causal_mask(5, 5)
     tiles = np.random.default_rng(0).random((2, 3, 6, 6)).astype(np.float32)
@@ -168,9 +169,30 @@ def test_figures_built_without_validation_validate_to_the_same_json():
                plots.head_grid(w, TOKENS, TOKENS, masked=hidden, selected=1, layer=2),
                plots.overview(tiles, selected=(1, 2), stats=stats, stats_hover="%{customdata[2]:.2f}")]
     for fig in figures:
-        assert fig._validate is False
+        light = _as_sent(fig)   # straight from the given dicts: plotly's object tree not built yet
+        assert isinstance(fig, plots.LightFigure) and "_light" in fig.__dict__
+        assert fig._validate is False and "_light" not in fig.__dict__   # looking inside builds it
         sent = _as_sent(fig)
+        assert light == sent and fig.to_dict()["layout"]["template"] == {}   # the same JSON either way
         assert not sent["layout"].pop("template", None)   # plotly's default template is never sent
         validated = _as_sent(go.Figure(fig.to_dict()))   # validates every property; raises on an invalid one
         validated["layout"].pop("template", None)   # (validating an empty template fills in a default one)
         assert validated == sent
+
+
+
+def _pixels(uri: str) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1]))))
+
+
+def test_thumbnail_pictures_hold_the_exact_pixels_and_are_remembered():
+    a = np.random.default_rng(0).integers(0, plots.LEVELS + 2, size=(30, 40)).astype(np.uint8)
+    b = a.copy()
+    b[3, 4] = (b[3, 4] + 1) % (plots.LEVELS + 2)   # one pixel apart
+    first = plots._png_uri(a)
+    assert np.array_equal(_pixels(first), a) and np.array_equal(_pixels(plots._png_uri(b)), b)
+    assert plots._png_uri(a.copy()) is first                 # the same picture again: encoded once, remembered
+    assert plots._png_uri(a, "#000000") != first             # another masked colour is another palette
+    for i in range(plots.PNG_MEMO):                          # a bounded memory: the oldest go first
+        plots._png_uri(np.array([[i % 16, i // 16]], dtype=np.uint8))
+    assert len(plots._png_memo) == plots.PNG_MEMO and plots._png_uri(a.copy()) is not first
