@@ -49,7 +49,9 @@ ui.show_link_notes()
 for note in view.notes:
     st.caption(f":material/info: {ui.literal(note)}")
 
-name = f"{model.split('/')[-1]}-{part}-L{layer}" + ("" if not view.real_head else f"H{head}")
+model_name = f"{model.split('/')[-1]}-{part}"
+layer_name = f"{model_name}-L{layer}"
+name = layer_name + ("" if not view.real_head else f"H{head}")
 left, right = st.columns([3, 2])
 with left:
     ui.show_figure(plots.heatmap(view.matrix, view.query_labels, view.key_labels, masked=view.masked,
@@ -65,9 +67,10 @@ with right:
 
 st.subheader(f"Layer {layer}: every head")
 grid = matrices.layer_view(result, part, layer, options)
+# the head is framed beside the grid and the overview, not in them: a new head redraws neither in the browser
 ui.show_figure(plots.head_grid(grid.matrix, grid.query_labels, grid.key_labels, masked=grid.masked,
-                               shared_scale=flags["shared"], selected=head, layer=layer), "grid", f"heads-{name}",
-               on_select=ui.open_head("grid"))
+                               shared_scale=flags["shared"], layer=layer, frames=True), "grid", f"heads-{layer_name}",
+               on_select=ui.open_head("grid"), frame=head)
 
 st.subheader("Every layer × head")
 st.caption("Thumbnails of each head (averaged down to at most 24 × 24 cells"
@@ -75,9 +78,10 @@ st.caption("Thumbnails of each head (averaged down to at most 24 × 24 cells"
            + ("; all on one 0–1 scale" if flags["shared"] else "; each scaled to its own maximum")
            + "). Hover for statistics; click a tile to show that head.")
 tiles, masked = matrices.overview_tiles(result, part, options.hide_special)
-ui.show_figure(plots.overview(tiles, masked, selected=(layer, head), shared_scale=flags["shared"],
-                              stats=matrices.overview_stats(result, part), stats_hover=matrices.OVERVIEW_HOVER),
-               "overview", f"overview-{name}", on_select=ui.open_head("overview"))
+ui.show_figure(plots.overview(tiles, masked, shared_scale=flags["shared"], stats=matrices.overview_stats(result, part),
+                              stats_hover=matrices.OVERVIEW_HOVER, frames=True),
+               "overview", f"overview-{model_name}", on_select=ui.open_head("overview"),
+               frame=layer * res.facts.n_heads + head)
 
 if st.toggle("Show bertviz's head view and model view (built only while this is on)", key="bertviz"):
     show_bertviz(result, part, layer)

@@ -82,6 +82,15 @@ class LightFigure(go.Figure):
             raise AttributeError(name)
         return getattr(self, name)
 
+    def set_meta(self, value) -> LightFigure:
+        """layout.meta (free data that plotly.js keeps and never draws) = ``value``, without building the figure."""
+        light = self.__dict__.get("_light")
+        if light is None:
+            self.layout.meta = value
+        else:
+            self.__dict__["_light"] = (light[0], {**light[1], "meta": value})
+        return self
+
     def to_dict(self) -> dict:
         light = self.__dict__.get("_light")
         if light is None:
@@ -198,9 +207,23 @@ def _bin_labels(tokens: list[str], side: int) -> list[str]:
             for a, b in zip(starts, ends)]
 
 
+FRAME = "#dd6b20"   # the selected tile's frame
+NO_FRAME = "rgba(0,0,0,0)"
+
+
+def _frames(tiles: list[tuple[float, float, float, float]], selected: int | None, every: bool) -> list[dict]:
+    """Rectangles (x0, x1, y0, y1) around tiles as plotly shapes: the ``selected`` tile's in orange, or with
+    ``every`` one per tile, in tile order, all transparent. ``ui.show_figure(frame=i)`` then shows the i-th with a
+    style rule, so the figure, and with it what the browser has drawn, stays the same when the selection moves."""
+    picked = range(len(tiles)) if every else [] if selected is None or not 0 <= selected < len(tiles) else [selected]
+    return [dict(type="rect", x0=tiles[i][0], x1=tiles[i][1], y0=tiles[i][2], y1=tiles[i][3],
+                 line=dict(color=NO_FRAME if every else FRAME, width=3)) for i in picked]
+
+
 def head_grid(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], *,
               masked: np.ndarray | None = None, shared_scale: bool = True, selected: int | None = None,
-              max_cols: int = 6, max_side: int = 48, title: str = "", layer: int | None = None) -> go.Figure:
+              max_cols: int = 6, max_side: int = 48, title: str = "", layer: int | None = None,
+              frames: bool = False) -> go.Figure:
     """Every head of one layer, ``weights[head, query, key]``, as ONE picture of thumbnails (average-pooled to
     at most ``max_side`` per side), like the overview: the browser gets a small PNG instead of every head's
     weights and twelve plotly subplots to lay out. Each thumbnail is titled "head h" (the ``selected`` one
@@ -208,7 +231,8 @@ def head_grid(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str
     clickable (``customdata`` = [layer, head] when ``layer`` is given, else [head]).
 
     ``masked`` (bool ``[query, key]``): cells a causal model cannot see, grey. ``shared_scale``: colour 0…1 for
-    every head; otherwise each head is scaled to its own maximum.
+    every head; otherwise each head is scaled to its own maximum. ``frames``: see :func:`_frames` (the figure then
+    names no selected head).
     """
     w = np.asarray(weights, dtype=np.float32)
     n_heads = w.shape[0]
@@ -241,13 +265,12 @@ def head_grid(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str
                   marker=dict(size=12, color="rgba(0,0,0,0)", symbol="square"),
                   selected=dict(marker=dict(opacity=0)), unselected=dict(marker=dict(opacity=0)),
                   hovertemplate="%{text}<br>click to show this head<extra></extra>", showlegend=False)
+    selected = None if frames else selected
     titles = [dict(x=x, y=r * cell_h + band / 2, xref="x", yref="y", showarrow=False, font=dict(size=13),
                    text=f"<b>head {h} ◀</b>" if h == selected else f"head {h}")
               for h, (x, r) in enumerate(zip(centre_x, rows))]
-    frame = [] if selected is None or not 0 <= selected < n_heads else [dict(
-        type="rect", x0=cols[selected] * cell_w - gap / 2, x1=cols[selected] * cell_w + q + gap / 2,
-        y0=rows[selected] * cell_h + band - gap / 2, y1=rows[selected] * cell_h + band + p + gap / 2,
-        line=dict(color="#dd6b20", width=3))]
+    frame = _frames([(c * cell_w - gap / 2, c * cell_w + q + gap / 2, r * cell_h + band - gap / 2,
+                      r * cell_h + band + p + gap / 2) for r, c in zip(rows, cols)], selected, frames)
     tile = min(170, 1100 // n_cols)                             # screen pixels a thumbnail
     scale = tile / q
     width, height = n_cols * cell_w * scale, n_rows * cell_h * scale
@@ -348,13 +371,14 @@ PNG_MEMO = 64   # pictures remembered (a few kB each)
 def overview(tiles: np.ndarray, masked: np.ndarray | None = None, *, selected: tuple[int, int] | None = None,
              shared_scale: bool = True, hover: list[list[str]] | None = None, title: str = "",
              stats: np.ndarray | None = None, stats_hover: str = "",
-             stat_names: tuple[str, ...] = OVERVIEW_STATS) -> go.Figure:
+             stat_names: tuple[str, ...] = OVERVIEW_STATS, frames: bool = False) -> go.Figure:
     """Every layer × head at once: ``tiles[layer, head, rows, cols]`` (already pooled thumbnails) drawn as ONE
     PNG image with white gaps, so the browser receives a picture, not the weights. An invisible point on each
     tile carries hover text ("layer 3 · head 5") and makes the tile clickable (``customdata`` = [layer, head]).
 
     ``shared_scale``: colour 0…1 for every tile; otherwise each tile is scaled to its own maximum.
-    ``masked`` (bool ``[rows, cols]``) cells are drawn grey. ``selected`` gets an orange frame.
+    ``masked`` (bool ``[rows, cols]``) cells are drawn grey. ``selected`` gets an orange frame; with ``frames``
+    every tile gets one, hidden (:func:`_frames`; tile ``layer * n_heads + head``).
     ``stats`` (``[layer, head, k]``) travel as numbers after [layer, head] in each point's customdata and
     ``stats_hover`` (a plotly hovertemplate over ``%{customdata[i]}``) writes them out: far fewer bytes than
     ``hover`` text for 30 × 9 heads. ``stat_names`` name them for the text alternative (the heads that are
@@ -388,9 +412,9 @@ def overview(tiles: np.ndarray, masked: np.ndarray | None = None, *, selected: t
                   + "<br>click to show this head<extra></extra>", showlegend=False)
     if stats is None:
         points["text"] = text
-    frame = [] if selected is None else [dict(
-        type="rect", x0=selected[1] - 0.5, x1=selected[1] + 0.5 - 1 / cell_w, y0=selected[0] - 0.5,
-        y1=selected[0] + 0.5 - 1 / cell_h, line=dict(color="#dd6b20", width=3))]
+    frame = _frames([(b - 0.5, b + 0.5 - 1 / cell_w, a - 0.5, a + 0.5 - 1 / cell_h)
+                     for a, b in zip(layer.ravel(), head.ravel())],
+                    None if selected is None else selected[0] * n_heads + selected[1], frames)
     tile = int(min(max(min(1000 / n_layers, 1000 / n_heads), 18), 72))
     fig = figure([picture, points], dict(
         xaxis=dict(range=[-0.5, n_heads - 0.5], tickmode="array", tickvals=list(range(n_heads)),

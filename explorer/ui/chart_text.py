@@ -6,12 +6,15 @@ charts whose points are heads, a box that chooses a head from the keyboard, as a
 """
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import streamlit as st
 
 from explorer.access.summary import head_name
 from explorer.heads import parse_heads
 from explorer.plots.alt import TextAlternative
+from explorer.plots.attention import FRAME
 from explorer.ui.text import literal
 
 TYPED = "_typed_head"   # (chart key, (layer, head)) while a head chosen from the keyboard runs the chart's callback
@@ -123,3 +126,20 @@ def keyboard_scrolling() -> None:
     if not st.session_state.get("_keyboard_scrolling"):
         st.session_state["_keyboard_scrolling"] = True
         st.html(_FOCUSABLE_FORMULAS, unsafe_allow_javascript=True)
+
+
+def show_frame(key: str, index: int) -> None:
+    """Show the ``index``-th hidden tile frame of chart ``key`` (a figure built with ``frames=True``) and bold its
+    title: a style rule next to the chart, so that the chart itself, and what the browser has drawn for it, stays
+    the same when the selection moves (a following class redrew two large charts on every head change before)."""
+    st.html(frame_rule(key, index))
+
+
+def frame_rule(key: str, index: int) -> str:
+    """The style element of :func:`show_frame`. Nothing a user types can enter it: ``key`` must be a plain chart
+    key (ASCII letters, digits, underscores) and ``index`` is written as an integer."""
+    if not re.fullmatch(r"\w+", key, re.ASCII):
+        raise ValueError(f"not a plain chart key: {key!r}")
+    tile = f"[data-index='{int(index)}']"
+    return (f"<style>.st-key-{key} .shapelayer path{tile}{{stroke:{FRAME}!important;stroke-opacity:1!important}}"
+            f".st-key-{key} g.annotation{tile} text{{font-weight:700!important}}</style>")

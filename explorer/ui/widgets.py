@@ -15,6 +15,7 @@ import streamlit as st
 from explorer.attention import AttentionResult
 from explorer.examples import EXAMPLES
 from explorer.plots.alt import clickable_heads, text_alternative
+from explorer.plots.attention import LightFigure
 from explorer.plots.classroom import scale_fonts
 from explorer.registry import EMBEDDED, EMBEDDED_ENCODER, KNOWN_HUB, ModelUnavailable, hub_policy, resolve_spec
 from explorer.ui import cached, chart_text, class_room, classroom
@@ -201,22 +202,29 @@ def fidelity_badge(result: AttentionResult, layer: int, head: int) -> None:
 
 # ---------------------------------------------------------------------------------------------- figures and heads
 
-def show_figure(fig, key: str, filename: str, on_select="ignore", where=None):
+def show_figure(fig, key: str, filename: str, on_select="ignore", where=None, frame: int | None = None):
     """A plotly chart whose camera button saves ``filename``.png, drawn in the browser (works offline), with its
     text alternative under it (a summary, "Show as table", and a keyboard head box when a click picks a head).
-    Every chart of the app goes through here (a test checks); ``where``: a column or container to draw in."""
+    Every chart of the app goes through here (a test checks); ``where``: a column or container to draw in;
+    ``frame``: the tile to frame in a figure built with ``frames=True`` (chart_text.show_frame)."""
     if where is not None:
         with where:
-            return show_figure(fig, key, filename, on_select)
+            return show_figure(fig, key, filename, on_select, frame=frame)
     config = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": filename, "scale": 2}}
     chart_text.keyboard_scrolling()   # once a session: with it, the rule that hides plotly's toolbar on a phone
     scale_fonts(fig, classroom.figure_scale())   # larger type in the teacher's projector view
     text = text_alternative(fig)
     name = chart_text.accessible_name(text)   # the chart's own name for screen readers; the details follow it
+    if callable(on_select) and isinstance(fig, LightFigure):
+        # Streamlit keeps a chart's selection while its figure stays the same, and a click on the point already
+        # selected changes nothing: after each click the figure differs (layout.meta), so the next click counts
+        fig.set_meta(st.session_state.get(_clicks(key), 0))
     if on_select == "ignore":
         event = st.plotly_chart(fig, key=key, config=config, alt=name)
     else:
         event = st.plotly_chart(fig, key=key, config=config, on_select=on_select, selection_mode="points", alt=name)
+    if frame is not None:
+        chart_text.show_frame(key, frame)
     chart_text.describe(text, key, clickable_heads(fig), on_select)
     return event
 
@@ -242,9 +250,14 @@ def selected_head(key: str, frame=None) -> tuple[int, int] | None:
     return None
 
 
+def _clicks(key: str) -> str:
+    return f"_{key}_clicks"
+
+
 def open_head(key: str, frame=None, layer_key: str = "layer", head_key: str = "head"):
     """An ``on_select`` callback: the clicked map cell or table row becomes the layer and head shown."""
     def callback():
+        st.session_state[_clicks(key)] = st.session_state.get(_clicks(key), 0) + 1
         head = selected_head(key, frame)
         if head is not None:
             st.session_state[layer_key], st.session_state[head_key] = head

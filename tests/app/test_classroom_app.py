@@ -66,9 +66,10 @@ def goes_to(student: AppTest, page: str) -> AppTest:
     student.run()
     assert not student.exception, student.exception
     assert student.title[0].value.startswith(TITLES[page]), student.title[0].value
-    # no script of ours moves the page (Streamlit ran it here); the one html element a page may hold is the constant
-    # script that makes wide formulas keyboard-focusable (explorer/ui/chart_text.py)
-    assert all(h.proto.body == chart_text._FOCUSABLE_FORMULAS for h in student.get("html"))
+    # no script of ours moves the page (Streamlit ran it here); the one script a page may hold is the constant one
+    # that makes wide formulas keyboard-focusable (explorer/ui/chart_text.py), beside style rules (a chart's frame)
+    assert all(h.proto.body == chart_text._FOCUSABLE_FORMULAS or re.fullmatch(r"<style>[^<]*</style>", h.proto.body)
+               for h in student.get("html"))
     assert student.query_params["room"] == student.session_state[class_room.ROOM]
     assert student.query_params["me"] == student.session_state[class_room.ME]
     return student.switch_page(page)   # the browser's address follows (Streamlit's navigation message)

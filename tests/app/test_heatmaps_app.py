@@ -1,6 +1,7 @@
 """The heatmap page driven through Streamlit's AppTest: widgets in, figure data out."""
 import base64
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -65,11 +66,14 @@ def test_widgets_drive_the_figures(tired):
 
     at.slider(key="layer").set_value(3).run()
     np.testing.assert_allclose(heat(at)[0], tired.weights[3, 0], atol=1e-6)
+    before = figures(at)["grid"], figures(at)["overview"]
     at.slider(key="head").set_value(5).run()
     np.testing.assert_allclose(heat(at)[0], tired.weights[3, 5], atol=1e-6)
     grid = figures(at)["grid"]
     assert grid["data"][0]["type"] == "image" and grid["data"][1]["customdata"][5] == [3, 5]   # a picture
-    assert "head 5 ◀" in json.dumps(grid["layout"]["annotations"], ensure_ascii=False)
+    # the head is framed by a style rule beside the grid and the overview: neither figure changes with it
+    assert (grid, figures(at)["overview"]) == before and len(grid["layout"]["shapes"]) == 12
+    assert framed(at) == {"grid": 5, "overview": 3 * 12 + 5}
 
     bars = figures(at)["bars"]
     assert "Where it looks" in bars["layout"]["title"]["text"]   # the pronoun is the default query
@@ -122,13 +126,20 @@ def test_bad_link_values_are_clamped_with_a_note():
     assert "not available" in at.warning[0].value and not at.get("plotly_chart")
 
 
+def framed(at) -> dict[str, int]:
+    """chart key -> the tile whose frame the page's style rules show (chart_text.show_frame)."""
+    rules = [h.proto.body for h in at.get("html") if h.proto.body.startswith("<style>")]
+    return {m.group(1): int(m.group(2)) for m in (re.search(r"\.st-key-(\w+) \.shapelayer path\[data-index='(\d+)'\]",
+                                                            r) for r in rules) if m}
+
+
 def test_overview_is_an_image_with_clickable_heads():
     at = page(layer=4, head=7)
     overview = figures(at)["overview"]
     image, points = overview["data"]
     assert image["type"] == "image" and image["source"].startswith("data:image/png;base64,")
     assert points["customdata"][4 * 12 + 7][:2] == [4, 7]   # then the head's statistics for the hover
-    assert overview["layout"]["shapes"][0]["x0"] == 6.5
+    assert overview["layout"]["shapes"][4 * 12 + 7]["x0"] == 6.5 and framed(at)["overview"] == 4 * 12 + 7
     assert len(at.get("plotly_chart")[3].proto.selection_mode) == 1   # points: a click picks a head
 
 

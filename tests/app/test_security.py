@@ -55,14 +55,36 @@ def _the_formula_script(path: Path, call: ast.Call) -> bool:
     return isinstance(value, ast.Constant) and isinstance(value.value, str)
 
 
+def _the_frame_rule(path: Path, call: ast.Call) -> bool:
+    """The one style element allowed: chart_text.py's ``st.html(frame_rule(key, index))`` (a chart's frame; what
+    enters it is checked below)."""
+    return (path.relative_to(ROOT).as_posix() == "explorer/ui/chart_text.py" and _dotted(call.func) == "st.html"
+            and len(call.args) == 1 and isinstance(call.args[0], ast.Call)
+            and _dotted(call.args[0].func) == "frame_rule")
+
+
+def test_a_frame_rule_is_one_style_element_of_a_plain_key_and_a_number():
+    from explorer.ui.chart_text import frame_rule
+
+    rule = frame_rule("overview", 55)
+    assert rule.startswith("<style>") and rule.endswith("</style>") and rule.count("<") == 2
+    assert ".st-key-overview .shapelayer path[data-index='55']" in rule
+    for hostile in ("x</style><script>alert(1)</script>", "a b", "grid{}", "é"):
+        with pytest.raises(ValueError):
+            frame_rule(hostile, 1)
+    with pytest.raises((TypeError, ValueError)):
+        frame_rule("grid", "1'] {} <script>")
+
+
 @pytest.mark.parametrize("path", SOURCES, ids=[str(p.relative_to(ROOT)) for p in SOURCES])
 def test_no_raw_html_or_javascript_sinks(path: Path):
     """No unsafe_allow_html / unsafe_allow_javascript (any value), st.html, components.html, nor
     streamlit.components at all; st.iframe only in explorer/ui/bertviz.py, fed by the offline bertviz builder (its
     script tags stay inside that iframe). One script: the constant
-    one that makes wide formulas focusable. A follower reaches the teacher's page by Streamlit's own navigation."""
+    one that makes wide formulas focusable; one style element: a chart's frame (frame_rule, checked above).
+    A follower reaches the teacher's page by Streamlit's own navigation."""
     source = path.read_text()
-    code = [c for c in _calls(path) if not _the_formula_script(path, c)]
+    code = [c for c in _calls(path) if not _the_formula_script(path, c) and not _the_frame_rule(path, c)]
     for call in code:
         for kw in call.keywords:
             assert kw.arg not in {"unsafe_allow_html", "unsafe_allow_javascript"}, (path, call.lineno)

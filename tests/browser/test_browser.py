@@ -117,9 +117,32 @@ def test_overview_tile_hovers_its_statistics_and_a_click_opens_that_head(server,
         wait_idle(page)
         sliders = page.locator('[data-testid="stMain"] [data-testid="stSlider"] input[type="range"]')
         assert [sliders.nth(i).input_value() for i in range(2)] == ["4", "7"]   # layer, head
+        assert page.evaluate(FRAMED) == [4 * 12 + 7]            # the head's tile framed, beside the figure
+        page.evaluate(MARK_OVERVIEW)
+        page.locator('[data-testid="stMain"]').get_by_role("slider").nth(1).press("ArrowRight")
+        page.wait_for_function(f"() => JSON.stringify(({FRAMED})()) === '[{4 * 12 + 8}]'", timeout=60_000)
+        wait_idle(page)
+        assert page.evaluate(MARKED), "the overview was drawn again for a new head"
+        page.evaluate(f"() => {OVERVIEW}.scrollIntoView({{block: 'center'}})")
+        x, y = page.evaluate(TILE_CENTRE, [4, 7])
+        page.mouse.move(x - 5, y - 5)
+        page.mouse.move(x, y)
+        hover.first.wait_for(timeout=10_000)
+        page.mouse.click(x, y)   # the tile clicked before (the chart keeps its selection): head 7 again
+        page.wait_for_function(f"() => JSON.stringify(({FRAMED})()) === '[{4 * 12 + 7}]'", timeout=60_000)
+        wait_idle(page)
+        assert sliders.nth(1).input_value() == "7"
         assert exception_texts(page) == [] and page.external == []
     finally:
         page.context.close()
+
+
+OVERVIEW = "[...document.querySelectorAll('.st-key-overview .js-plotly-plot')][0]"
+# the overview's tiles whose frame shows (their style rule from chart_text.show_frame applied)
+FRAMED = f"""() => [...{OVERVIEW}.querySelectorAll('.shapelayer path')]
+  .filter(p => getComputedStyle(p).strokeOpacity === '1').map(p => +p.dataset.index)"""
+MARK_OVERVIEW = f"() => {{ {OVERVIEW}.__drawnBefore = true; }}"
+MARKED = f"() => {OVERVIEW}.__drawnBefore === true"
 
 
 def test_every_page_routes_deep_links_through_app_navigation():
