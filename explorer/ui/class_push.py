@@ -21,6 +21,7 @@ _LOG = logging.getLogger(__name__)
 _lock = threading.Lock()
 _shown: dict[str, tuple[str, int | None]] = {}   # session id -> (room, the version its last run showed / was sent)
 _thread: threading.Thread | None = None
+_poked = threading.Event()   # set when a teacher on this process has just shared a view: look now
 
 
 def watch(session: str, room: str, version: int | None, version_of: Callable[[str], int | None]) -> None:
@@ -45,10 +46,17 @@ def watched() -> dict[str, tuple[str, int | None]]:
         return dict(_shown)
 
 
+def poke() -> None:
+    """A teacher's view has just been stored by this process: read the versions now, not at the next tick (the
+    students of a teacher on another replica are found at that replica's next tick)."""
+    _poked.set()
+
+
 def _loop(version_of: Callable[[str], int | None]) -> None:
     logged = 0.0
     while True:
-        time.sleep(EVERY_S)
+        _poked.wait(EVERY_S)
+        _poked.clear()
         try:
             push(version_of)
         except Exception:   # a store that is briefly unreachable must not end the watcher (nor flood the log)

@@ -289,6 +289,7 @@ def publish() -> None:
         st.warning(literal(err), icon=":material/school:")
         return
     st.session_state[PUBLISHED] = view
+    class_push.poke()   # this server's followers of the room are rerun at once
 
 
 def _moved_meanwhile() -> None:

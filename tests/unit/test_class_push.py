@@ -35,3 +35,36 @@ def test_a_session_whose_browser_left_is_forgotten(no_thread):
     class_push.watch("left", "AAAAAA", 1, lambda room: 1)
     class_push.forget("left")
     assert class_push.watched() == {}
+
+
+def test_a_poke_makes_the_watcher_look_at_once(monkeypatch):
+    """A teacher's view stored by this process pokes the watcher: it reads the versions now, not a tick later."""
+    monkeypatch.setattr(class_push, "EVERY_S", 60.0)   # a tick far away: only the poke can explain a read
+    monkeypatch.setattr(class_push, "_shown", {"s1": ("AAAAAA", 1)})
+    monkeypatch.setattr(class_push, "_rerun", lambda s: True)
+    read, stop = threading.Event(), threading.Event()
+
+    class Stop(BaseException):   # ends the watcher (it outlives any Exception)
+        pass
+
+    def version_of(room):
+        if stop.is_set():
+            raise Stop
+        read.set()
+        return 2
+
+    def watch():
+        try:
+            class_push._loop(version_of)
+        except Stop:
+            pass
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    assert not read.wait(0.5)                 # nothing before the poke
+    class_push.poke()
+    assert read.wait(30)                      # looked at once (a tick would take 60 s)
+    stop.set()
+    class_push.poke()
+    watcher.join(30)
+    assert not watcher.is_alive()
