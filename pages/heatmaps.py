@@ -79,9 +79,8 @@ st.caption("Thumbnails of each head (averaged down to at most 24 × 24 cells"
            + "). Hover for statistics; click a tile to show that head.")
 tiles, masked = matrices.overview_tiles(result, part, options.hide_special)
 ui.show_figure(plots.overview(tiles, masked, shared_scale=flags["shared"], stats=matrices.overview_stats(result, part),
-                              stats_hover=matrices.OVERVIEW_HOVER, frames=True),
-               "overview", f"overview-{model_name}", on_select=ui.open_head("overview"),
-               frame=layer * res.facts.n_heads + head)
+                              stats_hover=matrices.OVERVIEW_HOVER, frame_row=layer),
+               "overview", f"overview-{model_name}", on_select=ui.open_head("overview"), frame=head)
 
 if st.toggle("Show bertviz's head view and model view (built only while this is on)", key="bertviz"):
     show_bertviz(result, part, layer)

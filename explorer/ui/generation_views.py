@@ -89,8 +89,8 @@ def attention_section(gen: Generation, step: int, layer: int, head: int) -> None
     strongest = rows[:, :, 0].argmax(-1)
     hover = [[f"layer {a} · head {b}: most on {attention_plots.label(tokens[strongest[a, b]])} · {strongest[a, b]} "
               f"({rows[a, b, 0, strongest[a, b]]:.2f})" for b in range(gen.n_heads)] for a in range(gen.n_layers)]
-    show_figure(attention_plots.overview(pool(rows, 24), hover=hover, frames=True), "write_overview",
-                f"write-overview-s{step}", on_select=open_head("write_overview"), frame=layer * gen.n_heads + head)
+    show_figure(attention_plots.overview(pool(rows, 24), hover=hover, frame_row=layer), "write_overview",
+                f"write-overview-s{step}", on_select=open_head("write_overview"), frame=head)
 
 
 def considered_section(gen: Generation, step: int) -> None:

@@ -73,7 +73,7 @@ def test_widgets_drive_the_figures(tired):
     assert grid["data"][0]["type"] == "image" and grid["data"][1]["customdata"][5] == [3, 5]   # a picture
     # the head is framed by a style rule beside the grid and the overview: neither figure changes with it
     assert (grid, figures(at)["overview"]) == before and len(grid["layout"]["shapes"]) == 12
-    assert framed(at) == {"grid": 5, "overview": 3 * 12 + 5}
+    assert framed(at) == {"grid": 5, "overview": 5}   # the overview frames layer 3's tiles, shape h = head h
 
     bars = figures(at)["bars"]
     assert "Where it looks" in bars["layout"]["title"]["text"]   # the pronoun is the default query
@@ -139,7 +139,8 @@ def test_overview_is_an_image_with_clickable_heads():
     image, points = overview["data"]
     assert image["type"] == "image" and image["source"].startswith("data:image/png;base64,")
     assert points["customdata"][4 * 12 + 7][:2] == [4, 7]   # then the head's statistics for the hover
-    assert overview["layout"]["shapes"][4 * 12 + 7]["x0"] == 6.5 and framed(at)["overview"] == 4 * 12 + 7
+    assert (overview["layout"]["shapes"][7]["x0"], overview["layout"]["shapes"][7]["y0"]) == (6.5, 3.5)
+    assert len(overview["layout"]["shapes"]) == 12 and framed(at)["overview"] == 7
     assert len(at.get("plotly_chart")[3].proto.selection_mode) == 1   # points: a click picks a head
 
 

@@ -199,15 +199,15 @@ def test_thumbnail_pictures_hold_the_exact_pixels_and_are_remembered():
 
 
 def test_frames_mode_draws_a_hidden_frame_round_every_tile_in_tile_order():
-    """frames=True: the figure names no selected head (it stays the same when the selection moves); the page
-    shows one frame with a style rule (tile i = shape i)."""
+    """frames=True (the grid) or frame_row (the overview): the figure names no selected head, so it stays the same
+    when the selection moves; the page shows one frame with a style rule (tile i = shape i)."""
     w = np.stack([weights(seed=s) for s in range(3)])
     grid = plots.head_grid(w, TOKENS, TOKENS, selected=1, frames=True).to_dict()["layout"]
     assert len(grid["shapes"]) == 3 and {s["line"]["color"] for s in grid["shapes"]} == {plots.NO_FRAME}
     assert "◀" not in json.dumps(grid["annotations"], ensure_ascii=False)
     assert grid == plots.head_grid(w, TOKENS, TOKENS, selected=2, frames=True).to_dict()["layout"]
     tiles = np.random.default_rng(0).random((2, 3, 6, 6)).astype(np.float32)
-    shapes = plots.overview(tiles, frames=True).to_dict()["layout"]["shapes"]
-    assert len(shapes) == 6 and (shapes[1 * 3 + 2]["x0"], shapes[1 * 3 + 2]["y0"]) == (1.5, 0.5)
+    shapes = plots.overview(tiles, frame_row=1).to_dict()["layout"]["shapes"]   # one layer's tiles: shape h = head h
+    assert [(s["x0"], s["y0"]) for s in shapes] == [(-0.5, 0.5), (0.5, 0.5), (1.5, 0.5)]
     one = plots.overview(tiles, selected=(1, 2)).to_dict()["layout"]["shapes"]   # without frames: one, orange
     assert [(s["x0"], s["y0"], s["line"]["color"]) for s in one] == [(1.5, 0.5, plots.FRAME)]
