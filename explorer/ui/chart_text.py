@@ -129,7 +129,7 @@ def keyboard_scrolling() -> None:
 
 
 def show_frame(key: str, index: int) -> None:
-    """Show the ``index``-th hidden tile frame of chart ``key`` (a figure built with ``frames=True``) and bold its
+    """Show the ``index``-th hidden tile frame of chart ``key`` (``frames=True`` or ``frame_row``) and bold its
     title: a style rule next to the chart, so that the chart itself, and what the browser has drawn for it, stays
     the same when the selection moves (a following class redrew two large charts on every head change before)."""
     st.html(frame_rule(key, index))
