@@ -215,14 +215,11 @@ def show_figure(fig, key: str, filename: str, on_select="ignore", where=None, fr
     scale_fonts(fig, classroom.figure_scale())   # larger type in the teacher's projector view
     text = text_alternative(fig)
     name = chart_text.accessible_name(text)   # the chart's own name for screen readers; the details follow it
-    if callable(on_select) and isinstance(fig, LightFigure):
-        # Streamlit keeps a chart's selection while its figure stays the same, and a click on the point already
-        # selected changes nothing: after each click the figure differs (layout.meta), so the next click counts
-        fig.set_meta(st.session_state.get(_clicks(key), 0))
     if on_select == "ignore":
         event = st.plotly_chart(fig, key=key, config=config, alt=name)
     else:
-        event = st.plotly_chart(fig, key=key, config=config, on_select=on_select, selection_mode="points", alt=name)
+        event = st.plotly_chart(_counting_clicks(fig, key), key=key, config=config, selection_mode="points",
+                                on_select=_counted(on_select, key) if callable(on_select) else on_select, alt=name)
     if frame is not None:
         chart_text.show_frame(key, frame)
     chart_text.describe(text, key, clickable_heads(fig), on_select)
@@ -254,10 +251,25 @@ def _clicks(key: str) -> str:
     return f"_{key}_clicks"
 
 
+def _counting_clicks(fig, key: str):
+    """``fig`` with the number of clicks on chart ``key`` so far in its layout.meta. Streamlit keeps a chart's
+    selection while its figure stays the same, and then a click on the point already selected changes nothing;
+    with the count in it, the figure differs after every click, so the next click counts."""
+    clicks = st.session_state.get(_clicks(key), 0)
+    return fig.set_meta(clicks) if isinstance(fig, LightFigure) else fig.update_layout(meta=clicks)
+
+
+def _counted(callback, key: str):
+    """``callback`` (a chart's on_select) that first counts the click (see ``_counting_clicks``)."""
+    def clicked():
+        st.session_state[_clicks(key)] = st.session_state.get(_clicks(key), 0) + 1
+        callback()
+    return clicked
+
+
 def open_head(key: str, frame=None, layer_key: str = "layer", head_key: str = "head"):
     """An ``on_select`` callback: the clicked map cell or table row becomes the layer and head shown."""
     def callback():
-        st.session_state[_clicks(key)] = st.session_state.get(_clicks(key), 0) + 1
         head = selected_head(key, frame)
         if head is not None:
             st.session_state[layer_key], st.session_state[head_key] = head
