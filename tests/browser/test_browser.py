@@ -103,8 +103,10 @@ def test_overview_tile_hovers_its_statistics_and_a_click_opens_that_head(server,
         page.wait_for_function("() => [...document.querySelectorAll('[data-testid=\"stMain\"] .js-plotly-plot')]"
                                ".some(g => g._fullLayout && (g._fullLayout.yaxis.title || {}).text === 'layer')",
                                timeout=60_000)   # drawn (a busy machine may take a while)
+        page.evaluate(f"() => {OVERVIEW}.scrollIntoView({{block: 'center'}})")   # every tile on the screen
         page.wait_for_timeout(500)
         x, y = page.evaluate(TILE_CENTRE, [4, 7])
+        page.mouse.move(x - 5, y - 5)
         page.mouse.move(x, y)
         hover = page.locator(".hoverlayer .hovertext")
         hover.first.wait_for(timeout=10_000)
