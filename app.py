@@ -7,7 +7,8 @@ local image, since a `:material/…:` page icon makes the browser fetch the favi
 the bottom), whose start hook loads the default model in the background, so the first student does not wait for
 torch and the weights; then every session runs it as a script (``__main__``), which builds the navigation.
 The App also answers ``/_explorer/ready`` (503 until that preload has finished), for load balancers, and sends
-Streamlit's JavaScript gzipped, each file compressed once (``explorer.web.compress``).
+Streamlit's JavaScript gzipped, each file compressed once (``explorer.web.compress``), and its icon font cut to
+the icons that can be drawn (``explorer.web.icons``).
 """
 import contextlib
 import threading
@@ -19,6 +20,7 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
 from explorer.web.compress import GzipStatic
+from explorer.web.icons import SubsetIcons
 
 FAVICON = Path(__file__).resolve().parent / "assets" / "favicon.png"
 READY_PATH = "/_explorer/ready"
@@ -91,4 +93,4 @@ if __name__ == "__main__":
     navigation()
 else:
     app = st.App("app.py", lifespan=preload_models, routes=[Route(READY_PATH, ready)],
-                 middleware=[Middleware(GzipStatic)])
+                 middleware=[Middleware(SubsetIcons), Middleware(GzipStatic)])

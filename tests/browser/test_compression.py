@@ -1,12 +1,15 @@
 """A real `streamlit run app.py` sends Streamlit's JavaScript gzipped to browsers that ask for it (app.py's
-``GzipStatic`` middleware): the first visit of a class fits classroom Wi-Fi. Plain HTTP, no browser needed."""
+``GzipStatic`` middleware) and its icon font cut to the icons that can be drawn (``SubsetIcons``): the first visit
+of a class fits classroom Wi-Fi. Plain HTTP, and Chromium for the icons."""
 from __future__ import annotations
 
 import gzip
 
 import pytest
-from chromium import Server, fetch, main_bundle
+from chromium import CHROMIUM, CHROMIUM_ARGS, Server, fetch, main_bundle, need_chromium, open_page
+from playwright.sync_api import sync_playwright
 
+from explorer.web import icons
 from explorer.web.compress import static_dir
 
 
@@ -36,3 +39,28 @@ def test_page_html_is_compressed_and_never_cached(server, path):
     headers, body = fetch(server.url + path)
     assert headers["content-encoding"] == "gzip" and headers["cache-control"] == "no-cache"
     assert b'id="root"' in gzip.decompress(body)
+
+
+@pytest.mark.browser
+def test_the_icon_font_is_the_subset_and_every_icon_draws_as_a_glyph(server):
+    """The Material Symbols font's URL answers the subset (explorer.web.icons), and in Chromium every icon on the
+    home page (the navigation's, Streamlit's own) is one glyph about 1 em wide: a ligature missing from the subset
+    would draw the icon's name as text, several em wide."""
+    html = fetch(server.url + "/", gzip_ok=False)[1].decode()
+    assert "MaterialSymbols" not in html            # the font is named by the CSS, not the page
+    headers, body = fetch(f"{server.url}/static/media/{icons.source_font().name}")
+    assert body == icons.SUBSET.read_bytes() and headers["content-type"] == "font/woff2"
+    assert "immutable" in headers["cache-control"]
+    need_chromium()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = open_page(browser, server.url + "/")
+            widths = page.evaluate("""async () => { await document.fonts.ready;
+                return [...document.querySelectorAll('[data-testid="stIconMaterial"]')].map(e => [e.textContent,
+                    e.scrollWidth / parseFloat(getComputedStyle(e).fontSize)]); }""")
+            loaded = page.evaluate("() => document.fonts.check('1em \"Material Symbols Rounded\"', 'home')")
+        finally:
+            browser.close()
+    assert loaded and len(widths) >= 15              # the navigation's pages each have one
+    assert all(w <= 1.25 for _, w in widths), widths
