@@ -80,7 +80,7 @@ def fmt(value, unit: str) -> str:
     if unit == "×":
         return f"{value:.2f}×"
     if unit == "B":   # decimal units, as in the targets
-        return (f"{value / 1e3:.1f} kB" if value < 1e6 else f"{value / 1e6:.0f} MB" if value < 1e9
+        return (f"{value / 1e3:.1f} kB" if value < 1e6 else f"{value / 1e6:.2f} MB" if value < 1e9
                 else f"{value / 1e9:.2f} GB")
     if unit == "ratio":
         return f"1/{1 / value:.0f}" if value < 1 else f"{value:.1f}×"
