@@ -39,6 +39,7 @@ class Run:
     exceptions: list[str] = field(default_factory=list)   # exception elements (st.exception or a traceback)
     warnings: int = 0                  # exception elements flagged is_warning
     page_not_found: bool = False
+    url_writes: int = 0                # page_info_changed messages: the page wrote its query string
     texts: list[str] = field(default_factory=list)        # every element's text when the session keeps them
 
     @property
@@ -124,6 +125,8 @@ class Session:
             self.page_script_hash = msg.navigation.page_script_hash
         elif kind == "page_info_changed":
             self.query_string = msg.page_info_changed.query_string
+            if run is not None:
+                run.url_writes += 1
         elif kind == "page_not_found" and run is not None:
             run.page_not_found = True
         elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":

@@ -23,6 +23,7 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_r
 
 from explorer.classroom import ClassroomError, NoSuchRoom, pretty_code
 from explorer.ui import class_push
+from explorer.ui import params as query
 from explorer.ui.class_room import (
     APPLIED,
     FOLLOW,
@@ -224,7 +225,7 @@ def on_page() -> None:
         class_push.watch(ctx.session_id, room, st.session_state.get(SEEN), _version_or_none)
     st.session_state[LOCKED] = info.locked
     if student():
-        st.query_params[URL_ROOM], st.query_params[URL_ME] = room, student()
+        query.put_all({URL_ROOM: room, URL_ME: student()})
     _banner(room, info.students)
 
 

@@ -16,7 +16,7 @@ from explorer import analysis, effects, heads, knockouts, roles, values
 from explorer.attention import AttentionResult
 from explorer.lru import ByteLRU
 from explorer.plots import effects as plots
-from explorer.ui import cached
+from explorer.ui import cached, params
 from explorer.ui.text import literal
 from explorer.ui.widgets import attention_or_stop, choice_picker, from_url, show_figure
 from explorer.worker import Job, Jobs
@@ -50,7 +50,7 @@ def measure_inputs(prefix: str = "ko") -> tuple[str, list[str]]:
     for column, (key, label, default) in zip(columns, names):
         from_url(f"{prefix}_{key}", default)
         words.append(column.text_input(label, key=f"{prefix}_{key}", max_chars=60).strip())
-        st.query_params[f"{prefix}_{key}"] = words[-1]
+        params.put(f"{prefix}_{key}", words[-1])
     if not all(words):
         st.warning("Type a query word and two candidate words.")
         st.stop()

@@ -21,7 +21,7 @@ from explorer.generation.readout import direct_effect, logit_lens
 from explorer.generation.sampling import Settings, clamp_settings, max_new_tokens
 from explorer.generation.steps import Generation, generate
 from explorer.registry import ModelUnavailable
-from explorer.ui import cached, class_room
+from explorer.ui import cached, class_room, params
 from explorer.ui.text import literal
 from explorer.ui.widgets import from_url, link_note
 from explorer.worker import Jobs
@@ -46,7 +46,7 @@ def prompt_box() -> str:
     locked = class_room.text_locked()
     prompt = st.text_area("Prompt", key="prompt", max_chars=MAX_PROMPT_CHARS, height=80, disabled=locked,
                           help="Locked by the teacher: follow along, or explore on your own." if locked else None)
-    st.query_params["prompt"] = prompt
+    params.put("prompt", prompt)
     return prompt
 
 
@@ -54,7 +54,7 @@ def flag(label: str, key: str) -> bool:
     """A deep-linked toggle (``1`` / ``0`` in the URL)."""
     st.session_state[key] = str(from_url(key, "0")).strip().lower() in {"1", "true", "yes", "on"}
     on = st.toggle(label, key=key)
-    st.query_params[key] = "1" if on else "0"
+    params.put(key, "1" if on else "0")
     return on
 
 
@@ -78,10 +78,10 @@ def settings_controls() -> Settings:
     top_p = row[4].number_input("Top-p (1: off)", 0.01, 1.0, step=0.05, key="topp", disabled=not sample)
     seed = row[5].number_input("Seed", 0, 2**31 - 1, step=1, key="seed", disabled=not sample)
     chosen = Settings(int(new), not sample, float(temp), int(top_k), float(top_p), int(seed))
-    st.query_params.update({"mode": mode, "new": str(chosen.new_tokens)})
+    params.put_all({"mode": mode, "new": str(chosen.new_tokens)})
     for name in ("temperature", "top_k", "top_p", "seed"):
         if sample:
-            st.query_params[URL[name]] = str(getattr(chosen, name))
+            params.put(URL[name], str(getattr(chosen, name)))
         elif URL[name] in st.query_params:
             del st.query_params[URL[name]]
     if not sample:   # greedy ignores them: one cache entry, one link, whatever the disabled boxes hold

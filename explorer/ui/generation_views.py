@@ -13,7 +13,7 @@ from explorer.labs.quiz import Question
 from explorer.maths import causal_mask, pool
 from explorer.plots import attention as attention_plots
 from explorer.plots import generation as plots
-from explorer.ui import cached
+from explorer.ui import cached, params
 from explorer.ui.text import literal
 from explorer.ui.widgets import from_url, index_picker, link_note, open_head, page_link, show_figure
 
@@ -106,7 +106,7 @@ def considered_section(gen: Generation, step: int) -> None:
     with right:
         t = st.slider("Temperature for this view", 0.05, 5.0, step=0.05, key="vtemp",
                       help="Reshapes the stored logits of this step; the model does not run again.")
-        st.query_params["vtemp"] = str(t)
+        params.put("vtemp", str(t))
         top_k, top_p = (0, 1.0) if s.greedy else (s.top_k, s.top_p)
         seen = considered(gen.logits[step], t, top_k, top_p)
         picked = gen.picked(step)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.heads import head_id, match_word, parse_heads, pick_word
+from explorer.ui import params
 from explorer.ui.widgets import from_url, link_note
 
 
@@ -24,7 +25,7 @@ def word_picker(label: str, key: str, options: list[str], default: str, token_wo
         link_note(f"{label}: {raw[:40]!r} is not a word of the text; using {value!r}.")
     st.session_state[key] = value
     chosen = st.selectbox(label, options, key=key)
-    st.query_params[key] = chosen
+    params.put(key, chosen)
     return chosen
 
 
@@ -37,7 +38,7 @@ def words_picker(label: str, key: str, options: list[str], default: list[str], m
         link_note(f"{label}: {', '.join(repr(m[:30]) for m in missing)} not in the text; dropped.")
     st.session_state[key] = list(dict.fromkeys(filter(None, (match_word(options, w) for w in wanted))))[:most]
     chosen = st.multiselect(label, options, key=key, max_selections=most)
-    st.query_params[key] = ",".join(chosen)
+    params.put(key, ",".join(chosen))
     return chosen
 
 
@@ -52,5 +53,5 @@ def heads_picker(label: str, key: str, n_layers: int, n_heads: int, default: lis
     options = [head_id((l, h)) for l in range(n_layers) for h in range(n_heads)]
     chosen = st.multiselect(label, options, key=key, max_selections=most,
                             format_func=lambda s: s.replace("L", "layer ").replace("H", " · head "))
-    st.query_params[key] = ",".join(chosen)
+    params.put(key, ",".join(chosen))
     return parse_heads(",".join(chosen), n_layers, n_heads, most)[0]

@@ -18,7 +18,7 @@ from explorer.plots.alt import clickable_heads, text_alternative
 from explorer.plots.attention import LightFigure
 from explorer.plots.classroom import scale_fonts
 from explorer.registry import EMBEDDED, EMBEDDED_ENCODER, KNOWN_HUB, ModelUnavailable, hub_policy, resolve_spec
-from explorer.ui import cached, chart_text, class_room, classroom
+from explorer.ui import cached, chart_text, class_room, classroom, params
 from explorer.ui.linkask import ask_before_loading
 from explorer.ui.text import literal
 
@@ -85,7 +85,7 @@ def model_picker(key: str = "model", default: str = EMBEDDED_ENCODER, label: str
     if choice == OTHER:
         name = st.text_input("Hub id (e.g. prajjwal1/bert-tiny) or local folder", value=free,
                              key=f"{key}_other", max_chars=200).strip()
-    st.query_params[key] = asked or name or default   # a reload of a link still waiting asks again
+    params.put(key, asked or name or default)   # a reload of a link still waiting asks again
     return name or default
 
 
@@ -104,7 +104,7 @@ def text_box(key: str = "text", default: str = next(iter(EXAMPLES.values())), la
     locked = class_room.text_locked()
     text = st.text_area(label, key=key, max_chars=MAX_TEXT, height=90, disabled=locked,
                         help="Locked by the teacher: follow along, or explore on your own." if locked else None)
-    st.query_params[key] = text
+    params.put(key, text)
     return text
 
 
@@ -115,7 +115,7 @@ def choice_picker(label: str, key: str, choices: dict[str, str], default: str, h
     if st.session_state[key] not in choices:
         st.session_state[key] = default
     choice = st.radio(label, list(choices), key=key, format_func=choices.get, horizontal=True, help=help)
-    st.query_params[key] = choice
+    params.put(key, choice)
     return choice
 
 
@@ -153,7 +153,7 @@ def index_picker(label: str, key: str, count: int, default: int = 0, widget: str
         result = st.slider(label, 0, count - 1, key=key)
     else:
         result = st.number_input(label, 0, count - 1, step=1, key=key)
-    st.query_params[key] = str(result)
+    params.put(key, str(result))
     return int(result)
 
 
@@ -168,7 +168,7 @@ def option_picker(label: str, key: str, options: list, default):
         value = default
     st.session_state[key] = value
     chosen = st.select_slider(label, options, key=key)
-    st.query_params[key] = str(chosen)
+    params.put(key, str(chosen))
     return chosen
 
 
@@ -312,7 +312,7 @@ def token_picker(label: str, key: str, rows: list[list[int]], names: list[str], 
     st.session_state[key] = firsts[row]
     chosen = st.selectbox(label, firsts, key=key,
                           format_func=lambda p: f"{names[firsts.index(p)]}  ·  position {p}")
-    st.query_params[key] = str(chosen)
+    params.put(key, str(chosen))
     return firsts.index(chosen)
 
 
@@ -324,7 +324,7 @@ def part_picker(parts: dict[str, str], key: str = "part", default: str = "encode
         raw = default
     st.session_state[key] = raw
     chosen = st.radio("Attention", list(parts), key=key, format_func=parts.get, horizontal=True)
-    st.query_params[key] = chosen
+    params.put(key, chosen)
     return chosen
 
 

@@ -42,6 +42,21 @@ def test_link_and_typed_text_reach_the_heatmap(server):
     assert 0 < typed.seconds < 60 and typed.bytes > 1000
 
 
+def test_a_rerun_writes_the_link_only_where_it_changed(server):
+    """Streamlit sends the whole query string on every write and the browser re-renders the app for each: the
+    heatmap page's six parameters used to cost six such messages on every rerun (explorer.ui.params)."""
+    async def go():
+        async with Session(server.url, keep=False, timeout=180) as s:
+            first = await s.load({"model": ENCODER, "text": "The zebra crossed the old street."})
+            same = await s.rerun()
+            typed = await s.set_text("The violin played near the zebra.")
+            return first, same, typed, s.query_string
+    first, same, typed, query = asyncio.run(go())
+    assert first.ok and same.ok and typed.ok
+    assert first.url_writes >= 1 and same.url_writes == 0
+    assert typed.url_writes == 1 and "violin" in query and "layer=0" in query
+
+
 def test_two_sessions_get_their_own_texts(server):
     async def pair(a: str, b: str):
         async with Session(server.url, keep=True, timeout=180) as s1, Session(server.url, keep=True,
