@@ -50,8 +50,9 @@ def clickable_heads(fig: go.Figure) -> list[tuple[int, int]]:
     """The (layer, head) of every point whose ``customdata`` starts with [layer, head]: the heads a click on this
     figure can choose, in order, each once."""
     found: dict[tuple[int, int], None] = {}
-    for trace in fig.data:
-        custom = getattr(trace, "customdata", None)
+    light = getattr(fig, "light_traces", lambda: None)()   # a LightFigure's dicts: no object tree built for this
+    for trace in fig.data if light is None else light:
+        custom = trace.get("customdata") if isinstance(trace, dict) else getattr(trace, "customdata", None)
         for data in (() if custom is None else custom):
             try:
                 if len(data) >= 2:

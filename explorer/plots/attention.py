@@ -82,6 +82,11 @@ class LightFigure(go.Figure):
             raise AttributeError(name)
         return getattr(self, name)
 
+    def light_traces(self) -> list[dict] | None:
+        """The traces as given (read-only), while the object tree is not built yet; else None (use ``.data``)."""
+        light = self.__dict__.get("_light")
+        return None if light is None else light[0]
+
     def set_meta(self, value) -> LightFigure:
         """layout.meta (free data that plotly.js keeps and never draws) = ``value``, without building the figure."""
         light = self.__dict__.get("_light")

@@ -135,6 +135,12 @@ def test_clickable_heads_are_the_points_that_carry_layer_and_head():
     frame = pd.DataFrame({"layer": [0, 1], "head": [1, 0], "x": [0.0, 1.0], "y": [1.0, 0.0]})
     assert alt.clickable_heads(effects.similar_heads(frame)) == [(0, 1), (1, 0)]
     assert alt.clickable_heads(plots.heatmap(lopsided(), TOKENS, TOKENS)) == []   # nothing to pick there
+    tiles = np.random.default_rng(0).random((2, 3, 4, 4)).astype(np.float32)
+    light = plots.overview(tiles, stats=np.ones((2, 3, 5), np.float32), stats_hover="%{customdata[2]}")
+    assert isinstance(light, plots.LightFigure) and light.light_traces() is not None
+    heads = alt.clickable_heads(light)   # read from the figure's dicts: plotly's object tree is still not built
+    assert light.light_traces() is not None and heads == [(l, h) for l in range(2) for h in range(3)]
+    assert light.data and light.light_traces() is None and alt.clickable_heads(light) == heads   # built: the same
 
 
 def test_every_chart_goes_through_show_figure():
