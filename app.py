@@ -68,9 +68,11 @@ def _preload() -> None:
         cached.preload(cached.preload_names())
     finally:
         PRELOADED.set()
+    from explorer import models
     from explorer.web import compress
 
     compress.warm()   # gzip Streamlit's bundles once, before the class's first visits ask for them
+    models.freeze_heap()   # the imports and models stay: the garbage collector stops walking them on every rerun
 
 
 @contextlib.asynccontextmanager

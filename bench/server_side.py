@@ -50,6 +50,7 @@ def page_vs_forward(name: str, reps: int, forwards: int = 3) -> dict:
     from streamlit.testing.v1 import AppTest
 
     from explorer.attention import extract
+    from explorer.models import freeze_heap
     from explorer.ui import cached
 
     quiet()
@@ -61,6 +62,7 @@ def page_vs_forward(name: str, reps: int, forwards: int = 3) -> dict:
     first = time.perf_counter() - start
     if at.exception:
         raise RuntimeError(f"the heatmap page failed on {name}: {at.exception[0].value}")
+    freeze_heap()   # as the server does once its preload has loaded the model (app.py's start hook)
     loaded = cached.get_model(name)
     device, tok = loaded.device, loaded.tokenizer
     markers = single_token_markers(tok, reps + 2)

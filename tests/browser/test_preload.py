@@ -62,10 +62,14 @@ def test_the_server_loads_the_default_model_before_any_browser_asks():
                 loaded_when_ready = "loaded model" in log.read_text()
                 break
             time.sleep(0.2)
+        while time.monotonic() < deadline and "long-lived objects" not in log.read_text():
+            time.sleep(0.2)   # then the start hook gzips the static files and freezes the heap
         text = log.read_text()
     finally:
         server.stop()
     assert answers[-1] == (200, b"ready") and loaded_when_ready, (answers[-3:], text[-2000:])
+    frozen = re.search(r"froze (\d+) long-lived objects", text)
+    assert frozen and int(frozen.group(1)) > 100_000, text[-2000:]   # torch, transformers, Streamlit, the model
     assert set(answers[:-1]) <= {(503, b"loading")}, answers
     assert re.search(rf"loaded model {re.escape(registry.EMBEDDED_ENCODER)} on \w+ in", text), text[-2000:]
     assert "Traceback" not in text and "missing ScriptRunContext" not in text
