@@ -7,8 +7,9 @@ local image, since a `:material/…:` page icon makes the browser fetch the favi
 the bottom), whose start hook loads the default model in the background, so the first student does not wait for
 torch and the weights; then every session runs it as a script (``__main__``), which builds the navigation.
 The App also answers ``/_explorer/ready`` (503 until that preload has finished), for load balancers, and sends
-Streamlit's JavaScript gzipped, each file compressed once (``explorer.web.compress``), and its icon font cut to
-the icons that can be drawn (``explorer.web.icons``).
+Streamlit's JavaScript gzipped, each file compressed once (``explorer.web.compress``), its icon font cut to the
+icons that can be drawn (``explorer.web.icons``), and pages that have the browser fetch the chart code at once
+(``explorer.web.preload``).
 """
 import contextlib
 import threading
@@ -21,6 +22,7 @@ from starlette.routing import Route
 
 from explorer.web.compress import GzipStatic
 from explorer.web.icons import SubsetIcons
+from explorer.web.preload import PreloadCharts
 
 FAVICON = Path(__file__).resolve().parent / "assets" / "favicon.png"
 READY_PATH = "/_explorer/ready"
@@ -69,16 +71,22 @@ def _preload() -> None:
     finally:
         PRELOADED.set()
     from explorer import models
+
+    models.freeze_heap()   # the imports and models stay: the garbage collector stops walking them on every rerun
+
+
+def _gzip() -> None:
     from explorer.web import compress
 
     compress.warm()   # gzip Streamlit's bundles once, before the class's first visits ask for them
-    models.freeze_heap()   # the imports and models stay: the garbage collector stops walking them on every rerun
 
 
 @contextlib.asynccontextmanager
 async def preload_models(_app):
-    """Server start: load the preloaded models (EXPLORER_PRELOAD) in a background thread."""
+    """Server start: load the preloaded models (EXPLORER_PRELOAD) in a background thread, and meanwhile gzip
+    the static files in another (zlib works outside the GIL, so on a second core)."""
     threading.Thread(target=_preload, name="explorer-preload", daemon=True).start()
+    threading.Thread(target=_gzip, name="explorer-gzip", daemon=True).start()
     yield
 
 
@@ -95,4 +103,4 @@ if __name__ == "__main__":
     navigation()
 else:
     app = st.App("app.py", lifespan=preload_models, routes=[Route(READY_PATH, ready)],
-                 middleware=[Middleware(SubsetIcons), Middleware(GzipStatic)])
+                 middleware=[Middleware(SubsetIcons), Middleware(GzipStatic), Middleware(PreloadCharts)])

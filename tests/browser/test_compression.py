@@ -64,3 +64,26 @@ def test_the_icon_font_is_the_subset_and_every_icon_draws_as_a_glyph(server):
             browser.close()
     assert loaded and len(widths) >= 15              # the navigation's pages each have one
     assert all(w <= 1.25 for _, w in widths), widths
+
+
+def test_pages_have_the_browser_fetch_the_chart_code_at_once_and_only_once(server):
+    """explorer.web.preload: the page's HTML names plotly's chunk as a module to preload, so the browser starts on
+    it while the page's script runs; Streamlit's own import of it later reuses it (one download)."""
+    headers, body = fetch(server.url + "/lab_worked_example")
+    assert headers["content-encoding"] == "gzip" and b'rel="modulepreload" crossorigin href="./static/js/PlotlyChart.' \
+        in gzip.decompress(body)
+    need_chromium()
+    chunk = "() => performance.getEntriesByType('resource').filter(e => e.name.includes('/PlotlyChart.')).length"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = open_page(browser, server.url + "/")            # Home: no chart on it
+            assert page.evaluate(chunk) == 1 and not page.query_selector(".js-plotly-plot")
+            page.get_by_test_id("stSidebarNavItems").get_by_role("link", name="Worked example").click()   # charts
+            page.wait_for_selector('[data-testid="stMain"] .js-plotly-plot .main-svg', timeout=120_000)
+            assert page.evaluate(chunk) == 1                       # drawn with the chunk fetched before
+            fresh = open_page(browser, server.url + "/lab_worked_example")
+            fresh.wait_for_selector('[data-testid="stMain"] .js-plotly-plot .main-svg', timeout=120_000)
+            assert fresh.evaluate(chunk) == 1                      # opened straight: still one download
+        finally:
+            browser.close()
