@@ -275,8 +275,8 @@ def freeze_heap() -> int:
     """Take everything that exists now out of the cyclic garbage collector's scans (``gc.freeze``) -> how many
     objects. Called once the server's imports and preloaded models are in place: about half a million long-lived
     objects (torch, transformers, Streamlit, the weights' modules) then sat in the oldest generation, and every
-    full collection walked all of them, a pause of a few hundred milliseconds now and then that averaged ~2.5 ms
-    a rerun of the heatmap page (new texts, 100 reruns; 40 -> 35 ms a rerun with the heap frozen). The young
+    full collection walked all of them: a pause of a few hundred milliseconds now and then, holding the GIL for
+    every session, that averaged 2.1-2.5 ms a rerun of the heatmap page (new texts, 150 reruns). The young
     generations are collected first; a full collection there (0.2 s holding the GIL, at a moment when the first
     page of a cold start runs) found no garbage. Frozen objects are still freed when nothing refers to them."""
     gc.collect(1)
@@ -284,4 +284,3 @@ def freeze_heap() -> int:
     frozen = gc.get_freeze_count()
     log.info("froze %d long-lived objects for the garbage collector", frozen)
     return frozen
-

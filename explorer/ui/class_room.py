@@ -25,7 +25,7 @@ from explorer.classroom import (
     pretty_code,
 )
 from explorer.classroom.address import client_address as _address_of
-from explorer.ui import class_push
+from explorer.ui import class_push, params
 
 ROOM, KEY, ME, FOLLOW, APPLIED, SEEN, PUBLISHED, LOCKED, PROJECTOR, WRONG, NOTES, QUESTIONS = (
     "_class_room", "_class_key", "_class_me", "_class_follow", "_class_applied", "_class_seen", "_class_published",
@@ -144,8 +144,7 @@ def leave() -> None:
     for name in (ROOM, KEY, ME, FOLLOW, APPLIED, SEEN, PUBLISHED, LOCKED, PROJECTOR):
         st.session_state.pop(name, None)
     for name in PRIVATE:
-        if name in st.query_params:
-            del st.query_params[name]
+        params.drop(name)
 
 
 def start_class() -> str:
@@ -245,12 +244,11 @@ def set_joinable(joinable: bool) -> None:
 
 def restore_from_url() -> None:
     """A teacher link moves its key into the session; a student link (room + me) rejoins the room."""
-    params = st.query_params
-    if URL_KEY in params:
-        key, raw = params[URL_KEY], params.get(URL_ROOM, "")
+    query = st.query_params
+    if URL_KEY in query:
+        key, raw = query[URL_KEY], query.get(URL_ROOM, "")
         for name in (URL_KEY, URL_ROOM):
-            if name in params:
-                del params[name]
+            params.drop(name)
         try:
             room = normalise_code(raw)
             ok = store().is_teacher(room, key)
@@ -260,8 +258,8 @@ def restore_from_url() -> None:
             _enter(room, key=key)
         else:
             note("This teacher link does not open a class: the class may have ended. Start a new one.")
-    elif not code() and URL_ROOM in params and URL_ME in params:
-        raw, me = params[URL_ROOM], params[URL_ME]
+    elif not code() and URL_ROOM in query and URL_ME in query:
+        raw, me = query[URL_ROOM], query[URL_ME]
         try:
             room = normalise_code(raw)
         except ClassroomError:

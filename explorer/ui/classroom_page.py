@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.classroom import ClassroomError, pretty_code, qr_svg
-from explorer.ui import class_room
+from explorer.ui import class_room, params
 from explorer.ui.text import literal
 
 TYPED, NICK, PICK, DONE = "_class_typed", "_class_nick", "_class_remove_pick", "_class_done"
@@ -27,8 +27,7 @@ def _join() -> None:
     except ClassroomError as err:
         st.session_state["_class_error"] = str(err)
         return
-    if class_room.URL_JOIN in st.query_params:
-        del st.query_params[class_room.URL_JOIN]
+    params.drop(class_room.URL_JOIN)
 
 
 def _error() -> None:

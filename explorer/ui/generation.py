@@ -82,8 +82,8 @@ def settings_controls() -> Settings:
     for name in ("temperature", "top_k", "top_p", "seed"):
         if sample:
             params.put(URL[name], str(getattr(chosen, name)))
-        elif URL[name] in st.query_params:
-            del st.query_params[URL[name]]
+        else:
+            params.drop(URL[name])
     if not sample:   # greedy ignores them: one cache entry, one link, whatever the disabled boxes hold
         chosen = Settings(chosen.new_tokens)
     return chosen

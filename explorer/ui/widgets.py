@@ -56,8 +56,7 @@ def set_values(values: dict, forget: tuple[str, ...] = ()) -> None:
     for key in forget:
         st.session_state.pop(key, None)
         st.session_state.pop(f"_kept_{key}", None)
-        if key in st.query_params:
-            del st.query_params[key]
+        params.drop(key)
 
 
 def model_picker(key: str = "model", default: str = EMBEDDED_ENCODER, label: str = "Model") -> str:
