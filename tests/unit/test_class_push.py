@@ -42,6 +42,7 @@ def test_a_poke_makes_the_watcher_look_at_once(monkeypatch):
     monkeypatch.setattr(class_push, "EVERY_S", 60.0)   # a tick far away: only the poke can explain a read
     monkeypatch.setattr(class_push, "_shown", {"s1": ("AAAAAA", 1)})
     monkeypatch.setattr(class_push, "_rerun", lambda s: True)
+    monkeypatch.setattr(class_push, "_poked", threading.Event())   # not one set by an earlier test's publish
     read, stop = threading.Event(), threading.Event()
 
     class Stop(BaseException):   # ends the watcher (it outlives any Exception)
