@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 
 import numpy as np
 
+from explorer.lru import ByteLRU
 from explorer.plots.attention import LightFigure, _plain
 
-SIZE = 64   # figures remembered per builder (a few kB each)
+MAX_BYTES = 8 * 2**20   # per builder: its figures' arrays (a lab figure holds a few kB)
 MAX_CELLS = 4096   # a larger array (a long text's matrix) is not remembered: its figure would hold megabytes
 
 
@@ -43,11 +42,17 @@ def _key(value):
 
 
 def remembered(builder: Callable) -> Callable:
-    """``builder`` (returning a plotly figure) with its last ``SIZE`` results kept; arguments it cannot key (other
+    """``builder`` (returning a plotly figure) with its results kept in a :class:`~explorer.lru.ByteLRU` of
+    ``MAX_BYTES`` (built once even when several sessions ask at the same time); arguments it cannot key (other
     objects, arrays of more than ``MAX_CELLS``) just call it. The text alternative a builder attached travels
     with each copy."""
-    memo: OrderedDict = OrderedDict()
-    lock = threading.Lock()
+    memo = ByteLRU(MAX_BYTES)
+
+    def build(args, kwargs):
+        fig = builder(*args, **kwargs)
+        # the traces' and layout's own values (numpy arrays kept: to_dict would turn them into base64 already)
+        return ([t.to_plotly_json() for t in fig.data], fig.layout.to_plotly_json(),
+                getattr(fig, "_text_alternative", None))
 
     @functools.wraps(builder)
     def wrapper(*args, **kwargs):
@@ -55,20 +60,7 @@ def remembered(builder: Callable) -> Callable:
             key = _key((args, kwargs))
         except _Unkeyable:
             return builder(*args, **kwargs)
-        with lock:
-            kept = memo.get(key)
-            if kept is not None:
-                memo.move_to_end(key)
-        if kept is None:
-            fig = builder(*args, **kwargs)
-            # the traces' and layout's own values (numpy arrays kept: to_dict would turn them into base64 already)
-            kept = ([t.to_plotly_json() for t in fig.data], fig.layout.to_plotly_json(),
-                    getattr(fig, "_text_alternative", None))
-            with lock:
-                memo[key] = kept
-                while len(memo) > SIZE:
-                    memo.popitem(last=False)
-        data, layout, alt = kept
+        data, layout, alt = memo.get_or_compute(key, lambda: build(args, kwargs))
         out = LightFigure(_plain(data), _plain(layout))
         if alt is not None:
             out._text_alternative = alt
