@@ -99,8 +99,7 @@ def saturation_figure(curves: dict[str, np.ndarray], selected_d_k: int | None = 
     d_k = curves["d_k"]
     cells = ((1, 1), (1, 2), (2, 1), (2, 2))
     fig = make_subplots(rows=2, cols=2, horizontal_spacing=0.12, vertical_spacing=0.2, subplot_titles=(
-        "spread of raw scores: std of q·k", "entropy of the weights (nats)", "largest weight",
-        "softmax gradient size"))
+        "std of raw q·k", "entropy (nats)", "largest weight", "gradient size"))   # short: two fit on a phone
     fig.add_scatter(x=d_k, y=curves["score_std"], name="measured std of q·k", mode="lines+markers",
                     line_color=RAW_COLOR, row=1, col=1)
     fig.add_scatter(x=d_k, y=curves["sqrt_d_k"], name="√d_k", mode="lines", line=dict(color="gray", dash="dot"),
