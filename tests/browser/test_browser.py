@@ -140,11 +140,12 @@ def test_overview_tile_hovers_its_statistics_and_a_click_opens_that_head(server,
 
 
 OVERVIEW = "[...document.querySelectorAll('.st-key-overview .js-plotly-plot')][0]"
-# the overview's tiles whose frame shows (their style rule from chart_text.show_frame applied)
-FRAMED = f"""() => [...{OVERVIEW}.querySelectorAll('.shapelayer path')]
+# the overview's tiles whose frame shows (their style rule from chart_text.show_frame applied); none while a rerun
+# has the chart between two drawings (a click changes its figure), so a wait polls on instead of throwing
+FRAMED = f"""() => [...({OVERVIEW}?.querySelectorAll('.shapelayer path') ?? [])]
   .filter(p => getComputedStyle(p).strokeOpacity === '1').map(p => +p.dataset.index)"""
 MARK_OVERVIEW = f"() => {{ {OVERVIEW}.__drawnBefore = true; }}"
-MARKED = f"() => {OVERVIEW}.__drawnBefore === true"
+MARKED = f"() => {OVERVIEW}?.__drawnBefore === true"
 
 
 def test_every_page_routes_deep_links_through_app_navigation():
