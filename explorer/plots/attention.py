@@ -24,6 +24,7 @@ from explorer.access import summary
 from explorer.maths import bin_starts, pool
 from explorer.matrices import STATS as OVERVIEW_STATS  # the order of matrices.overview_stats' columns
 from explorer.plots import alt
+from explorer.plots import room as plot_room
 
 COLORSCALE = pcolors.get_colorscale("Blues")   # written out: figures skip plotly's validation (see figure())
 MASKED = "#d4d4d4"       # cells a causal model cannot see
@@ -153,7 +154,8 @@ def heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str],
     if named:   # tokens as distinct categories: hover names them from 2n labels instead of n² strings
         x_at, y_at = distinct(key_tokens), distinct(query_tokens)
         trace.update(x=x_at, y=y_at, hovertemplate="%{y} → %{x}: %{z:.3f}<extra></extra>")
-    top = 24 + min(110, 6 * max((len(t) for t in key_tokens), default=1))  # room for the slanted key labels
+    room = plot_room.heatmap_margins(labels(query_tokens), labels(key_tokens), show_scale)  # drawn once, not regrown
+    top = room["t"]
     # Ticks sit at the categories themselves: on a category axis plotly reads a number as a category's *name*
     # when one matches, so integer tick positions put token 5's label on a token "5" (and lose it).
     kind = "category" if named else "linear"
@@ -167,7 +169,7 @@ def heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str],
     fig = figure([dict(type="heatmap", **trace)], dict(
         title=dict(text=title, x=0.0, y=0.995, yref="container", yanchor="top", font=dict(size=14)),
         height=height or max(320, min(900, top + 30 + 18 * n_q)),
-        margin=dict(l=10, r=10, t=top + (22 if title else 0), b=10),
+        margin=dict(room, t=top + (22 if title else 0), b=10),
         plot_bgcolor=MASKED if masked is not None else "white", xaxis=xaxis, yaxis=yaxis))
     said = summary.row_peaks(weights, query_tokens, key_tokens, masked)
     return alt.attach(fig, f"{alt.plain(title)}. {said}" if title else said,
@@ -192,7 +194,8 @@ def query_bars(weights_row: np.ndarray, key_tokens: list[str], query_token: str,
     subtitle = f"<br><sup>{others} {row.sum() - row[order].sum():.2f}</sup>" if rest > 0 else ""
     fig = figure([bars], dict(
         title=dict(text=f"Where {label(query_token)!s} looks{subtitle}", x=0.0, font=dict(size=14)),
-        height=(78 if subtitle else 60) + 26 * len(order), margin=dict(l=10, r=40, t=58 if subtitle else 40, b=10),
+        height=(78 if subtitle else 60) + 26 * len(order), margin=dict(l=plot_room.bar_label_margin(names), r=40,
+                                                                       t=58 if subtitle else 40, b=70),
         yaxis=dict(autorange="reversed"),
         xaxis=dict(range=[0, max(1e-9, float(row[order].max())) * 1.18], title=dict(text=value_name))))
     keys = [f"{key_tokens[i]} · {where[i]}" for i in range(len(row))]
@@ -439,8 +442,9 @@ def overview(tiles: np.ndarray, masked: np.ndarray | None = None, *, selected: t
         yaxis=dict(range=[n_layers - 0.5, -0.5], tickmode="array", tickvals=list(range(n_layers)),
                    ticktext=[str(i) for i in range(n_layers)], title=dict(text="layer"), showgrid=False,
                    zeroline=False),
-        width=tile * n_heads + 80, height=tile * n_layers + 70 + (24 if title else 0),
-        margin=dict(l=60, r=20, t=60 + (24 if title else 0), b=10), hovermode="closest", hoverdistance=-1,
+        width=tile * n_heads + 88, height=tile * n_layers + 82 + (24 if title else 0),
+        margin=dict(l=68, r=20, t=72 + (24 if title else 0), b=10),   # room for the labels: drawn once
+        hovermode="closest", hoverdistance=-1,
         dragmode=False, plot_bgcolor="white", title=dict(text=title, x=0.0, font=dict(size=14)),
         shapes=frame, template=FRAMED if frame else _NO_TEMPLATE))
     if stats is None:

@@ -13,6 +13,7 @@ from explorer.access import summary
 from explorer.maths import causal_mask
 from explorer.plots import alt
 from explorer.plots import attention as plots
+from explorer.plots import room as plot_room
 
 SELECTED = "#e53e3e"     # outline of the chosen head / highlighted rows
 MARK = "#1a202c"
@@ -58,7 +59,8 @@ def head_map(values: np.ndarray, *, title: str = "", value_name: str = "value", 
         fig.add_shape(type="rect", x0=h - 0.5, x1=h + 0.5, y0=l - 0.5, y1=l + 0.5,
                       line=dict(color=SELECTED, width=3), layer="above")
     fig.update_layout(title=dict(text=title, x=0.0, font=dict(size=14)), height=height, clickmode="event+select",
-                      margin=dict(l=10, r=10, t=40 if title else 10, b=10), plot_bgcolor="white", dragmode=False,
+                      margin=dict(l=68, r=plot_room.colorbar_margin(value_name), t=40 if title else 10, b=74),
+                      plot_bgcolor="white", dragmode=False,
                       showlegend=False)
     fig.update_xaxes(title="head", tickmode="array", tickvals=list(range(n_heads)), range=[-0.5, n_heads - 0.5],
                      showgrid=False, zeroline=False)

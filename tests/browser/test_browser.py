@@ -67,6 +67,13 @@ def test_page_draws_offline_without_errors(server, browser, path, title):
         page.context.close()
 
 
+GROWN_MARGINS = """() => [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')].flatMap(gd => {
+  const L = gd._fullLayout;
+  return ['l', 'r', 't'].filter(s => Math.abs(L._size[s] - L.margin[s]) >= 1)
+    .map(s => `${(L.title || {}).text}: ${s} ${L.margin[s]} -> ${L._size[s]}`);
+})"""
+
+
 def test_heatmap_follows_the_typed_text(server, browser):
     """Type a new sentence: the heatmap is redrawn with its tokens as tick labels."""
     page = open_page(browser, f"{server.url}/heatmaps")
@@ -81,6 +88,10 @@ def test_heatmap_follows_the_typed_text(server, browser):
             ".some(t => t.textContent === 'teacher')",
             timeout=60_000)
         assert exception_texts(page) == [] and page.external == []
+        # every chart asked for the room its labels take (plots/room.py), so plotly drew it once: had it needed
+        # more, its automargin would have grown a margin and drawn the chart again
+        grown = page.evaluate(GROWN_MARGINS)
+        assert grown == [], grown
         screenshot(page, "heatmap-typed.png")
     finally:
         page.context.close()

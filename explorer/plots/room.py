@@ -1,0 +1,65 @@
+"""Room for a chart's tick labels, worked out before the browser measures them.
+
+plotly.js draws a chart, measures its tick labels and colour bar, and when they need wider margins than the figure
+gave ("automargin") it draws the whole chart again with the grown margins, once per margin that moved. The
+figures here used to give 10 px and let plotly grow them: every heatmap was drawn two or three times, which was
+about a fifth of a follower's browser work for a page. A figure that asks for at least the room its labels take
+is drawn once; plotly still grows any margin this estimate leaves short, so a label is never cut.
+
+The width of a label is summed from Source Sans's advance widths (the font of Streamlit's theme, which draws the
+ticks at 12 px), made 6 % wider: the table is the font's default instance (weight 200) and the ticks are drawn at
+weight 400, which measured 3–4 % wider. Characters outside ASCII count one em (CJK is that wide; most are less).
+"""
+from __future__ import annotations
+
+import html
+import math
+
+TICK_PX = 12   # Streamlit theme's tick font size
+# advance widths of " " .. "~" in thousandths of an em (SourceSansVF-Upright, Streamlit's static media)
+_ASCII = (200, 248, 336, 472, 472, 798, 562, 208, 270, 270, 386, 472, 208, 294, 208, 360, 472, 472, 472, 472, 472,
+          472, 472, 472, 472, 472, 208, 208, 472, 472, 472, 394, 802, 520, 574, 562, 600, 510, 470, 600, 634, 232,
+          456, 550, 460, 698, 632, 648, 542, 648, 534, 516, 520, 630, 482, 764, 470, 436, 538, 270, 360, 270, 472,
+          500, 532, 486, 538, 446, 540, 478, 252, 480, 522, 222, 222, 452, 230, 806, 526, 532, 540, 540, 306, 400,
+          302, 524, 422, 672, 392, 424, 396, 270, 220, 270, 472)
+_OTHER = {"\u00b7": 250, "\u200b": 0, "\u200c": 0, "\u2026": 820}   # middle dot, the invisible repeat marks, …
+HEAVIER = 1.06
+ROTATED = math.sin(math.radians(60))   # the heatmap's key labels slant at 60°
+
+
+def text_px(text: str, size: float = TICK_PX) -> float:
+    """Width in px of ``text`` (plotly label text: HTML entities are drawn as their characters) at ``size`` px."""
+    em = 0
+    for ch in html.unescape(str(text)):
+        code = ord(ch)
+        em += _ASCII[code - 32] if 32 <= code < 127 else _OTHER.get(ch, 1000)
+    return em / 1000 * size * HEAVIER
+
+
+def widest(labels, size: float = TICK_PX) -> float:
+    return max((text_px(t, size) for t in labels), default=0.0)
+
+
+def heatmap_margins(query_labels, key_labels, show_scale: bool) -> dict:
+    """Margins (px, before the title) that hold a token heatmap's labels: query labels on the left, key labels
+    slanted on top, and on the right the colour bar or the overhang of the last key label.
+
+    The constants are plotly's own spacing measured in Chromium (tick, gap, margin padding): the left margin
+    came out as the widest label + 26.5 px and the top as 0.87 × the widest key label + 17 px; the colour bar
+    needs 82 px."""
+    left = widest(query_labels) + 28
+    top = ROTATED * widest(key_labels) + 20
+    last = text_px(list(key_labels)[-1]) if len(key_labels) else 0.0
+    right = max(84 if show_scale else 0, last / 2 + 12)
+    return dict(l=math.ceil(left), r=math.ceil(right), t=math.ceil(top))
+
+
+def bar_label_margin(labels) -> int:
+    """Left margin (px) that holds horizontal bars' category labels: the widest + 18.5 px measured."""
+    return math.ceil(widest(labels) + 20)
+
+
+def colorbar_margin(title: str) -> int:
+    """Right margin (px) for a vertical colour bar with ``title`` above it: the bar and its ticks take 64 px, a
+    title wider than the bar about its width + 45 px (both measured)."""
+    return math.ceil(max(66, text_px(title) + 48))

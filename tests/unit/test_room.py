@@ -1,0 +1,28 @@
+"""plots/room.py: label widths from Source Sans's advance widths, and the margins built from them."""
+import math
+
+from explorer.plots import room
+
+
+def test_text_width_sums_advance_widths_and_reads_entities_as_their_characters():
+    # "it": i 222 + t 302 = 524 thousandths of an em; at 12 px, 6 % heavier: 0.524 * 12 * 1.06
+    assert math.isclose(room.text_px("it"), 6.66528, rel_tol=1e-12)
+    # "&lt;" is drawn as "<" (472), not as four characters; a CJK character counts one em
+    assert math.isclose(room.text_px("&lt;"), 0.472 * 12 * 1.06, rel_tol=1e-12)
+    assert math.isclose(room.text_px("日", size=10), 10.6, rel_tol=1e-12)
+    assert room.text_px("\u200b\u200c") == 0   # the invisible marks that keep repeated tokens apart
+
+
+def test_heatmap_margins_hold_the_widest_labels_and_the_colour_bar():
+    # left: widest query label 6.66528 + 28 -> 35; top: sin 60° * 6.66528 + 20 = 25.77 -> 26; right: colour bar
+    assert room.heatmap_margins(["it"], ["it"], show_scale=True) == {"l": 35, "r": 84, "t": 26}
+    # without a colour bar the right margin holds half the last key label: "because" is
+    # b 538 e 478 c 446 a 486 u 524 s 400 e 478 = 3350 -> 42.612 px; 21.31 + 12 -> 34
+    wide = room.heatmap_margins(["a", "because"], ["x", "because"], show_scale=False)
+    assert wide == {"l": 71, "r": 34, "t": 57}   # 42.612 + 28 = 70.6; 0.866 * 42.612 + 20 = 56.9
+
+
+def test_bars_and_colour_bar_margins():
+    assert room.bar_label_margin(["it", "because"]) == 63   # 42.612 + 20
+    assert room.colorbar_margin("x") == 66                  # a short title: the bar's own 66 px
+    assert room.colorbar_margin("because") == 91            # 42.612 + 48
