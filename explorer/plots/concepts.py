@@ -11,6 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from explorer.plots import room as plot_room
 from explorer.plots.attention import label as literal_label  # tokens as literal text, not plotly's HTML subset
 from explorer.plots.remember import remembered
 
@@ -46,7 +47,8 @@ def matrix_heatmap(values: np.ndarray, row_labels: Sequence[str] | None = None,
                          autorange="reversed")
         top = (45 + 7 * min(max(len(c) for c in xl), 14) if rotate else 60) + (30 if title else 0)
         fig.update_layout(title=dict(text=title, y=1, yref="container", yanchor="top", pad=dict(t=10)),
-                          height=height or top + max(200, 34 * n_rows), margin=dict(l=10, r=10, t=top, b=10))
+                          height=height or top + max(200, 34 * n_rows),
+                          margin=dict(l=plot_room.left_margin(yl, titled=bool(y_title)), r=84, t=top, b=10))
         return fig
     fig.update_xaxes(title=x_title, **position_ticks(n_cols, col_labels, max_labels),
                      tickangle=0 if n_cols <= 10 else -45)

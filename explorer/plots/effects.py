@@ -12,6 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from explorer.plots import alt
+from explorer.plots import room as plot_room
 from explorer.plots.heads import SELECTED, head_map
 
 INTACT, KNOCKED = "#718096", "#dd6b20"
@@ -69,7 +70,7 @@ def similar_heads(frame: pd.DataFrame, badges: pd.Series | None = None, selected
                                  marker=dict(size=18, color="rgba(0,0,0,0)", line=dict(width=2.5, color=SELECTED))))
     fig.update_layout(height=460, showlegend=False, clickmode="event+select", plot_bgcolor="white", dragmode=False,
                       title=dict(text="Similar heads: close points attend alike", x=0.0, font=dict(size=14)),
-                      margin=dict(l=10, r=10, t=40, b=10))
+                      margin=dict(l=46, r=plot_room.colorbar_margin("layer"), t=40, b=42))   # what plotly measured
     fig.update_xaxes(showticklabels=False, title="", zeroline=False, gridcolor="#edf2f7")
     fig.update_yaxes(showticklabels=False, title="", zeroline=False, gridcolor="#edf2f7")
     table = frame[["layer", "head"]].assign(roles=list(names))

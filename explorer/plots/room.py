@@ -47,11 +47,17 @@ def heatmap_margins(query_labels, key_labels, show_scale: bool) -> dict:
     The constants are plotly's own spacing measured in Chromium (tick, gap, margin padding): the left margin
     came out as the widest label + 26.5 px and the top as 0.87 × the widest key label + 17 px; the colour bar
     needs 82 px."""
-    left = widest(query_labels) + 28
+    left = left_margin(query_labels, titled=False)
     top = ROTATED * widest(key_labels) + 20
     last = text_px(list(key_labels)[-1]) if len(key_labels) else 0.0
     right = max(84 if show_scale else 0, last / 2 + 12)
     return dict(l=math.ceil(left), r=math.ceil(right), t=math.ceil(top))
+
+
+def left_margin(labels, titled: bool) -> int:
+    """Left margin (px) for a matrix's row labels, with an axis title beside them when ``titled``: the widest
+    label + 26.5 px, and 34 px more for the title (measured)."""
+    return math.ceil(widest(labels) + 28 + (34 if titled else 0))
 
 
 def bar_label_margin(labels) -> int:
@@ -60,6 +66,6 @@ def bar_label_margin(labels) -> int:
 
 
 def colorbar_margin(title: str) -> int:
-    """Right margin (px) for a vertical colour bar with ``title`` above it: the bar and its ticks take 64 px, a
-    title wider than the bar about its width + 45 px (both measured)."""
-    return math.ceil(max(66, text_px(title) + 48))
+    """Right margin (px) for a vertical colour bar with ``title`` above it: the bar and its ticks take up to
+    72 px (signed ticks), a title wider than the bar its width + 56 px (both measured; 4 px to spare)."""
+    return math.ceil(max(72, text_px(title) + 60))

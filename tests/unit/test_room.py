@@ -24,5 +24,5 @@ def test_heatmap_margins_hold_the_widest_labels_and_the_colour_bar():
 
 def test_bars_and_colour_bar_margins():
     assert room.bar_label_margin(["it", "because"]) == 63   # 42.612 + 20
-    assert room.colorbar_margin("x") == 66                  # a short title: the bar's own 66 px
-    assert room.colorbar_margin("because") == 91            # 42.612 + 48
+    assert room.colorbar_margin("x") == 72                  # a short title: the bar's own 72 px
+    assert room.colorbar_margin("because") == 103           # 42.612 + 60
