@@ -88,7 +88,7 @@ def weights_bars(labels: Sequence[str], series: dict[str, np.ndarray], title: st
                     hovertemplate="%{y:.4f}<extra>" + name + "</extra>")
     fig.update_xaxes(tickmode="array", tickvals=list(range(len(labels))), ticktext=[literal_label(t) for t in labels])
     fig.update_yaxes(range=[0, 1.02], title="weight")
-    fig.update_layout(title=title, barmode="group", height=380, margin=dict(l=10, r=10, t=50, b=10),
+    fig.update_layout(title=title, barmode="group", height=380, margin=dict(l=70, r=10, t=50, b=72),  # measured room
                       legend=dict(orientation="h", yanchor="top", y=-0.12, x=0.5, xanchor="center"))
     return fig
 
@@ -117,7 +117,7 @@ def saturation_figure(curves: dict[str, np.ndarray], selected_d_k: int | None = 
     if selected_d_k is not None:
         for row, col in cells:
             fig.add_vline(x=selected_d_k, line=dict(color="black", width=1, dash="dash"), row=row, col=col)
-    fig.update_layout(height=600, margin=dict(l=10, r=10, t=40, b=10),
+    fig.update_layout(height=600, margin=dict(l=36, r=10, t=40, b=98),   # the room plotly measured for labels
                       legend=dict(orientation="h", yanchor="top", y=-0.12, x=0.5, xanchor="center"))
     return fig
 

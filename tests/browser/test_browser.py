@@ -44,7 +44,7 @@ def drive_once(page, path: str) -> str:
     return "none"  # nothing to nudge without knowing the page: it was still opened and checked
 
 
-DRAWN_ONCE = {"heatmaps": 4, "compare": 6, "flip": 5, "lab_worked_example": 1}   # page -> its charts
+DRAWN_ONCE = {"heatmaps": 4, "compare": 6, "flip": 5, "lab_worked_example": 1, "lab_softmax": 3}   # page -> its charts
 GROWN_MARGINS = """() => [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')].flatMap(gd => {
   const L = gd._fullLayout;
   return ['l', 'r', 't'].filter(s => Math.abs(L._size[s] - L.margin[s]) >= 1)
