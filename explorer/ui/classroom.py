@@ -284,6 +284,10 @@ def publish() -> None:
     view = {"page": page, "params": params, "opts": opts}
     if st.session_state.get(PUBLISHED) == view:
         return
+    # Forgotten until the store has the new view: a newer run can stop this one at any read or write of the
+    # session's state, and had it stopped between the store's write and the record below, PUBLISHED would still
+    # name the view before, so a return to that view would not be shared (the class stayed on the page between).
+    st.session_state.pop(PUBLISHED, None)
     try:
         store().set_view(room, key, view)
     except ClassroomError as err:

@@ -439,3 +439,29 @@ def test_a_page_that_stops_early_is_still_shared_and_followed():
     assert not teacher.exception and class_room.store().view(room)[1]["page"] == "pages/lab_masks.py"
     student.run(timeout=300)
     assert student.title[0].value.startswith("Masks") and not student.exception
+
+
+def test_a_view_stored_by_a_run_stopped_just_after_is_shared_again_when_the_teacher_returns(monkeypatch):
+    """A newer run can stop the teacher's run at any read or write of its session state, including just after the
+    store took the new view and before the run noted it as shared. The teacher's return to the view before must
+    then be shared again (it was not: the class stayed on the page between, seen in the browser follow test)."""
+    teacher, room, _ = start()
+    student = join(room, "ada")
+    for page in ["pages/heatmaps.py", "pages/flip.py", "pages/heatmaps.py"]:   # the flip's parameters stay
+        teacher.switch_page(page).run()   # in the address, so the next return to the heatmaps is this view
+    store = class_room.store()
+    before = store.view(room)[1]
+    real = type(store).set_view
+
+    def stored_then_stopped(self, room_, key_, view):
+        real(self, room_, key_, view)
+        if view.get("page") == "pages/flip.py":
+            monkeypatch.setattr(type(store), "set_view", real)
+            raise RuntimeError("the run stops here, as a newer run would stop it")
+    monkeypatch.setattr(type(store), "set_view", stored_then_stopped)
+    teacher.switch_page("pages/flip.py").run()
+    assert store.view(room)[1]["page"] == "pages/flip.py"
+    teacher.switch_page("pages/heatmaps.py").run()
+    assert not teacher.exception
+    assert store.view(room)[1] == before   # the same view as before the flip, shared again
+    goes_to(student, "pages/heatmaps.py")
