@@ -135,6 +135,11 @@ def _choose_model(page, option: str) -> None:
     wait_idle(page)
 
 
+# The fault these guard against answered after ~25 s of hub-client retries; the fix answers in 0.5-1.1 s
+# (docs/robustness.md). The bound sits between the two, far from either, so a busy CI machine cannot trip it.
+HUNG_MS = 8000
+
+
 def _unknown_hub_id_answer_ms(page) -> float:
     """Type an unknown hub id into the model box; milliseconds until the page says why it cannot load it."""
     _choose_model(page, "Other hub id or folder…")
@@ -155,20 +160,20 @@ def _still_usable(page) -> None:
     assert exception_texts(page) == [] and page.external == []
 
 
-def test_unknown_hub_id_offline_answers_within_two_seconds(server, browser):
+def test_unknown_hub_id_offline_answers_at_once(server, browser):
     page = watched(browser, f"{server.url}/heatmaps")
     try:
         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
         elapsed = _unknown_hub_id_answer_ms(page)
         print(f"unknown hub id, HF_HUB_OFFLINE=1: answered in {elapsed:.0f} ms")
         page.screenshot(path=str(ARTIFACTS / "offline-hub-id.png"), full_page=True)
-        assert elapsed < 2000
+        assert elapsed < HUNG_MS
         _still_usable(page)
     finally:
         page.context.close()
 
 
-def test_unknown_hub_id_with_no_route_to_the_hub_answers_within_two_seconds(browser):
+def test_unknown_hub_id_with_no_route_to_the_hub_answers_at_once(browser):
     """No HF_HUB_OFFLINE: the hub endpoint is an address nothing answers, as on a machine with no network."""
     srv = Server(env={"HF_HUB_OFFLINE": "0", "HF_ENDPOINT": "https://10.255.255.1"})
     try:
@@ -176,7 +181,7 @@ def test_unknown_hub_id_with_no_route_to_the_hub_answers_within_two_seconds(brow
         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
         elapsed = _unknown_hub_id_answer_ms(page)
         print(f"unknown hub id, no route to the hub: answered in {elapsed:.0f} ms")
-        assert elapsed < 2000
+        assert elapsed < HUNG_MS
         _still_usable(page)
         page.context.close()
     finally:
