@@ -1,47 +1,51 @@
-"""Students in a class are told when the teacher moves, instead of asking once a second.
+"""A class is told when something it shows has moved, instead of its browsers asking on a timer.
 
-One thread per server process reads the version of every room that has students connected to this process
-(``watch``, called by each of their runs) a few times a second, and asks Streamlit to rerun the session of each
-student whose last run showed an older version, exactly as "run on save" reruns a page when its file changes. The
-rerun is the server's: the student's browser sends nothing, so no poll tick with stale widget values can cross a
-page change (which is what stranded followers and made Streamlit's frontend reject a late fragment message, "Bad
-delta path index"). With replicas, each process watches its own students; the version lives in the shared store.
+One thread per server process reads, a few times a second, what each watched session's last run showed (for a
+student: its room's version, one read per room; for a teacher: the answer counts of the questions on screen),
+and asks Streamlit to rerun each session whose value has moved, exactly as "run on save" reruns a page when its
+file changes. The rerun is the server's: the browser sends nothing, so no timer tick with stale widget values or
+an old page can cross a page change. (A teacher's one-second poll in a timed fragment did: a tick that reached the
+server while the teacher's click on another page was waiting to run was merged with it, and Streamlit keeps the
+later request's page, so the click was lost; another left the teacher's page running for good.) With replicas,
+each process watches its own sessions; the values live in the shared store.
 """
 from __future__ import annotations
 
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 
 from streamlit.runtime import Runtime
+from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
 
-EVERY_S = 0.2   # how often the watched rooms' versions are read (one read per room, not per student)
+EVERY_S = 0.2   # how often the watched values are read (one read per watched thing, not per session)
 _LOG = logging.getLogger(__name__)
+Read = Callable[[Hashable], object]   # a watched thing -> its value now (None once it has gone)
 _lock = threading.Lock()
-_shown: dict[str, tuple[str, int | None]] = {}   # session id -> (room, the version its last run showed / was sent)
+_shown: dict[str, tuple[Hashable, object, Read]] = {}   # session id -> (what, the value its last run showed, read)
 _thread: threading.Thread | None = None
 _poked = threading.Event()   # set when a teacher on this process has just shared a view: look now
 
 
-def watch(session: str, room: str, version: int | None, version_of: Callable[[str], int | None]) -> None:
-    """``session`` (a student's) has just run showing ``version`` of ``room``: rerun it when the room moves on.
-    ``version_of(room)``: the room's current version, None once it has ended. Starts the watcher on first use."""
+def watch(session: str, what: Hashable, shown: object, read: Read) -> None:
+    """``session`` has just run showing the value ``shown`` of ``what``: rerun it when ``read(what)`` differs.
+    Starts the watcher on first use."""
     global _thread
     with _lock:
-        _shown[session] = (room, version)
+        _shown[session] = (what, shown, read)
         if _thread is None or not _thread.is_alive():
-            _thread = threading.Thread(target=_loop, args=(version_of,), name="class-push", daemon=True)
+            _thread = threading.Thread(target=_loop, name="class-push", daemon=True)
             _thread.start()
 
 
 def forget(session: str) -> None:
-    """The session left its class: no more reruns for it."""
+    """The session left its class (or shows nothing to watch): no more reruns for it."""
     with _lock:
         _shown.pop(session, None)
 
 
-def watched() -> dict[str, tuple[str, int | None]]:
+def watched() -> dict[str, tuple[Hashable, object, Read]]:
     with _lock:
         return dict(_shown)
 
@@ -52,30 +56,35 @@ def poke() -> None:
     _poked.set()
 
 
-def _loop(version_of: Callable[[str], int | None]) -> None:
+def _loop() -> None:
     logged = 0.0
     while True:
         _poked.wait(EVERY_S)
         _poked.clear()
         try:
-            push(version_of)
+            push()
         except Exception:   # a store that is briefly unreachable must not end the watcher (nor flood the log)
             if time.monotonic() - logged > 60:
                 logged = time.monotonic()
-                _LOG.exception("class push: reading the rooms' versions failed (logged once a minute)")
+                _LOG.exception("class push: reading the watched values failed (logged once a minute)")
 
 
-def push(version_of: Callable[[str], int | None]) -> list[str]:
-    """One round: rerun every watched session whose room moved on since its last run -> their ids."""
+def push() -> list[str]:
+    """One round: rerun every watched session whose value moved since its last run -> their ids."""
     shown = watched()
-    current = {room: version_of(room) for room in {room for room, _ in shown.values()}}
+    current: dict[tuple[Read, Hashable], object] = {}
+    for what, _, read in shown.values():
+        if (read, what) not in current:
+            current[(read, what)] = read(what)
     pushed = []
-    for session, (room, version) in shown.items():
-        if current[room] == version:
+    for session, entry in shown.items():
+        what, value, read = entry
+        now = current[(read, what)]
+        if now == value:
             continue
-        with _lock:   # sent once per version: its run calls watch again with what it showed
-            if _shown.get(session) == (room, version):
-                _shown[session] = (room, current[room])
+        with _lock:   # sent once per value: its run calls watch again with what it showed
+            if _shown.get(session) == entry:
+                _shown[session] = (what, now, read)
         if _rerun(session):
             pushed.append(session)
         else:
@@ -84,9 +93,17 @@ def push(version_of: Callable[[str], int | None]) -> list[str]:
 
 
 def _rerun(session: str) -> bool:
-    """Ask Streamlit to run ``session``'s page again with the state of its last run, as run-on-save does."""
+    """Ask Streamlit to run ``session``'s page again with the state of its last run, as run-on-save does, unless
+    a run is already waiting to start: that one shows what is new, and a request now would be merged into it with
+    the last run's page and address in place of the waiting one's (a teacher's click on another page, lost)."""
     app = Runtime.instance().get_app_session(session) if Runtime.exists() else None
     if app is None:
         return False
-    app._call_soon_on_event_loop(lambda: app.request_rerun(app._client_state))
+
+    def rerun() -> None:   # on the event loop, where the browser's own requests are handled: no race with them
+        runner = app._scriptrunner
+        if runner is not None and runner._requests._state == ScriptRequestType.RERUN:
+            return
+        app.request_rerun(app._client_state)
+    app._call_soon_on_event_loop(rerun)
     return True

@@ -33,7 +33,7 @@ ROOM, KEY, ME, FOLLOW, APPLIED, SEEN, PUBLISHED, LOCKED, PROJECTOR, WRONG, NOTES
 URL_ROOM, URL_ME, URL_KEY, URL_JOIN = "room", "me", "key", "join"
 PRIVATE = (URL_ROOM, URL_ME, URL_KEY, URL_JOIN)
 PAGE = "pages/classroom.py"
-POLL_S = 1.0
+ROSTER_SHOWN = "_class_roster_shown"   # the roster the Classroom page drew in this run (the server watches it)
 FREE_TRIES, FIRST_WAIT_S, LONGEST_WAIT_S = 5, 10, 300
 NO_NICKNAME = "(no nickname)"
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{8,64}$")

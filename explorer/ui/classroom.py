@@ -2,7 +2,8 @@
 
 The teacher's view is the page and its deep link (the URL parameters its widgets write, plus the heatmap
 options); ``run_page`` publishes it after every page run in which it changed. The server reruns a student's
-session when the room's version moves (``class_push``); the teacher's page polls its answer counts in a fragment.
+session when the room's version moves, and the teacher's when an answer comes in or the roster on screen changes
+(``class_push``): no class page holds a timer that could cross the teacher's clicks.
 Every run of a following student, whatever page its browser asked for, is the teacher's page with the teacher's
 parameters (``navigation``, called by app.py in place of ``st.navigation``), as if the student had opened the
 teacher's URL, but in the same session: no page load, no script. Who is in which room: ``class_room``.
@@ -13,7 +14,6 @@ import contextlib
 import threading
 from datetime import timedelta
 from pathlib import Path
-from urllib.parse import urlencode
 
 import streamlit as st
 from streamlit.runtime import Runtime
@@ -30,11 +30,11 @@ from explorer.ui.class_room import (
     LOCKED,
     NOTES,
     PAGE,
-    POLL_S,
     PRIVATE,
     PROJECTOR,
     PUBLISHED,
     QUESTIONS,
+    ROSTER_SHOWN,
     SEEN,
     URL_ME,
     URL_ROOM,
@@ -61,16 +61,20 @@ FIXES, MOST_FIXES = "_class_fixes", 3   # a follower: (version, times its view w
 
 # ---------------------------------------------------------------------------------------------- following
 
+def _address(view: dict) -> dict[str, str]:
+    """The URL parameters a follower's page shows for the teacher's ``view``: the teacher's, and its own room and
+    student id."""
+    return {**_shared(view.get("params") or {}), URL_ROOM: code(), URL_ME: student()}
+
+
 def _apply(view: dict) -> None:
-    """Make this run show the teacher's deep link, as a freshly opened URL would."""
-    params = {str(k): str(v) for k, v in (view.get("params") or {}).items() if k not in PRIVATE}
-    for name in params:
+    """Make this run show the teacher's deep link, as a freshly opened URL would: the widgets it names read it."""
+    for name in _shared(view.get("params") or {}):
         st.session_state.pop(name, None)   # from_url then reads the URL, as on a first run
         st.session_state.pop(f"_kept_{name}", None)
     for name, value in (view.get("opts") or {}).items():
         if str(name).startswith("opt_"):
             st.session_state[str(name)] = bool(value)
-    st.query_params.from_dict({**params, URL_ROOM: code(), URL_ME: student()})
 
 
 def _follow() -> str | None:
@@ -88,6 +92,11 @@ def _follow() -> str | None:
             _apply(view)
         st.session_state[APPLIED] = version
         st.session_state[WANTED] = _shared(view.get("params") or {})
+    if view.get("page"):
+        # every run, not only a new version's, and always sent: a run can start from another page's address (the
+        # browser's last message, or Streamlit's record of an older run when the server starts the rerun), and
+        # the browser must end on the teacher's whatever this session believes it holds
+        query.send(_address(view))
     st.session_state[SEEN] = version
     return view.get("page") or None
 
@@ -109,8 +118,10 @@ def navigation(pages: dict, position: str):
     The page is chosen before ``st.navigation`` resolves the URL's page, so Streamlit itself runs the teacher's
     page in this session and tells the browser so (address bar and highlighted page follow): no browser page load
     and no second run. Whatever the student's browser asked for, and however fast the teacher moved, this run
-    shows the room's current view; a later change is caught by the poll (or by ``run_page``'s re-check)."""
+    shows the room's current view; a later change is caught by the server's watch (``class_push``) or by
+    ``run_page``'s re-check."""
     ctx = get_script_run_ctx()
+    query.mend()   # first: an address message that a rerun cut off is sent again
     restore_from_url()
     page = _follow()
     target = _page_named(pages, page) if page and ctx is not None else None
@@ -126,56 +137,43 @@ def navigation(pages: dict, position: str):
 
 
 def watch(question: str, counts: dict) -> None:
-    """The teacher's page shows ``counts`` for ``question``: the poll reruns the page when they change. Entries are
-    only ever replaced, never cleared at the start of a run: a run cut short before its quiz drew would otherwise
-    leave nothing to watch, and the chart would stop refreshing."""
+    """The teacher's page shows ``counts`` for ``question``: the server reruns the page when they change
+    (``_finished`` hands them to ``class_push``). Entries are only ever replaced, never cleared at the start of a
+    run: a run cut short before its quiz drew would otherwise leave nothing to watch, and the chart would stop
+    refreshing."""
     st.session_state.setdefault(QUESTIONS, {})[question] = counts
 
 
-def _answers_moved(room: str) -> bool:
-    shown = st.session_state.get(QUESTIONS, {})
-    return any(store().counts(room, q) != counts for q, counts in shown.items())
-
-
-def _behind_the_page() -> None:
-    """A teacher's poll tick that the browser sent before it learnt that the last run showed another page names
-    the page it had. Streamlit's frontend then clears the whole page (a run for another page is starting) and this
-    fragment's output has nowhere to land: the page would stay blank. So such a tick draws nothing and reruns the
-    app on the page last shown, which redraws it whole."""
-    ctx, shown = get_script_run_ctx(), st.session_state.get(RAN)
-    if ctx is not None and shown and ctx.page_script_hash != shown:
-        ctx.pages_manager.set_current_page_script_hash(shown)   # the rerun's page: the one the browser now shows,
-        ctx.query_string = urlencode(st.session_state.get(ADDRESS, {}))   # with its parameters (not the tick's)
-        st.rerun(scope="app")
-
-
-@st.fragment(run_every=POLL_S)
-def _poll() -> None:
-    """The teacher's page, once a second: the shown questions' answer counts; the whole app reruns only when they
-    changed (students are rerun by the server instead, see ``class_push``). Drawn first on the page: a late
-    fragment message then never lands past the end of a page that was just replaced (Streamlit's frontend rejects
-    that: "Bad delta path index"). It always draws one empty placeholder: a fragment that draws nothing can leave
-    a multipage app blank after a page change."""
-    if not st.session_state.get("_class_full_run"):
-        _behind_the_page()
-    st.empty()
-    room = code()
-    if not room or not teacher_key() or st.session_state.get("_class_full_run"):
-        return   # in the page's own run: on_page does the work
+def _teacher_sees(what: tuple) -> tuple | None:
+    """``what`` = (room, key, questions, roster?) -> each question's answer counts now and, when the roster is on
+    screen, who has joined; None once the class has ended."""
+    room, key, questions, roster = what
     try:
-        moved = _answers_moved(room)
-    except NoSuchRoom:
-        moved = True
-    if moved:
-        st.rerun(scope="app")
+        return tuple(store().counts(room, q) for q in questions), (store().roster(room, key) if roster else None)
+    except ClassroomError:
+        return None
+
+
+def _watch_teacher(session: str) -> None:
+    """A teacher's run has drawn its page: the server reruns it when an answer comes in, someone joins or leaves
+    the roster on screen, or the class ends (``class_push``; no timer in the browser)."""
+    shown = st.session_state.get(QUESTIONS, {})
+    drawn = st.session_state.pop(ROSTER_SHOWN, None)   # this run's, or one a stopped run on the page left
+    roster = drawn if current_page() == PAGE else None
+    if not shown and roster is None:
+        class_push.forget(session)
+        return
+    questions = tuple(shown)
+    what = (code(), teacher_key(), questions, roster is not None)
+    class_push.watch(session, what, (tuple(shown[q] for q in questions), roster), _teacher_sees)
 
 
 @st.fragment(run_every=timedelta(hours=12))
 def _back_after_a_restart() -> None:
-    """A student's page: one empty placeholder, and a timer that (12 hours being longer than a class) never fires.
+    """A class's page: one empty placeholder, and a timer that (12 hours being longer than a class) never fires.
     It is there for Streamlit's frontend, which runs the page again when its connection comes back only if the
-    page holds a timed fragment: after a server restart mid-class the student's page then rejoins the class and
-    the server's watch (``class_push``) without a reload."""
+    page holds a timed fragment: after a server restart mid-class the page then rejoins the class and the server's
+    watch (``class_push``) without a reload."""
     st.empty()
 
 
@@ -206,13 +204,7 @@ def on_page() -> None:
         leave()
         note("The class has ended (or was idle for 12 hours); you are exploring on your own.")
     info = leave_if_removed(info)   # the teacher removed this student: leave with a note
-    if info is not None and teacher_key():
-        st.session_state["_class_full_run"] = True
-        try:
-            _poll()   # first on the page, see _poll
-        finally:
-            st.session_state.pop("_class_full_run", None)
-    elif info is not None:
+    if info is not None:
         _back_after_a_restart()
     for message in st.session_state.pop(NOTES, []):
         st.info(literal(message), icon=":material/school:")
@@ -354,6 +346,9 @@ def _finished(stopped: bool = False) -> None:
     meanwhile (or whose page strayed from the teacher's) runs again at once; after st.stop() that is left to the
     server's watch (``class_push``), which reruns it within a fraction of a second."""
     st.session_state[ADDRESS] = st.query_params.to_dict()   # what the browser's address now holds
+    ctx = get_script_run_ctx()
+    if code() and teacher_key() and ctx is not None and _served(ctx.session_id):
+        _watch_teacher(ctx.session_id)
     publish()
     if not stopped:
         _moved_meanwhile()

@@ -11,7 +11,6 @@ from explorer.ui import class_room, params
 from explorer.ui.text import literal
 
 TYPED, NICK, PICK, DONE = "_class_typed", "_class_nick", "_class_remove_pick", "_class_done"
-ROSTER_S = 3.0   # how often the teacher's roster is redrawn
 
 
 def _start() -> None:
@@ -86,18 +85,18 @@ def _remove(seats: dict[str, list[str]]) -> None:
                               f"{', '.join(chosen)}. They cannot come back without typing the code again.")
 
 
-@st.fragment(run_every=ROSTER_S)
 def _roster() -> None:
-    """Who joined, redrawn every ROSTER_S seconds as students come in, and a way to remove some (a prank's seats
-    share a nickname: removing it removes them all). A widget key keeps the choice across redraws."""
+    """Who joined, and a way to remove some (a prank's seats share a nickname: removing it removes them all). The
+    server reruns the page when someone joins or leaves (``classroom._watch_teacher``)."""
     for message, show in ((st.session_state.pop("_class_error", None), st.error),
                           (st.session_state.pop(DONE, None), st.success)):
         if message:
             show(literal(message), icon=":material/error:" if show is st.error else ":material/check_circle:")
     try:
         roster = class_room.roster()
-    except ClassroomError:   # the class ended meanwhile (another tab, 12 idle hours): the page's run says so
-        st.rerun(scope="app")
+    except ClassroomError:   # the class ended meanwhile (another tab, 12 idle hours): the next run says so
+        return
+    st.session_state[class_room.ROSTER_SHOWN] = roster
     seats: dict[str, list[str]] = {}
     for sid, nick in roster:
         seats.setdefault(nick, []).append(sid)

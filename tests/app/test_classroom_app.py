@@ -7,6 +7,7 @@ The class stays the teacher's: the roster, removing students, closing the room, 
 import json
 import re
 from pathlib import Path
+from urllib.parse import parse_qsl
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -57,7 +58,8 @@ def texts(at: AppTest) -> str:
 
 
 TITLES = {"pages/heatmaps.py": "Attention heatmaps", "pages/lab_softmax.py": "Softmax saturation",
-          "pages/flip.py": "Antecedent flip", "pages/write.py": "Watch it write", "pages/geometry.py": "Head geometry"}
+          "pages/flip.py": "Antecedent flip", "pages/write.py": "Watch it write", "pages/geometry.py": "Head geometry",
+          "pages/heads_do.py": "What heads do"}
 
 
 def goes_to(student: AppTest, page: str) -> AppTest:
@@ -465,3 +467,53 @@ def test_a_view_stored_by_a_run_stopped_just_after_is_shared_again_when_the_teac
     assert not teacher.exception
     assert store.view(room)[1] == before   # the same view as before the flip, shared again
     goes_to(student, "pages/heatmaps.py")
+
+
+def test_a_followers_rerun_from_another_pages_address_ends_on_the_teachers_address():
+    """A follower's rerun at a version it has already applied starts from whatever address the rerun carries: the
+    browser's last message, or the session's last run, which holds another page's parameters when the teacher
+    moved on quickly. Seen in the browser follow test: followers on the flip page kept a parameter of the heatmap
+    page and stayed off the teacher's view. The run must end on the teacher's address exactly."""
+    teacher, room, _ = start()
+    student = join(room, "ada")
+    teacher.switch_page("pages/flip.py").run()
+    student = goes_to(student, "pages/flip.py")
+    wanted = dict(student.query_params)
+    knockouts = session()
+    knockouts.switch_page("pages/heads_do.py").run()   # the address of a page the flip page has no widget of
+    elsewhere = {**knockouts.query_params, "room": wanted["room"], "me": wanted["me"]}
+    assert "ablation" in elsewhere and "ablation" not in wanted
+    student.query_params = elsewhere   # a rerun that carries the address of another page
+    student.run()
+    assert not student.exception and student.title[0].value.startswith("Antecedent flip")
+    assert student.query_params == wanted
+
+
+def test_a_follower_is_sent_the_teachers_address_even_when_its_session_believes_the_browser_has_it(monkeypatch):
+    """A rerun that the server starts for a follower begins from Streamlit's record of the session's last finished
+    script thread, which can already name the teacher's new address while the browser was last sent another page's
+    (the flip page's, here). Seen in the browser follow test: followers on the heatmap page with the flip page's
+    parameters, because the run found the address already set and sent nothing. The run must send it."""
+    from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
+
+    sent = []
+    real = ScriptRunner._enqueue_forward_msg
+
+    def enqueue(self, msg):
+        real(self, msg)
+        if msg.WhichOneof("type") == "page_info_changed":
+            sent.append(dict(parse_qsl(msg.page_info_changed.query_string)))
+    monkeypatch.setattr(ScriptRunner, "_enqueue_forward_msg", enqueue)
+    teacher, room, _ = start()
+    student = join(room, "ada")
+    teacher.switch_page("pages/heatmaps.py").run()
+    student = goes_to(student, "pages/heatmaps.py")
+    teacher.switch_page("pages/flip.py").run()
+    student = goes_to(student, "pages/flip.py")
+    teacher.switch_page("pages/heatmaps.py").run()
+    wanted = {**{k: str(v) for k, v in class_room.store().view(room)[1]["params"].items()},
+              "room": room, "me": student.query_params["me"]}
+    student.query_params = dict(wanted)   # the session's belief: the teacher's new address, never sent yet
+    sent.clear()
+    goes_to(student, "pages/heatmaps.py")
+    assert sent and sent[-1] == dict(student.query_params) == wanted   # the browser was told, last

@@ -10,11 +10,13 @@ bench/classroom_bench.py --browsers).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 
 import pytest
 from chromium import ARTIFACTS
 from live_class import class_of, idle, nav, new_room, on_a_fresh_server, page_problems, reaches, shows, teacher_view
+from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 pytestmark = pytest.mark.browser
 
@@ -26,15 +28,22 @@ BURSTS = [   # pages clicked ~400 ms apart, then a widget on the last one
     ["Attention heatmaps", "Permutation", "Antecedent flip"],
 ]
 GAP_MS = 400
+STEP_RAN = ("before => location.search !== before || "
+            "document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'running'")
 
 
 async def change_widget(teacher) -> None:
-    """One step on the page's first slider (heatmaps: the layer; the labs: their first knob), if it has one."""
+    """One step on the page's first slider (heatmaps: the layer; the labs: their first knob), if it has one, and
+    its run: on a loaded machine the step's run can start after a first look found the page idle, and the
+    teacher's view read then would be the one before the step (seen under two test workers and this test)."""
     await idle(teacher)
     sliders = teacher.get_by_role("slider")
     if await sliders.count():
+        search = await teacher.evaluate("location.search")
         await sliders.first.focus()
         await sliders.first.press("ArrowRight")
+        with contextlib.suppress(PlaywrightTimeout):   # a slider at its end, or one outside the address: no sign
+            await teacher.wait_for_function(STEP_RAN, arg=search, timeout=10_000)
     await idle(teacher)
 
 
@@ -60,7 +69,7 @@ async def lesson(browser, url: str, db: str) -> dict:
                 continue
             shown = await shows(page)
             await page.screenshot(path=str(ARTIFACTS / f"follow-stranded-{b}-{i}.png"))
-            print("not on the teacher's view:", b, i, shown, page.errors[-3:], flush=True)
+            print("not on the teacher's view:", b, i, shown, "wanted:", wanted, page.errors[-3:], flush=True)
             report["stranded"].append((b, i, shown, wanted, page.errors[-3:]))
         print(f"burst {b} ({' → '.join(burst)}): all {N} on {wanted['path']} "
               f"{wanted['params'].get('layer', '')} within {report['arrivals'][-1]} s", flush=True)

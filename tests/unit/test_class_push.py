@@ -1,8 +1,10 @@
-"""class_push's bookkeeping: a session is rerun once per version its room moved to, and forgotten when its browser
-has gone. (That a rerun reaches a real browser is tests/browser/test_follow_browser.py.)"""
+"""class_push's bookkeeping: a session is rerun once per value that what it shows moved to, and forgotten when its
+browser has gone; a session whose next run is already waiting is left to it. (That a rerun reaches a real browser
+is tests/browser/test_follow_browser.py.)"""
 import threading
 
 import pytest
+from streamlit.runtime.scriptrunner_utils.script_requests import RerunData, ScriptRequests, ScriptRequestType
 
 from explorer.ui import class_push
 
@@ -13,34 +15,79 @@ def no_thread(monkeypatch):
     monkeypatch.setattr(class_push, "_shown", {})
 
 
-def test_only_sessions_behind_their_room_are_rerun_once_per_version(no_thread, monkeypatch):
-    reran = []
+def test_only_sessions_behind_what_they_show_are_rerun_once_per_value(no_thread, monkeypatch):
+    reran, reads = [], []
     monkeypatch.setattr(class_push, "_rerun", lambda s: reran.append(s) or True)
     versions = {"AAAAAA": 3, "BBBBBB": 7}
+
+    def version_of(room):
+        reads.append(room)
+        return versions.get(room)
     for session, room, shown in [("s1", "AAAAAA", 3), ("s2", "AAAAAA", 2), ("s3", "BBBBBB", 7)]:
-        class_push.watch(session, room, shown, versions.get)
-    assert class_push.push(versions.get) == ["s2"] and reran == ["s2"]
-    assert class_push.push(versions.get) == []                     # sent once: s2's run has not reported back yet
+        class_push.watch(session, room, shown, version_of)
+    assert class_push.push() == ["s2"] and reran == ["s2"]
+    assert sorted(reads) == ["AAAAAA", "BBBBBB"]                   # one read per room, not per student
+    assert class_push.push() == []                                 # sent once: s2's run has not reported back yet
     versions["BBBBBB"] = 8
-    assert class_push.push(versions.get) == ["s3"]
-    class_push.watch("s2", "AAAAAA", 3, versions.get)             # s2's run showed version 3
+    assert class_push.push() == ["s3"]
+    class_push.watch("s2", "AAAAAA", 3, version_of)               # s2's run showed version 3
     del versions["AAAAAA"]                                         # the class ended: None, everyone told once
-    assert sorted(class_push.push(versions.get)) == ["s1", "s2"]
+    assert sorted(class_push.push()) == ["s1", "s2"]
+
+
+def test_a_teachers_answer_counts_are_watched_beside_the_students_versions(no_thread, monkeypatch):
+    reran = []
+    monkeypatch.setattr(class_push, "_rerun", lambda s: reran.append(s) or True)
+    counts = {("AAAAAA", ("q1",)): ({"a": 1},)}
+    class_push.watch("student", "AAAAAA", 3, lambda room: 3)
+    class_push.watch("teacher", ("AAAAAA", ("q1",)), ({"a": 1},), counts.get)
+    assert class_push.push() == []
+    counts[("AAAAAA", ("q1",))] = ({"a": 1, "b": 1},)             # a student answered
+    assert class_push.push() == ["teacher"] and reran == ["teacher"]
 
 
 def test_a_session_whose_browser_left_is_forgotten(no_thread):
     class_push.watch("gone", "AAAAAA", 1, lambda room: 2)
-    assert class_push.push(lambda room: 2) == []                   # no Streamlit runtime here: nobody to rerun
+    assert class_push.push() == []                                 # no Streamlit runtime here: nobody to rerun
     assert class_push.watched() == {}
     class_push.watch("left", "AAAAAA", 1, lambda room: 1)
     class_push.forget("left")
     assert class_push.watched() == {}
 
 
+class FakeSession:
+    """The two things of Streamlit's AppSession that ``_rerun`` touches, with a real ScriptRequests."""
+
+    def __init__(self, waiting: bool):
+        self._client_state = "last run's state"
+        self._scriptrunner = type("Runner", (), {})()
+        self._scriptrunner._requests = ScriptRequests()
+        if waiting:   # the browser asked for a run (a teacher's click) that has not started yet
+            self._scriptrunner._requests.request_rerun(RerunData(page_script_hash="clicked"))
+        self.asked = []
+
+    def _call_soon_on_event_loop(self, fn):
+        fn()
+
+    def request_rerun(self, client_state):
+        self.asked.append(client_state)
+
+
+@pytest.mark.parametrize("waiting", [False, True])
+def test_a_session_with_a_run_waiting_is_not_asked_again(monkeypatch, waiting):
+    app = FakeSession(waiting)
+    runtime = type("Runtime", (), {"get_app_session": lambda self, s: app})()
+    monkeypatch.setattr(class_push.Runtime, "exists", staticmethod(lambda: True))
+    monkeypatch.setattr(class_push.Runtime, "instance", staticmethod(lambda: runtime))
+    assert class_push._rerun("s1")
+    assert app.asked == ([] if waiting else ["last run's state"])
+    if waiting:   # the waiting run keeps its page (a request now would have replaced it with the last run's)
+        assert app._scriptrunner._requests._state == ScriptRequestType.RERUN
+
+
 def test_a_poke_makes_the_watcher_look_at_once(monkeypatch):
     """A teacher's view stored by this process pokes the watcher: it reads the versions now, not a tick later."""
     monkeypatch.setattr(class_push, "EVERY_S", 60.0)   # a tick far away: only the poke can explain a read
-    monkeypatch.setattr(class_push, "_shown", {"s1": ("AAAAAA", 1)})
     monkeypatch.setattr(class_push, "_rerun", lambda s: True)
     monkeypatch.setattr(class_push, "_poked", threading.Event())   # not one set by an earlier test's publish
     read, stop = threading.Event(), threading.Event()
@@ -53,10 +100,11 @@ def test_a_poke_makes_the_watcher_look_at_once(monkeypatch):
             raise Stop
         read.set()
         return 2
+    monkeypatch.setattr(class_push, "_shown", {"s1": ("AAAAAA", 1, version_of)})
 
     def watch():
         try:
-            class_push._loop(version_of)
+            class_push._loop()
         except Stop:
             pass
 
