@@ -36,6 +36,8 @@ apt_install() {   # Debian packages the tests need, installed only when missing
 }
 
 setup_tests() {
+  # Debian installs haproxy in /usr/sbin, which a bare environment's PATH can lack (apt_install counts it there)
+  case ":$PATH:" in *:/usr/sbin:*) ;; *) export PATH="$PATH:/usr/sbin:/sbin" ;; esac
   setup
   "$VENV/bin/python" -m pip install --quiet -r requirements-test.txt
   apt_install
