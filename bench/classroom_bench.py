@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import re
 import secrets
@@ -161,10 +162,42 @@ async def _arrival(page, path: str, title: str, plot: str | None, limit_s: float
     return None
 
 
-async def in_browsers(url: str, db: str, n: int, phones: int, rounds: int, heads: int, seed: int = 0) -> dict:
+class ChangeCost:
+    """The CPU seconds one change costs (``server``'s process, and every browser process this benchmark started),
+    measured from the teacher's click until every follower shows it (``arrived``) and until the teacher's page is
+    idle again (``settled``): enough to tell whether a change waits for the machine's cores."""
+
+    def __init__(self, server):
+        from bench.browser_side import cpu_seconds  # Playwright's side of the benchmark, loaded only here
+
+        self.cpu, self.rows = lambda: cpu_seconds(server), {"page": [], "widget": []}
+
+    def start(self) -> None:
+        self._t0, self._c0 = time.monotonic(), self.cpu()
+
+    def arrived(self) -> None:
+        self._t1, self._c1 = time.monotonic(), self.cpu()
+
+    def settled(self, kind: str) -> None:
+        c2, c0, c1 = self.cpu(), self._c0, self._c1
+        window = max(self._t1 - self._t0, 1e-9)
+        self.rows[kind].append(dict(browsers=c2["browsers"] - c0["browsers"], server=c2["server"] - c0["server"],
+                                    busy=(c1["machine"] - c0["machine"]) / (CORES * window)))
+
+    def summary(self, kind: str) -> dict:
+        rows = self.rows[kind]
+        return {f"{kind}_{k}": median([r[k] for r in rows]) for k in ("browsers", "server", "busy")} if rows else {}
+
+
+CORES = os.cpu_count() or 1
+
+
+async def in_browsers(url: str, db: str, n: int, phones: int, rounds: int, heads: int, seed: int = 0,
+                      server=None) -> dict:
     """One teacher and ``n`` followers (``phones`` of them 390 × 844) in Chromium: seconds from the teacher's click
     until each follower shows the new page (``rounds`` times through BROWSER_PAGES), then until each shows the
-    teacher's new head on the heatmap (``heads`` presses of → on the head slider)."""
+    teacher's new head on the heatmap (``heads`` presses of → on the head slider). With ``server`` (the Server
+    running at ``url``), also what each change cost in CPU (``ChangeCost``)."""
     from chromium import CHROMIUM, CHROMIUM_ARGS
     from live_class import class_of, idle, nav, new_room, shows, teacher_view
     from playwright.async_api import async_playwright
@@ -172,6 +205,7 @@ async def in_browsers(url: str, db: str, n: int, phones: int, rounds: int, heads
     room, key, ids = new_room(db, n)
     rng = random.Random(seed)
     out = {"followers": n, "phones": phones, "page": [], "widget": [], "missed": 0}
+    cost = ChangeCost(server) if server is not None else None
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
@@ -190,13 +224,16 @@ async def in_browsers(url: str, db: str, n: int, phones: int, rounds: int, heads
             for r in range(rounds):
                 for title in BROWSER_PAGES:
                     await asyncio.sleep(1 + rng.random())   # a random phase against the followers' poll
+                    cost and cost.start()
                     start = time.monotonic()
                     await nav(teacher, title, wait=False)
                     got = await asyncio.gather(*(_arrival(f, where[title]["path"], where[title]["title"], None, 60)
                                                  for f in followers))
+                    cost and cost.arrived()
                     out["page"] += [t - start for t in got if t]
                     out["missed"] += got.count(None)
                     await idle(teacher)
+                    cost and cost.settled("page")
                     print(f"  round {r} {title}: max {max((t - start for t in got if t), default=0):.2f} s", flush=True)
             # the heatmap page is open (last in BROWSER_PAGES): the teacher steps the head
             thumb = teacher.get_by_role("slider").nth(1)
@@ -204,15 +241,18 @@ async def in_browsers(url: str, db: str, n: int, phones: int, rounds: int, heads
                 await asyncio.sleep(1 + rng.random())
                 await thumb.focus()
                 layer, head = (await shows(teacher))["params"].get("layer", "0"), k + 1
+                cost and cost.start()
                 start = time.monotonic()
                 await thumb.press("ArrowRight")
                 wanted = f"layer {layer} · head {head}"
                 got = await asyncio.gather(*(_arrival(f, where["Attention heatmaps"]["path"],
                                                       where["Attention heatmaps"]["title"], wanted, 60)
                                              for f in followers))
+                cost and cost.arrived()
                 out["widget"] += [t - start for t in got if t]
                 out["missed"] += got.count(None)
                 await idle(teacher)
+                cost and cost.settled("widget")
                 print(f"  head {head}: max {max((t - start for t in got if t), default=0):.2f} s", flush=True)
             out["page_loads"] = sum(loads)
             out["errors"] = [e for pg in [teacher, *followers] for e in pg.errors]
@@ -223,6 +263,13 @@ async def in_browsers(url: str, db: str, n: int, phones: int, rounds: int, heads
         out[name + "_p50"], out[name + "_p95"], out[name + "_max"] = median(d), quantile(d, 0.95), max(d, default=None)
         print(f"{name} change -> {n} followers in Chromium: p50 {fmt_ms(out[name + '_p50'])}, p95 "
               f"{fmt_ms(out[name + '_p95'])}, max {fmt_ms(out[name + '_max'])} (n={len(d)})", flush=True)
+        if cost and cost.rows[name]:
+            c = cost.summary(name)
+            out.update(c)
+            print(f"  CPU a {name} change (median, click to settled): browsers {c[name + '_browsers']:.2f} s, server "
+                  f"{c[name + '_server']:.2f} s; machine busy until the last follower {c[name + '_busy']:.0%} of "
+                  f"{CORES} cores; the browsers' CPU alone spread over {CORES} cores takes "
+                  f"{c[name + '_browsers'] / CORES:.2f} s", flush=True)
     print(f"missed {out['missed']}, browser page loads {out['page_loads']}, page errors {len(out['errors'])}")
     return out
 
@@ -306,7 +353,7 @@ def main(argv=None) -> int:
                             log_prefix="classroom-bench-browsers")
             try:
                 results["browsers"] = asyncio.run(in_browsers(server.url, db, args.browsers, args.phones,
-                                                              args.rounds, args.heads))
+                                                              args.rounds, args.heads, server=server))
             finally:
                 server.stop()
     if not args.skip_scale:
