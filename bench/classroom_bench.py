@@ -12,7 +12,8 @@
 2. scale: ws_load's stepped load on one server, then on 2 replicas behind HAProxy (deploy/cluster.py).
 3. browsers (``--browsers N``): a teacher and N followers in Chromium (tests/live_class.py), browsers included in
    the time: the teacher clicks a page and the seconds until each follower shows it, settled; then the teacher
-   steps the heatmap's head and the seconds until each follower's heatmap title names it.
+   steps the heatmap's head and the seconds until each follower's heatmap title names it. Each change's CPU is
+   reported too (browsers, server, and how busy the cores were until the last follower): ``ChangeCost``.
 Loopback only; every server started here is stopped here.
 """
 from __future__ import annotations
