@@ -4,7 +4,9 @@ is tests/browser/test_follow_browser.py.)"""
 import threading
 
 import pytest
+from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.runtime.scriptrunner_utils.script_requests import RerunData, ScriptRequests, ScriptRequestType
+from streamlit.runtime.scriptrunner_utils.script_run_context import add_script_run_ctx
 
 from explorer.ui import class_push
 
@@ -56,10 +58,10 @@ def test_a_session_whose_browser_left_is_forgotten(no_thread):
 
 
 class FakeSession:
-    """The two things of Streamlit's AppSession that ``_rerun`` touches, with a real ScriptRequests."""
+    """The things of Streamlit's AppSession that ``_rerun`` touches, with a real ScriptRequests and ClientState."""
 
     def __init__(self, waiting: bool):
-        self._client_state = "last run's state"
+        self._client_state = ClientState(query_string="layer=1&head=2", page_script_hash="heatmaps")
         self._scriptrunner = type("Runner", (), {})()
         self._scriptrunner._requests = ScriptRequests()
         if waiting:   # the browser asked for a run (a teacher's click) that has not started yet
@@ -73,16 +75,39 @@ class FakeSession:
         self.asked.append(client_state)
 
 
-@pytest.mark.parametrize("waiting", [False, True])
-def test_a_session_with_a_run_waiting_is_not_asked_again(monkeypatch, waiting):
-    app = FakeSession(waiting)
+def served(monkeypatch, app) -> None:
     runtime = type("Runtime", (), {"get_app_session": lambda self, s: app})()
     monkeypatch.setattr(class_push.Runtime, "exists", staticmethod(lambda: True))
     monkeypatch.setattr(class_push.Runtime, "instance", staticmethod(lambda: runtime))
+
+
+@pytest.mark.parametrize("waiting", [False, True])
+def test_a_session_with_a_run_waiting_is_not_asked_again(monkeypatch, waiting):
+    app = FakeSession(waiting)
+    served(monkeypatch, app)
     assert class_push._rerun("s1")
-    assert app.asked == ([] if waiting else ["last run's state"])
+    assert [(s.page_script_hash, s.query_string) for s in app.asked] == (
+        [] if waiting else [("heatmaps", "layer=1&head=2")])
     if waiting:   # the waiting run keeps its page (a request now would have replaced it with the last run's)
         assert app._scriptrunner._requests._state == ScriptRequestType.RERUN
+
+
+def test_a_rerun_during_a_run_keeps_that_runs_page_and_address(monkeypatch):
+    """Streamlit's client state is the one of the session's last finished script thread: here the heatmap page
+    at head 2. The teacher has since opened the flip page and set its query, in a run still under way: the
+    server's rerun must run that page at that address, not the heatmap page's."""
+    app = FakeSession(waiting=False)
+    app._client_state.context_info.timezone = "Europe/Paris"
+    running = threading.Thread(target=lambda: None)   # the script thread of the run under way (never started)
+    live = type("Ctx", (), {"query_string": "query=3&text=it", "page_script_hash": "flip"})()
+    add_script_run_ctx(running, live)
+    app._scriptrunner._script_thread = running
+    served(monkeypatch, app)
+    assert class_push._rerun("s1")
+    (asked,) = app.asked
+    assert (asked.page_script_hash, asked.query_string) == ("flip", "query=3&text=it")
+    assert asked.context_info.timezone == "Europe/Paris"            # the rest of the session's state is kept
+    assert app._client_state.query_string == "layer=1&head=2"        # a copy: Streamlit's own record is untouched
 
 
 def test_a_poke_makes_the_watcher_look_at_once(monkeypatch):
