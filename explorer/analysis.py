@@ -33,14 +33,17 @@ def head_stat_arrays(weights: np.ndarray, special: np.ndarray | None = None,
 
     def mean_distance():
         distance = np.abs(np.arange(n_q)[:, None] - np.arange(n_k)[None, :]).astype(np.float32)
-        return (w * distance).sum(-1).mean(-1)
+        return np.einsum("lhqk,qk->lhq", w, distance).mean(-1)   # no product array (76 MB for 512 tokens)
 
     def previous_token():
         if min(n_q, n_k) < 2:
             return np.zeros((n_layers, n_heads), np.float32)
         return np.diagonal(w, offset=-1, axis1=-2, axis2=-1).mean(-1)
 
-    compute = {"entropy": lambda: maths.entropy(w, dtype=np.float32).mean(-1),
+    def entropy():   # a layer at a time: its temporary is reused, where one for every layer would be new memory
+        return np.stack([maths.entropy(layer, dtype=np.float32).mean(-1) for layer in w])
+
+    compute = {"entropy": entropy,
                "max_weight": lambda: w.max(-1).mean(-1), "mean_distance": mean_distance,
                "sink": lambda: w[..., sinks].sum(-1).mean(-1), "previous_token": previous_token,
                "self": lambda: np.diagonal(w, axis1=-2, axis2=-1).mean(-1)}

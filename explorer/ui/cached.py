@@ -30,7 +30,7 @@ from explorer.worker import Job, ModelWorker
 T = TypeVar("T")
 
 # 384 MB by default: with both embedded models loaded (~1.05 GB resident) the server stays near 1.5 GB however
-# many texts the sessions send (a 512-token encoder result alone holds ~150 MB of weights and scores).
+# many texts the sessions send (a 512-token encoder result alone holds ~75 MB of weights).
 _results = ByteLRU(int(os.environ.get("EXPLORER_RESULT_CACHE_MB", "384")) * 2**20)
 WORKER = ModelWorker()
 FORWARDS = FairQueue(workers=max(1, int(os.environ.get("EXPLORER_FORWARD_WORKERS", "1") or 1)),
@@ -83,7 +83,7 @@ def get_attention(name: str, text: str, target: str | None = None) -> AttentionR
             loaded.notes.append("The GPU ran out of memory: this model now runs on the CPU.")
             result = extract(loaded, text, target)
         for part in {id(p): p for p in [result, *result.parts.values()]}.values():
-            for array in (part.weights, part.scores, part.fidelity):
+            for array in (part.weights, part.fidelity):
                 if array is not None:
                     array.setflags(write=False)
         return result

@@ -242,7 +242,7 @@ def weighting(model: str, text: str, result: AttentionResult, key: str = "weight
         st.info(literal(f"Weight × value size is not available for this model ({err}); showing the weights."))
         return result
     st.caption("Showing weight × value size, renormalised per row: how much each key moves the query's output.")
-    return dataclasses.replace(result, weights=vw.norms, scores=None, measure="weight × value size")
+    return dataclasses.replace(result, weights=vw.norms, score_records=None, measure="weight × value size")
 
 
 # ---------------------------------------------------------------------------------------------- roles

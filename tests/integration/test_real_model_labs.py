@@ -41,7 +41,7 @@ def test_head_scores_errors(encoder):
         real_model.head_scores(result, 6, 0)
     from dataclasses import replace
     with pytest.raises(ValueError, match="no pre-softmax scores"):
-        real_model.head_scores(replace(result, scores=None), 0, 0)
+        real_model.head_scores(replace(result, score_records=None), 0, 0)
 
 
 # -------------------------------------------------------------------------------------------- permutation

@@ -154,3 +154,19 @@ def test_enable_capture_registers_and_routes(tiny_loaded):
     assert CAPTURE in AttentionMaskInterface._global_mapping
     result = extract(loaded, TEXT)
     assert result.fidelity.max() < 1e-5 and np.all(np.triu(result.weights, 1) == 0)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_one_heads_scores_rebuilt_alone_are_that_heads_scores(tiny_loaded, family):
+    """A result keeps queries and keys, not scores: one head rebuilt alone (its own key head under grouped-query
+    attention, its own slice of a position bias) equals that head of every head rebuilt together, and its softmax
+    is the model's weights. Tolerance: float32 dot products of d_head = 8 terms of size ~1, a few ulps apart
+    (1e-5); masked cells are -inf in both."""
+    result = extract(tiny_loaded(family), TEXT)
+    for part in {id(p): p for p in [result, *result.parts.values()]}.values():
+        every = part.scores
+        for layer in range(every.shape[0]):
+            for head in range(every.shape[1]):
+                alone = part.head_scores(layer, head)
+                np.testing.assert_allclose(alone, every[layer, head], atol=1e-5)
+                np.testing.assert_allclose(maths.softmax(alone), part.weights[layer, head], atol=1e-5)

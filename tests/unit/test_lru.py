@@ -17,6 +17,18 @@ def test_nbytes_counts_each_array_once_even_in_a_cycle():
     assert nbytes(Result(100)) == 200
 
 
+def test_nbytes_counts_a_tensors_whole_storage_once_across_its_views():
+    """A result keeps captured queries and keys: torch views (a transposed projection) hold their whole storage,
+    and two views of one storage (or one mask shared by every layer) hold it once."""
+    import torch
+
+    projection = torch.zeros(2, 8, 3, dtype=torch.float32)            # 48 floats: 192 bytes
+    q, k = projection[:, :4].transpose(0, 1), projection[:, 4:]       # views of it
+    mask = torch.zeros(5, dtype=torch.float64)                        # 40 bytes, shared by both layers
+    records = ({"q": q, "k": k, "mask": mask}, {"q": q.clone(), "mask": mask})
+    assert nbytes(records) == 192 + 40 + 4 * 2 * 3 * 4
+
+
 def test_store_evicts_oldest_beyond_its_byte_budget():
     store = ByteLRU(max_bytes=500)
     for key in range(4):
