@@ -158,7 +158,8 @@ def _result(facts, text, part, tok, weights, records, key_tok=None) -> Attention
         for i, record in enumerate(records):
             own = recompute_tensors(record)[1].cpu()
             fidelity[i] = own.sub_(torch.from_numpy(weights[i])).abs_().amax(dim=(-1, -2)).numpy()
-        kept = tuple(_kept(record) for record in records)
+        moved: dict[int, torch.Tensor] = {}   # a mask or bias shared by every layer is moved once
+        kept = tuple(_kept(record, moved) for record in records)
     extra = {} if key_tok is None else dict(key_tokens=key_tok["tokens"], key_special=key_tok["special"])
     return AttentionResult(facts=facts, text=text, part=part, tokens=tok["tokens"], token_ids=tok["ids"],
                            special=tok["special"], word_ids=tok["word_ids"], words=tok["words"],
@@ -166,9 +167,16 @@ def _result(facts, text, part, tok, weights, records, key_tok=None) -> Attention
                            n_text_tokens=tok["n_full"], **extra)
 
 
-def _kept(record: dict) -> dict:
-    """What a result keeps of a captured layer to rebuild its scores: on the CPU, without the model's weights."""
-    return {k: (v.detach().cpu() if torch.is_tensor(v) else v) for k, v in record.items() if k != "weights"}
+def _kept(record: dict, moved: dict[int, torch.Tensor]) -> dict:
+    """What a result keeps of a captured layer to rebuild its scores: on the CPU, without the model's weights;
+    ``moved`` holds the CPU copy of each tensor already moved (by id)."""
+    def cpu(v):
+        if not torch.is_tensor(v):
+            return v
+        if id(v) not in moved:
+            moved[id(v)] = v.detach().cpu()
+        return moved[id(v)]
+    return {k: cpu(v) for k, v in record.items() if k != "weights"}
 
 
 def extract(loaded: LoadedModel, text: str, target: str | None = None,
