@@ -42,7 +42,7 @@ class AttentionResult:
     (scale, position bias and mask included; ``-inf`` where masked), or None; they are recomputed on demand from
     ``score_records``, each layer's captured queries and keys (a few kB a layer, where the scores themselves
     would double the result: 75 MB more for 512 tokens on the encoder). ``fidelity``: ``[layer, head]`` max
-    |our recompute − model|.
+    |our recompute − model| (a :class:`Fidelity`, each layer computed when first read), or None.
     Cross attention has different key tokens (``key_tokens``); self-attention leaves them None. ``measure`` names
     what ``weights`` holds when a copy puts another row-stochastic matrix in their place.
     """
@@ -56,7 +56,7 @@ class AttentionResult:
     words: list[str]
     weights: np.ndarray
     score_records: tuple[dict, ...] | None = None   # per layer: q, k, scaling, mask, bias (CPU tensors)
-    fidelity: np.ndarray | None = None
+    fidelity: "Fidelity | None" = None
     truncated: bool = False
     n_text_tokens: int = 0         # tokens the full text would need
     key_tokens: list[str] | None = None
@@ -151,15 +151,46 @@ def _stack(per_layer, n_layers: int, what: str) -> np.ndarray:
     return np.stack([a[0].float().cpu().numpy() for a in per_layer])   # 3× faster than torch.stack on a CPU
 
 
+class Fidelity:
+    """``[layer, head]``: max |our own softmax(QKᵀ·scale + bias + mask) − the model's weights|, from a result's
+    captured queries and keys. A layer is recomputed the first time it is read (``fidelity[layer, head]``,
+    ``layer(i)``) and then kept: a page shows one head's number, and recomputing every layer of every new text
+    cost the heatmap page ~0.1 s at 512 tokens. ``np.asarray(fidelity)`` (or ``max()``) reads them all.
+    A copy of a result that holds other weights keeps this object: it checks the model's own."""
+
+    def __init__(self, records: tuple[dict, ...], weights: np.ndarray):
+        self._records, self._weights = records, weights
+        self._layers: dict[int, np.ndarray] = {}   # filled by any session's thread; a race recomputes the same
+        self.shape = tuple(weights.shape[:2])
+
+    def layer(self, i: int) -> np.ndarray:
+        got = self._layers.get(i)
+        if got is None:
+            with torch.inference_mode():
+                own = recompute_tensors(self._records[i])[1].numpy()
+            np.subtract(own, self._weights[i], out=own)   # in place: the weights are read-only, own is ours
+            got = np.abs(own, out=own).max(axis=(-2, -1))
+            got.setflags(write=False)
+            self._layers[i] = got
+        return got
+
+    def __getitem__(self, index: tuple[int, int]) -> float:
+        layer, head = index
+        return float(self.layer(layer)[head])
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        return np.stack([self.layer(i) for i in range(self.shape[0])]).astype(dtype or np.float32)
+
+    def max(self) -> float:
+        return float(np.asarray(self).max())
+
+
 def _result(facts, text, part, tok, weights, records, key_tok=None) -> AttentionResult:
     kept = fidelity = None
     if records and len(records) == weights.shape[0]:
-        fidelity = np.empty(weights.shape[:2], dtype=np.float32)    # (layer, head)
-        for i, record in enumerate(records):
-            own = recompute_tensors(record)[1].cpu()
-            fidelity[i] = own.sub_(torch.from_numpy(weights[i])).abs_().amax(dim=(-1, -2)).numpy()
         moved: dict[int, torch.Tensor] = {}   # a mask or bias shared by every layer is moved once
         kept = tuple(_kept(record, moved) for record in records)
+        fidelity = Fidelity(kept, weights)
     extra = {} if key_tok is None else dict(key_tokens=key_tok["tokens"], key_special=key_tok["special"])
     return AttentionResult(facts=facts, text=text, part=part, tokens=tok["tokens"], token_ids=tok["ids"],
                            special=tok["special"], word_ids=tok["word_ids"], words=tok["words"],

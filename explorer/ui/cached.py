@@ -83,9 +83,7 @@ def get_attention(name: str, text: str, target: str | None = None) -> AttentionR
             loaded.notes.append("The GPU ran out of memory: this model now runs on the CPU.")
             result = extract(loaded, text, target)
         for part in {id(p): p for p in [result, *result.parts.values()]}.values():
-            for array in (part.weights, part.fidelity):
-                if array is not None:
-                    array.setflags(write=False)
+            part.weights.setflags(write=False)
         return result
 
     key = (name, text, target)

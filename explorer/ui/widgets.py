@@ -193,7 +193,7 @@ def fidelity_badge(result: AttentionResult, layer: int, head: int) -> None:
     if result.fidelity is None:
         st.caption("Fidelity check unavailable: this model's queries and keys could not be captured.")
         return
-    diff = float(result.fidelity[layer, head])
+    diff = result.fidelity[layer, head]
     icon = ":material/check_circle:" if diff < 1e-5 else ":material/warning:"
     st.caption(f"{icon} Recomputed from the model's own queries and keys with our from-scratch softmax(QKᵀ/√d_k): "
                f"max difference {diff:.1e}")

@@ -170,3 +170,33 @@ def test_one_heads_scores_rebuilt_alone_are_that_heads_scores(tiny_loaded, famil
                 alone = part.head_scores(layer, head)
                 np.testing.assert_allclose(alone, every[layer, head], atol=1e-5)
                 np.testing.assert_allclose(maths.softmax(alone), part.weights[layer, head], atol=1e-5)
+
+
+def test_fidelity_is_computed_a_layer_at_a_time_and_finds_a_changed_weight(tiny_loaded, monkeypatch):
+    """Reading one head's fidelity recomputes that layer only; a weight moved by 0.25 shows as 0.25 in its own head
+    and nowhere else (tolerance 1e-5: float32 softmax of 8-term dot products, a few ulps from the model's)."""
+    from explorer import attention
+
+    result = extract(tiny_loaded("bert"), TEXT)
+    tampered = np.array(result.weights)
+    tampered[1, 2, 0, 0] += 0.25
+    calls = []
+    real = attention.recompute_tensors
+    monkeypatch.setattr(attention, "recompute_tensors", lambda record: calls.append(record) or real(record))
+    fidelity = attention.Fidelity(result.score_records, tampered)
+    assert abs(fidelity[1, 2] - 0.25) < 1e-5
+    assert calls == [result.score_records[1]]                      # layer 1 alone
+    assert fidelity[1, 3] < 1e-5 and len(calls) == 1               # the same layer again: kept, not recomputed
+    every = np.asarray(fidelity)
+    assert every.shape == (2, 4) and len(calls) == 2               # now layer 0 too, and no more
+    assert abs(every[1, 2] - 0.25) < 1e-5 and np.delete(every.ravel(), 1 * 4 + 2).max() < 1e-5
+
+
+def test_a_copy_with_other_weights_keeps_the_models_fidelity(tiny_loaded):
+    """The "weight × value size" view replaces the weights (effects.weighting); its fidelity badge still checks the
+    model's own weights, not the replacement."""
+    import dataclasses
+
+    result = extract(tiny_loaded("bert"), TEXT)
+    copy = dataclasses.replace(result, weights=np.full_like(result.weights, 0.5), score_records=None)
+    assert copy.fidelity.max() < 1e-5
