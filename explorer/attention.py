@@ -153,30 +153,36 @@ def _stack(per_layer, n_layers: int, what: str) -> np.ndarray:
 
 class Fidelity:
     """``[layer, head]``: max |our own softmax(QKᵀ·scale + bias + mask) − the model's weights|, from a result's
-    captured queries and keys. A layer is recomputed the first time it is read (``fidelity[layer, head]``,
-    ``layer(i)``) and then kept: a page shows one head's number, and recomputing every layer of every new text
-    cost the heatmap page ~0.1 s at 512 tokens. ``np.asarray(fidelity)`` (or ``max()``) reads them all.
+    captured queries and keys, each number recomputed the first time it is read and then kept. A page shows one
+    head's (``fidelity[layer, head]`` rebuilds that head alone); recomputing every head of every new text cost the
+    heatmap page ~0.1 s at 512 tokens. ``np.asarray(fidelity)`` (or ``max()``) reads them all, a layer at once.
     A copy of a result that holds other weights keeps this object: it checks the model's own."""
 
     def __init__(self, records: tuple[dict, ...], weights: np.ndarray):
         self._records, self._weights = records, weights
-        self._layers: dict[int, np.ndarray] = {}   # filled by any session's thread; a race recomputes the same
-        self.shape = tuple(weights.shape[:2])
+        self._kept: dict[tuple[int, int | None], np.ndarray] = {}   # (layer, head or None for all); any thread
+        self.shape = tuple(weights.shape[:2])                      # fills it, and a race recomputes the same
 
-    def layer(self, i: int) -> np.ndarray:
-        got = self._layers.get(i)
+    def _difference(self, layer: int, head: int | None) -> np.ndarray:
+        got = self._kept.get((layer, head))
         if got is None:
+            record = self._records[layer] if head is None else head_record(self._records[layer], head)
             with torch.inference_mode():
-                own = recompute_tensors(self._records[i])[1].numpy()
-            np.subtract(own, self._weights[i], out=own)   # in place: the weights are read-only, own is ours
+                own = recompute_tensors(record)[1].numpy()
+            model = self._weights[layer] if head is None else self._weights[layer, head:head + 1]
+            np.subtract(own, model, out=own)   # in place: the weights are read-only, own is ours
             got = np.abs(own, out=own).max(axis=(-2, -1))
             got.setflags(write=False)
-            self._layers[i] = got
+            self._kept[(layer, head)] = got
         return got
+
+    def layer(self, i: int) -> np.ndarray:
+        return self._difference(i, None)
 
     def __getitem__(self, index: tuple[int, int]) -> float:
         layer, head = index
-        return float(self.layer(layer)[head])
+        whole = self._kept.get((layer, None))
+        return float(whole[head] if whole is not None else self._difference(layer, head)[0])
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
         return np.stack([self.layer(i) for i in range(self.shape[0])]).astype(dtype or np.float32)

@@ -168,12 +168,13 @@ def test_one_heads_scores_rebuilt_alone_are_that_heads_scores(tiny_loaded, famil
         for layer in range(every.shape[0]):
             for head in range(every.shape[1]):
                 alone = part.head_scores(layer, head)
+                assert part.fidelity[layer, head] < 1e-5                # that head's fidelity, rebuilt alone
                 np.testing.assert_allclose(alone, every[layer, head], atol=1e-5)
                 np.testing.assert_allclose(maths.softmax(alone), part.weights[layer, head], atol=1e-5)
 
 
-def test_fidelity_is_computed_a_layer_at_a_time_and_finds_a_changed_weight(tiny_loaded, monkeypatch):
-    """Reading one head's fidelity recomputes that layer only; a weight moved by 0.25 shows as 0.25 in its own head
+def test_fidelity_is_computed_a_head_at_a_time_and_finds_a_changed_weight(tiny_loaded, monkeypatch):
+    """Reading one head's fidelity rebuilds that head alone; a weight moved by 0.25 shows as 0.25 in its own head
     and nowhere else (tolerance 1e-5: float32 softmax of 8-term dot products, a few ulps from the model's)."""
     from explorer import attention
 
@@ -185,11 +186,13 @@ def test_fidelity_is_computed_a_layer_at_a_time_and_finds_a_changed_weight(tiny_
     monkeypatch.setattr(attention, "recompute_tensors", lambda record: calls.append(record) or real(record))
     fidelity = attention.Fidelity(result.score_records, tampered)
     assert abs(fidelity[1, 2] - 0.25) < 1e-5
-    assert calls == [result.score_records[1]]                      # layer 1 alone
-    assert fidelity[1, 3] < 1e-5 and len(calls) == 1               # the same layer again: kept, not recomputed
+    assert len(calls) == 1 and calls[0]["q"].shape[1] == 1                 # one head…
+    assert np.array_equal(calls[0]["q"], result.score_records[1]["q"][:, 2:3])   # …layer 1's head 2
+    assert abs(fidelity[1, 2] - 0.25) < 1e-5 and len(calls) == 1           # read again: kept, not rebuilt
     every = np.asarray(fidelity)
-    assert every.shape == (2, 4) and len(calls) == 2               # now layer 0 too, and no more
+    assert every.shape == (2, 4) and len(calls) == 3                       # then each layer whole, once
     assert abs(every[1, 2] - 0.25) < 1e-5 and np.delete(every.ravel(), 1 * 4 + 2).max() < 1e-5
+    assert fidelity[0, 1] == every[0, 1] and len(calls) == 3               # a head of a layer already done
 
 
 def test_a_copy_with_other_weights_keeps_the_models_fidelity(tiny_loaded):
