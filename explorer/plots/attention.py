@@ -11,6 +11,7 @@ import html
 import io
 import math
 import threading
+import zlib
 from collections import OrderedDict
 
 import numpy as np
@@ -342,7 +343,10 @@ LEVELS = 14   # shades for 0…1 in the thumbnails' palette; with the masked gre
 # one hue; the exact weights are in the main heatmap.
 
 
-PNG_LEVEL = 6   # zlib level (PIL's default): level 3 was 0.5 ms faster on the encoder's overview for 12% more bytes
+PNG_LEVEL = 6   # zlib level (PIL's default)
+PNG_STRATEGY = zlib.Z_HUFFMAN_ONLY   # 16 colours in runs: string matching finds little that Huffman codes miss.
+# Overview of a 32-token text: encoder 7,210 -> 6,564 bytes in 1.90 -> 0.41 ms, decoder 23,399 -> 24,308 bytes in
+# 5.8 -> 1.4 ms (zlib's default strategy against Huffman only, both at level 6)
 
 
 def _png_uri(index: np.ndarray, masked_colour: str = MASKED_LIGHT) -> str:
@@ -371,7 +375,7 @@ def _encoded(digest: bytes, shape: tuple, masked_colour: str, index: np.ndarray)
     image = Image.fromarray(index, "P")
     image.putpalette(palette.ravel().tolist())
     buffer = io.BytesIO()
-    image.save(buffer, format="PNG", compress_level=PNG_LEVEL)
+    image.save(buffer, format="PNG", compress_level=PNG_LEVEL, compress_type=PNG_STRATEGY)
     uri = "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
     with _png_lock:
         _png_memo[key] = uri
