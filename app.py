@@ -11,14 +11,9 @@ Streamlit's JavaScript gzipped, each file compressed once (``explorer.web.compre
 icons that can be drawn (``explorer.web.icons``), and pages that have the browser fetch the chart code at once
 (``explorer.web.preload``).
 """
-import os
+from explorer import process
 
-# Before anything imports numpy, which reads this once: no transparent huge pages for numpy's large arrays (it asks
-# the kernel for them, madvise, for every array of 4 MB or more). A server keeps results, so a long text's weights
-# land in memory never touched before; on a machine whose memory is fragmented each such 2 MB page waited on the
-# kernel's compaction: a 512-token result's 75 MB took 0.2 s to fill, 0.04 s in ordinary 4 kB pages
-# (docs/benchmarks.md, "Huge pages"). NUMPY_MADVISE_HUGEPAGE=1 in the environment turns them back on.
-os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
+process.server_defaults()   # before anything imports numpy or torch: huge pages off, OpenMP's team size
 
 import contextlib
 import threading

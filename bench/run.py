@@ -23,6 +23,10 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
+from explorer import process  # noqa: E402
+
+process.server_defaults()   # rows 1 and 2 time the server's rerun in this process: app.py's settings, before numpy
+
 from bench import browser_side as bs  # noqa: E402
 from bench import server_side as ss  # noqa: E402
 from bench.stats import median, quantile, spread  # noqa: E402

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from explorer import embedded, policy
+from explorer import embedded, policy, process
 from explorer.capture import enable_capture
 from explorer.registry import ModelSpec, Progress, hub_policy, resolve_spec, unavailable
 
@@ -37,20 +37,8 @@ if not log.handlers:  # one line per model load in the server's log: which model
 
 
 def cpu_threads() -> int:
-    """Torch threads for one forward pass: ``EXPLORER_TORCH_THREADS``, else half the cores this process may use.
-
-    A Streamlit server runs several sessions at once, and their pages (numpy, plotly, the websocket) need a core
-    too. On a busy 2-core machine two torch threads made a 17 ms forward pass take 0.2–1.2 s (each thread
-    spin-waits for the other, which the OS has parked); one thread stays at 17 ms.
-    """
-    wanted = os.environ.get("EXPLORER_TORCH_THREADS", "").strip()
-    if wanted.isdigit() and int(wanted) > 0:
-        return int(wanted)
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(torch.get_num_threads(), cores // 2))
+    """Torch threads for one forward pass (``process.forward_threads``), at most torch's own default."""
+    return process.forward_threads(torch.get_num_threads())
 
 
 torch.set_num_threads(cpu_threads())  # once, at import (set_num_interop_threads would raise on a second call)
