@@ -71,13 +71,23 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float | None =
 def pool(matrix: np.ndarray, side: int) -> np.ndarray:
     """Average-pool the last two axes of ``matrix[..., rows, cols]`` to at most ``side`` × ``side``."""
     m = np.asarray(matrix, dtype=np.float32)
-    for axis in (-1, -2):   # columns first: the sum along each contiguous row, then over rows of 24 (2× faster)
+    for axis in (-1, -2):   # columns first: along contiguous rows, then over the already pooled rows (2× faster)
         n = m.shape[axis]
         if n > side:
             starts = bin_starts(n, side)
             counts = np.diff(np.append(starts, n)).astype(np.float32)
-            m = np.add.reduceat(m, starts, axis=axis) / counts.reshape((-1, 1) if axis == -2 else (-1,))
+            if m.size <= POOL_BY_PRODUCT:   # one matrix product with 0/1 bins, not one small sum per bin
+                member = np.zeros((n, len(starts)), dtype=np.float32)
+                member[np.arange(n), np.searchsorted(starts, np.arange(n), side="right") - 1] = 1.0
+                sums = np.moveaxis(np.moveaxis(m, axis, -1) @ member, -1, axis)
+            else:
+                sums = np.add.reduceat(m, starts, axis=axis)
+            m = sums / counts.reshape((-1, 1) if axis == -2 else (-1,))
     return m
+
+
+POOL_BY_PRODUCT = 2**20   # cells. A 32-token decoder text (30 x 9 heads): 2.8 ms by reduceat, 0.7 ms by product;
+# 512 tokens (6 x 12 heads): 17 ms by reduceat, 25 ms by product (48 times the additions)
 
 
 def bin_starts(n: int, side: int) -> np.ndarray:

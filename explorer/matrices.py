@@ -228,16 +228,17 @@ def csv_frame(view: MatrixView) -> pd.DataFrame:
 def overview_tiles(result: AttentionResult, part: str, hide_special: bool = False, side: int = OVERVIEW_SIDE
                    ) -> tuple[np.ndarray, np.ndarray | None]:
     """Thumbnails of every head: ``[layer, head, ≤side, ≤side]`` average-pooled weights, and the pooled causal
-    mask (True where a whole cell is hidden; None for bidirectional attention). Built layer by layer, so a long
-    text never needs a second full copy of the weights."""
+    mask (True where a whole cell is hidden; None for bidirectional attention). Built a few layers at a time
+    (``STATS_BYTES``), so a long text never needs a second full copy of the weights, and a short one is pooled in
+    one call (a layer a call was 31 calls, 3.8 ms, for a 32-token decoder text)."""
     res = part_of(result, part)
     q_sp, k_sp = np.asarray(res.special, bool), np.asarray(res.keys_special, bool)
     hide = hide_special and (q_sp.any() or k_sp.any()) and not (q_sp.all() or k_sp.all())
     rows = np.flatnonzero(~q_sp) if hide else np.arange(len(res.tokens))
     cols = np.flatnonzero(~k_sp) if hide else np.arange(len(res.keys))
     tiles = []
-    for layer in range(res.weights.shape[0]):
-        w = res.weights[layer][:, rows][:, :, cols] if hide else res.weights[layer]   # no copy unless hiding
+    for layers in _layer_chunks(res.weights):
+        w = res.weights[layers][:, :, rows][..., cols] if hide else res.weights[layers]   # no copy unless hiding
         if hide:
             total = w.sum(-1, keepdims=True)
             w = np.divide(w, total, out=np.zeros_like(w), where=total > 0)
@@ -246,7 +247,7 @@ def overview_tiles(result: AttentionResult, part: str, hide_special: bool = Fals
     if res.facts.causal and res.part != "cross":
         masked = pool((causal_mask(len(res.tokens), len(res.keys)))[np.ix_(rows, cols)].astype(np.float32),
                       side) == 0
-    return np.stack(tiles), masked
+    return np.concatenate(tiles), masked
 
 
 STATS = ("sink", "previous_token", "self", "entropy", "mean_distance")   # of analysis.STAT_NAMES
@@ -264,8 +265,12 @@ def overview_stats(result: AttentionResult, part: str) -> np.ndarray:
     res = part_of(result, part)
     n_layers, n_heads = res.weights.shape[:2]
     out = np.empty((n_layers, n_heads, len(STATS)), dtype=np.float32)
-    step = max(1, STATS_BYTES // (4 * res.weights[0].size))   # a few layers a call, bounded temporaries
-    for start in range(0, n_layers, step):
-        out[start: start + step] = analysis.head_stat_arrays(res.weights[start: start + step], res.keys_special,
-                                                             STATS)
+    for layers in _layer_chunks(res.weights):
+        out[layers] = analysis.head_stat_arrays(res.weights[layers], res.keys_special, STATS)
     return out
+
+
+def _layer_chunks(weights: np.ndarray) -> list[slice]:
+    """Consecutive layers of ``weights[layer, …]`` in slices of at most ``STATS_BYTES`` (one layer at least)."""
+    step = max(1, STATS_BYTES // (4 * weights[0].size))
+    return [slice(start, start + step) for start in range(0, weights.shape[0], step)]

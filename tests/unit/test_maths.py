@@ -234,6 +234,18 @@ def test_pool_unequal_bins_by_hand():
     np.testing.assert_array_equal(maths.pool(m[:2], 2), [[0.5, 3.0], [5.5, 8.0]])  # 2 rows: only columns pool
 
 
+@pytest.mark.parametrize("by_product", [True, False])
+def test_pool_sums_bins_the_same_way_small_or_large(monkeypatch, by_product):
+    """Small arrays pool by one matrix product with 0/1 bins, large ones by numpy's reduceat: the hand example
+    above either way, and a stack of heads (two leading axes) pools each head alone."""
+    monkeypatch.setattr(maths, "POOL_BY_PRODUCT", 10**9 if by_product else 0)
+    m = np.arange(15.0).reshape(3, 5)
+    np.testing.assert_array_equal(maths.pool(m, 2), [[3.0, 5.5], [10.5, 13.0]])
+    heads = np.stack([np.stack([m, 2 * m]), np.stack([m + 1, -m])])        # [2, 2, 3, 5]
+    np.testing.assert_array_equal(maths.pool(heads, 2), [[[[3.0, 5.5], [10.5, 13.0]], [[6.0, 11.0], [21.0, 26.0]]],
+                                                        [[[4.0, 6.5], [11.5, 14.0]], [[-3.0, -5.5], [-10.5, -13.0]]]])
+
+
 def test_attention_steps_sum_each_row():
     """q = I, k = ((0, 2), (0, 0)): raw = ((0, 0), (2, 0)), scaled by 1/sqrt 2 -> row sums of exp: 2 and
     e^sqrt2 + 1 (the column sums would be the other way round)."""
