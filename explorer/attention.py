@@ -42,7 +42,7 @@ class AttentionResult:
     (scale, position bias and mask included; ``-inf`` where masked), or None; they are recomputed on demand from
     ``score_records``, each layer's captured queries and keys (a few kB a layer, where the scores themselves
     would double the result: 75 MB more for 512 tokens on the encoder). ``fidelity``: ``[layer, head]`` max
-    |our recompute − model| (a :class:`Fidelity`, each layer computed when first read), or None.
+    |our recompute − model| (a :class:`Fidelity`: each number computed when first read), or None.
     Cross attention has different key tokens (``key_tokens``); self-attention leaves them None. ``measure`` names
     what ``weights`` holds when a copy puts another row-stochastic matrix in their place.
     """
