@@ -102,6 +102,9 @@ def forward(key: tuple, work: Callable[[], T]) -> T:
     return _queued(key, work)
 
 
+NOTE_EVERY = 0.5   # seconds between looks at a waiting session's place in the queue (its result wakes it at once)
+
+
 def _queued(key: tuple, work: Callable[[], T]) -> T:
     """``work()`` run by the shared forward queue for this session; in a page, a note while others go first."""
     ctx = get_script_run_ctx(suppress_warning=True)
@@ -114,14 +117,17 @@ def _queued(key: tuple, work: Callable[[], T]) -> T:
         st.stop()
     if ctx is None:            # the preload thread, tests: block
         return ticket.result()
-    note = None
+    note, said = None, None
     while True:
         try:
-            value = ticket.result(timeout=0.1)
+            value = ticket.result(timeout=NOTE_EVERY)
         except TimeoutError:
             ahead = ticket.position()
-            note = note or st.empty()
-            note.caption(f"Waiting for {ahead} other{'s' if ahead != 1 else ''}…" if ahead else "Computing…")
+            text = f"Waiting for {ahead} other{'s' if ahead != 1 else ''}…" if ahead else "Computing…"
+            if text != said:   # each caption is a message to the browser, and a full server has many waiting
+                note = note or st.empty()
+                note.caption(text)
+                said = text
             continue
         except Replaced:       # a newer edit of this session took the place; its own run shows the result
             st.stop()
