@@ -1,6 +1,6 @@
 """Performance benchmark of the attention explorer: prints one table and writes it to docs/benchmarks.md.
 
-    .venv/bin/python bench/run.py              # every row (about 10 minutes on 2 cores)
+    .venv/bin/python bench/run.py              # every row (about 6 minutes on 2 cores)
     .venv/bin/python bench/run.py --quick      # fewer repetitions and sessions (about 4 minutes)
     .venv/bin/python bench/run.py --rows 1,2,5 # some rows only (the file is written only with --write)
 
