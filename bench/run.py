@@ -279,7 +279,8 @@ def markdown(table: Table, info: dict, args, seconds: float) -> str:
         met = "—" if r["met"] is None else ("✅" if r["met"] else "❌")
         lines.append(f"| {r['row']} | {r['what']} | **{fmt(r['value'], r['unit'])}** | "
                      f"{fmt_spread(r['spread'], r['unit'])} | {r['n']} | {r['target']} | {met} |")
-    lines += ["", "Spread is the 25th–75th percentile (row 7: median – max; row 9: median – the edits' p95). Details:", ""]
+    lines += ["", "Spread is the 25th–75th percentile (row 7: median – max; row 9: median – the edits' p95). "
+                  "Details:", ""]
     lines += [f"- **{r['row']}**: {r['detail']}" for r in table.rows if r["detail"]]
     lines += [f"- {n}" for n in table.notes]
     return "\n".join(lines)
