@@ -163,6 +163,6 @@ def student() -> None:
     _error()
     st.success(f"You are in class {pretty_code(room)}. When your teacher opens a page, yours follows; "
                "use **Explore on my own** at the top to look around by yourself.", icon=":material/groups:")
-    if st.button("Leave the class", icon=":material/logout:", key="_class_leave"):
-        class_room.leave()
-        st.rerun()
+    # a callback, like the other class buttons: it runs before the page, so a rerun the server starts meanwhile
+    # (a teacher's change reaching this student) cannot stop it half-way or drop the click
+    st.button("Leave the class", icon=":material/logout:", key="_class_leave", on_click=class_room.leave)

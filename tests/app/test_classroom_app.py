@@ -273,6 +273,18 @@ def test_the_teacher_sees_the_roster_and_a_removed_student_leaves_and_must_join_
     assert sorted(n for _, n in class_room.store().roster(room, key)) == ["ada", "bob"]
 
 
+def test_a_student_who_leaves_explores_alone_and_the_class_goes_on():
+    teacher, room, _ = start()
+    ada = join(room, "ada")
+    assert "You are in class" in texts(ada)
+    click(ada, "Leave the class")
+    assert not ada.exception and "You are in class" not in texts(ada)
+    assert class_room.ROOM not in ada.session_state and "room" not in ada.query_params and "me" not in ada.query_params
+    assert ada.text_input(key="_class_typed") is not None   # the join form is back: the page is a student's own
+    teacher.run()
+    assert not teacher.exception and class_room.store().room(room) is not None   # the class goes on
+
+
 def test_duplicate_nicknames_are_removed_together():
     teacher, room, key = start()
     for i in range(3):
