@@ -1,4 +1,5 @@
-"""The page tells the browser to fetch the chart code at once: an ASGI middleware that adds one line to its HTML.
+"""The page tells the browser to fetch the chart code at once, and to run it once it is idle: an ASGI middleware
+that adds two lines to its HTML.
 
 Streamlit loads plotly.js (its ``PlotlyChart`` chunk: 4.7 MB of JavaScript, 1.4 MB gzipped) only when the first
 chart of a page arrives, so on a first visit the browser waited for the page's script to run, then downloaded and
@@ -6,7 +7,13 @@ compiled plotly, and only then drew the first chart; at a cold start that came a
 A ``<link rel="modulepreload">`` for that chunk, next to Streamlit's own ones in the page's ``<head>``, starts the
 download and the compiling while the page's script runs; Streamlit's own import of the chunk later finds it there
 (the same URL: one download, one module). Pages without a chart fetch it too, once, for the pages that have one.
-Plain ASGI; the HTML is Streamlit's ``index.html`` (``no-cache``), so the line is in every page load.
+
+Fetched and compiled is not yet run: the chunk's module code (plotly.js setting itself up) still ran when the first
+chart arrived, before that chart could be drawn. A small module script imports the chunk when the browser is next
+idle (``requestIdleCallback``, at most 3 s later), which on a first visit is while the page's script runs or waits
+for the model; Streamlit's import then finds the module ready. Measured at a cold start, the first heatmap came
+1.1-2.3 s sooner; a fresh browser's first heatmap on a warm server 0.3 s sooner (docs/benchmarks.md, session 13).
+Plain ASGI; the HTML is Streamlit's ``index.html`` (``no-cache``), so the lines are in every page load.
 """
 from __future__ import annotations
 
@@ -18,12 +25,39 @@ CHUNK = "PlotlyChart.*.js"
 SERVED_ELSEWHERE = ("/static/", "/_stcore/", "/media/", "/component/", "/_explorer/")   # never a page's HTML
 
 
+READY_FLAG = "__explorerChartCode"   # window.__explorerChartCode = "ready" once the chunk's module has run
+
+
 @functools.cache
-def link() -> bytes | None:
-    """The ``<link>`` element for the installed Streamlit's chart chunk, or None when there is none."""
+def chunk() -> str | None:
+    """The installed Streamlit's chart chunk as the page refers to it (``./static/js/PlotlyChart.….js``), or None."""
     folder = static_dir()
     found = sorted((folder / "static" / "js").glob(CHUNK)) if folder else []
-    return f'<link rel="modulepreload" crossorigin href="./static/js/{found[0].name}">'.encode() if found else None
+    return f"./static/js/{found[0].name}" if found else None
+
+
+def link() -> bytes | None:
+    """The ``<link>`` element that fetches and compiles the chart chunk, or None when there is none."""
+    url = chunk()
+    return f'<link rel="modulepreload" crossorigin href="{url}">'.encode() if url else None
+
+
+def run_when_idle() -> bytes | None:
+    """The ``<script>`` that imports (runs) the chart chunk when the browser is next idle, or None. A failed import
+    is left for Streamlit's own, which reports it where the chart would be."""
+    url = chunk()
+    if not url:
+        return None
+    return ('<script type="module">const later = window.requestIdleCallback ? f => requestIdleCallback(f, '
+            '{timeout: 3000}) : f => setTimeout(f, 500); later(() => import("' + url + '").then(() => { window.'
+            + READY_FLAG + ' = "ready"; }, () => {}));</script>').encode()
+
+
+@functools.cache
+def head() -> bytes | None:
+    """What every page's ``<head>`` gets: :func:`link` and :func:`run_when_idle`."""
+    parts = [part for part in (link(), run_when_idle()) if part]
+    return b"\n".join(parts) or None
 
 
 def with_link(html: bytes, element: bytes | None) -> bytes:
@@ -33,7 +67,7 @@ def with_link(html: bytes, element: bytes | None) -> bytes:
 
 
 class PreloadCharts:
-    """ASGI middleware: add :func:`link` to the app's HTML pages (status 200, ``text/html``, not yet encoded)."""
+    """ASGI middleware: add :func:`head` to the app's HTML pages (status 200, ``text/html``, not yet encoded)."""
 
     def __init__(self, app):
         self.app = app
@@ -60,7 +94,7 @@ class PreloadCharts:
             elif start is not None and message["type"] == "http.response.body":
                 chunks.append(message.get("body", b""))
                 if not message.get("more_body", False):
-                    body = with_link(b"".join(chunks), link())
+                    body = with_link(b"".join(chunks), head())
                     headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
                     await send({**start, "headers": [*headers, (b"content-length", str(len(body)).encode())]})
                     await send({"type": "http.response.body", "body": body})
