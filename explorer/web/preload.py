@@ -43,14 +43,19 @@ def link() -> bytes | None:
 
 
 def run_when_idle() -> bytes | None:
-    """The ``<script>`` that imports (runs) the chart chunk when the browser is next idle, or None. A failed import
-    is left for Streamlit's own, which reports it where the chart would be."""
+    """The ``<script>`` that imports (runs) the chart chunk once the page is connected to the server and the
+    browser is idle, or None. Not sooner: run while Streamlit's own code was still setting up, plotly.js's ~1 s (on
+    a slow machine) delayed the page's connection. Connected is Streamlit's own ``data-test-connection-state``; if
+    it never shows (another Streamlit), the import runs after 60 s all the same. A failed import is left for
+    Streamlit's own, which reports it where the chart would be."""
     url = chunk()
     if not url:
         return None
-    return ('<script type="module">const later = window.requestIdleCallback ? f => requestIdleCallback(f, '
-            '{timeout: 3000}) : f => setTimeout(f, 500); later(() => import("' + url + '").then(() => { window.'
-            + READY_FLAG + ' = "ready"; }, () => {}));</script>').encode()
+    return ('<script type="module">const run = () => import("' + url + '").then(() => { window.' + READY_FLAG
+            + ' = "ready"; }, () => {}); const later = window.requestIdleCallback ? f => requestIdleCallback(f, '
+            '{timeout: 1000}) : f => setTimeout(f, 0); let looks = 0; const wait = setInterval(() => { if (++looks '
+            '> 600 || document.querySelector(\'[data-testid="stApp"][data-test-connection-state="CONNECTED"]\')) '
+            '{ clearInterval(wait); later(run); } }, 100);</script>').encode()
 
 
 @functools.cache

@@ -47,7 +47,8 @@ def test_the_link_names_the_installed_chart_chunk():
 def test_the_idle_import_runs_the_same_chunk_and_the_head_has_both():
     script = preload.run_when_idle().decode()
     assert script.startswith('<script type="module">') and script.endswith("</script>")
-    assert f'import("{preload.chunk()}")' in script and "requestIdleCallback" in script   # the preloaded URL
+    assert f'import("{preload.chunk()}")' in script   # the preloaded URL
+    assert "requestIdleCallback" in script and 'data-test-connection-state="CONNECTED"' in script   # once connected
     assert f"window.{preload.READY_FLAG} = " in script
     assert preload.head() == preload.link() + b"\n" + preload.run_when_idle()
 
