@@ -1,0 +1,117 @@
+"""Floors under rows 1, 2 and 9: what a rerun of the heatmap page costs when it has nothing new to compute.
+
+    .venv/bin/python bench/floors.py            # both embedded models, 20 texts each (about a minute)
+    .venv/bin/python bench/floors.py --texts 40
+
+For each model, in this process (AppTest, as rows 1 and 2 measure): a rerun with a new 32-token text (extraction
+included), the same page run again with nothing changed (result, statistics and pictures already remembered: what
+is left is Streamlit's elements and the figures' building), the bare forward pass, and AppTest's own rerun of a
+one-line page. ``bare + unchanged`` over ``bare`` is the ratio a new text would reach if extraction, statistics and
+pictures cost nothing. Row 9's floor: the encoder's forward on texts like ``ws_load``'s (CPU time), against its
+target of 20 ms of server CPU a request. Results are written by hand into docs/benchmarks.md.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from explorer import process  # noqa: E402
+
+process.server_defaults()   # as app.py does, before numpy and torch
+
+from bench import server_side as ss  # noqa: E402
+from bench.stats import median  # noqa: E402
+from bench.texts import WORDS, fit, single_token_markers  # noqa: E402
+
+
+def page_floors(name: str, n_texts: int) -> dict:
+    """Medians (seconds) of a new-text rerun, an unchanged rerun, the bare forward and a one-line page."""
+    import torch
+    from streamlit.testing.v1 import AppTest
+
+    from explorer.models import freeze_heap
+    from explorer.ui import cached
+
+    ss.quiet()
+    ss.share_bytecode()
+    at = AppTest.from_file(str(ss.PAGE), default_timeout=600)
+    at.query_params["model"] = name
+    at.run()
+    freeze_heap()
+    loaded = cached.get_model(name)
+    markers = single_token_markers(loaded.tokenizer, n_texts + 3)
+    texts = [fit(loaded.tokenizer, ss.N_TOKENS, seed=i, marker=m) for i, m in enumerate(markers)]
+    new, unchanged, bare = [], [], []
+    for text in texts:
+        at.text_area(key="text").set_value(text)
+        new.append(_seconds(at.run))
+        unchanged.append(_seconds(at.run))
+        if at.exception:
+            raise RuntimeError(f"the heatmap page failed on {name}: {at.exception[0].value}")
+        inputs = loaded.tokenizer(text, return_tensors="pt")
+        with torch.inference_mode():
+            loaded.model(**inputs, output_attentions=True)   # warm, as row 1 does
+            bare.append(_seconds(lambda inputs=inputs: loaded.model(**inputs, output_attentions=True)))
+    one = AppTest.from_string("import streamlit as st\nst.write('x')", default_timeout=60)
+    one.run()
+    empty = [_seconds(one.run) for _ in range(n_texts)]
+    warm = slice(3, None)
+    return dict(new=median(new[warm]), unchanged=median(unchanged[warm]), bare=median(bare[warm]),
+                one_line=median(empty[warm]))
+
+
+def ws_load_forward(n_texts: int) -> dict:
+    """CPU seconds of the encoder's bare forward on ``ws_load``-like texts (30 random words, as its students type)."""
+    import torch
+
+    from explorer import registry
+    from explorer.ui import cached
+
+    loaded = cached.get_model(registry.EMBEDDED_ENCODER)
+    rng = random.Random(0)
+    cpu, tokens = [], []
+    for _ in range(n_texts + 3):
+        inputs = loaded.tokenizer(" ".join(rng.choice(WORDS) for _ in range(30)) + ".", return_tensors="pt")
+        with torch.inference_mode():
+            loaded.model(**inputs, output_attentions=True)
+            start = time.thread_time()
+            loaded.model(**inputs, output_attentions=True)
+            cpu.append(time.thread_time() - start)
+        tokens.append(inputs["input_ids"].shape[1])
+    return dict(cpu=median(cpu[3:]), tokens=median(tokens))
+
+
+def _seconds(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    from explorer import registry
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--texts", type=int, default=20, help="texts per model (the first 3 warm up)")
+    args = parser.parse_args()
+    ms = 1000
+    for name in (registry.EMBEDDED_ENCODER, registry.EMBEDDED_DECODER):
+        f = page_floors(name, args.texts)
+        print(f"{name}: new text {f['new'] * ms:.1f} ms, unchanged {f['unchanged'] * ms:.1f} ms, bare forward "
+              f"{f['bare'] * ms:.1f} ms, one-line page {f['one_line'] * ms:.1f} ms; new ÷ bare "
+              f"{f['new'] / f['bare']:.2f}×, (bare + unchanged) ÷ bare {1 + f['unchanged'] / f['bare']:.2f}×",
+              flush=True)
+    w = ws_load_forward(args.texts)
+    print(f"row 9: the encoder's bare forward on a ws_load text ({w['tokens']:.0f} tokens) takes "
+          f"{w['cpu'] * ms:.1f} ms of CPU, against a target of 20 ms of server CPU for the whole request")
+
+
+if __name__ == "__main__":
+    main()
