@@ -9,10 +9,12 @@ download and the compiling while the page's script runs; Streamlit's own import 
 (the same URL: one download, one module). Pages without a chart fetch it too, once, for the pages that have one.
 
 Fetched and compiled is not yet run: the chunk's module code (plotly.js setting itself up) still ran when the first
-chart arrived, before that chart could be drawn. A small module script imports the chunk when the browser is next
-idle (``requestIdleCallback``, at most 3 s later), which on a first visit is while the page's script runs or waits
-for the model; Streamlit's import then finds the module ready. Measured at a cold start, the first heatmap came
-1.1-2.3 s sooner; a fresh browser's first heatmap on a warm server 0.3 s sooner (docs/benchmarks.md, session 13).
+chart arrived, before that chart could be drawn (1.2 s between the figures leaving the server and the first chart
+element, in one traced cold start). A small module script imports the chunk once the page has connected and the
+browser is idle, which on a first visit is while the page's script runs or waits for the model; Streamlit's import
+then finds the module ready. With the browser on a core of its own (as each student's is), a cold start's first
+heatmap came 1.5-1.75 s sooner; where browser and server share two cores, and on a warm server, no change
+(docs/benchmarks.md, session 13).
 Plain ASGI; the HTML is Streamlit's ``index.html`` (``no-cache``), so the lines are in every page load.
 """
 from __future__ import annotations

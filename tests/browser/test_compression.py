@@ -68,7 +68,7 @@ def test_the_icon_font_is_the_subset_and_every_icon_draws_as_a_glyph(server):
 
 def test_pages_have_the_browser_fetch_the_chart_code_at_once_and_only_once(server):
     """explorer.web.preload: the page's HTML names plotly's chunk as a module to preload, so the browser starts on
-    it while the page's script runs, and runs it once idle; Streamlit's own import of it later reuses it (one
+    it while the page's script runs, and runs it once connected and idle; Streamlit's own import reuses it (one
     download)."""
     headers, body = fetch(server.url + "/lab_worked_example")
     assert headers["content-encoding"] == "gzip" and b'rel="modulepreload" crossorigin href="./static/js/PlotlyChart.' \
@@ -80,7 +80,7 @@ def test_pages_have_the_browser_fetch_the_chart_code_at_once_and_only_once(serve
         try:
             page = open_page(browser, server.url + "/")            # Home: no chart on it
             assert page.evaluate(chunk) == 1 and not page.query_selector(".js-plotly-plot")
-            # run once the browser is idle, before any chart asks for it (a chart would otherwise wait for it)
+            # run once connected and idle, before any chart asks for it (a chart would otherwise wait for it)
             page.wait_for_function(f"() => window.{preload.READY_FLAG} === 'ready'", timeout=30_000)
             assert page.evaluate(chunk) == 1
             page.get_by_test_id("stSidebarNavItems").get_by_role("link", name="Worked example").click()   # charts

@@ -1,5 +1,5 @@
 """explorer.web.preload: a page's HTML names Streamlit's chart chunk as a module to preload, so the browser
-fetches and compiles plotly.js while the page's script runs, and imports it once idle, so that plotly.js has run
+fetches and compiles plotly.js while the page's script runs, and imports it once connected and idle, so that it has run
 before the first chart arrives (plain ASGI, hand-made answers)."""
 from __future__ import annotations
 
