@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 from pathlib import Path
 
 import numpy as np
@@ -77,27 +76,13 @@ def test_a_frame_rule_is_one_style_element_of_a_plain_key_and_a_number():
         frame_rule("grid", "1'] {} <script>")
 
 
-def test_the_page_heads_script_is_a_constant_around_the_installed_chart_chunk():
-    """explorer/web/preload.py's script, in every page's <head> for every visitor: a constant around the file name
-    of the installed Streamlit's chart chunk, a plain name; it takes no argument, so nothing from a request or a
-    user can enter it."""
-    from explorer.web import preload
-
-    url = preload.chunk()
-    assert re.fullmatch(r"\./static/js/PlotlyChart\.[A-Za-z0-9_-]+\.js", url), url
-    script = preload.run_when_idle().decode()
-    assert script.startswith('<script type="module">') and script.endswith("</script>") and script.count("<") == 2
-    assert script.count(url) == 1 and "'" not in url and '"' not in url
-    assert preload.head() == preload.link() + b"\n" + preload.run_when_idle()
-
-
 @pytest.mark.parametrize("path", SOURCES, ids=[str(p.relative_to(ROOT)) for p in SOURCES])
 def test_no_raw_html_or_javascript_sinks(path: Path):
     """No unsafe_allow_html / unsafe_allow_javascript (any value), st.html, components.html, nor
     streamlit.components at all; st.iframe only in explorer/ui/bertviz.py, fed by the offline bertviz builder (its
-    script tags stay inside that iframe). Two scripts: the constant one that makes wide formulas focusable, and the
-    page head's chart script (explorer/web/preload.py, checked above); one style element: a chart's frame
-    (frame_rule, checked above). A follower reaches the teacher's page by Streamlit's own navigation."""
+    script tags stay inside that iframe). One script: the constant
+    one that makes wide formulas focusable; one style element: a chart's frame (frame_rule, checked above).
+    A follower reaches the teacher's page by Streamlit's own navigation."""
     source = path.read_text()
     code = [c for c in _calls(path) if not _the_formula_script(path, c) and not _the_frame_rule(path, c)]
     for call in code:
@@ -108,8 +93,7 @@ def test_no_raw_html_or_javascript_sinks(path: Path):
         if name.endswith("iframe"):
             assert path.relative_to(ROOT).as_posix() == "explorer/ui/bertviz.py", (path, call.lineno)
     assert "<script" not in source.lower() or path.relative_to(ROOT).as_posix() in (
-        "explorer/plots/bertviz.py", "explorer/ui/chart_text.py", "explorer/web/preload.py"), path
-    # bertviz's iframe; the formula script; the page head's chart script (checked below)
+        "explorer/plots/bertviz.py", "explorer/ui/chart_text.py"), path   # bertviz's iframe; the formula script
     tree = ast.parse(source)
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):

@@ -9,7 +9,7 @@ import pytest
 from chromium import CHROMIUM, CHROMIUM_ARGS, Server, fetch, main_bundle, need_chromium, open_page
 from playwright.sync_api import sync_playwright
 
-from explorer.web import icons, preload
+from explorer.web import icons
 from explorer.web.compress import static_dir
 
 
@@ -68,8 +68,7 @@ def test_the_icon_font_is_the_subset_and_every_icon_draws_as_a_glyph(server):
 
 def test_pages_have_the_browser_fetch_the_chart_code_at_once_and_only_once(server):
     """explorer.web.preload: the page's HTML names plotly's chunk as a module to preload, so the browser starts on
-    it while the page's script runs, and runs it once connected and idle; Streamlit's own import reuses it (one
-    download)."""
+    it while the page's script runs; Streamlit's own import of it later reuses it (one download)."""
     headers, body = fetch(server.url + "/lab_worked_example")
     assert headers["content-encoding"] == "gzip" and b'rel="modulepreload" crossorigin href="./static/js/PlotlyChart.' \
         in gzip.decompress(body)
@@ -80,9 +79,6 @@ def test_pages_have_the_browser_fetch_the_chart_code_at_once_and_only_once(serve
         try:
             page = open_page(browser, server.url + "/")            # Home: no chart on it
             assert page.evaluate(chunk) == 1 and not page.query_selector(".js-plotly-plot")
-            # run once connected and idle, before any chart asks for it (a chart would otherwise wait for it)
-            page.wait_for_function(f"() => window.{preload.READY_FLAG} === 'ready'", timeout=30_000)
-            assert page.evaluate(chunk) == 1
             page.get_by_test_id("stSidebarNavItems").get_by_role("link", name="Worked example").click()   # charts
             page.wait_for_selector('[data-testid="stMain"] .js-plotly-plot .main-svg', timeout=120_000)
             assert page.evaluate(chunk) == 1                       # drawn with the chunk fetched before

@@ -1,6 +1,5 @@
 """explorer.web.preload: a page's HTML names Streamlit's chart chunk as a module to preload, so the browser
-fetches and compiles plotly.js while the page's script runs, and imports it once connected and idle, so that it has run
-before the first chart arrives (plain ASGI, hand-made answers)."""
+fetches and compiles plotly.js while the page's script runs (plain ASGI, hand-made answers)."""
 from __future__ import annotations
 
 import asyncio
@@ -44,18 +43,9 @@ def test_the_link_names_the_installed_chart_chunk():
     assert link.startswith(b'<link rel="modulepreload" crossorigin href="./static/js/')   # as Streamlit's own
 
 
-def test_the_idle_import_runs_the_same_chunk_and_the_head_has_both():
-    script = preload.run_when_idle().decode()
-    assert script.startswith('<script type="module">') and script.endswith("</script>")
-    assert f'import("{preload.chunk()}")' in script   # the preloaded URL
-    assert "requestIdleCallback" in script and 'data-test-connection-state="CONNECTED"' in script   # once connected
-    assert f"window.{preload.READY_FLAG} = " in script
-    assert preload.head() == preload.link() + b"\n" + preload.run_when_idle()
-
-
 def test_a_page_gets_the_link_in_its_head_asked_without_gzip():
     status, headers, body, inner = run("/heatmaps")
-    assert status == 200 and body == HTML.replace(b"</head>", preload.head() + b"\n</head>")
+    assert status == 200 and body == HTML.replace(b"</head>", preload.link() + b"\n</head>")
     assert int(headers[b"content-length"]) == len(body)
     assert b"accept-encoding" not in inner   # Streamlit's own gzip would hide the HTML (GzipStatic packs it once)
 
