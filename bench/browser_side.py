@@ -34,8 +34,8 @@ NEXT_FRAME = "() => new Promise(r => requestAnimationFrame(() => requestAnimatio
 class AppServer(Server):
     """``streamlit run app.py`` on a free port, not waited for: ``started`` is when the process was launched."""
 
-    def __init__(self, env: dict | None = None):
-        super().__init__(env, wait=False, log_prefix="bench-server")
+    def __init__(self, env: dict | None = None, cwd: Path = ROOT):
+        super().__init__(env, wait=False, log_prefix="bench-server", cwd=cwd)
 
     async def ready(self, timeout: float = 120) -> float:
         """Wait for the health endpoint; seconds since launch."""

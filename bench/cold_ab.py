@@ -21,9 +21,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from chromium import Server  # noqa: E402
 
 from bench import browser_side as bs  # noqa: E402
 from bench.stats import median  # noqa: E402
@@ -32,15 +29,11 @@ from bench.stats import median  # noqa: E402
 async def cold_start(playwright, checkout: Path, split: bool) -> float:
     browser = await bs.launch(playwright)
     page = await bs.new_page(browser)
-    server = Server(wait=False, log_prefix="bench-cold", cwd=checkout)
+    server = bs.AppServer(cwd=checkout)
     try:
         if split:
             os.sched_setaffinity(server.proc.pid, {0})
-        deadline = time.perf_counter() + 120
-        while not await asyncio.to_thread(server.healthy):
-            if server.proc.poll() is not None or time.perf_counter() > deadline:
-                raise RuntimeError(f"the server in {checkout} did not start; see {server.log.name}")
-            await asyncio.sleep(0.05)
+        await server.ready()
         await page.goto(server.url + "/heatmaps")
         await bs.heatmap(page, timeout=180)
         return time.perf_counter() - server.started

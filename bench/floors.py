@@ -28,8 +28,9 @@ from explorer import process  # noqa: E402
 process.server_defaults()   # as app.py does, before numpy and torch
 
 from bench import server_side as ss  # noqa: E402
-from bench.stats import median  # noqa: E402
-from bench.texts import WORDS, fit, single_token_markers  # noqa: E402
+from bench.stats import median, timed  # noqa: E402
+from bench.texts import fit, single_token_markers  # noqa: E402
+from bench.ws_load import make_text  # noqa: E402
 
 
 def page_floors(name: str, n_texts: int) -> dict:
@@ -52,24 +53,24 @@ def page_floors(name: str, n_texts: int) -> dict:
     new, unchanged, bare = [], [], []
     for text in texts:
         at.text_area(key="text").set_value(text)
-        new.append(_seconds(at.run))
-        unchanged.append(_seconds(at.run))
+        new.append(timed(at.run))
+        unchanged.append(timed(at.run))
         if at.exception:
             raise RuntimeError(f"the heatmap page failed on {name}: {at.exception[0].value}")
         inputs = loaded.tokenizer(text, return_tensors="pt")
         with torch.inference_mode():
             loaded.model(**inputs, output_attentions=True)   # warm, as row 1 does
-            bare.append(_seconds(lambda inputs=inputs: loaded.model(**inputs, output_attentions=True)))
+            bare.append(timed(lambda inputs=inputs: loaded.model(**inputs, output_attentions=True)))
     one = AppTest.from_string("import streamlit as st\nst.write('x')", default_timeout=60)
     one.run()
-    empty = [_seconds(one.run) for _ in range(n_texts)]
+    empty = [timed(one.run) for _ in range(n_texts)]
     warm = slice(3, None)
     return dict(new=median(new[warm]), unchanged=median(unchanged[warm]), bare=median(bare[warm]),
                 one_line=median(empty[warm]))
 
 
 def ws_load_forward(n_texts: int) -> dict:
-    """CPU seconds of the encoder's bare forward on ``ws_load``-like texts (30 random words, as its students type)."""
+    """CPU seconds of the encoder's bare forward on ``ws_load``'s own texts (``make_text``, as its students type)."""
     import torch
 
     from explorer import registry
@@ -79,7 +80,7 @@ def ws_load_forward(n_texts: int) -> dict:
     rng = random.Random(0)
     cpu, tokens = [], []
     for _ in range(n_texts + 3):
-        inputs = loaded.tokenizer(" ".join(rng.choice(WORDS) for _ in range(30)) + ".", return_tensors="pt")
+        inputs = loaded.tokenizer(make_text(rng, "zebra"), return_tensors="pt")
         with torch.inference_mode():
             loaded.model(**inputs, output_attentions=True)
             start = time.thread_time()
@@ -87,12 +88,6 @@ def ws_load_forward(n_texts: int) -> dict:
             cpu.append(time.thread_time() - start)
         tokens.append(inputs["input_ids"].shape[1])
     return dict(cpu=median(cpu[3:]), tokens=median(tokens))
-
-
-def _seconds(fn) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
 
 
 def main() -> None:
