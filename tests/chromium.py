@@ -129,18 +129,20 @@ async def new_page_async(browser, viewport=(1400, 1000), **options):
     return page
 
 
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'   # the script has finished running
+
+
 def wait_idle(page, timeout: float = 120):
     """Wait until Streamlit has finished running the script (the app root says so) and the page settled."""
-    idle = '[data-testid="stApp"][data-test-script-state="notRunning"]'
     page.wait_for_timeout(300)  # let a rerun triggered just before start
     deadline = time.monotonic() + timeout
     while True:
         # a fresh server's first run reruns itself through app.py (use_app_navigation): on a busy machine the
         # browser can show "not running" between the two runs for longer than the wait above, so it must hold
-        page.wait_for_selector(idle, timeout=max(deadline - time.monotonic(), 1) * 1000)
-        page.wait_for_selector('[data-testid="stMain"] h1', timeout=max(deadline - time.monotonic(), 1) * 1000)
+        for selector in (IDLE, '[data-testid="stMain"] h1'):
+            page.wait_for_selector(selector, timeout=max(deadline - time.monotonic(), 1) * 1000)
         page.wait_for_timeout(400)
-        if page.query_selector(idle) is not None:
+        if page.query_selector(IDLE) is not None:
             return
         if time.monotonic() > deadline:
             raise TimeoutError(f"the script was still running after {timeout} s")

@@ -9,10 +9,9 @@ import secrets
 import time
 from urllib.parse import parse_qsl, urlsplit
 
-from chromium import CHROMIUM, CHROMIUM_ARGS, Server, need_chromium, new_page_async
+from chromium import CHROMIUM, CHROMIUM_ARGS, IDLE, Server, need_chromium, new_page_async
 
 WAIT_MS = 120_000
-IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 PRIVATE = ("room", "me", "key", "join")
 # what a page shows, read in one go: address, page title, whether a script run is under way
 SHOWN = ("() => [location.pathname, location.search, document.querySelector('[data-testid=stMain] h1')?.textContent"

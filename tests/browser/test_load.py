@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from chromium import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, ROOT, Server, need_chromium, new_page_async
+from chromium import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, IDLE, ROOT, Server, need_chromium, new_page_async
 
 from explorer import registry
 from explorer.ui import cached
@@ -27,7 +27,6 @@ STUDENTS = int(os.environ.get("LOAD_STUDENTS", "30"))   # the issue asks for 30;
 WORDS = ("cat dog horse cow sheep goat pig duck goose chicken rabbit mouse rat fox wolf bear lion tiger zebra deer "
          "camel monkey snake frog fish whale shark eagle owl bee").split()
 WAIT_MS = 600_000   # per step, a guard against a hang: 30 pages opening at once took up to 277 s here
-IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 TICKS = "() => [...document.querySelectorAll('.js-plotly-plot .xtick text')].map(t => t.textContent)"
 
 
