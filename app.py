@@ -11,7 +11,7 @@ Streamlit's JavaScript gzipped, each file compressed once (``explorer.web.compre
 icons that can be drawn (``explorer.web.icons``), and pages that have the browser fetch the chart code at once
 (``explorer.web.preload``).
 """
-from explorer import process
+from explorer.serving import process
 
 process.server_defaults()   # before anything imports numpy or torch: huge pages off, OpenMP's team size
 
@@ -33,7 +33,9 @@ READY_PATH = "/_explorer/ready"
 
 
 def navigation() -> None:
-    from explorer.ui import classroom  # live mode: followers follow, the teacher's view is published after the page
+    from explorer.ui.live import (
+        following,  # live mode: followers follow, the teacher's view is published after the page
+    )
 
     st.set_page_config(page_title="Attention explorer", page_icon=str(FAVICON), layout="wide")
     pages = {
@@ -61,7 +63,7 @@ def navigation() -> None:
         ],
     }
     # st.navigation, but a following student's run is the teacher's page (run here, not loaded by the browser)
-    classroom.run_page(classroom.navigation(pages, position=classroom.nav_position()))
+    following.run_page(following.navigation(pages, position=following.nav_position()))
 
 
 PRELOADED = threading.Event()   # set when the start hook's preload has finished (loaded, or failed and logged)
@@ -74,9 +76,9 @@ def _preload() -> None:
         cached.preload(cached.preload_names())
     finally:
         PRELOADED.set()
-    from explorer import models
+    from explorer.model import loading
 
-    models.freeze_heap()   # the imports and models stay: the garbage collector stops walking them on every rerun
+    loading.freeze_heap()   # the imports and models stay: the garbage collector stops walking them on every rerun
 
 
 def _gzip() -> None:

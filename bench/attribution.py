@@ -32,8 +32,8 @@ def main() -> None:
     import torch
 
     from explorer.attribution.explain import explain
-    from explorer.models import load_model
-    from explorer.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
+    from explorer.model.loading import load_model
+    from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} cores, "
           f"load {os.getloadavg()[0]:.1f}", flush=True)

@@ -6,7 +6,7 @@
 
 1. follow: one server with a temporary classroom file; a room made through the store API with the teacher's
    view on the heatmap page; N follower sessions on /heatmaps?room=CODE&me=ID (the server reruns them when the
-   room's version moves, explorer/ui/class_push.py). The teacher changes the head (store.set_view) ``--changes`` times;
+   room's version moves, explorer/ui/live/push.py). The teacher changes the head (store.set_view) ``--changes`` times;
    per follower the seconds until a heatmap delta's title names the new head. Then the server CPU of the N
    followers sitting idle for ``--idle-seconds``, minus the same window with no session.
 2. scale: ws_load's stepped load on one server, then on 2 replicas behind HAProxy (deploy/cluster.py).

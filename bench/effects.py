@@ -43,10 +43,10 @@ def main() -> None:
     args = parser.parse_args()
     import torch
 
-    from explorer import effects, values
-    from explorer.attention import extract
-    from explorer.models import load_model
-    from explorer.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
+    from explorer.attention.result import extract
+    from explorer.heads_do import knockout, values
+    from explorer.model.loading import load_model
+    from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} cores, "
           f"load {os.getloadavg()[0]:.1f}", flush=True)
@@ -54,7 +54,7 @@ def main() -> None:
     for (row, name, target), vrow in zip(rows, ("V1", "V2")):
         loaded = load_model(name, device="cpu")
         repeat = args.repeat if loaded.kind == "encoder" else max(1, args.repeat // 2)
-        wall, cpu = timed(lambda m=loaded: effects.sweep(m, A, B), repeat)
+        wall, cpu = timed(lambda m=loaded: knockout.sweep(m, A, B), repeat)
         print(f"{row} {name} sweep: wall {wall:.2f} s, cpu {cpu:.2f} s (target ≤ {target:.0f} s: "
               f"{'met' if wall <= target else 'wall MISSED'}{'' if cpu <= target else ', cpu MISSED'})", flush=True)
         plain = timed(lambda m=loaded: extract(m, A), args.repeat * 3)

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from explorer import process  # noqa: E402
+from explorer.serving import process  # noqa: E402
 
 process.server_defaults()   # as app.py does, before numpy and torch
 
@@ -38,7 +38,7 @@ def page_floors(name: str, n_texts: int) -> dict:
     import torch
     from streamlit.testing.v1 import AppTest
 
-    from explorer.models import freeze_heap
+    from explorer.model.loading import freeze_heap
     from explorer.ui import cached
 
     ss.quiet()
@@ -73,7 +73,7 @@ def ws_load_forward(n_texts: int) -> dict:
     """CPU seconds of the encoder's bare forward on ``ws_load``'s own texts (``make_text``, as its students type)."""
     import torch
 
-    from explorer import registry
+    from explorer.model import registry
     from explorer.ui import cached
 
     loaded = cached.get_model(registry.EMBEDDED_ENCODER)
@@ -91,7 +91,7 @@ def ws_load_forward(n_texts: int) -> dict:
 
 
 def main() -> None:
-    from explorer import registry
+    from explorer.model import registry
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--texts", type=int, default=20, help="texts per model (the first 3 warm up)")

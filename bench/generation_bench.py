@@ -32,9 +32,9 @@ import torch  # noqa: E402
 from bench.stats import median, spread  # noqa: E402
 from explorer.generation.sampling import Settings  # noqa: E402
 from explorer.generation.steps import _forward, generate  # noqa: E402
-from explorer.lru import nbytes  # noqa: E402
-from explorer.measures import output_embedding  # noqa: E402
-from explorer.registry import EMBEDDED_DECODER  # noqa: E402
+from explorer.heads_do.measures import output_embedding  # noqa: E402
+from explorer.model.registry import EMBEDDED_DECODER  # noqa: E402
+from explorer.serving.cache import nbytes  # noqa: E402
 
 PROMPT16 = "In the small town by the river, the old baker opened his shop every morning before"
 

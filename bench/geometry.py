@@ -75,7 +75,7 @@ def one_model(name: str, repeat: int, only_overlay: bool = False) -> None:
 
     from explorer.geometry import maps
     from explorer.geometry.corpus_pass import run_pass
-    from explorer.models import load_model
+    from explorer.model.loading import load_model
     from explorer.plots import geometry as plots
     loaded = load_model(name, device="cpu")
     target = 15.0 if loaded.kind == "encoder" else 60.0

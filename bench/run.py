@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
-from explorer import process  # noqa: E402
+from explorer.serving import process  # noqa: E402
 
 process.server_defaults()   # rows 1 and 2 time the server's rerun in this process: app.py's settings, before numpy
 
@@ -44,7 +44,7 @@ CLASS_SIZE, CLASS_LINK_BITS = 30, 20e6   # row 5e: a class on one classroom acce
 def machine() -> dict:
     import torch
 
-    from explorer import models
+    from explorer.model import loading
 
     cpu = platform.processor() or platform.machine()
     try:
@@ -55,10 +55,10 @@ def machine() -> dict:
         mem = next(int(line.split()[1]) * 1024 for line in open("/proc/meminfo") if line.startswith("MemTotal"))
     except (OSError, StopIteration):
         mem = 0
-    device = models.best_device()
+    device = loading.best_device()
     return dict(cpu=cpu, cores=os.cpu_count(), memory_gb=mem / 2**30, python=platform.python_version(),
                 torch=torch.__version__, torch_threads=torch.get_num_threads(), device=device,
-                device_label=models.device_label(device), system=f"{platform.system()} {platform.release()}",
+                device_label=loading.device_label(device), system=f"{platform.system()} {platform.release()}",
                 load=os.getloadavg() if hasattr(os, "getloadavg") else (0, 0, 0))
 
 
@@ -117,8 +117,8 @@ def rows_in_process(table: Table, which: set[int], reps: int, encoder: str, deco
 async def rows_in_browser(table: Table, which: set[int], args, encoder: str, decoder: str):
     from playwright.async_api import async_playwright
 
-    from explorer import embedded, models, registry
     from explorer.examples import EXAMPLES
+    from explorer.model import embedded, loading, registry
 
     env = {"EXPLORER_DEVICE": args.device} if args.device else {}
     async with async_playwright() as pw:
@@ -127,7 +127,7 @@ async def rows_in_browser(table: Table, which: set[int], args, encoder: str, dec
             if embedded.needs_preparation(decoder):
                 print("decoder: one-time GGUF conversion first…", flush=True)
                 start = time.perf_counter()
-                models.prepare(spec)
+                loading.prepare(spec)
                 table.notes.append(f"The decoder's one-time GGUF conversion ran first: "
                                    f"{time.perf_counter() - start:.1f} s (not part of row 4).")
             colds = []
@@ -256,8 +256,8 @@ async def rows_in_browser(table: Table, which: set[int], args, encoder: str, dec
 def tokenizer_of(name: str):
     from transformers import AutoTokenizer
 
-    from explorer import models, registry
-    folder = models.prepare(registry.EMBEDDED[name])
+    from explorer.model import loading, registry
+    folder = loading.prepare(registry.EMBEDDED[name])
     return AutoTokenizer.from_pretrained(folder)
 
 
@@ -320,7 +320,7 @@ def main() -> None:
     if args.device:
         os.environ["EXPLORER_DEVICE"] = args.device
 
-    from explorer.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
+    from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 
     info = machine()
     print(f"{info['cpu']} · {info['cores']} cores · {info['device_label']} · torch threads {info['torch_threads']}")

@@ -49,8 +49,8 @@ def page_vs_forward(name: str, reps: int, forwards: int = 3) -> dict:
     import torch
     from streamlit.testing.v1 import AppTest
 
-    from explorer.attention import extract
-    from explorer.models import freeze_heap
+    from explorer.attention.result import extract
+    from explorer.model.loading import freeze_heap
     from explorer.ui import cached
 
     quiet()

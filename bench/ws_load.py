@@ -29,7 +29,7 @@ from bench.stats import median, quantile  # noqa: E402
 from bench.texts import MARKERS, WORDS  # noqa: E402
 from bench.wsclient import Session, one_page  # noqa: E402
 
-# explorer.models holds the same names but imports torch, which the load client does not need
+# explorer.model.loading holds the same names but imports torch, which the load client does not need
 MODELS = {"encoder": "all-MiniLM-L6-v2", "decoder": "SmolLM2-135M-Instruct"}
 TICK = os.sysconf("SC_CLK_TCK")
 

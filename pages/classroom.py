@@ -1,14 +1,14 @@
 """Classroom: a teacher starts a class and drives; students join with a code, a link or a QR code and follow."""
 import streamlit as st
 
-from explorer.ui import class_room, classroom_page
+from explorer.ui.live import membership, room_panels
 from explorer.ui.widgets import use_app_navigation
 
 use_app_navigation()
 st.title("Classroom", anchor=False)
-if class_room.teacher_key():
-    classroom_page.teacher()
-elif class_room.student():
-    classroom_page.student()
+if membership.teacher_key():
+    room_panels.teacher()
+elif membership.student():
+    room_panels.student()
 else:
-    classroom_page.outside()
+    room_panels.outside()

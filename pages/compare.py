@@ -1,14 +1,14 @@
 """Compare heads: two to four heads side by side on one colour scale, and statistics for every head."""
 import streamlit as st
 
-from explorer import analysis, heads
+from explorer.attention import analysis, heads
 from explorer.maths import causal_mask
 from explorer.plots import attention as plots
 from explorer.plots import heads as head_plots
-from explorer.ui import effects as fx
 from explorer.ui import pickers
 from explorer.ui import widgets as ui
-from explorer.ui.teacher_driven import teacher_driven
+from explorer.ui.live.teacher_controls import teacher_driven
+from explorer.ui.views import heads_do as fx
 
 ui.use_app_navigation()
 st.title("Compare heads")

@@ -3,12 +3,12 @@ import streamlit as st
 
 from explorer.attribution import lesson
 from explorer.examples import ANIMAL_TIRED
-from explorer.registry import EMBEDDED_DECODER
-from explorer.ui import attribution as ax
-from explorer.ui import effects as fx
+from explorer.model.registry import EMBEDDED_DECODER
 from explorer.ui import widgets as ui
+from explorer.ui.live.teacher_controls import teacher_driven
 from explorer.ui.quiz import predict_then_reveal
-from explorer.ui.teacher_driven import teacher_driven
+from explorer.ui.views import attribution as ax
+from explorer.ui.views import heads_do as fx
 
 ui.use_app_navigation()
 st.title("Which words mattered?")

@@ -1,14 +1,14 @@
 """Antecedent flip: two sentences that differ in one word; which heads move the query's attention?"""
 import streamlit as st
 
-from explorer import analysis, heads
+from explorer.attention import analysis, heads
 from explorer.examples import ANIMAL_TIRED, ANIMAL_WIDE, DECODER_PAIR, FLIP_PAIRS
 from explorer.plots import heads as head_plots
-from explorer.ui import effects as fx
 from explorer.ui import pickers
 from explorer.ui import widgets as ui
-from explorer.ui.flip import show_head_in_both
-from explorer.ui.teacher_driven import teacher_driven
+from explorer.ui.live.teacher_controls import teacher_driven
+from explorer.ui.views import heads_do as fx
+from explorer.ui.views.flip import show_head_in_both
 
 ui.use_app_navigation()
 st.title("Antecedent flip")

@@ -3,9 +3,9 @@ import streamlit as st
 
 from explorer.geometry.project import METHODS
 from explorer.plots.geometry import COLOURS
-from explorer.ui import geometry as geo
 from explorer.ui import widgets as ui
-from explorer.ui.teacher_driven import teacher_driven
+from explorer.ui.live.teacher_controls import teacher_driven
+from explorer.ui.views import geometry as geo
 
 ui.use_app_navigation()
 st.title("Head geometry")

@@ -2,9 +2,9 @@
 import streamlit as st
 
 from explorer.examples import ANIMAL_TIRED, ANIMAL_WIDE
-from explorer.ui import effects as fx
 from explorer.ui import widgets as ui
-from explorer.ui.teacher_driven import teacher_driven
+from explorer.ui.live.teacher_controls import teacher_driven
+from explorer.ui.views import heads_do as fx
 
 ui.use_app_navigation()
 st.title("What heads do")

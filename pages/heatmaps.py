@@ -1,12 +1,12 @@
 """Attention heatmaps: one real model and text; one head, a layer's heads, every head, one query's bars."""
 import streamlit as st
 
-from explorer import matrices
+from explorer.attention import matrices
 from explorer.plots import attention as plots
-from explorer.ui import effects as fx
 from explorer.ui import widgets as ui
-from explorer.ui.bertviz import show_bertviz
-from explorer.ui.teacher_driven import teacher_driven
+from explorer.ui.live.teacher_controls import teacher_driven
+from explorer.ui.views import heads_do as fx
+from explorer.ui.views.bertviz import show_bertviz
 
 OPTIONS = {  # key: (label, help)
     "hide": ("Hide special tokens", "Drop [CLS], [SEP], <s>… and renormalise each row over the tokens left."),

@@ -1,14 +1,14 @@
 """Home: what the explorer is, where everything lives, and one example to click."""
 import streamlit as st
 
-from explorer import models, registry
 from explorer.examples import FLIP_PAIRS
+from explorer.model import loading, registry
 from explorer.ui import widgets as ui
 
 ui.use_app_navigation()
 st.title("Attention explorer")
 st.markdown(
-    "Look inside the attention of real transformer models, one head at a time. Type a sentence, pick a layer "
+    "Look inside the attention of real transformer loading, one head at a time. Type a sentence, pick a layer "
     "and a head, and see which words each word attends to. Every weight shown comes from the model itself, "
     "and each head is checked against our own from-scratch recompute of softmax(QKᵀ/√d_k).")
 
@@ -61,4 +61,4 @@ with left:
         st.markdown(f"- **{spec.name}** ({spec.kind}): {spec.about}")
 with right:
     st.subheader("Device")
-    st.markdown(f"Models run on **{models.device_label(models.best_device())}**.")
+    st.markdown(f"Models run on **{loading.device_label(loading.best_device())}**.")

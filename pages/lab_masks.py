@@ -5,8 +5,8 @@ import streamlit as st
 from explorer import maths
 from explorer.labs import blocks
 from explorer.labs.quiz import Question
+from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.plots.positions import MASKED_COLOR, UNMASKED_COLOR, line, padding_change_bars, side_by_side
-from explorer.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.ui.cached import forward, get_model
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.text import literal

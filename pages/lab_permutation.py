@@ -4,8 +4,8 @@ import streamlit as st
 
 from explorer.labs import real_model
 from explorer.labs.quiz import Question
+from explorer.model.registry import EMBEDDED_ENCODER
 from explorer.plots.concepts import labelled_heatmap
-from explorer.registry import EMBEDDED_ENCODER
 from explorer.ui.cached import forward, get_model
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.text import literal

@@ -3,12 +3,12 @@ import numpy as np
 import streamlit as st
 
 from explorer.labs import positions as P
+from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.plots.concepts import matrix_heatmap
 from explorer.plots.positions import dimension_curves, distance_bars, line, side_by_side
-from explorer.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.ui.cached import get_model
-from explorer.ui.lab_positions import rope_lesson
-from explorer.ui.teacher_driven import teacher_driven
+from explorer.ui.live.teacher_controls import teacher_driven
+from explorer.ui.views.lab_positions import rope_lesson
 from explorer.ui.widgets import attention_or_stop, option_picker, show_figure, show_link_notes, use_app_navigation
 
 use_app_navigation()

@@ -5,8 +5,8 @@ from explorer import maths
 from explorer.labs import real_model
 from explorer.labs.notation import format_weights
 from explorer.labs.quiz import Question, nearest_option
+from explorer.model.registry import EMBEDDED_ENCODER
 from explorer.plots.concepts import labelled_heatmap, saturation_figure, weights_bars
-from explorer.registry import EMBEDDED_ENCODER
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.widgets import attention_or_stop, show_figure, use_app_navigation
 

@@ -1,13 +1,13 @@
 """Watch it write: a causal decoder generating one token at a time with its key/value cache."""
 import streamlit as st
 
-from explorer.registry import EMBEDDED_DECODER
-from explorer.ui import class_room
-from explorer.ui import generation as gx
-from explorer.ui import generation_views as views
+from explorer.model.registry import EMBEDDED_DECODER
 from explorer.ui import widgets as ui
+from explorer.ui.live import membership
+from explorer.ui.live.teacher_controls import teacher_driven
 from explorer.ui.quiz import predict_then_reveal
-from explorer.ui.teacher_driven import teacher_driven
+from explorer.ui.views import generation_run as gx
+from explorer.ui.views import generation_sections as views
 
 ui.use_app_navigation()
 st.title("Watch it write")
@@ -28,7 +28,7 @@ key, gen = gx.generation_or_stop(model, prompt, settings)
 
 hide = gx.flag("Predict first: hide this step's token and what follows until you commit a guess", "predict")
 step = views.step_picker(gen, hide)
-with controls if class_room.following() else st.container():   # below the step, unless folded with the rest
+with controls if membership.following() else st.container():   # below the step, unless folded with the rest
     pick = st.columns(2)
     with pick[0]:
         layer = ui.index_picker("Layer", "layer", gen.n_layers)

@@ -10,7 +10,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach the hub
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 # tests load tiny random models from temporary folders, which a real server refuses unless the deployer allows
-# local folders (explorer.policy); tests of the default unset this with monkeypatch or a Server env
+# local folders (explorer.serving.policy); tests of the default unset this with monkeypatch or a Server env
 os.environ.setdefault("EXPLORER_ALLOW_LOCAL", "1")
 
 from chromium import CHROMIUM, CHROMIUM_ARGS, Server, need_chromium  # noqa: E402
@@ -50,7 +50,7 @@ def tiny_folder(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def tiny_loaded(tiny_folder):
-    from explorer.models import load_model
+    from explorer.model.loading import load_model
     made = {}
 
     def get(family: str):
@@ -62,15 +62,15 @@ def tiny_loaded(tiny_folder):
 
 @pytest.fixture(scope="session")
 def encoder():
-    from explorer.models import load_model
-    from explorer.registry import EMBEDDED_ENCODER
+    from explorer.model.loading import load_model
+    from explorer.model.registry import EMBEDDED_ENCODER
     return load_model(EMBEDDED_ENCODER, device="cpu")
 
 
 @pytest.fixture(scope="session")
 def decoder():
-    from explorer.models import load_model
-    from explorer.registry import EMBEDDED_DECODER
+    from explorer.model.loading import load_model
+    from explorer.model.registry import EMBEDDED_DECODER
     return load_model(EMBEDDED_DECODER, device="cpu")
 
 

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from explorer.effects import spearman
+from explorer.heads_do.knockout import spearman
 
 
 def top_k(scores, k: int) -> list[int]:

@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from explorer.analysis import find_word, rollout, word_positions
+from explorer.attention.analysis import find_word, rollout, word_positions
 from explorer.attribution import agreement, faithfulness, flow, gradients
-from explorer.measures import make_probe
-from explorer.models import LoadedModel
-from explorer.values import value_weighted
+from explorer.heads_do.measures import make_probe
+from explorer.heads_do.values import value_weighted
+from explorer.model.loading import LoadedModel
 
 METHODS = ("attention", "rollout", "flow", "value", "grad_input", "ig")
 LABELS = {"attention": "last-layer attention", "rollout": "attention rollout", "flow": "attention flow",

@@ -14,8 +14,8 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from explorer.measures import Probe
-from explorer.models import LoadedModel
+from explorer.heads_do.measures import Probe
+from explorer.model.loading import LoadedModel
 
 KS = (1, 2, 3)
 N_RANDOM = 4          # random orders averaged for the chance row

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from explorer.measures import Probe
-from explorer.models import LoadedModel
+from explorer.heads_do.measures import Probe
+from explorer.model.loading import LoadedModel
 
 STEPS = 32          # SmolLM2's antecedent prompt: ~6 s of one core in all; gap 11.5 % of f(x) − f(b) (see above)
 METHOD = "riemann_middle"

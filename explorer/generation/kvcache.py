@@ -11,8 +11,8 @@ import time
 import numpy as np
 import torch
 
-from explorer.capture import recording
-from explorer.models import LoadedModel
+from explorer.model.capture import recording
+from explorer.model.loading import LoadedModel
 
 
 def cache_bytes(n_layers: int, n_kv_heads: int, tokens: int | np.ndarray, d_head: int, dtype_bytes: int):

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from explorer.effects import attention_layers
 from explorer.generation import taps
 from explorer.generation.steps import Generation
-from explorer.measures import output_embedding
-from explorer.models import LoadedModel
+from explorer.heads_do.knockout import attention_layers
+from explorer.heads_do.measures import output_embedding
+from explorer.model.loading import LoadedModel
 
 
 def _norm_parts(norm: torch.nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, float, torch.Tensor | None, bool]:

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from explorer.attention import _display
-from explorer.capture import recording
+from explorer.attention.result import _display
 from explorer.generation import taps
 from explorer.generation.sampling import Settings, pick, uniforms
-from explorer.measures import output_embedding
-from explorer.models import LoadedModel
+from explorer.heads_do.measures import output_embedding
+from explorer.model.capture import recording
+from explorer.model.loading import LoadedModel
 
 Runner = Callable[[Callable[[], object]], object]
 

@@ -12,7 +12,7 @@ import contextvars
 
 import torch
 
-from explorer.effects import attention_layers
+from explorer.heads_do.knockout import attention_layers
 
 _tap: contextvars.ContextVar[dict | None] = contextvars.ContextVar("explorer_tap", default=None)
 NORMS = ("norm", "ln_f", "final_layer_norm", "final_layernorm")

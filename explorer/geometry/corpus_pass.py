@@ -22,10 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from explorer.attention import ModelFacts, _display, _facts
-from explorer.capture import recompute_tensors, recording
+from explorer.attention.result import ModelFacts, _display, _facts
 from explorer.geometry.corpus import SENTENCES
-from explorer.models import LoadedModel
+from explorer.model.capture import recompute_tensors, recording
+from explorer.model.loading import LoadedModel
 
 BUDGET_MB = int(os.environ.get("EXPLORER_GEOMETRY_MB", "256"))
 BATCH = 16   # sentences per forward pass, padded on the right (real tokens never see the padding)

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from explorer.attention import MAX_TOKENS
+from explorer.attention.result import MAX_TOKENS
 from explorer.geometry.corpus_pass import CorpusPass, run_pass
 from explorer.geometry.maps import HeadMap
 from explorer.geometry.project import pca_transform
-from explorer.models import LoadedModel
+from explorer.model.loading import LoadedModel
 
 DRAWN = 64   # tokens of the student's text drawn on a map (its queries and keys: 128 points)
 

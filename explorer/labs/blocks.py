@@ -203,7 +203,7 @@ class PaddingExperiment:
 def padding_experiment(loaded, short: str, long: str) -> PaddingExperiment:
     """Run ``[short, long]`` padded to the same length twice (mask on / mask off) and ``short`` alone.
 
-    ``loaded`` is an ``explorer.models.LoadedModel`` of an encoder (right padding, learned positions).
+    ``loaded`` is an ``explorer.model.loading.LoadedModel`` of an encoder (right padding, learned positions).
     """
     import torch
 

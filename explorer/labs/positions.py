@@ -92,7 +92,7 @@ def cosine_similarity_matrix(table: np.ndarray) -> np.ndarray:
 def learned_position_table(loaded) -> np.ndarray:
     """The learned ``(max_positions, d_model)`` position table of a loaded BERT-style model, as float64 numpy.
 
-    ``loaded`` is an ``explorer.models.LoadedModel``; raises ``ValueError`` naming the model when it has no table.
+    ``loaded`` is a ``model.loading.LoadedModel``; raises ``ValueError`` naming the model when it has no table.
     """
     embeddings = getattr(getattr(loaded.model, "embeddings", None), "position_embeddings", None)
     if embeddings is None:

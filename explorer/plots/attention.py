@@ -22,8 +22,8 @@ from _plotly_utils.utils import convert_to_base64
 from plotly.basedatatypes import BasePlotlyType
 
 from explorer.access import summary
+from explorer.attention.matrices import STATS as OVERVIEW_STATS  # the order of matrices.overview_stats' columns
 from explorer.maths import bin_starts, pool
-from explorer.matrices import STATS as OVERVIEW_STATS  # the order of matrices.overview_stats' columns
 from explorer.plots import alt
 from explorer.plots import room as plot_room
 

@@ -18,7 +18,7 @@ number of SVG lines the browser draws, so each view is capped in tokens: ``max_t
 a byte budget and a line budget, and a longer input raises ``TooManyTokens`` (a ``ValueError`` whose message can
 be shown as is).
 
-Weights are ``[layer, head, query, key]`` numpy arrays, as in ``explorer.attention.AttentionResult``.
+Weights are ``[layer, head, query, key]`` numpy arrays, as in ``explorer.attention.result.AttentionResult``.
 """
 from __future__ import annotations
 

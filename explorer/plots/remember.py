@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from explorer.lru import ByteLRU
 from explorer.plots.attention import LightFigure, _plain
+from explorer.serving.cache import ByteLRU
 
 MAX_BYTES = 8 * 2**20   # per builder: its figures' arrays (a lab figure holds a few kB)
 MAX_CELLS = 4096   # a larger array (a long text's matrix) is not remembered: its figure would hold megabytes
@@ -42,7 +42,7 @@ def _key(value):
 
 
 def remembered(builder: Callable) -> Callable:
-    """``builder`` (returning a plotly figure) with its results kept in a :class:`~explorer.lru.ByteLRU` of
+    """``builder`` (returning a plotly figure) with its results kept in a :class:`~explorer.serving.cache.ByteLRU` of
     ``MAX_BYTES`` (built once even when several sessions ask at the same time); arguments it cannot key (other
     objects, arrays of more than ``MAX_CELLS``) just call it. The text alternative a builder attached travels
     with each copy."""

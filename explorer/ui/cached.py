@@ -18,14 +18,14 @@ import streamlit as st
 import torch
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from explorer import registry
-from explorer.attention import AttentionResult, extract
+from explorer.attention.result import AttentionResult, extract
 from explorer.examples import EXAMPLES
-from explorer.fairqueue import FairQueue, QueueFull, Replaced
-from explorer.lru import ByteLRU
-from explorer.models import LoadedModel, log
+from explorer.model import registry
+from explorer.model.loading import LoadedModel, log
+from explorer.serving.cache import ByteLRU
+from explorer.serving.fairqueue import FairQueue, QueueFull, Replaced
+from explorer.serving.worker import Job, ModelWorker
 from explorer.ui.text import literal
-from explorer.worker import Job, ModelWorker
 
 T = TypeVar("T")
 

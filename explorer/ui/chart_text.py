@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer.access.summary import head_name
-from explorer.heads import parse_heads
+from explorer.attention.heads import parse_heads
 from explorer.plots.alt import TextAlternative
 from explorer.plots.attention import FRAME
 from explorer.ui.text import literal

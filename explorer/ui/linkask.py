@@ -11,8 +11,9 @@ import time
 
 import streamlit as st
 
-from explorer import models, policy
-from explorer.registry import ModelSpec, ModelUnavailable, hub_policy, resolve_spec
+from explorer.model import loading
+from explorer.model.registry import ModelSpec, ModelUnavailable, hub_policy, resolve_spec
+from explorer.serving import policy
 from explorer.ui import cached
 from explorer.ui.text import literal
 
@@ -21,7 +22,7 @@ _sizes: dict[str, tuple[float, str]] = {}   # hub id -> (when, question): the hu
 
 def needs_asking(name: str) -> ModelSpec | None:
     """The spec of ``name`` when loading it must be confirmed: a hub id or folder this server would load but has
-    not loaded yet. None for embedded and loaded models, and for names the picker refuses anyway."""
+    not loaded yet. None for embedded and loaded loading, and for names the picker refuses anyway."""
     try:
         spec = resolve_spec(name)
     except ModelUnavailable:
@@ -42,7 +43,7 @@ def question(spec: ModelSpec) -> str:
     known = _sizes.get(spec.name)
     if known and now - known[0] < 60:
         return known[1]
-    if not models.hub_reachable():
+    if not loading.hub_reachable():
         text = (f"This link asks for {spec.name} from the hub. Its size is unknown: the hub cannot be reached from "
                 "this server, so it loads only if it is already in this server's cache. Load it?")
     else:
@@ -83,7 +84,7 @@ def ask_before_loading(key: str, default: str) -> str | None:
 
     with st.container(border=True):
         st.markdown(f":material/link: {literal(question(spec))}")
-        busy = models.current_download()
+        busy = loading.current_download()
         if busy:
             st.caption(f"Another download is running on this server ({literal(busy)}); this one would wait for it.")
         st.button("Load it", key=f"{key}_ask_load", on_click=load, icon=":material/download:")

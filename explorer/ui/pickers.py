@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.heads import head_id, match_word, parse_heads, pick_word
+from explorer.attention.heads import head_id, match_word, parse_heads, pick_word
 from explorer.ui import params
 from explorer.ui.widgets import from_url, link_note
 

@@ -11,7 +11,7 @@ import streamlit as st
 from explorer.classroom import ClassroomError
 from explorer.labs.quiz import TYPED_MAX, Question
 from explorer.plots.classroom import answer_bars
-from explorer.ui import class_room, classroom
+from explorer.ui.live import following, membership
 from explorer.ui.text import literal
 from explorer.ui.widgets import show_figure
 
@@ -64,7 +64,7 @@ def predict_then_reveal(question: Question, key: str) -> bool | None:
     Returns None before a commit, else whether the committed answer was right. An answer given to an earlier
     version of the question (the controls have moved since) is discarded.
     """
-    if class_room.code():
+    if membership.code():
         return _class_question(question, key)
     committed = st.session_state.get(f"{key}_committed")
     if committed is not None and committed[1] != question.fingerprint:
@@ -106,43 +106,43 @@ def _send(key: str, question: Question) -> None:
     if given is None:
         return _nothing_typed(key)
     try:
-        class_room.store().answer(class_room.code(), key, class_room.student(), given)
+        membership.store().answer(membership.code(), key, membership.student(), given)
     except ClassroomError as err:
         st.session_state[f"{key}_error"] = str(err)
 
 
 def _reveal(key: str) -> None:
     try:
-        class_room.store().reveal(class_room.code(), class_room.teacher_key(), key)
+        membership.store().reveal(membership.code(), membership.teacher_key(), key)
     except ClassroomError as err:
         st.session_state[f"{key}_error"] = str(err)
 
 
 def _chart(question: Question, key: str, revealed: bool) -> dict:
-    counts = class_room.store().counts(class_room.code(), key)
+    counts = membership.store().counts(membership.code(), key)
     show_figure(answer_bars(question.options, counts, question.correct if revealed else None, typed=question.typed),
                 f"{key}_class_chart", f"class-answers-{key}")
     return counts
 
 
 def _class_question(question: Question, key: str) -> bool | None:
-    room, me = class_room.code(), class_room.student()
+    room, me = membership.code(), membership.student()
     try:
-        revealed = key in class_room.store().revealed(room)
-        mine = class_room.store().my_answer(room, key, me) if me else None
+        revealed = key in membership.store().revealed(room)
+        mine = membership.store().my_answer(room, key, me) if me else None
     except ClassroomError as err:
         st.warning(literal(err))
         return None
     with st.container(border=True):
         st.markdown(f":material/groups: **Class question.** {question.prompt}")
         _show_error(key)
-        if class_room.teacher_key():
+        if membership.teacher_key():
             if revealed:
                 st.success(f"Revealed to the class: the answer is {question.correct}.")
                 st.markdown(question.reveal)
                 _chart(question, key, revealed=True)
             else:
-                classroom.watch(key, _chart(question, key, revealed=False))   # rerun when answers come in
+                following.watch(key, _chart(question, key, revealed=False))   # rerun when answers come in
                 st.button("Reveal to the class", key=f"{key}_reveal", icon=":material/visibility:",
                           on_click=_reveal, args=(key,), type="primary")
             return None

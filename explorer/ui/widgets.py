@@ -12,14 +12,15 @@ from pathlib import Path
 
 import streamlit as st
 
-from explorer.attention import AttentionResult
+from explorer.attention.result import AttentionResult
 from explorer.examples import EXAMPLES
+from explorer.model.registry import EMBEDDED, EMBEDDED_ENCODER, KNOWN_HUB, ModelUnavailable, hub_policy, resolve_spec
 from explorer.plots.alt import clickable_heads, text_alternative
 from explorer.plots.attention import LightFigure
 from explorer.plots.classroom import scale_fonts
-from explorer.registry import EMBEDDED, EMBEDDED_ENCODER, KNOWN_HUB, ModelUnavailable, hub_policy, resolve_spec
-from explorer.ui import cached, chart_text, class_room, classroom, params
+from explorer.ui import cached, chart_text, params
 from explorer.ui.linkask import ask_before_loading
+from explorer.ui.live import following, membership
 from explorer.ui.text import literal
 
 OTHER = "Other hub id or folder…"
@@ -99,8 +100,8 @@ def text_box(key: str = "text", default: str = next(iter(EXAMPLES.values())), la
         def use_example():
             st.session_state[key] = EXAMPLES[st.session_state[f"{key}_example"]]
         st.selectbox("Examples", list(EXAMPLES), index=None, placeholder="Pick an example sentence…",
-                     key=f"{key}_example", on_change=use_example, disabled=class_room.text_locked())
-    locked = class_room.text_locked()
+                     key=f"{key}_example", on_change=use_example, disabled=membership.text_locked())
+    locked = membership.text_locked()
     text = st.text_area(label, key=key, max_chars=MAX_TEXT, height=90, disabled=locked,
                         help="Locked by the teacher: follow along, or explore on your own." if locked else None)
     params.put(key, text)
@@ -211,7 +212,7 @@ def show_figure(fig, key: str, filename: str, on_select="ignore", where=None, fr
             return show_figure(fig, key, filename, on_select, frame=frame)
     config = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": filename, "scale": 2}}
     chart_text.keyboard_scrolling()   # once a session: with it, the rule that hides plotly's toolbar on a phone
-    scale_fonts(fig, classroom.figure_scale())   # larger type in the teacher's projector view
+    scale_fonts(fig, following.figure_scale())   # larger type in the teacher's projector view
     text = text_alternative(fig)
     name = chart_text.accessible_name(text)   # the chart's own name for screen readers; the details follow it
     if on_select == "ignore":
@@ -364,7 +365,7 @@ def use_app_navigation() -> None:
     if PagesManager.uses_pages_directory or _folder_navigation():
         PagesManager.uses_pages_directory = False
         st.rerun()
-    classroom.on_page()   # classroom live mode: rejoin from the URL, follow the teacher, the room's banner
+    following.on_page()   # classroom live mode: rejoin from the URL, follow the teacher, the room's banner
     if _writes_formulas(sys._getframe(1).f_code.co_filename):
         chart_text.keyboard_scrolling()   # a formula wider than its column: focusable, so the keyboard scrolls it
 

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 from anyio import to_thread  # starlette's own dependency: compression runs off the event loop
 
-from explorer.lru import ByteLRU
+from explorer.serving.cache import ByteLRU
 
 log = logging.getLogger(__name__)
 

@@ -13,8 +13,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer.classroom import MAX_ROOMS, MAX_STUDENTS, WRONG_FIRST_WAIT_S, WRONG_FREE_TRIES, normalise_code
-from explorer.ui import chart_text, class_room, classroom
-from explorer.ui.classroom_page import PICK
+from explorer.ui import chart_text
+from explorer.ui.live import following, membership
+from explorer.ui.live.room_panels import PICK
 from explorer.ui.text import literal
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -25,9 +26,9 @@ HOSTILE = "<img src=x onerror=alert(1)> **b** $x$"   # within NICK_MAX (40) char
 def fresh_store(tmp_path, monkeypatch):
     monkeypatch.setenv("EXPLORER_CLASSROOM_DB", str(tmp_path / "classroom.sqlite3"))
     monkeypatch.delenv("EXPLORER_CLASSROOM_URL", raising=False)
-    class_room.store.clear()
+    membership.store.clear()
     yield
-    class_room.store.clear()
+    membership.store.clear()
 
 
 def session(**params) -> AppTest:
@@ -72,16 +73,16 @@ def goes_to(student: AppTest, page: str) -> AppTest:
     # that makes wide formulas keyboard-focusable (explorer/ui/chart_text.py), beside style rules (a chart's frame)
     assert all(h.proto.body == chart_text._FOCUSABLE_FORMULAS or re.fullmatch(r"<style>[^<]*</style>", h.proto.body)
                for h in student.get("html"))
-    assert student.query_params["room"] == student.session_state[class_room.ROOM]
-    assert student.query_params["me"] == student.session_state[class_room.ME]
+    assert student.query_params["room"] == student.session_state[membership.ROOM]
+    assert student.query_params["me"] == student.session_state[membership.ME]
     return student.switch_page(page)   # the browser's address follows (Streamlit's navigation message)
 
 
 def start() -> tuple[AppTest, str, str]:
     teacher = click(classroom_page(), "Start a class")
     room = normalise_code(teacher.title[1].value)
-    key = teacher.session_state[class_room.KEY]
-    assert class_room.store().is_teacher(room, key)
+    key = teacher.session_state[membership.KEY]
+    assert membership.store().is_teacher(room, key)
     assert any(f"room={room}&key={key}" in c.value for c in teacher.code)  # the private link, in st.code
     assert literal(f"http://localhost:8501/classroom?join={room}") in texts(teacher)  # the join link, large
     return teacher, room, key
@@ -112,13 +113,13 @@ def test_join_link_fills_in_the_code_and_no_nickname_is_fine():
     assert student.text_input(key="_class_typed").value == room
     click(student, "Join")
     assert "join" not in student.query_params and student.query_params["room"] == room
-    assert class_room.store().nicknames(room, key) == [class_room.NO_NICKNAME]
+    assert membership.store().nicknames(room, key) == [membership.NO_NICKNAME]
 
 
 def test_wrong_codes_give_a_clear_message_and_are_slowed_down():
     student = join("", typed="<b>nope</b>")
     assert "That is not a room code" in student.error[0].value
-    for _ in range(class_room.FREE_TRIES - 1):
+    for _ in range(membership.FREE_TRIES - 1):
         student.text_input(key="_class_typed").input("ABC-DEF")
         click(student, "Join")
     assert "There is no open room with this code" in student.error[0].value
@@ -130,11 +131,11 @@ def test_wrong_codes_give_a_clear_message_and_are_slowed_down():
 def test_limits_are_messages():
     _, room, _ = start()
     for i in range(MAX_STUDENTS):
-        class_room.store().join(room, f"student-{i:04d}", f"s{i}")
+        membership.store().join(room, f"student-{i:04d}", f"s{i}")
     student = join(room, "late")
     assert "This room is full" in student.error[0].value
     for _ in range(MAX_ROOMS - 1):
-        class_room.store().create_room()
+        membership.store().create_room()
     teacher = click(classroom_page(), "Start a class")
     assert "as many classrooms as it can" in teacher.error[0].value
 
@@ -143,12 +144,12 @@ def test_teacher_link_moves_the_key_out_of_the_url_and_a_bad_one_says_so():
     _, room, key = start()
     again = session(room=room, key=key)
     assert "key" not in again.query_params and "room" not in again.query_params
-    assert again.session_state[class_room.KEY] == key
+    assert again.session_state[membership.KEY] == key
     assert "Teaching class" in texts(again)
     bad = session(room=room, key="forged")
     assert "key" not in bad.query_params
     assert "This teacher link does not open a class" in texts(bad)
-    assert class_room.KEY not in bad.session_state
+    assert membership.KEY not in bad.session_state
 
 
 def test_reload_rejoins_as_the_same_student_and_an_ended_class_says_so():
@@ -156,9 +157,9 @@ def test_reload_rejoins_as_the_same_student_and_an_ended_class_says_so():
     student = join(room, "ada")
     me = student.query_params["me"]
     back = session(room=room, me=me)   # a new session (reload, reconnect, server restart) from the URL alone
-    assert back.session_state[class_room.ME] == me and "Following class" in texts(back)
+    assert back.session_state[membership.ME] == me and "Following class" in texts(back)
     click(teacher, "End it now")
-    assert class_room.store().room(room) is None
+    assert membership.store().room(room) is None
     gone = session(room=room, me=me)
     assert "The class in this link has ended" in texts(gone) and "room" not in gone.query_params
 
@@ -230,7 +231,7 @@ def test_class_question_counts_answers_and_reveals_to_everyone():
         assert "Right:" not in texts(student)   # nothing revealed before the teacher reveals
     students[0].radio(key="softmax_answer").set_value("about 256").run()
     click(students[0], "Commit my answer")   # a new commit replaces the old answer
-    assert class_room.store().counts(room, "softmax") == {"about 256": 1, "about 16": 2}
+    assert membership.store().counts(room, "softmax") == {"about 256": 1, "about 16": 2}
     teacher.run()
     chart = teacher.get("plotly_chart")[0]
     assert '"y":[0,2,1]' in chart.proto.spec.replace(" ", "")
@@ -252,25 +253,25 @@ def remove(teacher: AppTest, *nicknames: str) -> AppTest:
 def test_the_teacher_sees_the_roster_and_a_removed_student_leaves_and_must_join_again():
     teacher, room, key = start()
     ada, bob = join(room, "ada"), join(room, "bob")
-    bob_id = bob.session_state[class_room.ME]
+    bob_id = bob.session_state[membership.ME]
     teacher.run()
     assert "2 students joined" in [s.value for s in teacher.subheader]
     assert teacher.multiselect(key=PICK).options == ["ada", "bob"]
     remove(teacher, "bob")
     assert literal("Removed 1 student: bob") in texts(teacher)
     assert "1 student joined" in [s.value for s in teacher.subheader]
-    assert not class_room.store().joined(room, bob_id)
+    assert not membership.store().joined(room, bob_id)
     bob.run()   # the next poll finds the version moved and reruns: bob is out, and told why
     assert not bob.exception
     assert "your teacher removed you" in texts(bob) and "Following class" not in texts(bob)
-    assert class_room.ROOM not in bob.session_state and "room" not in bob.query_params
+    assert membership.ROOM not in bob.session_state and "room" not in bob.query_params
     back = session(room=room, me=bob_id)   # the old address (reload, a saved link) does not bring bob back
-    assert "your teacher removed you" in texts(back) and class_room.ROOM not in back.session_state
+    assert "your teacher removed you" in texts(back) and membership.ROOM not in back.session_state
     ada.run()
     assert "Following class" in texts(ada)   # the others stay
     again = join(room, "bob")   # joining by code again: a new student id, a new seat
-    assert "You are in class" in texts(again) and again.session_state[class_room.ME] != bob_id
-    assert sorted(n for _, n in class_room.store().roster(room, key)) == ["ada", "bob"]
+    assert "You are in class" in texts(again) and again.session_state[membership.ME] != bob_id
+    assert sorted(n for _, n in membership.store().roster(room, key)) == ["ada", "bob"]
 
 
 def test_a_student_who_leaves_explores_alone_and_the_class_goes_on():
@@ -279,46 +280,46 @@ def test_a_student_who_leaves_explores_alone_and_the_class_goes_on():
     assert "You are in class" in texts(ada)
     click(ada, "Leave the class")
     assert not ada.exception and "You are in class" not in texts(ada)
-    assert class_room.ROOM not in ada.session_state and "room" not in ada.query_params and "me" not in ada.query_params
+    assert membership.ROOM not in ada.session_state and "room" not in ada.query_params and "me" not in ada.query_params
     assert ada.text_input(key="_class_typed") is not None   # the join form is back: the page is a student's own
     teacher.run()
-    assert not teacher.exception and class_room.store().room(room) is not None   # the class goes on
+    assert not teacher.exception and membership.store().room(room) is not None   # the class goes on
 
 
 def test_duplicate_nicknames_are_removed_together():
     teacher, room, key = start()
     for i in range(3):
-        class_room.store().join(room, f"prank-{i}", "xx")
+        membership.store().join(room, f"prank-{i}", "xx")
     join(room, "ada")
     teacher.run()
     assert "xx ×3" in texts(teacher)
     remove(teacher, "xx")
     assert literal("Removed 3 students: xx") in texts(teacher)
-    assert class_room.store().nicknames(room, key) == ["ada"]
+    assert membership.store().nicknames(room, key) == ["ada"]
 
 
 def test_a_closed_room_refuses_new_students_the_class_stays_and_the_projector_shows_no_names():
     teacher, room, _ = start()
     ada = join(room, "ada")
-    ada_id = ada.session_state[class_room.ME]
+    ada_id = ada.session_state[membership.ME]
     teacher.toggle(key="_class_open").set_value(False).run()
-    assert not teacher.exception and class_room.store().room(room).joinable is False
+    assert not teacher.exception and membership.store().room(room).joinable is False
     assert "Closed to new students" in texts(teacher)
     late = join(room, "late")
     assert "Your teacher has closed this class to new students" in late.error[0].value
-    assert class_room.ROOM not in late.session_state
+    assert membership.ROOM not in late.session_state
     back = session(room=room, me=ada_id)   # ada reloads: still in
     assert "Following class" in texts(back)
-    teacher.toggle(key=class_room.PROJECTOR).set_value(True).run()
+    teacher.toggle(key=membership.PROJECTOR).set_value(True).run()
     assert "ada" not in texts(teacher) and not teacher.multiselect and "Closed to new students" in texts(teacher)
-    teacher.toggle(key=class_room.PROJECTOR).set_value(False).run()
+    teacher.toggle(key=membership.PROJECTOR).set_value(False).run()
     teacher.toggle(key="_class_open").set_value(True).run()
     assert "You are in class" in texts(join(room, "late"))
 
 
 def test_wrong_codes_are_slowed_per_address_across_sessions(monkeypatch):
-    monkeypatch.setattr(class_room, "client_address", lambda: "198.51.100.23")
-    per_session = class_room.FREE_TRIES - 1   # under one session's own limit
+    monkeypatch.setattr(membership, "client_address", lambda: "198.51.100.23")
+    per_session = membership.FREE_TRIES - 1   # under one session's own limit
     tries = 0
     while tries < WRONG_FREE_TRIES:   # a script opening a new session every few codes
         student = classroom_page()
@@ -330,33 +331,33 @@ def test_wrong_codes_are_slowed_per_address_across_sessions(monkeypatch):
     fresh = join("ABC-DEF")   # a brand-new session from the same address is slowed at once
     wait = re.search(r"Too many wrong codes\\: please wait (\d+) seconds", fresh.error[0].value)
     assert wait and 0 <= int(wait.group(1)) <= WRONG_FIRST_WAIT_S, fresh.error[0].value   # the first wait, running
-    assert class_room.store().code_wait("198.51.100.23") > 0
-    monkeypatch.setattr(class_room, "client_address", lambda: "198.51.100.24")
+    assert membership.store().code_wait("198.51.100.23") > 0
+    monkeypatch.setattr(membership, "client_address", lambda: "198.51.100.24")
     for _ in range(per_session):   # malformed codes are typos, not guesses: the address is not counted
         assert "That is not a room code" in join("", typed="<b>no</b>").error[0].value
-    assert class_room.store().code_wait("198.51.100.24") == 0
+    assert membership.store().code_wait("198.51.100.24") == 0
     _, room, _ = start()
     assert "You are in class" in texts(join(room, "ada"))   # another address gets in
 
 
 def test_one_address_cannot_take_every_seat(monkeypatch):
     monkeypatch.setenv("EXPLORER_SEATS_PER_ADDRESS", "2")
-    class_room.store.clear()
-    monkeypatch.setattr(class_room, "client_address", lambda: "203.0.113.9")
+    membership.store.clear()
+    monkeypatch.setattr(membership, "client_address", lambda: "203.0.113.9")
     _, room, _ = start()
     for nick in ("p1", "p2"):
         assert "You are in class" in texts(join(room, nick))
     assert "from your network address" in join(room, "p3").error[0].value
-    monkeypatch.setattr(class_room, "client_address", lambda: "203.0.113.10")
+    monkeypatch.setattr(membership, "client_address", lambda: "203.0.113.10")
     assert "You are in class" in texts(join(room, "ada"))
 
 
 def test_the_roster_of_a_class_ended_elsewhere_gives_way_to_the_note():
     teacher, room, key = start()
     join(room, "ada")
-    class_room.store().close(room, key)   # ended from another tab
+    membership.store().close(room, key)   # ended from another tab
     teacher.run()
-    assert "The class has ended" in texts(teacher) and class_room.KEY not in teacher.session_state
+    assert "The class has ended" in texts(teacher) and membership.KEY not in teacher.session_state
 
 
 def test_a_follower_sees_the_teachers_generation_with_the_prompt_and_settings_folded():
@@ -386,7 +387,7 @@ def test_predict_the_next_token_pools_typed_words_with_the_options_they_name():
         student.radio(key="write_next_answer").set_value("Another word…").run(timeout=300)
         student.text_input(key="write_next_typed").input(word).run(timeout=300)
         click(student, "Commit my answer")
-    assert class_room.store().counts(room, "write_next") == {"“␣Paris”": 1, "<b>Lyon</b>": 2}
+    assert membership.store().counts(room, "write_next") == {"“␣Paris”": 1, "<b>Lyon</b>": 2}
     assert f"Your answer is in: “{literal('<b>Lyon</b>')}”" in texts(students[1])
     teacher.run(timeout=300)
     bars = json.loads(teacher.get("plotly_chart")[0].proto.spec)["data"][0]
@@ -421,28 +422,28 @@ def test_a_follower_whose_browser_sends_an_old_value_gets_the_teachers_again_but
     assert student.slider(key="layer").value == 3
     student.slider(key="layer").set_value(1).run()   # a value the browser held before the teacher's view arrived
     assert student.slider(key="layer").value == 3 and not student.exception   # the teacher's view, applied again
-    fixes = student.session_state[classroom.FIXES][1]
+    fixes = student.session_state[following.FIXES][1]
     # a parameter the page writes but the teacher's view lacks is not straying: no rerun for it
-    wanted = student.session_state[classroom.WANTED]
+    wanted = student.session_state[following.WANTED]
     assert "weighting" in wanted
-    student.session_state[classroom.WANTED] = {k: v for k, v in wanted.items() if k != "weighting"}
+    student.session_state[following.WANTED] = {k: v for k, v in wanted.items() if k != "weighting"}
     student.run()
-    assert student.session_state[classroom.FIXES][1] == fixes and student.slider(key="layer").value == 3
+    assert student.session_state[following.FIXES][1] == fixes and student.slider(key="layer").value == 3
 
 
 def test_each_change_of_the_teacher_reaches_the_class_as_one_version():
     """A changed parameter and a new page are each shared once (when the teacher's run ends, with every parameter
     its widgets wrote), so followers run once per change."""
     teacher, room, _ = start()
-    versions = [class_room.store().version(room)]
+    versions = [membership.store().version(room)]
     teacher.switch_page("pages/heatmaps.py").run()
-    versions.append(class_room.store().version(room))
+    versions.append(membership.store().version(room))
     teacher.slider(key="head").set_value(4).run()
-    versions.append(class_room.store().version(room))
+    versions.append(membership.store().version(room))
     teacher.switch_page("pages/write.py").run(timeout=300)   # writes its layer and head after its first controls
-    versions.append(class_room.store().version(room))
+    versions.append(membership.store().version(room))
     assert [b - a for a, b in zip(versions, versions[1:])] == [1, 1, 1]
-    assert class_room.store().view(room)[1]["page"] == "pages/write.py"
+    assert membership.store().view(room)[1]["page"] == "pages/write.py"
 
 
 def test_a_page_that_stops_early_is_still_shared_and_followed():
@@ -450,7 +451,7 @@ def test_a_page_that_stops_early_is_still_shared_and_followed():
     teacher, room, _ = start()
     student = join(room, "ada")
     teacher.switch_page("pages/lab_masks.py").run(timeout=300)
-    assert not teacher.exception and class_room.store().view(room)[1]["page"] == "pages/lab_masks.py"
+    assert not teacher.exception and membership.store().view(room)[1]["page"] == "pages/lab_masks.py"
     student.run(timeout=300)
     assert student.title[0].value.startswith("Masks") and not student.exception
 
@@ -463,7 +464,7 @@ def test_a_view_stored_by_a_run_stopped_just_after_is_shared_again_when_the_teac
     student = join(room, "ada")
     for page in ["pages/heatmaps.py", "pages/flip.py", "pages/heatmaps.py"]:   # the flip's parameters stay
         teacher.switch_page(page).run()   # in the address, so the next return to the heatmaps is this view
-    store = class_room.store()
+    store = membership.store()
     before = store.view(room)[1]
     real = type(store).set_view
 
@@ -523,7 +524,7 @@ def test_a_follower_is_sent_the_teachers_address_even_when_its_session_believes_
     teacher.switch_page("pages/flip.py").run()
     student = goes_to(student, "pages/flip.py")
     teacher.switch_page("pages/heatmaps.py").run()
-    wanted = {**{k: str(v) for k, v in class_room.store().view(room)[1]["params"].items()},
+    wanted = {**{k: str(v) for k, v in membership.store().view(room)[1]["params"].items()},
               "room": room, "me": student.query_params["me"]}
     student.query_params = dict(wanted)   # the session's belief: the teacher's new address, never sent yet
     sent.clear()

@@ -7,7 +7,7 @@ from pagetest import open_page
 from streamlit.testing.v1 import AppTest
 from test_flip_app import array, figures, notes
 
-from explorer.registry import EMBEDDED_DECODER
+from explorer.model.registry import EMBEDDED_DECODER
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,11 +7,11 @@ from pagetest import open_page
 from streamlit.testing.v1 import AppTest
 from test_flip_app import array, figures, texts
 
-from explorer import effects
 from explorer.attribution import flow
 from explorer.attribution.explain import METHODS, explain
 from explorer.examples import ANIMAL_TIRED
-from explorer.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
+from explorer.heads_do import knockout
+from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.ui import cached
 
 ROWS = "Which words mattered, by each method"
@@ -75,7 +75,7 @@ def test_candidate_words_that_are_not_single_tokens():
 @pytest.mark.slow
 def test_decoder_default():
     at = run()
-    intact = effects.measure(cached.WORKER.get(EMBEDDED_DECODER), ANIMAL_TIRED)
+    intact = knockout.measure(cached.WORKER.get(EMBEDDED_DECODER), ANIMAL_TIRED)
     assert float(at.metric[0].value) == pytest.approx(intact.score, abs=6e-4)
     assert len(figures(at)) == 3
     assert "ln P(animal) − ln P(street)" in texts(at) and "deleting the top words of" in texts(at)

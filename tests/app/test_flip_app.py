@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer.examples import FLIP_PAIRS
-from explorer.registry import EMBEDDED_DECODER
+from explorer.model.registry import EMBEDDED_DECODER
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "flip.py")

@@ -8,10 +8,10 @@ from pagetest import ROOT, open_page
 from streamlit.testing.v1 import AppTest
 
 from explorer.geometry import lab, maps, overlay
+from explorer.model.registry import EMBEDDED_ENCODER
 from explorer.plots import geometry as plots
-from explorer.registry import EMBEDDED_ENCODER
 from explorer.ui import cached
-from explorer.ui import geometry as geo
+from explorer.ui.views import geometry as geo
 
 
 def run(**params) -> AppTest:

@@ -7,9 +7,9 @@ from pagetest import open_page
 from streamlit.testing.v1 import AppTest
 from test_flip_app import array, figures, texts
 
-from explorer import effects
 from explorer.examples import ANIMAL_TIRED, ANIMAL_WIDE
-from explorer.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
+from explorer.heads_do import knockout
+from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.ui import cached
 
 
@@ -23,7 +23,7 @@ def metrics(at: AppTest) -> dict[str, float]:
 
 def test_intact_values_and_empty_selection():
     at = run()
-    intact = effects.measure_pair(cached.WORKER.get(EMBEDDED_ENCODER), ANIMAL_TIRED, ANIMAL_WIDE)
+    intact = knockout.measure_pair(cached.WORKER.get(EMBEDDED_ENCODER), ANIMAL_TIRED, ANIMAL_WIDE)
     shown = metrics(at)
     assert shown["Sentence A"] == pytest.approx(intact.a.score, abs=6e-4)
     assert shown["Shift A − B"] == pytest.approx(intact.shift, abs=6e-4)
@@ -36,8 +36,8 @@ def test_knockout_changes_the_number():
     at = run()
     at.multiselect(key="ko_heads").set_value(["L4H0", "L2H5"]).run()
     assert not at.exception
-    with effects.knockout(cached.WORKER.get(EMBEDDED_ENCODER).model, {4: [0], 2: [5]}):
-        knocked = effects.measure_pair(cached.WORKER.get(EMBEDDED_ENCODER), ANIMAL_TIRED, ANIMAL_WIDE)
+    with knockout.knockout(cached.WORKER.get(EMBEDDED_ENCODER).model, {4: [0], 2: [5]}):
+        knocked = knockout.measure_pair(cached.WORKER.get(EMBEDDED_ENCODER), ANIMAL_TIRED, ANIMAL_WIDE)
     shown = metrics(at)
     assert shown["Sentence A, knocked out"] == pytest.approx(knocked.a.score, abs=6e-4)
     assert shown["Sentence A, knocked out"] != pytest.approx(shown["Sentence A"], abs=1e-3)

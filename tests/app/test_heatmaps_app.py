@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer.attention import extract
+from explorer.attention.result import extract
 from explorer.examples import ANIMAL_TIRED
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "heatmaps.py")

@@ -5,8 +5,8 @@ from urllib.parse import parse_qs
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer import models, registry
 from explorer.examples import ANIMAL_TIRED, ANIMAL_WIDE
+from explorer.model import loading, registry
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -19,7 +19,7 @@ def test_home_alone_names_models_device_and_pages():
     at = AppTest.from_file(str(ROOT / "pages" / "home.py"), default_timeout=60).run()
     assert not at.exception, at.exception
     text = _markdown(at)
-    assert models.device_label(models.best_device()) in text
+    assert loading.device_label(loading.best_device()) in text
     for name in registry.EMBEDDED:
         assert name in text
     assert "Antecedent flip" in text and "(not in this app)" in text   # run alone: no page to link to

@@ -8,7 +8,7 @@ from labs_helpers import run_page as _run
 from streamlit.testing.v1 import AppTest
 
 from explorer import maths
-from explorer.attention import extract
+from explorer.attention.result import extract
 from explorer.labs import real_model
 from explorer.labs.notation import latex_matrix
 

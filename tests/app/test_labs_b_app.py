@@ -156,7 +156,7 @@ def test_positions_lab_rope_settings_and_quiz():
 
 
 def test_positions_lab_real_heads_decoder(decoder):
-    from explorer.attention import extract
+    from explorer.attention.result import extract
     from explorer.labs import positions as P
     at = _run("pages/lab_positions.py")
     next(r for r in at.radio if r.label == "Model").set_value("SmolLM2-135M-Instruct").run()

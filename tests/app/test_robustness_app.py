@@ -18,9 +18,9 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from explorer import models, registry
+from explorer.model import loading, registry
+from explorer.serving.worker import ModelWorker
 from explorer.ui import cached
-from explorer.worker import ModelWorker
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 240
@@ -328,7 +328,7 @@ def test_out_of_memory_while_moving_a_model_to_the_gpu(tiny_folder, monkeypatch)
         return real_to(self, *args, **kwargs)
 
     monkeypatch.setattr(torch.nn.Module, "to", to)
-    loaded = models.load_model(str(tiny_folder("bert")), device="cuda")
+    loaded = loading.load_model(str(tiny_folder("bert")), device="cuda")
     assert loaded.device == "cpu" and any("running on the CPU" in n for n in loaded.notes)
 
 
@@ -342,8 +342,8 @@ def corrupted_encoder(monkeypatch):
     spec = registry.EMBEDDED[registry.EMBEDDED_ENCODER]
     monkeypatch.setitem(registry.EMBEDDED, registry.EMBEDDED_ENCODER, dataclasses.replace(spec, sha256="0" * 64))
     loads = []
-    real = models._from_folder
-    monkeypatch.setattr(models, "_from_folder", lambda folder, spec, *a, **k: loads.append(spec.name) or
+    real = loading._from_folder
+    monkeypatch.setattr(loading, "_from_folder", lambda folder, spec, *a, **k: loads.append(spec.name) or
                         real(folder, spec, *a, **k))
     monkeypatch.setattr(cached, "WORKER", ModelWorker())   # no model loaded yet
     cached.result_cache().clear()
@@ -383,20 +383,20 @@ def test_no_network_answer_is_bounded_even_when_name_lookup_hangs(monkeypatch):
     import socket
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
-    monkeypatch.setattr(models, "_online", None)
+    monkeypatch.setattr(loading, "_online", None)
     def hang(*args, **kwargs):
         time.sleep(5)
         raise OSError("timed out")
     monkeypatch.setattr(socket, "create_connection", hang)
     start = time.monotonic()
-    assert models.hub_reachable(timeout=0.3) is False
+    assert loading.hub_reachable(timeout=0.3) is False
     assert time.monotonic() - start < 1.5
-    assert models.hub_reachable(timeout=0.3) is False   # remembered: no second wait
+    assert loading.hub_reachable(timeout=0.3) is False   # remembered: no second wait
 
 
 def test_unknown_hub_id_without_network_says_so(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
-    monkeypatch.setattr(models, "_online", None)
+    monkeypatch.setattr(loading, "_online", None)
     import socket
 
     def refuse(*args, **kwargs):
@@ -418,11 +418,11 @@ def test_first_loads_in_many_sessions_at_once_do_not_race_on_imports():
 
     script = """
 import threading
-from explorer import models
+from explorer.model import loading
 errors = []
 def load(name):
     try:
-        models.load_model(name, device="cpu")
+        loading.load_model(name, device="cpu")
     except registry.ModelUnavailable:
         pass
     except Exception as err:
@@ -439,7 +439,7 @@ print("ERRORS", errors)
 
 def test_failing_inputs_leave_nothing_behind_in_the_result_cache():
     """Thirty students typing thirty bad texts: no result and no per-key lock is kept for any of them."""
-    from explorer.lru import ByteLRU
+    from explorer.serving.cache import ByteLRU
 
     store = ByteLRU(1 << 20)
 

@@ -1,5 +1,5 @@
 """Security: no raw HTML with user text, literal labels in every figure, no remote code, only safe weight formats
-for the embedded models, and the deployer's hub policy (EXPLORER_ALLOW_HUB, EXPLORER_HUB_ALLOWLIST) and local
+for the embedded loading, and the deployer's hub policy (EXPLORER_ALLOW_HUB, EXPLORER_HUB_ALLOWLIST) and local
 folder policy (EXPLORER_ALLOW_LOCAL: off by default)."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer import embedded, models, registry
+from explorer.model import embedded, loading, registry
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted([ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "explorer").rglob("*.py")])
@@ -79,7 +79,7 @@ def test_a_frame_rule_is_one_style_element_of_a_plain_key_and_a_number():
 @pytest.mark.parametrize("path", SOURCES, ids=[str(p.relative_to(ROOT)) for p in SOURCES])
 def test_no_raw_html_or_javascript_sinks(path: Path):
     """No unsafe_allow_html / unsafe_allow_javascript (any value), st.html, components.html, nor
-    streamlit.components at all; st.iframe only in explorer/ui/bertviz.py, fed by the offline bertviz builder (its
+    streamlit.components at all; st.iframe only in explorer/ui/views/bertviz.py, fed by the offline bertviz builder (its
     script tags stay inside that iframe). One script: the constant
     one that makes wide formulas focusable; one style element: a chart's frame (frame_rule, checked above).
     A follower reaches the teacher's page by Streamlit's own navigation."""
@@ -91,7 +91,7 @@ def test_no_raw_html_or_javascript_sinks(path: Path):
         name = _dotted(call.func)
         assert not name.endswith(("st.html", "components.html", "v1.html", "components.iframe")), (path, name)
         if name.endswith("iframe"):
-            assert path.relative_to(ROOT).as_posix() == "explorer/ui/bertviz.py", (path, call.lineno)
+            assert path.relative_to(ROOT).as_posix() == "explorer/ui/views/bertviz.py", (path, call.lineno)
     assert "<script" not in source.lower() or path.relative_to(ROOT).as_posix() in (
         "explorer/plots/bertviz.py", "explorer/ui/chart_text.py"), path   # bertviz's iframe; the formula script
     tree = ast.parse(source)
@@ -154,7 +154,7 @@ def test_embedded_models_use_only_safetensors_or_gguf():
 
 
 def test_loading_an_embedded_model_never_enables_remote_code(from_pretrained_calls):
-    loaded = models.load_model(registry.EMBEDDED_ENCODER, device="cpu")
+    loaded = loading.load_model(registry.EMBEDDED_ENCODER, device="cpu")
     assert loaded.model is not None
     assert {c[0] for c in from_pretrained_calls} >= {"AutoConfig", "AutoTokenizer", "AutoModel"}
     for name, _, kwargs in from_pretrained_calls:
@@ -165,10 +165,10 @@ def test_loading_an_embedded_model_never_enables_remote_code(from_pretrained_cal
 
 
 def test_local_and_hub_loading_never_enable_remote_code(tiny_folder, from_pretrained_calls, monkeypatch):
-    models.load_model(str(tiny_folder("gpt2")), device="cpu")
+    loading.load_model(str(tiny_folder("gpt2")), device="cpu")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(registry.ModelUnavailable, match="no network connection"):
-        models.load_model("nobody-here/no-such-model-xyz", device="cpu")
+        loading.load_model("nobody-here/no-such-model-xyz", device="cpu")
     assert from_pretrained_calls
     assert all(kw.get("trust_remote_code") is False for _, _, kw in from_pretrained_calls)
 
@@ -189,9 +189,9 @@ def test_hub_switched_off(monkeypatch, from_pretrained_calls):
     assert registry.hub_policy() == (False, frozenset())
     for name in ("gpt2", "someone/some-model"):
         with pytest.raises(registry.ModelUnavailable, match="switched off on this server"):
-            models.load_model(name, device="cpu")
+            loading.load_model(name, device="cpu")
     assert from_pretrained_calls == []   # refused before anything is read
-    assert models.load_model(registry.EMBEDDED_ENCODER, device="cpu").kind == "encoder"
+    assert loading.load_model(registry.EMBEDDED_ENCODER, device="cpu").kind == "encoder"
 
 
 @pytest.mark.parametrize("value", ["0", "false", "no", "off", " OFF "])
@@ -205,10 +205,10 @@ def test_hub_allowlist(monkeypatch, from_pretrained_calls):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert registry.hub_policy() == (True, frozenset({"gpt2", "bert-base-uncased"}))
     with pytest.raises(registry.ModelUnavailable, match="only allows these hub models: bert-base-uncased, gpt2"):
-        models.load_model("roberta-base", device="cpu")
+        loading.load_model("roberta-base", device="cpu")
     assert from_pretrained_calls == []
     with pytest.raises(registry.ModelUnavailable, match="no network connection"):   # allowed, but offline here
-        models.load_model("gpt2", device="cpu")
+        loading.load_model("gpt2", device="cpu")
 
 
 def _offered(at: AppTest) -> list[str]:
@@ -243,15 +243,15 @@ def test_picker_offers_only_the_allowlist(monkeypatch):
 
 def test_local_folders_are_off_by_default(monkeypatch, tiny_folder, from_pretrained_calls):
     """A real server refuses model folders unless the deployer switches them on (tests/conftest.py does, for
-    the tiny models): a folder that exists and one that does not get the same message, and nothing is read."""
-    from explorer import policy
+    the tiny loading): a folder that exists and one that does not get the same message, and nothing is read."""
+    from explorer.serving import policy
 
     folder = str(tiny_folder("bert"))
     monkeypatch.delenv("EXPLORER_ALLOW_LOCAL")
     messages = []
     for name in (folder, folder + "-missing"):
         with pytest.raises(registry.ModelUnavailable) as err:
-            models.load_model(name, device="cpu")
+            loading.load_model(name, device="cpu")
         messages.append(str(err.value).replace(name, "X"))
     assert messages[0] == messages[1] and policy.LOCAL_OFF in messages[0]
     assert from_pretrained_calls == []
@@ -260,7 +260,7 @@ def test_local_folders_are_off_by_default(monkeypatch, tiny_folder, from_pretrai
     shown = " ".join(w.value for w in at.warning).replace("\\", "")   # literal() backslash-escapes punctuation
     assert policy.LOCAL_OFF in shown and not at.get("plotly_chart")
     monkeypatch.setenv("EXPLORER_ALLOW_LOCAL", "1")
-    assert models.load_model(folder, device="cpu").kind == "encoder"
+    assert loading.load_model(folder, device="cpu").kind == "encoder"
 
 
 def test_readme_documents_the_hub_policy():

@@ -12,10 +12,11 @@ import pytest
 from pagetest import open_page
 from streamlit.testing.v1 import AppTest
 
-from explorer import models, policy, registry
-from explorer.fairqueue import FairQueue
+from explorer.model import loading, registry
+from explorer.serving import policy
+from explorer.serving.fairqueue import FairQueue
+from explorer.serving.worker import ModelWorker
 from explorer.ui import cached, linkask
-from explorer.worker import ModelWorker
 
 ROOT = Path(__file__).resolve().parents[2]
 HUB = ROOT / "tests" / "unit" / "hub_metadata"
@@ -41,7 +42,7 @@ def asked(at: AppTest) -> list[str]:
 def worker(monkeypatch):
     """A fresh model worker whose loads are recorded (the embedded encoder loads for real)."""
     loads = []
-    fresh = ModelWorker(loader=lambda spec, **k: loads.append(spec.name) or models.load_model(spec, **k))
+    fresh = ModelWorker(loader=lambda spec, **k: loads.append(spec.name) or loading.load_model(spec, **k))
     monkeypatch.setattr(cached, "WORKER", fresh)
     linkask._sizes.clear()
     yield loads
@@ -75,7 +76,7 @@ def test_load_it_loads_the_model(worker):
 
 def test_online_the_question_gives_the_download_size(worker, monkeypatch):
     """The online path on recorded metadata (no hub here): roberta-base's files sum to 503 MB."""
-    monkeypatch.setattr(models, "hub_reachable", lambda *a, **k: True)
+    monkeypatch.setattr(loading, "hub_reachable", lambda *a, **k: True)
     monkeypatch.setattr(policy, "fetch_metadata", lambda name, *a, **k: json.loads((HUB / f"{name}.json").read_text()))
     at = heatmaps(model="roberta-base")
     assert asked(at) == ["This link asks for roberta-base from the hub, 503 MB. Load it?"]

@@ -8,9 +8,9 @@ from test_flip_app import array, figures
 from test_heatmaps_app import figures as page_figures
 from test_heatmaps_app import heat
 
-from explorer import values
 from explorer.examples import ANIMAL_TIRED
-from explorer.registry import EMBEDDED_ENCODER
+from explorer.heads_do import values
+from explorer.model.registry import EMBEDDED_ENCODER
 from explorer.ui import cached
 
 

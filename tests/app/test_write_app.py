@@ -11,7 +11,7 @@ from test_robustness_app import TEXT_ROWS, literal_everywhere, shows, usable
 
 from explorer.generation.sampling import Settings
 from explorer.generation.steps import generate
-from explorer.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
+from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.ui import cached
 from explorer.ui.text import literal
 

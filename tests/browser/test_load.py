@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from chromium import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, IDLE, ROOT, Server, need_chromium, new_page_async
 
-from explorer import registry
+from explorer.model import registry
 from explorer.ui import cached
 
 pytestmark = pytest.mark.browser

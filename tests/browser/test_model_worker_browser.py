@@ -8,7 +8,7 @@ import time
 import pytest
 from chromium import CHROMIUM, CHROMIUM_ARGS, Server, exception_texts, need_chromium, open_page, wait_idle
 
-from explorer import registry
+from explorer.model import registry
 
 
 @pytest.mark.slow   # converts the decoder's GGUF once more, into an empty cache (~30 s)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from chromium import Server  # the real `streamlit run app.py`
 
-from explorer import registry
 from explorer.examples import EXAMPLES
+from explorer.model import registry
 from explorer.ui import cached
 
 FIRST_EXAMPLE = next(iter(EXAMPLES.values()))

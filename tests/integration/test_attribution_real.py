@@ -3,9 +3,9 @@ and the facts the page's text relies on (no timings asserted; bench/attribution.
 import numpy as np
 import pytest
 
-from explorer import effects
 from explorer.attribution.explain import METHODS, explain
 from explorer.examples import ANIMAL_TIRED
+from explorer.heads_do import knockout
 
 WORDS = ["The", "animal", "didn", "cross", "the", "street", "because", "it", "was", "too", "tired", "."]
 
@@ -13,7 +13,7 @@ WORDS = ["The", "animal", "didn", "cross", "the", "street", "because", "it", "wa
 def _check(e, loaded):
     assert e.scores.shape == (6, len(e.words)) and np.isfinite(e.scores).all()
     assert [w for w in e.words if w in WORDS] == WORDS                  # the sentence's words, in order
-    assert e.score == pytest.approx(effects.measure(loaded, ANIMAL_TIRED).score, abs=1e-4)
+    assert e.score == pytest.approx(knockout.measure(loaded, ANIMAL_TIRED).score, abs=1e-4)
     ig = e.ig                                                            # completeness within the stated delta
     assert ig.scores.sum() - (ig.f_input - ig.f_baseline) == pytest.approx(ig.delta, abs=1e-3)
     assert e.removed.shape == (7, 3) and np.isfinite(e.removed).all()

@@ -6,9 +6,9 @@ import time
 import numpy as np
 import pytest
 
-from explorer import effects, roles, values
-from explorer.analysis import flip
-from explorer.attention import extract
+from explorer.attention.analysis import flip
+from explorer.attention.result import extract
+from explorer.heads_do import knockout, roles, values
 
 A = "The animal didn't cross the street because it was too tired."
 B = "The animal didn't cross the street because it was too wide."
@@ -21,37 +21,37 @@ def _timed(fn):
 
 
 def test_encoder_sweep_is_fast_and_agrees_with_single_knockouts(encoder):
-    sweep, wall, cpu = _timed(lambda: effects.sweep(encoder, A, B))
+    sweep, wall, cpu = _timed(lambda: knockout.sweep(encoder, A, B))
     print(f"\nencoder zero sweep (72 heads x 2 texts): wall {wall:.2f} s, cpu {cpu:.2f} s; base {sweep.base.notes}")
     assert cpu <= 3.0
     assert sweep.effect.shape == (6, 12) and sweep.base.a.kind == "representation"
     layer, head = np.unravel_index(np.abs(sweep.effect).argmax(), sweep.effect.shape)
-    with effects.knockout(encoder.model, {int(layer): [int(head)]}):
-        single = effects.measure_pair(encoder, A, B)
+    with knockout.knockout(encoder.model, {int(layer): [int(head)]}):
+        single = knockout.measure_pair(encoder, A, B)
     assert single.shift - sweep.base.shift == pytest.approx(sweep.effect[layer, head], abs=1e-5)
-    mean = effects.sweep(encoder, A, B, mode="mean")
+    mean = knockout.sweep(encoder, A, B, mode="mean")
     print(f"strongest zero-ablation head L{layer}H{head}: {sweep.effect[layer, head]:+.4f}; "
           f"mean-ablation corr with zero: {np.corrcoef(mean.effect.ravel(), sweep.effect.ravel())[0, 1]:.2f}")
     table = flip(extract(encoder, A), extract(encoder, B), "it", ["animal", "street"]).table
-    rho = effects.spearman(effects.flip_map(table), sweep.effect)
+    rho = knockout.spearman(knockout.flip_map(table), sweep.effect)
     print(f"Spearman(attention flip, knockout effect) on the encoder: {rho:+.3f}")
     assert -1 <= rho <= 1
 
 
 def test_decoder_sweep_within_budget(decoder):
-    base = effects.measure_pair(decoder, A, B)
+    base = knockout.measure_pair(decoder, A, B)
     print(f"\ndecoder A {base.a.values}  B {base.b.values}  shift {base.shift:+.3f}  {base.notes}")
     assert base.a.kind == "next-token" and 0 < base.a.values["animal"] < 1
     seen = []
-    sweep, wall, cpu = _timed(lambda: effects.sweep(decoder, A, B, progress=lambda f, m: seen.append(f)))
+    sweep, wall, cpu = _timed(lambda: knockout.sweep(decoder, A, B, progress=lambda f, m: seen.append(f)))
     print(f"decoder zero sweep (270 heads x 2 texts): wall {wall:.1f} s, cpu {cpu:.1f} s")
     assert cpu <= 30.0 and seen[-1] == 1.0
     order = np.argsort(sweep.effect.ravel())[:5]
     print("heads whose removal shrinks the shift most:",
           [(int(i // 9), int(i % 9), round(float(sweep.effect.ravel()[i]), 3)) for i in order])
     layer, head = divmod(int(order[0]), 9)
-    with effects.knockout(decoder.model, {layer: [head]}):
-        single = effects.measure_pair(decoder, A, B)
+    with knockout.knockout(decoder.model, {layer: [head]}):
+        single = knockout.measure_pair(decoder, A, B)
     assert single.shift - base.shift == pytest.approx(sweep.effect[layer, head], abs=1e-4)
 
 

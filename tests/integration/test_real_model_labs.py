@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from explorer import maths
-from explorer.attention import extract
+from explorer.attention.result import extract
 from explorer.labs import real_model
 from explorer.labs.notation import format_list, format_weight, format_weights, latex_number
 from explorer.labs.quiz import Question, compare_option, nearest_option

@@ -4,8 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from explorer import analysis
-from explorer.attention import AttentionResult, ModelFacts
+from explorer.attention import analysis
+from explorer.attention.result import AttentionResult, ModelFacts
 
 
 def stack(*heads):

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-ASK = ("import os, app, explorer.models, numpy._core.multiarray as m, torch; "
+ASK = ("import os, app, explorer.model.loading, numpy._core.multiarray as m, torch; "
        "print(m._get_madvise_hugepage(), os.environ['OMP_NUM_THREADS'], torch.get_num_threads())")
 
 pytestmark = pytest.mark.unit

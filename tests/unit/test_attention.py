@@ -5,7 +5,7 @@ from conftest import FAMILIES
 from tiny import TEXT
 
 from explorer import maths
-from explorer.attention import extract
+from explorer.attention.result import extract
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -51,7 +51,7 @@ def test_grouped_query_heads_share_keys():
     """4 query heads, 2 key heads: heads 0-1 read key head 0 and heads 2-3 key head 1."""
     import torch
 
-    from explorer.capture import recompute
+    from explorer.model.capture import recompute
     g = torch.Generator().manual_seed(0)
     q, k = torch.randn(1, 4, 5, 8, generator=g), torch.randn(1, 2, 5, 8, generator=g)
     scores, weights = recompute(dict(q=q, k=k, scaling=0.5, mask=None, bias=None))
@@ -86,7 +86,7 @@ def test_empty_text_is_refused_clearly(tiny_loaded, text):
 
 
 def test_missing_attentions_raise_helpful_error():
-    from explorer.attention import _stack
+    from explorer.attention.result import _stack
     with pytest.raises(RuntimeError, match="eager"):
         _stack((), 6, "self")
 
@@ -97,7 +97,7 @@ def test_recompute_default_scale_and_rows_of_very_different_size():
     (1, e) / (1 + e) for query 1; each row is shifted by its own maximum, so exp never overflows or underflows."""
     import torch
 
-    from explorer.capture import recompute
+    from explorer.model.capture import recompute
     g = torch.Generator().manual_seed(1)
     q, k = torch.randn(1, 1, 3, 4, generator=g), torch.randn(1, 1, 3, 4, generator=g)
     scores, _ = recompute(dict(q=q, k=k, scaling=None, mask=None, bias=None))
@@ -111,7 +111,7 @@ def test_recompute_default_scale_and_rows_of_very_different_size():
 def test_recompute_row_that_sees_nothing_is_zero():
     import torch
 
-    from explorer.capture import recompute
+    from explorer.model.capture import recompute
     low = torch.finfo(torch.float32).min
     mask = torch.tensor([[[[low, low], [0.0, low]]]])  # query 0 may see no key, query 1 only key 0
     q = k = torch.ones(1, 1, 2, 2)
@@ -128,7 +128,7 @@ class _PlainAttention:
 def test_capturing_eager_passes_dropout_through_and_records():
     import torch
 
-    from explorer.capture import _capturing_eager, recording
+    from explorer.model.capture import _capturing_eager, recording
     g = torch.Generator().manual_seed(2)
     q, k, v = (torch.randn(1, 1, 3, 2, generator=g) for _ in range(3))
     with recording() as records:
@@ -145,7 +145,7 @@ def test_enable_capture_registers_and_routes(tiny_loaded):
     from transformers import AttentionInterface
     from transformers.masking_utils import AttentionMaskInterface
 
-    from explorer.capture import CAPTURE, enable_capture
+    from explorer.model.capture import CAPTURE, enable_capture
     loaded = tiny_loaded("llama")
     for interface in (AttentionInterface, AttentionMaskInterface):
         interface._global_mapping.pop(CAPTURE, None)
@@ -159,7 +159,7 @@ def test_enable_capture_registers_and_routes(tiny_loaded):
 @pytest.mark.parametrize("family", FAMILIES)
 def test_one_heads_scores_rebuilt_alone_are_that_heads_scores(tiny_loaded, family):
     """A result keeps queries and keys, not scores: one head rebuilt alone (its own key head under grouped-query
-    attention, its own slice of a position bias) equals that head of every head rebuilt together, and its softmax
+    result, its own slice of a position bias) equals that head of every head rebuilt together, and its softmax
     is the model's weights. Tolerance: float32 dot products of d_head = 8 terms of size ~1, a few ulps apart
     (1e-5); masked cells are -inf in both."""
     result = extract(tiny_loaded(family), TEXT)
@@ -176,7 +176,7 @@ def test_one_heads_scores_rebuilt_alone_are_that_heads_scores(tiny_loaded, famil
 def test_fidelity_is_computed_a_head_at_a_time_and_finds_a_changed_weight(tiny_loaded, monkeypatch):
     """Reading one head's fidelity rebuilds that head alone; a weight moved by 0.25 shows as 0.25 in its own head
     and nowhere else (tolerance 1e-5: float32 softmax of 8-term dot products, a few ulps from the model's)."""
-    from explorer import attention
+    from explorer.attention import result as attention
 
     result = extract(tiny_loaded("bert"), TEXT)
     tampered = np.array(result.weights)

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.analysis import rollout
+from explorer.attention.analysis import rollout
 from explorer.attribution import agreement, faithfulness, flow, gradients
 from explorer.attribution.explain import METHODS, explain
-from explorer.measures import Probe
+from explorer.heads_do.measures import Probe
 
 # ---------------------------------------------------------------------------------------------- a hand-built model
 
@@ -85,7 +85,7 @@ def test_integrated_gradients_completeness_within_the_stated_delta(tiny_loaded, 
     of ~20 terms of size ~0.1), and the delta shrinks as steps grow on this smooth path."""
     from tiny import TEXT
 
-    from explorer.measures import make_probe
+    from explorer.heads_do.measures import make_probe
     loaded = tiny_loaded(family)
     probe = make_probe(loaded, TEXT)
     n = probe.inputs["input_ids"].shape[1]

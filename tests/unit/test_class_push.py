@@ -8,53 +8,53 @@ from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.runtime.scriptrunner_utils.script_requests import RerunData, ScriptRequests, ScriptRequestType
 from streamlit.runtime.scriptrunner_utils.script_run_context import add_script_run_ctx
 
-from explorer.ui import class_push
+from explorer.ui.live import push
 
 
 @pytest.fixture
 def no_thread(monkeypatch):
-    monkeypatch.setattr(class_push, "_thread", threading.current_thread())   # alive: watch starts no watcher
-    monkeypatch.setattr(class_push, "_shown", {})
+    monkeypatch.setattr(push, "_thread", threading.current_thread())   # alive: watch starts no watcher
+    monkeypatch.setattr(push, "_shown", {})
 
 
 def test_only_sessions_behind_what_they_show_are_rerun_once_per_value(no_thread, monkeypatch):
     reran, reads = [], []
-    monkeypatch.setattr(class_push, "_rerun", lambda s: reran.append(s) or True)
+    monkeypatch.setattr(push, "_rerun", lambda s: reran.append(s) or True)
     versions = {"AAAAAA": 3, "BBBBBB": 7}
 
     def version_of(room):
         reads.append(room)
         return versions.get(room)
     for session, room, shown in [("s1", "AAAAAA", 3), ("s2", "AAAAAA", 2), ("s3", "BBBBBB", 7)]:
-        class_push.watch(session, room, shown, version_of)
-    assert class_push.push() == ["s2"] and reran == ["s2"]
+        push.watch(session, room, shown, version_of)
+    assert push.push() == ["s2"] and reran == ["s2"]
     assert sorted(reads) == ["AAAAAA", "BBBBBB"]                   # one read per room, not per student
-    assert class_push.push() == []                                 # sent once: s2's run has not reported back yet
+    assert push.push() == []                                 # sent once: s2's run has not reported back yet
     versions["BBBBBB"] = 8
-    assert class_push.push() == ["s3"]
-    class_push.watch("s2", "AAAAAA", 3, version_of)               # s2's run showed version 3
+    assert push.push() == ["s3"]
+    push.watch("s2", "AAAAAA", 3, version_of)               # s2's run showed version 3
     del versions["AAAAAA"]                                         # the class ended: None, everyone told once
-    assert sorted(class_push.push()) == ["s1", "s2"]
+    assert sorted(push.push()) == ["s1", "s2"]
 
 
 def test_a_teachers_answer_counts_are_watched_beside_the_students_versions(no_thread, monkeypatch):
     reran = []
-    monkeypatch.setattr(class_push, "_rerun", lambda s: reran.append(s) or True)
+    monkeypatch.setattr(push, "_rerun", lambda s: reran.append(s) or True)
     counts = {("AAAAAA", ("q1",)): ({"a": 1},)}
-    class_push.watch("student", "AAAAAA", 3, lambda room: 3)
-    class_push.watch("teacher", ("AAAAAA", ("q1",)), ({"a": 1},), counts.get)
-    assert class_push.push() == []
+    push.watch("student", "AAAAAA", 3, lambda room: 3)
+    push.watch("teacher", ("AAAAAA", ("q1",)), ({"a": 1},), counts.get)
+    assert push.push() == []
     counts[("AAAAAA", ("q1",))] = ({"a": 1, "b": 1},)             # a student answered
-    assert class_push.push() == ["teacher"] and reran == ["teacher"]
+    assert push.push() == ["teacher"] and reran == ["teacher"]
 
 
 def test_a_session_whose_browser_left_is_forgotten(no_thread):
-    class_push.watch("gone", "AAAAAA", 1, lambda room: 2)
-    assert class_push.push() == []                                 # no Streamlit runtime here: nobody to rerun
-    assert class_push.watched() == {}
-    class_push.watch("left", "AAAAAA", 1, lambda room: 1)
-    class_push.forget("left")
-    assert class_push.watched() == {}
+    push.watch("gone", "AAAAAA", 1, lambda room: 2)
+    assert push.push() == []                                 # no Streamlit runtime here: nobody to rerun
+    assert push.watched() == {}
+    push.watch("left", "AAAAAA", 1, lambda room: 1)
+    push.forget("left")
+    assert push.watched() == {}
 
 
 class FakeSession:
@@ -77,15 +77,15 @@ class FakeSession:
 
 def served(monkeypatch, app) -> None:
     runtime = type("Runtime", (), {"get_app_session": lambda self, s: app})()
-    monkeypatch.setattr(class_push.Runtime, "exists", staticmethod(lambda: True))
-    monkeypatch.setattr(class_push.Runtime, "instance", staticmethod(lambda: runtime))
+    monkeypatch.setattr(push.Runtime, "exists", staticmethod(lambda: True))
+    monkeypatch.setattr(push.Runtime, "instance", staticmethod(lambda: runtime))
 
 
 @pytest.mark.parametrize("waiting", [False, True])
 def test_a_session_with_a_run_waiting_is_not_asked_again(monkeypatch, waiting):
     app = FakeSession(waiting)
     served(monkeypatch, app)
-    assert class_push._rerun("s1")
+    assert push._rerun("s1")
     assert [(s.page_script_hash, s.query_string) for s in app.asked] == (
         [] if waiting else [("heatmaps", "layer=1&head=2")])
     if waiting:   # the waiting run keeps its page (a request now would have replaced it with the last run's)
@@ -103,7 +103,7 @@ def test_a_rerun_during_a_run_keeps_that_runs_page_and_address(monkeypatch):
     add_script_run_ctx(running, live)
     app._scriptrunner._script_thread = running
     served(monkeypatch, app)
-    assert class_push._rerun("s1")
+    assert push._rerun("s1")
     (asked,) = app.asked
     assert (asked.page_script_hash, asked.query_string) == ("flip", "query=3&text=it")
     assert asked.context_info.timezone == "Europe/Paris"            # the rest of the session's state is kept
@@ -112,9 +112,9 @@ def test_a_rerun_during_a_run_keeps_that_runs_page_and_address(monkeypatch):
 
 def test_a_poke_makes_the_watcher_look_at_once(monkeypatch):
     """A teacher's view stored by this process pokes the watcher: it reads the versions now, not a tick later."""
-    monkeypatch.setattr(class_push, "EVERY_S", 60.0)   # a tick far away: only the poke can explain a read
-    monkeypatch.setattr(class_push, "_rerun", lambda s: True)
-    monkeypatch.setattr(class_push, "_poked", threading.Event())   # not one set by an earlier test's publish
+    monkeypatch.setattr(push, "EVERY_S", 60.0)   # a tick far away: only the poke can explain a read
+    monkeypatch.setattr(push, "_rerun", lambda s: True)
+    monkeypatch.setattr(push, "_poked", threading.Event())   # not one set by an earlier test's publish
     read, stop = threading.Event(), threading.Event()
 
     class Stop(BaseException):   # ends the watcher (it outlives any Exception)
@@ -125,20 +125,20 @@ def test_a_poke_makes_the_watcher_look_at_once(monkeypatch):
             raise Stop
         read.set()
         return 2
-    monkeypatch.setattr(class_push, "_shown", {"s1": ("AAAAAA", 1, version_of)})
+    monkeypatch.setattr(push, "_shown", {"s1": ("AAAAAA", 1, version_of)})
 
     def watch():
         try:
-            class_push._loop()
+            push._loop()
         except Stop:
             pass
 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
     assert not read.wait(0.5)                 # nothing before the poke
-    class_push.poke()
+    push.poke()
     assert read.wait(30)                      # looked at once (a tick would take 60 s)
     stop.set()
-    class_push.poke()
+    push.poke()
     watcher.join(30)
     assert not watcher.is_alive()

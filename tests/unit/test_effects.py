@@ -5,8 +5,8 @@ import pytest
 import torch
 from tiny import TEXT
 
-from explorer import effects
-from explorer.measures import make_probe
+from explorer.heads_do import knockout
+from explorer.heads_do.measures import make_probe
 
 A, B = TEXT, TEXT.replace("tired", "wide")
 FAMILIES = ["bert", "gpt2", "llama"]
@@ -39,11 +39,11 @@ def _record(proj, store):
 def test_knocking_out_nothing_changes_nothing(tiny_loaded, family):
     loaded = tiny_loaded(family)
     plain = _hidden(loaded)
-    with effects.knockout(loaded.model, {}):
+    with knockout.knockout(loaded.model, {}):
         assert torch.equal(_hidden(loaded), plain)
-    with effects.knockout(loaded.model, {0: [], 1: []}, mode="mean", means=torch.zeros(2, 32)):
+    with knockout.knockout(loaded.model, {0: [], 1: []}, mode="mean", means=torch.zeros(2, 32)):
         assert torch.equal(_hidden(loaded), plain)
-    with effects.knockout(loaded.model, {1: [0]}):
+    with knockout.knockout(loaded.model, {1: [0]}):
         assert not torch.equal(_hidden(loaded), plain)
     assert torch.equal(_hidden(loaded), plain)   # hooks are gone after the block
 
@@ -51,7 +51,7 @@ def test_knocking_out_nothing_changes_nothing(tiny_loaded, family):
 @pytest.mark.parametrize("family", FAMILIES)
 def test_knocked_out_head_is_its_slice_zeroed(tiny_loaded, family):
     loaded = tiny_loaded(family)
-    _, projs = effects.attention_layers(loaded.model)
+    _, projs = knockout.attention_layers(loaded.model)
     clean, before, after = {}, {}, {}
     handles = _record(projs[1], clean)
     _hidden(loaded)
@@ -59,7 +59,7 @@ def test_knocked_out_head_is_its_slice_zeroed(tiny_loaded, family):
         h.remove()
     handles = _record(projs[1], before)            # registered first: sees the input before the knockout
     try:
-        with effects.knockout(loaded.model, {1: [2]}):
+        with knockout.knockout(loaded.model, {1: [2]}):
             inner = _record(projs[1], after)        # registered after the knockout hook: sees what the head gets
             _hidden(loaded)
             for h in inner:
@@ -78,9 +78,9 @@ def test_knocked_out_head_is_its_slice_zeroed(tiny_loaded, family):
 @pytest.mark.parametrize("family", FAMILIES)
 def test_whole_layer_out_leaves_only_the_bias(tiny_loaded, family):
     loaded = tiny_loaded(family)
-    _, projs = effects.attention_layers(loaded.model)
+    _, projs = knockout.attention_layers(loaded.model)
     seen = {}
-    with effects.knockout(loaded.model, {0: [0, 1, 2, 3]}):
+    with knockout.knockout(loaded.model, {0: [0, 1, 2, 3]}):
         handles = _record(projs[0], seen)
         _hidden(loaded)
         for h in handles:
@@ -93,8 +93,8 @@ def test_whole_layer_out_leaves_only_the_bias(tiny_loaded, family):
 @pytest.mark.parametrize("family", FAMILIES)
 def test_mean_knockout_puts_the_reference_mean_in_the_slice(tiny_loaded, family):
     loaded = tiny_loaded(family)
-    _, projs = effects.attention_layers(loaded.model)
-    means = effects.head_means(loaded, [A, B])
+    _, projs = knockout.attention_layers(loaded.model)
+    means = knockout.head_means(loaded, [A, B])
     assert means.shape == (2, 32)
     clean, after = {}, {}
     handles = _record(projs[0], clean)
@@ -103,7 +103,7 @@ def test_mean_knockout_puts_the_reference_mean_in_the_slice(tiny_loaded, family)
         loaded.model(**make.inputs, use_cache=False)
     for h in handles:
         h.remove()
-    with effects.knockout(loaded.model, {0: [1]}, mode="mean", means=means):
+    with knockout.knockout(loaded.model, {0: [1]}, mode="mean", means=means):
         handles = _record(projs[0], after)
         with torch.inference_mode():
             loaded.model(**make.inputs, use_cache=False)
@@ -119,17 +119,17 @@ def test_mean_knockout_puts_the_reference_mean_in_the_slice(tiny_loaded, family)
 def test_batched_sweep_equals_one_head_at_a_time(tiny_loaded, family, mode):
     loaded = tiny_loaded(family)
     seen = []
-    fast = effects.sweep(loaded, A, B, mode=mode, max_rows=3, progress=lambda f, m: seen.append(f))
-    means = effects.head_means(loaded, [A, B]) if mode == "mean" else None
+    fast = knockout.sweep(loaded, A, B, mode=mode, max_rows=3, progress=lambda f, m: seen.append(f))
+    means = knockout.head_means(loaded, [A, B]) if mode == "mean" else None
     slow_a, slow_b = np.zeros((2, 4)), np.zeros((2, 4))
     for layer in range(2):
         for head in range(4):
-            with effects.knockout(loaded.model, {layer: [head]}, mode=mode, means=means):
-                slow_a[layer, head] = effects.measure(loaded, A).score
-                slow_b[layer, head] = effects.measure(loaded, B).score
+            with knockout.knockout(loaded.model, {layer: [head]}, mode=mode, means=means):
+                slow_a[layer, head] = knockout.measure(loaded, A).score
+                slow_b[layer, head] = knockout.measure(loaded, B).score
     np.testing.assert_allclose(fast.score_a, slow_a, atol=1e-5)
     np.testing.assert_allclose(fast.score_b, slow_b, atol=1e-5)
-    base = effects.measure_pair(loaded, A, B)
+    base = knockout.measure_pair(loaded, A, B)
     assert fast.base.shift == pytest.approx(base.shift, abs=1e-6)
     np.testing.assert_allclose(fast.effect, (slow_a - slow_b) - base.shift, atol=1e-5)
     assert np.abs(fast.effect).max() > 0                       # some head matters
@@ -142,7 +142,7 @@ def test_decoder_measure_matches_the_full_language_model(tiny_loaded, tiny_folde
     loaded = tiny_loaded(family)
     assert loaded.model.config.tie_word_embeddings == (family == "gpt2")
     full = AutoModelForCausalLM.from_pretrained(tiny_folder(family), dtype=torch.float32).eval()
-    m = effects.measure(loaded, A, candidates=("animal", "street"))
+    m = knockout.measure(loaded, A, candidates=("animal", "street"))
     ids = loaded.tokenizer(m.prompt, return_tensors="pt")["input_ids"]
     assert m.prompt == A + ' The word "it" refers to the'
     with torch.no_grad():
@@ -156,17 +156,17 @@ def test_decoder_measure_matches_the_full_language_model(tiny_loaded, tiny_folde
 
 def test_several_token_candidate_uses_its_first_token(tiny_loaded):
     loaded = tiny_loaded("gpt2")
-    m = effects.measure(loaded, A, candidates=("animal street", "man"))
-    plain = effects.measure(loaded, A, candidates=("animal", "man"))
+    m = knockout.measure(loaded, A, candidates=("animal street", "man"))
+    plain = knockout.measure(loaded, A, candidates=("animal", "man"))
     assert m.values["animal street"] == plain.values["animal"]
     assert "2 tokens" in m.notes[0] and "first token" in m.notes[0]
     with pytest.raises(ValueError, match="same token"):
-        effects.measure(loaded, A, candidates=("animal", "animal street"))
+        knockout.measure(loaded, A, candidates=("animal", "animal street"))
 
 
 def test_encoder_measure_is_a_cosine_difference(tiny_loaded):
     loaded = tiny_loaded("bert")
-    m = effects.measure(loaded, A)
+    m = knockout.measure(loaded, A)
     h = _hidden(loaded)[0].double()           # [CLS] the animal didn't … : word-level, one token per word
     tokens = loaded.tokenizer.convert_ids_to_tokens(_inputs(loaded)["input_ids"][0])
     it, animal, street = tokens.index("it"), tokens.index("animal"), tokens.index("street")
@@ -174,30 +174,30 @@ def test_encoder_measure_is_a_cosine_difference(tiny_loaded):
     assert m.values["animal"] == pytest.approx(cos(h[it], h[animal], dim=0).item(), abs=1e-9)
     assert m.values["street"] == pytest.approx(cos(h[it], h[street], dim=0).item(), abs=1e-9)
     assert m.score == pytest.approx(m.values["animal"] - m.values["street"], abs=1e-12)
-    pair = effects.measure_pair(loaded, A, B)
+    pair = knockout.measure_pair(loaded, A, B)
     assert pair.shift == pytest.approx(pair.a.score - pair.b.score)
     assert "both texts" in pair.notes[0] or "in A" in pair.notes[0]
 
 
 def test_rank_and_spearman_hand_computed():
-    np.testing.assert_array_equal(effects.rank([10, 20, 20, 5]), [2, 3.5, 3.5, 1])
+    np.testing.assert_array_equal(knockout.rank([10, 20, 20, 5]), [2, 3.5, 3.5, 1])
     # ranks x = 1, 2.5, 2.5, 4 and y = 1, 3, 2, 4: Σdxdy = 4.5, Σdx² = 4.5, Σdy² = 5 → 4.5 / √22.5
-    assert effects.spearman([1, 2, 2, 3], [1, 3, 2, 4]) == pytest.approx(4.5 / np.sqrt(22.5))
-    assert effects.spearman(np.array([[1, 2], [3, 4]]), np.array([[1, 8], [27, 64]])) == pytest.approx(1.0)
-    assert effects.spearman([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
-    assert effects.spearman([1, 2, np.nan, 4], [2, 4, 0, 8]) == pytest.approx(1.0)
-    assert np.isnan(effects.spearman([1, 1, 1], [1, 2, 3]))
+    assert knockout.spearman([1, 2, 2, 3], [1, 3, 2, 4]) == pytest.approx(4.5 / np.sqrt(22.5))
+    assert knockout.spearman(np.array([[1, 2], [3, 4]]), np.array([[1, 8], [27, 64]])) == pytest.approx(1.0)
+    assert knockout.spearman([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
+    assert knockout.spearman([1, 2, np.nan, 4], [2, 4, 0, 8]) == pytest.approx(1.0)
+    assert np.isnan(knockout.spearman([1, 1, 1], [1, 2, 3]))
 
 
 def test_flip_map_reshapes_the_flip_column():
     import pandas as pd
     table = pd.DataFrame({"layer": [0, 0, 1, 1], "head": [0, 1, 0, 1], "flip": [0.1, -0.2, 0.3, 0.0]})
-    np.testing.assert_array_equal(effects.flip_map(table), [[0.1, -0.2], [0.3, 0.0]])
+    np.testing.assert_array_equal(knockout.flip_map(table), [[0.1, -0.2], [0.3, 0.0]])
 
 
 def test_bad_mode_and_missing_means_are_explained(tiny_loaded):
     loaded = tiny_loaded("gpt2")
-    with pytest.raises(ValueError, match="means"), effects.knockout(loaded.model, {0: [1]}, mode="mean"):
+    with pytest.raises(ValueError, match="means"), knockout.knockout(loaded.model, {0: [1]}, mode="mean"):
         pass
     with pytest.raises(ValueError, match="mode"):
-        effects.sweep(loaded, A, B, mode="resample")
+        knockout.sweep(loaded, A, B, mode="resample")

@@ -1,4 +1,4 @@
-"""explorer.fairqueue: order, one job per session, replacement, no starvation, positions, shared keys, errors.
+"""explorer.serving.fairqueue: order, one job per session, replacement, no starvation, positions, shared keys, errors.
 
 Every wait is on an Event or a ticket with a timeout that only guards against a hang; nothing sleeps.
 """
@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from explorer.fairqueue import Cancelled, FairQueue, QueueFull, Replaced
+from explorer.serving.fairqueue import Cancelled, FairQueue, QueueFull, Replaced
 
 WAIT = 10  # seconds: a hang guard, never part of an assertion
 

@@ -158,9 +158,9 @@ def test_direct_effect_of_a_head_is_its_share_through_the_fixed_norm(tiny_loaded
     """Zeroing one head of the last layer changes the final residual by that head's part plus what the MLP after
     it makes of the change; with the MLP's clean output put back and the norm's scale held fixed, the logit
     moves by exactly the head's direct effect."""
-    from explorer.effects import knockout
     from explorer.generation import taps
-    from explorer.measures import output_embedding
+    from explorer.heads_do.knockout import knockout
+    from explorer.heads_do.measures import output_embedding
 
     loaded = tiny_loaded("llama")
     gen = run(loaded)

@@ -5,11 +5,11 @@ import time
 
 import pytest
 
-from explorer.fairqueue import FairQueue
 from explorer.generation.sampling import Settings
 from explorer.generation.steps import generate
+from explorer.serving.fairqueue import FairQueue
 from explorer.ui import cached
-from explorer.ui import generation as gx
+from explorer.ui.views import generation_run as gx
 
 PROMPT = "the animal didn't cross the street"
 

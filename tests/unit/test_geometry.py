@@ -7,7 +7,7 @@ import pytest
 from tiny import TEXT
 
 from explorer import maths
-from explorer.attention import extract
+from explorer.attention.result import extract
 from explorer.geometry import align as al
 from explorer.geometry import lab, maps, project
 from explorer.geometry.corpus_pass import GeometryUnavailable, run_pass

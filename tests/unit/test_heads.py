@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from explorer import analysis, heads
+from explorer.attention import analysis, heads
 
 
 def _flip_table(flip: np.ndarray, flips: np.ndarray) -> pd.DataFrame:

@@ -3,7 +3,7 @@ import threading
 
 import numpy as np
 
-from explorer.lru import ByteLRU, nbytes
+from explorer.serving.cache import ByteLRU, nbytes
 
 
 class Result:

@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 
-from explorer import analysis, matrices
-from explorer.attention import AttentionResult, ModelFacts
+from explorer.attention import analysis, matrices
+from explorer.attention.matrices import Options
+from explorer.attention.result import AttentionResult, ModelFacts
 from explorer.maths import causal_mask, pool
-from explorer.matrices import Options
 from explorer.plots import bertviz
 
 # [CLS] un ##believ ##able cat [SEP]: word 0 is three sub-tokens

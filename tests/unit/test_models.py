@@ -3,7 +3,7 @@ import time
 
 import pytest
 
-from explorer import models, registry
+from explorer.model import loading, registry
 
 
 def test_registry_lists_embedded_first_and_known_hub_ids():
@@ -25,7 +25,7 @@ def test_unknown_hub_id_offline_fails_fast_with_a_clear_message(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     start = time.monotonic()
     with pytest.raises(registry.ModelUnavailable) as err:
-        models.load_model("someone/no-such-model-xyz")
+        loading.load_model("someone/no-such-model-xyz")
     assert "no network" in str(err.value) and registry.EMBEDDED_ENCODER in str(err.value)
     assert time.monotonic() - start < 10  # not the hub client's retries (measured properly in bench/)
 
@@ -33,15 +33,15 @@ def test_unknown_hub_id_offline_fails_fast_with_a_clear_message(monkeypatch):
 def test_deployer_can_switch_the_hub_off_or_allowlist(monkeypatch):
     monkeypatch.setenv("EXPLORER_ALLOW_HUB", "0")
     with pytest.raises(registry.ModelUnavailable, match="switched off"):
-        models.load_model("gpt2")
+        loading.load_model("gpt2")
     monkeypatch.setenv("EXPLORER_ALLOW_HUB", "1")
     monkeypatch.setenv("EXPLORER_HUB_ALLOWLIST", "distilgpt2")
     with pytest.raises(registry.ModelUnavailable, match="only allows"):
-        models.load_model("gpt2")
+        loading.load_model("gpt2")
 
 
 def test_local_folder_loads_through_the_same_path(tiny_folder):
-    loaded = models.load_model(str(tiny_folder("gpt2")), device="cpu")
+    loaded = loading.load_model(str(tiny_folder("gpt2")), device="cpu")
     assert loaded.spec.source == "local" and loaded.kind == "decoder"
     assert not loaded.model.training
     assert loaded.model.config._attn_implementation in {"eager", "explorer_eager"}
@@ -50,7 +50,7 @@ def test_local_folder_loads_through_the_same_path(tiny_folder):
 
 def test_device_choice_can_be_overridden(monkeypatch):
     monkeypatch.setenv("EXPLORER_DEVICE", "cpu")
-    assert models.best_device() == "cpu"
+    assert loading.best_device() == "cpu"
     monkeypatch.delenv("EXPLORER_DEVICE")
-    assert models.best_device() in {"cuda", "mps", "cpu"}
-    assert models.best_device("cpu") == "cpu"
+    assert loading.best_device() in {"cuda", "mps", "cpu"}
+    assert loading.best_device("cpu") == "cpu"

@@ -1,4 +1,4 @@
-"""explorer.policy: local folders (off by default, confined to a root), hub download size, disk and memory."""
+"""explorer.serving.policy: local folders (off by default, confined to a root), hub download size, disk and memory."""
 from __future__ import annotations
 
 import json
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer import policy
+from explorer.serving import policy
 
 HUB = Path(__file__).parent / "hub_metadata"
 

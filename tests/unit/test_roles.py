@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from explorer import roles
+from explorer.heads_do import roles
 
 
 def _patterns(n_q: int, pick) -> np.ndarray:

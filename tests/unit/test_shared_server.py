@@ -1,5 +1,5 @@
 """The shared-server rules as the app meets them: local folders through ``registry.resolve_spec`` and hub downloads
-through ``models._load_from_hub`` (size, disk and memory checked before downloading, one download at a time)."""
+through ``loading._load_from_hub`` (size, disk and memory checked before downloading, one download at a time)."""
 from __future__ import annotations
 
 import os
@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from test_policy import meta  # the recorded hub answers
 
-from explorer import models, policy, registry
+from explorer.model import loading, registry
+from explorer.serving import policy
 
 
 def model_folder(path: Path) -> Path:
@@ -89,7 +90,7 @@ def hub(monkeypatch):
     recorded file list (tests/unit/hub_metadata), the reachability probe says yes, the local cache misses, and
     the download itself is a stand-in that records what it was asked for."""
     downloads = []
-    monkeypatch.setattr(models, "hub_reachable", lambda *a, **k: True)
+    monkeypatch.setattr(loading, "hub_reachable", lambda *a, **k: True)
     monkeypatch.setattr(policy, "fetch_metadata", lambda name, *a, **k: meta(name))
     monkeypatch.setattr(policy, "free_disk", lambda *a, **k: 500 * 10**9)
     monkeypatch.setattr(policy, "free_memory", lambda: 64 * 10**9)
@@ -100,13 +101,13 @@ def hub(monkeypatch):
             raise OSError("not in the local cache")
         downloads.append(spec.name)
         return "loaded " + spec.name
-    monkeypatch.setattr(models, "_from_folder", from_folder)
+    monkeypatch.setattr(loading, "_from_folder", from_folder)
     return downloads
 
 
 def load(name: str, messages: list | None = None):
     report = (lambda f, m: messages.append(m)) if messages is not None else (lambda f, m: None)
-    return models._load_from_hub(registry.resolve_spec(name), "cpu", report)
+    return loading._load_from_hub(registry.resolve_spec(name), "cpu", report)
 
 
 def test_a_model_under_the_cap_is_downloaded_and_its_size_said(hub):
@@ -115,7 +116,7 @@ def test_a_model_under_the_cap_is_downloaded_and_its_size_said(hub):
     messages = []
     assert load("roberta-base", messages) == "loaded roberta-base" and hub == ["roberta-base"]
     assert any("Downloading roberta-base (503 MB)" in m for m in messages)
-    assert models.current_download() is None
+    assert loading.current_download() is None
 
 
 def test_above_the_cap_nothing_is_downloaded_and_the_message_says_how_to_change_it(hub, monkeypatch):
@@ -144,7 +145,7 @@ def test_not_enough_disk_or_memory_refuses_before_downloading(hub, monkeypatch):
 def test_offline_the_hub_is_not_asked(monkeypatch):
     asked = []
     monkeypatch.setattr(policy, "fetch_metadata", lambda *a, **k: asked.append(a) or {})
-    monkeypatch.setattr(models, "_from_folder", lambda *a, **k: (_ for _ in ()).throw(OSError("no cache")))
+    monkeypatch.setattr(loading, "_from_folder", lambda *a, **k: (_ for _ in ()).throw(OSError("no cache")))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(registry.ModelUnavailable, match="no network connection"):
         load("roberta-base")
@@ -156,7 +157,7 @@ def test_one_download_at_a_time_and_the_second_says_it_waits(hub, monkeypatch):
     that another download is running, then runs alone."""
     release, started = threading.Event(), threading.Event()
     running, most = [0], [0]
-    real = models._from_folder
+    real = loading._from_folder
 
     def slow(folder, spec, device, **kwargs):
         if not kwargs.get("local_files_only"):
@@ -166,13 +167,13 @@ def test_one_download_at_a_time_and_the_second_says_it_waits(hub, monkeypatch):
             release.wait(10)
             running[0] -= 1
         return real(folder, spec, device, **kwargs)
-    monkeypatch.setattr(models, "_from_folder", slow)
+    monkeypatch.setattr(loading, "_from_folder", slow)
     first = threading.Thread(target=load, args=("roberta-base",))
     messages = []
     second = threading.Thread(target=load, args=("gpt2", messages))
     try:
         first.start()
-        assert started.wait(10) and models.current_download() == "roberta-base"
+        assert started.wait(10) and loading.current_download() == "roberta-base"
         second.start()
         for _ in range(250):
             if any("another download (roberta-base) is running" in m for m in messages):
@@ -184,4 +185,4 @@ def test_one_download_at_a_time_and_the_second_says_it_waits(hub, monkeypatch):
         release.set()
         first.join(10)
         second.join(10)
-    assert hub == ["roberta-base", "gpt2"] and most[0] == 1 and models.current_download() is None
+    assert hub == ["roberta-base", "gpt2"] and most[0] == 1 and loading.current_download() is None

@@ -7,7 +7,7 @@ import pytest
 import torch
 from tiny import TEXT
 
-from explorer import effects, values
+from explorer.heads_do import knockout, values
 
 
 def _apply(proj, x):
@@ -18,8 +18,8 @@ def _apply(proj, x):
 def head_outputs_match(loaded, text, atol):
     """For every layer and head: Σ_j alpha_ij f(x_j) == W_O applied to the projection input with every other
     head's slice zeroed (bias left out). Returns the largest difference."""
-    _, projs = effects.attention_layers(loaded.model)
-    n = effects.n_heads_of(loaded.model)
+    _, projs = knockout.attention_layers(loaded.model)
+    n = knockout.n_heads_of(loaded.model)
     inputs = {}
     handles = [p.register_forward_pre_hook(lambda m, a, i=i: inputs.__setitem__(i, a[0][0].clone()))
                for i, p in enumerate(projs)]
@@ -55,7 +55,7 @@ def test_norms_are_weight_times_transformed_value_size(tiny_loaded, family):
     n_layers, n_heads, n_q, n_k = vw.result.weights.shape
     assert vw.norms.shape == (n_layers, n_heads, n_q, n_k) and vw.f_norms.shape == (n_layers, n_heads, n_k)
     _, vals = values.record_values(loaded, TEXT)
-    _, projs = effects.attention_layers(loaded.model)
+    _, projs = knockout.attention_layers(loaded.model)
     f = values.transformed_values(vals[1], projs[1], n_heads)            # (H, T, d_model)
     i, j, h = n_q - 1, 2, 3
     direct = torch.linalg.vector_norm(float(vw.result.weights[1, h, i, j]) * f[h, j]).item()
@@ -94,7 +94,7 @@ def test_value_hooks_are_installed_once(tiny_loaded):
     loaded = tiny_loaded("gpt2")
     values.value_weighted(loaded, TEXT)
     values.value_weighted(loaded, TEXT)
-    layers, _ = effects.attention_layers(loaded.model)
+    layers, _ = knockout.attention_layers(loaded.model)
     assert [len(layer.attn.c_attn._forward_hooks) for layer in layers] == [1, 1]
     _, vals = values.record_values(loaded, TEXT)
     assert len(vals) == 2 and vals[0].shape[-1] == 32     # the value third of c_attn's q | k | v output

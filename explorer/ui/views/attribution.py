@@ -7,11 +7,11 @@ import streamlit as st
 from explorer.attribution import lesson
 from explorer.attribution.explain import LABELS, METHODS, RANDOM, Explanation, explain
 from explorer.plots import attribution as plots
+from explorer.serving.worker import Jobs
 from explorer.ui import cached
-from explorer.ui.effects import wait
 from explorer.ui.text import literal
+from explorer.ui.views.heads_do import wait
 from explorer.ui.widgets import show_figure
-from explorer.worker import Jobs
 
 EXPLANATIONS = Jobs(32)
 

@@ -13,8 +13,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable, Hashable
 
-from explorer.models import LoadedModel, load_model, log
-from explorer.registry import resolve_spec
+from explorer.model.loading import LoadedModel, load_model, log
+from explorer.model.registry import resolve_spec
 
 
 @dataclass

@@ -16,15 +16,16 @@ from collections import OrderedDict
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from explorer.fairqueue import QueueFull, Replaced
 from explorer.generation.readout import direct_effect, logit_lens
 from explorer.generation.sampling import Settings, clamp_settings, max_new_tokens
 from explorer.generation.steps import Generation, generate
-from explorer.registry import ModelUnavailable
-from explorer.ui import cached, class_room, params
+from explorer.model.registry import ModelUnavailable
+from explorer.serving.fairqueue import QueueFull, Replaced
+from explorer.serving.worker import Jobs
+from explorer.ui import cached, params
+from explorer.ui.live import membership
 from explorer.ui.text import literal
 from explorer.ui.widgets import from_url, link_note
-from explorer.worker import Jobs
 
 GENERATIONS = Jobs(keep=2)   # finished ones live on in the byte-bounded result cache
 DEFAULT_PROMPT = "The capital of France is"
@@ -43,7 +44,7 @@ def prompt_box() -> str:
     if len(value) > MAX_PROMPT_CHARS:
         link_note(f"The linked prompt was {len(value):,} characters; it was cut to {MAX_PROMPT_CHARS:,}.")
         st.session_state["prompt"] = value[:MAX_PROMPT_CHARS]
-    locked = class_room.text_locked()
+    locked = membership.text_locked()
     prompt = st.text_area("Prompt", key="prompt", max_chars=MAX_PROMPT_CHARS, height=80, disabled=locked,
                           help="Locked by the teacher: follow along, or explore on your own." if locked else None)
     params.put("prompt", prompt)

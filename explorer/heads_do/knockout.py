@@ -3,7 +3,7 @@
 A head is knocked out with a forward pre-hook on its layer's attention output projection (``o_proj`` for
 Llama, ``attention.output.dense`` for BERT, ``attn.c_proj`` for GPT-2): the hook replaces that head's columns
 ``h*d_head:(h+1)*d_head`` of the projection's input by 0 ("zero") or by their mean over the positions of a
-reference run ("mean"). The measures of a minimal pair come from ``explorer.measures``:
+reference run ("mean"). The measures of a minimal pair come from ``explorer.heads_do.measures``:
 next-token log-odds for decoders, a cosine difference of final states for encoders.
 """
 from __future__ import annotations
@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .measures import Measure, PairMeasure, Probe, make_probe, pair_notes
-from .models import LoadedModel
+from explorer.heads_do.measures import Measure, PairMeasure, Probe, make_probe, pair_notes
+from explorer.model.loading import LoadedModel
 
 Progress = Callable[[float, str], None]
 PROJECTIONS = ("self_attn.o_proj", "attention.output.dense", "attn.c_proj", "attention.out_lin", "self_attn.out_proj")

@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .effects import _clean_run, knockout
-from .measures import PROMPT, PairMeasure, make_probe, pair_notes
-from .models import LoadedModel
+from explorer.heads_do.knockout import _clean_run, knockout
+from explorer.heads_do.measures import PROMPT, PairMeasure, make_probe, pair_notes
+from explorer.model.loading import LoadedModel
 
 Head = tuple[int, int]
 ROLE_LABELS = {"previous_token": "previous token", "first_token": "first token", "broad": "broad",

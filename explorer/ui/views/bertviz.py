@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer import matrices
+from explorer.attention import matrices
 from explorer.plots import bertviz
 
 

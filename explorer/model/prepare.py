@@ -1,6 +1,6 @@
 """Set-up step: check every embedded model's weights and convert the decoder's GGUF once.
 
-    python -m explorer.prepare
+    python -m explorer.model.prepare
 
 Run by ``bash dev.sh app`` and ``bash dev.sh test`` before the server starts, so no student waits for it.
 """
@@ -9,13 +9,13 @@ from __future__ import annotations
 import sys
 import time
 
-from explorer import models, registry
+from explorer.model import loading, registry
 
 
 def main() -> int:
     for spec in registry.EMBEDDED.values():
         start = time.monotonic()
-        folder = models.prepare(spec)
+        folder = loading.prepare(spec)
         print(f"{spec.name}: ready in {folder} ({time.monotonic() - start:.1f} s)", flush=True)
     return 0
 

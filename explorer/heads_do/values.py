@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .attention import AttentionResult, extract
-from .effects import attention_layers, n_heads_of
-from .models import LoadedModel
+from explorer.attention.result import AttentionResult, extract
+from explorer.heads_do.knockout import attention_layers, n_heads_of
+from explorer.model.loading import LoadedModel
 
 VALUE_PATHS = (("self_attn.v_proj", 1), ("attention.self.value", 1), ("attn.c_attn", 3), ("attention.v_lin", 1))
 _values: contextvars.ContextVar[list | None] = contextvars.ContextVar("explorer_values", default=None)

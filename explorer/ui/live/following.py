@@ -22,9 +22,9 @@ from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from explorer.classroom import ClassroomError, NoSuchRoom, pretty_code
-from explorer.ui import class_push
 from explorer.ui import params as query
-from explorer.ui.class_room import (
+from explorer.ui.live import push
+from explorer.ui.live.membership import (
     APPLIED,
     FOLLOW,
     LOCKED,
@@ -161,11 +161,11 @@ def _watch_teacher(session: str) -> None:
     drawn = st.session_state.pop(ROSTER_SHOWN, None)   # this run's, or one a stopped run on the page left
     roster = drawn if current_page() == PAGE else None
     if not shown and roster is None:
-        class_push.forget(session)
+        push.forget(session)
         return
     questions = tuple(shown)
     what = (code(), teacher_key(), questions, roster is not None)
-    class_push.watch(session, what, (tuple(shown[q] for q in questions), roster), _teacher_sees)
+    push.watch(session, what, (tuple(shown[q] for q in questions), roster), _teacher_sees)
 
 
 @st.fragment(run_every=timedelta(hours=12))
@@ -214,7 +214,7 @@ def on_page() -> None:
         st.session_state[SEEN] = info.version
     ctx = get_script_run_ctx()
     if ctx is not None and not teacher_key() and _served(ctx.session_id):   # rerun by the server as the teacher moves
-        class_push.watch(ctx.session_id, room, st.session_state.get(SEEN), _version_or_none)
+        push.watch(ctx.session_id, room, st.session_state.get(SEEN), _version_or_none)
     st.session_state[LOCKED] = info.locked
     if student():
         query.put_all({URL_ROOM: room, URL_ME: student()})
@@ -286,7 +286,7 @@ def publish() -> None:
         st.warning(literal(err), icon=":material/school:")
         return
     st.session_state[PUBLISHED] = view
-    class_push.poke()   # this server's followers of the room are rerun at once
+    push.poke()   # this server's followers of the room are rerun at once
 
 
 def _moved_meanwhile() -> None:

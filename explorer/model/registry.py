@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from explorer import policy
+from explorer.serving import policy
 
 Progress = Callable[[float, str], None]
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.classroom import ClassroomError, pretty_code, qr_svg
-from explorer.ui import class_room, params
+from explorer.ui import params
+from explorer.ui.live import membership
 from explorer.ui.text import literal
 
 TYPED, NICK, PICK, DONE = "_class_typed", "_class_nick", "_class_remove_pick", "_class_done"
@@ -15,18 +16,18 @@ TYPED, NICK, PICK, DONE = "_class_typed", "_class_nick", "_class_remove_pick", "
 
 def _start() -> None:
     try:
-        class_room.start_class()
+        membership.start_class()
     except ClassroomError as err:
         st.session_state["_class_error"] = str(err)
 
 
 def _join() -> None:
     try:
-        class_room.join(st.session_state.get(TYPED, ""), st.session_state.get(NICK, ""))
+        membership.join(st.session_state.get(TYPED, ""), st.session_state.get(NICK, ""))
     except ClassroomError as err:
         st.session_state["_class_error"] = str(err)
         return
-    params.drop(class_room.URL_JOIN)
+    params.drop(membership.URL_JOIN)
 
 
 def _error() -> None:
@@ -37,8 +38,8 @@ def _error() -> None:
 
 def outside() -> None:
     """Not in a room: join one (the code from a join link is filled in), or start one as the teacher."""
-    if TYPED not in st.session_state and class_room.URL_JOIN in st.query_params:
-        st.session_state[TYPED] = st.query_params[class_room.URL_JOIN][:40]
+    if TYPED not in st.session_state and membership.URL_JOIN in st.query_params:
+        st.session_state[TYPED] = st.query_params[membership.URL_JOIN][:40]
     _error()
     left, right = st.columns(2, gap="large")
     with left, st.container(border=True):
@@ -56,14 +57,14 @@ def outside() -> None:
 
 def _lock() -> None:
     try:
-        class_room.store().set_lock(class_room.code(), class_room.teacher_key(), st.session_state["_class_lock"])
+        membership.store().set_lock(membership.code(), membership.teacher_key(), st.session_state["_class_lock"])
     except ClassroomError as err:
         st.session_state["_class_error"] = str(err)
 
 
 def _joinable() -> None:
     try:
-        class_room.set_joinable(st.session_state["_class_open"])
+        membership.set_joinable(st.session_state["_class_open"])
     except ClassroomError as err:
         st.session_state["_class_error"] = str(err)
 
@@ -77,7 +78,7 @@ def _remove(seats: dict[str, list[str]]) -> None:
         st.session_state["_class_error"] = "Choose the nicknames to remove first."
         return
     try:
-        class_room.remove(ids)
+        membership.remove(ids)
     except ClassroomError as err:
         st.session_state["_class_error"] = str(err)
         return
@@ -93,10 +94,10 @@ def _roster() -> None:
         if message:
             show(literal(message), icon=":material/error:" if show is st.error else ":material/check_circle:")
     try:
-        roster = class_room.roster()
+        roster = membership.roster()
     except ClassroomError:   # the class ended meanwhile (another tab, 12 idle hours): the next run says so
         return
-    st.session_state[class_room.ROSTER_SHOWN] = roster
+    st.session_state[membership.ROSTER_SHOWN] = roster
     seats: dict[str, list[str]] = {}
     for sid, nick in roster:
         seats.setdefault(nick, []).append(sid)
@@ -117,16 +118,16 @@ def _roster() -> None:
 
 def _end() -> None:
     try:
-        class_room.end_class()
+        membership.end_class()
     except ClassroomError as err:
         st.session_state["_class_error"] = str(err)
-        class_room.leave()
+        membership.leave()
 
 
 def teacher() -> None:
     """The room's code, join link and QR code shown large; the teacher's own controls below."""
-    room, key = class_room.code(), class_room.teacher_key()
-    url = class_room.join_url(room)
+    room, key = membership.code(), membership.teacher_key()
+    url = membership.join_url(room)
     _error()
     left, right = st.columns([3, 2], gap="large", vertical_alignment="center")
     with left:
@@ -135,7 +136,7 @@ def teacher() -> None:
         st.markdown(f"### {literal(url)}")
     with right:
         st.image(qr_svg(url), width=320, caption="Scan to join")
-    info = class_room.store().room(room)
+    info = membership.store().room(room)
     if info is None:
         st.rerun()
     with st.container(border=True, horizontal=True, vertical_alignment="center", gap="medium"):
@@ -148,21 +149,21 @@ def teacher() -> None:
             st.button("End it now", key="_class_end", on_click=_end, type="primary")
     if not info.joinable:
         st.caption(":material/lock: Closed to new students: only those already in the class can come back.")
-    if class_room.projector():
+    if membership.projector():
         st.caption("Projector view: the teacher link and the nicknames are hidden.")
         return
     _roster()
     with st.expander("Your teacher link: for you only, never on the projector", icon=":material/key:"):
         st.markdown("Open it on another computer (or after restarting the browser) to drive this class again. "
                     "Anyone with this link can drive and end the class.")
-        st.code(class_room.teacher_url(room, key), language=None)
+        st.code(membership.teacher_url(room, key), language=None)
 
 
 def student() -> None:
-    room = class_room.code()
+    room = membership.code()
     _error()
     st.success(f"You are in class {pretty_code(room)}. When your teacher opens a page, yours follows; "
                "use **Explore on my own** at the top to look around by yourself.", icon=":material/groups:")
     # a callback, like the other class buttons: it runs before the page, so a rerun the server starts meanwhile
     # (a teacher's change reaching this student) cannot stop it half-way or drop the click
-    st.button("Leave the class", icon=":material/logout:", key="_class_leave", on_click=class_room.leave)
+    st.button("Leave the class", icon=":material/logout:", key="_class_leave", on_click=membership.leave)

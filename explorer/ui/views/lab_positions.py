@@ -7,7 +7,7 @@ import streamlit as st
 
 from explorer.labs import positions as P
 from explorer.labs.quiz import Question, compare_option
-from explorer.models import LoadedModel
+from explorer.model.loading import LoadedModel
 from explorer.plots.concepts import matrix_heatmap
 from explorer.plots.positions import rope_pair
 from explorer.ui.quiz import predict_then_reveal

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.ui import class_room
+from explorer.ui.live import membership
 from explorer.ui.text import literal
 
 LONGEST = 24   # characters of one value in the summary (a word, a model's short name)
@@ -39,7 +39,7 @@ def teacher_driven(*keys: str | tuple[str, str], text: str | None = "your teache
     ``with controls:`` as often as the page needs (messages drawn in between stay outside, in view). Following: a
     closed expander labelled with the controls' values (see ``summary``); otherwise a plain container. Widgets keep
     their keys, so their values survive a student's switch between following and exploring."""
-    if not class_room.following():
+    if not membership.following():
         return st.container()
     folded = st.expander(summary(keys, text), icon=":material/cast_for_education:")
     folded.caption("Your teacher sets these while you follow. To try your own, press “Explore on my own”.")

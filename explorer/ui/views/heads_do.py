@@ -12,14 +12,15 @@ import os
 
 import streamlit as st
 
-from explorer import analysis, effects, heads, knockouts, roles, values
-from explorer.attention import AttentionResult
-from explorer.lru import ByteLRU
+from explorer.attention import analysis, heads
+from explorer.attention.result import AttentionResult
+from explorer.heads_do import knockout, pairs, roles, values
 from explorer.plots import effects as plots
+from explorer.serving.cache import ByteLRU
+from explorer.serving.worker import Job, Jobs
 from explorer.ui import cached, params
 from explorer.ui.text import literal
 from explorer.ui.widgets import attention_or_stop, choice_picker, from_url, show_figure
-from explorer.worker import Job, Jobs
 
 MEASURES, SWEEPS, ROLES = Jobs(256), Jobs(16), Jobs(4)
 _weighted = ByteLRU(int(os.environ.get("EXPLORER_VALUE_CACHE_MB", "128")) * 2**20)
@@ -75,7 +76,7 @@ def pair_measure(model: str, a: str, b: str, query: str, cands: list[str], knock
     """Both sentences' measures (heads in ``knocked`` knocked out), computed once for all sessions."""
     loaded = cached.get_model(model)
     key = (model, a, b, query, *cands, tuple(sorted(knocked)), mode)
-    return wait(MEASURES.run(key, lambda progress: knockouts.knocked_pair(
+    return wait(MEASURES.run(key, lambda progress: pairs.knocked_pair(
         loaded, a, b, list(knocked), mode, candidates=cands, query=query), "measuring the pair"))
 
 
@@ -90,17 +91,17 @@ def show_intact(pair) -> None:
     for column, (label, value) in zip(st.columns(3), (("Sentence A", pair.a.score), ("Sentence B", pair.b.score),
                                                       ("Shift A − B", pair.shift))):
         column.metric(literal(f"{label}: {name}"), f"{value:+.3f}")
-    st.dataframe(knockouts.measure_table(pair).round(4), hide_index=True)
+    st.dataframe(pairs.measure_table(pair).round(4), hide_index=True)
     right = pair.a.prefers != pair.b.prefers
-    (st.success if right else st.info)(literal(knockouts.explain(pair)))
+    (st.success if right else st.info)(literal(pairs.explain(pair)))
     for note in dict.fromkeys([*pair.a.notes, *pair.b.notes]):
         st.caption(literal(note))
 
 
 def attention_flip(model: str, a: str, b: str, query: str, cands: list[str]):
-    """``analysis.flip`` on the texts and query the measure reads (``knockouts.flip_texts``), and its note."""
+    """``analysis.flip`` on the texts and query the measure reads (``pairs.flip_texts``), and its note."""
     kind = cached.get_model(model).kind
-    ta, tb, q, note = knockouts.flip_texts(kind, a, b, query)
+    ta, tb, q, note = pairs.flip_texts(kind, a, b, query)
     try:
         return analysis.flip(cached.get_attention(model, ta), cached.get_attention(model, tb), q, cands), note
     except ValueError as err:
@@ -113,7 +114,7 @@ def _toggle_clicked(map_key: str, heads_key: str) -> None:
     head = selected_head(map_key)
     if head is not None:
         chosen = heads.parse_heads(",".join(st.session_state.get(heads_key, [])), 10**6, 10**6, 10**6)[0]
-        st.session_state[heads_key] = [heads.head_id(h) for h in knockouts.toggle(chosen, head)]
+        st.session_state[heads_key] = [heads.head_id(h) for h in pairs.toggle(chosen, head)]
 
 
 def _set_heads(heads_key: str, chosen) -> None:
@@ -131,17 +132,17 @@ def knock_section(model: str, a: str, b: str, query: str, cands: list[str], flip
     with st.container(horizontal=True, vertical_alignment="bottom", gap="small"):
         k = st.number_input("k", 1, len(options), 3, key=f"{prefix}_k", width=140)
         st.button(f"Top {k} of the flip ranking", key=f"{prefix}_top", on_click=_set_heads,
-                  args=(heads_key, knockouts.top_flips(table, k)))
+                  args=(heads_key, pairs.top_flips(table, k)))
         st.button("Every head", key=f"{prefix}_all", on_click=_set_heads, args=(heads_key, every))
         st.button("None", key=f"{prefix}_none", on_click=_set_heads, args=(heads_key, []))
     picked = st.multiselect("Heads to knock out", options, key=heads_key, placeholder="Pick heads by name…",
                             format_func=lambda s: s.replace("L", "layer ").replace("H", " · head "))
     chosen = heads.parse_heads(",".join(picked), n_layers, n_heads, len(options))[0]
-    grid = knockouts.head_grid(chosen, n_layers, n_heads)
+    grid = pairs.head_grid(chosen, n_layers, n_heads)
     left, right = st.columns([3, 2]) if with_map else (None, st.container())
     if with_map:
         with left:
-            show_figure(plots.knock_map(effects.flip_map(table), grid), f"{prefix}_map", "knockout-choice",
+            show_figure(plots.knock_map(knockout.flip_map(table), grid), f"{prefix}_map", "knockout-choice",
                         on_select=lambda: _toggle_clicked(f"{prefix}_map", heads_key))
             st.caption("Colour: attention flip (blue: the query looks more at the first candidate in A than in B). "
                        "Click a tile to knock that head out, or click it again to bring it back.")
@@ -162,7 +163,7 @@ def knock_section(model: str, a: str, b: str, query: str, cands: list[str], flip
             column.metric(f"{label}, knocked out", f"{y:+.3f}", f"{y - x:+.3f}", delta_color="off")
         show_figure(plots.before_after([before.a.score, before.b.score], [after.a.score, after.b.score], name),
                     f"{prefix}_bars", "knockout-before-after")
-        for note in knockouts.knockout_notes(chosen, n_layers, n_heads, after):
+        for note in pairs.knockout_notes(chosen, n_layers, n_heads, after):
             st.warning(literal(note))
 
 
@@ -188,21 +189,21 @@ def sweep_section(model: str, a: str, b: str, query: str, cands: list[str], flip
                    "(seconds on the encoder, up to a minute on the decoder; the result is shared with everyone).")
         if st.button("Run the sweep", key="sweep_run", type="primary"):
             loaded = cached.get_model(model)
-            SWEEPS.run(key, lambda progress: effects.sweep(loaded, a, b, mode, progress=progress,
+            SWEEPS.run(key, lambda progress: knockout.sweep(loaded, a, b, mode, progress=progress,
                                                            candidates=cands, query=query), "sweeping heads")
             st.rerun()   # the button goes; the progress bar takes its place
         return
     result = wait(job)
-    rho = effects.spearman(effects.flip_map(flip.table), result.effect)
+    rho = knockout.spearman(knockout.flip_map(flip.table), result.effect)
     left, right = st.columns(2)
     with left:
         show_figure(plots.effect_map(result.effect), "sweep_map", "knockout-effect-map")
         st.caption("Red: without this head the shift A − B shrinks (the head helped tell the sentences apart); "
                    "blue: it grows.")
     with right:
-        show_figure(plots.flip_map(effects.flip_map(flip.table)), "sweep_flip", "attention-flip-map")
+        show_figure(plots.flip_map(knockout.flip_map(flip.table)), "sweep_flip", "attention-flip-map")
         st.caption("Blue: the query looks more at the first candidate in A than in B.")
-    st.markdown(f"**{literal(knockouts.agreement(rho))}**")
+    st.markdown(f"**{literal(pairs.agreement(rho))}**")
     st.caption(f"Sweep of {result.effect.size} heads × 2 sentences, {ABLATIONS[mode].split(' (')[0]} ablation, "
                f"in {result.seconds:.1f} s.")
 
@@ -269,7 +270,7 @@ def more_stats(model: str, text: str, result: AttentionResult, stats):
     except ValueError as err:
         st.caption(literal(f"Sink by value size and head roles are not available here ({err})."))
         return stats
-    return knockouts.stats_with(stats, sinks, found)
+    return pairs.stats_with(stats, sinks, found)
 
 
 def similar_heads_section(model: str, chosen: list, on_select) -> None:
@@ -281,7 +282,7 @@ def similar_heads_section(model: str, chosen: list, on_select) -> None:
     except ValueError as err:
         st.caption(literal(f"No similar-heads map for this model ({err})."))
         return
-    fig = plots.similar_heads(similar, knockouts.role_badges(found), selected=chosen)
+    fig = plots.similar_heads(similar, pairs.role_badges(found), selected=chosen)
     show_figure(fig, "similar", "similar-heads", on_select=on_select)
     st.caption("Each point is a head; heads close together spread their attention alike on three sample texts "
                "(Jensen–Shannon distance, laid out in 2-D). Hover for its roles; click a point to compare it.")

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from explorer.capture import head_record, recompute_tensors, recording
-from explorer.models import LoadedModel
+from explorer.model.capture import head_record, recompute_tensors, recording
+from explorer.model.loading import LoadedModel
 
 MAX_TOKENS = int(os.environ.get("EXPLORER_MAX_TOKENS", "512"))
 

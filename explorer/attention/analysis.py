@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from explorer import maths
-from explorer.attention import AttentionResult
+from explorer.attention.result import AttentionResult
 
 # ---------------------------------------------------------------------------------------------- head statistics
 

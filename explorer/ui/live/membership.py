@@ -25,7 +25,8 @@ from explorer.classroom import (
     pretty_code,
 )
 from explorer.classroom.address import client_address as _address_of
-from explorer.ui import class_push, params
+from explorer.ui import params
+from explorer.ui.live import push
 
 ROOM, KEY, ME, FOLLOW, APPLIED, SEEN, PUBLISHED, LOCKED, PROJECTOR, WRONG, NOTES, QUESTIONS = (
     "_class_room", "_class_key", "_class_me", "_class_follow", "_class_applied", "_class_seen", "_class_published",
@@ -140,7 +141,7 @@ def leave() -> None:
     """Forget the room in this session and in the URL (the store keeps it)."""
     ctx = get_script_run_ctx(suppress_warning=True)
     if ctx is not None:
-        class_push.forget(ctx.session_id)
+        push.forget(ctx.session_id)
     for name in (ROOM, KEY, ME, FOLLOW, APPLIED, SEEN, PUBLISHED, LOCKED, PROJECTOR):
         st.session_state.pop(name, None)
     for name in PRIVATE:

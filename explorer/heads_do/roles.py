@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .attention import extract
-from .models import LoadedModel
+from explorer.attention.result import extract
+from explorer.model.loading import LoadedModel
 
 ROLE_NAMES = ("previous_token", "first_token", "broad", "duplicate", "induction")
 TEXTS = ("The animal didn't cross the street because it was too tired.",

@@ -19,7 +19,7 @@ from types import SimpleNamespace
 import numpy as np
 import torch
 
-from .models import LoadedModel
+from explorer.model.loading import LoadedModel
 
 PROMPT = ' The word "{query}" refers to the'
 _heads: weakref.WeakKeyDictionary[torch.nn.Module, tuple] = weakref.WeakKeyDictionary()
@@ -133,8 +133,8 @@ def _decoder_probe(loaded, text, candidates, query, prompt) -> Probe:
 
 
 def _encoder_probe(loaded, text, candidates, query) -> Probe:
-    from .analysis import find_word, word_positions
-    from .attention import _tokenise
+    from explorer.attention.analysis import find_word, word_positions
+    from explorer.attention.result import _tokenise
     tok = _tokenise(loaded.tokenizer, text, 10**9)
     view = SimpleNamespace(text=text, words=tok["words"], word_ids=tok["word_ids"])
     q = word_positions(view, find_word(view, query, last=True))

@@ -17,13 +17,13 @@ import streamlit as st
 from explorer.geometry import lab, maps, overlay
 from explorer.geometry.corpus_pass import CorpusPass, run_pass
 from explorer.geometry.project import METHODS
+from explorer.model.registry import ModelUnavailable, resolve_spec
 from explorer.plots import geometry as plots
-from explorer.registry import ModelUnavailable, resolve_spec
+from explorer.serving.worker import Job, Jobs
 from explorer.ui import cached, pickers
 from explorer.ui import widgets as ui
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.text import literal
-from explorer.worker import Job, Jobs
 
 PASSES = Jobs(int(os.environ.get("EXPLORER_GEOMETRY_MODELS", "2")))
 MAPS = Jobs(512)

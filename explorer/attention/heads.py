@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from explorer.analysis import word_key
+from explorer.attention.analysis import word_key
 
 Head = tuple[int, int]
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from explorer import analysis
-from explorer.attention import AttentionResult
+from explorer.attention import analysis
+from explorer.attention.result import AttentionResult
 from explorer.maths import causal_mask, pool
 
 PARTS = {"encoder": "encoder self-attention", "decoder": "decoder self-attention",

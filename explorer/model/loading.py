@@ -21,9 +21,10 @@ from pathlib import Path
 
 import torch
 
-from explorer import embedded, policy, process
-from explorer.capture import enable_capture
-from explorer.registry import ModelSpec, Progress, hub_policy, resolve_spec, unavailable
+from explorer.model import embedded
+from explorer.model.capture import enable_capture
+from explorer.model.registry import ModelSpec, Progress, hub_policy, resolve_spec, unavailable
+from explorer.serving import policy, process
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer import analysis, heads
-from explorer.attention import AttentionResult
+from explorer.attention import analysis, heads
+from explorer.attention.result import AttentionResult
 from explorer.plots import attention as plots
 from explorer.plots import heads as head_plots
 from explorer.ui import widgets as ui

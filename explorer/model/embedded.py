@@ -12,7 +12,7 @@ from pathlib import Path
 
 import torch
 
-from explorer.registry import EMBEDDED, ModelSpec, ModelUnavailable, Progress, WeightsCorrupted
+from explorer.model.registry import EMBEDDED, ModelSpec, ModelUnavailable, Progress, WeightsCorrupted
 
 
 def package_dir(package: str) -> Path:
