@@ -16,7 +16,6 @@ from typing import TypeVar
 
 import streamlit as st
 import torch
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from explorer.attention.result import AttentionResult, extract
 from explorer.examples import EXAMPLES
@@ -25,6 +24,7 @@ from explorer.model.loading import LoadedModel, log
 from explorer.serving.cache import ByteLRU
 from explorer.serving.fairqueue import FairQueue, QueueFull, Replaced
 from explorer.serving.worker import Job, ModelWorker
+from explorer.ui.live import streamlit_internals as internals
 from explorer.ui.text import literal
 
 T = TypeVar("T")
@@ -45,7 +45,7 @@ def get_model(name: str) -> LoadedModel:
     Inside a page, a model that cannot be loaded (unknown id, no network, hub switched off, a weight file that
     fails its sha256) is a warning in the page and the script stops there; elsewhere ModelUnavailable is raised.
     """
-    in_page = get_script_run_ctx(suppress_warning=True) is not None
+    in_page = internals.script_context() is not None
     try:
         job = WORKER.request(name)
         if in_page:
@@ -107,7 +107,7 @@ NOTE_EVERY = 0.5   # seconds between looks at a waiting session's place in the q
 
 def _queued(key: tuple, work: Callable[[], T]) -> T:
     """``work()`` run by the shared forward queue for this session; in a page, a note while others go first."""
-    ctx = get_script_run_ctx(suppress_warning=True)
+    ctx = internals.script_context()
     try:
         ticket = FORWARDS.submit(ctx.session_id if ctx else "server", key, work)
     except QueueFull:

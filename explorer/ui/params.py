@@ -17,8 +17,8 @@ from __future__ import annotations
 import contextlib
 
 import streamlit as st
-from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, StopException
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+from explorer.ui.live import streamlit_internals as internals
 
 _cut_off: set[str] = set()   # ids of sessions whose last address message a rerun or stop cut off
 
@@ -27,19 +27,19 @@ _cut_off: set[str] = set()   # ids of sessions whose last address message a reru
 def _sending():
     try:
         yield
-    except (RerunException, StopException):
-        ctx = get_script_run_ctx()
-        if ctx is not None:
-            _cut_off.add(ctx.session_id)
+    except internals.STOPS:
+        session = internals.session_id()
+        if session is not None:
+            _cut_off.add(session)
         raise
 
 
 def mend() -> None:
     """At the start of a run: if a write of the address was cut off in an earlier run, send the whole address
     again (one message), so the browser holds what this session believes it holds."""
-    ctx = get_script_run_ctx()
-    if ctx is not None and ctx.session_id in _cut_off:
-        _cut_off.discard(ctx.session_id)
+    session = internals.session_id()
+    if session is not None and session in _cut_off:
+        _cut_off.discard(session)
         with _sending():
             st.query_params.from_dict(st.query_params.to_dict())
 

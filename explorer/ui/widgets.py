@@ -20,7 +20,7 @@ from explorer.plots.attention import LightFigure
 from explorer.plots.classroom import scale_fonts
 from explorer.ui import cached, chart_text, params
 from explorer.ui.linkask import ask_before_loading
-from explorer.ui.live import following, membership
+from explorer.ui.live import following, membership, streamlit_internals
 from explorer.ui.text import literal
 
 OTHER = "Other hub id or folder…"
@@ -338,19 +338,6 @@ def download_lazy(label: str, build, filename: str, key: str, mime: str = "text/
                        on_click="ignore")
 
 
-def _folder_navigation() -> bool:
-    """This run is Streamlit's old-style multipage app: the page files of ``pages/`` with the entry script as one
-    more page, instead of app.py's ``st.navigation`` (where app.py is never a page)."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    if ctx is None:
-        return False
-    pages = ctx.pages_manager.get_pages().values()
-    main = Path(ctx.main_script_path).resolve()
-    return len(pages) > 1 and any(Path(p.get("script_path", "")).resolve() == main for p in pages)
-
-
 def use_app_navigation() -> None:
     """Route a deep link through app.py's navigation, even when it is the server's very first request.
 
@@ -360,10 +347,7 @@ def use_app_navigation() -> None:
     asks whether it came through app.py itself: sessions that started at once on a fresh server (a class
     reconnecting after a restart) may all have begun in the old mode before the first of them switched it off.
     """
-    from streamlit.runtime.pages_manager import PagesManager
-
-    if PagesManager.uses_pages_directory or _folder_navigation():
-        PagesManager.uses_pages_directory = False
+    if streamlit_internals.leave_folder_navigation():
         st.rerun()
     following.on_page()   # classroom live mode: rejoin from the URL, follow the teacher, the room's banner
     if _writes_formulas(sys._getframe(1).f_code.co_filename):

@@ -17,6 +17,7 @@ from explorer.serving import policy
 from explorer.serving.fairqueue import FairQueue
 from explorer.serving.worker import ModelWorker
 from explorer.ui import cached, linkask
+from explorer.ui.live import streamlit_internals as internals
 
 ROOT = Path(__file__).resolve().parents[2]
 HUB = ROOT / "tests" / "unit" / "hub_metadata"
@@ -132,8 +133,8 @@ def test_a_stored_result_skips_the_queue(queue, monkeypatch):
 def test_two_sessions_are_served_in_the_order_they_asked(queue, monkeypatch):
     fresh, computed = queue
     # each thread plays one browser session (the page's script thread); st.empty() then runs in bare mode
-    monkeypatch.setattr(cached, "get_script_run_ctx",
-                        lambda suppress_warning=True: SimpleNamespace(session_id=threading.current_thread().name))
+    monkeypatch.setattr(internals, "script_context",
+                        lambda: SimpleNamespace(session_id=threading.current_thread().name))
     release = threading.Event()
     blocker = fresh.submit("teacher", None, lambda: release.wait(10))
     results = {}
@@ -162,7 +163,7 @@ def test_a_waiting_session_is_told_its_place_when_it_changes_not_at_every_look(q
     """Each caption is a message to that browser, and a full server has hundreds of sessions waiting: the note is
     written again only when its words change (ws_load at 360 sessions: p95 8.5-9.1 s -> 4.4-4.9 s)."""
     fresh, computed = queue
-    monkeypatch.setattr(cached, "get_script_run_ctx", lambda suppress_warning=True: SimpleNamespace(session_id="a"))
+    monkeypatch.setattr(internals, "script_context", lambda: SimpleNamespace(session_id="a"))
     monkeypatch.setattr(cached, "NOTE_EVERY", 0.02)
     notes = []
 

@@ -9,6 +9,7 @@ from streamlit.runtime.scriptrunner_utils.script_requests import RerunData, Scri
 from streamlit.runtime.scriptrunner_utils.script_run_context import add_script_run_ctx
 
 from explorer.ui.live import push
+from explorer.ui.live import streamlit_internals as internals
 
 
 @pytest.fixture
@@ -58,7 +59,8 @@ def test_a_session_whose_browser_left_is_forgotten(no_thread):
 
 
 class FakeSession:
-    """The things of Streamlit's AppSession that ``_rerun`` touches, with a real ScriptRequests and ClientState."""
+    """The things of Streamlit's AppSession that ``_rerun`` (``streamlit_internals.rerun_session``) touches, with
+    a real ScriptRequests and ClientState."""
 
     def __init__(self, waiting: bool):
         self._client_state = ClientState(query_string="layer=1&head=2", page_script_hash="heatmaps")
@@ -77,8 +79,8 @@ class FakeSession:
 
 def served(monkeypatch, app) -> None:
     runtime = type("Runtime", (), {"get_app_session": lambda self, s: app})()
-    monkeypatch.setattr(push.Runtime, "exists", staticmethod(lambda: True))
-    monkeypatch.setattr(push.Runtime, "instance", staticmethod(lambda: runtime))
+    monkeypatch.setattr(internals.Runtime, "exists", staticmethod(lambda: True))
+    monkeypatch.setattr(internals.Runtime, "instance", staticmethod(lambda: runtime))
 
 
 @pytest.mark.parametrize("waiting", [False, True])

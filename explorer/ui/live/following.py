@@ -3,27 +3,22 @@
 The teacher's view is the page and its deep link (the URL parameters its widgets write, plus the heatmap
 options); ``run_page`` publishes it after every page run in which it changed. The server reruns a student's
 session when the room's version moves, and the teacher's when an answer comes in or the roster on screen changes
-(``class_push``): no class page holds a timer that could cross the teacher's clicks.
+(``push``): no class page holds a timer that could cross the teacher's clicks.
 Every run of a following student, whatever page its browser asked for, is the teacher's page with the teacher's
 parameters (``navigation``, called by app.py in place of ``st.navigation``), as if the student had opened the
-teacher's URL, but in the same session: no page load, no script. Who is in which room: ``class_room``.
+teacher's URL, but in the same session: no page load, no script. Who is in which room: ``membership``.
 """
 from __future__ import annotations
 
 import contextlib
-import threading
 from datetime import timedelta
-from pathlib import Path
 
 import streamlit as st
-from streamlit.runtime import Runtime
-from streamlit.runtime.app_session import AppSession
-from streamlit.runtime.scriptrunner_utils.exceptions import StopException
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from explorer.classroom import ClassroomError, NoSuchRoom, pretty_code
 from explorer.ui import params as query
 from explorer.ui.live import push
+from explorer.ui.live import streamlit_internals as internals
 from explorer.ui.live.membership import (
     APPLIED,
     FOLLOW,
@@ -103,11 +98,10 @@ def _follow() -> str | None:
 
 def _page_named(pages: dict, path: str):
     """The st.Page of ``pages`` (app.py's sections) whose file is ``path`` relative to app.py, or None."""
-    ctx = get_script_run_ctx()
-    root = Path(ctx.main_script_path).resolve().parent
+    root = internals.main_script_path().resolve().parent
     for page in (p for section in pages.values() for p in section):
-        file = getattr(page, "_page", None)
-        if isinstance(file, Path) and file.resolve() == (root / path).resolve():
+        file = internals.page_file(page)
+        if file is not None and file.resolve() == (root / path).resolve():
             return page
     return None
 
@@ -118,27 +112,27 @@ def navigation(pages: dict, position: str):
     The page is chosen before ``st.navigation`` resolves the URL's page, so Streamlit itself runs the teacher's
     page in this session and tells the browser so (address bar and highlighted page follow): no browser page load
     and no second run. Whatever the student's browser asked for, and however fast the teacher moved, this run
-    shows the room's current view; a later change is caught by the server's watch (``class_push``) or by
+    shows the room's current view; a later change is caught by the server's watch (``push``) or by
     ``run_page``'s re-check."""
-    ctx = get_script_run_ctx()
+    in_run = internals.script_context() is not None
     query.mend()   # first: an address message that a rerun cut off is sent again
     restore_from_url()
     page = _follow()
-    target = _page_named(pages, page) if page and ctx is not None else None
+    target = _page_named(pages, page) if page and in_run else None
     if target is not None:
-        asked = ctx.pages_manager.intended_page_script_hash
-        if asked and asked != target._script_hash and st.session_state.get(RAN, asked) != asked:
+        asked = internals.intended_page()
+        if asked and asked != internals.page_hash(target) and st.session_state.get(RAN, asked) != asked:
             note("You are following the teacher, so you stay on the teacher's page. To open other pages, press "
                  "“Explore on my own”.")
-        ctx.pages_manager.set_script_intent(target._script_hash, "")
+        internals.run_instead(target)
     chosen = st.navigation(pages, position=position)
-    st.session_state[RAN] = chosen._script_hash
+    st.session_state[RAN] = internals.page_hash(chosen)
     return chosen
 
 
 def watch(question: str, counts: dict) -> None:
     """The teacher's page shows ``counts`` for ``question``: the server reruns the page when they change
-    (``_finished`` hands them to ``class_push``). Entries are only ever replaced, never cleared at the start of a
+    (``_finished`` hands them to ``push``). Entries are only ever replaced, never cleared at the start of a
     run: a run cut short before its quiz drew would otherwise leave nothing to watch, and the chart would stop
     refreshing."""
     st.session_state.setdefault(QUESTIONS, {})[question] = counts
@@ -156,7 +150,7 @@ def _teacher_sees(what: tuple) -> tuple | None:
 
 def _watch_teacher(session: str) -> None:
     """A teacher's run has drawn its page: the server reruns it when an answer comes in, someone joins or leaves
-    the roster on screen, or the class ends (``class_push``; no timer in the browser)."""
+    the roster on screen, or the class ends (``push``; no timer in the browser)."""
     shown = st.session_state.get(QUESTIONS, {})
     drawn = st.session_state.pop(ROSTER_SHOWN, None)   # this run's, or one a stopped run on the page left
     roster = drawn if current_page() == PAGE else None
@@ -173,7 +167,7 @@ def _back_after_a_restart() -> None:
     """A class's page: one empty placeholder, and a timer that (12 hours being longer than a class) never fires.
     It is there for Streamlit's frontend, which runs the page again when its connection comes back only if the
     page holds a timed fragment: after a server restart mid-class the page then rejoins the class and the server's
-    watch (``class_push``) without a reload."""
+    watch (``push``) without a reload."""
     st.empty()
 
 
@@ -212,9 +206,9 @@ def on_page() -> None:
         return
     if not following():   # a follower's SEEN is the version it applied (navigation)
         st.session_state[SEEN] = info.version
-    ctx = get_script_run_ctx()
-    if ctx is not None and not teacher_key() and _served(ctx.session_id):   # rerun by the server as the teacher moves
-        push.watch(ctx.session_id, room, st.session_state.get(SEEN), _version_or_none)
+    session = internals.session_id()
+    if session is not None and not teacher_key() and _served(session):   # rerun by the server as the teacher moves
+        push.watch(session, room, st.session_state.get(SEEN), _version_or_none)
     st.session_state[LOCKED] = info.locked
     if student():
         query.put_all({URL_ROOM: room, URL_ME: student()})
@@ -223,7 +217,7 @@ def on_page() -> None:
 
 def _served(session: str) -> bool:
     """A session of a real server (AppTest's runtime is a mock: nothing there for the server to rerun)."""
-    return Runtime.exists() and isinstance(Runtime.instance().get_app_session(session), AppSession)
+    return internals.app_session(session) is not None
 
 
 def _version_or_none(room: str) -> int | None:
@@ -304,51 +298,30 @@ def _moved_meanwhile() -> None:
 
 def run_page(page) -> None:
     """app.py's ``page.run()``, then publish the teacher's view (also after st.stop; not after a rerun), or, for a
-    follower, check that the teacher has not moved on meanwhile."""
+    follower, check that the teacher has not moved on meanwhile.
+
+    After the page's own ``st.stop()`` (a question not yet answered, as the Masks lab does) the view is still
+    shared: Streamlit would raise the stop again at the bookkeeping's first read of the session state, so it runs
+    with stops paused. A run that a newer one stopped (the same exception) publishes nothing: its view is stale,
+    and published from this thread it could land after the newer run's."""
     try:
         page.run()
-    except StopException:
-        if _stopped_by_the_page():
-            with _after_stop():
+    except internals.StopException:
+        if internals.runs_here():   # the page's own st.stop(), not a newer run replacing this one
+            with internals.stops_paused():
                 _finished(stopped=True)
         raise
     _finished()
 
 
-def _stopped_by_the_page() -> bool:
-    """The page called st.stop() (this run is still its session's), rather than a newer run replacing it: a rerun
-    request stops the running script the same way, and that run's view is already stale (the newer run shares
-    its own; publishing the old one from this thread could land after it)."""
-    ctx = get_script_run_ctx()
-    app = Runtime.instance().get_app_session(ctx.session_id) if Runtime.exists() else None
-    if not isinstance(app, AppSession):
-        return True   # AppTest: one run at a time
-    runner = app._scriptrunner
-    return runner is not None and runner._script_thread is threading.current_thread()
-
-
-@contextlib.contextmanager
-def _after_stop():
-    """Once a page has called st.stop(), Streamlit raises StopException again at every later read or write of the
-    session's state or address (each is a point where a run may be stopped); for the lines inside, those points
-    let the run go on, so the view of a page that stops early (a question not yet answered) is still shared."""
-    state = get_script_run_ctx().session_state   # SafeSessionState: its yield callback raises the stop again
-    callback = state._yield_callback
-    object.__setattr__(state, "_yield_callback", lambda: None)
-    try:
-        yield
-    finally:
-        object.__setattr__(state, "_yield_callback", callback)
-
-
 def _finished(stopped: bool = False) -> None:
     """The end of a page's run: remember its address; a teacher shares the view. A follower whose room moved on
     meanwhile (or whose page strayed from the teacher's) runs again at once; after st.stop() that is left to the
-    server's watch (``class_push``), which reruns it within a fraction of a second."""
+    server's watch (``push``), which reruns it within a fraction of a second."""
     st.session_state[ADDRESS] = st.query_params.to_dict()   # what the browser's address now holds
-    ctx = get_script_run_ctx()
-    if code() and teacher_key() and ctx is not None and _served(ctx.session_id):
-        _watch_teacher(ctx.session_id)
+    session = internals.session_id()
+    if code() and teacher_key() and session is not None and _served(session):
+        _watch_teacher(session)
     publish()
     if not stopped:
         _moved_meanwhile()

@@ -12,7 +12,6 @@ import secrets
 import time
 
 import streamlit as st
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from explorer.classroom import (
     ClassroomError,
@@ -27,6 +26,7 @@ from explorer.classroom import (
 from explorer.classroom.address import client_address as _address_of
 from explorer.ui import params
 from explorer.ui.live import push
+from explorer.ui.live import streamlit_internals as internals
 
 ROOM, KEY, ME, FOLLOW, APPLIED, SEEN, PUBLISHED, LOCKED, PROJECTOR, WRONG, NOTES, QUESTIONS = (
     "_class_room", "_class_key", "_class_me", "_class_follow", "_class_applied", "_class_seen", "_class_published",
@@ -78,29 +78,24 @@ def note(message: str) -> None:
     st.session_state.setdefault(NOTES, []).append(message)
 
 
-def _page_name(ctx, info: dict) -> str | None:
+def _page_name(info: dict) -> str | None:
     path = info.get("script_path")
-    if not path:
+    main = internals.main_script_path()
+    if not path or main is None:
         return None
-    return os.path.relpath(path, os.path.dirname(ctx.main_script_path)).replace(os.sep, "/")
+    return os.path.relpath(path, main.parent).replace(os.sep, "/")
 
 
 def current_page() -> str | None:
     """The running page as a path relative to app.py (``pages/heatmaps.py``), as st.switch_page takes it."""
-    ctx = get_script_run_ctx()
-    if ctx is None:
-        return None
-    return _page_name(ctx, ctx.pages_manager.get_pages().get(ctx.pages_manager.current_page_script_hash) or {})
+    return _page_name(internals.running_page())
 
 
 def page_address(page: str) -> str | None:
     """The address of ``page`` (``pages/heatmaps.py``) relative to the app's root (``heatmaps``; ``""`` for the
     default page), or None when this app's navigation has no such page."""
-    ctx = get_script_run_ctx()
-    if ctx is None:
-        return None
-    for info in ctx.pages_manager.get_pages().values():
-        if _page_name(ctx, info) == page:
+    for info in internals.pages():
+        if _page_name(info) == page:
             return info.get("url_pathname") or ""
     return None
 
@@ -109,10 +104,8 @@ def app_url() -> str:
     """The app's address as students reach it: $EXPLORER_PUBLIC_URL, else the teacher's browser address."""
     url = os.environ.get("EXPLORER_PUBLIC_URL") or st.context.url or "http://localhost:8501"
     url = url.rstrip("/")
-    ctx = get_script_run_ctx()
-    if ctx is not None and not os.environ.get("EXPLORER_PUBLIC_URL"):
-        info = ctx.pages_manager.get_pages().get(ctx.pages_manager.current_page_script_hash) or {}
-        page = info.get("url_pathname") or ""
+    if not os.environ.get("EXPLORER_PUBLIC_URL"):
+        page = internals.running_page().get("url_pathname") or ""
         url = url.removesuffix("/" + page) if page else url
     return url
 
@@ -139,9 +132,9 @@ def _enter(room: str, *, key: str | None = None, me: str | None = None) -> None:
 
 def leave() -> None:
     """Forget the room in this session and in the URL (the store keeps it)."""
-    ctx = get_script_run_ctx(suppress_warning=True)
-    if ctx is not None:
-        push.forget(ctx.session_id)
+    session = internals.session_id()
+    if session is not None:
+        push.forget(session)
     for name in (ROOM, KEY, ME, FOLLOW, APPLIED, SEEN, PUBLISHED, LOCKED, PROJECTOR):
         st.session_state.pop(name, None)
     for name in PRIVATE:

@@ -16,10 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Hashable
 
-from streamlit.proto.ClientState_pb2 import ClientState
-from streamlit.runtime import Runtime
-from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
-from streamlit.runtime.scriptrunner_utils.script_run_context import SCRIPT_RUN_CONTEXT_ATTR_NAME
+from explorer.ui.live import streamlit_internals as internals
 
 EVERY_S = 0.2   # how often the watched values are read (one read per watched thing, not per session)
 _LOG = logging.getLogger(__name__)
@@ -95,31 +92,6 @@ def push() -> list[str]:
 
 
 def _rerun(session: str) -> bool:
-    """Ask Streamlit to run ``session``'s page again at its latest address, as run-on-save does, unless a run is
-    already waiting to start: that one shows what is new, and a request now would be merged into it with the last
-    run's page and address in place of the waiting one's (a teacher's click on another page, lost)."""
-    app = Runtime.instance().get_app_session(session) if Runtime.exists() else None
-    if app is None:
-        return False
-
-    def rerun() -> None:   # on the event loop, where the browser's own requests are handled: no race with them
-        runner = app._scriptrunner
-        if runner is not None and runner._requests._state == ScriptRequestType.RERUN:
-            return
-        app.request_rerun(latest_state(app))
-    app._call_soon_on_event_loop(rerun)
-    return True
-
-
-def latest_state(app) -> ClientState:
-    """The client state for a server-started rerun of ``app`` (an AppSession): its own, except that while a run
-    is under way the page and address are that run's. Streamlit keeps the one of the session's last *finished*
-    script thread, and a thread runs a whole chain of reruns: a teacher's run on a new page or after a slider step
-    would otherwise be replaced by a run from the address before it (another page's parameters, an old head)."""
-    state = ClientState()
-    state.CopyFrom(app._client_state)
-    runner = app._scriptrunner
-    ctx = getattr(getattr(runner, "_script_thread", None), SCRIPT_RUN_CONTEXT_ATTR_NAME, None)
-    if ctx is not None:   # the run's address, with every write it has made so far
-        state.query_string, state.page_script_hash = ctx.query_string, ctx.page_script_hash
-    return state
+    """Ask Streamlit to rerun ``session`` at its latest address, unless a run is already waiting to start ->
+    False when its browser has gone (``streamlit_internals.rerun_session``)."""
+    return internals.rerun_session(session)

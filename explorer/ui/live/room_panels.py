@@ -88,7 +88,7 @@ def _remove(seats: dict[str, list[str]]) -> None:
 
 def _roster() -> None:
     """Who joined, and a way to remove some (a prank's seats share a nickname: removing it removes them all). The
-    server reruns the page when someone joins or leaves (``classroom._watch_teacher``)."""
+    server reruns the page when someone joins or leaves (``following._watch_teacher``)."""
     for message, show in ((st.session_state.pop("_class_error", None), st.error),
                           (st.session_state.pop(DONE, None), st.success)):
         if message:

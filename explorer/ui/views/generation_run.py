@@ -14,7 +14,6 @@ import threading
 from collections import OrderedDict
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from explorer.generation.readout import direct_effect, logit_lens
 from explorer.generation.sampling import Settings, clamp_settings, max_new_tokens
@@ -24,6 +23,7 @@ from explorer.serving.fairqueue import QueueFull, Replaced
 from explorer.serving.worker import Jobs
 from explorer.ui import cached, params
 from explorer.ui.live import membership
+from explorer.ui.live import streamlit_internals as internals
 from explorer.ui.text import literal
 from explorer.ui.widgets import from_url, link_note
 
@@ -133,8 +133,7 @@ def generation_or_stop(model: str, prompt: str, settings: Settings) -> tuple[tup
                 "Generation needs a causal decoder such as the embedded SmolLM2.", icon=":material/block:")
         st.stop()
     key = ("generate", model, prompt, settings)
-    ctx = get_script_run_ctx(suppress_warning=True)
-    session = ctx.session_id if ctx else "server"
+    session = internals.session_id() or "server"
     with _latest_lock:
         _latest[session] = key
         _latest.move_to_end(session)

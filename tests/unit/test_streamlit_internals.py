@@ -1,0 +1,127 @@
+"""Every private Streamlit name lives in one module, ``explorer/ui/live/streamlit_internals.py``: this test reads
+every file of explorer/, pages/ and app.py and fails on any other file that names one (in code, a string or a
+comment: a docstring that names an internal is where the next use of it starts). The checker runs on this
+repository and, to show that it can fail, on small trees that break it. That each internal still exists, with the
+signature the module calls it with, is tests/app/test_streamlit_contract.py, on a real server; here, that the
+module's own check names what it finds missing."""
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+from explorer.ui.live import streamlit_internals as internals
+
+ROOT = Path(__file__).resolve().parents[2]
+HOME = "explorer/ui/live/streamlit_internals.py"
+# what may not appear outside HOME: private attributes and methods of Streamlit's objects, the modules that hold
+# them, and the functions that reach them
+FORBIDDEN = {
+    "streamlit.runtime": r"\bstreamlit\.runtime\b",
+    "streamlit.web": r"\bstreamlit\.web\b",
+    "streamlit.proto": r"\bstreamlit\.proto\b",
+    "streamlit.navigation": r"\bstreamlit\.navigation\b",
+    "get_script_run_ctx": r"\bget_script_run_ctx\b",
+    "SCRIPT_RUN_CONTEXT_ATTR_NAME": r"\bSCRIPT_RUN_CONTEXT_ATTR_NAME\b",
+    "_scriptrunner": r"\b_scriptrunner\b",
+    "_client_state": r"\b_client_state\b",
+    "request_rerun": r"\brequest_rerun\b",
+    "_call_soon_on_event_loop": r"\b_call_soon_on_event_loop\b",
+    "_script_thread": r"\b_script_thread\b",
+    "_requests": r"\._requests\b",
+    "ScriptRequestType": r"\bScriptRequestType\b",
+    "pages_manager": r"\bpages_manager\b",
+    "PagesManager": r"\bPagesManager\b",
+    "uses_pages_directory": r"\buses_pages_directory\b",
+    "set_script_intent": r"\bset_script_intent\b",
+    "intended_page_script_hash": r"\bintended_page_script_hash\b",
+    "current_page_script_hash": r"\bcurrent_page_script_hash\b",
+    "_script_hash": r"\b_script_hash\b",
+    "StreamlitPage._page": r"""\._page\b|["']_page["']""",
+    "_yield_callback": r"\b_yield_callback\b",
+    "SafeSessionState": r"\bSafeSessionState\b",
+    "AppSession": r"\bAppSession\b",
+    "Runtime.instance": r"\bRuntime\.(instance|exists)\b",
+}
+
+
+def check_tree(root: Path) -> list[str]:
+    """Each use of a private Streamlit name outside HOME in the tree at ``root`` (its explorer/, pages/, app.py):
+    "path:line: name"."""
+    files = [*root.glob("explorer/**/*.py"), *root.glob("pages/**/*.py"), *root.glob("app.py")]
+    found = []
+    for path in sorted(files):
+        rel = path.relative_to(root).as_posix()
+        if rel == HOME:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            found += [f"{rel}:{number}: {name}" for name, pattern in FORBIDDEN.items() if re.search(pattern, line)]
+    return found
+
+
+def test_no_private_streamlit_name_outside_the_internals_module():
+    assert check_tree(ROOT) == []
+
+
+def test_the_internals_module_is_where_they_are():
+    """The guard guards something: the names it forbids elsewhere are the ones the module uses."""
+    text = (ROOT / HOME).read_text(encoding="utf-8")
+    unused = [name for name, pattern in FORBIDDEN.items()
+              if not re.search(pattern, text) and name not in {"streamlit.web"}]
+    assert unused == []
+
+
+def test_the_docstring_lists_each_internal_it_uses():
+    doc = internals.__doc__
+    for name in ("get_script_run_ctx", "pages_manager", "intended_page_script_hash", "set_script_intent",
+                 "_script_hash", "uses_pages_directory", "RerunException", "StopException", "_yield_callback",
+                 "request_rerun", "_client_state", "_scriptrunner", "_call_soon_on_event_loop", "ScriptRequestType",
+                 "SCRIPT_RUN_CONTEXT_ATTR_NAME", "AppSession"):
+        assert name in doc, name
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tmp_path
+
+
+@pytest.mark.parametrize("files, expected", [
+    ({"explorer/ui/live/push.py": "def f(app):\n    return app._scriptrunner\n"},
+     ["explorer/ui/live/push.py:2: _scriptrunner"]),
+    ({"explorer/ui/widgets.py": "from streamlit.runtime.pages_manager import PagesManager\n"},
+     ["explorer/ui/widgets.py:1: streamlit.runtime", "explorer/ui/widgets.py:1: pages_manager",
+      "explorer/ui/widgets.py:1: PagesManager"]),
+    ({"pages/p.py": "x = 1\n\n\nctx.pages_manager.get_pages()\n"}, ["pages/p.py:4: pages_manager"]),
+    ({"app.py": "object.__setattr__(s, '_yield_callback', f)\n"}, ["app.py:1: _yield_callback"]),
+    ({"explorer/ui/params.py": "s.request_rerun(c)  # and s._client_state\n"},
+     ["explorer/ui/params.py:1: _client_state", "explorer/ui/params.py:1: request_rerun"]),
+    ({"explorer/ui/widgets.py": "PagesManager.uses_pages_directory = False\n"},
+     ["explorer/ui/widgets.py:1: PagesManager", "explorer/ui/widgets.py:1: uses_pages_directory"]),
+    ({"explorer/ui/f.py": "getattr(page, \"_page\", None)\n"}, ["explorer/ui/f.py:1: StreamlitPage._page"]),
+    ({HOME: "app._scriptrunner._requests\n", "explorer/ui/f.py": "on_page(); _page_name(x); streamlit.stop()\n"},
+     []),
+])
+def test_the_checker_finds_each_use(tmp_path, files, expected):
+    assert sorted(check_tree(_tree(tmp_path, files))) == sorted(expected)
+
+
+def test_the_module_check_names_a_missing_or_changed_internal(monkeypatch):
+    """``problems`` (what the contract test runs on a real server) says which internal broke, by name."""
+    assert internals.problems() == []
+    from streamlit.runtime.app_session import AppSession
+    from streamlit.runtime.pages_manager import PagesManager
+
+    def request_rerun(self, client_state, reason):   # a new required parameter
+        pass
+    monkeypatch.setattr(AppSession, "request_rerun", request_rerun)
+    monkeypatch.delattr(PagesManager, "set_script_intent")
+    found = internals.problems()
+    assert any(p.startswith("AppSession.request_rerun changed its signature") for p in found), found
+    assert "PagesManager.set_script_intent is missing" in found
+    assert len(found) == 2
+    assert inspect.signature(request_rerun)   # (the stand-in is a real function: only its parameters differ)
