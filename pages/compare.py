@@ -60,7 +60,8 @@ left, right = st.columns(2)
 with left:
     stat = st.selectbox("Statistic on the map", list(STATS), format_func=STATS.get, key="stat")
     grid = heads.grid(stats, stat, facts.n_layers, facts.n_heads)
-    fig = head_plots.head_map(grid, value_name=STATS[stat], title=STATS[stat], selected=chosen[-1] if chosen else None)
+    fig = head_plots.value_per_head(grid, value_name=STATS[stat], title=STATS[stat],
+                                    selected=chosen[-1] if chosen else None)
     ui.show_figure(fig, "stat_map", f"{facts.name}-{stat}-map", on_select=lambda: add_head("stat_map"))
     st.caption("Click a cell to add that head to the comparison (it replaces the last one when there are four).")
 with right:

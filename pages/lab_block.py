@@ -5,7 +5,7 @@ import streamlit as st
 
 from explorer.labs import blocks
 from explorer.labs.quiz import Question
-from explorer.plots.positions import head_grid, head_split, matrix_grid
+from explorer.plots.positions import head_split, heads_side_by_side, matrix_grid
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.widgets import show_figure, use_app_navigation
 
@@ -35,7 +35,7 @@ st.markdown(f"Random tokens and weights: every head finds its own pattern ({min(
             f"Concatenating the heads gives back a {mh.concat.shape[0]} × {mh.concat.shape[1]} matrix, and "
             f"W^O ({d_model} × {d_model}) mixes the heads' answers into the output, also "
             f"{mh.output.shape[0]} × {mh.output.shape[1]}.")
-show_figure(head_grid(mh.weights, [f"t{i + 1}" for i in range(n_tokens)]), "heads", "block-heads")
+show_figure(heads_side_by_side(mh.weights, [f"t{i + 1}" for i in range(n_tokens)]), "heads", "block-heads")
 st.dataframe(pd.DataFrame({"multiplications": [cost.per_head, cost.all_heads, cost.one_full_head, cost.projections]},
                           index=[f"one head (QKᵀ and weights·V, width {cost.d_head})", f"all {n_heads} heads",
                                  f"one head of full width {d_model}", "projections W^Q, W^K, W^V, W^O"]))

@@ -143,8 +143,9 @@ def stats_with(stats: pd.DataFrame, sinks: pd.DataFrame | None = None, roles: pd
     return out
 
 
-def head_grid(heads: list[Head], n_layers: int, n_heads: int) -> np.ndarray:
-    """Bool ``[layer, head]``: True where a head is in ``heads``."""
+def head_marks(heads: list[Head], n_layers: int, n_heads: int) -> np.ndarray:
+    """Bool ``[layer, head]``: True where a head is in ``heads`` (the dots ``plots.heads.value_per_head`` draws for
+    ``marked``)."""
     out = np.zeros((n_layers, n_heads), dtype=bool)
     for layer, head in heads:
         if 0 <= layer < n_layers and 0 <= head < n_heads:

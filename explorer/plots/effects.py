@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 
 from explorer.plots import alt
 from explorer.plots import room as plot_room
-from explorer.plots.heads import SELECTED, head_map
+from explorer.plots.heads import SELECTED, value_per_head
 
 INTACT, KNOCKED = "#718096", "#dd6b20"
 
@@ -21,18 +21,18 @@ INTACT, KNOCKED = "#718096", "#dd6b20"
 def knock_map(flip: np.ndarray, knocked: np.ndarray, title: str = "Click heads to knock them out") -> go.Figure:
     """The attention flip ``[layer, head]`` as a map to click on; knocked-out heads (bool ``[layer, head]``) carry
     a dot whose hover says so."""
-    return head_map(flip, marked=knocked, mark_name="knocked out", diverging=True, value_name="attention flip",
-                    title=title)
+    return value_per_head(flip, marked=knocked, mark_name="knocked out", diverging=True, value_name="attention flip",
+                          title=title)
 
 
 def effect_map(effect: np.ndarray, knocked: np.ndarray | None = None) -> go.Figure:
     """The sweep: ``effect[layer, head]`` = change of the pair's shift when that head alone is knocked out."""
-    return head_map(effect, marked=knocked, mark_name="knocked out", diverging=True, value_name="effect",
-                    title="Knockout effect per head (each head alone)")
+    return value_per_head(effect, marked=knocked, mark_name="knocked out", diverging=True, value_name="effect",
+                          title="Knockout effect per head (each head alone)")
 
 
 def flip_map(flip: np.ndarray) -> go.Figure:
-    return head_map(flip, diverging=True, value_name="flip", title="Attention flip per head")
+    return value_per_head(flip, diverging=True, value_name="flip", title="Attention flip per head")
 
 
 def before_after(before: list[float], after: list[float], value_name: str, labels=("Sentence A", "Sentence B"),

@@ -19,9 +19,9 @@ SELECTED = "#e53e3e"     # outline of the chosen head / highlighted rows
 MARK = "#1a202c"
 
 
-def head_map(values: np.ndarray, *, title: str = "", value_name: str = "value", selected: tuple[int, int] | None = None,
-             marked: np.ndarray | None = None, mark_name: str = "", diverging: bool = False,
-             height: int | None = None) -> go.Figure:
+def value_per_head(values: np.ndarray, *, title: str = "", value_name: str = "value",
+                   selected: tuple[int, int] | None = None, marked: np.ndarray | None = None, mark_name: str = "",
+                   diverging: bool = False, height: int | None = None) -> go.Figure:
     """``values[layer, head]`` as a grid: heads across, layers down (layer 0 on top).
 
     ``diverging`` centres a red–blue scale on 0 (for signed values such as a flip size).
@@ -135,8 +135,8 @@ def flip_map(table, n_layers: int, n_heads: int, selected: tuple[int, int] | Non
     flip, flips = np.full((n_layers, n_heads), np.nan), np.zeros((n_layers, n_heads), dtype=bool)
     layer, head = table["layer"].to_numpy(), table["head"].to_numpy()
     flip[layer, head], flips[layer, head] = table["flip"].to_numpy(dtype=float), table["flips"].to_numpy(dtype=bool)
-    return head_map(flip, marked=flips, mark_name="flips", selected=selected, diverging=True, value_name="flip",
-                    title="Flip per head")
+    return value_per_head(flip, marked=flips, mark_name="flips", selected=selected, diverging=True, value_name="flip",
+                          title="Flip per head")
 
 
 def difference_heatmap(a: np.ndarray, b: np.ndarray, tokens: list[str], keys: list[str]) -> go.Figure:

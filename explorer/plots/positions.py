@@ -141,7 +141,7 @@ def head_split(d_model: int, n_heads: int, n_tokens: int = 1) -> go.Figure:
                       f"{owners}" + ("; …" if n_heads > 24 else "") + ".")
 
 
-def head_grid(weights: np.ndarray, tokens: Sequence[str], max_heads: int = 8) -> go.Figure:
+def heads_side_by_side(weights: np.ndarray, tokens: Sequence[str], max_heads: int = 8) -> go.Figure:
     """Each head's ``(query, key)`` weights in a row of small heatmaps (at most ``max_heads``)."""
     h = min(weights.shape[0], max_heads)
     return side_by_side({f"head {i}": (weights[i], tokens) for i in range(h)})

@@ -1,8 +1,20 @@
-"""Settings for a whole server process that only take effect if made before numpy and torch are imported (app.py
-calls :func:`server_defaults` first thing; so does the benchmark that times the server's rerun). Imports neither."""
+"""Settings for a whole server process, read from the environment: some only take effect if made before numpy and
+torch are imported (app.py calls :func:`server_defaults` first thing; so does the benchmark that times the server's
+rerun), others are read where they apply (:func:`forward_queue_on`). Imports neither numpy nor torch."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+
+OFF = {"0", "false", "no", "off"}   # how a switch is turned off (case and spaces ignored)
+
+
+def forward_queue_on(env: Mapping[str, str] | None = None) -> bool:
+    """Whether forward passes on a session's text go through the server's one fair queue (the default), or run in
+    the page's own thread (``EXPLORER_FORWARD_QUEUE=0``, kept to measure the difference). Read at each call, so a
+    test or a benchmark can switch it. ``env``: a mapping in place of ``os.environ``."""
+    env = os.environ if env is None else env
+    return env.get("EXPLORER_FORWARD_QUEUE", "1").strip().lower() not in OFF
 
 
 def usable_cores() -> int:

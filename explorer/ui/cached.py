@@ -21,6 +21,7 @@ from explorer.attention.result import AttentionResult, extract
 from explorer.examples import EXAMPLES
 from explorer.model import registry
 from explorer.model.loading import LoadedModel, log
+from explorer.serving import process
 from explorer.serving.cache import ByteLRU
 from explorer.serving.fairqueue import FairQueue, QueueFull, Replaced
 from explorer.serving.worker import Job, ModelWorker
@@ -53,6 +54,20 @@ def get_model(name: str) -> LoadedModel:
         return job.wait()
     except registry.ModelUnavailable as err:
         if not in_page:
+            raise
+        st.warning(literal(err))
+        st.stop()
+
+
+def wait_or_stop(job: Job, errors: tuple[type[Exception], ...] = (ValueError,), stop: bool = True):
+    """The shared job's value, with its progress bar in the page while it runs (``show_progress``). An error of
+    ``errors`` (a text too long, a model without what the page needs) becomes a warning in the page, and the page
+    stops there; with ``stop=False`` the error is raised to the caller instead."""
+    show_progress(job)
+    try:
+        return job.wait()
+    except errors as err:
+        if not stop:
             raise
         st.warning(literal(err))
         st.stop()
@@ -97,7 +112,7 @@ def forward(key: tuple, work: Callable[[], T]) -> T:
     """``work()``, a forward pass of a real model on a session's text, through the server's one fair queue:
     one place per session, first come first served, "Waiting for N others…" in the page meanwhile. Sessions that
     ask for the same ``key`` at once share one computation. ``EXPLORER_FORWARD_QUEUE=0`` runs it directly."""
-    if os.environ.get("EXPLORER_FORWARD_QUEUE", "1").strip().lower() in {"0", "false", "no", "off"}:
+    if not process.forward_queue_on():
         return work()
     return _queued(key, work)
 

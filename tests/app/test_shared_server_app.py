@@ -212,3 +212,16 @@ def test_the_labs_own_forward_passes_take_the_queue(page, params, expected, monk
     finally:
         fresh.shutdown()
     assert [k[:len(expected)] for k in submits if k[0] == expected[0]] == [expected], submits
+
+
+def test_both_forward_paths_obey_the_one_setting(monkeypatch):
+    """The heatmaps' forward passes (``cached.forward``) and a generation's steps (``generation_run``) switch
+    together: with the queue off, neither submits to it."""
+    from explorer.ui.views import generation_run
+
+    submitted = []
+    monkeypatch.setattr(cached.FORWARDS, "submit", lambda *a: submitted.append(a) or pytest.fail("queued"))
+    monkeypatch.setenv("EXPLORER_FORWARD_QUEUE", "off")
+    assert cached.forward(("k",), lambda: 1) == 1
+    assert generation_run._queued("s1", lambda: 2) == 2
+    assert submitted == []

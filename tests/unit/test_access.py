@@ -88,7 +88,7 @@ def test_head_grid_summary_names_each_heads_strongest_link():
 
 def test_head_map_summary_names_both_ends_of_a_signed_map_and_the_marked_heads():
     values = np.array([[0.1, -0.7], [0.4, 0.0]])
-    fig = head_plots.head_map(values, diverging=True, value_name="flip", title="Flip per head",
+    fig = head_plots.value_per_head(values, diverging=True, value_name="flip", title="Flip per head",
                               marked=np.array([[False, True], [False, False]]), mark_name="flips")
     said = alt.text_alternative(fig).summary
     assert "Highest flip: L1H0 0.40" in said and "Lowest flip: L0H1 -0.70." in said
@@ -129,7 +129,7 @@ def test_head_split_says_which_columns_each_head_owns():
 
 
 def test_clickable_heads_are_the_points_that_carry_layer_and_head():
-    fig = head_plots.head_map(np.zeros((2, 3)))
+    fig = head_plots.value_per_head(np.zeros((2, 3)))
     assert alt.clickable_heads(fig) == [(l, h) for l in range(2) for h in range(3)]
     assert alt.clickable_heads(plots.head_grid(np.stack([lopsided()] * 2), TOKENS, TOKENS, layer=5)) == [(5, 0), (5, 1)]
     frame = pd.DataFrame({"layer": [0, 1], "head": [1, 0], "x": [0.0, 1.0], "y": [1.0, 0.0]})

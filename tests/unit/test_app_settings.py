@@ -34,3 +34,12 @@ def test_the_server_asks_numpy_for_no_huge_pages_and_openmp_for_the_forward_pass
 def test_what_an_operator_sets_wins():
     assert after_importing_app(NUMPY_MADVISE_HUGEPAGE="1", OMP_NUM_THREADS="2", EXPLORER_TORCH_THREADS="1") \
         == ["True", "2", "1"]
+
+
+@pytest.mark.parametrize("value, on", [(None, True), ("1", True), ("0", False), (" Off ", False), ("no", False),
+                                       ("false", False), ("yes", True)])
+def test_the_forward_queue_setting_is_read_in_one_place(value, on):
+    from explorer.serving import process
+
+    assert process.forward_queue_on({} if value is None else {"EXPLORER_FORWARD_QUEUE": value}) is on
+

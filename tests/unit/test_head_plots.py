@@ -7,7 +7,7 @@ from explorer.plots import heads as head_plots
 
 def test_head_map_shape_hover_and_click_targets():
     values = np.arange(6, dtype=float).reshape(3, 2)
-    fig = head_plots.head_map(values, title="flip", value_name="flip")
+    fig = head_plots.value_per_head(values, title="flip", value_name="flip")
     heat, cells = fig.data[0], fig.data[1]
     assert np.array_equal(np.asarray(heat.z), values)
     assert heat.hoverinfo == "skip"
@@ -18,14 +18,14 @@ def test_head_map_shape_hover_and_click_targets():
 
 
 def test_head_map_diverging_is_symmetric_about_zero():
-    fig = head_plots.head_map(np.array([[-0.2, 0.5]]), diverging=True)
+    fig = head_plots.value_per_head(np.array([[-0.2, 0.5]]), diverging=True)
     heat = fig.data[0]
     assert heat.zmid == 0 and heat.zmin == -0.5 and heat.zmax == 0.5
 
 
 def test_head_map_marks_and_selection():
     marked = np.array([[True, False], [False, True]])
-    fig = head_plots.head_map(np.zeros((2, 2)), marked=marked, mark_name="flips", selected=(1, 0))
+    fig = head_plots.value_per_head(np.zeros((2, 2)), marked=marked, mark_name="flips", selected=(1, 0))
     dots = fig.data[2]
     assert list(dots.x) == [0, 1] and list(dots.y) == [0, 1]
     assert fig.data[1].hovertext[0].endswith("· flips") and not fig.data[1].hovertext[1].endswith("flips")
@@ -34,7 +34,7 @@ def test_head_map_marks_and_selection():
 
 
 def test_head_map_handles_nan_and_single_cell():
-    fig = head_plots.head_map(np.array([[np.nan]]), diverging=True)
+    fig = head_plots.value_per_head(np.array([[np.nan]]), diverging=True)
     assert fig.data[0].zmax > 0
     fig.to_dict()  # serialisable
 

@@ -73,7 +73,7 @@ def test_top_flips_toggle_grid():
     assert pairs.top_flips(table, 0) == []
     assert pairs.toggle([(0, 1)], (1, 1)) == [(0, 1), (1, 1)]
     assert pairs.toggle([(0, 1), (1, 1)], (0, 1)) == [(1, 1)]
-    grid = pairs.head_grid([(1, 0), (5, 5)], 2, 2)
+    grid = pairs.head_marks([(1, 0), (5, 5)], 2, 2)
     assert grid.tolist() == [[False, False], [True, False]]
 
 

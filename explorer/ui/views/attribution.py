@@ -10,7 +10,6 @@ from explorer.plots import attribution as plots
 from explorer.serving.worker import Jobs
 from explorer.ui import cached
 from explorer.ui.text import literal
-from explorer.ui.views.heads_do import wait
 from explorer.ui.widgets import show_figure
 
 EXPLANATIONS = Jobs(32)
@@ -23,8 +22,9 @@ def explanation(model: str, text: str, query: str, cands: list[str]) -> Explanat
         st.stop()
     loaded = cached.get_model(model)
     key = (model, text, query, *cands)
-    return wait(EXPLANATIONS.run(key, lambda progress: explain(loaded, text, cands, query, progress=progress),
-                                 "explaining the prediction"))
+    job = EXPLANATIONS.run(key, lambda progress: explain(loaded, text, cands, query, progress=progress),
+                           "explaining the prediction")
+    return cached.wait_or_stop(job)
 
 
 def show_prediction(e: Explanation) -> None:

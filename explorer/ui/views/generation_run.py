@@ -9,7 +9,6 @@ prompt or setting) stops at its next step and is not stored.
 """
 from __future__ import annotations
 
-import os
 import threading
 from collections import OrderedDict
 
@@ -19,6 +18,7 @@ from explorer.generation.readout import direct_effect, logit_lens
 from explorer.generation.sampling import Settings, clamp_settings, max_new_tokens
 from explorer.generation.steps import Generation, generate
 from explorer.model.registry import ModelUnavailable
+from explorer.serving import process
 from explorer.serving.fairqueue import QueueFull, Replaced
 from explorer.serving.worker import Jobs
 from explorer.ui import cached, params
@@ -106,7 +106,7 @@ def _runner(session: str, key: tuple):
 
 def _queued(session: str, fn):
     """``fn()`` as one job of the shared forward queue for ``session`` (``EXPLORER_FORWARD_QUEUE=0``: at once)."""
-    if os.environ.get("EXPLORER_FORWARD_QUEUE", "1").strip().lower() in {"0", "false", "no", "off"}:
+    if not process.forward_queue_on():
         return fn()
     return cached.FORWARDS.submit(session, None, fn).result()
 

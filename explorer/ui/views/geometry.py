@@ -19,7 +19,7 @@ from explorer.geometry.corpus_pass import CorpusPass, run_pass
 from explorer.geometry.project import METHODS
 from explorer.model.registry import ModelUnavailable, resolve_spec
 from explorer.plots import geometry as plots
-from explorer.serving.worker import Job, Jobs
+from explorer.serving.worker import Jobs
 from explorer.ui import cached, pickers
 from explorer.ui import widgets as ui
 from explorer.ui.quiz import predict_then_reveal
@@ -28,15 +28,7 @@ from explorer.ui.text import literal
 PASSES = Jobs(int(os.environ.get("EXPLORER_GEOMETRY_MODELS", "2")))
 MAPS = Jobs(512)
 SIDE_POINTS, GRID_POINTS = 1200, 300   # tokens drawn per map side by side / per small map of the grid
-
-
-def _wait(job: Job):
-    cached.show_progress(job)
-    try:
-        return job.wait()
-    except (ValueError, ModelUnavailable) as err:   # GeometryUnavailable is a ValueError
-        st.warning(literal(err))
-        st.stop()
+UNAVAILABLE = (ValueError, ModelUnavailable)   # a warning that stops the page (GeometryUnavailable is a ValueError)
 
 
 def corpus_pass(model: str) -> CorpusPass:
@@ -47,13 +39,15 @@ def corpus_pass(model: str) -> CorpusPass:
         st.warning(literal(err))
         st.stop()
     loaded = cached.get_model(name)
-    return _wait(PASSES.run(name, lambda progress: run_pass(loaded, progress=progress),
-                            f"the corpus pass of {name}"))
+    job = PASSES.run(name, lambda progress: run_pass(loaded, progress=progress), f"the corpus pass of {name}")
+    return cached.wait_or_stop(job, errors=UNAVAILABLE)
 
 
 def head_map(run: CorpusPass, layer: int, head: int, method: str) -> maps.HeadMap:
-    return _wait(MAPS.run((run.facts.name, layer, head, method), lambda progress: maps.head_map(
-        run, layer, head, method), f"the {METHODS[method].split(' (')[0]} map of layer {layer} · head {head}"))
+    """``geometry.maps.head_map``, one head's map, computed once per server in ``MAPS`` (progress in the page)."""
+    job = MAPS.run((run.facts.name, layer, head, method), lambda progress: maps.head_map(run, layer, head, method),
+                   f"the {METHODS[method].split(' (')[0]} map of layer {layer} · head {head}")
+    return cached.wait_or_stop(job, errors=UNAVAILABLE)
 
 
 def text_pass(name: str, text: str) -> overlay.TextPass | None:

@@ -17,7 +17,7 @@ from explorer.attention.result import AttentionResult
 from explorer.heads_do import knockout, pairs, roles, values
 from explorer.plots import effects as plots
 from explorer.serving.cache import ByteLRU
-from explorer.serving.worker import Job, Jobs
+from explorer.serving.worker import Jobs
 from explorer.ui import cached, params
 from explorer.ui.text import literal
 from explorer.ui.widgets import attention_or_stop, choice_picker, from_url, show_figure
@@ -26,19 +26,6 @@ MEASURES, SWEEPS, ROLES = Jobs(256), Jobs(16), Jobs(4)
 _weighted = ByteLRU(int(os.environ.get("EXPLORER_VALUE_CACHE_MB", "128")) * 2**20)
 ABLATIONS = {"zero": "zero (output set to 0)", "mean": "mean (output set to its average over both texts)"}
 WEIGHTINGS = {"weights": "weights", "value": "weight × value size"}
-
-
-def wait(job: Job, stop: bool = True):
-    """The job's value, with a progress bar while it runs; a ValueError becomes a warning that stops the page
-    (``stop=False``: the error is raised)."""
-    cached.show_progress(job)
-    try:
-        return job.wait()
-    except ValueError as err:
-        if not stop:
-            raise
-        st.warning(literal(err))
-        st.stop()
 
 
 # ---------------------------------------------------------------------------------------------- measure and knockout
@@ -76,7 +63,7 @@ def pair_measure(model: str, a: str, b: str, query: str, cands: list[str], knock
     """Both sentences' measures (heads in ``knocked`` knocked out), computed once for all sessions."""
     loaded = cached.get_model(model)
     key = (model, a, b, query, *cands, tuple(sorted(knocked)), mode)
-    return wait(MEASURES.run(key, lambda progress: pairs.knocked_pair(
+    return cached.wait_or_stop(MEASURES.run(key, lambda progress: pairs.knocked_pair(
         loaded, a, b, list(knocked), mode, candidates=cands, query=query), "measuring the pair"))
 
 
@@ -138,7 +125,7 @@ def knock_section(model: str, a: str, b: str, query: str, cands: list[str], flip
     picked = st.multiselect("Heads to knock out", options, key=heads_key, placeholder="Pick heads by name…",
                             format_func=lambda s: s.replace("L", "layer ").replace("H", " · head "))
     chosen = heads.parse_heads(",".join(picked), n_layers, n_heads, len(options))[0]
-    grid = pairs.head_grid(chosen, n_layers, n_heads)
+    grid = pairs.head_marks(chosen, n_layers, n_heads)
     left, right = st.columns([3, 2]) if with_map else (None, st.container())
     if with_map:
         with left:
@@ -193,7 +180,7 @@ def sweep_section(model: str, a: str, b: str, query: str, cands: list[str], flip
                                                            candidates=cands, query=query), "sweeping heads")
             st.rerun()   # the button goes; the progress bar takes its place
         return
-    result = wait(job)
+    result = cached.wait_or_stop(job)
     rho = knockout.spearman(knockout.flip_map(flip.table), result.effect)
     left, right = st.columns(2)
     with left:
@@ -257,7 +244,7 @@ def head_roles(model: str, stop: bool = True):
         found = roles.head_roles(loaded)
         progress(0.5, "Mapping similar heads…")
         return found, roles.similar_heads(loaded)
-    return wait(ROLES.run(model, work, f"head roles of {model}"), stop)
+    return cached.wait_or_stop(ROLES.run(model, work, f"head roles of {model}"), stop=stop)
 
 
 def more_stats(model: str, text: str, result: AttentionResult, stats):
