@@ -1,5 +1,5 @@
 """Security: no raw HTML with user text, literal labels in every figure, no remote code, only safe weight formats
-for the embedded loading, and the deployer's hub policy (EXPLORER_ALLOW_HUB, EXPLORER_HUB_ALLOWLIST) and local
+for the embedded models, and the deployer's hub policy (EXPLORER_ALLOW_HUB, EXPLORER_HUB_ALLOWLIST) and local
 folder policy (EXPLORER_ALLOW_LOCAL: off by default)."""
 from __future__ import annotations
 
@@ -243,7 +243,7 @@ def test_picker_offers_only_the_allowlist(monkeypatch):
 
 def test_local_folders_are_off_by_default(monkeypatch, tiny_folder, from_pretrained_calls):
     """A real server refuses model folders unless the deployer switches them on (tests/conftest.py does, for
-    the tiny loading): a folder that exists and one that does not get the same message, and nothing is read."""
+    the tiny models): a folder that exists and one that does not get the same message, and nothing is read."""
     from explorer.serving import policy
 
     folder = str(tiny_folder("bert"))
