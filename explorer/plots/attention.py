@@ -102,19 +102,21 @@ class LightFigure(go.Figure):
         light = self.__dict__.get("_light")
         if light is None:
             return super().to_dict()
-        out = {"data": _plain(light[0]), "layout": _plain(light[1])}
+        out = {"data": plain_copy(light[0]), "layout": plain_copy(light[1])}
         convert_to_base64(out)
         return out
 
 
-def _plain(value):
-    """``value`` with every dict and list copied and plotly objects as their dicts; arrays and scalars as they are."""
+def plain_copy(value):
+    """``value`` with every dict and list copied (tuples become lists) and plotly objects as their dicts; arrays
+    and scalars as they are (shared). What a :class:`LightFigure` is given from a kept figure, so a caller's
+    change to its copy reaches no other."""
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: plain_copy(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain_copy(v) for v in value]
     if isinstance(value, BasePlotlyType):
-        return _plain(value.to_plotly_json())
+        return plain_copy(value.to_plotly_json())
     return value
 
 
