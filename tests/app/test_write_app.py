@@ -168,3 +168,27 @@ def test_a_generation_pushed_out_of_the_cache_is_stored_again():
     cached.result_cache().clear()               # as when other texts fill the byte budget
     at.run()                                    # the finished job still answers, and its result is stored again
     assert not at.exception and cached.result_cache().peek(key) is not None
+
+
+def test_a_replaced_generation_stops_unstored(tiny_decoder, monkeypatch):
+    """The page's runner: a generation whose session asked for another one meanwhile stops at its next step and
+    leaves nothing in the result cache; asked again, it runs whole and is stored read-only."""
+    from explorer.ui.views import generation_run as gx
+    folder, prompt = tiny_decoder, "the animal didn't cross the street"
+    monkeypatch.setenv("EXPLORER_FORWARD_QUEUE", "0")
+    settings = Settings(new_tokens=8)
+    key, newer = ("generate", folder, prompt, settings), ("generate", folder, "the cat", settings)
+    calls = []
+
+    def progress(fraction, text):
+        calls.append(text)
+        if len(calls) == 2:                        # the student typed another prompt meanwhile
+            gx._latest["s1"] = newer
+
+    gx._latest["s1"] = key
+    with pytest.raises(gx.Abandoned):
+        gx._work(folder, key, prompt, settings, "s1", progress)
+    assert len(calls) == 2 and cached.result_cache().peek(key) is None   # nothing half-written kept
+    gx._latest["s1"] = key
+    gen = gx._work(folder, key, prompt, settings, "s1", lambda f, t: None)
+    assert cached.result_cache().peek(key) is gen and not gen.weights.flags.writeable
