@@ -20,21 +20,13 @@ from __future__ import annotations
 
 import redis
 
+from . import errors
 from .store import (
     ClassroomStore,
     NoSuchRoom,
     Room,
-    from_address_error,
     hash_key,
-    no_room_error,
-    not_joined_error,
-    not_teacher_error,
-    removed_error,
-    revealed_error,
-    room_closed_error,
-    room_full_error,
     timestamp,
-    too_many_rooms_error,
 )
 
 # KEYS: room hash, rooms zset. ARGV: now, cutoff (= now - ttl, from Python so every backend compares the same
@@ -184,10 +176,11 @@ class RedisStore(ClassroomStore):
         status = status.decode() if isinstance(status, bytes) else status
         if status in ("ok", "taken"):
             return int(value) if status == "ok" else -1
-        raise {"noroom": no_room_error, "notteacher": not_teacher_error, "toomany": too_many_rooms_error,
-               "notjoined": not_joined_error, "revealed": revealed_error,
-               "full": lambda: room_full_error(self.max_students), "closed": room_closed_error,
-               "removed": removed_error, "fromaddress": lambda: from_address_error(self.seats_per_address)}[status]()
+        raise {"noroom": errors.no_room_error, "notteacher": errors.not_teacher_error,
+               "toomany": errors.too_many_rooms_error, "notjoined": errors.not_joined_error,
+               "revealed": errors.revealed_error, "full": lambda: errors.room_full_error(self.max_students),
+               "closed": errors.room_closed_error, "removed": errors.removed_error,
+               "fromaddress": lambda: errors.from_address_error(self.seats_per_address)}[status]()
 
     def _read(self, code: str, now: float, *calls) -> list:
         """Run HGET touched plus ``calls`` (name, key, *args) in one MULTI; NoSuchRoom unless the room is live."""
@@ -197,7 +190,7 @@ class RedisStore(ClassroomStore):
             getattr(pipe, name)(key, *args)
         touched, *out = pipe.execute()
         if touched is None or float(touched) <= now - self.ttl_s:
-            raise no_room_error()
+            raise errors.no_room_error()
         return out
 
     # ------------------------------------------------------------------------------------------- writes

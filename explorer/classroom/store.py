@@ -21,6 +21,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from . import errors
 from .address import (  # noqa: F401 - WRONG_* re-exported
     WRONG_FIRST_WAIT_S,
     WRONG_FORGET_S,
@@ -42,15 +43,6 @@ from .errors import (  # noqa: F401 - re-exported: the backends and older import
     RoomFull,
     TooManyFromAddress,
     TooManyRooms,
-    from_address_error,
-    no_room_error,
-    not_joined_error,
-    not_teacher_error,
-    removed_error,
-    revealed_error,
-    room_closed_error,
-    room_full_error,
-    too_many_rooms_error,
 )
 
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: nothing to confuse when read aloud
@@ -175,9 +167,9 @@ class ClassroomStore(ABC):
         code = normalise_code(code)
         stored = self._key_hash(code, now)
         if stored is None:
-            raise no_room_error()
+            raise errors.no_room_error()
         if not key_matches(stored, key):
-            raise not_teacher_error()
+            raise errors.not_teacher_error()
         return code
 
     def set_view(self, code: str, key: str, view: Mapping, now: float | None = None) -> int:

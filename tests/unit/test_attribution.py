@@ -79,7 +79,7 @@ def test_integrated_gradients_of_a_linear_model_are_exact():
     assert blank.scores[[0, 3]] == pytest.approx([0, 0])     # tokens not attributed are the same in the baseline
 
 
-class Cubic(torch.nn.Module):
+class Cubic(OneLayer):
     """The last hidden state's first coordinate is f(e) = Σ_t w_t s_t³ with s_t = e_t[0] (the probe reads it along
     u = (1, 0, 0)): a score whose gradient changes along the integration path, so every part of the formula shows.
 
@@ -88,18 +88,10 @@ class Cubic(torch.nn.Module):
     α_k = (k − ½)/n: IG_t = Δ · (1/n) Σ_k 3 w_t (s_b + α_k Δ)², and since (1/n) Σ α_k² = 1/3 − 1/(12 n²) this is
     w_t (s_t³ − s_b³) − w_t Δ³ / (4 n²): exact but for the midpoint rule's error, which the step count sets."""
 
-    def __init__(self, embeddings: torch.Tensor, w: torch.Tensor):
-        super().__init__()
-        self.embed = torch.nn.Embedding.from_pretrained(embeddings, freeze=False)
-        self.w = w
-
-    def get_input_embeddings(self):
-        return self.embed
-
     def forward(self, input_ids=None, inputs_embeds=None, attention_mask=None, use_cache=False):
         e = self.embed(input_ids) if inputs_embeds is None else inputs_embeds          # (B, T, d)
         hidden = torch.zeros_like(e)
-        hidden[:, -1, 0] = (self.w.to(e) * e[..., 0] ** 3).sum(-1)
+        hidden[:, -1, 0] = (self.a.to(e) * e[..., 0] ** 3).sum(-1)                 # self.a holds the weights w
         return SimpleNamespace(last_hidden_state=hidden)
 
 

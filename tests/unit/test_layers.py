@@ -42,7 +42,8 @@ def imports_of(path: Path, module: str) -> set[str]:
                 base = ".".join([*anchor, *([base] if base else [])])
             found.add(base)
             found |= {f"{base}.{alias.name}" for alias in node.names}   # `from explorer import maths`
-    return found
+    # a module's own parent packages ran before it (`from . import errors` adds no dependency on the package)
+    return {dep for dep in found if not module.startswith(f"{dep}.")}
 
 
 def check_tree(root: Path) -> list[str]:
