@@ -1,12 +1,13 @@
 """AppTest of the "Watch it write" page on the embedded SmolLM2 (and a tiny local Llama for end-of-sequence at
 the first step): the generation, the step controls, the readouts, and bad input."""
 import re
+from functools import partial
 
 import numpy as np
+import pagetest
 import pytest
-from pagetest import open_page
+from pagetest import array, figures, open_page
 from streamlit.testing.v1 import AppTest
-from test_flip_app import array, figures
 from test_robustness_app import TEXT_ROWS, literal_everywhere, shows, usable
 
 from explorer.generation.sampling import Settings
@@ -15,13 +16,11 @@ from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.ui import cached
 from explorer.ui.text import literal
 
-
-def run(**params) -> AppTest:
-    return open_page("pages/write.py", timeout=300, **params)
+run = partial(open_page, "pages/write.py")
 
 
 def texts(at: AppTest) -> str:
-    return " ".join(e.value for kind in (at.markdown, at.caption, at.info, at.warning) for e in kind)
+    return pagetest.texts(at, raw=True)
 
 
 def pills(at: AppTest) -> list[str]:
