@@ -6,10 +6,6 @@ option never re-runs the model. A view remembers which token positions each of i
 """
 from __future__ import annotations
 
-import functools
-import threading
-import weakref
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,36 +14,18 @@ import pandas as pd
 from explorer.attention import analysis
 from explorer.attention.result import AttentionResult
 from explorer.maths import causal_mask, pool
+from explorer.serving import cache
 
 PARTS = {"encoder": "encoder self-attention", "decoder": "decoder self-attention",
          "cross": "cross attention (decoder → encoder)"}
 ROLLOUT_RESIDUAL = 0.5
 OVERVIEW_SIDE = 24   # thumbnails are average-pooled to at most this many rows and columns
-MEMO_ENTRIES = 32
+MEMO_BYTES = 8 * 2**20   # per function (a 512-token rollout is 1 MB)
 
 
-_memo: OrderedDict = OrderedDict()
-_memo_lock = threading.Lock()
-
-
-def remembered(fn):
-    """Keep the last few values of ``fn(result, *args)`` while ``result`` (a cached, read-only AttentionResult)
-    is alive: moving a slider reruns the page, and the overview's statistics need not be recomputed."""
-    @functools.wraps(fn)
-    def wrapper(result, *args, **kwargs):
-        key = (fn.__name__, id(result), args, tuple(sorted(kwargs.items())))
-        with _memo_lock:
-            hit = _memo.get(key)
-            if hit is not None and hit[0]() is result:
-                _memo.move_to_end(key)
-                return hit[1]
-        value = fn(result, *args, **kwargs)
-        with _memo_lock:
-            _memo[key] = (weakref.ref(result), value)
-            while len(_memo) > MEMO_ENTRIES:
-                _memo.popitem(last=False)
-        return value
-    return wrapper
+# the overview's statistics and a rollout, kept while their (cached, read-only) AttentionResult lives: moving a
+# slider reruns the page, and they need not be recomputed
+per_result = cache.remembered(MEMO_BYTES, by_identity=(AttentionResult,))   # each function its own store
 
 
 @dataclass(frozen=True)
@@ -180,7 +158,7 @@ def matrix_view(result: AttentionResult, part: str, layer: int, head: int, optio
     return MatrixView(matrix, q_lab, k_lab, q_pos, k_pos, masked, title, value_name, notes + more, real)
 
 
-@remembered
+@per_result
 def _rollout(res: AttentionResult, layer: int) -> np.ndarray:
     return analysis.rollout(res.weights[: layer + 1], residual=ROLLOUT_RESIDUAL)[-1]
 
@@ -224,7 +202,7 @@ def csv_frame(view: MatrixView) -> pd.DataFrame:
 
 # ---------------------------------------------------------------------------------------------- overview
 
-@remembered
+@per_result
 def overview_tiles(result: AttentionResult, part: str, hide_special: bool = False, side: int = OVERVIEW_SIDE
                    ) -> tuple[np.ndarray, np.ndarray | None]:
     """Thumbnails of every head: ``[layer, head, ≤side, ≤side]`` average-pooled weights, and the pooled causal
@@ -258,7 +236,7 @@ OVERVIEW_HOVER = ("layer %{customdata[0]} · head %{customdata[1]}<br>on special
                   "nats · mean distance %{customdata[6]:.1f} tokens")
 
 
-@remembered
+@per_result
 def overview_stats(result: AttentionResult, part: str) -> np.ndarray:
     """``[layer, head, len(STATS)]``: a few statistics that tell common head patterns apart (the overview sends
     them as numbers and ``OVERVIEW_HOVER`` writes them out in the browser)."""

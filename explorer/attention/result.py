@@ -100,13 +100,24 @@ def _display(tokenizer, token_id: int, raw: str) -> str:
     return {"": "␣", "\n": "⏎"}.get(text, text.replace("\n", "⏎"))
 
 
-def _tokenise(tokenizer, text: str, limit: int) -> dict:
+def token_texts(tokenizer, ids: list[int]) -> list[str]:
+    """Each token id as a page shows it: its decoded text without the tokenizer's space or newline marks
+    (``Ġ``, ``▁``, ``Ċ``), a lone space as ``␣`` and a newline as ``⏎``; the raw vocabulary entry where decoding
+    gives nothing readable (a byte of a longer character)."""
+    return [_display(tokenizer, i, r) for i, r in zip(ids, tokenizer.convert_ids_to_tokens(ids))]
+
+
+def tokenise(tokenizer, text: str, limit: int) -> dict:
+    """``text`` tokenised as extraction reads it (special tokens added, at most ``limit`` tokens): a dict of the
+    model's ``inputs`` (tensors), ``ids``, ``special`` (bool per token), ``tokens`` (:func:`token_texts`),
+    ``word_ids`` (word index per token, -1 for special tokens), ``words``, ``truncated`` and ``n_full`` (tokens the
+    whole text needs)."""
     full = tokenizer(text, add_special_tokens=True)["input_ids"]
     enc = tokenizer(text, truncation=True, max_length=limit, return_special_tokens_mask=True,
                     return_offsets_mapping=getattr(tokenizer, "is_fast", False), return_tensors="pt")
     ids = enc["input_ids"][0].tolist()
     special = np.array(enc["special_tokens_mask"][0].tolist(), dtype=bool)
-    tokens = [_display(tokenizer, i, r) for i, r in zip(ids, tokenizer.convert_ids_to_tokens(ids))]
+    tokens = token_texts(tokenizer, ids)
     word_ids, words = list(range(len(ids))), list(tokens)
     if getattr(tokenizer, "is_fast", False) and enc.word_ids(0) is not None:
         spans: dict[int, list[int]] = {}
@@ -122,7 +133,8 @@ def _tokenise(tokenizer, text: str, limit: int) -> dict:
                 truncated=len(full) > len(ids), n_full=len(full))
 
 
-def _facts(loaded: LoadedModel) -> ModelFacts:
+def model_facts(loaded: LoadedModel) -> ModelFacts:
+    """What a page says about a loaded model (kind, family, layers, heads, d_head, positions…), read from its config."""
     c = loaded.model.config
     n_heads = getattr(c, "num_attention_heads", None) or getattr(c, "n_head", None) or c.num_heads
     d_model = getattr(c, "hidden_size", None) or getattr(c, "d_model", None) or c.n_embd
@@ -225,14 +237,14 @@ def extract(loaded: LoadedModel, text: str, target: str | None = None,
     """
     if not text or not text.strip():
         raise ValueError("The text is empty: type a sentence to see its attention.")
-    model, tokenizer, facts = loaded.model, loaded.tokenizer, _facts(loaded)
+    model, tokenizer, facts = loaded.model, loaded.tokenizer, model_facts(loaded)
     limit = min(max_tokens or MAX_TOKENS, getattr(tokenizer, "model_max_length", 10**9) or 10**9,
                 getattr(model.config, "max_position_embeddings", None) or 10**9)
-    tok = _tokenise(tokenizer, text, limit)
+    tok = tokenise(tokenizer, text, limit)
     inputs = {k: v.to(loaded.device) for k, v in tok["inputs"].items()}
     dec = None
     if loaded.kind == "encoder-decoder":
-        dec = _tokenise(tokenizer, target if target and target.strip() else text, limit)
+        dec = tokenise(tokenizer, target if target and target.strip() else text, limit)
         start = model.config.decoder_start_token_id or 0
         dec["ids"] = [start, *dec["ids"][:-1]]
         dec["tokens"] = [_display(tokenizer, start, "<start>"), *dec["tokens"][:-1]]

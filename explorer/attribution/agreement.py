@@ -2,8 +2,8 @@
 
 Importance is the size of a score (``|score|``): attention-based scores are never negative, while gradient-based
 ones carry a sign (a word can push the prediction away); the ranking compares how much each word matters.
-Spearman comes from ``effects.spearman`` (ranks with ties averaged); Kendall's τ-b is computed here by hand from
-concordant and discordant pairs, with the tie correction (no SciPy needed).
+Both come from SciPy through ``heads_do.knockout.spearman`` (ranks with ties averaged) and :func:`kendall`
+(``kendalltau``'s τ-b, which corrects for ties); pairs with a NaN are dropped first.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from explorer.heads_do.knockout import spearman
+from explorer.heads_do.knockout import paired, spearman
 
 
 def top_k(scores, k: int) -> list[int]:
@@ -24,17 +24,12 @@ def top_k(scores, k: int) -> list[int]:
 
 def kendall(x, y) -> float:
     """Kendall's τ-b of two same-length arrays: (concordant − discordant) / sqrt((n0 − ties x)(n0 − ties y)) over
-    all pairs; NaN when either is constant. Pairs with a NaN are dropped."""
-    a, b = np.asarray(x, dtype=np.float64).ravel(), np.asarray(y, dtype=np.float64).ravel()
-    if a.shape != b.shape:
-        raise ValueError(f"Shapes differ: {np.shape(x)} vs {np.shape(y)}")
-    ok = ~(np.isnan(a) | np.isnan(b))
-    a, b = a[ok], b[ok]
-    i, j = np.triu_indices(len(a), k=1)
-    da, db = np.sign(a[i] - a[j]), np.sign(b[i] - b[j])
-    n0 = len(i)
-    denom = math.sqrt((n0 - np.sum(da == 0)) * (n0 - np.sum(db == 0)))
-    return float(np.sum(da * db) / denom) if denom > 0 else float("nan")
+    all n0 pairs (SciPy's ``kendalltau``); NaN when either is constant. Pairs with a NaN are dropped."""
+    from scipy.stats import kendalltau
+    a, b = paired(x, y)
+    if len(a) < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return float("nan")
+    return float(kendalltau(a, b).statistic)
 
 
 def agreement(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,4 +1,7 @@
-"""Classroom errors: each one's ``str`` is a sentence to show the teacher or the student as it is."""
+"""Classroom errors: each one's ``str`` is a sentence to show the teacher or the student as it is.
+
+Each ``*_error`` function makes one error with the sentence every backend raises it with (the store and both
+backends use them, so a student reads the same words whichever backend the server runs)."""
 from __future__ import annotations
 
 
@@ -53,39 +56,39 @@ class BadInput(ClassroomError, ValueError):
     """A nickname, id, option or view is empty, too long or of the wrong type."""
 
 
-def _no_room() -> NoSuchRoom:
+def no_room_error() -> NoSuchRoom:
     return NoSuchRoom("There is no open room with this code: it may have been closed or left idle for 12 hours. "
                       "Please check the code with your teacher.")
 
 
-def _not_teacher() -> NotTeacher:
+def not_teacher_error() -> NotTeacher:
     return NotTeacher("Only the teacher who started this room can do that.")
 
 
-def _full(n: int) -> RoomFull:
+def room_full_error(n: int) -> RoomFull:
     return RoomFull(f"This room is full ({n} students); please ask your teacher.")
 
 
-def _closed() -> RoomClosed:
+def room_closed_error() -> RoomClosed:
     return RoomClosed("Your teacher has closed this class to new students; please ask your teacher to open it.")
 
 
-def _removed() -> Removed:
+def removed_error() -> Removed:
     return Removed("Your teacher removed you from this class. To come back, join again with the code.")
 
 
-def _from_address(n: int) -> TooManyFromAddress:
+def from_address_error(n: int) -> TooManyFromAddress:
     return TooManyFromAddress(f"Too many students ({n}) have joined this class from your network address; please "
                               "ask your teacher.")
 
 
-def _too_many() -> TooManyRooms:
+def too_many_rooms_error() -> TooManyRooms:
     return TooManyRooms("The server already hosts as many classrooms as it can; please try again later.")
 
 
-def _not_joined() -> NotJoined:
+def not_joined_error() -> NotJoined:
     return NotJoined("Please join the room before answering.")
 
 
-def _frozen() -> AlreadyRevealed:
+def revealed_error() -> AlreadyRevealed:
     return AlreadyRevealed("The answers to this question are already revealed; yours can no longer change.")

@@ -20,21 +20,13 @@ from __future__ import annotations
 
 import redis
 
+from . import errors
 from .store import (
     ClassroomStore,
     NoSuchRoom,
     Room,
-    _closed,
-    _from_address,
-    _frozen,
-    _full,
-    _no_room,
-    _not_joined,
-    _not_teacher,
-    _now,
-    _removed,
-    _too_many,
     hash_key,
+    timestamp,
 )
 
 # KEYS: room hash, rooms zset. ARGV: now, cutoff (= now - ttl, from Python so every backend compares the same
@@ -184,9 +176,11 @@ class RedisStore(ClassroomStore):
         status = status.decode() if isinstance(status, bytes) else status
         if status in ("ok", "taken"):
             return int(value) if status == "ok" else -1
-        raise {"noroom": _no_room, "notteacher": _not_teacher, "toomany": _too_many, "notjoined": _not_joined,
-               "revealed": _frozen, "full": lambda: _full(self.max_students), "closed": _closed,
-               "removed": _removed, "fromaddress": lambda: _from_address(self.seats_per_address)}[status]()
+        raise {"noroom": errors.no_room_error, "notteacher": errors.not_teacher_error,
+               "toomany": errors.too_many_rooms_error, "notjoined": errors.not_joined_error,
+               "revealed": errors.revealed_error, "full": lambda: errors.room_full_error(self.max_students),
+               "closed": errors.room_closed_error, "removed": errors.removed_error,
+               "fromaddress": lambda: errors.from_address_error(self.seats_per_address)}[status]()
 
     def _read(self, code: str, now: float, *calls) -> list:
         """Run HGET touched plus ``calls`` (name, key, *args) in one MULTI; NoSuchRoom unless the room is live."""
@@ -196,12 +190,12 @@ class RedisStore(ClassroomStore):
             getattr(pipe, name)(key, *args)
         touched, *out = pipe.execute()
         if touched is None or float(touched) <= now - self.ttl_s:
-            raise _no_room()
+            raise errors.no_room_error()
         return out
 
     # ------------------------------------------------------------------------------------------- writes
     def expire(self, now: float | None = None) -> int:
-        return self._run("expire", "", _now(now), self.prefix)
+        return self._run("expire", "", timestamp(now), self.prefix)
 
     def _create(self, code, key_hash, now):
         return self._run("create", code, now, key_hash, self.max_rooms) == 0

@@ -15,21 +15,13 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
+from . import errors
 from .store import (
     WRONG_FORGET_S,
     ClassroomStore,
     Room,
-    _closed,
-    _from_address,
-    _frozen,
-    _full,
-    _no_room,
-    _not_joined,
-    _not_teacher,
-    _now,
-    _removed,
-    _too_many,
     hash_key,
+    timestamp,
 )
 
 SCHEMA = """
@@ -99,12 +91,12 @@ class SqliteStore(ClassroomStore):
     def _live(self, db, code: str, now: float, cols: str = "key_hash") -> tuple:
         row = db.execute(f"SELECT {cols} FROM rooms WHERE code=? AND touched>?", (code, now - self.ttl_s)).fetchone()
         if row is None:
-            raise _no_room()
+            raise errors.no_room_error()
         return row
 
     def _check_teacher(self, db, code: str, key: str, now: float) -> None:
         if not hmac.compare_digest(self._live(db, code, now)[0], hash_key(key)):
-            raise _not_teacher()
+            raise errors.not_teacher_error()
 
     def _touch(self, db, code: str, now: float) -> None:
         db.execute("UPDATE rooms SET touched=? WHERE code=?", (now, code))
@@ -116,7 +108,7 @@ class SqliteStore(ClassroomStore):
 
     # ------------------------------------------------------------------------------------------- writes
     def expire(self, now: float | None = None) -> int:
-        now = _now(now)
+        now = timestamp(now)
         with self._write() as db:
             codes = [r[0] for r in db.execute("SELECT code FROM rooms WHERE touched<=?", (now - self.ttl_s,))]
             self._drop(db, codes)
@@ -129,7 +121,7 @@ class SqliteStore(ClassroomStore):
                 return False
             live = db.execute("SELECT COUNT(*) FROM rooms WHERE touched>?", (now - self.ttl_s,)).fetchone()[0]
             if live >= self.max_rooms:
-                raise _too_many()
+                raise errors.too_many_rooms_error()
             db.execute("INSERT INTO rooms(code, key_hash, created, touched, version, locked, view, joinable) "
                        "VALUES(?,?,?,?,0,0,'{}',1)", (code, key_hash, now, now))
         return True
@@ -164,17 +156,17 @@ class SqliteStore(ClassroomStore):
         with self._write() as db:
             joinable = self._live(db, code, now, "joinable")[0]
             if db.execute("SELECT 1 FROM removed WHERE code=? AND student=?", (code, student)).fetchone():
-                raise _removed()
+                raise errors.removed_error()
             known = db.execute("SELECT 1 FROM students WHERE code=? AND student=?", (code, student)).fetchone()
             if not known:
                 if not joinable:
-                    raise _closed()
+                    raise errors.room_closed_error()
                 if db.execute("SELECT COUNT(*) FROM students WHERE code=?", (code,)).fetchone()[0] >= self.max_students:
-                    raise _full(self.max_students)
+                    raise errors.room_full_error(self.max_students)
                 if address and self.seats_per_address and db.execute(
                         "SELECT COUNT(*) FROM students WHERE code=? AND address=?",
                         (code, address)).fetchone()[0] >= self.seats_per_address:
-                    raise _from_address(self.seats_per_address)
+                    raise errors.from_address_error(self.seats_per_address)
             db.execute("INSERT INTO students(code, student, nickname, address) VALUES(?,?,?,?) "
                        "ON CONFLICT(code, student) DO UPDATE SET nickname=excluded.nickname",
                        (code, student, nickname, address))
@@ -191,9 +183,9 @@ class SqliteStore(ClassroomStore):
         with self._write() as db:
             self._live(db, code, now)
             if not db.execute("SELECT 1 FROM students WHERE code=? AND student=?", (code, student)).fetchone():
-                raise _not_joined()
+                raise errors.not_joined_error()
             if db.execute("SELECT 1 FROM revealed WHERE code=? AND qid=?", (code, qid)).fetchone():
-                raise _frozen()
+                raise errors.revealed_error()
             db.execute("INSERT OR REPLACE INTO answers VALUES(?,?,?,?)", (code, qid, student, option))
             self._touch(db, code, now)
 
@@ -225,7 +217,7 @@ class SqliteStore(ClassroomStore):
             "SELECT EXISTS(SELECT 1 FROM students s WHERE s.code=r.code AND s.student=?) FROM rooms r "
             "WHERE r.code=? AND r.touched>?", (student, code, now - self.ttl_s)).fetchone()
         if row is None:
-            raise _no_room()
+            raise errors.no_room_error()
         return bool(row[0])
 
     def _wrong_state(self, address, now, forget_s):

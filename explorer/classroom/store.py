@@ -21,6 +21,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from . import errors
 from .address import (  # noqa: F401 - WRONG_* re-exported
     WRONG_FIRST_WAIT_S,
     WRONG_FORGET_S,
@@ -42,15 +43,6 @@ from .errors import (  # noqa: F401 - re-exported: the backends and older import
     RoomFull,
     TooManyFromAddress,
     TooManyRooms,
-    _closed,
-    _from_address,
-    _frozen,
-    _full,
-    _no_room,
-    _not_joined,
-    _not_teacher,
-    _removed,
-    _too_many,
 )
 
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: nothing to confuse when read aloud
@@ -138,7 +130,8 @@ def dump_view(view: object) -> str:
     return text
 
 
-def _now(now: float | None) -> float:
+def timestamp(now: float | None) -> float:
+    """``now`` as unix seconds, or the clock's time when it is None (every method's ``now`` argument)."""
     return time.time() if now is None else float(now)
 
 
@@ -154,7 +147,7 @@ class ClassroomStore(ABC):
     # ------------------------------------------------------------------------------------------- teacher
     def create_room(self, now: float | None = None) -> tuple[str, str]:
         """New room -> (code, teacher_key). Idle rooms are expired first; TooManyRooms at max_rooms."""
-        now = _now(now)
+        now = timestamp(now)
         self.expire(now)
         key = secrets.token_urlsafe(32)
         for _ in range(20):  # a clash with a live code is rare: try another code
@@ -165,7 +158,7 @@ class ClassroomStore(ABC):
 
     def is_teacher(self, code: str, key: str, now: float | None = None) -> bool:
         try:
-            return key_matches(self._key_hash(normalise_code(code), _now(now)), key)
+            return key_matches(self._key_hash(normalise_code(code), timestamp(now)), key)
         except InvalidCode:
             return False
 
@@ -174,29 +167,29 @@ class ClassroomStore(ABC):
         code = normalise_code(code)
         stored = self._key_hash(code, now)
         if stored is None:
-            raise _no_room()
+            raise errors.no_room_error()
         if not key_matches(stored, key):
-            raise _not_teacher()
+            raise errors.not_teacher_error()
         return code
 
     def set_view(self, code: str, key: str, view: Mapping, now: float | None = None) -> int:
         """Replace the shared view (a JSON-able dict) -> its new version."""
-        text, now = dump_view(view), _now(now)
+        text, now = dump_view(view), timestamp(now)
         return self._teacher_write(self._teacher(code, key, now), key, now, "view", text)
 
     def set_lock(self, code: str, key: str, locked: bool, now: float | None = None) -> int:
         """Lock (students must follow) or unlock the view -> new version."""
-        now = _now(now)
+        now = timestamp(now)
         return self._teacher_write(self._teacher(code, key, now), key, now, "lock", "1" if locked else "0")
 
     def reveal(self, code: str, key: str, question_id: str, now: float | None = None) -> int:
         """Reveal a question's pooled answers to the class -> new version; its answers are frozen."""
-        qid, now = check_id(question_id, "question id"), _now(now)
+        qid, now = check_id(question_id, "question id"), timestamp(now)
         return self._teacher_write(self._teacher(code, key, now), key, now, "reveal", qid)
 
     def roster(self, code: str, key: str, now: float | None = None) -> list[tuple[str, str]]:
         """(student id, nickname) of every joined student, sorted by nickname case-insensitively (teacher only)."""
-        now = _now(now)
+        now = timestamp(now)
         seats = self._roster(self._teacher(code, key, now), now)
         return sorted(seats, key=lambda seat: (seat[1].casefold(), seat[1], seat[0]))
 
@@ -208,36 +201,36 @@ class ClassroomStore(ABC):
         """Take these students' seats away (teacher only) -> new version, so their sessions are rerun (the
         server watches the version) and leave. Their answers to questions not yet revealed go too; the ids can
         never join this room again."""
-        ids, now = [check_id(s, "student id") for s in students], _now(now)
+        ids, now = [check_id(s, "student id") for s in students], timestamp(now)
         if not ids:
             raise BadInput("Please choose the students to remove.")
         return self._teacher_write(self._teacher(code, key, now), key, now, "remove", json.dumps(ids))
 
     def set_joinable(self, code: str, key: str, joinable: bool, now: float | None = None) -> None:
         """Open (True) or close (False) the room to new students; students already in stay and may rejoin."""
-        now = _now(now)
+        now = timestamp(now)
         self._teacher_write(self._teacher(code, key, now), key, now, "joinable", "1" if joinable else "0")
 
     def close(self, code: str, key: str, now: float | None = None) -> None:
         """Delete the room with its view, students and answers."""
-        now = _now(now)
+        now = timestamp(now)
         self._close(self._teacher(code, key, now), key, now)
 
     # ------------------------------------------------------------------------------------------- everyone
     def room(self, code: str, now: float | None = None) -> Room | None:
         try:
-            return self._room(normalise_code(code), _now(now))
+            return self._room(normalise_code(code), timestamp(now))
         except InvalidCode:
             return None
 
     def view(self, code: str, now: float | None = None) -> tuple[int, dict]:
         """(version, view dict with 'locked' set from the room's lock)."""
-        version, text, locked = self._view(normalise_code(code), _now(now))
+        version, text, locked = self._view(normalise_code(code), timestamp(now))
         return version, {**json.loads(text), "locked": locked}
 
     def version(self, code: str, now: float | None = None) -> int:
         """The view's version: one key lookup, the call followers poll."""
-        return self._version(normalise_code(code), _now(now))
+        return self._version(normalise_code(code), timestamp(now))
 
     def join(self, code: str, student: str, nickname: str, now: float | None = None, *,
              address: str | None = None) -> str:
@@ -246,22 +239,22 @@ class ClassroomStore(ABC):
         client's, already holds seats_per_address seats; None: unknown, not counted)."""
         nick, sid = clean_nickname(nickname), check_id(student, "student id")
         where = address_hash(address) if address else ""
-        self._join(normalise_code(code), sid, nick, where, _now(now))
+        self._join(normalise_code(code), sid, nick, where, timestamp(now))
         return nick
 
     def joined(self, code: str, student: str, now: float | None = None) -> bool:
         """Does ``student`` hold a seat in the room? NoSuchRoom when the room is gone."""
-        return self._joined(normalise_code(code), check_id(student, "student id"), _now(now))
+        return self._joined(normalise_code(code), check_id(student, "student id"), timestamp(now))
 
     def wrong_code(self, address: str, now: float | None = None) -> float:
         """Count one wrong code from ``address`` (shared by every session and replica) -> seconds it must now
         wait before the next try (0 for the first WRONG_FREE_TRIES - 1 within WRONG_FORGET_S of each other)."""
-        tries = self._wrong_try(address_hash(address), _now(now), WRONG_FORGET_S)
+        tries = self._wrong_try(address_hash(address), timestamp(now), WRONG_FORGET_S)
         return wait_after(tries, WRONG_FREE_TRIES)
 
     def code_wait(self, address: str, now: float | None = None) -> float:
         """Seconds ``address`` must still wait before typing another code (0: it may try now)."""
-        now = _now(now)
+        now = timestamp(now)
         state = self._wrong_state(address_hash(address), now, WRONG_FORGET_S)
         if state is None:
             return 0.0
@@ -271,18 +264,18 @@ class ClassroomStore(ABC):
     def answer(self, code: str, question_id: str, student: str, option: str, now: float | None = None) -> None:
         """Record (or replace) a joined student's answer; AlreadyRevealed once the question is revealed."""
         args = check_id(question_id, "question id"), check_id(student, "student id"), check_id(option, "answer")
-        self._answer(normalise_code(code), *args, _now(now))
+        self._answer(normalise_code(code), *args, timestamp(now))
 
     def counts(self, code: str, question_id: str, now: float | None = None) -> dict[str, int]:
         """option -> number of students who chose it (no names)."""
-        return self._counts(normalise_code(code), check_id(question_id, "question id"), _now(now))
+        return self._counts(normalise_code(code), check_id(question_id, "question id"), timestamp(now))
 
     def my_answer(self, code: str, question_id: str, student: str, now: float | None = None) -> str | None:
         qid, sid = check_id(question_id, "question id"), check_id(student, "student id")
-        return self._my_answer(normalise_code(code), qid, sid, _now(now))
+        return self._my_answer(normalise_code(code), qid, sid, timestamp(now))
 
     def revealed(self, code: str, now: float | None = None) -> frozenset[str]:
-        return frozenset(self._revealed(normalise_code(code), _now(now)))
+        return frozenset(self._revealed(normalise_code(code), timestamp(now)))
 
     @abstractmethod
     def expire(self, now: float | None = None) -> int:

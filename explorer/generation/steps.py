@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from explorer.attention.result import _display
+from explorer.attention.result import token_texts
 from explorer.generation import taps
 from explorer.generation.sampling import Settings, pick, uniforms
 from explorer.heads_do.measures import output_embedding
@@ -186,7 +186,7 @@ def generate(loaded: LoadedModel, prompt: str, settings: Settings, *, run: Runne
     c = model.config
     gen = Generation(
         model=loaded.spec.name, prompt=prompt, settings=settings, ids=ids,
-        tokens=[_display(tok, i, r) for i, r in zip(ids, tok.convert_ids_to_tokens(ids))], n_prompt=n_prompt,
+        tokens=token_texts(tok, ids), n_prompt=n_prompt,
         weights=weights, logits=np.stack(logits), draws=draws[:steps], resid=np.stack(resid),
         heads=np.stack(heads).reshape(steps, n_layers, n_heads, d_head), mlp=np.stack(mlp) if mlp else None,
         step_ms=np.array(times), stopped=stopped, truncated=truncated,

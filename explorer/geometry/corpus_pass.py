@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from explorer.attention.result import ModelFacts, _display, _facts
+from explorer.attention.result import ModelFacts, model_facts, token_texts
 from explorer.geometry.corpus import SENTENCES
 from explorer.model.capture import recompute_tensors, recording
 from explorer.model.loading import LoadedModel
@@ -87,7 +87,7 @@ def estimate_bytes(facts: ModelFacts, n_tokens: int) -> int:
 
 def check_model(loaded: LoadedModel, n_tokens: int, budget_mb: int | None = None) -> ModelFacts:
     """The model's facts, or GeometryUnavailable when the pass cannot run (encoder-decoder, over budget)."""
-    facts = _facts(loaded)
+    facts = model_facts(loaded)
     if loaded.kind == "encoder-decoder":
         raise GeometryUnavailable(
             f"{facts.name} is an encoder-decoder. Head geometry does not support its attention yet (cross-attention "
@@ -113,7 +113,7 @@ def _tokens(tokenizer, sentences, max_tokens: int | None = None) -> list[dict]:
         out.append(dict(inputs={k: v for k, v in enc.items() if k in {"input_ids", "attention_mask",
                                                                       "token_type_ids"}},
                         ids=ids, special=enc["special_tokens_mask"][0].bool().numpy(),
-                        tokens=[_display(tokenizer, i, r) for i, r in zip(ids, tokenizer.convert_ids_to_tokens(ids))]))
+                        tokens=token_texts(tokenizer, ids)))
     return out
 
 

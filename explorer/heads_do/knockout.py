@@ -239,23 +239,28 @@ def sweep(loaded: LoadedModel, text_a: str, text_b: str, mode: str = "zero", mea
 # ---------------------------------------------------------------------------------------------- rank agreement
 
 def rank(x) -> np.ndarray:
-    """Ranks 1…n of a flat array; tied values share the mean of their ranks."""
-    values = np.asarray(x, dtype=np.float64).ravel()
-    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
-    ends = np.cumsum(counts)
-    return ((ends - counts + 1 + ends) / 2.0)[inverse]
+    """Ranks 1…n of a flat array; tied values share the mean of their ranks (SciPy's ``rankdata``)."""
+    from scipy.stats import rankdata
+    return rankdata(np.asarray(x, dtype=np.float64).ravel())
 
 
-def spearman(x, y) -> float:
-    """Spearman's rank correlation of two same-shaped arrays (pairs with a NaN dropped; NaN if one is constant)."""
+def paired(x, y) -> tuple[np.ndarray, np.ndarray]:
+    """Two same-shaped arrays flattened, with every pair that holds a NaN dropped (ValueError if shapes differ)."""
     a, b = np.asarray(x, dtype=np.float64).ravel(), np.asarray(y, dtype=np.float64).ravel()
     if a.shape != b.shape:
         raise ValueError(f"Shapes differ: {np.shape(x)} vs {np.shape(y)}")
     ok = ~(np.isnan(a) | np.isnan(b))
-    ra, rb = rank(a[ok]), rank(b[ok])
-    ra, rb = ra - ra.mean(), rb - rb.mean()
-    denom = np.sqrt((ra ** 2).sum() * (rb ** 2).sum())
-    return float((ra * rb).sum() / denom) if denom > 0 else float("nan")
+    return a[ok], b[ok]
+
+
+def spearman(x, y) -> float:
+    """Spearman's rank correlation of two same-shaped arrays (SciPy's ``spearmanr``, ties ranked by their mean;
+    pairs with a NaN dropped; NaN if one is constant)."""
+    from scipy.stats import spearmanr
+    a, b = paired(x, y)
+    if len(a) < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return float("nan")
+    return float(spearmanr(a, b).statistic)
 
 
 def flip_map(table) -> np.ndarray:

@@ -134,8 +134,8 @@ def _decoder_probe(loaded, text, candidates, query, prompt) -> Probe:
 
 def _encoder_probe(loaded, text, candidates, query) -> Probe:
     from explorer.attention.analysis import find_word, word_positions
-    from explorer.attention.result import _tokenise
-    tok = _tokenise(loaded.tokenizer, text, 10**9)
+    from explorer.attention.result import tokenise
+    tok = tokenise(loaded.tokenizer, text, 10**9)
     view = SimpleNamespace(text=text, words=tok["words"], word_ids=tok["word_ids"])
     q = word_positions(view, find_word(view, query, last=True))
     cands = [word_positions(view, find_word(view, c)) for c in candidates]

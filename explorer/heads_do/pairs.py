@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from explorer.heads_do.knockout import _clean_run, knockout
+from explorer.heads_do.knockout import head_means, knockout
 from explorer.heads_do.measures import PROMPT, PairMeasure, make_probe, pair_notes
 from explorer.model.loading import LoadedModel
 
@@ -37,11 +37,8 @@ def knocked_pair(loaded: LoadedModel, text_a: str, text_b: str, heads: list[Head
     plan: dict[int, list[int]] = {}
     for layer, head in heads:
         plan.setdefault(int(layer), []).append(int(head))
+    means = head_means(loaded, [text_a, text_b], probe_kw) if mode == "mean" and plan else None
     with loaded.lock, torch.inference_mode():
-        means = None
-        if mode == "mean" and plan:
-            cleans = [_clean_run(loaded, p) for p in probes]
-            means = torch.cat([torch.stack([x[0] for x in c.proj_in]) for c in cleans], dim=1).mean(dim=1)
         with knockout(loaded.model, plan, mode, means):
             found = [p.measure(loaded.model(**p.inputs, use_cache=False).last_hidden_state)[0] for p in probes]
     a, b = found

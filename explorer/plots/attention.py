@@ -47,7 +47,7 @@ def figure(data: list[dict], layout: dict) -> go.Figure:
     Validation walks every property through plotly's validators: a heatmap built by ``update_*`` calls took ~14 ms
     and a layer's grid ~100 ms; given whole, the heatmap page's four figures took ~12 ms, and ~4 ms unvalidated
     (the page's rerun is ~60 ms in all). What validation would change is done here by hand (colour scales are
-    written out, never named), and tests/test_plots.py checks that every figure of this module validates to the
+    written out, never named), and tests/unit/test_plots.py checks that every figure of this module validates to the
     same JSON. The template is empty: plotly's default one is ~6 kB of JSON a figure, and Streamlit's theme styles
     the chart in the browser anyway, so the chart and its PNG look the same without it. The figure is a
     :class:`LightFigure`: plotly's object tree is built only if something looks inside it."""
@@ -68,7 +68,7 @@ class LightFigure(go.Figure):
     containers are copied (arrays are not: plotly's base64 step replaces them in the copy), so a page's figures
     skip both the object tree and plotly's deep copy of it (~40% of the heatmap page's figure time). Anything else
     (``fig.layout``, ``fig.data``, ``update_layout``, ``to_json``…) first builds the figure exactly as
-    ``go.Figure(data, layout, _validate=False)`` would; tests/test_plots.py checks that both send the same JSON."""
+    ``go.Figure(data, layout, _validate=False)`` would; tests/unit/test_plots.py checks that both send the same JSON."""
 
     def __init__(self, data: list[dict], layout: dict):   # plotly's __init__ runs later, in _built()
         self.__dict__["_light"] = (data, layout)
@@ -102,19 +102,21 @@ class LightFigure(go.Figure):
         light = self.__dict__.get("_light")
         if light is None:
             return super().to_dict()
-        out = {"data": _plain(light[0]), "layout": _plain(light[1])}
+        out = {"data": plain_copy(light[0]), "layout": plain_copy(light[1])}
         convert_to_base64(out)
         return out
 
 
-def _plain(value):
-    """``value`` with every dict and list copied and plotly objects as their dicts; arrays and scalars as they are."""
+def plain_copy(value):
+    """``value`` with every dict and list copied (tuples become lists) and plotly objects as their dicts; arrays
+    and scalars as they are (shared). What a :class:`LightFigure` is given from a kept figure, so a caller's
+    change to its copy reaches no other."""
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: plain_copy(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain_copy(v) for v in value]
     if isinstance(value, BasePlotlyType):
-        return _plain(value.to_plotly_json())
+        return plain_copy(value.to_plotly_json())
     return value
 
 

@@ -13,13 +13,13 @@ from plotly.subplots import make_subplots
 
 from explorer.plots import room as plot_room
 from explorer.plots.attention import label as literal_label  # tokens as literal text, not plotly's HTML subset
-from explorer.plots.remember import remembered
+from explorer.plots.remember import remembered_figure
 
 RAW_COLOR = "#d62728"     # scores used as they are
 SCALED_COLOR = "#1f77b4"  # scores divided by sqrt(d_k)
 
 
-@remembered
+@remembered_figure
 def matrix_heatmap(values: np.ndarray, row_labels: Sequence[str] | None = None,
                    col_labels: Sequence[str] | None = None, *, title: str = "", x_title: str = "", y_title: str = "",
                    fmt: str = ".2f", zmin: float | None = None, zmax: float | None = None, zmid: float | None = None,
@@ -78,7 +78,7 @@ def labelled_heatmap(values: np.ndarray, row_labels: Sequence[str], col_labels: 
                           labels_on_top=True)
 
 
-@remembered
+@remembered_figure
 def weights_bars(labels: Sequence[str], series: dict[str, np.ndarray], title: str = "",
                  colors: Sequence[str] = (RAW_COLOR, SCALED_COLOR)) -> go.Figure:
     """Grouped bars of several weight vectors over the same keys (e.g. softmax with and without scaling)."""
@@ -93,7 +93,7 @@ def weights_bars(labels: Sequence[str], series: dict[str, np.ndarray], title: st
     return fig
 
 
-@remembered
+@remembered_figure
 def saturation_figure(curves: dict[str, np.ndarray], selected_d_k: int | None = None) -> go.Figure:
     """Four panels (2 x 2) against d_k on a log axis: score spread vs sqrt(d_k), entropy, largest weight and
     softmax gradient size, each for raw and scaled scores. ``curves`` is :func:`explorer.maths.saturation_curves`.
@@ -122,7 +122,7 @@ def saturation_figure(curves: dict[str, np.ndarray], selected_d_k: int | None = 
     return fig
 
 
-@remembered
+@remembered_figure
 def path_length_figure(recurrent: np.ndarray, attention: np.ndarray, pair: tuple[int, int] | None = None) -> go.Figure:
     """Side-by-side heatmaps of path lengths between positions, recurrent vs attention, same colour scale."""
     n = recurrent.shape[0]
@@ -144,7 +144,7 @@ def path_length_figure(recurrent: np.ndarray, attention: np.ndarray, pair: tuple
     return fig
 
 
-@remembered
+@remembered_figure
 def cost_figure(table: dict[str, np.ndarray], d_model: int, selected_n: int | None = None) -> go.Figure:
     """Log-log lines of work per layer (n²·d vs n·d²) and memory for the attention weights, against n."""
     n = table["n"]

@@ -1,11 +1,21 @@
-"""A thread-safe least-recently-used store bounded by bytes, for attention results shared by all sessions.
+"""A thread-safe least-recently-used store bounded by bytes, for attention results shared by all sessions, and
+:func:`remembered`, the one decorator that keeps a function's values in such a store.
 
 Streamlit's st.cache_data would copy a result on every hit (a 512-token decoder result is hundreds of MB);
 this keeps one read-only copy per (model, text) and drops the oldest when the byte budget is exceeded.
+
+Why not cachetools' ``LRUCache(maxsize, getsizeof=nbytes)``: it is not installed (Streamlit 1.67 no longer
+depends on it, so it would be one more dependency for a dozen lines); its ``Cache.__setitem__`` raises
+``ValueError("value too large")`` for a value larger than ``maxsize``, where a long text's result larger than
+the budget must still be kept alone, or each rerun of its page would run the model again; and it is not
+thread-safe, so the lock and the per-key locks that compute a value once for many sessions would stay ours.
 """
 from __future__ import annotations
 
+import functools
+import hashlib
 import threading
+import weakref
 from collections import OrderedDict
 from typing import Callable, Hashable
 
@@ -93,3 +103,78 @@ class ByteLRU:
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+
+
+# ---------------------------------------------------------------------------------------------- remembered
+
+MAX_CELLS = 4096   # a larger array argument is not keyed (its digest would cost more than most values it keys)
+
+
+class Unkeyable(Exception):
+    """An argument :func:`argument_key` cannot turn into a key: the call runs without the store."""
+
+
+class _Same:
+    """Key part for an object kept by identity: equal only to a key of the same object while it is alive (an
+    ``id`` reused after the object died never matches an old entry)."""
+    __slots__ = ("ref", "ident")
+
+    def __init__(self, obj):
+        self.ref, self.ident = weakref.ref(obj), id(obj)
+
+    def __hash__(self) -> int:
+        return self.ident
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Same) and self.ident == other.ident and self.ref() is not None \
+            and self.ref() is other.ref()
+
+
+def argument_key(value, by_identity: tuple[type, ...] = (), max_cells: int = MAX_CELLS):
+    """A hashable stand-in for a function's argument: arrays by shape, type and a digest of their bytes (at most
+    ``max_cells`` cells), containers item by item, scalars and strings as they are, instances of ``by_identity``
+    (read-only objects such as a cached AttentionResult) by identity while they live; anything else raises
+    :class:`Unkeyable`."""
+    if isinstance(value, np.ndarray):
+        if value.size > max_cells:
+            raise Unkeyable("large array")
+        data = np.ascontiguousarray(value)
+        return ("array", data.shape, data.dtype.str, hashlib.blake2b(data.tobytes(), digest_size=16).digest())
+    if isinstance(value, dict):
+        return ("dict", tuple((argument_key(k, by_identity, max_cells), argument_key(v, by_identity, max_cells))
+                              for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(argument_key(v, by_identity, max_cells) for v in value))
+    if value is None or isinstance(value, (str, bytes, bool, int, float, np.generic)):
+        return value
+    if by_identity and isinstance(value, by_identity):
+        return _Same(value)
+    raise Unkeyable(type(value).__name__)
+
+
+def remembered(max_bytes: int, *, keep: Callable | None = None, give: Callable | None = None,
+               by_identity: tuple[type, ...] = (), max_cells: int = MAX_CELLS) -> Callable:
+    """Decorator: ``fn``'s values kept in its own :class:`ByteLRU` of ``max_bytes``, keyed by its arguments
+    (:func:`argument_key`), each computed once even when several sessions ask at the same time. A call whose
+    arguments cannot be keyed just runs ``fn``. ``keep(value)`` is what the store holds (default: the value
+    itself) and ``give(kept)`` what each caller receives (default: the kept value, shared: callers must not
+    change it). The store is the wrapper's ``memo``."""
+    def decorate(fn: Callable) -> Callable:
+        memo = ByteLRU(max_bytes)
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            try:
+                key = argument_key((args, sorted(kwargs.items())), by_identity, max_cells)
+            except Unkeyable:
+                return fn(*args, **kwargs)
+            kept = memo.get_or_compute(key, lambda: (keep or _same)(fn(*args, **kwargs)))
+            return (give or _same)(kept)
+
+        wrapper.memo = memo
+        return wrapper
+    return decorate
+
+
+def _same(value):
+    return value

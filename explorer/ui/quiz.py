@@ -1,4 +1,4 @@
-"""Streamlit drawing of a predict-then-reveal :class:`explorer.quiz.Question` (pages call this; nothing else).
+"""Streamlit drawing of a predict-then-reveal :class:`explorer.labs.quiz.Question` (pages call this; nothing else).
 
 Inside a classroom the same question becomes a class question: a student's committed answer goes to the room
 (a new commit replaces it), the teacher watches the class's answers come in and reveals them; only then does

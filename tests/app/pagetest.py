@@ -1,17 +1,54 @@
-"""The one way the AppTest files open a page with URL parameters (a helper module, not a test file)."""
+"""What the AppTest files share (a helper module, not a test file): open a page with URL parameters, and read
+back what it wrote and drew."""
+import base64
+import json
 from pathlib import Path
 
+import numpy as np
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
+MESSAGES = ("markdown", "caption", "info", "warning", "success", "error")   # what texts() reads
 
 
-def open_page(path: str, *, timeout: float = 240, **params) -> AppTest:
+def open_page(path: str, *, timeout: float = 300, **params) -> AppTest:
     """AppTest of ``path`` (from the repository root: "pages/compare.py"), run once with ``params`` in its URL;
-    the run must raise nothing."""
+    the run must raise nothing. A test file binds its page once: ``run = partial(open_page, "pages/flip.py")``."""
     at = AppTest.from_file(str(ROOT / path), default_timeout=timeout)
     for key, value in params.items():
         at.query_params[key] = str(value)
     at.run()
     assert not at.exception, at.exception
     return at
+
+
+def texts(at: AppTest, *, raw: bool = False) -> str:
+    """Everything the page wrote (markdown, captions and the four message boxes), one element a line; the
+    backslashes ``ui.text.literal`` puts before markdown characters are taken out unless ``raw`` (to find
+    ``literal(...)`` itself, or an unescaped tag)."""
+    out = "\n".join(str(e.value) for kind in MESSAGES for e in getattr(at, kind))
+    return out if raw else out.replace("\\", "")
+
+
+def notes(at: AppTest) -> str:
+    """The link notes (shown as st.info, markdown escapes taken out)."""
+    return " ".join(str(i.value) for i in at.info).replace("\\", "")
+
+
+def figures(at: AppTest) -> dict[str, dict]:
+    """Every plotly chart on the page, as the JSON it sends, by title (without its subtitle after ``<br>``)."""
+    out = {}
+    for element in at.get("plotly_chart"):
+        spec = json.loads(element.proto.spec)
+        title = (spec["layout"].get("title") or {}).get("text") or ""
+        out[title.split("<br>")[0]] = spec
+    return out
+
+
+def array(value) -> np.ndarray:
+    """A plotly array from a figure's JSON: a list (None as NaN), or a typed array {"dtype", "bdata", "shape"}."""
+    if isinstance(value, dict) and "bdata" in value:
+        out = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape")
+        return out.reshape([int(s) for s in str(shape).split(",")]) if shape else out
+    return np.asarray(value, dtype=float)

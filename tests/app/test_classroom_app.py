@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from urllib.parse import parse_qsl
 
+import pagetest
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -53,9 +54,7 @@ def click(at: AppTest, label: str) -> AppTest:
 
 
 def texts(at: AppTest) -> str:
-    return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [str(e.value) for e in at.error]
-                     + [str(w.value) for w in at.warning] + [str(s.value) for s in at.success]
-                     + [str(i.value) for i in at.info])
+    return pagetest.texts(at, raw=True)   # raw: the checks look for literal(...) and for unescaped tags
 
 
 TITLES = {"pages/heatmaps.py": "Attention heatmaps", "pages/lab_softmax.py": "Softmax saturation",

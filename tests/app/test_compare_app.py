@@ -1,19 +1,18 @@
 """AppTest of the compare-heads page on the embedded models: pick heads, change text and statistic, read figures."""
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pytest
-from pagetest import open_page
+from pagetest import array, figures, notes, open_page
 from streamlit.testing.v1 import AppTest
-from test_flip_app import array, figures, notes
 
 from explorer.model.registry import EMBEDDED_DECODER
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run(**params) -> AppTest:
-    return open_page("pages/compare.py", **params)
+run = partial(open_page, "pages/compare.py")
 
 
 def heatmaps(at: AppTest) -> dict[str, dict]:

@@ -1,11 +1,11 @@
 """AppTest of "Which words mattered?": the encoder's six rows, agreement and faithfulness against the core's own
 numbers, the predict-then-reveal question, the decoder default, and bad input (a text too long for attention flow,
 a candidate of several tokens, candidates that share their first token)."""
+from functools import partial
+
 import numpy as np
 import pytest
-from pagetest import open_page
-from streamlit.testing.v1 import AppTest
-from test_flip_app import array, figures, texts
+from pagetest import array, figures, open_page, texts
 
 from explorer.attribution import flow
 from explorer.attribution.explain import METHODS, explain
@@ -17,8 +17,7 @@ from explorer.ui import cached
 ROWS = "Which words mattered, by each method"
 
 
-def run(**params) -> AppTest:
-    return open_page("pages/explain.py", timeout=300, **params)
+run = partial(open_page, "pages/explain.py")
 
 
 def test_encoder_rows_agreement_and_faithfulness_match_the_core():

@@ -1,57 +1,15 @@
 """AppTest of the antecedent-flip page on the embedded models: drive its widgets and read the figures' data."""
-import base64
-import json
-from pathlib import Path
+from functools import partial
 
 import numpy as np
 import pytest
+from pagetest import array, figures, notes, open_page, texts
 from streamlit.testing.v1 import AppTest
 
 from explorer.examples import FLIP_PAIRS
 from explorer.model.registry import EMBEDDED_DECODER
 
-ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "flip.py")
-TIMEOUT = 240
-
-
-def array(value) -> np.ndarray:
-    """A plotly array from a figure's JSON: a list, or a typed array {"dtype", "bdata", "shape"}."""
-    if isinstance(value, dict) and "bdata" in value:
-        out = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
-        shape = value.get("shape")
-        return out.reshape([int(s) for s in str(shape).split(",")]) if shape else out
-    return np.asarray(value, dtype=float)
-
-
-def figures(at: AppTest) -> dict[str, dict]:
-    """Every plotly chart on the page by title (without subtitle)."""
-    out = {}
-    for element in at.get("plotly_chart"):
-        spec = json.loads(element.proto.spec)
-        title = (spec["layout"].get("title") or {}).get("text") or ""
-        out[title.split("<br>")[0]] = spec
-    return out
-
-
-def texts(at: AppTest) -> str:
-    """Everything the page wrote, with the markdown escapes of literal text (ui.literal) removed."""
-    return "\n".join(str(x.value) for x in [*at.success, *at.info, *at.warning, *at.markdown, *at.caption]
-                     ).replace("\\", "")
-
-
-def notes(at: AppTest) -> str:
-    """The link notes (shown as st.info with markdown escaped)."""
-    return " ".join(str(i.value) for i in at.info).replace("\\", "")
-
-
-def run(**params) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
+run = partial(open_page, "pages/flip.py")
 
 
 def heat(at: AppTest, side: str) -> np.ndarray:

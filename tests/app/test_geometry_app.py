@@ -1,10 +1,10 @@
 """AppTest of the head-geometry page on the embedded encoder: the shared corpus pass, one head's map with the
 alignment caption, a clicked query's top keys and heatmap link, compare, the layer grid and the lab question."""
-import json
+from functools import partial
 from urllib.parse import parse_qs
 
 import numpy as np
-from pagetest import ROOT, open_page
+from pagetest import ROOT, figures, open_page, texts
 from streamlit.testing.v1 import AppTest
 
 from explorer.geometry import lab, maps, overlay
@@ -13,22 +13,7 @@ from explorer.plots import geometry as plots
 from explorer.ui import cached
 from explorer.ui.views import geometry as geo
 
-
-def run(**params) -> AppTest:
-    return open_page("pages/geometry.py", timeout=300, **params)
-
-
-def texts(at: AppTest) -> str:
-    """Every message of the page, with ``ui.literal``'s escapes taken out."""
-    return " ".join(str(e.value) for e in [*at.markdown, *at.caption, *at.info, *at.warning]).replace("\\", "")
-
-
-def figures(at: AppTest) -> dict[str, dict]:
-    out = {}
-    for element in at.get("plotly_chart"):
-        spec = json.loads(element.proto.spec)
-        out[(spec["layout"].get("title") or {}).get("text", "")] = spec
-    return out
+run = partial(open_page, "pages/geometry.py")
 
 
 def test_map_of_one_head_with_the_alignment_caption():

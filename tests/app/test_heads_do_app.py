@@ -1,20 +1,18 @@
 """AppTest of the "What heads do" page on the embedded encoder (and one decoder run): intact numbers, knockouts,
 the shared sweep, and bad input. Expected numbers are recomputed here from the same loaded model."""
+from functools import partial
 
 import numpy as np
 import pytest
-from pagetest import open_page
+from pagetest import array, figures, open_page, texts
 from streamlit.testing.v1 import AppTest
-from test_flip_app import array, figures, texts
 
 from explorer.examples import ANIMAL_TIRED, ANIMAL_WIDE
 from explorer.heads_do import knockout
 from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.ui import cached
 
-
-def run(**params) -> AppTest:
-    return open_page("pages/heads_do.py", timeout=300, **params)
+run = partial(open_page, "pages/heads_do.py")
 
 
 def metrics(at: AppTest) -> dict[str, float]:

@@ -1,11 +1,11 @@
 """The heatmap page driven through Streamlit's AppTest: widgets in, figure data out."""
-import base64
 import json
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
+from pagetest import array
 from streamlit.testing.v1 import AppTest
 
 from explorer.attention.result import extract
@@ -21,24 +21,15 @@ def page(**params) -> AppTest:
     return at.run()
 
 
-def figures(at) -> dict:
-    """Figure specs by chart key: heatmap, bars, grid, overview."""
+def charts(at) -> dict:
+    """This page's figure specs by role, in the order it draws them: heatmap, bars, grid, overview."""
     charts = at.get("plotly_chart")
     specs = [json.loads(c.proto.spec) for c in charts]
     return dict(zip(["heatmap", "bars", "grid", "overview"], specs))
 
 
-def array(value) -> np.ndarray:
-    """A plotly JSON array: base64 typed array (``bdata``) or plain list (None = NaN)."""
-    if isinstance(value, dict) and "bdata" in value:
-        flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
-        shape = value.get("shape")
-        return flat.reshape([int(s) for s in shape.split(",")]) if shape else flat
-    return np.array(value, dtype=float)
-
-
 def heat(at) -> tuple[np.ndarray, list[str], list[str]]:
-    spec = figures(at)["heatmap"]
+    spec = charts(at)["heatmap"]
     return (array(spec["data"][0]["z"]), spec["layout"]["yaxis"]["ticktext"], spec["layout"]["xaxis"]["ticktext"])
 
 
@@ -58,7 +49,7 @@ def tired(encoder):
 def test_widgets_drive_the_figures(tired):
     at = page()
     no_exceptions(at)
-    assert set(figures(at)) == {"heatmap", "bars", "grid", "overview"}
+    assert set(charts(at)) == {"heatmap", "bars", "grid", "overview"}
     z, rows, cols = heat(at)
     np.testing.assert_allclose(z, tired.weights[0, 0], atol=1e-6)
     assert rows == cols == tired.tokens
@@ -66,29 +57,29 @@ def test_widgets_drive_the_figures(tired):
 
     at.slider(key="layer").set_value(3).run()
     np.testing.assert_allclose(heat(at)[0], tired.weights[3, 0], atol=1e-6)
-    before = figures(at)["grid"], figures(at)["overview"]
+    before = charts(at)["grid"], charts(at)["overview"]
     at.slider(key="head").set_value(5).run()
     np.testing.assert_allclose(heat(at)[0], tired.weights[3, 5], atol=1e-6)
-    grid = figures(at)["grid"]
+    grid = charts(at)["grid"]
     assert grid["data"][0]["type"] == "image" and grid["data"][1]["customdata"][5] == [3, 5]   # a picture
     # the head is framed by a style rule beside the grid and the overview: neither figure changes with it
-    assert (grid, figures(at)["overview"]) == before and len(grid["layout"]["shapes"]) == 12
+    assert (grid, charts(at)["overview"]) == before and len(grid["layout"]["shapes"]) == 12
     assert framed(at) == {"grid": 5, "overview": 5}   # the overview frames layer 3's tiles, shape h = head h
 
-    bars = figures(at)["bars"]
+    bars = charts(at)["bars"]
     assert "Where it looks" in bars["layout"]["title"]["text"]   # the pronoun is the default query
     it = tired.tokens.index("it")
     np.testing.assert_allclose(sorted(array(bars["data"][0]["x"]), reverse=True),
                                np.sort(tired.weights[3, 5, it])[::-1][:12], atol=1e-6)
     at.selectbox(key="query").set_value(tired.tokens.index("animal")).run()
-    assert "Where animal looks" in figures(at)["bars"]["layout"]["title"]["text"]
+    assert "Where animal looks" in charts(at)["bars"]["layout"]["title"]["text"]
     assert at.query_params["query"] == str(tired.tokens.index("animal"))
 
     at.text_area(key="text").input("dog bites man").run()
     no_exceptions(at)
     assert heat(at)[1] == ["[CLS]", "dog", "bites", "man", "[SEP]"]
     # the query picked in the old sentence does not carry over: the new sentence's default, without a note
-    assert at.selectbox(key="query").value == 3 and "Where man looks" in figures(at)["bars"]["layout"]["title"]["text"]
+    assert at.selectbox(key="query").value == 3 and "Where man looks" in charts(at)["bars"]["layout"]["title"]["text"]
     assert not [i.value for i in at.info if "out of range" in i.value]
 
 
@@ -101,16 +92,16 @@ def test_options_change_the_matrix_and_say_so(tired):
     assert "renormalised" in captions(at)
 
     at.checkbox(key="opt_mean").check().run()
-    assert "mean of 12 heads" in figures(at)["heatmap"]["layout"]["title"]["text"]
+    assert "mean of 12 heads" in charts(at)["heatmap"]["layout"]["title"]["text"]
     assert "max difference" not in captions(at)   # no single head: no fidelity badge
 
     at.checkbox(key="opt_mean").uncheck().run()
     at.checkbox(key="opt_rollout").check().run()
-    assert "rollout through layers 0–2" in figures(at)["heatmap"]["layout"]["title"]["text"]
+    assert "rollout through layers 0–2" in charts(at)["heatmap"]["layout"]["title"]["text"]
     assert "Attention rollout" in captions(at)
 
     at.checkbox(key="opt_shared").check().run()
-    assert figures(at)["heatmap"]["data"][0]["zmax"] == 1.0
+    assert charts(at)["heatmap"]["data"][0]["zmax"] == 1.0
     no_exceptions(at)
 
 
@@ -135,7 +126,7 @@ def framed(at) -> dict[str, int]:
 
 def test_overview_is_an_image_with_clickable_heads():
     at = page(layer=4, head=7)
-    overview = figures(at)["overview"]
+    overview = charts(at)["overview"]
     image, points = overview["data"]
     assert image["type"] == "image" and image["source"].startswith("data:image/png;base64,")
     assert points["customdata"][4 * 12 + 7][:2] == [4, 7]   # then the head's statistics for the hover
@@ -175,7 +166,7 @@ def test_encoder_decoder_parts(tiny_folder):
     no_exceptions(at)
     z, rows, cols = heat(at)
     assert cols == enc_tokens and np.isfinite(z).all()
-    assert "cross attention" in figures(at)["heatmap"]["layout"]["title"]["text"]
+    assert "cross attention" in charts(at)["heatmap"]["layout"]["title"]["text"]
     at.radio(key="part").set_value("decoder").run()
     z = heat(at)[0]
     assert np.isnan(z[0, 1:]).all() and np.isfinite(np.tril(z)).all()

@@ -2,11 +2,9 @@
 pages, sink and role columns plus the similar-heads map on the compare page, the flip page's knockout section."""
 
 import numpy as np
-from pagetest import open_page
+from pagetest import array, figures, open_page
 from streamlit.testing.v1 import AppTest
-from test_flip_app import array, figures
-from test_heatmaps_app import figures as page_figures
-from test_heatmaps_app import heat
+from test_heatmaps_app import charts, heat
 
 from explorer.examples import ANIMAL_TIRED
 from explorer.heads_do import values
@@ -15,15 +13,15 @@ from explorer.ui import cached
 
 
 def run(page: str, **params) -> AppTest:
-    return open_page(f"pages/{page}", timeout=300, **params)
+    return open_page(f"pages/{page}", **params)
 
 
 def colour_bar(at) -> str:
-    return page_figures(at)["heatmap"]["data"][0]["colorbar"]["title"]["text"]
+    return charts(at)["heatmap"]["data"][0]["colorbar"]["title"]["text"]
 
 
 def bars_axis(at) -> str:
-    return page_figures(at)["bars"]["layout"]["xaxis"]["title"]["text"]
+    return charts(at)["bars"]["layout"]["xaxis"]["title"]["text"]
 
 
 def test_heatmap_shows_value_weighted_rows():

@@ -1,12 +1,13 @@
 """AppTest of the "Watch it write" page on the embedded SmolLM2 (and a tiny local Llama for end-of-sequence at
 the first step): the generation, the step controls, the readouts, and bad input."""
 import re
+from functools import partial
 
 import numpy as np
+import pagetest
 import pytest
-from pagetest import open_page
+from pagetest import array, figures, open_page
 from streamlit.testing.v1 import AppTest
-from test_flip_app import array, figures
 from test_robustness_app import TEXT_ROWS, literal_everywhere, shows, usable
 
 from explorer.generation.sampling import Settings
@@ -15,13 +16,11 @@ from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.ui import cached
 from explorer.ui.text import literal
 
-
-def run(**params) -> AppTest:
-    return open_page("pages/write.py", timeout=300, **params)
+run = partial(open_page, "pages/write.py")
 
 
 def texts(at: AppTest) -> str:
-    return " ".join(e.value for kind in (at.markdown, at.caption, at.info, at.warning) for e in kind)
+    return pagetest.texts(at, raw=True)
 
 
 def pills(at: AppTest) -> list[str]:
@@ -168,3 +167,27 @@ def test_a_generation_pushed_out_of_the_cache_is_stored_again():
     cached.result_cache().clear()               # as when other texts fill the byte budget
     at.run()                                    # the finished job still answers, and its result is stored again
     assert not at.exception and cached.result_cache().peek(key) is not None
+
+
+def test_a_replaced_generation_stops_unstored(tiny_decoder, monkeypatch):
+    """The page's runner: a generation whose session asked for another one meanwhile stops at its next step and
+    leaves nothing in the result cache; asked again, it runs whole and is stored read-only."""
+    from explorer.ui.views import generation_run as gx
+    folder, prompt = tiny_decoder, "the animal didn't cross the street"
+    monkeypatch.setenv("EXPLORER_FORWARD_QUEUE", "0")
+    settings = Settings(new_tokens=8)
+    key, newer = ("generate", folder, prompt, settings), ("generate", folder, "the cat", settings)
+    calls = []
+
+    def progress(fraction, text):
+        calls.append(text)
+        if len(calls) == 2:                        # the student typed another prompt meanwhile
+            gx._latest["s1"] = newer
+
+    gx._latest["s1"] = key
+    with pytest.raises(gx.Abandoned):
+        gx._work(folder, key, prompt, settings, "s1", progress)
+    assert len(calls) == 2 and cached.result_cache().peek(key) is None   # nothing half-written kept
+    gx._latest["s1"] = key
+    gen = gx._work(folder, key, prompt, settings, "s1", lambda f, t: None)
+    assert cached.result_cache().peek(key) is gen and not gen.weights.flags.writeable

@@ -79,6 +79,66 @@ def test_integrated_gradients_of_a_linear_model_are_exact():
     assert blank.scores[[0, 3]] == pytest.approx([0, 0])     # tokens not attributed are the same in the baseline
 
 
+class Cubic(OneLayer):
+    """The last hidden state's first coordinate is f(e) = Σ_t w_t s_t³ with s_t = e_t[0] (the probe reads it along
+    u = (1, 0, 0)): a score whose gradient changes along the integration path, so every part of the formula shows.
+
+    ∂f/∂e_t = 3 w_t s_t² u, so gradient × input = 3 w_t s_t³ (the gradient alone, summed over dimensions, is
+    3 w_t s_t²). Integrated gradients from a baseline b_t (s_b = b_t[0], Δ = s_t − s_b) with n midpoints
+    α_k = (k − ½)/n: IG_t = Δ · (1/n) Σ_k 3 w_t (s_b + α_k Δ)², and since (1/n) Σ α_k² = 1/3 − 1/(12 n²) this is
+    w_t (s_t³ − s_b³) − w_t Δ³ / (4 n²): exact but for the midpoint rule's error, which the step count sets."""
+
+    def forward(self, input_ids=None, inputs_embeds=None, attention_mask=None, use_cache=False):
+        e = self.embed(input_ids) if inputs_embeds is None else inputs_embeds          # (B, T, d)
+        hidden = torch.zeros_like(e)
+        hidden[:, -1, 0] = (self.a.to(e) * e[..., 0] ** 3).sum(-1)                 # self.a holds the weights w
+        return SimpleNamespace(last_hidden_state=hidden)
+
+
+def _cubic():
+    """Tokens 0-3 with s = 2, −1, 0.5, −2 and weights w = 0.5, 1, 2, 0.25; token 4 (the end-of-text, the blank
+    baseline) has s = 1. f(input) = 4 − 1 + 0.25 − 2 = 1.25."""
+    emb = torch.tensor([[2.0, 0.5, -1.0], [-1.0, 3.0, 0.0], [0.5, 1.0, 1.0], [-2.0, 0.0, 2.0], [1.0, 0.0, 0.0]])
+    w = torch.tensor([0.5, 1.0, 2.0, 0.25])
+    tokenizer = SimpleNamespace(eos_token_id=4, pad_token_id=None, unk_token_id=None)
+    return _fake(Cubic(emb, w), tokenizer=tokenizer), _probe([0, 1, 2, 3], torch.tensor([1.0, 0.0, 0.0]))
+
+
+# float32 arithmetic on terms of size ≤ 12: a few units of 12 · 2⁻²³ ≈ 1.4e-6
+EXACT = 1e-5
+
+
+def test_gradient_x_input_by_hand_on_a_cubic_score():
+    """3 w s³ = 3·0.5·8, 3·1·(−1), 3·2·0.125, 3·0.25·(−8) = 12, −3, 0.75, −6 (the gradient without × input
+    would give 6, 3, 1.5, 3; the opposite sign −12, 3, …)."""
+    loaded, probe = _cubic()
+    assert gradients.gradient_x_input(loaded, probe) == pytest.approx([12.0, -3.0, 0.75, -6.0], abs=EXACT)
+
+
+def test_integrated_gradients_by_hand_zero_baseline_two_steps():
+    """b = 0 (Δ = s): IG_t = w s³ (1 − 1/(4n²)); at n = 2, 15/16 of 4, −1, 0.25, −2 = 3.75, −0.9375, 0.234375,
+    −1.875. Their sum 1.171875 falls short of f(e) − f(0) = 1.25 by the delta −0.078125. At n = 4 the factor is
+    63/64 (4 → 3.9375), and Gauss–Legendre points would be exact for this cubic (4)."""
+    loaded, probe = _cubic()
+    ig = gradients.integrated_gradients(loaded, probe, [0, 1, 2, 3], steps=2, baseline="zero")
+    assert ig.scores == pytest.approx([3.75, -0.9375, 0.234375, -1.875], abs=EXACT)
+    assert (ig.f_input, ig.f_baseline) == pytest.approx((1.25, 0.0), abs=EXACT)
+    assert ig.delta == pytest.approx(-0.078125, abs=EXACT) and ig.steps == 2
+    four = gradients.integrated_gradients(loaded, probe, [0, 1, 2, 3], steps=4, baseline="zero")
+    assert four.scores == pytest.approx(np.array([4.0, -1.0, 0.25, -2.0]) * 63 / 64, abs=EXACT)
+
+
+def test_integrated_gradients_by_hand_blank_baseline():
+    """Tokens 1 and 2 blanked to the end-of-text token (s_b = 1), tokens 0 and 3 kept (score 0). Token 1: Δ = −2,
+    midpoints s = 0.5, −0.5, mean gradient 3·1·0.25 = 0.75, IG = −2 · 0.75 = −1.5 (= (−1 − 1) + 8/16). Token 2:
+    Δ = −0.5, s = 0.875, 0.625, mean gradient 6·(0.765625 + 0.390625)/2 = 3.46875, IG = −1.734375. f at the
+    baseline: 4 + 1 + 2 − 2 = 5; delta = −3.234375 − (1.25 − 5) = 0.515625."""
+    loaded, probe = _cubic()
+    ig = gradients.integrated_gradients(loaded, probe, [1, 2], steps=2, baseline="blank")
+    assert ig.scores == pytest.approx([0.0, -1.5, -1.734375, 0.0], abs=EXACT)
+    assert (ig.f_input, ig.f_baseline, ig.delta) == pytest.approx((1.25, 5.0, 0.515625), abs=EXACT)
+
+
 @pytest.mark.parametrize("family", ["llama", "bert"])
 def test_integrated_gradients_completeness_within_the_stated_delta(tiny_loaded, family):
     """On a tiny random model: Σ scores − (f(x) − f(b)) is the delta Captum states (up to float32 rounding of a sum

@@ -20,7 +20,8 @@ def test_joint_map_queries_and_keys_as_two_shapes():
     queries, keys = fig.data
     assert (queries.name, keys.name) == ("queries", "keys")
     assert queries.marker.symbol == "circle" and keys.marker.symbol == "x-thin-open"
-    np.testing.assert_array_equal(queries.x, [0, 1, 2]) and np.testing.assert_array_equal(keys.y, [1, 1, 1])
+    np.testing.assert_array_equal(queries.x, [0, 1, 2])
+    np.testing.assert_array_equal(keys.y, [1, 1, 1])
     assert list(queries.customdata) == [10, 11, 12] == list(keys.customdata)      # a click reports the token
     assert list(queries.hovertext) == ["a", "b", "&lt;c&gt;"]
     assert list(queries.marker.color) == [0, 1, 2] and fig.layout.coloraxis.colorscale

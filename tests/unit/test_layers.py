@@ -42,7 +42,8 @@ def imports_of(path: Path, module: str) -> set[str]:
                 base = ".".join([*anchor, *([base] if base else [])])
             found.add(base)
             found |= {f"{base}.{alias.name}" for alias in node.names}   # `from explorer import maths`
-    return found
+    # a module's own parent packages ran before it (`from . import errors` adds no dependency on the package)
+    return {dep for dep in found if not module.startswith(f"{dep}.")}
 
 
 def check_tree(root: Path) -> list[str]:
@@ -129,3 +130,71 @@ def test_the_checker_finds_each_kind_of_break(tmp_path, files, expected):
         assert problems == []
     else:
         assert any(p.startswith(expected) for p in problems), problems
+
+
+# ---------------------------------------------------------------------------------------------- private names
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def private_imports(root: Path) -> list[str]:
+    """Every ``_private`` name one module of the project takes from another (``from m import _x``, ``m._x`` on an
+    imported project module, or a ``_module`` imported by name), one sentence each. A helper another module needs
+    is public and documented; a name only its own module uses stays private."""
+    files = [*root.glob("explorer/**/*.py"), *root.glob("pages/*.py"), *root.glob("app.py")]
+    modules = {module_name(f, root) for f in files}
+    found = []
+    for path in files:
+        module = module_name(path, root)
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        tree = ast.parse(path.read_text(), str(path))
+        bound = set()   # local names of imported project modules
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*anchor, *([base] if base else [])])
+                if base not in modules and base.split(".")[0] not in {"explorer", "pages"}:
+                    continue
+                for alias in node.names:
+                    if _private(alias.name) or any(_private(p) for p in base.split(".")):
+                        found.append(f"{module} imports {alias.name} from {base}")
+                    if f"{base}.{alias.name}" in modules:
+                        bound.add(alias.asname or alias.name)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name in modules or alias.name.split(".")[0] == "explorer":
+                        if any(_private(p) for p in alias.name.split(".")):
+                            found.append(f"{module} imports {alias.name}")
+                        bound.add(alias.asname or alias.name.split(".")[0])
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and _private(node.attr):
+                target = node.value
+                while isinstance(target, ast.Attribute):
+                    target = target.value
+                if isinstance(target, ast.Name) and target.id in bound:
+                    found.append(f"{module} uses {ast.unparse(node)}")
+    return sorted(set(found))
+
+
+def test_no_module_takes_a_private_name_from_another():
+    assert private_imports(ROOT) == []
+
+
+@pytest.mark.parametrize("files, expected", [
+    ({"explorer/a.py": "def _h():\n    pass\n", "explorer/b.py": "from explorer.a import _h\n"},
+     "explorer.b imports _h from explorer.a"),
+    ({"explorer/p/__init__.py": "", "explorer/p/a.py": "_X = 1\n", "explorer/p/b.py": "from .a import _X\n"},
+     "explorer.p.b imports _X from explorer.p.a"),
+    ({"explorer/a.py": "_X = 1\n", "explorer/b.py": "from explorer import a\nY = a._X\n"},
+     "explorer.b uses a._X"),
+    ({"explorer/a.py": "_X = 1\n", "pages/p.py": "import explorer.a as m\nm._X\n"}, "pages.p uses m._X"),
+    ({"explorer/a.py": "def _h():\n    pass\n\n\ndef g():\n    return _h()\n",
+      "explorer/b.py": "from explorer.a import g\nfrom os import _exit\nclass C:\n    _x = 1\n    def f(self):\n"
+                       "        return self._x\n"}, None),
+])
+def test_the_private_name_check_finds_each_kind(tmp_path, files, expected):
+    problems = private_imports(_tree(tmp_path, files))
+    assert problems == ([] if expected is None else [expected])

@@ -10,7 +10,7 @@ import plotly.io as pio
 from explorer import maths
 from explorer.plots import concepts
 from explorer.plots.attention import LightFigure
-from explorer.plots.remember import MAX_CELLS, remembered
+from explorer.plots.remember import MAX_CELLS, remembered_figure
 
 
 def sent(fig) -> dict:
@@ -39,7 +39,7 @@ def test_a_remembered_figure_sends_what_a_fresh_one_sends():
 def test_it_is_built_once_per_input_and_a_change_to_one_copy_stays_there():
     calls = []
 
-    @remembered
+    @remembered_figure
     def bars(values, title=""):
         calls.append(title)
         return concepts.weights_bars.__wrapped__(["a", "b"], {"w": values}, title=title)
@@ -55,7 +55,7 @@ def test_it_is_built_once_per_input_and_a_change_to_one_copy_stays_there():
 def test_large_or_unkeyable_inputs_are_built_every_time():
     calls = []
 
-    @remembered
+    @remembered_figure
     def heat(values, labels=None):
         calls.append(1)
         return concepts.matrix_heatmap.__wrapped__(values)
@@ -68,7 +68,7 @@ def test_large_or_unkeyable_inputs_are_built_every_time():
 def test_the_builders_text_alternative_travels_with_each_copy():
     from explorer.plots import alt
 
-    @remembered
+    @remembered_figure
     def described(n):
         return alt.attach(concepts.matrix_heatmap.__wrapped__(np.eye(n)), f"an identity of {n}")
     assert alt.text_alternative(described(2)).summary == alt.text_alternative(described(2)).summary == \
