@@ -194,6 +194,7 @@ def load_model(name: str | ModelSpec, device: str | None = None, progress: Progr
         loaded = _load_from_hub(spec, device, report)
     report(1.0, f"{spec.name} ready on {loaded.device}.")
     log.info("loaded model %s on %s in %.1f s", spec.name, loaded.device, time.monotonic() - start)
+    process.release_memory()   # what the load freed goes back to the kernel, not kept by the allocator
     return loaded
 
 
