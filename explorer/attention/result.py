@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from explorer.model import families
 from explorer.model.capture import head_record, recompute_tensors, recording
 from explorer.model.loading import LoadedModel
 
@@ -138,7 +139,7 @@ def _facts(loaded: LoadedModel) -> ModelFacts:
     return ModelFacts(
         name=loaded.spec.name, kind=loaded.kind, family=c.model_type,
         n_layers=getattr(c, "num_hidden_layers", None) or getattr(c, "n_layer", None) or c.num_layers,
-        n_heads=n_heads, n_kv_heads=getattr(c, "num_key_value_heads", None) or n_heads, d_head=d_head,
+        n_heads=n_heads, n_kv_heads=families.n_kv_heads(c), d_head=d_head,
         d_model=d_model, position=position, causal=loaded.kind == "decoder", device=loaded.device)
 
 
