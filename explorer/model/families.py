@@ -196,6 +196,13 @@ def _config_refusal(fam: Family, config) -> str | None:
     return None
 
 
+def family_refusal(model_type: str, capability: str) -> str | None:
+    """The family's own sentence why ``capability`` is refused (what every model of ``model_type`` shares), or
+    None; for a page that holds a result's facts, not the model."""
+    fam = FAMILIES.get(model_type)
+    return None if fam is None else fam.refused.get(capability)
+
+
 def require(model_or_config, capability: str) -> None:
     """Raise ``Unsupported`` with the one sentence why, before anything runs, if ``capability`` is refused."""
     why = refusal(model_or_config, capability)

@@ -14,6 +14,7 @@ import streamlit as st
 
 from explorer.attention.result import AttentionResult
 from explorer.examples import EXAMPLES
+from explorer.model import families
 from explorer.model.registry import EMBEDDED, EMBEDDED_ENCODER, KNOWN_HUB, ModelUnavailable, hub_policy, resolve_spec
 from explorer.plots.alt import clickable_heads, text_alternative
 from explorer.plots.attention import LightFigure
@@ -192,7 +193,8 @@ def attention_or_stop(model: str, text: str, target: str | None = None) -> Atten
 def fidelity_badge(result: AttentionResult, layer: int, head: int) -> None:
     """How exactly our own from-scratch recompute matches the weights the model returned for this head."""
     if result.fidelity is None:
-        st.caption("Fidelity check unavailable: this model's queries and keys could not be captured.")
+        why = families.family_refusal(result.facts.family, "scores")
+        st.caption(why or "Fidelity check unavailable: this model's queries and keys could not be captured.")
         return
     diff = result.fidelity[layer, head]
     icon = ":material/check_circle:" if diff < 1e-5 else ":material/warning:"

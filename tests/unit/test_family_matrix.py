@@ -244,3 +244,16 @@ def test_docs_models_md_is_what_the_family_module_says():
     from tools.models_table import ROOT, table
     assert (ROOT / "docs" / "models.md").read_text(encoding="utf-8") == table(), \
         "docs/models.md is stale: run .venv/bin/python tools/models_table.py"
+
+
+def test_the_deprecation_watch_sees_a_warning_under_the_apps_frames():
+    """The matrix's watch is live: a DeprecationWarning raised while explorer code runs is caught, one raised
+    outside it is not."""
+    class Old(torch.nn.Module):
+        def __getattr__(self, name):
+            warnings.warn(f"{name} is deprecated", DeprecationWarning, stacklevel=2)
+            return None
+    with app_deprecations() as caught:
+        families.get(Old(), "cache")
+        warnings.warn("not the app's", DeprecationWarning, stacklevel=1)
+    assert len(caught) == 1 and "cache is deprecated" in caught[0]
