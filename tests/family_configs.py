@@ -57,25 +57,31 @@ CONFIGS: dict[str, dict] = {
                  decoder_attention_heads=4, encoder_ffn_dim=37, decoder_ffn_dim=37, decoder_start_token_id=2,
                  forced_eos_token_id=None),
 }
+VARIANTS = {   # configs of a family that refuse more than the family does: name -> (family, what differs)
+    "opt-350m": ("opt", dict(do_layer_norm_before=False, word_embed_proj_dim=16)),
+}
 ENCODERS = {"bert", "roberta", "xlm-roberta", "electra", "distilbert", "albert", "deberta-v2", "mpnet", "modernbert"}
 ENCODER_DECODERS = {"t5", "bart"}
 
 
-def config(family: str):
+def config(name: str):
+    """The tiny config of a family, or of a ``VARIANTS`` entry."""
     from transformers import AutoConfig
-    kw = {**COMMON, "vocab_size": _vocab_size(), **CONFIGS[family]}
+    family, extra = VARIANTS.get(name, (name, {}))
+    kw = {**COMMON, "vocab_size": _vocab_size(), **CONFIGS[family], **extra}
     if family not in ENCODERS | ENCODER_DECODERS:
         kw["tie_word_embeddings"] = family not in {"gpt_neox", "phi3", "opt"}   # some untied heads too
     return AutoConfig.for_model(family, **kw)
 
 
-def build(family: str, folder: Path) -> Path:
-    """Save a tiny random ``family`` model with the tiny word-level tokenizer into ``folder``: the causal-LM class
-    for decoders (so an untied head is saved beside the body), the base model for the others."""
+def build(name: str, folder: Path) -> Path:
+    """Save a tiny random model of a family (or a ``VARIANTS`` entry) with the tiny word-level tokenizer into
+    ``folder``: the causal-LM class for decoders (an untied head is saved beside the body), the base model else."""
     from transformers import AutoModel, AutoModelForCausalLM
     torch.manual_seed(0)
+    family = VARIANTS.get(name, (name,))[0]
     cls = AutoModel if family in ENCODERS | ENCODER_DECODERS else AutoModelForCausalLM
-    model = cls.from_config(config(family))
+    model = cls.from_config(config(name))
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(folder)
     _tokenizer(with_cls=family in ENCODERS).save_pretrained(folder)

@@ -125,7 +125,7 @@ def _tokenise(tokenizer, text: str, limit: int) -> dict:
 
 def _facts(loaded: LoadedModel) -> ModelFacts:
     c = loaded.model.config
-    n_heads = getattr(c, "num_attention_heads", None) or getattr(c, "n_head", None) or c.num_heads
+    n_heads = families.n_heads(c)
     d_model = getattr(c, "hidden_size", None) or getattr(c, "d_model", None) or c.n_embd
     d_head = getattr(c, "head_dim", None) or getattr(c, "d_kv", None) or d_model // n_heads
     if getattr(c, "rope_parameters", None) or getattr(c, "rope_theta", None):

@@ -179,20 +179,18 @@ def refusal(model_or_config, capability: str) -> str | None:
                 "token from the ones before it.")
     if capability in fam.refused:
         return fam.refused[capability]
-    if capability == "direct_effects":
+    if capability in {"direct_effects", "logit_lens"}:
         return _config_refusal(fam, config)
     return None
 
 
 def _config_refusal(fam: Family, config) -> str | None:
-    """Direct effects need pre-norm blocks whose sublayers add to the residual unscaled, and logits read straight
-    from the final norm's output."""
-    if fam.model_type == "opt" and not getattr(config, "do_layer_norm_before", True):
-        return ("This OPT model normalises after each residual sum (post-norm), so a head's direct effect on the "
-                "logit is not additive; see the logit lens instead.")
-    if fam.model_type == "opt" and getattr(config, "word_embed_proj_dim", None) not in (None, config.hidden_size):
-        return ("This OPT model projects its final state to a smaller size before the unembedding, which the direct "
-                "effects here do not follow; see the logit lens instead.")
+    """Direct effects and the logit lens read the residual stream through the final norm straight into the
+    unembedding; an OPT model without that norm (post-norm) or with a projection after it has no such path."""
+    if fam.model_type == "opt" and (not getattr(config, "do_layer_norm_before", True) or getattr(
+            config, "word_embed_proj_dim", None) not in (None, getattr(config, "hidden_size", None))):
+        return ("This OPT model normalises after each residual sum or projects its final state before the "
+                "unembedding, so its residual stream cannot be read as logits here.")
     return None
 
 

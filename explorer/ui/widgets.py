@@ -14,13 +14,13 @@ import streamlit as st
 
 from explorer.attention.result import AttentionResult
 from explorer.examples import EXAMPLES
-from explorer.model import families
+from explorer.model import families, preview
 from explorer.model.registry import EMBEDDED, EMBEDDED_ENCODER, KNOWN_HUB, ModelUnavailable, hub_policy, resolve_spec
 from explorer.plots.alt import clickable_heads, text_alternative
 from explorer.plots.attention import LightFigure
 from explorer.plots.classroom import scale_fonts
 from explorer.ui import cached, chart_text, params
-from explorer.ui.linkask import ask_before_loading
+from explorer.ui.linkask import ask_before_loading, show_what_works
 from explorer.ui.live import following, membership
 from explorer.ui.text import literal
 
@@ -85,7 +85,10 @@ def model_picker(key: str = "model", default: str = EMBEDDED_ENCODER, label: str
     name = choice
     if choice == OTHER:
         name = st.text_input("Hub id (e.g. prajjwal1/bert-tiny) or local folder", value=free,
-                             key=f"{key}_other", max_chars=200).strip()
+                             key=f"{key}_other", max_chars=200,
+                             help=preview.curated_text() if allowed and not allowlist else None).strip()
+        if name:
+            show_what_works(name)
     params.put(key, asked or name or default)   # a reload of a link still waiting asks again
     return name or default
 

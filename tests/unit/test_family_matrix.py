@@ -15,7 +15,7 @@ from contextlib import contextmanager
 import numpy as np
 import pytest
 import torch
-from family_configs import CONFIGS, build
+from family_configs import CONFIGS, VARIANTS, build
 from tiny import TEXT
 
 from explorer.model import families
@@ -217,7 +217,7 @@ def run_family(loaded) -> dict[str, str]:
     return found
 
 
-@pytest.mark.parametrize("family", sorted(CONFIGS))
+@pytest.mark.parametrize("family", [*sorted(CONFIGS), *VARIANTS])
 def test_every_capability_works_or_is_refused_in_one_sentence(family_model, family):
     loaded = family_model(family)
     assert families.family_of(loaded.model).kind == loaded.kind
