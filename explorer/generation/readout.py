@@ -62,6 +62,7 @@ class DirectEffect:
     total: float
     logit: float
     scale: float
+    note: str = ""             # what the MLP parts are, where the family's MLPs are mixtures of experts
 
     @property
     def gap(self) -> float:
@@ -102,7 +103,7 @@ def direct_effect(loaded: LoadedModel, gen: Generation, step: int, token: int | 
     embeddings = float(resid[0] @ d)
     total = float(heads.sum() + mlps.sum() + embeddings + biases)
     logit = float(gen.logits[step, token]) if token < gen.logits.shape[1] else float("nan")
-    return DirectEffect(token, heads, mlps, embeddings, biases, total, logit, s)
+    return DirectEffect(token, heads, mlps, embeddings, biases, total, logit, s, families.mlp_note(model) or "")
 
 
 @dataclass(frozen=True)

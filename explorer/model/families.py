@@ -55,6 +55,7 @@ class Family:
     attention: str = "interface"    # "interface" | "method" | "own"
     mlp: str | None = "mlp"         # block -> its MLP (None: the MLP's output is the block's update minus attention)
     norm_eps: float = 1e-6          # the final norm's epsilon when the module keeps none (OLMo's fixed 1e-5)
+    mixture: bool = False           # each block's MLP is a mixture of experts picked per token by a router
     refused: dict[str, str] = field(default_factory=dict)
 
 
@@ -103,9 +104,9 @@ _FAMILIES = (
            final_norm="decoder.final_layer_norm", mlp=None),
     _llama_like("llama", "Llama"),
     _llama_like("mistral", "Mistral"),
-    _llama_like("mixtral", "Mixtral"),
+    _llama_like("mixtral", "Mixtral", mixture=True),
     _llama_like("qwen2", "Qwen2"),
-    _llama_like("qwen2_moe", "Qwen2-MoE"),
+    _llama_like("qwen2_moe", "Qwen2-MoE", mixture=True),
     _llama_like("qwen3", "Qwen3"),
     _llama_like("granite", "Granite"),
     _llama_like("smollm3", "SmolLM3"),
@@ -192,6 +193,18 @@ def _config_refusal(fam: Family, config) -> str | None:
         return ("This OPT model normalises after each residual sum or projects its final state before the "
                 "unembedding, so its residual stream cannot be read as logits here.")
     return None
+
+
+def mlp_note(model_or_config) -> str | None:
+    """What a page showing MLP parts says about a mixture-of-experts family, or None."""
+    try:
+        fam = family_of(model_or_config)
+    except Unsupported:
+        return None
+    if not fam.mixture:
+        return None
+    return (f"{fam.name}'s MLPs are mixtures of experts: each MLP part here is the sum of the experts its router "
+            "picked for this token, weighted as the router weighed them.")
 
 
 def family_refusal(model_type: str, capability: str) -> str | None:

@@ -23,6 +23,7 @@ from explorer.model.families import CAPABILITIES, Unsupported
 
 A, B = TEXT, TEXT.replace("tired", "wide")
 PROMPT = "the cat sat on the"
+BANDED = {"mistral": [True, True], "gemma2": [True, False], "gemma3_text": [True, False]}   # sliding-window layers
 
 
 @pytest.fixture(scope="module")
@@ -66,10 +67,18 @@ def forwards(model):
 # ---------------------------------------------------------------------------------------------- what works means
 
 def check_attention(loaded, result):
+    """Rows sum to 1, a causal model's upper triangle is 0, and a sliding window shows as a band: in some layer
+    every key ``window`` or more positions back gets exactly 0 (Mistral: every layer; Gemma 2 and 3 alternate)."""
     for part in {id(p): p for p in [result, *result.parts.values()]}.values():
         np.testing.assert_allclose(part.weights.sum(-1), 1.0, atol=1e-5)
         if part.facts.causal and part.part != "cross":
             assert np.all(np.triu(part.weights, 1) == 0)
+    banded_layers = BANDED.get(loaded.model.config.model_type)
+    if banded_layers:
+        window = loaded.model.config.sliding_window
+        outside = np.tril(np.ones(result.weights.shape[-2:], dtype=bool), -window)
+        banded = [bool(np.all(w[:, outside] == 0)) for w in result.weights]
+        assert banded == banded_layers and not outside.all()
 
 
 def check_scores(loaded, result):
@@ -151,6 +160,8 @@ def check_direct_effects(loaded, gen):
         effect = direct_effect(loaded, gen, step)
         assert effect.logit == gen.logits[step, effect.token]
         assert effect.gap <= 1e-4 * max(1.0, abs(effect.logit))
+        assert effect.note == (families.mlp_note(loaded.model) or "")
+        assert ("mixtures of experts" in effect.note) == (loaded.model.config.model_type in {"mixtral", "qwen2_moe"})
 
 
 def check_logit_lens(loaded, gen):
