@@ -18,9 +18,11 @@ none searches module names on its own. A family states:
   capture cannot see: no pre-softmax scores and no fidelity number);
 - ``refused``: capabilities this family cannot have, each with its one-sentence reason.
 
-Teach the app a new family: add one ``Family`` to ``FAMILIES`` and a tiny config to ``tests/family_configs.py``;
-the family matrix (tests/unit/test_family_matrix.py) then says which capabilities hold and regenerates
-docs/models.md (``tools/models_table.py``).
+Teach the app a new family: add one ``Family`` to ``_FAMILIES`` and a tiny config to ``tests/family_configs.py``;
+the family matrix (tests/unit/test_family_matrix.py) checks that every capability works or refuses as stated, and
+``tools/models_table.py`` regenerates docs/models.md. A model of an unknown family still shows its attention
+weights (and scores with their fidelity number, when its attention goes through transformers' interface); every
+other capability refuses, naming the family and the known ones.
 """
 from __future__ import annotations
 
@@ -174,7 +176,7 @@ def refusal(model_or_config, capability: str) -> str | None:
     try:
         fam = family_of(config)
     except Unsupported as err:
-        return None if capability == "attention" else str(err)
+        return None if capability in {"attention", "scores"} else str(err)
     if capability in DECODER_ONLY and fam.kind != "decoder":
         return (f"{fam.name} is an {fam.kind}: {LABELS[capability]} needs a causal decoder, which predicts each next "
                 "token from the ones before it.")

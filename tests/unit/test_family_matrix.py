@@ -248,7 +248,8 @@ def test_an_unknown_family_is_named_with_the_known_ones():
         families.family_of(SimpleNamespace(model_type="mamba"))
     assert "'mamba'" in str(err.value) and "gpt_neox" in str(err.value) and "bert" in str(err.value)
     assert families.refusal(SimpleNamespace(model_type="mamba"), "knockout") == str(err.value)
-    assert families.refusal(SimpleNamespace(model_type="mamba"), "attention") is None
+    assert families.refusal(SimpleNamespace(model_type="mamba"), "attention") is None   # the fidelity number
+    assert families.refusal(SimpleNamespace(model_type="mamba"), "scores") is None      # says if it is right
 
 
 def test_docs_models_md_is_what_the_family_module_says():
