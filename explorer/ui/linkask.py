@@ -77,16 +77,37 @@ def what_works(spec: ModelSpec) -> str | None:
     return text
 
 
+_typed: dict[str, tuple[float, str]] = {}   # hub id -> (when, its download size in words)
+
+
+def _size(spec: ModelSpec) -> str:
+    """A hub model's download size from the hub's file list ("" when the hub does not say), once a minute."""
+    now = time.monotonic()
+    known = _typed.get(spec.name)
+    if known and now - known[0] < 60:
+        return known[1]
+    text = ""
+    if loading.hub_reachable():
+        try:
+            text = f"{-(-policy.weights_bytes(policy.fetch_metadata(spec.name, timeout=3)) // policy.MB):,} MB"
+        except policy.PolicyRefusal:
+            text = ""
+    _typed[spec.name] = (now, text)
+    return text
+
+
 def show_what_works(name: str) -> None:
-    """Under a typed hub id or folder: its family and what works on it, before the page loads it."""
+    """Under a typed hub id or folder: its family, its download size and what works on it, from its config."""
     try:
         spec = resolve_spec(name)
     except ModelUnavailable:
         return
-    if spec.source != "embedded":
-        works = what_works(spec)
-        if works:
-            st.caption(literal(works))
+    if spec.source == "embedded":
+        return
+    works = what_works(spec)
+    if works:
+        size = _size(spec) if spec.source == "hub" else ""
+        st.caption(literal(f"{spec.name}, {size}: {works}" if size else works))
 
 
 def ask_before_loading(key: str, default: str) -> str | None:
