@@ -23,7 +23,7 @@ _works: dict[str, tuple[float, str | None]] = {}   # model -> (when, family and 
 
 def needs_asking(name: str) -> ModelSpec | None:
     """The spec of ``name`` when loading it must be confirmed: a hub id or folder this server would load but has
-    not loaded yet. None for embedded and loaded loading, and for names the picker refuses anyway."""
+    not loaded yet. None for embedded and loaded models, and for names the picker refuses anyway."""
     try:
         spec = resolve_spec(name)
     except ModelUnavailable:
