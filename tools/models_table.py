@@ -15,7 +15,8 @@ sys.path[:0] = [str(ROOT)]
 from explorer.model import families  # noqa: E402
 
 NORMS = {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm", "rmsnorm+1": "RMSNorm (1 + weight)"}
-ATTENTION = {"interface": "attention interface", "method": "own `_attn` (wrapped)", "own": "own code"}
+ATTENTION = {"interface": "attention interface", "method": "own `_attn` (wrapped)",
+             "hooked": "own code (projections hooked)", "own": "own code"}
 
 
 def table() -> str:

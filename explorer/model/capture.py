@@ -45,6 +45,48 @@ def _capturing_method(module, own):
     return _attn
 
 
+def _hook_family(model, fam) -> bool:
+    """Record a ``hooked`` family's attention (BLOOM, MPNet): queries and keys from the projections' outputs, the
+    mask and position bias from the attention module's arguments, its weights from what it returns. Recorded
+    only while a recorder is active and the module returns its weights (extraction asks for them)."""
+    import inspect
+
+    from explorer.model import families
+
+    for layer in families.blocks(model):
+        attention = families.get(layer, fam.out_proj.rsplit(".", 1)[0])
+        q_source = families.get(layer, fam.queries)
+        k_source = None if fam.keys is None else families.get(layer, fam.keys)
+        if attention is None or q_source is None or (fam.keys is not None and k_source is None):
+            return False
+        seen: dict = {}
+        signature = inspect.signature(attention.forward)
+
+        def before(module, args, kwargs, seen=seen, signature=signature):
+            named = signature.bind_partial(*args, **kwargs).arguments
+            seen.clear()
+            seen.update(mask=named.get("attention_mask"), bias=named.get(fam.bias_kwarg))
+
+        def after(module, args, kwargs, output, seen=seen):
+            record = _recorder.get()
+            weights = output[1] if isinstance(output, tuple) and len(output) > 1 else None
+            if record is None or not torch.is_tensor(weights) or "q" not in seen:
+                return
+            q, k = families.queries_keys(model, seen["q"], seen.get("k"))
+            bias = seen["bias"]
+            if bias is not None and bias.dim() == 3:           # BLOOM's ALiBi: (batch · heads, 1, keys)
+                bias = bias.reshape(-1, q.shape[1], *bias.shape[1:])
+            record.append(dict(q=q.detach(), k=k.detach(), scaling=None, mask=seen["mask"], bias=bias,
+                               weights=weights.detach()))
+
+        attention.register_forward_pre_hook(before, with_kwargs=True)
+        attention.register_forward_hook(after, with_kwargs=True)
+        q_source.register_forward_hook(lambda m, a, out, seen=seen: seen.__setitem__("q", out.detach()))
+        if k_source is not None:
+            k_source.register_forward_hook(lambda m, a, out, seen=seen: seen.__setitem__("k", out.detach()))
+    return True
+
+
 def enable_capture(model: torch.nn.Module) -> bool:
     """Route the model's attention through a recording wrapper, as its family says (``families.Family.attention``):
     transformers' attention interface, or the family's own ``_attn`` method. False if the model cannot be routed
@@ -66,6 +108,8 @@ def enable_capture(model: torch.nn.Module) -> bool:
                 return False
             attention._attn = _capturing_method(attention, attention._attn)
         return True
+    if how == "hooked":
+        return _hook_family(model, families.family_of(model))
     if how != "interface":
         return False
     AttentionInterface.register(CAPTURE, _capturing_eager)

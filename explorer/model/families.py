@@ -14,8 +14,10 @@ none searches module names on its own. A family states:
   sublayer, on a copy of the residual; ``post``: after the residual sum, as BERT; ``sandwich``: also on each
   sublayer's output before it joins the residual, as OLMo-2 and Gemma 2, which breaks the sum of direct effects);
 - ``attention``: ``interface`` (transformers' attention interface: the capture wraps the module's own eager
-  function), ``method`` (its own ``_attn`` method, which the capture wraps) or ``own`` (its own code, which the
-  capture cannot see: no pre-softmax scores and no fidelity number);
+  function), ``method`` (its own ``_attn`` method, which the capture wraps), ``hooked`` (its own code, with no
+  rotation after the projections: the capture reads queries and keys from the projections and the mask and
+  position bias from the attention's arguments) or ``own`` (its own code, which the capture cannot see: no
+  pre-softmax scores and no fidelity number);
 - ``refused``: capabilities this family cannot have, each with its one-sentence reason.
 
 Teach the app a new family: add one ``Family`` to ``_FAMILIES`` and a tiny config to ``tests/family_configs.py``;
@@ -54,10 +56,13 @@ class Family:
     final_norm: str | None = None
     norm: str = "layernorm"         # "layernorm" | "rmsnorm" | "rmsnorm+1"
     placement: str = "pre"          # "pre" | "post" | "sandwich"
-    attention: str = "interface"    # "interface" | "method" | "own"
+    attention: str = "interface"    # "interface" | "method" | "hooked" | "own"
     mlp: str | None = "mlp"         # block -> its MLP (None: the MLP's output is the block's update minus attention)
     norm_eps: float = 1e-6          # the final norm's epsilon when the module keeps none (OLMo's fixed 1e-5)
     mixture: bool = False           # each block's MLP is a mixture of experts picked per token by a router
+    queries: str | None = None      # "hooked" attention: block -> the query projection (or fused q | k | v)
+    keys: str | None = None         # block -> the key projection (None: fused with the queries, split as values)
+    bias_kwarg: str | None = None   # the attention's keyword argument holding its additive position bias
     refused: dict[str, str] = field(default_factory=dict)
 
 
@@ -99,7 +104,8 @@ _FAMILIES = (
     Family("codegen", "CodeGen", "decoder", "h", "attn.out_proj", "attn.qkv_proj", "codegen", final_norm="ln_f",
            attention="method"),
     Family("bloom", "BLOOM", "decoder", "h", "self_attention.dense", "self_attention.query_key_value", "per_head",
-           final_norm="ln_f", attention="own", mlp=None, refused={"scores": _own_code("BLOOM")}),
+           final_norm="ln_f", attention="hooked", mlp=None, queries="self_attention.query_key_value",
+           bias_kwarg="alibi"),
     Family("falcon", "Falcon", "decoder", "h", "self_attention.dense", "self_attention.query_key_value", "falcon",
            final_norm="ln_f", attention="own", mlp=None, refused={"scores": _own_code("Falcon")}),
     Family("opt", "OPT", "decoder", "decoder.layers", "self_attn.out_proj", "self_attn.v_proj",
@@ -134,7 +140,8 @@ _FAMILIES = (
            "attention.self.value_proj", placement="post", attention="own", mlp=None,
            refused={"scores": _own_code("DeBERTa-v2")}),
     Family("mpnet", "MPNet", "encoder", "encoder.layer", "attention.attn.o", "attention.attn.v", placement="post",
-           attention="own", mlp=None, refused={"scores": _own_code("MPNet")}),
+           attention="hooked", mlp=None, queries="attention.attn.q", keys="attention.attn.k",
+           bias_kwarg="position_bias"),
     Family("modernbert", "ModernBERT", "encoder", "layers", "attn.Wo", "attn.Wqkv", "qkv", final_norm="final_norm",
            mlp="mlp"),
     Family("albert", "ALBERT", "encoder", "encoder.albert_layer_groups.0.albert_layers", "attention.dense",
@@ -292,7 +299,7 @@ def captured(model_or_config) -> bool:
     """Whether the capture records this model's attention (``capture.enable_capture``); an unknown family is
     tried, and its fidelity number says whether the capture saw everything."""
     try:
-        return family_of(model_or_config).attention != "own"
+        return family_of(model_or_config).attention in {"interface", "method"}
     except Unsupported:
         return True
 
@@ -339,6 +346,19 @@ def values_of(model: torch.nn.Module, out: torch.Tensor) -> torch.Tensor:
     if split == "codegen":
         return out.reshape(*out.shape[:-1], 4, 3, -1)[..., 1, :].flatten(-2)   # mp_num = 4 blocks of q | v | k
     raise ValueError(f"Unknown value split {split!r}")
+
+
+def queries_keys(model: torch.nn.Module, q_out: torch.Tensor, k_out: torch.Tensor | None):
+    """``(q, k)``, each ``(batch, heads, tokens, d_head)``, from a ``hooked`` family's projection outputs (``k_out``
+    None: ``q_out`` is the fused q | k | v, split as the family's values are)."""
+    c = model.config
+    h, kv = n_heads(c), n_kv_heads(c)
+    if k_out is None:   # per head (q, k, v) side by side: BLOOM
+        fused = q_out.reshape(*q_out.shape[:-1], h, 3, -1)
+        q, k = fused[..., 0, :], fused[..., 1, :]
+    else:
+        q, k = q_out.reshape(*q_out.shape[:-1], h, -1), k_out.reshape(*k_out.shape[:-1], kv, -1)
+    return q.transpose(1, 2), k.transpose(1, 2)
 
 
 def output_projection(proj: torch.nn.Module) -> tuple[torch.Tensor, torch.Tensor | None]:
