@@ -60,6 +60,7 @@ CONFIGS: dict[str, dict] = {
 VARIANTS = {   # configs of a family that refuse more than the family does: name -> (family, what differs)
     "opt-350m": ("opt", dict(do_layer_norm_before=False, word_embed_proj_dim=16)),
     "falcon-40b": ("falcon", dict(new_decoder_architecture=True, num_kv_heads=2, multi_query=False)),
+    "falcon-rw-1b": ("falcon", dict(alibi=True, multi_query=False, parallel_attn=False, bias=True)),
 }
 ENCODERS = {"bert", "roberta", "xlm-roberta", "electra", "distilbert", "albert", "deberta-v2", "mpnet", "modernbert"}
 ENCODER_DECODERS = {"t5", "bart"}

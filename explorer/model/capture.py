@@ -46,8 +46,9 @@ def _capturing_method(module, own):
 
 
 def _hook_family(model, fam) -> bool:
-    """Record a ``hooked`` family's attention (BLOOM, MPNet): queries and keys from the projections' outputs, the
-    mask and position bias from the attention module's arguments, its weights from what it returns. Recorded
+    """Record a ``hooked`` family's attention (BLOOM, MPNet, Falcon): queries and keys from the projections'
+    outputs (``families.queries_keys``), the mask and position bias from the attention module's arguments, its
+    weights from what it returns. Recorded
     only while a recorder is active and the module returns its weights (extraction asks for them)."""
     import inspect
 
@@ -63,20 +64,17 @@ def _hook_family(model, fam) -> bool:
         signature = inspect.signature(attention.forward)
 
         def before(module, args, kwargs, seen=seen, signature=signature):
-            named = signature.bind_partial(*args, **kwargs).arguments
             seen.clear()
-            seen.update(mask=named.get("attention_mask"), bias=named.get(fam.bias_kwarg))
+            seen["named"] = signature.bind_partial(*args, **kwargs).arguments
 
         def after(module, args, kwargs, output, seen=seen):
             record = _recorder.get()
             weights = output[1] if isinstance(output, tuple) and len(output) > 1 else None
             if record is None or not torch.is_tensor(weights) or "q" not in seen:
                 return
-            q, k = families.queries_keys(model, seen["q"], seen.get("k"))
-            bias = seen["bias"]
-            if bias is not None and bias.dim() == 3:           # BLOOM's ALiBi: (batch · heads, 1, keys)
-                bias = bias.reshape(-1, q.shape[1], *bias.shape[1:])
-            record.append(dict(q=q.detach(), k=k.detach(), scaling=None, mask=seen["mask"], bias=bias,
+            found = families.queries_keys(model, module, seen, seen["named"])
+            record.append(dict(q=found["q"].detach(), k=found["k"].detach(), scaling=found["scaling"],
+                               mask=seen["named"].get("attention_mask"), bias=found["bias"],
                                weights=weights.detach()))
 
         attention.register_forward_pre_hook(before, with_kwargs=True)

@@ -107,7 +107,8 @@ _FAMILIES = (
            final_norm="ln_f", attention="hooked", mlp=None, queries="self_attention.query_key_value",
            bias_kwarg="alibi"),
     Family("falcon", "Falcon", "decoder", "h", "self_attention.dense", "self_attention.query_key_value", "falcon",
-           final_norm="ln_f", attention="own", mlp=None, refused={"scores": _own_code("Falcon")}),
+           final_norm="ln_f", attention="hooked", mlp=None, queries="self_attention.query_key_value",
+           bias_kwarg="alibi"),
     Family("opt", "OPT", "decoder", "decoder.layers", "self_attn.out_proj", "self_attn.v_proj",
            final_norm="decoder.final_layer_norm", mlp=None),
     _llama_like("llama", "Llama"),
@@ -348,17 +349,37 @@ def values_of(model: torch.nn.Module, out: torch.Tensor) -> torch.Tensor:
     raise ValueError(f"Unknown value split {split!r}")
 
 
-def queries_keys(model: torch.nn.Module, q_out: torch.Tensor, k_out: torch.Tensor | None):
-    """``(q, k)``, each ``(batch, heads, tokens, d_head)``, from a ``hooked`` family's projection outputs (``k_out``
-    None: ``q_out`` is the fused q | k | v, split as the family's values are)."""
+def queries_keys(model: torch.nn.Module, attention: torch.nn.Module, seen: dict, named: dict) -> dict:
+    """What a ``hooked`` family's attention computed its scores from, as a capture record (q, k as
+    ``(batch, heads, tokens, d_head)``, scaling, bias), from its projections' outputs ``seen["q"]`` and
+    ``seen.get("k")`` and its arguments ``named``.
+
+    BLOOM: q | k | v per head in one projection, ALiBi added as a bias. MPNet: separate projections, a relative
+    position bias. Falcon: its own ``_split_heads`` of the fused projection, then its own rotation
+    (``apply_rotary_pos_emb`` with the block's cos and sin) or, with ALiBi, scores ``(q·k + alibi) · scale``.
+    """
+    import sys
+
     c = model.config
     h, kv = n_heads(c), n_kv_heads(c)
-    if k_out is None:   # per head (q, k, v) side by side: BLOOM
-        fused = q_out.reshape(*q_out.shape[:-1], h, 3, -1)
+    bias, scaling = named.get(family_of(model).bias_kwarg), None
+    if c.model_type == "falcon":
+        q, k, _ = (x.transpose(1, 2) for x in attention._split_heads(seen["q"]))
+        if bias is None:
+            cos, sin = named["position_embeddings"]
+            q, k = sys.modules[type(attention).__module__].apply_rotary_pos_emb(q, k, cos, sin)
+        else:
+            scaling = float(attention.inv_norm_factor)
+            bias = bias.reshape(q.shape[0], h, 1, -1) * scaling
+        return dict(q=q, k=k, scaling=scaling, bias=bias)
+    if seen.get("k") is None:   # per head (q, k, v) side by side: BLOOM
+        fused = seen["q"].reshape(*seen["q"].shape[:-1], h, 3, -1)
         q, k = fused[..., 0, :], fused[..., 1, :]
     else:
-        q, k = q_out.reshape(*q_out.shape[:-1], h, -1), k_out.reshape(*k_out.shape[:-1], kv, -1)
-    return q.transpose(1, 2), k.transpose(1, 2)
+        q, k = seen["q"].reshape(*seen["q"].shape[:-1], h, -1), seen["k"].reshape(*seen["k"].shape[:-1], kv, -1)
+    if bias is not None and bias.dim() == 3:           # BLOOM's ALiBi: (batch · heads, 1, keys)
+        bias = bias.reshape(-1, h, *bias.shape[1:])
+    return dict(q=q.transpose(1, 2), k=k.transpose(1, 2), scaling=scaling, bias=bias)
 
 
 def output_projection(proj: torch.nn.Module) -> tuple[torch.Tensor, torch.Tensor | None]:
