@@ -55,7 +55,7 @@ def _hook_family(model, fam) -> bool:
     from explorer.model import families
 
     for layer in families.blocks(model):
-        attention = families.get(layer, fam.out_proj.rsplit(".", 1)[0])
+        attention = families.get(layer, fam.attn or fam.out_proj.rsplit(".", 1)[0])
         q_source = families.get(layer, fam.queries)
         k_source = None if fam.keys is None else families.get(layer, fam.keys)
         if attention is None or q_source is None or (fam.keys is not None and k_source is None):
@@ -73,16 +73,27 @@ def _hook_family(model, fam) -> bool:
             if record is None or not torch.is_tensor(weights) or "q" not in seen:
                 return
             found = families.queries_keys(model, module, seen, seen["named"])
+            mask = found["mask"] if "mask" in found else seen["named"].get("attention_mask")
             record.append(dict(q=found["q"].detach(), k=found["k"].detach(), scaling=found["scaling"],
-                               mask=seen["named"].get("attention_mask"), bias=found["bias"],
-                               weights=weights.detach()))
+                               mask=mask, bias=found["bias"], weights=weights.detach()))
 
         attention.register_forward_pre_hook(before, with_kwargs=True)
         attention.register_forward_hook(after, with_kwargs=True)
         q_source.register_forward_hook(lambda m, a, out, seen=seen: seen.__setitem__("q", out.detach()))
         if k_source is not None:
             k_source.register_forward_hook(lambda m, a, out, seen=seen: seen.__setitem__("k", out.detach()))
+        if fam.bias_method:
+            setattr(attention, fam.bias_method, _keeping(getattr(attention, fam.bias_method), seen))
     return True
+
+
+def _keeping(method, seen: dict):
+    """``method`` (a bound method of the attention) that also keeps its result as ``seen["bias"]``."""
+    def kept(*args, **kwargs):
+        out = method(*args, **kwargs)
+        seen["bias"] = None if out is None else out.detach()
+        return out
+    return kept
 
 
 def enable_capture(model: torch.nn.Module) -> bool:

@@ -63,6 +63,8 @@ class Family:
     queries: str | None = None      # "hooked" attention: block -> the query projection (or fused q | k | v)
     keys: str | None = None         # block -> the key projection (None: fused with the queries, split as values)
     bias_kwarg: str | None = None   # the attention's keyword argument holding its additive position bias
+    attn: str | None = None         # block -> the attention module ("hooked"; default: out_proj's parent)
+    bias_method: str | None = None  # the attention's method whose result is its position bias (DeBERTa-v2)
     refused: dict[str, str] = field(default_factory=dict)
 
 
@@ -80,12 +82,6 @@ def _sandwich(name: str) -> dict[str, str]:
     return {"direct_effects": f"{name} normalises each block's attention output before adding it to the residual "
                               "stream, so a head's direct effect on the logit is not additive; see the logit lens "
                               "instead."}
-
-
-def _own_code(name: str) -> str:
-    return (f"{name} computes attention in its own code, outside transformers' attention interface, so the "
-            "explorer cannot recompute its pre-softmax scores and shows no fidelity number; the weights are the "
-            "model's own.")
 
 
 def _encoder_decoder(name: str) -> dict[str, str]:
@@ -138,8 +134,9 @@ _FAMILIES = (
     Family("distilbert", "DistilBERT", "encoder", "transformer.layer", "attention.out_lin", "attention.v_lin",
            placement="post", mlp=None),
     Family("deberta-v2", "DeBERTa-v2", "encoder", "encoder.layer", "attention.output.dense",
-           "attention.self.value_proj", placement="post", attention="own", mlp=None,
-           refused={"scores": _own_code("DeBERTa-v2")}),
+           "attention.self.value_proj", placement="post", attention="hooked", mlp=None,
+           queries="attention.self.query_proj", keys="attention.self.key_proj", attn="attention.self",
+           bias_method="disentangled_attention_bias"),
     Family("mpnet", "MPNet", "encoder", "encoder.layer", "attention.attn.o", "attention.attn.v", placement="post",
            attention="hooked", mlp=None, queries="attention.attn.q", keys="attention.attn.k",
            bias_kwarg="position_bias"),
@@ -355,7 +352,9 @@ def queries_keys(model: torch.nn.Module, attention: torch.nn.Module, seen: dict,
     ``seen.get("k")`` and its arguments ``named``.
 
     BLOOM: q | k | v per head in one projection, ALiBi added as a bias. MPNet: separate projections, a relative
-    position bias. Falcon: its own ``_split_heads`` of the fused projection, then its own rotation
+    position bias. DeBERTa-v2: separate projections, its disentangled position bias (content-to-position and
+    position-to-content), a scale of 1/√(d_head · (1 + the number of those)), and a boolean mask. Falcon: its own
+    ``_split_heads`` of the fused projection, then its own rotation
     (``apply_rotary_pos_emb`` with the block's cos and sin) or, with ALiBi, scores ``(q·k + alibi) · scale``.
     """
     import sys
@@ -363,6 +362,17 @@ def queries_keys(model: torch.nn.Module, attention: torch.nn.Module, seen: dict,
     c = model.config
     h, kv = n_heads(c), n_kv_heads(c)
     bias, scaling = named.get(family_of(model).bias_kwarg), None
+    if c.model_type == "deberta-v2":   # scores q·k / √(d · scale_factor) + the disentangled bias; a boolean mask
+        q = seen["q"].reshape(*seen["q"].shape[:-1], h, -1).transpose(1, 2)
+        k = seen["k"].reshape(*seen["k"].shape[:-1], h, -1).transpose(1, 2)
+        factor = 1 + sum(kind in (getattr(attention, "pos_att_type", None) or ()) for kind in ("c2p", "p2c"))
+        rel = seen.get("bias")
+        mask = named.get("attention_mask")
+        if mask is not None:
+            mask = torch.zeros(mask.shape, dtype=q.dtype, device=q.device).masked_fill_(
+                ~mask.bool(), torch.finfo(q.dtype).min)
+        return dict(q=q, k=k, scaling=(q.shape[-1] * factor) ** -0.5, mask=mask,
+                    bias=None if rel is None else rel.reshape(q.shape[0], h, *rel.shape[-2:]))
     if c.model_type == "falcon":
         q, k, _ = (x.transpose(1, 2) for x in attention._split_heads(seen["q"]))
         if bias is None:
