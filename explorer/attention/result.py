@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from explorer.model import families
 from explorer.model.capture import head_record, recompute_tensors, recording
 from explorer.model.loading import LoadedModel
 
@@ -136,7 +137,7 @@ def tokenise(tokenizer, text: str, limit: int) -> dict:
 def model_facts(loaded: LoadedModel) -> ModelFacts:
     """What a page says about a loaded model (kind, family, layers, heads, d_head, positions…), read from its config."""
     c = loaded.model.config
-    n_heads = getattr(c, "num_attention_heads", None) or getattr(c, "n_head", None) or c.num_heads
+    n_heads = families.n_heads(c)
     d_model = getattr(c, "hidden_size", None) or getattr(c, "d_model", None) or c.n_embd
     d_head = getattr(c, "head_dim", None) or getattr(c, "d_kv", None) or d_model // n_heads
     if getattr(c, "rope_parameters", None) or getattr(c, "rope_theta", None):
@@ -150,7 +151,7 @@ def model_facts(loaded: LoadedModel) -> ModelFacts:
     return ModelFacts(
         name=loaded.spec.name, kind=loaded.kind, family=c.model_type,
         n_layers=getattr(c, "num_hidden_layers", None) or getattr(c, "n_layer", None) or c.num_layers,
-        n_heads=n_heads, n_kv_heads=getattr(c, "num_key_value_heads", None) or n_heads, d_head=d_head,
+        n_heads=n_heads, n_kv_heads=families.n_kv_heads(c), d_head=d_head,
         d_model=d_model, position=position, causal=loaded.kind == "decoder", device=loaded.device)
 
 

@@ -25,9 +25,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from explorer.attention.analysis import find_word, rollout, word_positions
+from explorer.attention.result import extract
 from explorer.attribution import agreement, faithfulness, flow, gradients
 from explorer.heads_do.measures import make_probe
 from explorer.heads_do.values import value_weighted
+from explorer.model import families
 from explorer.model.loading import LoadedModel
 
 METHODS = ("attention", "rollout", "flow", "value", "grad_input", "ig")
@@ -101,6 +103,7 @@ def explain(loaded: LoadedModel, text: str, candidates=("animal", "street"), que
             steps: int = gradients.STEPS, progress: Progress | None = None) -> Explanation:
     """Score the words of ``text`` six ways for the probe's prediction, then compare and test the rankings."""
     report = progress or (lambda fraction, message: None)
+    families.require(loaded.model, "explain")
     if not text or not text.strip():
         raise ValueError("The text is empty: type a sentence to explain.")
     seconds, notes = {}, []
@@ -118,8 +121,13 @@ def explain(loaded: LoadedModel, text: str, candidates=("animal", "street"), que
                          f"{probe.inputs['input_ids'].shape[1]}): integrated gradients run the model {2 * steps} "
                          "times over. Shorten the text.")
     notes += probe.notes
-    vw = timed("attention", lambda: value_weighted(loaded, probe.prompt))
-    result = vw.result
+    no_values = families.refusal(loaded.model, "values")
+    if no_values:   # that method's row stays NaN, and the note says why
+        notes.append(no_values)
+        vw, result = None, timed("attention", lambda: extract(loaded, probe.prompt))
+    else:
+        vw = timed("attention", lambda: value_weighted(loaded, probe.prompt))
+        result = vw.result
     ids = probe.inputs["input_ids"][0].tolist()
     if result.token_ids != ids:
         raise ValueError(f"The text is longer than {loaded.spec.name} reads at once: shorten it.")
@@ -138,7 +146,7 @@ def explain(loaded: LoadedModel, text: str, candidates=("animal", "street"), que
     weights = result.weights
     rows["attention"] = weights[-1].mean(0)[positions].mean(0)
     rows["rollout"] = timed("rollout", lambda: rollout(weights)[-1][positions].mean(0))
-    rows["value"] = vw.normalised[-1].mean(0)[positions].mean(0)
+    rows["value"] = np.full(n, np.nan) if vw is None else vw.normalised[-1].mean(0)[positions].mean(0)
     report(0.1, "Attention flow…")
     try:
         rows["flow"] = timed("flow", lambda: flow.attention_flow(weights, positions))

@@ -11,6 +11,7 @@ import time
 import numpy as np
 import torch
 
+from explorer.model import families
 from explorer.model.capture import recording
 from explorer.model.loading import LoadedModel
 
@@ -30,8 +31,10 @@ def full_forward(loaded: LoadedModel, ids: list[int]) -> tuple[np.ndarray, float
     """One forward pass over ``ids`` without a cache: ``weights[layer, head, query, key]`` (float32) and its
     milliseconds, what every step would cost if nothing were cached."""
     x = torch.tensor([ids], device=loaded.device)
+    own = not families.captured(loaded.model)   # attention in the family's own code: read the returned weights
     with recording() as records, loaded.lock, torch.inference_mode():
         start = time.perf_counter()
-        loaded.model(input_ids=x, use_cache=False)
+        out = loaded.model(input_ids=x, use_cache=False, **({"output_attentions": True} if own else {}))
         ms = (time.perf_counter() - start) * 1e3
-    return np.stack([r["weights"][0].float().cpu().numpy() for r in records]), ms
+    weights = out.attentions if own else [r["weights"] for r in records]
+    return np.stack([w[0].float().cpu().numpy() for w in weights]), ms

@@ -21,29 +21,32 @@ import torch
 
 from explorer.generation import taps
 from explorer.generation.steps import Generation
-from explorer.heads_do.knockout import attention_layers
 from explorer.heads_do.measures import output_embedding
+from explorer.model import families
+from explorer.model.families import attention_layers
 from explorer.model.loading import LoadedModel
 
 
-def _norm_parts(norm: torch.nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, float, torch.Tensor | None, bool]:
-    """``(g, s, b, centred)`` of the final norm at residual ``x`` (float32), checked against the module itself."""
-    g = norm.weight.detach().float()
-    eps = getattr(norm, "variance_epsilon", None) or getattr(norm, "eps", None) or 1e-6
-    centred = isinstance(norm, torch.nn.LayerNorm)
+def _norm_parts(model: torch.nn.Module, norm: torch.nn.Module,
+                x: torch.Tensor) -> tuple[torch.Tensor, float, torch.Tensor | None, bool]:
+    """``(g, s, b, centred)`` of the final norm at residual ``x`` (float32), of the kind its family states
+    (``families.Family.norm``), checked against the module itself."""
+    gain, bias, eps = families.norm_parts(model, norm)
+    g = torch.ones_like(x) if gain is None else gain.to(x.device)
+    centred = families.family_of(model).norm == "layernorm"
     if centred:
         s = float(1.0 / torch.sqrt(x.var(unbiased=False) + eps))
-        ours = g * (x - x.mean()) * s + norm.bias.detach().float()
+        ours = g * (x - x.mean()) * s + (0 if bias is None else bias.to(x.device))
     else:
         s = float(1.0 / torch.sqrt(x.pow(2).mean() + eps))
         ours = g * x * s
     with torch.inference_mode():
-        theirs = norm(x.to(g)[None])[0].float()
+        theirs = norm(x.to(next(model.parameters()))[None])[0].float().cpu()
     if not torch.allclose(ours, theirs, rtol=1e-4, atol=1e-4 * float(theirs.abs().max())):
-        raise ValueError(f"The final norm ({type(norm).__name__}) is neither a plain RMSNorm nor a LayerNorm: "
-                         "its direct effects cannot be read here.")
-    bias = norm.bias.detach().float() if centred and norm.bias is not None else None
-    return g, s, bias, centred
+        kind = families.family_of(model).norm
+        raise families.Unsupported(f"The final norm ({type(norm).__name__}) does not compute what a {kind} "
+                                   "computes: its direct effects cannot be read here.")
+    return g, s, bias if centred else None, centred
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,7 @@ class DirectEffect:
     total: float
     logit: float
     scale: float
+    note: str = ""             # what the MLP parts are, where the family's MLPs are mixtures of experts
 
     @property
     def gap(self) -> float:
@@ -68,27 +72,30 @@ class DirectEffect:
 def direct_effect(loaded: LoadedModel, gen: Generation, step: int, token: int | None = None) -> DirectEffect:
     """Each part's direct effect on ``token``'s logit (default: the token picked) at ``step``."""
     model = loaded.model
+    families.require(model, "direct_effects")
     token = gen.picked(step) if token is None else int(token)
     w_u, b_u = (None if t is None else t.detach().float().cpu() for t in output_embedding(loaded))
     resid = torch.tensor(gen.resid[step])                   # (layer + 1, d_model)
-    g, s, norm_bias, centred = _norm_parts(taps.final_norm(model), resid[-1])
+    g, s, norm_bias, centred = _norm_parts(model, taps.final_norm(model), resid[-1])
     d = w_u[token] * g.cpu() * s         # (d_model,)
     if centred:
         d = d - d.mean()
     _, projs = attention_layers(model)
-    heads, biases = [], 0.0
+    r = families.residual_scale(model)     # Granite scales each sublayer's output before the residual sum
+    heads, layer_biases = [], np.zeros(len(projs))
     for layer, proj in enumerate(projs):
         w_o, b_o = taps.output_projection(proj)                 # (n_heads·d_head, d_model)
-        per_head = (w_o.cpu() @ d).reshape(gen.n_heads, gen.d_head)
+        per_head = (w_o.cpu() @ d * r).reshape(gen.n_heads, gen.d_head)
         heads.append((torch.tensor(gen.heads[step, layer]) * per_head).sum(-1))
         if b_o is not None:
-            biases += float(b_o.cpu() @ d)
+            layer_biases[layer] = float(b_o.cpu() @ d) * r
     heads = torch.stack(heads).numpy().astype(np.float64)
+    biases = float(layer_biases.sum())
     if gen.mlp is not None:
-        mlps = (torch.tensor(gen.mlp[step]) @ d).numpy().astype(np.float64)
-    else:   # the block's update minus its attention's: what is left is the MLP's
+        mlps = (torch.tensor(gen.mlp[step]) @ d * r).numpy().astype(np.float64)
+    else:   # the block's update minus its attention's (heads and the projection's bias): what is left is the MLP's
         update = (resid[1:] - resid[:-1]) @ d
-        mlps = update.numpy().astype(np.float64) - heads.sum(-1) - biases / len(projs)
+        mlps = update.numpy().astype(np.float64) - heads.sum(-1) - layer_biases
     if norm_bias is not None:
         biases += float(norm_bias.cpu() @ w_u[token])
     if b_u is not None:
@@ -96,7 +103,7 @@ def direct_effect(loaded: LoadedModel, gen: Generation, step: int, token: int | 
     embeddings = float(resid[0] @ d)
     total = float(heads.sum() + mlps.sum() + embeddings + biases)
     logit = float(gen.logits[step, token]) if token < gen.logits.shape[1] else float("nan")
-    return DirectEffect(token, heads, mlps, embeddings, biases, total, logit, s)
+    return DirectEffect(token, heads, mlps, embeddings, biases, total, logit, s, families.mlp_note(model) or "")
 
 
 @dataclass(frozen=True)
@@ -113,11 +120,12 @@ class Lens:
 
 def logit_lens(loaded: LoadedModel, gen: Generation, step: int, k: int = 5) -> Lens:
     """Read the residual stream after every block at ``step`` as if it were the last one."""
+    families.require(loaded.model, "logit_lens")
     w_u, b_u = output_embedding(loaded)
     norm = taps.final_norm(loaded.model)
     with torch.inference_mode():
         x = torch.tensor(gen.resid[step, 1:]).to(w_u)       # (layer, d_model)
-        logits = norm(x) @ w_u.T + (0 if b_u is None else b_u)  # (layer, vocab)
+        logits = families.final_logits(loaded.model, norm(x) @ w_u.T + (0 if b_u is None else b_u))  # (layer, vocab)
         probs = torch.softmax(logits.double(), dim=-1)
         top = probs.topk(k, dim=-1)
         picked = gen.picked(step)

@@ -19,6 +19,7 @@ from explorer.attention.result import token_texts
 from explorer.generation import taps
 from explorer.generation.sampling import Settings, pick, uniforms
 from explorer.heads_do.measures import output_embedding
+from explorer.model import families
 from explorer.model.capture import recording
 from explorer.model.loading import LoadedModel
 
@@ -119,13 +120,18 @@ def _forward(loaded: LoadedModel, feed: list[int], cache) -> tuple[dict, list[di
     newest position's logits (vocab,) and the forward call's milliseconds."""
     x = torch.tensor([feed], device=loaded.device)
     w_u, b_u = output_embedding(loaded)
+    own = not families.captured(loaded.model)   # attention in the family's own code: read the returned weights
     with recording() as records, taps.tapping() as tap, loaded.lock, torch.inference_mode():
         start = time.perf_counter()
-        out = loaded.model(input_ids=x, past_key_values=cache, use_cache=True)
+        out = loaded.model(input_ids=x, past_key_values=cache, use_cache=True, **({"output_attentions": True}
+                                                                                     if own else {}))
         ms = (time.perf_counter() - start) * 1e3
+        if own:
+            records = [{"weights": w} for w in out.attentions]
         logits = out.last_hidden_state[0, -1].to(w_u) @ w_u.T
         if b_u is not None:
             logits = logits + b_u
+        logits = families.final_logits(loaded.model, logits)
     return tap, records, logits.float().cpu().numpy(), ms
 
 
@@ -143,6 +149,7 @@ def generate(loaded: LoadedModel, prompt: str, settings: Settings, *, run: Runne
     if loaded.kind != "decoder":
         raise ValueError(f"{loaded.spec.name} is an {loaded.kind}: generation needs a causal decoder, which "
                          "predicts each next token from the ones before it.")
+    families.require(loaded.model, "generation")
     run = run or (lambda fn: fn())
     model, tok = loaded.model, loaded.tokenizer
     taps.install(model)
@@ -181,7 +188,8 @@ def generate(loaded: LoadedModel, prompt: str, settings: Settings, *, run: Runne
         weights[layer, :, :n_prompt, :n_prompt] = rows[0][layer]
         for step in range(1, steps):
             q = n_prompt - 1 + step
-            weights[layer, :, q, :q + 1] = rows[step][layer][:, 0]
+            row = rows[step][layer][:, 0]                 # (head, keys): the last keys only, in a sliding window
+            weights[layer, :, q, q + 1 - row.shape[-1]:q + 1] = row
     d_head = heads[0].shape[-1] // n_heads
     c = model.config
     gen = Generation(
@@ -190,7 +198,7 @@ def generate(loaded: LoadedModel, prompt: str, settings: Settings, *, run: Runne
         weights=weights, logits=np.stack(logits), draws=draws[:steps], resid=np.stack(resid),
         heads=np.stack(heads).reshape(steps, n_layers, n_heads, d_head), mlp=np.stack(mlp) if mlp else None,
         step_ms=np.array(times), stopped=stopped, truncated=truncated,
-        n_kv_heads=getattr(c, "num_key_value_heads", None) or n_heads, d_head=d_head,
+        n_kv_heads=families.n_kv_heads(c), d_head=d_head,
         dtype_bytes=next(model.parameters()).element_size(),
         cache_bytes=sum(layer.keys.nbytes + layer.values.nbytes for layer in cache.layers))
     if check:

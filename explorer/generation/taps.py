@@ -12,19 +12,12 @@ import contextvars
 
 import torch
 
-from explorer.heads_do.knockout import attention_layers
+from explorer.model import families
+from explorer.model.families import attention_layers
 
 _tap: contextvars.ContextVar[dict | None] = contextvars.ContextVar("explorer_tap", default=None)
-NORMS = ("norm", "ln_f", "final_layer_norm", "final_layernorm")
-
-
-def final_norm(model: torch.nn.Module) -> torch.nn.Module:
-    """The norm applied after the last block (Llama ``norm``, GPT-2 ``ln_f``), with a helpful error."""
-    for name in NORMS:
-        module = getattr(model, name, None)
-        if isinstance(module, torch.nn.Module):
-            return module
-    raise ValueError(f"Cannot find the final norm of {type(model).__name__} (looked for {', '.join(NORMS)}).")
+final_norm = families.final_norm               # the norm after the last block, per family (model/families.py)
+output_projection = families.output_projection
 
 
 def _last(x: torch.Tensor) -> torch.Tensor:
@@ -62,8 +55,9 @@ def install(model: torch.nn.Module) -> None:
     for layer, proj in zip(layers, projs):
         layer.register_forward_hook(after_layer)
         proj.register_forward_pre_hook(heads_in)
-        if isinstance(getattr(layer, "mlp", None), torch.nn.Module):
-            layer.mlp.register_forward_hook(mlp_out)
+        mlp = families.mlp_of(model, layer)
+        if isinstance(mlp, torch.nn.Module):
+            mlp.register_forward_hook(mlp_out)
     model._explorer_taps = True
 
 
@@ -78,13 +72,3 @@ def tapping():
         yield record
     finally:
         _tap.reset(token)
-
-
-def output_projection(proj: torch.nn.Module) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """``(W (n_heads·d_head, d_model), bias or None)`` of an attention output projection such that
-    out = heads @ W + bias: an ``nn.Linear`` stores W transposed, GPT-2's ``Conv1D`` stores it as is."""
-    weight = proj.weight.detach().float()
-    if isinstance(proj, torch.nn.Linear):
-        weight = weight.T
-    bias = getattr(proj, "bias", None)
-    return weight, None if bias is None else bias.detach().float()

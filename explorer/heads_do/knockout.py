@@ -1,7 +1,8 @@
 """What a head does, found by removing it: knock heads out and watch a measure of the model's answer move.
 
-A head is knocked out with a forward pre-hook on its layer's attention output projection (``o_proj`` for
-Llama, ``attention.output.dense`` for BERT, ``attn.c_proj`` for GPT-2): the hook replaces that head's columns
+A head is knocked out with a forward pre-hook on its layer's attention output projection (where it lives, per
+model family, is written in ``explorer.model.families``: ``o_proj`` for Llama, ``attention.output.dense`` for
+BERT, ``attn.c_proj`` for GPT-2…): the hook replaces that head's columns
 ``h*d_head:(h+1)*d_head`` of the projection's input by 0 ("zero") or by their mean over the positions of a
 reference run ("mean"). The measures of a minimal pair come from ``explorer.heads_do.measures``:
 next-token log-odds for decoders, a cosine difference of final states for encoders.
@@ -17,38 +18,12 @@ import numpy as np
 import torch
 
 from explorer.heads_do.measures import Measure, PairMeasure, Probe, make_probe, pair_notes
+from explorer.model import families
 from explorer.model.loading import LoadedModel
 
 Progress = Callable[[float, str], None]
-PROJECTIONS = ("self_attn.o_proj", "attention.output.dense", "attn.c_proj", "attention.out_lin", "self_attn.out_proj")
-
-
-# ---------------------------------------------------------------------------------------------- where heads live
-
-def _get(module, path: str):
-    for part in path.split("."):
-        module = getattr(module, part, None)
-        if module is None:
-            return None
-    return module
-
-
-def attention_layers(model: torch.nn.Module) -> tuple[torch.nn.ModuleList, list[torch.nn.Module]]:
-    """The model's list of layers and each layer's attention output projection (whose input is the heads'
-    outputs side by side, ``(batch, tokens, n_heads * d_head)``)."""
-    for module in model.modules():
-        if isinstance(module, torch.nn.ModuleList) and len(module):
-            for path in PROJECTIONS:
-                projs = [_get(layer, path) for layer in module]
-                if all(p is not None for p in projs):
-                    return module, projs
-    raise ValueError(f"Cannot find the attention output projections of {type(model).__name__}: knockout supports "
-                     "Llama-like (o_proj), BERT-like (attention.output.dense) and GPT-2 (attn.c_proj) models.")
-
-
-def n_heads_of(model: torch.nn.Module) -> int:
-    c = model.config
-    return getattr(c, "num_attention_heads", None) or getattr(c, "n_head", None) or c.num_heads
+attention_layers = families.attention_layers   # where heads live: explorer.model.families says, per family
+n_heads_of = families.n_heads
 
 
 def _head_hook(n_heads: int, keep: torch.Tensor, fill: torch.Tensor | None):
@@ -76,6 +51,7 @@ def knockout(model: torch.nn.Module, heads: dict[int, list[int]], mode: str = "z
     ``mode="mean"`` replaces a head's output by ``means[layer]`` (``(n_heads * d_head,)``, see ``head_means``)
     instead of 0. Knocking out nothing installs nothing: outputs stay exactly the model's.
     """
+    families.require(model, "knockout")
     if mode not in {"zero", "mean"}:
         raise ValueError(f"mode must be 'zero' or 'mean', not {mode!r}")
     if mode == "mean" and means is None:
@@ -122,6 +98,7 @@ def _clean_run(loaded: LoadedModel, probe: Probe) -> _Clean:
 def head_means(loaded: LoadedModel, texts: list[str], probe_kw: dict | None = None) -> torch.Tensor:
     """``[layer, n_heads * d_head]``: each layer's projection input averaged over all positions of ``texts``
     (as the measure's probe reads them), the reference for mean ablation."""
+    families.require(loaded.model, "knockout")
     rows = []
     with loaded.lock, torch.inference_mode():
         for text in texts:
@@ -215,6 +192,7 @@ def sweep(loaded: LoadedModel, text_a: str, text_b: str, mode: str = "zero", mea
     ``mode="mean"`` without ``means`` uses the mean over all positions of both texts. ``max_rows``: heads per
     batch (layers before the batch's first knocked-out layer are replayed from a clean run, not recomputed).
     """
+    families.require(loaded.model, "knockout")
     start = time.perf_counter()
     report = progress or (lambda fraction, message: None)
     probes = [make_probe(loaded, t, **probe_kw) for t in (text_a, text_b)]

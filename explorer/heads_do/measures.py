@@ -19,6 +19,7 @@ from types import SimpleNamespace
 import numpy as np
 import torch
 
+from explorer.model import families
 from explorer.model.loading import LoadedModel
 
 PROMPT = ' The word "{query}" refers to the'
@@ -101,6 +102,9 @@ def output_embedding(loaded: LoadedModel) -> tuple[torch.Tensor, torch.Tensor | 
         found = (head.weight.detach().to(loaded.device),
                  None if getattr(head, "bias", None) is None else head.bias.detach().to(loaded.device))
         del full
+    scale = families.logit_scale(model)
+    if scale != 1.0:   # the family's head scales its logits (Cohere, Granite): fold the scale into W_U and b_U
+        found = tuple(None if t is None else t.detach() * scale for t in found)
     _heads[model] = found
     return found
 
@@ -128,6 +132,7 @@ def _decoder_probe(loaded, text, candidates, query, prompt) -> Probe:
         logits = hidden[:, -1].to(weight) @ weight.T           # (batch, vocab)
         if bias is not None:
             logits = logits + bias
+        logits = families.final_logits(loaded.model, logits)
         return torch.log_softmax(logits.double(), dim=-1)[:, chosen]
     return Probe(text, full, "next-token", list(candidates), inputs, values_of, notes)
 

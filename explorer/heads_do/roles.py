@@ -16,6 +16,7 @@ import pandas as pd
 import torch
 
 from explorer.attention.result import extract
+from explorer.model import families
 from explorer.model.loading import LoadedModel
 
 ROLE_NAMES = ("previous_token", "first_token", "broad", "duplicate", "induction")
@@ -90,6 +91,7 @@ def _frame(arrays: dict[str, np.ndarray]) -> pd.DataFrame:
 def head_roles(loaded: LoadedModel, texts=TEXTS, n: int = 20, seed: int = 0) -> pd.DataFrame:
     """One row per (layer, head): the ROLE_NAMES scores. previous_token, first_token and broad are averaged over
     ``texts``; duplicate and induction come from ``n`` random tokens repeated twice (fixed ``seed``)."""
+    families.require(loaded.model, "roles")
     causal = loaded.kind == "decoder"
     per_text = []
     for text in texts:

@@ -6,9 +6,10 @@ For head h, query i and key j the head adds ``alpha_ij · f(x_j)`` to the attent
 projection (bias excluded). We report ``||alpha_ij · f(x_j)|| = alpha_ij · ||f(x_j)||``. A sink token can take
 most of the weight while its tiny ``f`` moves nothing: compare ``sink_weight`` and ``sink_value``.
 
-Values are recorded by forward hooks on the value projections (``v_proj`` for Llama, ``attention.self.value`` for
-BERT, the last third of ``attn.c_attn`` for GPT-2), installed once per model and silent unless a recorder is
-active in the calling thread. Grouped-query attention: query head h reads value head h // (n_heads / n_kv_heads).
+Values are recorded by forward hooks on the value projections (``explorer.model.families`` says where, per model
+family: ``v_proj`` for Llama, ``attention.self.value`` for BERT, the last third of ``attn.c_attn`` for GPT-2…),
+installed once per model and silent unless a recorder is active in the calling thread. Grouped-query attention:
+query head h reads value head h // (n_heads / n_kv_heads).
 """
 from __future__ import annotations
 
@@ -21,37 +22,22 @@ import torch
 
 from explorer.attention.result import AttentionResult, extract
 from explorer.heads_do.knockout import attention_layers, n_heads_of
+from explorer.model import families
 from explorer.model.loading import LoadedModel
 
-VALUE_PATHS = (("self_attn.v_proj", 1), ("attention.self.value", 1), ("attn.c_attn", 3), ("attention.v_lin", 1))
 _values: contextvars.ContextVar[list | None] = contextvars.ContextVar("explorer_values", default=None)
-
-
-def _get(module, path):
-    for part in path.split("."):
-        module = getattr(module, part, None)
-        if module is None:
-            return None
-    return module
 
 
 def _ensure_hooks(model: torch.nn.Module) -> None:
     """Hook every layer's value projection once; each hook appends ``(batch, tokens, n_kv·d_head)`` values."""
     if getattr(model, "_explorer_value_hooks", False):
         return
-    layers, _ = attention_layers(model)
-    for path, parts in VALUE_PATHS:
-        found = [_get(layer, path) for layer in layers]
-        if all(m is not None for m in found):
-            n_parts = parts   # GPT-2's c_attn holds q | k | v side by side
-            break
-    else:
-        raise ValueError(f"Cannot find the value projections of {type(model).__name__}.")
+    found = families.value_projections(model)
 
-    def hook(module, args, out, parts=n_parts):
+    def hook(module, args, out):
         store = _values.get()
         if store is not None:
-            store.append(out.detach()[..., -out.shape[-1] // parts:])   # GPT-2: q | k | v, keep v
+            store.append(families.values_of(model, out.detach()))   # fused q | k | v: keep v
     for module in found:
         module.register_forward_hook(hook)
     model._explorer_value_hooks = True
@@ -59,8 +45,8 @@ def _ensure_hooks(model: torch.nn.Module) -> None:
 
 def output_slices(proj: torch.nn.Module, n_heads: int) -> torch.Tensor:
     """``(n_heads, d_model, d_head)``: each head's slice ``W_O[:, h·d:(h+1)·d]`` of the output projection."""
-    w = proj.weight if isinstance(proj, torch.nn.Linear) else proj.weight.T   # (d_model, n_heads·d_head)
-    return w.detach().reshape(w.shape[0], n_heads, -1).permute(1, 0, 2)
+    w = families.output_projection(proj)[0].T.to(proj.weight)                 # (d_model, n_heads·d_head)
+    return w.reshape(w.shape[0], n_heads, -1).permute(1, 0, 2)
 
 
 def transformed_values(values: torch.Tensor, proj: torch.nn.Module, n_heads: int) -> torch.Tensor:
@@ -88,6 +74,7 @@ class ValueWeighted:
 
 def record_values(loaded: LoadedModel, text: str, **extract_kw) -> tuple[AttentionResult, list[torch.Tensor]]:
     """Extract ``text``'s attention and each layer's value vectors ``(tokens, n_kv·d_head)`` in the same pass."""
+    families.require(loaded.model, "values")
     _ensure_hooks(loaded.model)
     store: list = []
     token = _values.set(store)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import sys
 
 import numpy as np
 import torch
@@ -21,22 +20,107 @@ _recorder: contextvars.ContextVar[list | None] = contextvars.ContextVar("explore
 
 def _capturing_eager(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
     """The model's own eager attention, plus a record of what went into it (when a recorder is active)."""
-    own = getattr(sys.modules[type(module).__module__], "eager_attention_forward", None)
-    if own is None:
-        from transformers.models.llama.modeling_llama import eager_attention_forward as own
+    from explorer.model.families import eager_attention
+    own = eager_attention(module)
     output, weights = own(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs)
     record = _recorder.get()
     if record is not None:
         record.append(dict(q=query.detach(), k=key.detach(), scaling=scaling, mask=attention_mask,
-                           bias=kwargs.get("position_bias"), weights=weights.detach()))
+                           bias=kwargs.get("position_bias"), weights=weights.detach(),
+                           **({"softcap": kwargs["softcap"]} if kwargs.get("softcap") else {})))
     return output, weights
 
 
+def _capturing_method(module, own):
+    """GPT-J's and CodeGen's ``_attn(query, key, value, mask)`` (their own code: softmax(QKᵀ / scale_attn + mask)),
+    plus a record of what went into it. CodeGen adds the mask before dividing by the scale: its masked entries
+    stay below -1e37 either way, and the unmasked ones see a zero mask, so the record is the same."""
+    def _attn(query, key, value, attention_mask=None):
+        output, weights = own(query, key, value, attention_mask)
+        record = _recorder.get()
+        if record is not None:
+            record.append(dict(q=query.detach(), k=key.detach(), scaling=float(1.0 / module.scale_attn),
+                               mask=attention_mask, bias=None, weights=weights.detach()))
+        return output, weights
+    return _attn
+
+
+def _hook_family(model, fam) -> bool:
+    """Record a ``hooked`` family's attention (BLOOM, MPNet, Falcon): queries and keys from the projections'
+    outputs (``families.queries_keys``), the mask and position bias from the attention module's arguments, its
+    weights from what it returns. Recorded
+    only while a recorder is active and the module returns its weights (extraction asks for them)."""
+    import inspect
+
+    from explorer.model import families
+
+    for layer in families.blocks(model):
+        attention = families.get(layer, fam.attn or fam.out_proj.rsplit(".", 1)[0])
+        q_source = families.get(layer, fam.queries)
+        k_source = None if fam.keys is None else families.get(layer, fam.keys)
+        if attention is None or q_source is None or (fam.keys is not None and k_source is None):
+            return False
+        seen: dict = {}
+        signature = inspect.signature(attention.forward)
+
+        def before(module, args, kwargs, seen=seen, signature=signature):
+            seen.clear()
+            seen["named"] = signature.bind_partial(*args, **kwargs).arguments
+
+        def after(module, args, kwargs, output, seen=seen):
+            record = _recorder.get()
+            weights = output[1] if isinstance(output, tuple) and len(output) > 1 else None
+            if record is None or not torch.is_tensor(weights) or "q" not in seen:
+                return
+            found = families.queries_keys(model, module, seen, seen["named"])
+            mask = found["mask"] if "mask" in found else seen["named"].get("attention_mask")
+            record.append(dict(q=found["q"].detach(), k=found["k"].detach(), scaling=found["scaling"],
+                               mask=mask, bias=found["bias"], weights=weights.detach()))
+
+        attention.register_forward_pre_hook(before, with_kwargs=True)
+        attention.register_forward_hook(after, with_kwargs=True)
+        q_source.register_forward_hook(lambda m, a, out, seen=seen: seen.__setitem__("q", out.detach()))
+        if k_source is not None:
+            k_source.register_forward_hook(lambda m, a, out, seen=seen: seen.__setitem__("k", out.detach()))
+        if fam.bias_method:
+            setattr(attention, fam.bias_method, _keeping(getattr(attention, fam.bias_method), seen))
+    return True
+
+
+def _keeping(method, seen: dict):
+    """``method`` (a bound method of the attention) that also keeps its result as ``seen["bias"]``."""
+    def kept(*args, **kwargs):
+        out = method(*args, **kwargs)
+        seen["bias"] = None if out is None else out.detach()
+        return out
+    return kept
+
+
 def enable_capture(model: torch.nn.Module) -> bool:
-    """Route the model's attention through the recording wrapper; False if the model cannot be routed."""
+    """Route the model's attention through a recording wrapper, as its family says (``families.Family.attention``):
+    transformers' attention interface, or the family's own ``_attn`` method. False if the model cannot be routed
+    (attention in its own code, or a module without its own eager attention function)."""
     from transformers import AttentionInterface
     from transformers.masking_utils import AttentionMaskInterface, eager_mask
 
+    from explorer.model import families
+
+    try:
+        how = families.family_of(model).attention
+    except families.Unsupported:
+        how = "interface"          # an unknown family: the fidelity number says whether the capture saw it all
+    if how == "method":
+        fam = families.family_of(model)
+        for layer in families.blocks(model):
+            attention = families.get(layer, fam.out_proj.rsplit(".", 1)[0])
+            if not callable(getattr(attention, "_attn", None)) or not hasattr(attention, "scale_attn"):
+                return False
+            attention._attn = _capturing_method(attention, attention._attn)
+        return True
+    if how == "hooked":
+        return _hook_family(model, families.family_of(model))
+    if how != "interface":
+        return False
     AttentionInterface.register(CAPTURE, _capturing_eager)
     AttentionMaskInterface.register(CAPTURE, eager_mask)  # same masks as eager (causal, padding)
     try:
@@ -50,13 +134,16 @@ def recompute_tensors(record: dict, dtype=torch.float32) -> tuple[torch.Tensor, 
     """Our own ``scores`` and ``weights`` for one captured layer, ``[head, query, key]`` tensors of ``dtype`` on
     the record's device: softmax(QKᵀ·scale + bias + mask) written out step by step, no model code involved.
 
-    Grouped-query attention: query head h reads key head h // (n_heads / n_kv_heads).
+    Grouped-query attention: query head h reads key head h // (n_heads / n_kv_heads). A record with a ``softcap``
+    (Gemma 2) squashes the scaled scores to ``cap · tanh(scores / cap)`` before the mask, as the model does.
     """
     q = record["q"][0].to(dtype)                              # (n_heads, Q, d_head)
     k = record["k"][0].to(dtype)                              # (n_kv_heads, K, d_head)
     k = k.repeat_interleave(q.shape[0] // k.shape[0], dim=0)  # (n_heads, K, d_head)
     scale = record["scaling"] if record["scaling"] is not None else q.shape[-1] ** -0.5
     scores = (q @ k.transpose(-1, -2)) * scale                # (n_heads, Q, K)
+    if record.get("softcap"):                                  # Gemma 2: scores squashed into (-cap, cap)
+        scores = torch.tanh(scores / record["softcap"]) * record["softcap"]
     extras = [x for x in (record["bias"], record["mask"]) if x is not None]
     for extra in extras:
         scores = scores + extra[0].to(dtype)[..., -q.shape[1]:, -k.shape[1]:]

@@ -11,13 +11,14 @@ import time
 
 import streamlit as st
 
-from explorer.model import loading
+from explorer.model import loading, preview
 from explorer.model.registry import ModelSpec, ModelUnavailable, hub_policy, resolve_spec
 from explorer.serving import policy
 from explorer.ui import cached
 from explorer.ui.text import literal
 
 _sizes: dict[str, tuple[float, str]] = {}   # hub id -> (when, question): the hub is asked once a minute at most
+_works: dict[str, tuple[float, str | None]] = {}   # model -> (when, family and what works, or None)
 
 
 def needs_asking(name: str) -> ModelSpec | None:
@@ -56,6 +57,59 @@ def question(spec: ModelSpec) -> str:
     return text
 
 
+def what_works(spec: ModelSpec) -> str | None:
+    """The model's family and which capabilities work on it, from its config alone (a local folder's
+    ``config.json``, or the hub's, a few kB, no weights); None when it cannot be read. Asked once a minute."""
+    now = time.monotonic()
+    known = _works.get(spec.name)
+    if known and now - known[0] < 60:
+        return known[1]
+    data = None
+    if spec.source == "local":
+        data = preview.local_config(spec.name)
+    elif spec.source == "hub" and loading.hub_reachable():
+        try:
+            data = preview.fetch_config(spec.name)
+        except policy.PolicyRefusal:
+            data = None
+    text = None if data is None else preview.what_works(preview.config_of(data))
+    _works[spec.name] = (now, text)
+    return text
+
+
+_typed: dict[str, tuple[float, str]] = {}   # hub id -> (when, its download size in words)
+
+
+def _size(spec: ModelSpec) -> str:
+    """A hub model's download size from the hub's file list ("" when the hub does not say), once a minute."""
+    now = time.monotonic()
+    known = _typed.get(spec.name)
+    if known and now - known[0] < 60:
+        return known[1]
+    text = ""
+    if loading.hub_reachable():
+        try:
+            text = f"{-(-policy.weights_bytes(policy.fetch_metadata(spec.name, timeout=3)) // policy.MB):,} MB"
+        except policy.PolicyRefusal:
+            text = ""
+    _typed[spec.name] = (now, text)
+    return text
+
+
+def show_what_works(name: str) -> None:
+    """Under a typed hub id or folder: its family, its download size and what works on it, from its config."""
+    try:
+        spec = resolve_spec(name)
+    except ModelUnavailable:
+        return
+    if spec.source == "embedded":
+        return
+    works = what_works(spec)
+    if works:
+        size = _size(spec) if spec.source == "hub" else ""
+        st.caption(literal(f"{spec.name}, {size}: {works}" if size else works))
+
+
 def ask_before_loading(key: str, default: str) -> str | None:
     """Call before the model picker reads the URL. Returns the model waiting for an answer (None: nothing to
     ask); while it waits, the picker shows ``default``. Answers: "Load" puts the model in the picker,
@@ -84,6 +138,9 @@ def ask_before_loading(key: str, default: str) -> str | None:
 
     with st.container(border=True):
         st.markdown(f":material/link: {literal(question(spec))}")
+        works = what_works(spec)
+        if works:
+            st.caption(literal(works))
         busy = loading.current_download()
         if busy:
             st.caption(f"Another download is running on this server ({literal(busy)}); this one would wait for it.")

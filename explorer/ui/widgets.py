@@ -14,12 +14,13 @@ import streamlit as st
 
 from explorer.attention.result import AttentionResult
 from explorer.examples import EXAMPLES
+from explorer.model import families, preview
 from explorer.model.registry import EMBEDDED, EMBEDDED_ENCODER, KNOWN_HUB, ModelUnavailable, hub_policy, resolve_spec
 from explorer.plots.alt import clickable_heads, text_alternative
 from explorer.plots.attention import LightFigure
 from explorer.plots.classroom import scale_fonts
 from explorer.ui import cached, chart_text, params
-from explorer.ui.linkask import ask_before_loading
+from explorer.ui.linkask import ask_before_loading, show_what_works
 from explorer.ui.live import following, membership, streamlit_internals
 from explorer.ui.text import literal
 
@@ -84,7 +85,10 @@ def model_picker(key: str = "model", default: str = EMBEDDED_ENCODER, label: str
     name = choice
     if choice == OTHER:
         name = st.text_input("Hub id (e.g. prajjwal1/bert-tiny) or local folder", value=free,
-                             key=f"{key}_other", max_chars=200).strip()
+                             key=f"{key}_other", max_chars=200,
+                             help=preview.curated_text() if allowed and not allowlist else None).strip()
+        if name:
+            show_what_works(name)
     params.put(key, asked or name or default)   # a reload of a link still waiting asks again
     return name or default
 
@@ -192,7 +196,8 @@ def attention_or_stop(model: str, text: str, target: str | None = None) -> Atten
 def fidelity_badge(result: AttentionResult, layer: int, head: int) -> None:
     """How exactly our own from-scratch recompute matches the weights the model returned for this head."""
     if result.fidelity is None:
-        st.caption("Fidelity check unavailable: this model's queries and keys could not be captured.")
+        why = families.family_refusal(result.facts.family, "scores")
+        st.caption(why or "Fidelity check unavailable: this model's queries and keys could not be captured.")
         return
     diff = result.fidelity[layer, head]
     icon = ":material/check_circle:" if diff < 1e-5 else ":material/warning:"

@@ -95,6 +95,27 @@ def test_embedded_and_loaded_models_open_at_once(worker, tiny_folder):
     assert not asked(at) and at.text_input(key="model_other").value == folder and at.get("plotly_chart")
 
 
+def test_a_link_says_the_models_family_and_what_works_before_loading(worker, tiny_folder):
+    """Read from the folder's config.json alone (a hub id's config comes from the hub, a few kB, no weights)."""
+    folder = str(tiny_folder("llama"))
+    at = heatmaps(model=folder)
+    captions = [seen(c.value) for c in at.caption]
+    assert any(c.startswith("Llama (decoder): attention weights, scores and fidelity, head knockout") and
+               c.endswith("six explanations work here.") for c in captions), captions
+    assert folder not in worker
+
+
+def test_a_typed_folder_says_its_family_and_what_works(worker, tiny_folder):
+    from explorer.ui.widgets import OTHER
+    folder = str(tiny_folder("t5"))
+    at = heatmaps()
+    at.selectbox(key="model").set_value(OTHER).run()
+    at.text_input(key="model_other").input(folder).run()
+    captions = [seen(c.value) for c in at.caption]
+    assert any(c.startswith("T5 (encoder-decoder): attention weights, scores and fidelity work here. T5 is an "
+                            "encoder-decoder") for c in captions), captions
+
+
 def test_a_path_while_local_folders_are_off_gets_the_one_message_not_a_question(worker, monkeypatch):
     monkeypatch.delenv("EXPLORER_ALLOW_LOCAL")
     at = heatmaps(model="/etc")

@@ -161,6 +161,8 @@ def effect_section(gen: Generation, step: int, effect) -> None:
                 f"MLPs {effect.mlps.sum():+.3f} + biases {effect.biases:+.3f} = **{effect.total:.4f}**; the model's "
                 f"logit is **{effect.logit:.4f}** (difference {effect.gap:.1e}). The final norm's scale at this "
                 f"position, 1/rms = {effect.scale:.4f}, is held fixed: that is what makes the parts add up.")
+    if getattr(effect, "note", ""):
+        st.caption(effect.note)
 
 
 def cache_section(gen: Generation, step: int) -> None:

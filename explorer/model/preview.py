@@ -1,0 +1,132 @@
+"""What a hub model would give before it is downloaded: its family, its size and which capabilities work.
+
+The hub serves a model's ``config.json`` (a few kB) apart from its weights; its ``model_type`` names the family
+(``explorer.model.families``), and the rest of the config can refuse more (an OPT model normalising after each
+residual sum). The size comes from the hub's file list (``serving.policy``), as the download check reads it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+from explorer.model import families
+from explorer.serving import policy
+
+MAX_CONFIG_BYTES = 1_000_000
+
+
+@dataclass(frozen=True)
+class Curated:
+    """A small hub model per family that an online server can offer: its id, family, parameters, licence."""
+    hub_id: str
+    family: str
+    parameters: str
+    licence: str
+
+
+CURATED = (
+    Curated("EleutherAI/pythia-70m", "gpt_neox", "70 M", "Apache-2.0"),
+    Curated("gpt2", "gpt2", "124 M", "MIT"),
+    Curated("HuggingFaceTB/SmolLM2-360M", "llama", "360 M", "Apache-2.0"),
+    Curated("Qwen/Qwen2.5-0.5B", "qwen2", "494 M", "Apache-2.0"),
+    Curated("google/gemma-3-270m", "gemma3_text", "270 M", "Gemma terms of use"),
+    Curated("prajjwal1/bert-tiny", "bert", "4 M", "MIT"),
+    Curated("bert-base-uncased", "bert", "110 M", "Apache-2.0"),
+    Curated("distilbert-base-uncased", "distilbert", "66 M", "Apache-2.0"),
+    Curated("t5-small", "t5", "60 M", "Apache-2.0"),
+)
+
+
+def curated_text() -> str:
+    """The curated list in one line, for the picker's help."""
+    return "Small hub models that work here: " + "; ".join(
+        f"{c.hub_id} ({families.FAMILIES[c.family].name}, {c.parameters} parameters, {c.licence})" for c in CURATED)
+
+
+def fetch_config(name: str, timeout: float = 3.0, env: Mapping[str, str] | None = None) -> dict:
+    """The hub's ``config.json`` of ``name`` as a dict; ``policy.MetadataUnavailable`` when offline, not a hub id,
+    or the hub does not answer."""
+    env = os.environ if env is None else env
+    if env.get("HF_HUB_OFFLINE", "0").strip().lower() in policy.ON:
+        raise policy.MetadataUnavailable(f"Cannot read the config of {name}: this server is offline.")
+    if ".." in name or not policy._HUB_ID.match(name):
+        raise policy.MetadataUnavailable(f"{name!r} is not a hub id (like 'gpt2' or 'org/model').")
+    endpoint = env.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+    url = f"{endpoint}/{urllib.parse.quote(name, safe='/')}/resolve/main/config.json"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as answer:
+            data = json.loads(answer.read(MAX_CONFIG_BYTES))
+    except urllib.error.HTTPError as err:
+        raise policy.MetadataUnavailable(f"The hub has no config for {name} (HTTP {err.code}).") from err
+    except (OSError, ValueError) as err:
+        raise policy.MetadataUnavailable(f"The hub did not answer about {name} ({str(err)[:120]}).") from err
+    if not isinstance(data, dict):
+        raise policy.MetadataUnavailable(f"The config of {name} is not a JSON object.")
+    return data
+
+
+def local_config(folder: str) -> dict | None:
+    """A local model folder's ``config.json`` as a dict, or None when it has none that reads."""
+    from pathlib import Path
+    try:
+        data = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8")[:MAX_CONFIG_BYTES])
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def config_of(data: dict):
+    """A transformers config built from a ``config.json`` dict, offline (a plain namespace for an unknown family:
+    enough to name it)."""
+    model_type = data.get("model_type")
+    if model_type in families.FAMILIES:
+        from transformers import AutoConfig
+        try:
+            return AutoConfig.for_model(model_type, **{k: v for k, v in data.items() if k != "model_type"})
+        except (TypeError, ValueError):
+            pass
+    return SimpleNamespace(**{**data, "model_type": model_type})
+
+
+def what_works(config) -> str:
+    """One paragraph: the family and kind, what works, and each refused capability with its sentence."""
+    try:
+        fam = families.family_of(config)
+    except families.Unsupported as err:
+        return str(err)
+    found = families.matrix(config)
+    works = [families.LABELS[c] for c, why in found.items() if why is None]
+    skipped = [c for c in families.DECODER_ONLY if fam.kind != "decoder"]
+    refused = {why for c, why in found.items() if why is not None and c not in skipped}
+    text = f"{fam.name} ({fam.kind}): " + ", ".join(works) + " work here."
+    if refused:
+        text += " " + " ".join(sorted(refused))
+    return text
+
+
+def describe(name: str, config_data: dict | None, size_mb: int | None) -> str:
+    """``name``'s family, download size and what works, from what the hub said (None: it did not)."""
+    size = "size unknown" if size_mb is None else (f"{size_mb:,} MB" if size_mb < 10_000
+                                                    else f"{size_mb / 1000:,.0f} GB")
+    if config_data is None:
+        return f"{name} ({size}): its config could not be read, so what works on it is not known before loading."
+    return f"{name} ({size}). " + what_works(config_of(config_data))
+
+
+def preview(name: str, timeout: float = 3.0) -> str:
+    """Ask the hub for ``name``'s config and file list (no weights) and ``describe`` it."""
+    try:
+        data = fetch_config(name, timeout)
+    except policy.PolicyRefusal:
+        data = None
+    try:
+        size_mb = -(-policy.weights_bytes(policy.fetch_metadata(name, timeout=timeout)) // policy.MB)
+    except policy.PolicyRefusal:
+        size_mb = None
+    return describe(name, data, size_mb)
