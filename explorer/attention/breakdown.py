@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer.attention.result import AttentionResult
+from explorer.labs.quiz import Question
 from explorer.maths import softmax
 
 MOST_CARRIERS = 8   # at most this many dimensions are marked as carrying the score
@@ -165,3 +166,21 @@ def group_note(b: ScoreBreakdown) -> str:
     first = b.kv_head * share
     return (f"Grouped-query attention: {b.n_heads} query heads share {b.n_kv_heads} key heads, so query head "
             f"{b.head} reads key head {b.kv_head} (shared by query heads {first}–{first + share - 1}).")
+
+
+def dimension_question(b: ScoreBreakdown, n_options: int = 4) -> Question:
+    """"Which dimension carries most of this score?" (the one pushing it furthest in its own direction), with the
+    dimensions where the query or the key alone is largest among the wrong answers: a large product needs both."""
+    order = [int(i) for i in b.order]
+    correct = order[0]
+    tempting = [int(np.argmax(np.abs(b.query_vector))), int(np.argmax(np.abs(b.key_vector))), *order[1:]]
+    picks = list(dict.fromkeys([correct, *tempting]))[:n_options]
+    label = {i: f"dimension {i}" for i in picks}
+    share = b.products[correct] / b.dot if b.dot else float("nan")
+    reveal = (f"Dimension {correct}: query {b.query_vector[correct]:+.3f} × key {b.key_vector[correct]:+.3f} = "
+              f"**{b.products[correct]:+.3f}**, {share:.0%} of the whole dot product {b.dot:+.3f}. "
+              f"The query alone is largest in dimension {tempting[0]} and the key alone in dimension {tempting[1]}: "
+              "a dimension carries the score only where both are large (and of matching sign).")
+    return Question(prompt=f"“{b.query_token}” → “{b.key_token}”, layer {b.layer}, head {b.head}: which of the "
+                           f"{b.d_head} dimensions of q·k adds most to this score?",
+                    options=tuple(label[i] for i in sorted(picks)), correct=label[correct], reveal=reveal)

@@ -20,6 +20,7 @@ import torch
 from explorer.attention.breakdown import ScoreBreakdown
 from explorer.attention.result import AttentionResult
 from explorer.labs.positions import rope_cos_sin, rotate_halves, unrotate_halves
+from explorer.labs.quiz import Question
 
 SIDES = ("token", "position", "type", "shift", "bias")   # what each side's vector is split into
 MAIN = ("token", "position")
@@ -210,3 +211,24 @@ def origin(model: torch.nn.Module, result: AttentionResult, b: ScoreBreakdown) -
         return Origin(kind, f"Position enters as a learned bias added to each score: here {b.bias:+.4f}, beside "
                             f"the content part q·k × scale = {b.dot * b.scale:+.4f}.")
     return Origin("none", layout["why"])
+
+
+def distance_question(rotary: RotaryView, b: ScoreBreakdown, n_options: int = 4) -> Question:
+    """"At what distance does this head score “it” → “animal” highest?", over the distances this text allows the
+    pair (0 … the query's position), with the pair's own distance, 0 and 1 among the options."""
+    within = b.query
+    peak = rotary.peak(within)
+    keep = rotary.distances <= within
+    ranked = [int(d) for d in rotary.distances[keep][np.argsort(-rotary.curve[keep], kind="stable")]]
+    picks = [d for d in dict.fromkeys([peak, rotary.own, 0, 1, *ranked[::3]]) if d <= within][:n_options]
+
+    def label(d: int) -> str:
+        return "0 (itself)" if d == 0 else "1 token back" if d == 1 else f"{d} tokens back"
+    reveal = (f"The same two vectors score highest **{peak}** positions apart "
+              f"({rotary.curve[rotary.distances == peak][0]:+.3f}); at their real distance, {rotary.own}, they "
+              f"score {rotary.at_own:+.3f}, the heatmap's score. Unrotated they would score {rotary.before:+.3f} "
+              "at every distance.")
+    return Question(prompt=f"Layer {b.layer}, head {b.head}: keep the vectors of “{b.query_token}” and "
+                           f"“{b.key_token}” and move the key. At what distance before the query would this head "
+                           "score the pair highest?",
+                    options=tuple(label(d) for d in sorted(picks)), correct=label(peak), reveal=reveal)
