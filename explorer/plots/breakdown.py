@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import plotly.colors as pcolors
 import plotly.graph_objects as go
 
 from explorer.access import summary
@@ -17,6 +18,7 @@ from explorer.plots.attention import figure, label
 CARRIER = "#c05621"   # the dimensions that carry the score
 OTHER = "#90cdf4"
 QUERY, KEY = "#2b6cb0", "#9c4221"
+DIVERGING = pcolors.get_colorscale("RdBu")   # written out: figures skip plotly's validation
 SHOWN = 24            # product bars shown; the rest are summed in the subtitle
 
 
@@ -32,15 +34,15 @@ def products(b: ScoreBreakdown, shown: int = SHOWN) -> go.Figure:
     marked = set(int(i) for i in b.carriers)
     names = [f"d{i}" for i in order]
     rest = b.products[b.order[shown:]].sum() if len(b.order) > shown else 0.0
-    sub = f"<br><sup>{len(b.order) - shown} more dimensions add {rest:+.3f}</sup>" if len(b.order) > shown else ""
+    more = f"; {len(b.order) - shown} more add {rest:+.3f}" if len(b.order) > shown else ""
+    sub = f"<br><sup>the {len(marked)} marked add {b.products[b.carriers].sum():+.3f} of {b.dot:+.3f}{more}</sup>"
     bars = dict(type="bar", x=names, y=values, marker=dict(color=[CARRIER if i in marked else OTHER for i in order]),
                 customdata=np.stack([b.query_vector[order], b.key_vector[order]], axis=-1).round(4).tolist(),
                 hovertemplate="%{x}: query %{customdata[0]:+.3f} × key %{customdata[1]:+.3f} = %{y:+.3f}"
                               "<extra></extra>")
     fig = figure([bars], dict(
-        title=_title(f"q·k dimension by dimension: the {len(marked)} marked add {b.products[b.carriers].sum():+.3f} "
-                     f"of {b.dot:+.3f}{sub}"),
-        height=300, margin=dict(l=50, r=10, t=70 if sub else 50, b=50), bargap=0.15,
+        title=_title(f"q·k, dimension by dimension{sub}"),
+        height=300, margin=dict(l=50, r=10, t=60, b=50), bargap=0.15,
         xaxis=dict(type="category", tickangle=-90, title=dict(text="dimension (sorted)")),
         yaxis=dict(title=dict(text="query × key"), zeroline=True)))
     table = pd.DataFrame({"dimension": b.order, "query": b.query_vector[b.order], "key": b.key_vector[b.order],
@@ -56,15 +58,16 @@ def vectors(b: ScoreBreakdown) -> go.Figure:
     carriers outlined."""
     z = np.stack([b.query_vector, b.key_vector])
     top = float(np.abs(z).max()) or 1.0
-    heat = dict(type="heatmap", z=z.round(4), x=list(range(b.d_head)), y=[0, 1], colorscale="RdBu", zmid=0,
+    heat = dict(type="heatmap", z=z.round(4), x=list(range(b.d_head)), y=[0, 1], colorscale=DIVERGING, zmid=0,
                 zmin=-top, zmax=top, colorbar=dict(thickness=10, len=1.0),
                 hovertemplate="%{y} dimension %{x}: %{z:+.3f}<extra></extra>")
     shapes = [dict(type="rect", x0=i - 0.5, x1=i + 0.5, y0=-0.5, y1=1.5, line=dict(color=CARRIER, width=2))
               for i in b.carriers]
     q_name, k_name = f"query · {label(b.query_token)}", f"key · {label(b.key_token)}"
     fig = figure([heat], dict(
-        title=_title(f"The two vectors, {b.d_head} numbers each (marked: the dimensions that carry the score)"),
-        height=190, margin=dict(l=10, r=10, t=40, b=30), shapes=shapes,
+        title=_title(f"Query and key, {b.d_head} numbers each<br><sup>framed: the dimensions that carry the score"
+                     "</sup>"),
+        height=200, margin=dict(l=10, r=10, t=50, b=30), shapes=shapes,
         xaxis=dict(title=dict(text="dimension"), showgrid=False),
         yaxis=dict(tickmode="array", tickvals=[0, 1], ticktext=[q_name, k_name], autorange="reversed",
                    automargin=True, showgrid=False)))
@@ -88,9 +91,9 @@ def split_parts(split: PositionSplit) -> go.Figure:
                 hovertemplate="%{y}: %{x:+.4f}<extra></extra>")
     span = max(abs(v) for v in x) or 1.0
     fig = figure([bars], dict(
-        title=_title(f"Where the score {split.score:+.3f} comes from (query part · key part)"),
-        height=260, margin=dict(l=140, r=50, t=40, b=40), yaxis=dict(autorange="reversed"),
-        xaxis=dict(range=[-span * 1.35, span * 1.35], zeroline=True, title=dict(text="share of the score"))))
+        title=_title(f"Where the score {split.score:+.3f} comes from<br><sup>query part · key part</sup>"),
+        height=270, margin=dict(l=140, r=50, t=50, b=40), yaxis=dict(autorange="reversed"),
+        xaxis=dict(range=[-span * 1.35, span * 1.35], zeroline=True, title=dict(text="part of the score"))))
     table = pd.DataFrame({"query part": [a for a, _ in split.terms], "key part": [b for _, b in split.terms],
                           "term": list(split.terms.values())})
     text = ("The score split by where the query and key vectors come from: "
@@ -109,9 +112,10 @@ def rotary_curve(r: RotaryView, within: int) -> go.Figure:
     flat = dict(type="scatter", x=[0, int(r.distances.max())], y=[r.before, r.before], mode="lines",
                 line=dict(color="gray", dash="dot"), name="not rotated", hoverinfo="skip")
     fig = figure([line, own, flat], dict(
-        title=_title(f"Score of the same two vectors at every distance (peak at {r.peak()})"),
-        height=300, margin=dict(l=50, r=10, t=40, b=40),
-        legend=dict(orientation="h", yanchor="top", y=-0.2, x=0.5, xanchor="center"),
+        title=_title(f"The same two vectors at every distance<br><sup>highest at {r.peak()}; this pair at {r.own}"
+                     "</sup>"),
+        height=330, margin=dict(l=50, r=10, t=55, b=95),
+        legend=dict(orientation="h", yanchor="top", y=-0.42, x=0.5, xanchor="center"),
         shapes=[dict(type="rect", xref="x", yref="paper", x0=0, x1=within, y0=0, y1=1, line=dict(width=0),
                      fillcolor="rgba(43,108,176,0.08)", layer="below")],
         xaxis=dict(title=dict(text="distance: query − key (positions)")), yaxis=dict(title=dict(text="score"))))

@@ -110,7 +110,7 @@ def section(model: str, raw: AttentionResult, part: str, view: matrices.MatrixVi
                f"At their own distance {r.own} the curve gives {r.at_own:+.5f}; the heatmap's score is "
                f"{heatmap_score:+.5f}.")
         ui.page_link("pages/lab_positions.py", "Positional encodings lab: how RoPE turns each pair",
-                     icon=":material/rotate_right:")
+                     icon=":material/school:")
     question = (so.distance_question(where.rotary, b) if where.rotary is not None and query > 0
                 else bd.dimension_question(b))
     predict_then_reveal(question, "bd_question")
