@@ -19,6 +19,9 @@ CELL_WEIGHT = f"([q, k]) => {HEATMAP}.calcdata[0][0].z[q][k]"   # the z plotly.j
 def test_clicking_a_cell_opens_its_breakdown(server, browser):
     page = open_page(browser, f"{server.url}/heatmaps?layer=0&head=3")
     try:
+        assert page.evaluate(f"() => {HEATMAP}._fullLayout.xaxis2") is None   # no click points until asked
+        page.get_by_text("Take a score apart").click()
+        wait_idle(page)
         page.wait_for_function(f"() => {HEATMAP}?._fullLayout?.xaxis2 !== undefined", timeout=60_000)
         page.evaluate(f"() => {HEATMAP}.scrollIntoView({{block: 'center'}})")
         page.wait_for_timeout(500)

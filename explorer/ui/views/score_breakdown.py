@@ -26,8 +26,11 @@ OPEN = "breakdown"   # the toggle's key, and its deep link (1 = open)
 
 
 def open_cell(view: matrices.MatrixView):
-    """An ``on_select`` callback for the heatmap: the clicked cell becomes the query and key, and the breakdown
-    opens."""
+    """An ``on_select`` callback for the heatmap (clickable while the breakdown is open): the clicked cell becomes
+    the query and key taken apart; "ignore" while it is closed (the heatmap is then drawn as it always was)."""
+    if not st.session_state.get(OPEN):
+        return "ignore"
+
     def callback():
         cell = clicked_cell(st.session_state.get(CHART))
         if cell is not None and cell[0] < len(view.query_positions) and cell[1] < len(view.key_positions):
@@ -37,12 +40,20 @@ def open_cell(view: matrices.MatrixView):
     return callback
 
 
+def is_open() -> bool:
+    """Whether the breakdown is open (its toggle, deep-linked as ``breakdown=1``). Only then does the heatmap get
+    its click points: their hover text costs ~9.5 kB for 16 tokens, which a page that never takes a score apart
+    should not send."""
+    st.session_state[OPEN] = str(ui.from_url(OPEN, "0")) in {"1", "True", "true"}
+    return st.session_state[OPEN]
+
+
 def sections(model: str, raw: AttentionResult, part: str, view: matrices.MatrixView,
              where: tuple[int, int, int, int], name: str) -> None:
     """Under the heatmap: the breakdown of cell (row, column) of (layer, head) = ``where`` when its toggle is on
-    (clicking a cell turns it on), then several queries at once."""
-    st.session_state[OPEN] = str(ui.from_url(OPEN, "0")) in {"1", "True", "true"}
-    shown = st.toggle("Take this cell's score apart (or click a cell)", key=OPEN,
+    (then a click on a cell chooses it), then several queries at once."""
+    is_open()
+    shown = st.toggle("Take a score apart: click a heatmap cell, or pick the key token above", key=OPEN,
                       help="The query and key vectors, their products, the scale and the softmax behind one weight.")
     params.put(OPEN, "1" if shown else "0")
     if shown:
