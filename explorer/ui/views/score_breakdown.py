@@ -89,7 +89,10 @@ def section(model: str, raw: AttentionResult, part: str, view: matrices.MatrixVi
         return
     st.markdown(f"Query **{ui.literal(b.query_token)}** (position {query}) → key **{ui.literal(b.key_token)}** "
                 f"(position {key}), layer {layer}, head {head}. {bd.group_note(b)}")
-    if len(view.query_positions[row]) > 1 or len(view.key_positions[column]) > 1 or view.matrix.shape != (
+    if view.value_name != "weight":
+        st.caption(f":material/info: The heatmap shows {ui.literal(view.value_name)}; this is the model's own "
+                   "score and weight for these two tokens.")
+    elif len(view.query_positions[row]) > 1 or len(view.key_positions[column]) > 1 or view.matrix.shape != (
             len(res.tokens), len(res.keys)):
         st.caption(":material/info: The heatmap hides or merges tokens here; this is the model's own score and "
                    "weight for these two tokens.")
