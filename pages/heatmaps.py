@@ -6,16 +6,8 @@ from explorer.plots import attention as plots
 from explorer.ui import widgets as ui
 from explorer.ui.live.teacher_controls import teacher_driven
 from explorer.ui.views import heads_do as fx
+from explorer.ui.views import score_breakdown as breakdown
 from explorer.ui.views.bertviz import show_bertviz
-
-OPTIONS = {  # key: (label, help)
-    "hide": ("Hide special tokens", "Drop [CLS], [SEP], <s>… and renormalise each row over the tokens left."),
-    "merge": ("Merge sub-tokens", "One row and column per word: rows averaged over its tokens, columns summed."),
-    "mean": ("Mean of heads", "The average of every head of this layer instead of one head."),
-    "rollout": ("Rollout", "Attention rollout: heads averaged, residual mixed in, layers multiplied up to this one."),
-    "shared": ("Shared colour scale", "Colour every figure from 0 to 1 instead of each to its own maximum."),
-}
-
 
 ui.use_app_navigation()
 st.title("Attention heatmaps")
@@ -34,7 +26,7 @@ with controls:
     pick = st.columns([1, 1, 2])
     with st.container(horizontal=True, gap="medium"):   # each box as wide as its label, wrapping when narrow
         flags = {key: st.checkbox(label, key=f"opt_{key}", help=tip, width="content")
-                 for key, (label, tip) in OPTIONS.items()}
+                 for key, (label, tip) in matrices.OPTIONS.items()}
 res = matrices.part_of(result, part)
 with pick[0]:
     layer = ui.index_picker("Layer", "layer", res.facts.n_layers)
@@ -45,6 +37,7 @@ view = matrices.matrix_view(result, part, layer, head, options)
 with pick[2]:
     row = ui.token_picker("Query token (for the bars)", "query", view.query_positions, view.query_labels,
                           matrices.default_query(result, part), tokens=tuple(res.tokens))
+    column = breakdown.key_picker(view, row, tuple(res.tokens))
 ui.show_link_notes()
 for note in view.notes:
     st.caption(f":material/info: {ui.literal(note)}")
@@ -56,7 +49,8 @@ left, right = st.columns([3, 2])
 with left:
     ui.show_figure(plots.heatmap(view.matrix, view.query_labels, view.key_labels, masked=view.masked,
                                  title=view.title, zmax=1.0 if flags["shared"] else None,
-                                 value_name=view.value_name), "heatmap", f"attention-{name}")
+                                 value_name=view.value_name, clickable=breakdown.is_open()), "heatmap",
+                   f"attention-{name}", on_select=breakdown.open_cell(view))
     if view.real_head:
         ui.fidelity_badge(res, layer, head)
     ui.download_lazy("This matrix as CSV", lambda: matrices.csv_frame(view), f"attention-{name}.csv", "csv")
@@ -64,6 +58,8 @@ with right:
     bars = plots.query_bars(view.matrix[row], view.key_labels, view.query_labels[row],
                             key_positions=[k[0] for k in view.key_positions], value_name=view.value_name)
     ui.show_figure(bars, "bars", f"query-{name}-{view.query_positions[row][0]}")
+
+breakdown.sections(model, raw, part, view, (layer, head, row, column), name)
 
 st.subheader(f"Layer {layer}: every head")
 grid = matrices.layer_view(result, part, layer, options)
@@ -73,10 +69,7 @@ ui.show_figure(plots.head_grid(grid.matrix, grid.query_labels, grid.key_labels, 
                on_select=ui.open_head("grid"), frame=head)
 
 st.subheader("Every layer × head")
-st.caption("Thumbnails of each head (averaged down to at most 24 × 24 cells"
-           + (", special tokens hidden" if options.hide_special else "")
-           + ("; all on one 0–1 scale" if flags["shared"] else "; each scaled to its own maximum")
-           + "). Hover for statistics; click a tile to show that head.")
+st.caption(matrices.overview_caption(options.hide_special, flags["shared"]))
 tiles, masked = matrices.overview_tiles(result, part, options.hide_special)
 ui.show_figure(plots.overview(tiles, masked, shared_scale=flags["shared"], stats=matrices.overview_stats(result, part),
                               stats_hover=matrices.OVERVIEW_HOVER, frame_row=layer),

@@ -18,6 +18,13 @@ from explorer.serving import cache
 
 PARTS = {"encoder": "encoder self-attention", "decoder": "decoder self-attention",
          "cross": "cross attention (decoder → encoder)"}
+OPTIONS = {  # the heatmap page's check boxes, key: (label, help)
+    "hide": ("Hide special tokens", "Drop [CLS], [SEP], <s>… and renormalise each row over the tokens left."),
+    "merge": ("Merge sub-tokens", "One row and column per word: rows averaged over its tokens, columns summed."),
+    "mean": ("Mean of heads", "The average of every head of this layer instead of one head."),
+    "rollout": ("Rollout", "Attention rollout: heads averaged, residual mixed in, layers multiplied up to this one."),
+    "shared": ("Shared colour scale", "Colour every figure from 0 to 1 instead of each to its own maximum."),
+}
 ROLLOUT_RESIDUAL = 0.5
 OVERVIEW_SIDE = 24   # thumbnails are average-pooled to at most this many rows and columns
 MEMO_BYTES = 8 * 2**20   # per function (a 512-token rollout is 1 MB)
@@ -248,7 +255,28 @@ def overview_stats(result: AttentionResult, part: str) -> np.ndarray:
     return out
 
 
+def overview_caption(hide_special: bool, shared: bool) -> str:
+    """What the overview's thumbnails show, for the caption above them."""
+    return ("Thumbnails of each head (averaged down to at most 24 × 24 cells"
+            + (", special tokens hidden" if hide_special else "")
+            + ("; all on one 0–1 scale" if shared else "; each scaled to its own maximum")
+            + "). Hover for statistics; click a tile to show that head.")
+
+
 def _layer_chunks(weights: np.ndarray) -> list[slice]:
     """Consecutive layers of ``weights[layer, …]`` in slices of at most ``STATS_BYTES`` (one layer at least)."""
     step = max(1, STATS_BYTES // (4 * weights[0].size))
     return [slice(start, start + step) for start in range(0, weights.shape[0], step)]
+
+
+def several_queries(view: MatrixView, rows: list[int]) -> pd.DataFrame:
+    """The attention of several query rows of ``view`` at once: per key (rows of the frame, in the view's order),
+    each chosen query's weight, their ``sum`` (how much attention the group sends each key, out of len(rows))
+    and their ``mean`` (a row that again sums to 1)."""
+    rows = sorted(set(int(r) for r in rows))
+    m = np.asarray(view.matrix, dtype=np.float64)[rows]                  # (len(rows), key)
+    frame = pd.DataFrame({f"{view.query_labels[r]} · {view.query_positions[r][0]}": m[i] for i, r in enumerate(rows)},
+                         index=pd.Index([f"{k} · {p[0]}" for k, p in zip(view.key_labels, view.key_positions)]))
+    frame["sum"], frame["mean"] = m.sum(0), m.mean(0)
+    frame.index.name = "key"
+    return frame

@@ -122,12 +122,34 @@ def apply_rope(x: np.ndarray, positions: np.ndarray, theta: float) -> np.ndarray
     ``x (..., n, d_head)``, ``positions (n,)``. Dimension ``i`` is paired with ``i + d_head/2`` and the pair is
     rotated by ``positions * w_i``; this is the layout Hugging Face Llama models (the embedded decoder) use.
     """
+    angle = np.asarray(positions, dtype=np.float64)[:, None] * rope_frequencies(np.shape(x)[-1], theta)[None, :]
+    return rotate_halves(x, np.cos(angle), np.sin(angle))
+
+
+def rotate_halves(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
+    """The rotary step itself, "rotate half" layout: dimension ``i`` is paired with ``i + r/2`` (``r`` =
+    ``2 * cos.shape[-1]`` rotated dimensions, the first ``r`` of ``x (..., d_head)``; any after them pass through)
+    and each pair turns by the angle whose ``cos``, ``sin`` ``(..., r/2)`` are given (a model may scale both by
+    the same factor: its ``attention_scaling``)."""
     x = np.asarray(x, dtype=np.float64)
-    half = x.shape[-1] // 2
-    angle = np.asarray(positions, dtype=np.float64)[:, None] * rope_frequencies(x.shape[-1], theta)[None, :]
-    c, s = np.cos(angle), np.sin(angle)  # (n, half)
-    first, second = x[..., :half], x[..., half:]
-    return np.concatenate([first * c - second * s, first * s + second * c], axis=-1)
+    x = np.broadcast_to(x, np.broadcast_shapes(x.shape[:-1], np.shape(cos)[:-1]) + x.shape[-1:])
+    half = np.shape(cos)[-1]
+    first, second, rest = x[..., :half], x[..., half:2 * half], x[..., 2 * half:]
+    return np.concatenate([first * cos - second * sin, first * sin + second * cos, rest], axis=-1)
+
+
+def unrotate_halves(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
+    """Undo :func:`rotate_halves` with the same ``cos``, ``sin``: turn each pair back by its angle (and divide out
+    a common scale ``cos² + sin²``), giving the vector before rotation."""
+    norm = np.asarray(cos, dtype=np.float64) ** 2 + np.asarray(sin, dtype=np.float64) ** 2
+    return rotate_halves(x, cos / norm, -sin / norm)
+
+
+def rope_cos_sin(positions: np.ndarray, inv_freq: np.ndarray, scaling: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """``(cos, sin)``, each ``(n, len(inv_freq))``: the angle ``position * inv_freq[i]`` of each pair at each
+    position, both times ``scaling``; ``inv_freq`` is a model's own frequency table (``rotary_emb.inv_freq``)."""
+    angle = np.asarray(positions, dtype=np.float64)[:, None] * np.asarray(inv_freq, dtype=np.float64)[None, :]
+    return np.cos(angle) * scaling, np.sin(angle) * scaling
 
 
 @dataclass(frozen=True)

@@ -138,11 +138,12 @@ def distinct(tokens: list[str]) -> list[str]:
 
 def heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], *, title: str = "",
             zmax: float | None = 1.0, masked: np.ndarray | None = None, height: int | None = None,
-            show_scale: bool = True, value_name: str = "weight") -> go.Figure:
+            show_scale: bool = True, value_name: str = "weight", clickable: bool = False) -> go.Figure:
     """One head's ``weights[query, key]`` as a heatmap.
 
     ``masked`` (bool ``[query, key]``, True = hidden by the causal mask) is drawn grey, not as weight 0.
     ``zmax=None`` scales colours to this matrix's own maximum; 1.0 gives every head the same scale.
+    ``clickable`` (up to ``CLICKABLE_CELLS`` cells) lays an invisible point on every cell (:func:`cell_points`).
     """
     z = np.asarray(weights, dtype=np.float32)
     n_q, n_k = z.shape
@@ -169,7 +170,14 @@ def heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str],
     if max(n_q, n_k) > 80:  # too many labels to read: let plotly thin them out
         xaxis.update(tickmode="auto", nticks=40)
         yaxis.update(tickmode="auto", nticks=40)
-    fig = figure([dict(type="heatmap", **trace)], dict(
+    extra = {}
+    if clickable and n_q * n_k <= CLICKABLE_CELLS:
+        extra = dict(xaxis2=dict(overlaying="x", range=[-0.5, n_k - 0.5], visible=False, fixedrange=True),
+                     yaxis2=dict(overlaying="y", range=[n_q - 0.5, -0.5], visible=False, fixedrange=True))
+        trace["hoverinfo"] = "skip"   # the points say the same, and they are on top
+        trace.pop("hovertemplate")
+    points = [cell_points(z, labels(query_tokens), labels(key_tokens), value_name)] if extra else []
+    fig = figure([dict(type="heatmap", **trace), *points], dict(**extra,
         title=dict(text=title, x=0.0, y=0.995, yref="container", yanchor="top", font=dict(size=14)),
         height=height or max(320, min(900, top + 30 + 18 * n_q)),
         margin=dict(room, t=top + (22 if title else 0), b=10),
@@ -177,6 +185,34 @@ def heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str],
     said = summary.row_peaks(weights, query_tokens, key_tokens, masked)
     return alt.attach(fig, f"{alt.plain(title)}. {said}" if title else said,
                       lambda: [(value_name, alt.matrix_table(weights, query_tokens, key_tokens, masked))])
+
+
+CLICKABLE_CELLS = 40 * 40   # above this, a cell is chosen with the select boxes only (~25 bytes of hover a cell)
+
+
+def cell_points(z: np.ndarray, query_labels: list[str], key_labels: list[str], value_name: str) -> dict:
+    """An invisible point on the centre of every cell of heatmap ``z[query, key]`` (NaN: masked), on overlaid
+    linear axes (x2, y2: key, query), so that Streamlit's ``on_select``, which ignores clicks on heatmap cells,
+    reports the clicked cell as the point's x (key) and y (query). A point on top takes the hover, so the points
+    carry the heatmap's hover text ("it → street: 0.196") and the heatmap's own is switched off."""
+    n_q, n_k = z.shape
+    query, key = np.divmod(np.arange(n_q * n_k, dtype=np.int32), n_k)
+    text = [f"{query_labels[a]} → {key_labels[b]}: " + ("hidden by the causal mask" if np.isnan(v) else f"{v:.3f}")
+            for a, b, v in zip(query, key, z.ravel())]
+    return dict(type="scatter", x=key.astype(np.int16), y=query.astype(np.int16), xaxis="x2", yaxis="y2",
+                mode="markers", marker=dict(size=14, color="rgba(0,0,0,0)", symbol="square"), text=text,
+                hovertemplate="%{text}<extra>" + value_name + "</extra>", selected=dict(marker=dict(opacity=0)),
+                unselected=dict(marker=dict(opacity=0)), showlegend=False)
+
+
+def clicked_cell(selection: dict | None) -> tuple[int, int] | None:
+    """``(row, column)`` of the cell clicked on a ``clickable`` heatmap, from a Streamlit plotly selection."""
+    for point in ((selection or {}).get("selection") or {}).get("points") or []:
+        try:
+            return int(point["y"]), int(point["x"])
+        except (KeyError, TypeError, ValueError):
+            continue
+    return None
 
 
 def query_bars(weights_row: np.ndarray, key_tokens: list[str], query_token: str, top: int = 12, *,

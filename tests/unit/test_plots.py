@@ -164,6 +164,7 @@ def test_figures_built_without_validation_validate_to_the_same_json():
     stats = np.random.default_rng(1).random((2, 3, 4)).astype(np.float32)
     figures = [plots.heatmap(w[0], TOKENS, TOKENS, title="t"),
                plots.heatmap(w[0], ["<b>x</b>", *TOKENS[1:]], TOKENS, masked=hidden, zmax=None),
+               plots.heatmap(w[0], TOKENS, TOKENS, masked=hidden, clickable=True),
                plots.heatmap(np.full((101, 101), 1 / 101), [str(i) for i in range(101)], [str(i) for i in range(101)]),
                plots.query_bars(w[0, 1], TOKENS, "cat", top=3, key_positions=[0, 1, 2, 3, 4]),
                plots.head_grid(w, TOKENS, TOKENS, masked=hidden, selected=1, layer=2),

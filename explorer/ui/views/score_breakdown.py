@@ -1,0 +1,156 @@
+"""The heatmap page's "one score taken apart" and "several queries at once" sections.
+
+A cell of the heatmap is chosen by a click (``open_cell``) or with the two select boxes (query and key, both
+deep-linked: ``query`` and ``key`` in the URL); the breakdown reads only what the cached result holds.
+"""
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from explorer.attention import breakdown as bd
+from explorer.attention import matrices
+from explorer.attention import score_origin as so
+from explorer.attention.result import AttentionResult
+from explorer.plots import breakdown as plots
+from explorer.plots.attention import clicked_cell
+from explorer.ui import cached, params
+from explorer.ui import widgets as ui
+from explorer.ui.quiz import predict_then_reveal
+
+CHART = "heatmap"   # the heatmap's chart key on the page
+TOLERANCE = 1e-5    # parts and softmax against the model: to 1e-5 of the score's size (float32 rounding: ~1e-7)
+
+
+OPEN = "breakdown"   # the toggle's key, and its deep link (1 = open)
+
+
+def open_cell(view: matrices.MatrixView):
+    """An ``on_select`` callback for the heatmap (clickable while the breakdown is open): the clicked cell becomes
+    the query and key taken apart; "ignore" while it is closed (the heatmap is then drawn as it always was)."""
+    if not st.session_state.get(OPEN):
+        return "ignore"
+
+    def callback():
+        cell = clicked_cell(st.session_state.get(CHART))
+        if cell is not None and cell[0] < len(view.query_positions) and cell[1] < len(view.key_positions):
+            st.session_state["query"] = view.query_positions[cell[0]][0]
+            st.session_state["key"] = view.key_positions[cell[1]][0]
+            st.session_state[OPEN] = True
+    return callback
+
+
+def is_open() -> bool:
+    """Whether the breakdown is open (its toggle, deep-linked as ``breakdown=1``). Only then does the heatmap get
+    its click points: their hover text costs ~9.5 kB for 16 tokens, which a page that never takes a score apart
+    should not send."""
+    st.session_state[OPEN] = str(ui.from_url(OPEN, "0")) in {"1", "True", "true"}
+    return st.session_state[OPEN]
+
+
+def sections(model: str, raw: AttentionResult, part: str, view: matrices.MatrixView,
+             where: tuple[int, int, int, int], name: str) -> None:
+    """Under the heatmap: the breakdown of cell (row, column) of (layer, head) = ``where`` when its toggle is on
+    (then a click on a cell chooses it), then several queries at once."""
+    is_open()
+    shown = st.toggle("Take a score apart: click a heatmap cell, or pick the key token above", key=OPEN,
+                      help="The query and key vectors, their products, the scale and the softmax behind one weight.")
+    params.put(OPEN, "1" if shown else "0")
+    if shown:
+        section(model, raw, part, view, *where)
+    several_queries(view, name)
+
+
+def key_picker(view: matrices.MatrixView, row: int, tokens: tuple[str, ...]) -> int:
+    """The key column (deep-linked as a token position, ``key``); by default the one this row weights most."""
+    default = view.key_positions[int(np.nanargmax(np.asarray(view.matrix[row], dtype=np.float64)))][0]
+    return ui.token_picker("Key token (for the breakdown)", "key", view.key_positions, view.key_labels, default,
+                           tokens=tokens)
+
+
+def _check(ok: bool, text: str) -> None:
+    st.caption(f"{':material/check_circle:' if ok else ':material/warning:'} {text}")
+
+
+def section(model: str, raw: AttentionResult, part: str, view: matrices.MatrixView, layer: int, head: int,
+            row: int, column: int) -> None:
+    """Take apart the score of the view's cell (``row``, ``column``) in (``layer``, ``head``)."""
+    st.subheader("Why does this head look there? One score taken apart")
+    if not view.real_head:
+        st.info("A mean of heads or a rollout is no single head's score: turn those options off to take one apart.",
+                icon=":material/info:")
+        return
+    res = matrices.part_of(raw, part)
+    query, key = view.query_positions[row][0], view.key_positions[column][0]
+    try:
+        b = bd.breakdown(res, layer, head, query, key)
+    except ValueError as err:
+        st.info(ui.literal(err), icon=":material/info:")
+        return
+    st.markdown(f"Query **{ui.literal(b.query_token)}** (position {query}) → key **{ui.literal(b.key_token)}** "
+                f"(position {key}), layer {layer}, head {head}. {bd.group_note(b)}")
+    if view.value_name != "weight":
+        st.caption(f":material/info: The heatmap shows {ui.literal(view.value_name)}; this is the model's own "
+                   "score and weight for these two tokens.")
+    elif len(view.query_positions[row]) > 1 or len(view.key_positions[column]) > 1 or view.matrix.shape != (
+            len(res.tokens), len(res.keys)):
+        st.caption(":material/info: The heatmap hides or merges tokens here; this is the model's own score and "
+                   "weight for these two tokens.")
+    bias = f" {b.bias:+.4f} (position bias)" if b.bias else ""
+    st.markdown(f"score = scale × Σ qᵢ·kᵢ{' + bias' if b.bias else ''} = {b.scale:.4f} × {b.dot:+.4f}{bias} = "
+                f"**{b.score:+.4f}**" + (" · hidden by the causal mask: weight 0" if b.masked else "")
+                + f"  \nweight = softmax of the row at this key = **{b.weight:.4f}**")
+    _check(b.gap < TOLERANCE, f"The model's own weight for this cell: {b.model_weight:.4f} "
+                              f"(difference {b.gap:.1e}).")
+    ui.show_figure(plots.vectors(b), "bd_vectors", f"vectors-L{layer}H{head}-{query}-{key}")
+    ui.show_figure(plots.products(b), "bd_products", f"products-L{layer}H{head}-{query}-{key}")
+    if b.masked:
+        st.caption(":material/info: This key comes after the query: the causal mask hides it, whatever its score.")
+        return
+    heatmap_score = float(res.head_scores(layer, head)[query, key])   # the model's vectors, our float32 recompute
+    where = so.origin(cached.get_model(model).model, res, b)
+    st.markdown(f"**Where the score comes from.** {where.sentence}")
+    if where.split is not None:
+        gap = abs(where.split.total - heatmap_score)
+        ui.show_figure(plots.split_parts(where.split), "bd_split", f"split-L{layer}H{head}-{query}-{key}")
+        _check(gap <= TOLERANCE * b.size, f"The parts add up to {where.split.total:+.5f}; the score is "
+                                          f"{heatmap_score:+.5f} (difference {gap:.1e}).")
+    if where.rotary is not None:
+        r = where.rotary
+        st.markdown(f"Before rotation the two vectors score **{r.before:+.4f}**; rotated to positions {query} and "
+                    f"{key} they score **{r.after:+.4f}**. The Positional encodings lab shows the rotation itself.")
+        ui.show_figure(plots.rotary_curve(r, within=query), "bd_curve", f"distance-L{layer}H{head}-{query}-{key}")
+        _check(abs(r.at_own - heatmap_score) <= TOLERANCE * b.size,
+               f"At their own distance {r.own} the curve gives {r.at_own:+.5f}; the heatmap's score is "
+               f"{heatmap_score:+.5f}.")
+        ui.page_link("pages/lab_positions.py", "Positional encodings lab: how RoPE turns each pair",
+                     icon=":material/school:")
+    question = (so.distance_question(where.rotary, b) if where.rotary is not None and query > 0
+                else bd.dimension_question(b))
+    predict_then_reveal(question, "bd_question")
+
+
+def _chosen_queries(view: matrices.MatrixView) -> list[int]:
+    """Rows of ``view`` chosen for "several queries" (deep-linked as token positions, ``queries``)."""
+    firsts = [p[0] for p in view.query_positions]
+    if "bd_queries" not in st.session_state:
+        linked = str(st.query_params.get("queries", "")).split(",")
+        st.session_state["bd_queries"] = [int(p) for p in linked if p.strip().isdigit() and int(p) in firsts]
+    st.session_state["bd_queries"] = [p for p in st.session_state["bd_queries"] if p in firsts]
+    chosen = st.multiselect("Query tokens to add up", firsts, key="bd_queries", placeholder="Choose two or more…",
+                            format_func=lambda p: f"{view.query_labels[firsts.index(p)]} · position {p}")
+    params.put("queries", ",".join(str(p) for p in chosen))
+    return [firsts.index(p) for p in chosen]
+
+
+def several_queries(view: matrices.MatrixView, name: str) -> None:
+    """Several query tokens' attention summed and averaged, with its CSV."""
+    st.subheader("Several queries at once")
+    rows = _chosen_queries(view)
+    if len(rows) < 2:
+        st.caption("Choose two or more query tokens to see where they look together: their rows summed, and "
+                   "averaged (a row that again sums to 1).")
+        return
+    frame = matrices.several_queries(view, rows)
+    ui.show_figure(plots.several_queries(frame), "bd_several", f"several-{name}")
+    ui.download_lazy("These rows, their sum and mean as CSV", lambda: frame, f"several-{name}.csv", "csv_several")

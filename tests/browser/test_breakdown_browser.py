@@ -1,0 +1,42 @@
+"""Click a heatmap cell in headless Chromium: the breakdown opens for that query and key, and the weight it shows
+is the cell's (the z plotly.js holds for it)."""
+import re
+
+import pytest
+from chromium import exception_texts, open_page, wait_idle
+
+pytestmark = pytest.mark.browser
+
+HEATMAP = "[...document.querySelectorAll('.st-key-heatmap .js-plotly-plot')][0]"
+# page pixels of cell (query, key): plotly's own maps of the overlaid click axes (x2: key, y2: query)
+CELL_CENTRE = f"""([q, k]) => {{
+  const gd = {HEATMAP}, L = gd._fullLayout, box = gd.querySelector('.main-svg').getBoundingClientRect();
+  return [box.left + L.xaxis2._offset + L.xaxis2.l2p(k), box.top + L.yaxis2._offset + L.yaxis2.l2p(q)];
+}}"""
+CELL_WEIGHT = f"([q, k]) => {HEATMAP}.calcdata[0][0].z[q][k]"   # the z plotly.js drew
+
+
+def test_clicking_a_cell_opens_its_breakdown(server, browser):
+    page = open_page(browser, f"{server.url}/heatmaps?layer=0&head=3")
+    try:
+        assert page.evaluate(f"() => {HEATMAP}._fullLayout.xaxis2") is None   # no click points until asked
+        page.get_by_text("Take a score apart").click()
+        wait_idle(page)
+        page.wait_for_function(f"() => {HEATMAP}?._fullLayout?.xaxis2 !== undefined", timeout=60_000)
+        page.evaluate(f"() => {HEATMAP}.scrollIntoView({{block: 'center'}})")
+        page.wait_for_timeout(500)
+        x, y = page.evaluate(CELL_CENTRE, [10, 8])   # "it" → "street"
+        page.mouse.move(x - 3, y - 3)
+        page.mouse.move(x, y)
+        page.mouse.click(x, y)
+        main = page.locator('[data-testid="stMain"]')
+        main.get_by_text("weight = softmax of the row at this key").wait_for(timeout=60_000)
+        wait_idle(page)
+        text = main.inner_text()
+        assert "Query it (position 10) → key street (position 8)" in text
+        shown = float(re.search(r"weight = softmax of the row at this key = ([0-9.]+)", text).group(1))
+        assert abs(shown - page.evaluate(CELL_WEIGHT, [10, 8])) < 5e-5
+        assert "breakdown=1" in page.url and "key=8" in page.url and "query=10" in page.url
+        assert exception_texts(page) == [] and page.external == []
+    finally:
+        page.context.close()
