@@ -7,7 +7,7 @@ from explorer.words import glossary
 
 ui.use_app_navigation()
 st.title("Glossary")
-st.caption(f"The {len(glossary.TERMS)} words the pages use, each in a sentence or three. On every page, "
+st.caption(f"{len(glossary.TERMS)} words of attention and transformers, each in a sentence or three. On every page, "
            "“Words on this page” in the sidebar lists its own, and a widget that names one explains it beside "
            "its label (the small question mark).")
 ui.from_url("find", "")

@@ -26,13 +26,14 @@ with st.container(border=True):
 st.header("Every page")
 st.caption("What you do there, and the question it answers. New words are explained in the glossary and, on each "
            "page, under “Words on this page” in the sidebar.")
-columns = st.columns(len(SECTIONS))
-for column, (section, guides) in zip(columns, SECTIONS.items()):
-    with column:
-        st.subheader(section)
-        for guide in guides:
-            ui.page_link(guide.path, guide.title, icon=guide.icon)
-            st.caption(f"{guide.does} *{guide.asks}*")
+sections = list(SECTIONS.items())
+for row in (sections[:2], sections[2:]):   # two per row: a line stays readable beside its neighbour
+    for column, (section, guides) in zip(st.columns(2), row):
+        with column:
+            st.subheader(section)
+            for guide in guides:
+                ui.page_link(guide.path, guide.title, icon=guide.icon)
+                st.caption(f"{guide.does} *{guide.asks}*")
 
 left, right = st.columns(2)
 with left:

@@ -24,7 +24,7 @@ def on_this_page(page_file: str) -> None:
     terms = pages.terms_of(page_file)
     if not terms or membership.projector():
         return
-    with st.sidebar.expander("Words on this page", icon=":material/menu_book:"):
+    with st.sidebar.expander("Words on this page", icon=":material/book:"):
         st.markdown("\n".join(f"- **{t.title}**: {t.meaning}" for t in terms))
         _link_to_glossary()
 
@@ -49,6 +49,8 @@ def glossary_list(query: str) -> None:
         if not shown:
             continue
         st.subheader(group)
-        for term in shown:
-            on = ", ".join(g.title for g in pages.pages_using(term.name))
-            st.markdown(f"**{term.title}**  \n{term.meaning}" + (f"  \n*On: {on}*" if on else ""))
+        half = (len(shown) + 1) // 2
+        for column, part in zip(st.columns(2, gap="large"), (shown[:half], shown[half:])):   # one on a phone
+            for term in part:
+                on = ", ".join(g.title for g in pages.pages_using(term.name))
+                column.markdown(f"**{term.title}**  \n{term.meaning}" + (f"  \n*On: {on}*" if on else ""))

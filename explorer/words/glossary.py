@@ -126,7 +126,7 @@ GROUPS: dict[str, tuple[Term, ...]] = {
           expands="grouped-query attention", also=("key/value heads",)),
         T("KV cache", "While writing, a decoder keeps the keys and values of the tokens so far instead of "
                       "computing them again: each new token computes only its own, then looks at all the stored "
-                      "ones.", expands="key/value cache", also=("cache", "cached")),
+                      "ones.", expands="key/value cache", also=("cache",)),
         T("logit", "The raw score the model gives one candidate next token, before the softmax turns the scores "
                    "into probabilities. Only differences between logits matter.", also=("logits",)),
         T("logit lens", "Reading the residual stream after a middle layer as if it were the last (through the "
@@ -151,8 +151,8 @@ GROUPS: dict[str, tuple[Term, ...]] = {
                       "when the model prefers the first, 0 when it has no preference. A change of 1 means the "
                       "ratio of the two grew or shrank by e ≈ 2.72.",
           also=("log odds",)),
-        T("nat", "The unit of entropy and log-odds with natural logarithms (ln): one nat is a factor of "
-                 "e ≈ 2.72.", also=("nats",)),
+        T("nats", "The unit of entropy and log-odds with natural logarithms (ln): one nat is a factor of "
+                  "e ≈ 2.72."),
     ),
     "Measuring and explaining": (
         T("fidelity", "Our check that the attention shown is the model's: each head's weights recomputed from "
