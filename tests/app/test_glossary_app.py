@@ -57,3 +57,22 @@ def test_a_widget_that_names_a_term_explains_it():
     assert glossary.TERMS["d_model"].meaning in sliders["Model width d_model"].help
     assert glossary.TERMS["layer norm"].meaning in radios["Where the layer norm sits"].help
     assert not sliders["Heads h"].help   # "Heads h" is not a term's name: no guess
+
+
+def test_the_projector_view_keeps_the_sidebar_shut(tmp_path, monkeypatch):
+    """The teacher's projector view has its navigation on top: the words box would open a sidebar beside it."""
+    from explorer.ui.live import membership
+
+    monkeypatch.setenv("EXPLORER_CLASSROOM_DB", str(tmp_path / "classroom.sqlite3"))
+    monkeypatch.delenv("EXPLORER_CLASSROOM_URL", raising=False)
+    membership.store.clear()
+    try:
+        teacher = AppTest.from_file(APP, default_timeout=120).run()
+        teacher.switch_page("pages/classroom.py").run()
+        next(b for b in teacher.button if b.label == "Start a class").click().run()
+        teacher.switch_page("pages/lab_worked_example.py").run()
+        assert [e.label for e in teacher.sidebar.expander] == ["Words on this page"]
+        teacher.toggle(key=membership.PROJECTOR).set_value(True).run()
+        assert not teacher.exception and not teacher.sidebar.expander
+    finally:
+        membership.store.clear()
