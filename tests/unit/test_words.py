@@ -103,12 +103,14 @@ def _explorer_imports(path: Path) -> list[Path]:
     return found
 
 
-def _screen_text(page: str) -> str:
+def _screen_text(page: str, ui_only: bool = False) -> str:
     """What a page can write: its own strings, those of the explorer modules it imports, and those of the modules
-    its page-specific views (explorer/ui/views/) import."""
+    its page-specific views (explorer/ui/views/) import; ``ui_only``: only the Streamlit modules among them."""
     modules = _explorer_imports(ROOT / page)
     views = [m for m in modules if m.parent.name == "views"]
     modules += [m for view in views for m in _explorer_imports(view)]
+    if ui_only:
+        modules = [m for m in modules if "ui" in m.relative_to(ROOT).parts]
     return "\n".join(_strings(m) for m in [ROOT / page, *modules])
 
 
@@ -140,3 +142,14 @@ def test_guide_for_any_path_of_a_page_file():
                                                                                      "padding mask"]
     assert pages.terms_of("pages/home.py") == [] and pages.guide_for("nothing.py") is None
     assert "pages/write.py" in [g.path for g in pages.pages_using("top-p")]
+
+
+@pytest.mark.parametrize("guide", [g for g in pages.GUIDES.values() if g.terms], ids=lambda g: g.path)
+def test_a_page_that_writes_an_abbreviation_spells_it_out_in_its_words(guide):
+    """MLP, GQA, RoPE, KV…: a page that writes one lists it, so its "Words on this page" says what it stands for.
+    Read from the page and its Streamlit modules only: the core's strings (a model's description) are not all drawn
+    on every page that imports them."""
+    text = _screen_text(guide.path, ui_only=True)
+    written = [t.name for t in TERMS.values() if t.expands
+               and re.search(rf"(?<![\w-]){re.escape(t.name.split()[0])}(?![\w-])", text)]
+    assert [name for name in written if name not in guide.terms] == []
