@@ -42,6 +42,7 @@ def navigation() -> None:
         "Start": [
             st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
             st.Page("pages/classroom.py", title="Classroom", icon=":material/school:"),
+            st.Page("pages/glossary.py", title="Glossary", icon=":material/book:"),
         ],
         "Explore real models": [
             st.Page("pages/heatmaps.py", title="Attention heatmaps", icon=":material/grid_on:"),

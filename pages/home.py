@@ -1,9 +1,10 @@
-"""Home: what the explorer is, where everything lives, and one example to click."""
+"""Home: what the explorer is, the lessons, every page in one line each, and one example to click."""
 import streamlit as st
 
 from explorer.examples import FLIP_PAIRS
 from explorer.model import loading, registry
 from explorer.ui import widgets as ui
+from explorer.words.pages import SECTIONS
 
 ui.use_app_navigation()
 st.title("Attention explorer")
@@ -12,30 +13,7 @@ st.markdown(
     "and a head, and see which words each word attends to. Every weight shown comes from the model itself, "
     "and each head is checked against our own from-scratch recompute of softmax(QKᵀ/√d_k).")
 
-EXPLORE = [
-    ("pages/heatmaps.py", "Attention heatmaps", ":material/grid_on:",
-     "one layer and head of a real model on your text"),
-    ("pages/flip.py", "Antecedent flip", ":material/swap_horiz:",
-     "change one word: which heads move *it* from animal to street?"),
-    ("pages/compare.py", "Compare heads", ":material/compare:",
-     "heads side by side, statistics for every head, common patterns"),
-]
-CONCEPTS = [
-    ("pages/lab_why_attention.py", "Why attention", ":material/route:",
-     "path length and parallel work versus recurrence"),
-    ("pages/lab_worked_example.py", "Worked example", ":material/edit_note:",
-     "queries, keys and values by hand, step by step"),
-    ("pages/lab_softmax.py", "Softmax saturation", ":material/thermostat:",
-     "why the scores are divided by √d_k"),
-    ("pages/lab_permutation.py", "Permutation", ":material/shuffle:",
-     "without positions, attention ignores word order"),
-    ("pages/lab_positions.py", "Positional encodings", ":material/place:",
-     "sinusoidal, learned and rotary positions"),
-    ("pages/lab_masks.py", "Masks", ":material/visibility_off:",
-     "who may look at whom: causal and padding masks"),
-    ("pages/lab_block.py", "Heads and the block", ":material/layers:",
-     "multi-head split, residuals and layer norm"),
-]
+# lessons first: the ready-made lessons go here, in one call, above the list of pages
 
 a, b, query, candidates = FLIP_PAIRS[next(iter(FLIP_PAIRS))]
 with st.container(border=True):
@@ -45,13 +23,17 @@ with st.container(border=True):
                  query_params={"model": registry.EMBEDDED_ENCODER, "text": a, "text_b": b, "query": query,
                                "cands": ",".join(candidates)})
 
-left, right = st.columns(2)
-for column, title, entries in ((left, "Explore: real models", EXPLORE), (right, "Concepts: the labs", CONCEPTS)):
-    with column:
-        st.subheader(title)
-        for page, label, icon, about in entries:
-            ui.page_link(page, label, icon=icon)
-            st.caption(about)
+st.header("Every page")
+st.caption("What you do there, and the question it answers. New words are explained in the glossary and, on each "
+           "page, under “Words on this page” in the sidebar.")
+sections = list(SECTIONS.items())
+for row in (sections[:2], sections[2:]):   # two per row: a line stays readable beside its neighbour
+    for column, (section, guides) in zip(st.columns(2), row):
+        with column:
+            st.subheader(section)
+            for guide in guides:
+                ui.page_link(guide.path, guide.title, icon=guide.icon)
+                st.caption(f"{guide.does} *{guide.asks}*")
 
 left, right = st.columns(2)
 with left:

@@ -8,6 +8,7 @@ from explorer.labs.quiz import Question
 from explorer.plots.positions import head_split, heads_side_by_side, matrix_grid
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.widgets import show_figure, use_app_navigation
+from explorer.ui.words import tip
 
 use_app_navigation()
 
@@ -18,7 +19,7 @@ st.markdown("Attention is one ingredient. A transformer layer runs several atten
 
 st.header("1 · Many heads for the price of one")
 c1, c2, c3 = st.columns(3)
-d_model = c1.select_slider("Model width d_model", [8, 16, 64, 384, 512, 768], value=512)
+d_model = c1.select_slider("Model width d_model", [8, 16, 64, 384, 512, 768], value=512, help=tip("d_model"))
 n_heads = c2.select_slider("Heads h", [h for h in (1, 2, 3, 4, 6, 8, 12, 16) if d_model % h == 0], value=8)
 n_tokens = c3.slider("Tokens n", 2, 10, 5)
 cost = blocks.head_cost(n_tokens, d_model, n_heads)
@@ -49,7 +50,7 @@ predict_then_reveal(Question(
     key="heads")
 
 st.header("2 · One block from scratch")
-norm = st.radio("Where the layer norm sits", ["post", "pre"], horizontal=True,
+norm = st.radio("Where the layer norm sits", ["post", "pre"], horizontal=True, help=tip("layer norm"),
                 format_func={"post": "post-norm (2017 original)", "pre": "pre-norm (most current models)"}.get)
 if norm == "post":
     st.latex(r"h = \mathrm{LN}\big(x + \mathrm{Attn}(x)\big),\qquad y = \mathrm{LN}\big(h + \mathrm{FFN}(h)\big)")

@@ -9,6 +9,7 @@ from explorer.model.registry import EMBEDDED_ENCODER
 from explorer.plots.concepts import labelled_heatmap, saturation_figure, weights_bars
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.widgets import attention_or_stop, show_figure, use_app_navigation
+from explorer.ui.words import tip
 
 use_app_navigation()
 
@@ -32,7 +33,7 @@ predict_then_reveal(Question(
     reveal=f"Measured over 4000 random pairs: **{std_256:.2f}**, close to √256 = 16. Divided by √d_k it "
            f"comes back to {std_256 / 16:.2f}."), key="softmax")
 
-d_k = st.select_slider("d_k (dimensions per query and key)", options=maths.LOG_DK, value=64)
+d_k = st.select_slider("d_k (dimensions per query and key)", options=maths.LOG_DK, value=64, help=tip("d_k"))
 stats = maths.saturation_stats(d_k)
 c = st.columns(4)
 c[0].metric("measured sd of q·k", f"{stats['score_std']:.2f}")
@@ -67,7 +68,8 @@ result = attention_or_stop(EMBEDDED_ENCODER, text)  # says when the text was cut
 c = right.columns(2)
 layer = c[0].selectbox("Layer", range(result.facts.n_layers), index=2, format_func=lambda i: f"layer {i + 1}")
 head = c[1].selectbox("Head", range(result.facts.n_heads), format_func=lambda i: f"head {i + 1}")
-t = right.select_slider("Temperature T", options=[0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0], value=1.0)
+t = right.select_slider("Temperature T", options=[0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0], value=1.0,
+                        help=tip("temperature"))
 view = real_model.temperature_view(real_model.head_scores(result, layer, head), t)
 right.metric("mean largest weight", f"{view.mean_max_weight:.3f}")
 right.metric("mean entropy (nats)", f"{view.mean_entropy:.3f}")

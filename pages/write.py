@@ -58,7 +58,8 @@ views.lens_section(gen, step, lens)
 st.subheader("Which heads wrote it: direct effects")
 st.caption("Each head's output, through its slice of the output projection W_O, the final norm (its scale at "
            "this position held fixed) and the picked token's unembedding row. Red raises the logit, blue lowers "
-           "it. Only the direct path counts: what a head does through later layers is in theirs.")
+           "it. Only the direct path counts: what a head does through later layers is in theirs. Each layer's "
+           "MLP (multilayer perceptron, the part after attention) is counted the same way.")
 views.effect_section(gen, step, effect)
 
 st.subheader("Why the cache makes it fast")

@@ -10,6 +10,7 @@ import streamlit as st
 from explorer.attention.heads import head_id, match_word, parse_heads, pick_word
 from explorer.ui import params
 from explorer.ui.widgets import from_url, link_note
+from explorer.ui.words import tip
 
 
 def word_picker(label: str, key: str, options: list[str], default: str, token_words: list[str] | None = None) -> str:
@@ -24,7 +25,7 @@ def word_picker(label: str, key: str, options: list[str], default: str, token_wo
     if match_word(options, raw) is None and options:
         link_note(f"{label}: {raw[:40]!r} is not a word of the text; using {value!r}.")
     st.session_state[key] = value
-    chosen = st.selectbox(label, options, key=key)
+    chosen = st.selectbox(label, options, key=key, help=tip(label))
     params.put(key, chosen)
     return chosen
 
@@ -37,7 +38,7 @@ def words_picker(label: str, key: str, options: list[str], default: list[str], m
     if missing:
         link_note(f"{label}: {', '.join(repr(m[:30]) for m in missing)} not in the text; dropped.")
     st.session_state[key] = list(dict.fromkeys(filter(None, (match_word(options, w) for w in wanted))))[:most]
-    chosen = st.multiselect(label, options, key=key, max_selections=most)
+    chosen = st.multiselect(label, options, key=key, max_selections=most, help=tip(label))
     params.put(key, ",".join(chosen))
     return chosen
 

@@ -23,6 +23,7 @@ from explorer.ui import cached, chart_text, params
 from explorer.ui.linkask import ask_before_loading, show_what_works
 from explorer.ui.live import following, membership, streamlit_internals
 from explorer.ui.text import literal
+from explorer.ui.words import on_this_page, tip
 
 OTHER = "Other hub id or folder…"
 MAX_TEXT = 20_000
@@ -118,7 +119,8 @@ def choice_picker(label: str, key: str, choices: dict[str, str], default: str, h
     from_url(key, default)
     if st.session_state[key] not in choices:
         st.session_state[key] = default
-    choice = st.radio(label, list(choices), key=key, format_func=choices.get, horizontal=True, help=help)
+    choice = st.radio(label, list(choices), key=key, format_func=choices.get, horizontal=True,
+                      help=help or tip(label))
     params.put(key, choice)
     return choice
 
@@ -143,7 +145,8 @@ def parse_index(raw, label: str, default: int, what: str = "a number") -> int:
 
 
 def index_picker(label: str, key: str, count: int, default: int = 0, widget: str = "slider") -> int:
-    """An integer in [0, count) from a slider or number box, deep-linked and clamped with a note."""
+    """An integer in [0, count) from a slider or number box, deep-linked and clamped with a note; a label that
+    names a glossary term ("Layer", "Head") explains it in the widget's help."""
     value = parse_index(from_url(key, default), label, default)
     if not 0 <= value < count:
         clamped = min(max(value, 0), count - 1)
@@ -154,9 +157,9 @@ def index_picker(label: str, key: str, count: int, default: int = 0, widget: str
         st.caption(f"{label}: 0 (the only one)")
         result = 0
     elif widget == "slider":
-        result = st.slider(label, 0, count - 1, key=key)
+        result = st.slider(label, 0, count - 1, key=key, help=tip(label))
     else:
-        result = st.number_input(label, 0, count - 1, step=1, key=key)
+        result = st.number_input(label, 0, count - 1, step=1, key=key, help=tip(label))
     params.put(key, str(result))
     return int(result)
 
@@ -171,7 +174,7 @@ def option_picker(label: str, key: str, options: list, default):
         link_note(f"{label} {str(raw)[:40]!r} in the link is not a number; using {default}.")
         value = default
     st.session_state[key] = value
-    chosen = st.select_slider(label, options, key=key)
+    chosen = st.select_slider(label, options, key=key, help=tip(label))
     params.put(key, str(chosen))
     return chosen
 
@@ -315,7 +318,7 @@ def token_picker(label: str, key: str, rows: list[list[int]], names: list[str], 
     if row is None:
         row = min(range(len(rows)), key=lambda i: abs(firsts[i] - value))
     st.session_state[key] = firsts[row]
-    chosen = st.selectbox(label, firsts, key=key,
+    chosen = st.selectbox(label, firsts, key=key, help=tip(label),
                           format_func=lambda p: f"{names[firsts.index(p)]}  ·  position {p}")
     params.put(key, str(chosen))
     return firsts.index(chosen)
@@ -355,7 +358,9 @@ def use_app_navigation() -> None:
     if streamlit_internals.leave_folder_navigation():
         st.rerun()
     following.on_page()   # classroom live mode: rejoin from the URL, follow the teacher, the room's banner
-    if _writes_formulas(sys._getframe(1).f_code.co_filename):
+    page_file = sys._getframe(1).f_code.co_filename
+    on_this_page(page_file)   # the sidebar's "Words on this page"
+    if _writes_formulas(page_file):
         chart_text.keyboard_scrolling()   # a formula wider than its column: focusable, so the keyboard scrolls it
 
 

@@ -7,6 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 from explorer.examples import ANIMAL_TIRED, ANIMAL_WIDE
 from explorer.model import loading, registry
+from explorer.words import pages as guides
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,3 +38,21 @@ def test_home_in_the_app_links_to_the_flip_demo():
     assert params["text"] == [ANIMAL_TIRED] and params["text_b"] == [ANIMAL_WIDE]
     assert params["query"] == ["it"] and params["cands"] == ["animal,street"]
     assert "(not in this app)" not in _markdown(at)
+
+
+def test_home_links_every_page_of_the_navigation_with_its_question():
+    """Read from app.py: a page added there without a line on Home fails here."""
+    import ast
+
+    registered = [node.args[0].value for node in ast.walk(ast.parse((ROOT / "app.py").read_text()))
+                  if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "Page"]
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    assert not at.exception, at.exception
+    linked = {link.proto.page for link in at.get("page_link")}
+    others = [p for p in registered if p != "pages/home.py"]
+    assert len(others) >= 16
+    missing = [p for p in others if Path(p).stem not in linked]
+    assert missing == [], f"pages registered in app.py but not linked from Home: {missing}"
+    captions = "\n".join(c.value for c in at.caption)
+    for guide in guides.GUIDES.values():
+        assert f"{guide.does} *{guide.asks}*" in captions

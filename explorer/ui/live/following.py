@@ -125,7 +125,8 @@ def navigation(pages: dict, position: str):
             note("You are following the teacher, so you stay on the teacher's page. To open other pages, press "
                  "“Explore on my own”.")
         internals.run_instead(target)
-    chosen = st.navigation(pages, position=position)
+    # expanded: with "Words on this page" below it, Streamlit would otherwise fold all but ten pages away
+    chosen = st.navigation(pages, position=position, expanded=True)
     st.session_state[RAN] = internals.page_hash(chosen)
     return chosen
 

@@ -26,6 +26,7 @@ from explorer.ui.live import membership
 from explorer.ui.live import streamlit_internals as internals
 from explorer.ui.text import literal
 from explorer.ui.widgets import from_url, link_note
+from explorer.ui.words import tip
 
 GENERATIONS = Jobs(keep=2)   # finished ones live on in the byte-bounded result cache
 DEFAULT_PROMPT = "The capital of France is"
@@ -74,9 +75,11 @@ def settings_controls() -> Settings:
     mode = row[1].segmented_control("Pick the next token", ["greedy", "sample"], key="mode",
                                     format_func={"greedy": "most likely", "sample": "sample"}.get) or "greedy"
     sample = mode == "sample"
-    temp = row[2].number_input("Temperature", 0.05, 5.0, step=0.1, key="temp", disabled=not sample)
-    top_k = row[3].number_input("Top-k (0: off)", 0, 1000, step=1, key="topk", disabled=not sample)
-    top_p = row[4].number_input("Top-p (1: off)", 0.01, 1.0, step=0.05, key="topp", disabled=not sample)
+    temp = row[2].number_input("Temperature", 0.05, 5.0, step=0.1, key="temp", disabled=not sample,
+                               help=tip("temperature"))
+    top_k = row[3].number_input("Top-k (0: off)", 0, 1000, step=1, key="topk", disabled=not sample, help=tip("top-k"))
+    top_p = row[4].number_input("Top-p (1: off)", 0.01, 1.0, step=0.05, key="topp", disabled=not sample,
+                                help=tip("top-p"))
     seed = row[5].number_input("Seed", 0, 2**31 - 1, step=1, key="seed", disabled=not sample)
     chosen = Settings(int(new), not sample, float(temp), int(top_k), float(top_p), int(seed))
     params.put_all({"mode": mode, "new": str(chosen.new_tokens)})

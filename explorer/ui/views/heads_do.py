@@ -21,6 +21,7 @@ from explorer.serving.worker import Jobs
 from explorer.ui import cached, params
 from explorer.ui.text import literal
 from explorer.ui.widgets import attention_or_stop, choice_picker, from_url, show_figure
+from explorer.ui.words import tip
 
 MEASURES, SWEEPS, ROLES = Jobs(256), Jobs(16), Jobs(4)
 _weighted = ByteLRU(int(os.environ.get("EXPLORER_VALUE_CACHE_MB", "128")) * 2**20)
@@ -123,6 +124,7 @@ def knock_section(model: str, a: str, b: str, query: str, cands: list[str], flip
         st.button("Every head", key=f"{prefix}_all", on_click=_set_heads, args=(heads_key, every))
         st.button("None", key=f"{prefix}_none", on_click=_set_heads, args=(heads_key, []))
     picked = st.multiselect("Heads to knock out", options, key=heads_key, placeholder="Pick heads by name…",
+                            help=tip("knockout"),
                             format_func=lambda s: s.replace("L", "layer ").replace("H", " · head "))
     chosen = heads.parse_heads(",".join(picked), n_layers, n_heads, len(options))[0]
     grid = pairs.head_marks(chosen, n_layers, n_heads)

@@ -1,0 +1,20 @@
+"""Glossary: every term the pages use, in plain words, by idea; a search box narrows it (deep-linked as ?find=)."""
+import streamlit as st
+
+from explorer.ui import params, words
+from explorer.ui import widgets as ui
+from explorer.words import glossary
+
+ui.use_app_navigation()
+st.title("Glossary")
+st.caption(f"{len(glossary.TERMS)} words of attention and transformers, each in a sentence or three. On every page, "
+           "“Words on this page” in the sidebar lists its own, and a widget that names one explains it beside "
+           "its label (the small question mark).")
+ui.from_url("find", "")
+query = st.text_input("Find a word", key="find", max_chars=60, placeholder="softmax, head, top-p…",
+                      icon=":material/search:")
+if query:
+    params.put("find", query)
+else:
+    params.drop("find")
+words.glossary_list(query)
