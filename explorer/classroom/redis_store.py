@@ -5,9 +5,10 @@ Keys of one room share the hash tag ``{CODE}`` (one cluster slot):
     <prefix>room:{CODE}:students     hash  student id -> nickname
     <prefix>room:{CODE}:addr         hash  student id -> hashed client address of its first join ('' unknown)
     <prefix>room:{CODE}:removed      set   student ids the teacher removed
-    <prefix>room:{CODE}:questions    set   question ids that have answers
-    <prefix>room:{CODE}:q:<qid>      hash  student id -> option
-    <prefix>room:{CODE}:revealed     set   revealed question ids
+    <prefix>room:{CODE}:polls        hash  question id -> JSON {r: round, s: open|shown|revealed, n: order, a: the
+                                           question as the teacher's page stored it ('' not yet)}
+    <prefix>room:{CODE}:q:<qid>      hash  student id -> option, round 1
+    <prefix>room:{CODE}:q2:<qid>     hash  student id -> option, round 2
     <prefix>rooms                    zset  code -> touched (counts rooms, finds idle ones)
     <prefix>wrong:<address hash>     hash  tries, last: wrong codes from one client address (own TTL)
 Every write is one Lua script (atomic); it refreshes a 12 h TTL on all the room's keys, a backstop for
@@ -18,8 +19,11 @@ the key pattern ``<prefix>*`` (``acl_rule``) is all it needs (deploy/cluster.py 
 """
 from __future__ import annotations
 
+import json
+
 import redis
 
+from .polls import OPEN, ROUNDS, _round_closed
 from .store import (
     ClassroomStore,
     NoSuchRoom,
@@ -46,20 +50,35 @@ local function live()
   local t = redis.call('HGET', R, 'touched')
   return t and tonumber(t) > cutoff
 end
+local P = R .. ':polls'
+local function votes(room, q, r)   -- the hash of a round's votes
+  if r == 1 then return room .. ':q:' .. q end
+  return room .. ':q' .. r .. ':' .. q
+end
 local function touch()
   redis.call('HSET', R, 'touched', ARGV[1])
   redis.call('ZADD', IDX, ARGV[1], code)  -- a string: Lua numbers reach Redis as integers
   local ms = math.floor((now - cutoff) * 1000)
-  for _, k in ipairs({R, R .. ':students', R .. ':questions', R .. ':revealed', R .. ':addr', R .. ':removed'}) do
+  for _, k in ipairs({R, R .. ':students', P, R .. ':addr', R .. ':removed'}) do
     redis.call('PEXPIRE', k, ms)
   end
-  for _, q in ipairs(redis.call('SMEMBERS', R .. ':questions')) do redis.call('PEXPIRE', R .. ':q:' .. q, ms) end
+  for _, q in ipairs(redis.call('HKEYS', P)) do
+    for r = 1, 2 do redis.call('PEXPIRE', votes(R, q, r), ms) end
+  end
 end
 local function drop(room, c)
-  for _, q in ipairs(redis.call('SMEMBERS', room .. ':questions')) do redis.call('DEL', room .. ':q:' .. q) end
-  redis.call('DEL', room, room .. ':students', room .. ':questions', room .. ':revealed', room .. ':addr',
-             room .. ':removed')
+  for _, q in ipairs(redis.call('HKEYS', room .. ':polls')) do
+    for r = 1, 2 do redis.call('DEL', votes(room, q, r)) end
+  end
+  redis.call('DEL', room, room .. ':students', room .. ':polls', room .. ':addr', room .. ':removed')
   redis.call('ZREM', IDX, c)
+end
+local function poll(q)   -- a question's poll, made (round 1, open; numbered after the others) when new
+  local raw = redis.call('HGET', P, q)
+  if raw then return cjson.decode(raw) end
+  local p = {r = 1, s = 'open', n = redis.call('HLEN', P) + 1, a = ''}
+  redis.call('HSET', P, q, cjson.encode(p))
+  return p
 end
 """
 # ARGV[4] key_hash, ARGV[5] max_rooms
@@ -82,19 +101,42 @@ if op == 'joinable' then
   touch()
   return {'ok', tonumber(redis.call('HGET', R, 'version'))}
 end
+if op == 'ask' then   -- kept as it was once a round has closed (unless none was stored); the version stays
+  local a = cjson.decode(ARGV[6])
+  local p = poll(a[1])
+  if (p.r == 1 and p.s == 'open') or p.a == '' then
+    p.a = a[2]
+    redis.call('HSET', P, a[1], cjson.encode(p))
+  end
+  touch()
+  return {'ok', tonumber(redis.call('HGET', R, 'version'))}
+end
 if op == 'view' then redis.call('HSET', R, 'view', ARGV[6])
 elseif op == 'lock' then redis.call('HSET', R, 'locked', ARGV[6])
 elseif op == 'remove' then
-  local questions = redis.call('SMEMBERS', R .. ':questions')
+  local open = {}
+  for _, q in ipairs(redis.call('HKEYS', P)) do
+    if cjson.decode(redis.call('HGET', P, q)).s ~= 'revealed' then open[#open + 1] = q end
+  end
   for _, sid in ipairs(cjson.decode(ARGV[6])) do
     redis.call('HDEL', R .. ':students', sid)
     redis.call('HDEL', R .. ':addr', sid)
     redis.call('SADD', R .. ':removed', sid)
-    for _, q in ipairs(questions) do
-      if redis.call('SISMEMBER', R .. ':revealed', q) == 0 then redis.call('HDEL', R .. ':q:' .. q, sid) end
+    for _, q in ipairs(open) do
+      for r = 1, 2 do redis.call('HDEL', votes(R, q, r), sid) end
     end
   end
-else redis.call('SADD', R .. ':revealed', ARGV[6]) end
+else   -- show | again | reveal: polls.next_state, in Lua
+  local a = cjson.decode(ARGV[6])
+  local p, expected = poll(a[1]), a[2]
+  if p.s ~= 'revealed' and (expected == cjson.null or expected == p.r or op == 'reveal') then
+    if op == 'reveal' then p.s = 'revealed'
+    elseif op == 'show' and p.s == 'open' then
+      if p.r >= 2 then p.s = 'revealed' else p.s = 'shown' end
+    elseif op == 'again' and p.s == 'shown' and p.r < 2 then p.r = p.r + 1; p.s = 'open' end
+  end
+  redis.call('HSET', P, a[1], cjson.encode(p))
+end
 local v = redis.call('HINCRBY', R, 'version', 1)
 touch()
 return {'ok', v}
@@ -123,11 +165,12 @@ return {'ok', 0}
 _ANSWER = _PRELUDE + """
 if not live() then return {'noroom', 0} end
 if redis.call('HEXISTS', R .. ':students', ARGV[4]) == 0 then return {'notjoined', 0} end
-if redis.call('SISMEMBER', R .. ':revealed', ARGV[5]) == 1 then return {'revealed', 0} end
-redis.call('HSET', R .. ':q:' .. ARGV[5], ARGV[4], ARGV[6])
-redis.call('SADD', R .. ':questions', ARGV[5])
+local p = poll(ARGV[5])
+if p.s == 'revealed' then return {'revealed', 0} end
+if p.s ~= 'open' then return {'roundclosed', 0} end
+redis.call('HSET', votes(R, ARGV[5], p.r), ARGV[4], ARGV[6])
 touch()
-return {'ok', 0}
+return {'ok', p.r}
 """
 # KEYS[1] the address's key. ARGV: now, forget_s. A try more than forget_s after the last one starts again at 1.
 _WRONG = """
@@ -151,7 +194,7 @@ return {'ok', #gone}
 # Every command the store sends (reads in MULTI, scripts by EVALSHA, loaded on a NOSCRIPT) or its scripts call.
 ACL_COMMANDS = (
     "ping", "select", "multi", "exec", "discard", "evalsha", "script|load",  # the client
-    "hget", "hmget", "hgetall", "hvals", "hlen", "hexists", "smembers",  # reads
+    "hget", "hmget", "hgetall", "hvals", "hlen", "hexists", "hkeys",  # reads
     "hset", "hdel", "hincrby", "sadd", "sismember", "del", "exists", "pexpire",  # scripts
     "zadd", "zrem", "zcount", "zrangebyscore",
 )
@@ -186,7 +229,8 @@ class RedisStore(ClassroomStore):
             return int(value) if status == "ok" else -1
         raise {"noroom": _no_room, "notteacher": _not_teacher, "toomany": _too_many, "notjoined": _not_joined,
                "revealed": _frozen, "full": lambda: _full(self.max_students), "closed": _closed,
-               "removed": _removed, "fromaddress": lambda: _from_address(self.seats_per_address)}[status]()
+               "removed": _removed,
+               "roundclosed": _round_closed, "fromaddress": lambda: _from_address(self.seats_per_address)}[status]()
 
     def _read(self, code: str, now: float, *calls) -> list:
         """Run HGET touched plus ``calls`` (name, key, *args) in one MULTI; NoSuchRoom unless the room is live."""
@@ -257,15 +301,42 @@ class RedisStore(ClassroomStore):
             return None
         return int(tries), float(last)
 
-    def _counts(self, code, qid, now):
+    def _votes(self, code: str, qid: str, round_: int) -> str:
+        return self._key(code, f":q:{qid}" if round_ == 1 else f":q{round_}:{qid}")
+
+    def _with_round(self, code, qid, now, call: str, *args) -> tuple[int, str, list]:
+        """(round, state, [``call`` on each round's votes]) of a question, in one MULTI."""
+        raw, *out = self._read(code, now, ("hget", self._key(code, ":polls"), qid),
+                               *((call, self._votes(code, qid, r), *args) for r in range(1, ROUNDS + 1)))
+        poll = json.loads(raw) if raw else {"r": 1, "s": OPEN}
+        return int(poll["r"]), poll["s"], out
+
+    def _poll(self, code, qid, now):
+        round_, state, sizes = self._with_round(code, qid, now, "hlen")
+        return round_, state, int(sizes[round_ - 1])
+
+    def _counts(self, code, qid, round_, now):
+        current, _, values = self._with_round(code, qid, now, "hvals")
         tally: dict[str, int] = {}
-        for option in self._read(code, now, ("hvals", self._key(code, ":q:" + qid)))[0]:
+        for option in values[(round_ or current) - 1]:
             tally[option] = tally.get(option, 0) + 1
         return tally
 
-    def _my_answer(self, code, qid, student, now):
-        return self._read(code, now, ("hget", self._key(code, ":q:" + qid), student))[0]
+    def _my_answer(self, code, qid, student, round_, now):
+        current, _, mine = self._with_round(code, qid, now, "hget", student)
+        return mine[(round_ or current) - 1]
 
-    def _revealed(self, code, now):
-        return set(self._read(code, now, ("smembers", self._key(code, ":revealed")))[0])
+    def _polls(self, code, now) -> dict[str, dict]:
+        polls = self._read(code, now, ("hgetall", self._key(code, ":polls")))[0]
+        return {q: json.loads(raw) for q, raw in polls.items()}
 
+    def _my_answers(self, code, student, now):
+        asked = [(q, r) for q in self._polls(code, now) for r in range(1, ROUNDS + 1)]
+        pipe = self.r.pipeline(transaction=True)
+        for q, r in asked:
+            pipe.hget(self._votes(code, q, r), student)
+        return [(q, r, option) for (q, r), option in zip(asked, pipe.execute()) if option is not None]
+
+    def _questions(self, code, now):
+        polls = sorted(self._polls(code, now).items(), key=lambda item: (item[1]["n"], item[0]))
+        return [(q, int(p["r"]), p["s"], p["a"] or None) for q, p in polls]

@@ -1,7 +1,7 @@
 """Classroom live mode storage: rooms, the teacher's view, joined students and pooled answers.
 
 A teacher creates a room and gets ``(code, teacher_key)``; students join with the code and follow the
-teacher's view, whose version number grows on every change (set_view, set_lock, reveal), so followers
+teacher's view, whose version number grows on every change (set_view, set_lock, a poll shown or revealed), so followers
 only poll ``version(code)``. Nothing lives in process memory: every call goes to SQLite (default, one
 file) or Redis (``EXPLORER_CLASSROOM_URL``), so many threads and processes may share one store.
 The teacher keeps the class: a roster of who joined, removing a student (the id can never sit again), and
@@ -15,7 +15,6 @@ import hashlib
 import hmac
 import json
 import secrets
-import time
 import unicodedata
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
@@ -52,15 +51,23 @@ from .errors import (  # noqa: F401 - re-exported: the backends and older import
     _removed,
     _too_many,
 )
+from .ids import (  # noqa: F401 - re-exported: older imports take them from here
+    ALPHABET,
+    CODE_LEN,
+    ID_MAX,
+    check_id,
+    new_code,
+    normalise_code,
+    pretty_code,
+)
+from .ids import clock as _now
+from .polls import Polls
 
-ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: nothing to confuse when read aloud
-CODE_LEN = 6
 TTL_S = 12 * 3600  # a room with no teacher or student write for this long is gone
 MAX_STUDENTS = 60
 MAX_ROOMS = 200
 SEATS_PER_ADDRESS = MAX_STUDENTS // 2  # one address (a prank script) can never fill a room alone
 NICK_MAX = 40
-ID_MAX = 200  # longest student id, question id or option
 VIEW_MAX = 64_000  # longest view, in characters of JSON
 _DROPPED = {"Cc", "Cf", "Cs", "Zl", "Zp"}  # control, format (bidi overrides), surrogates, line breaks
 
@@ -74,25 +81,6 @@ class Room:
     locked: bool
     students: int
     joinable: bool = True  # False: the teacher closed the room to new students
-
-
-def new_code() -> str:
-    """A random room code of CODE_LEN characters from ALPHABET (~30 bits)."""
-    return "".join(secrets.choice(ALPHABET) for _ in range(CODE_LEN))
-
-
-def normalise_code(text: object) -> str:
-    """Typed code -> canonical code: strip, uppercase, drop spaces and dashes; InvalidCode if malformed."""
-    code = "".join(str(text).split()).upper().replace("-", "") if isinstance(text, str) else ""
-    if len(code) != CODE_LEN or any(ch not in ALPHABET for ch in code):
-        raise InvalidCode(f"That is not a room code: a room code has {CODE_LEN} letters and digits, like "
-                          "K7M-2QX, and never contains 0, O, 1, I or L.")
-    return code
-
-
-def pretty_code(code: str) -> str:
-    """'K7M2QX' -> 'K7M-2QX' (easier to read aloud; normalise_code drops the dash again)."""
-    return f"{code[:3]}-{code[3:]}"
 
 
 def hash_key(key: str) -> str:
@@ -118,13 +106,6 @@ def clean_nickname(text: object) -> str:
     return nick
 
 
-def check_id(value: object, what: str) -> str:
-    """A caller-given opaque id (student, question, option): a non-empty string of at most ID_MAX chars."""
-    if not isinstance(value, str) or not value or len(value) > ID_MAX:
-        raise BadInput(f"The {what} must be a non-empty text of at most {ID_MAX} characters.")
-    return value
-
-
 def dump_view(view: object) -> str:
     """View dict -> canonical JSON text; BadInput unless it is a JSON-able dict of at most VIEW_MAX chars."""
     if not isinstance(view, Mapping):
@@ -138,12 +119,9 @@ def dump_view(view: object) -> str:
     return text
 
 
-def _now(now: float | None) -> float:
-    return time.time() if now is None else float(now)
-
-
-class ClassroomStore(ABC):
-    """The interface both backends share. Public methods validate, then call the backend's atomic ``_ops``."""
+class ClassroomStore(Polls, ABC):
+    """The interface both backends share (the class-question calls: ``polls.Polls``). Public methods validate,
+    then call the backend's atomic ``_ops``."""
 
     def __init__(self, *, ttl_s: float = TTL_S, max_students: int = MAX_STUDENTS, max_rooms: int = MAX_ROOMS,
                  seats_per_address: int = SEATS_PER_ADDRESS):
@@ -188,11 +166,6 @@ class ClassroomStore(ABC):
         """Lock (students must follow) or unlock the view -> new version."""
         now = _now(now)
         return self._teacher_write(self._teacher(code, key, now), key, now, "lock", "1" if locked else "0")
-
-    def reveal(self, code: str, key: str, question_id: str, now: float | None = None) -> int:
-        """Reveal a question's pooled answers to the class -> new version; its answers are frozen."""
-        qid, now = check_id(question_id, "question id"), _now(now)
-        return self._teacher_write(self._teacher(code, key, now), key, now, "reveal", qid)
 
     def roster(self, code: str, key: str, now: float | None = None) -> list[tuple[str, str]]:
         """(student id, nickname) of every joined student, sorted by nickname case-insensitively (teacher only)."""
@@ -268,22 +241,6 @@ class ClassroomStore(ABC):
         tries, last = state
         return max(0.0, last + wait_after(tries, WRONG_FREE_TRIES) - now)
 
-    def answer(self, code: str, question_id: str, student: str, option: str, now: float | None = None) -> None:
-        """Record (or replace) a joined student's answer; AlreadyRevealed once the question is revealed."""
-        args = check_id(question_id, "question id"), check_id(student, "student id"), check_id(option, "answer")
-        self._answer(normalise_code(code), *args, _now(now))
-
-    def counts(self, code: str, question_id: str, now: float | None = None) -> dict[str, int]:
-        """option -> number of students who chose it (no names)."""
-        return self._counts(normalise_code(code), check_id(question_id, "question id"), _now(now))
-
-    def my_answer(self, code: str, question_id: str, student: str, now: float | None = None) -> str | None:
-        qid, sid = check_id(question_id, "question id"), check_id(student, "student id")
-        return self._my_answer(normalise_code(code), qid, sid, _now(now))
-
-    def revealed(self, code: str, now: float | None = None) -> frozenset[str]:
-        return frozenset(self._revealed(normalise_code(code), _now(now)))
-
     @abstractmethod
     def expire(self, now: float | None = None) -> int:
         """Delete every room idle for ttl_s or more -> how many were deleted."""
@@ -295,7 +252,8 @@ class ClassroomStore(ABC):
     def _key_hash(self, code: str, now: float) -> str | None: ...
     @abstractmethod
     def _teacher_write(self, code: str, key: str, now: float, op: str, value: str) -> int: ...
-    # op: view | lock | reveal | remove (value: JSON list of ids) bump the version; joinable does not
+    # op: view | lock | remove (value: JSON list of ids) | show | again | reveal (value: JSON [qid, round or null])
+    # bump the version; joinable and ask (value: JSON [qid, question JSON]) do not
     @abstractmethod
     def _close(self, code: str, key: str, now: float) -> None: ...
     @abstractmethod
@@ -315,10 +273,15 @@ class ClassroomStore(ABC):
     @abstractmethod
     def _wrong_state(self, address: str, now: float, forget_s: float) -> tuple[int, float] | None: ...
     @abstractmethod
-    def _answer(self, code: str, qid: str, student: str, option: str, now: float) -> None: ...
+    def _answer(self, code: str, qid: str, student: str, option: str, now: float) -> int: ...  # -> its round
     @abstractmethod
-    def _counts(self, code: str, qid: str, now: float) -> dict[str, int]: ...
+    def _poll(self, code: str, qid: str, now: float) -> tuple[int, str, int]: ...  # round, state, answered
     @abstractmethod
-    def _my_answer(self, code: str, qid: str, student: str, now: float) -> str | None: ...
+    def _counts(self, code: str, qid: str, round_: int | None, now: float) -> dict[str, int]: ...
     @abstractmethod
-    def _revealed(self, code: str, now: float) -> set[str]: ...
+    def _my_answer(self, code: str, qid: str, student: str, round_: int | None, now: float) -> str | None: ...
+    @abstractmethod
+    def _my_answers(self, code: str, student: str, now: float) -> list[tuple[str, int, str]]: ...
+    @abstractmethod
+    def _questions(self, code: str, now: float) -> list[tuple[str, int, str, str | None]]: ...
+    # qid, round, state, the stored question's JSON (None: never asked), in the order the questions came
