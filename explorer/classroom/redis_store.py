@@ -264,7 +264,7 @@ class RedisStore(ClassroomStore):
         return int(self._scripts["wrong"](keys=[self.prefix + "wrong:" + address], args=[repr(now), repr(forget_s)]))
 
     def _answer(self, code, qid, student, option, now):
-        self._run("answer", code, now, student, qid, option)
+        return self._run("answer", code, now, student, qid, option)
 
     # ------------------------------------------------------------------------------------------- reads
     def _key_hash(self, code, now):
