@@ -124,8 +124,12 @@ def _chart(question: Question, key: str, poll: Progress) -> None:
     """The counts of the rounds that are closed (never of an open one); the right answer only once revealed."""
     rounds = [membership.store().counts(membership.code(), key, round=r) for r in poll.shown_rounds]
     right = question.correct if poll.revealed else None
-    figure = (answer_bars(question.options, rounds[0], right, typed=question.typed) if len(rounds) == 1 else
-              answer_rounds(question.options, rounds, right, typed=question.typed))
+    if len(rounds) == 1:
+        n = sum(rounds[0].values())
+        title = (f"Class answers, round 1 ({n} {'student' if n == 1 else 'students'})" if poll.round == 2 else "")
+        figure = answer_bars(question.options, rounds[0], right, title=title, typed=question.typed)
+    else:
+        figure = answer_rounds(question.options, rounds, right, typed=question.typed)
     show_figure(figure, f"{key}_class_chart", f"class-answers-{key}")
 
 
@@ -160,7 +164,7 @@ def _teacher_side(question: Question, key: str, poll: Progress) -> None:
             st.button("Show answers", key=f"{key}_show", icon=":material/visibility:", type="primary",
                       on_click=_move, args=("show", key, poll.round))
         else:
-            st.button("Discuss and vote again", key=f"{key}_again", icon=":material/forum:", type="primary",
+            st.button("Discuss and vote again", key=f"{key}_again", icon=":material/sync:", type="primary",
                       on_click=_move, args=("again", key, poll.round))
             st.button("Reveal the answer", key=f"{key}_reveal", icon=":material/check_circle:",
                       on_click=_move, args=("reveal", key, poll.round))

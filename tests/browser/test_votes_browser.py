@@ -25,6 +25,10 @@ COUNTS = ("() => { const c = [...document.querySelectorAll('.js-plotly-plot')].f
 WIDER = "() => { const m = document.querySelector('[data-testid=stMain]'); return m.scrollWidth - m.clientWidth }"
 
 
+def class_chart(page):
+    return page.locator(".js-plotly-plot", has=page.locator(".gtitle", has_text="Class answers")).first
+
+
 async def click(page, text: str) -> None:
     await page.locator("button", has_text=text).first.click()
     await idle(page)
@@ -105,11 +109,11 @@ async def lesson(browser, url: str, db: str) -> dict:
     await sees(students[0], "Right: about 16.")
     await sees(phone, "Not quite")
     report["phone_wider"] = await phone.evaluate(WIDER)
-    await phone.locator(".js-plotly-plot").last.scroll_into_view_if_needed()
+    await class_chart(phone).scroll_into_view_if_needed()
     await shot(phone, "phone-reveal", full=False)
     await teacher.get_by_text("Projector view").click()
     await idle(teacher)
-    await teacher.locator(".js-plotly-plot").last.scroll_into_view_if_needed()
+    await class_chart(teacher).scroll_into_view_if_needed()
     await shot(teacher, "projector-reveal", full=False)
     return {**report, **await page_problems([teacher, *students])}
 
