@@ -138,8 +138,11 @@ def _ask(question: Question, key: str) -> None:
     asked = (membership.code(), question.fingerprint, question.typed)
     if st.session_state.get(f"{key}_asked") == asked:
         return
-    membership.store().ask(membership.code(), membership.teacher_key(), key, question.prompt, question.options,
-                           question.correct, question.typed)
+    try:
+        membership.store().ask(membership.code(), membership.teacher_key(), key, question.prompt, question.options,
+                               question.correct, question.typed)
+    except ClassroomError:   # too long to keep (the report then names the question by its id), or the class ended
+        return
     st.session_state[f"{key}_asked"] = asked
 
 

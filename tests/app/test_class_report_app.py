@@ -19,15 +19,16 @@ ROUND_2 = ["about 16", "about 16", "about 256", "about 16", None]       # 3 of 4
 
 @pytest.fixture
 def downloads(monkeypatch):
-    """The files the app's download buttons hold, by file name (bytes), as the browser would fetch them."""
-    files, real = {}, MediaFileManager.add
+    """``downloads(".csv")``: the file the app's latest download button of that kind holds (text), as the browser
+    would fetch it."""
+    files, real = [], MediaFileManager.add
 
     def add(self, data, mimetype, coordinates, file_name=None, is_for_static_download=False):
         if file_name:
-            files[file_name] = data
+            files.append((file_name, data))
         return real(self, data, mimetype, coordinates, file_name, is_for_static_download)
     monkeypatch.setattr(MediaFileManager, "add", add)
-    return files
+    return lambda ending: next(data for name, data in reversed(files) if name.endswith(ending)).decode("utf-8")
 
 
 def vote(students, options, widgets: str) -> None:
@@ -50,14 +51,13 @@ def test_five_students_two_rounds_the_csv_equals_the_votes_cast(downloads):
     click(teacher, "Show answers")
     teacher.switch_page("pages/classroom.py").run()
     assert not teacher.exception
-    [name] = [n for n in downloads if n.endswith(".csv")]
-    rows = list(csv.DictReader(io.StringIO(downloads[name].decode("utf-8"))))
+    rows = list(csv.DictReader(io.StringIO(downloads(".csv"))))
     cast = {(r, option): votes.count(option) for r, votes in ((1, ROUND_1), (2, ROUND_2))
             for option in ("about 1", "about 16", "about 256")}
     assert {(int(row["round"]), row["option"]): int(row["count"]) for row in rows} == cast
     assert len(rows) == 6 and all(row["question"].startswith("With d_k = 256") for row in rows)
     assert {row["option"] for row in rows if row["correct"] == "yes"} == {"about 16"}
-    [page] = [downloads[n].decode("utf-8") for n in downloads if n.endswith(".html")]
+    page = downloads(".html")
     # by hand: round 1, 2 of 5 chose "about 16" (40%); round 2, 3 of 4 (75%); shift 75 - 40 = +35 points
     assert "2 of 5 right (40%)" in page and "3 of 4 right (75%)" in page and "+35 points" in page
     assert "Nothing is kept after the class ends" in texts(teacher)
@@ -85,8 +85,7 @@ def test_counts_stay_off_the_teachers_summary_until_shown_and_ending_the_class_k
     [table] = teacher.dataframe
     assert list(table.value.iloc[0][["right answer", "round 1", "shift"]]) == ["at the reveal",
                                                                                  "hidden until shown", "–"]
-    csv_rows = list(csv.DictReader(io.StringIO(downloads[next(n for n in downloads if n.endswith(".csv"))]
-                                               .decode("utf-8"))))
+    csv_rows = list(csv.DictReader(io.StringIO(downloads(".csv"))))
     assert sum(int(r["count"]) for r in csv_rows) == 2   # the download holds the open round all the same
     click(teacher, "End it now")
     assert membership.store().room(room) is None
