@@ -67,11 +67,11 @@ def test_five_students_two_rounds_the_csv_equals_the_votes_cast(downloads):
     ada = students[0]
     click(ada, "Explore on my own")   # following would keep ada on the teacher's page
     ada.switch_page("pages/classroom.py").run()
-    assert "round 1: about 1 · round 2: about 16. The answer: about 16 · right." in texts(ada)
+    assert "round 1: about 1 · round 2: about 16. The answer is about 16: you were right." in texts(ada)
     eve = students[4]
     click(eve, "Explore on my own")
     eve.switch_page("pages/classroom.py").run()
-    assert "round 1: about 1. The answer: about 16 · not quite." in texts(eve)
+    assert "round 1: about 1. The answer is about 16: not quite." in texts(eve)
     assert literal("<b>cy</b>") not in texts(ada)   # a recap holds no one else's name
 
 

@@ -57,7 +57,9 @@ def teacher() -> None:
         return
     st.caption("The downloads hold every round, open ones included; this summary shows a round only once its "
                "answers are shown. The shift is the share right in round 2 minus round 1, in percentage points.")
-    st.dataframe(summary_frame(reports), hide_index=True, key="_class_report_table")
+    st.dataframe(summary_frame(reports), hide_index=True, key="_class_report_table", column_config={
+        "#": st.column_config.NumberColumn(width=40), "question": st.column_config.TextColumn(width="large"),
+        "shift": st.column_config.TextColumn(width=90)})
 
 
 def student() -> None:
@@ -76,8 +78,8 @@ def student() -> None:
         rounds = " · ".join(f"round {r}: {literal(said[r])}" for r in sorted(said)) or "you did not answer"
         if q.progress.revealed and q.correct is not None:
             last = said.get(2, said.get(1))
-            verdict = "" if last is None else " · right" if last == q.correct else " · not quite"
-            after = f"The answer: {literal(q.correct)}{verdict}."
+            verdict = "" if last is None else ": you were right" if last == q.correct else ": not quite"
+            after = f"The answer is {literal(q.correct)}{verdict}."
         else:
             after = "The answer comes when your teacher reveals it."
         st.markdown(f"{i}. {literal(q.prompt)}  \n{rounds}. {after}")
