@@ -77,7 +77,7 @@ class Room:
     code: str
     created: float  # unix seconds
     touched: float  # last teacher or student write
-    version: int  # grows on every view change, lock change, reveal and removal
+    version: int  # grows on every view change, lock change, poll moved on (show, again, reveal) and removal
     locked: bool
     students: int
     joinable: bool = True  # False: the teacher closed the room to new students

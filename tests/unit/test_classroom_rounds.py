@@ -1,5 +1,6 @@
 """Peer Instruction rounds in the classroom store, on SQLite (a temp file) and Redis (a real redis-server): votes
 hidden until shown, round 2 apart from round 1, one vote per student per round, a restart keeps both rounds."""
+import re
 import sqlite3
 
 import pytest
@@ -127,6 +128,14 @@ def test_removing_a_student_takes_their_open_votes_of_both_rounds(room):
     store.remove(code, key, ["s1"])
     assert store.counts(code, "open", round=1) == {} and store.counts(code, "open", round=2) == {"b": 1}
     assert store.counts(code, "done", round=1) == {"a": 1} and store.counts(code, "done", round=2) == {"b": 2}
+
+
+def test_the_lua_scripts_know_as_many_rounds_as_python():
+    from explorer.classroom import ROUNDS, redis_scripts
+
+    loops = re.findall(r"for r = 1, (\d+) do", redis_scripts.PRELUDE + redis_scripts.TEACHER)
+    assert loops and set(loops) == {str(ROUNDS)}
+    assert f"p.r >= {ROUNDS}" in redis_scripts.TEACHER and f"p.r < {ROUNDS}" in redis_scripts.TEACHER
 
 
 def test_the_state_machine():
