@@ -1,13 +1,23 @@
 """A class of five answers one question in two rounds, in AppTest (one AppTest per browser session, one store):
 the teacher's CSV download equals the votes cast, the printable summary holds the hand-checked shares and shift,
-each student's recap holds their own answers, and ending the class leaves nothing behind."""
+each student's recap holds their own answers, ending the class leaves nothing behind, and a server restart mid
+round 2 keeps both rounds."""
 import csv
 import io
 import sqlite3
 
 import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
-from test_classroom_app import click, fresh_store, goes_to, join, start, texts  # noqa: F401 - fresh_store: fixture
+from test_classroom_app import (  # noqa: F401 - fresh_store: the fixture
+    class_charts,
+    click,
+    fresh_store,
+    goes_to,
+    join,
+    session,
+    start,
+    texts,
+)
 
 from explorer.classroom import default_db_path
 from explorer.ui.live import membership
@@ -92,3 +102,26 @@ def test_counts_stay_off_the_teachers_summary_until_shown_and_ending_the_class_k
     with sqlite3.connect(default_db_path()) as db:   # nothing of the class is left in the store
         assert all(db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] == 0
                    for t in ("rooms", "students", "votes", "questions"))
+
+
+def test_a_server_restart_mid_round_two_keeps_both_rounds():
+    """A new server process (a fresh store object on the same file) and the teacher's link opened again: round 2
+    goes on where it was, and its "Show answers" reveals both rounds as they were cast."""
+    teacher, room, key = start()
+    students = [join(room, f"s{i}") for i in range(2)]
+    teacher.switch_page("pages/lab_softmax.py").run()
+    students = [goes_to(student, "pages/lab_softmax.py") for student in students]
+    vote(students, ["about 1", "about 256"], "softmax")
+    click(teacher, "Show answers")
+    click(teacher, "Discuss and vote again")
+    vote(students, ["about 16"], "softmax_r2")
+    membership.store.clear()   # the server restarts: a new store object on the same file
+    back = session(room=room, key=key)
+    back.switch_page("pages/lab_softmax.py").run()
+    assert not back.exception and "1 of 2 answered" in texts(back) and "round 2" in texts(back)
+    vote(students[1:], ["about 16"], "softmax_r2")   # a student's session goes on voting after the restart
+    back.run()
+    assert "2 of 2 answered" in texts(back)
+    click(back, "Show answers")
+    [both] = class_charts(back)
+    assert [bar["y"] for bar in both["data"]] == [[1, 0, 1], [0, 2, 0]]
