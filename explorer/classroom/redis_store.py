@@ -23,8 +23,8 @@ import json
 
 import redis
 
-from . import redis_scripts as lua
 from .polls import OPEN, ROUNDS, _round_closed
+from .redis_scripts import ANSWER, CREATE, EXPIRE, JOIN, TEACHER, WRONG
 from .store import (
     ClassroomStore,
     NoSuchRoom,
@@ -66,8 +66,8 @@ class RedisStore(ClassroomStore):
             client = redis.Redis.from_url(client, decode_responses=True, socket_timeout=10, socket_connect_timeout=5)
         self.r, self.prefix = client, prefix
         self._scripts = {name: client.register_script(src) for name, src in
-                         dict(create=lua.CREATE, teacher=lua.TEACHER, join=lua.JOIN, answer=lua.ANSWER,
-                                  expire=lua.EXPIRE, wrong=lua.WRONG).items()}
+                         dict(create=CREATE, teacher=TEACHER, join=JOIN, answer=ANSWER, expire=EXPIRE,
+                                  wrong=WRONG).items()}
 
     def _key(self, code: str, part: str = "") -> str:
         return f"{self.prefix}room:{{{code}}}{part}"
