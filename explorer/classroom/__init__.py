@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from .polls import OPEN, REVEALED, ROUNDS, SHOWN, Asked, Progress, RoundClosed
 from .qr import qr_svg
 from .redis_store import ACL_COMMANDS, RedisStore, acl_rule
 from .sqlite_store import SqliteStore, cache_root, default_db_path
@@ -49,7 +50,8 @@ def open_store(env: Mapping[str, str] = os.environ, **limits) -> ClassroomStore:
     return RedisStore(url, **limits) if url else SqliteStore(default_db_path(env), **limits)
 
 
-__all__ = ["ACL_COMMANDS", "ALPHABET", "CODE_LEN", "MAX_ROOMS", "MAX_STUDENTS", "NICK_MAX", "SEATS_PER_ADDRESS",
+__all__ = ["ACL_COMMANDS", "ALPHABET", "OPEN", "REVEALED", "ROUNDS", "SHOWN", "Asked", "Progress", "RoundClosed",
+           "CODE_LEN", "MAX_ROOMS", "MAX_STUDENTS", "NICK_MAX", "SEATS_PER_ADDRESS",
            "TTL_S", "WRONG_FIRST_WAIT_S", "WRONG_FORGET_S", "WRONG_FREE_TRIES", "WRONG_LONGEST_WAIT_S",
            "AlreadyRevealed", "BadInput", "ClassroomError", "ClassroomStore", "InvalidCode", "NoSuchRoom", "NotJoined",
            "NotTeacher", "RedisStore", "Removed", "Room", "RoomClosed", "RoomFull", "SqliteStore",

@@ -5,9 +5,10 @@ Keys of one room share the hash tag ``{CODE}`` (one cluster slot):
     <prefix>room:{CODE}:students     hash  student id -> nickname
     <prefix>room:{CODE}:addr         hash  student id -> hashed client address of its first join ('' unknown)
     <prefix>room:{CODE}:removed      set   student ids the teacher removed
-    <prefix>room:{CODE}:questions    set   question ids that have answers
-    <prefix>room:{CODE}:q:<qid>      hash  student id -> option
-    <prefix>room:{CODE}:revealed     set   revealed question ids
+    <prefix>room:{CODE}:polls        hash  question id -> JSON {r: round, s: open|shown|revealed, n: order, a: the
+                                           question as the teacher's page stored it ('' not yet)}
+    <prefix>room:{CODE}:q:<qid>      hash  student id -> option, round 1
+    <prefix>room:{CODE}:q2:<qid>     hash  student id -> option, round 2
     <prefix>rooms                    zset  code -> touched (counts rooms, finds idle ones)
     <prefix>wrong:<address hash>     hash  tries, last: wrong codes from one client address (own TTL)
 Every write is one Lua script (atomic); it refreshes a 12 h TTL on all the room's keys, a backstop for
@@ -18,132 +19,33 @@ the key pattern ``<prefix>*`` (``acl_rule``) is all it needs (deploy/cluster.py 
 """
 from __future__ import annotations
 
+import json
+
 import redis
 
-from . import errors
+from .polls import OPEN, ROUNDS, round_closed_error
+from .redis_scripts import ANSWER, CREATE, EXPIRE, JOIN, TEACHER, WRONG
 from .store import (
     ClassroomStore,
     NoSuchRoom,
     Room,
+    clock,
+    from_address_error,
     hash_key,
-    timestamp,
+    no_room_error,
+    not_joined_error,
+    not_teacher_error,
+    removed_error,
+    revealed_error,
+    room_closed_error,
+    room_full_error,
+    too_many_rooms_error,
 )
-
-# KEYS: room hash, rooms zset. ARGV: now, cutoff (= now - ttl, from Python so every backend compares the same
-# doubles; Lua's tostring would round them), code. Defines live(), touch(), drop(room, code).
-_PRELUDE = """
-local R, IDX = KEYS[1], KEYS[2]
-local now, cutoff, code = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
-local function live()
-  local t = redis.call('HGET', R, 'touched')
-  return t and tonumber(t) > cutoff
-end
-local function touch()
-  redis.call('HSET', R, 'touched', ARGV[1])
-  redis.call('ZADD', IDX, ARGV[1], code)  -- a string: Lua numbers reach Redis as integers
-  local ms = math.floor((now - cutoff) * 1000)
-  for _, k in ipairs({R, R .. ':students', R .. ':questions', R .. ':revealed', R .. ':addr', R .. ':removed'}) do
-    redis.call('PEXPIRE', k, ms)
-  end
-  for _, q in ipairs(redis.call('SMEMBERS', R .. ':questions')) do redis.call('PEXPIRE', R .. ':q:' .. q, ms) end
-end
-local function drop(room, c)
-  for _, q in ipairs(redis.call('SMEMBERS', room .. ':questions')) do redis.call('DEL', room .. ':q:' .. q) end
-  redis.call('DEL', room, room .. ':students', room .. ':questions', room .. ':revealed', room .. ':addr',
-             room .. ':removed')
-  redis.call('ZREM', IDX, c)
-end
-"""
-# ARGV[4] key_hash, ARGV[5] max_rooms
-_CREATE = _PRELUDE + """
-if redis.call('EXISTS', R) == 1 then return {'taken', 0} end
-if redis.call('ZCOUNT', IDX, '(' .. ARGV[2], '+inf') >= tonumber(ARGV[5]) then return {'toomany', 0} end
-redis.call('HSET', R, 'key_hash', ARGV[4], 'created', ARGV[1], 'version', 0, 'locked', 0, 'view', '{}',
-           'joinable', 1)
-touch()
-return {'ok', 0}
-"""
-# ARGV[4] key_hash, ARGV[5] op (view|lock|reveal|remove|joinable|close), ARGV[6] value (remove: JSON list of ids)
-_TEACHER = _PRELUDE + """
-if not live() then return {'noroom', 0} end
-if redis.call('HGET', R, 'key_hash') ~= ARGV[4] then return {'notteacher', 0} end
-local op = ARGV[5]
-if op == 'close' then drop(R, code) return {'ok', 0} end
-if op == 'joinable' then
-  redis.call('HSET', R, 'joinable', ARGV[6])
-  touch()
-  return {'ok', tonumber(redis.call('HGET', R, 'version'))}
-end
-if op == 'view' then redis.call('HSET', R, 'view', ARGV[6])
-elseif op == 'lock' then redis.call('HSET', R, 'locked', ARGV[6])
-elseif op == 'remove' then
-  local questions = redis.call('SMEMBERS', R .. ':questions')
-  for _, sid in ipairs(cjson.decode(ARGV[6])) do
-    redis.call('HDEL', R .. ':students', sid)
-    redis.call('HDEL', R .. ':addr', sid)
-    redis.call('SADD', R .. ':removed', sid)
-    for _, q in ipairs(questions) do
-      if redis.call('SISMEMBER', R .. ':revealed', q) == 0 then redis.call('HDEL', R .. ':q:' .. q, sid) end
-    end
-  end
-else redis.call('SADD', R .. ':revealed', ARGV[6]) end
-local v = redis.call('HINCRBY', R, 'version', 1)
-touch()
-return {'ok', v}
-"""
-# ARGV[4] student, ARGV[5] nickname, ARGV[6] max_students, ARGV[7] address hash ('' unknown), ARGV[8] seats/address
-_JOIN = _PRELUDE + """
-if not live() then return {'noroom', 0} end
-local S, A = R .. ':students', R .. ':addr'
-if redis.call('SISMEMBER', R .. ':removed', ARGV[4]) == 1 then return {'removed', 0} end
-if redis.call('HEXISTS', S, ARGV[4]) == 0 then
-  if redis.call('HGET', R, 'joinable') == '0' then return {'closed', 0} end
-  if redis.call('HLEN', S) >= tonumber(ARGV[6]) then return {'full', 0} end
-  local cap = tonumber(ARGV[8])
-  if ARGV[7] ~= '' and cap > 0 then
-    local n = 0
-    for _, a in ipairs(redis.call('HVALS', A)) do if a == ARGV[7] then n = n + 1 end end
-    if n >= cap then return {'fromaddress', 0} end
-  end
-  redis.call('HSET', A, ARGV[4], ARGV[7])
-end
-redis.call('HSET', S, ARGV[4], ARGV[5])
-touch()
-return {'ok', 0}
-"""
-# ARGV[4] student, ARGV[5] question id, ARGV[6] option
-_ANSWER = _PRELUDE + """
-if not live() then return {'noroom', 0} end
-if redis.call('HEXISTS', R .. ':students', ARGV[4]) == 0 then return {'notjoined', 0} end
-if redis.call('SISMEMBER', R .. ':revealed', ARGV[5]) == 1 then return {'revealed', 0} end
-redis.call('HSET', R .. ':q:' .. ARGV[5], ARGV[4], ARGV[6])
-redis.call('SADD', R .. ':questions', ARGV[5])
-touch()
-return {'ok', 0}
-"""
-# KEYS[1] the address's key. ARGV: now, forget_s. A try more than forget_s after the last one starts again at 1.
-_WRONG = """
-local last = tonumber(redis.call('HGET', KEYS[1], 'last'))
-local tries = 1
-if last and last > tonumber(ARGV[1]) - tonumber(ARGV[2]) then
-  tries = tonumber(redis.call('HGET', KEYS[1], 'tries')) + 1
-end
-redis.call('HSET', KEYS[1], 'tries', tries, 'last', ARGV[1])
-redis.call('PEXPIRE', KEYS[1], math.floor(tonumber(ARGV[2]) * 1000))
-return tries
-"""
-# ARGV[4] key prefix; deletes every room with touched <= cutoff
-_EXPIRE = _PRELUDE + """
-local gone = redis.call('ZRANGEBYSCORE', IDX, '-inf', ARGV[2])
-for _, c in ipairs(gone) do drop(ARGV[4] .. 'room:{' .. c .. '}', c) end
-return {'ok', #gone}
-"""
-
 
 # Every command the store sends (reads in MULTI, scripts by EVALSHA, loaded on a NOSCRIPT) or its scripts call.
 ACL_COMMANDS = (
     "ping", "select", "multi", "exec", "discard", "evalsha", "script|load",  # the client
-    "hget", "hmget", "hgetall", "hvals", "hlen", "hexists", "smembers",  # reads
+    "hget", "hmget", "hgetall", "hvals", "hlen", "hexists", "hkeys",  # reads
     "hset", "hdel", "hincrby", "sadd", "sismember", "del", "exists", "pexpire",  # scripts
     "zadd", "zrem", "zcount", "zrangebyscore",
 )
@@ -164,8 +66,8 @@ class RedisStore(ClassroomStore):
             client = redis.Redis.from_url(client, decode_responses=True, socket_timeout=10, socket_connect_timeout=5)
         self.r, self.prefix = client, prefix
         self._scripts = {name: client.register_script(src) for name, src in
-                         dict(create=_CREATE, teacher=_TEACHER, join=_JOIN, answer=_ANSWER, expire=_EXPIRE,
-                                  wrong=_WRONG).items()}
+                         dict(create=CREATE, teacher=TEACHER, join=JOIN, answer=ANSWER, expire=EXPIRE,
+                                  wrong=WRONG).items()}
 
     def _key(self, code: str, part: str = "") -> str:
         return f"{self.prefix}room:{{{code}}}{part}"
@@ -176,11 +78,11 @@ class RedisStore(ClassroomStore):
         status = status.decode() if isinstance(status, bytes) else status
         if status in ("ok", "taken"):
             return int(value) if status == "ok" else -1
-        raise {"noroom": errors.no_room_error, "notteacher": errors.not_teacher_error,
-               "toomany": errors.too_many_rooms_error, "notjoined": errors.not_joined_error,
-               "revealed": errors.revealed_error, "full": lambda: errors.room_full_error(self.max_students),
-               "closed": errors.room_closed_error, "removed": errors.removed_error,
-               "fromaddress": lambda: errors.from_address_error(self.seats_per_address)}[status]()
+        raise {"noroom": no_room_error, "notteacher": not_teacher_error, "toomany": too_many_rooms_error,
+               "notjoined": not_joined_error, "revealed": revealed_error,
+               "full": lambda: room_full_error(self.max_students), "closed": room_closed_error,
+               "removed": removed_error, "roundclosed": round_closed_error,
+               "fromaddress": lambda: from_address_error(self.seats_per_address)}[status]()
 
     def _read(self, code: str, now: float, *calls) -> list:
         """Run HGET touched plus ``calls`` (name, key, *args) in one MULTI; NoSuchRoom unless the room is live."""
@@ -190,12 +92,12 @@ class RedisStore(ClassroomStore):
             getattr(pipe, name)(key, *args)
         touched, *out = pipe.execute()
         if touched is None or float(touched) <= now - self.ttl_s:
-            raise errors.no_room_error()
+            raise no_room_error()
         return out
 
     # ------------------------------------------------------------------------------------------- writes
     def expire(self, now: float | None = None) -> int:
-        return self._run("expire", "", timestamp(now), self.prefix)
+        return self._run("expire", "", clock(now), self.prefix)
 
     def _create(self, code, key_hash, now):
         return self._run("create", code, now, key_hash, self.max_rooms) == 0
@@ -214,7 +116,7 @@ class RedisStore(ClassroomStore):
         return int(self._scripts["wrong"](keys=[self.prefix + "wrong:" + address], args=[repr(now), repr(forget_s)]))
 
     def _answer(self, code, qid, student, option, now):
-        self._run("answer", code, now, student, qid, option)
+        return self._run("answer", code, now, student, qid, option)
 
     # ------------------------------------------------------------------------------------------- reads
     def _key_hash(self, code, now):
@@ -251,15 +153,42 @@ class RedisStore(ClassroomStore):
             return None
         return int(tries), float(last)
 
-    def _counts(self, code, qid, now):
+    def _votes(self, code: str, qid: str, round_: int) -> str:
+        return self._key(code, f":q:{qid}" if round_ == 1 else f":q{round_}:{qid}")
+
+    def _with_round(self, code, qid, now, call: str, *args) -> tuple[int, str, list]:
+        """(round, state, [``call`` on each round's votes]) of a question, in one MULTI."""
+        raw, *out = self._read(code, now, ("hget", self._key(code, ":polls"), qid),
+                               *((call, self._votes(code, qid, r), *args) for r in range(1, ROUNDS + 1)))
+        poll = json.loads(raw) if raw else {"r": 1, "s": OPEN}
+        return int(poll["r"]), poll["s"], out
+
+    def _poll(self, code, qid, now):
+        round_, state, sizes = self._with_round(code, qid, now, "hlen")
+        return round_, state, int(sizes[round_ - 1])
+
+    def _counts(self, code, qid, round_, now):
+        current, _, values = self._with_round(code, qid, now, "hvals")
         tally: dict[str, int] = {}
-        for option in self._read(code, now, ("hvals", self._key(code, ":q:" + qid)))[0]:
+        for option in values[(round_ or current) - 1]:
             tally[option] = tally.get(option, 0) + 1
         return tally
 
-    def _my_answer(self, code, qid, student, now):
-        return self._read(code, now, ("hget", self._key(code, ":q:" + qid), student))[0]
+    def _my_answer(self, code, qid, student, round_, now):
+        current, _, mine = self._with_round(code, qid, now, "hget", student)
+        return mine[(round_ or current) - 1]
 
-    def _revealed(self, code, now):
-        return set(self._read(code, now, ("smembers", self._key(code, ":revealed")))[0])
+    def _polls(self, code, now) -> dict[str, dict]:
+        polls = self._read(code, now, ("hgetall", self._key(code, ":polls")))[0]
+        return {q: json.loads(raw) for q, raw in polls.items()}
 
+    def _my_answers(self, code, student, now):
+        asked = [(q, r) for q in self._polls(code, now) for r in range(1, ROUNDS + 1)]
+        pipe = self.r.pipeline(transaction=True)
+        for q, r in asked:
+            pipe.hget(self._votes(code, q, r), student)
+        return [(q, r, option) for (q, r), option in zip(asked, pipe.execute()) if option is not None]
+
+    def _questions(self, code, now):
+        polls = sorted(self._polls(code, now).items(), key=lambda item: (item[1]["n"], item[0]))
+        return [(q, int(p["r"]), p["s"], p["a"] or None) for q, p in polls]

@@ -15,13 +15,22 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import errors
+from .polls import OPEN, REVEALED, next_state, round_closed_error
 from .store import (
     WRONG_FORGET_S,
     ClassroomStore,
     Room,
+    clock,
+    from_address_error,
     hash_key,
-    timestamp,
+    no_room_error,
+    not_joined_error,
+    not_teacher_error,
+    removed_error,
+    revealed_error,
+    room_closed_error,
+    room_full_error,
+    too_many_rooms_error,
 )
 
 SCHEMA = """
@@ -33,11 +42,23 @@ CREATE TABLE IF NOT EXISTS students(code TEXT, student TEXT, nickname TEXT NOT N
     PRIMARY KEY(code, student)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS removed(code TEXT, student TEXT, PRIMARY KEY(code, student)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS wrong(address TEXT PRIMARY KEY, tries INTEGER NOT NULL, last REAL NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS answers(code TEXT, qid TEXT, student TEXT, option TEXT NOT NULL,
-    PRIMARY KEY(code, qid, student)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS revealed(code TEXT, qid TEXT, PRIMARY KEY(code, qid)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS questions(code TEXT, qid TEXT, seq INTEGER NOT NULL, round INTEGER NOT NULL DEFAULT 1,
+    state TEXT NOT NULL DEFAULT 'open', asked TEXT, PRIMARY KEY(code, qid)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS votes(code TEXT, qid TEXT, round INTEGER, student TEXT, option TEXT NOT NULL,
+    PRIMARY KEY(code, qid, round, student)) WITHOUT ROWID;
 """
-_TABLES = ("answers", "revealed", "removed", "students", "rooms")
+_TABLES = ("votes", "questions", "removed", "students", "rooms")
+# Before rounds, a file kept one answer per student (answers) and the revealed questions (revealed): on open they
+# become round 1's votes and revealed polls, and the old tables go.
+_LEGACY = """
+INSERT OR IGNORE INTO questions(code, qid, seq) SELECT code, qid, 0 FROM answers;
+INSERT OR IGNORE INTO questions(code, qid, seq) SELECT code, qid, 0 FROM revealed;
+UPDATE questions SET state='revealed' WHERE EXISTS(SELECT 1 FROM revealed v WHERE v.code=questions.code
+    AND v.qid=questions.qid);
+INSERT OR IGNORE INTO votes SELECT code, qid, 1, student, option FROM answers;
+DROP TABLE answers;
+DROP TABLE revealed;
+"""
 # Columns added after the first release: a file written by an older version gets them on open.
 _ADDED = (("rooms", "joinable", "INTEGER NOT NULL DEFAULT 1"), ("students", "address", "TEXT NOT NULL DEFAULT ''"))
 
@@ -66,6 +87,10 @@ class SqliteStore(ClassroomStore):
             if column not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
                 with contextlib.suppress(sqlite3.OperationalError):   # another process added it just now
                     db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
+        with self._write() as db:   # inside the write lock: one process moves the old tables, the others see none
+            if db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='answers'").fetchone():
+                for statement in filter(str.strip, _LEGACY.split(";")):
+                    db.execute(statement)
 
     def _db(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
@@ -91,12 +116,12 @@ class SqliteStore(ClassroomStore):
     def _live(self, db, code: str, now: float, cols: str = "key_hash") -> tuple:
         row = db.execute(f"SELECT {cols} FROM rooms WHERE code=? AND touched>?", (code, now - self.ttl_s)).fetchone()
         if row is None:
-            raise errors.no_room_error()
+            raise no_room_error()
         return row
 
     def _check_teacher(self, db, code: str, key: str, now: float) -> None:
         if not hmac.compare_digest(self._live(db, code, now)[0], hash_key(key)):
-            raise errors.not_teacher_error()
+            raise not_teacher_error()
 
     def _touch(self, db, code: str, now: float) -> None:
         db.execute("UPDATE rooms SET touched=? WHERE code=?", (now, code))
@@ -108,7 +133,7 @@ class SqliteStore(ClassroomStore):
 
     # ------------------------------------------------------------------------------------------- writes
     def expire(self, now: float | None = None) -> int:
-        now = timestamp(now)
+        now = clock(now)
         with self._write() as db:
             codes = [r[0] for r in db.execute("SELECT code FROM rooms WHERE touched<=?", (now - self.ttl_s,))]
             self._drop(db, codes)
@@ -121,7 +146,7 @@ class SqliteStore(ClassroomStore):
                 return False
             live = db.execute("SELECT COUNT(*) FROM rooms WHERE touched>?", (now - self.ttl_s,)).fetchone()[0]
             if live >= self.max_rooms:
-                raise errors.too_many_rooms_error()
+                raise too_many_rooms_error()
             db.execute("INSERT INTO rooms(code, key_hash, created, touched, version, locked, view, joinable) "
                        "VALUES(?,?,?,?,0,0,'{}',1)", (code, key_hash, now, now))
         return True
@@ -139,11 +164,21 @@ class SqliteStore(ClassroomStore):
             elif op == "remove":
                 for student in json.loads(value):
                     db.execute("DELETE FROM students WHERE code=? AND student=?", (code, student))
-                    db.execute("DELETE FROM answers WHERE code=? AND student=? AND qid NOT IN "
-                               "(SELECT qid FROM revealed WHERE code=?)", (code, student, code))
+                    db.execute("DELETE FROM votes WHERE code=? AND student=? AND qid NOT IN "
+                               "(SELECT qid FROM questions WHERE code=? AND state=?)", (code, student, code, REVEALED))
                     db.execute("INSERT OR IGNORE INTO removed VALUES(?,?)", (code, student))
-            else:  # reveal
-                db.execute("INSERT OR IGNORE INTO revealed VALUES(?,?)", (code, value))
+            elif op == "ask":   # the question as the teacher's page shows it; no change followers must see
+                qid, text = json.loads(value)
+                self._question(db, code, qid)
+                db.execute("UPDATE questions SET asked=? WHERE code=? AND qid=? AND "
+                           "(round=1 AND state=? OR asked IS NULL)", (text, code, qid, OPEN))
+                db.execute("UPDATE rooms SET touched=? WHERE code=?", (now, code))
+                return db.execute("SELECT version FROM rooms WHERE code=?", (code,)).fetchone()[0]
+            else:  # show | again | reveal
+                qid, expected = json.loads(value)
+                round_, state = self._question(db, code, qid)
+                db.execute("UPDATE questions SET round=?, state=? WHERE code=? AND qid=?",
+                           (*next_state(op, round_, state, expected), code, qid))
             db.execute("UPDATE rooms SET version=version+1, touched=? WHERE code=?", (now, code))
             return db.execute("SELECT version FROM rooms WHERE code=?", (code,)).fetchone()[0]
 
@@ -156,17 +191,17 @@ class SqliteStore(ClassroomStore):
         with self._write() as db:
             joinable = self._live(db, code, now, "joinable")[0]
             if db.execute("SELECT 1 FROM removed WHERE code=? AND student=?", (code, student)).fetchone():
-                raise errors.removed_error()
+                raise removed_error()
             known = db.execute("SELECT 1 FROM students WHERE code=? AND student=?", (code, student)).fetchone()
             if not known:
                 if not joinable:
-                    raise errors.room_closed_error()
+                    raise room_closed_error()
                 if db.execute("SELECT COUNT(*) FROM students WHERE code=?", (code,)).fetchone()[0] >= self.max_students:
-                    raise errors.room_full_error(self.max_students)
+                    raise room_full_error(self.max_students)
                 if address and self.seats_per_address and db.execute(
                         "SELECT COUNT(*) FROM students WHERE code=? AND address=?",
                         (code, address)).fetchone()[0] >= self.seats_per_address:
-                    raise errors.from_address_error(self.seats_per_address)
+                    raise from_address_error(self.seats_per_address)
             db.execute("INSERT INTO students(code, student, nickname, address) VALUES(?,?,?,?) "
                        "ON CONFLICT(code, student) DO UPDATE SET nickname=excluded.nickname",
                        (code, student, nickname, address))
@@ -179,15 +214,24 @@ class SqliteStore(ClassroomStore):
             db.execute("INSERT OR REPLACE INTO wrong VALUES(?,?,?)", (address, tries, now))
         return tries
 
+    @staticmethod
+    def _question(db, code: str, qid: str) -> tuple[int, str]:
+        """The poll's (round, state), its row made (round 1, open; numbered after the room's others) if new."""
+        db.execute("INSERT OR IGNORE INTO questions(code, qid, seq) VALUES(?, ?, "
+                   "(SELECT COUNT(*) + 1 FROM questions WHERE code=?))", (code, qid, code))
+        return db.execute("SELECT round, state FROM questions WHERE code=? AND qid=?", (code, qid)).fetchone()
+
     def _answer(self, code, qid, student, option, now):
         with self._write() as db:
             self._live(db, code, now)
             if not db.execute("SELECT 1 FROM students WHERE code=? AND student=?", (code, student)).fetchone():
-                raise errors.not_joined_error()
-            if db.execute("SELECT 1 FROM revealed WHERE code=? AND qid=?", (code, qid)).fetchone():
-                raise errors.revealed_error()
-            db.execute("INSERT OR REPLACE INTO answers VALUES(?,?,?,?)", (code, qid, student, option))
+                raise not_joined_error()
+            round_, state = self._question(db, code, qid)
+            if state != OPEN:
+                raise revealed_error() if state == REVEALED else round_closed_error()
+            db.execute("INSERT OR REPLACE INTO votes VALUES(?,?,?,?,?)", (code, qid, round_, student, option))
             self._touch(db, code, now)
+        return round_
 
     # ------------------------------------------------------------------------------------------- reads
     def _key_hash(self, code, now):
@@ -217,7 +261,7 @@ class SqliteStore(ClassroomStore):
             "SELECT EXISTS(SELECT 1 FROM students s WHERE s.code=r.code AND s.student=?) FROM rooms r "
             "WHERE r.code=? AND r.touched>?", (student, code, now - self.ttl_s)).fetchone()
         if row is None:
-            raise errors.no_room_error()
+            raise no_room_error()
         return bool(row[0])
 
     def _wrong_state(self, address, now, forget_s):
@@ -225,21 +269,47 @@ class SqliteStore(ClassroomStore):
                                  (address, now - forget_s)).fetchone()
         return row and (row[0], row[1])
 
-    def _counts(self, code, qid, now):
-        # One statement: the room's liveness and the tally come from the same snapshot.
-        rows = self._db().execute(
-            "SELECT a.option, COUNT(*) FROM answers a JOIN rooms r ON r.code=a.code "
-            "WHERE a.code=? AND a.qid=? AND r.touched>? GROUP BY a.option", (code, qid, now - self.ttl_s)).fetchall()
-        if not rows:
-            self._live(self._db(), code, now)
+    def _poll(self, code, qid, now):
+        # One statement: the room's liveness, the poll and its round's votes come from the same snapshot.
+        row = self._db().execute(
+            "SELECT q.round, q.state, (SELECT COUNT(*) FROM votes v WHERE v.code=q.code AND v.qid=q.qid AND "
+            "v.round=q.round) FROM rooms r LEFT JOIN questions q ON q.code=r.code AND q.qid=? "
+            "WHERE r.code=? AND r.touched>?", (qid, code, now - self.ttl_s)).fetchone()
+        if row is None:
+            raise no_room_error()
+        return (row[0], row[1], row[2]) if row[0] is not None else (1, OPEN, 0)
+
+    def _round(self, db, code, qid, round_) -> int:
+        """``round_``, or (None) the poll's current round."""
+        if round_ is not None:
+            return round_
+        row = db.execute("SELECT round FROM questions WHERE code=? AND qid=?", (code, qid)).fetchone()
+        return row[0] if row else 1
+
+    def _counts(self, code, qid, round_, now):
+        db = self._db()
+        db.execute("BEGIN")   # one snapshot for the liveness, the round and the tally
+        try:
+            self._live(db, code, now)
+            rows = db.execute("SELECT option, COUNT(*) FROM votes WHERE code=? AND qid=? AND round=? GROUP BY option",
+                              (code, qid, self._round(db, code, qid, round_))).fetchall()
+        finally:
+            db.execute("COMMIT")
         return dict(rows)
 
-    def _my_answer(self, code, qid, student, now):
-        self._live(self._db(), code, now)
-        row = self._db().execute("SELECT option FROM answers WHERE code=? AND qid=? AND student=?",
-                                 (code, qid, student)).fetchone()
+    def _my_answer(self, code, qid, student, round_, now):
+        db = self._db()
+        self._live(db, code, now)
+        row = db.execute("SELECT option FROM votes WHERE code=? AND qid=? AND round=? AND student=?",
+                         (code, qid, self._round(db, code, qid, round_), student)).fetchone()
         return row and row[0]
 
-    def _revealed(self, code, now):
+    def _my_answers(self, code, student, now):
         self._live(self._db(), code, now)
-        return {r[0] for r in self._db().execute("SELECT qid FROM revealed WHERE code=?", (code,))}
+        return [tuple(r) for r in self._db().execute(
+            "SELECT qid, round, option FROM votes WHERE code=? AND student=?", (code, student))]
+
+    def _questions(self, code, now):
+        self._live(self._db(), code, now)
+        return [tuple(r) for r in self._db().execute(
+            "SELECT qid, round, state, asked FROM questions WHERE code=? ORDER BY seq, qid", (code,))]

@@ -1,7 +1,7 @@
 """Classroom live mode storage: rooms, the teacher's view, joined students and pooled answers.
 
 A teacher creates a room and gets ``(code, teacher_key)``; students join with the code and follow the
-teacher's view, whose version number grows on every change (set_view, set_lock, reveal), so followers
+teacher's view, whose version number grows on every change (set_view, set_lock, a poll shown or revealed), so followers
 only poll ``version(code)``. Nothing lives in process memory: every call goes to SQLite (default, one
 file) or Redis (``EXPLORER_CLASSROOM_URL``), so many threads and processes may share one store.
 The teacher keeps the class: a roster of who joined, removing a student (the id can never sit again), and
@@ -15,13 +15,11 @@ import hashlib
 import hmac
 import json
 import secrets
-import time
 import unicodedata
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from . import errors
 from .address import (  # noqa: F401 - WRONG_* re-exported
     WRONG_FIRST_WAIT_S,
     WRONG_FORGET_S,
@@ -43,16 +41,33 @@ from .errors import (  # noqa: F401 - re-exported: the backends and older import
     RoomFull,
     TooManyFromAddress,
     TooManyRooms,
+    from_address_error,
+    no_room_error,
+    not_joined_error,
+    not_teacher_error,
+    removed_error,
+    revealed_error,
+    room_closed_error,
+    room_full_error,
+    too_many_rooms_error,
 )
+from .ids import (  # noqa: F401 - re-exported: older imports take them from here
+    ALPHABET,
+    CODE_LEN,
+    ID_MAX,
+    check_id,
+    clock,
+    new_code,
+    normalise_code,
+    pretty_code,
+)
+from .polls import Polls
 
-ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: nothing to confuse when read aloud
-CODE_LEN = 6
 TTL_S = 12 * 3600  # a room with no teacher or student write for this long is gone
 MAX_STUDENTS = 60
 MAX_ROOMS = 200
 SEATS_PER_ADDRESS = MAX_STUDENTS // 2  # one address (a prank script) can never fill a room alone
 NICK_MAX = 40
-ID_MAX = 200  # longest student id, question id or option
 VIEW_MAX = 64_000  # longest view, in characters of JSON
 _DROPPED = {"Cc", "Cf", "Cs", "Zl", "Zp"}  # control, format (bidi overrides), surrogates, line breaks
 
@@ -62,29 +77,10 @@ class Room:
     code: str
     created: float  # unix seconds
     touched: float  # last teacher or student write
-    version: int  # grows on every view change, lock change, reveal and removal
+    version: int  # grows on every view change, lock change, poll moved on (show, again, reveal) and removal
     locked: bool
     students: int
     joinable: bool = True  # False: the teacher closed the room to new students
-
-
-def new_code() -> str:
-    """A random room code of CODE_LEN characters from ALPHABET (~30 bits)."""
-    return "".join(secrets.choice(ALPHABET) for _ in range(CODE_LEN))
-
-
-def normalise_code(text: object) -> str:
-    """Typed code -> canonical code: strip, uppercase, drop spaces and dashes; InvalidCode if malformed."""
-    code = "".join(str(text).split()).upper().replace("-", "") if isinstance(text, str) else ""
-    if len(code) != CODE_LEN or any(ch not in ALPHABET for ch in code):
-        raise InvalidCode(f"That is not a room code: a room code has {CODE_LEN} letters and digits, like "
-                          "K7M-2QX, and never contains 0, O, 1, I or L.")
-    return code
-
-
-def pretty_code(code: str) -> str:
-    """'K7M2QX' -> 'K7M-2QX' (easier to read aloud; normalise_code drops the dash again)."""
-    return f"{code[:3]}-{code[3:]}"
 
 
 def hash_key(key: str) -> str:
@@ -110,13 +106,6 @@ def clean_nickname(text: object) -> str:
     return nick
 
 
-def check_id(value: object, what: str) -> str:
-    """A caller-given opaque id (student, question, option): a non-empty string of at most ID_MAX chars."""
-    if not isinstance(value, str) or not value or len(value) > ID_MAX:
-        raise BadInput(f"The {what} must be a non-empty text of at most {ID_MAX} characters.")
-    return value
-
-
 def dump_view(view: object) -> str:
     """View dict -> canonical JSON text; BadInput unless it is a JSON-able dict of at most VIEW_MAX chars."""
     if not isinstance(view, Mapping):
@@ -130,13 +119,9 @@ def dump_view(view: object) -> str:
     return text
 
 
-def timestamp(now: float | None) -> float:
-    """``now`` as unix seconds, or the clock's time when it is None (every method's ``now`` argument)."""
-    return time.time() if now is None else float(now)
-
-
-class ClassroomStore(ABC):
-    """The interface both backends share. Public methods validate, then call the backend's atomic ``_ops``."""
+class ClassroomStore(Polls, ABC):
+    """The interface both backends share (the class-question calls: ``polls.Polls``). Public methods validate,
+    then call the backend's atomic ``_ops``."""
 
     def __init__(self, *, ttl_s: float = TTL_S, max_students: int = MAX_STUDENTS, max_rooms: int = MAX_ROOMS,
                  seats_per_address: int = SEATS_PER_ADDRESS):
@@ -147,7 +132,7 @@ class ClassroomStore(ABC):
     # ------------------------------------------------------------------------------------------- teacher
     def create_room(self, now: float | None = None) -> tuple[str, str]:
         """New room -> (code, teacher_key). Idle rooms are expired first; TooManyRooms at max_rooms."""
-        now = timestamp(now)
+        now = clock(now)
         self.expire(now)
         key = secrets.token_urlsafe(32)
         for _ in range(20):  # a clash with a live code is rare: try another code
@@ -158,7 +143,7 @@ class ClassroomStore(ABC):
 
     def is_teacher(self, code: str, key: str, now: float | None = None) -> bool:
         try:
-            return key_matches(self._key_hash(normalise_code(code), timestamp(now)), key)
+            return key_matches(self._key_hash(normalise_code(code), clock(now)), key)
         except InvalidCode:
             return False
 
@@ -167,29 +152,24 @@ class ClassroomStore(ABC):
         code = normalise_code(code)
         stored = self._key_hash(code, now)
         if stored is None:
-            raise errors.no_room_error()
+            raise no_room_error()
         if not key_matches(stored, key):
-            raise errors.not_teacher_error()
+            raise not_teacher_error()
         return code
 
     def set_view(self, code: str, key: str, view: Mapping, now: float | None = None) -> int:
         """Replace the shared view (a JSON-able dict) -> its new version."""
-        text, now = dump_view(view), timestamp(now)
+        text, now = dump_view(view), clock(now)
         return self._teacher_write(self._teacher(code, key, now), key, now, "view", text)
 
     def set_lock(self, code: str, key: str, locked: bool, now: float | None = None) -> int:
         """Lock (students must follow) or unlock the view -> new version."""
-        now = timestamp(now)
+        now = clock(now)
         return self._teacher_write(self._teacher(code, key, now), key, now, "lock", "1" if locked else "0")
-
-    def reveal(self, code: str, key: str, question_id: str, now: float | None = None) -> int:
-        """Reveal a question's pooled answers to the class -> new version; its answers are frozen."""
-        qid, now = check_id(question_id, "question id"), timestamp(now)
-        return self._teacher_write(self._teacher(code, key, now), key, now, "reveal", qid)
 
     def roster(self, code: str, key: str, now: float | None = None) -> list[tuple[str, str]]:
         """(student id, nickname) of every joined student, sorted by nickname case-insensitively (teacher only)."""
-        now = timestamp(now)
+        now = clock(now)
         seats = self._roster(self._teacher(code, key, now), now)
         return sorted(seats, key=lambda seat: (seat[1].casefold(), seat[1], seat[0]))
 
@@ -201,36 +181,36 @@ class ClassroomStore(ABC):
         """Take these students' seats away (teacher only) -> new version, so their sessions are rerun (the
         server watches the version) and leave. Their answers to questions not yet revealed go too; the ids can
         never join this room again."""
-        ids, now = [check_id(s, "student id") for s in students], timestamp(now)
+        ids, now = [check_id(s, "student id") for s in students], clock(now)
         if not ids:
             raise BadInput("Please choose the students to remove.")
         return self._teacher_write(self._teacher(code, key, now), key, now, "remove", json.dumps(ids))
 
     def set_joinable(self, code: str, key: str, joinable: bool, now: float | None = None) -> None:
         """Open (True) or close (False) the room to new students; students already in stay and may rejoin."""
-        now = timestamp(now)
+        now = clock(now)
         self._teacher_write(self._teacher(code, key, now), key, now, "joinable", "1" if joinable else "0")
 
     def close(self, code: str, key: str, now: float | None = None) -> None:
         """Delete the room with its view, students and answers."""
-        now = timestamp(now)
+        now = clock(now)
         self._close(self._teacher(code, key, now), key, now)
 
     # ------------------------------------------------------------------------------------------- everyone
     def room(self, code: str, now: float | None = None) -> Room | None:
         try:
-            return self._room(normalise_code(code), timestamp(now))
+            return self._room(normalise_code(code), clock(now))
         except InvalidCode:
             return None
 
     def view(self, code: str, now: float | None = None) -> tuple[int, dict]:
         """(version, view dict with 'locked' set from the room's lock)."""
-        version, text, locked = self._view(normalise_code(code), timestamp(now))
+        version, text, locked = self._view(normalise_code(code), clock(now))
         return version, {**json.loads(text), "locked": locked}
 
     def version(self, code: str, now: float | None = None) -> int:
         """The view's version: one key lookup, the call followers poll."""
-        return self._version(normalise_code(code), timestamp(now))
+        return self._version(normalise_code(code), clock(now))
 
     def join(self, code: str, student: str, nickname: str, now: float | None = None, *,
              address: str | None = None) -> str:
@@ -239,43 +219,27 @@ class ClassroomStore(ABC):
         client's, already holds seats_per_address seats; None: unknown, not counted)."""
         nick, sid = clean_nickname(nickname), check_id(student, "student id")
         where = address_hash(address) if address else ""
-        self._join(normalise_code(code), sid, nick, where, timestamp(now))
+        self._join(normalise_code(code), sid, nick, where, clock(now))
         return nick
 
     def joined(self, code: str, student: str, now: float | None = None) -> bool:
         """Does ``student`` hold a seat in the room? NoSuchRoom when the room is gone."""
-        return self._joined(normalise_code(code), check_id(student, "student id"), timestamp(now))
+        return self._joined(normalise_code(code), check_id(student, "student id"), clock(now))
 
     def wrong_code(self, address: str, now: float | None = None) -> float:
         """Count one wrong code from ``address`` (shared by every session and replica) -> seconds it must now
         wait before the next try (0 for the first WRONG_FREE_TRIES - 1 within WRONG_FORGET_S of each other)."""
-        tries = self._wrong_try(address_hash(address), timestamp(now), WRONG_FORGET_S)
+        tries = self._wrong_try(address_hash(address), clock(now), WRONG_FORGET_S)
         return wait_after(tries, WRONG_FREE_TRIES)
 
     def code_wait(self, address: str, now: float | None = None) -> float:
         """Seconds ``address`` must still wait before typing another code (0: it may try now)."""
-        now = timestamp(now)
+        now = clock(now)
         state = self._wrong_state(address_hash(address), now, WRONG_FORGET_S)
         if state is None:
             return 0.0
         tries, last = state
         return max(0.0, last + wait_after(tries, WRONG_FREE_TRIES) - now)
-
-    def answer(self, code: str, question_id: str, student: str, option: str, now: float | None = None) -> None:
-        """Record (or replace) a joined student's answer; AlreadyRevealed once the question is revealed."""
-        args = check_id(question_id, "question id"), check_id(student, "student id"), check_id(option, "answer")
-        self._answer(normalise_code(code), *args, timestamp(now))
-
-    def counts(self, code: str, question_id: str, now: float | None = None) -> dict[str, int]:
-        """option -> number of students who chose it (no names)."""
-        return self._counts(normalise_code(code), check_id(question_id, "question id"), timestamp(now))
-
-    def my_answer(self, code: str, question_id: str, student: str, now: float | None = None) -> str | None:
-        qid, sid = check_id(question_id, "question id"), check_id(student, "student id")
-        return self._my_answer(normalise_code(code), qid, sid, timestamp(now))
-
-    def revealed(self, code: str, now: float | None = None) -> frozenset[str]:
-        return frozenset(self._revealed(normalise_code(code), timestamp(now)))
 
     @abstractmethod
     def expire(self, now: float | None = None) -> int:
@@ -288,7 +252,8 @@ class ClassroomStore(ABC):
     def _key_hash(self, code: str, now: float) -> str | None: ...
     @abstractmethod
     def _teacher_write(self, code: str, key: str, now: float, op: str, value: str) -> int: ...
-    # op: view | lock | reveal | remove (value: JSON list of ids) bump the version; joinable does not
+    # op: view | lock | remove (value: JSON list of ids) | show | again | reveal (value: JSON [qid, round or null])
+    # bump the version; joinable and ask (value: JSON [qid, question JSON]) do not
     @abstractmethod
     def _close(self, code: str, key: str, now: float) -> None: ...
     @abstractmethod
@@ -308,10 +273,15 @@ class ClassroomStore(ABC):
     @abstractmethod
     def _wrong_state(self, address: str, now: float, forget_s: float) -> tuple[int, float] | None: ...
     @abstractmethod
-    def _answer(self, code: str, qid: str, student: str, option: str, now: float) -> None: ...
+    def _answer(self, code: str, qid: str, student: str, option: str, now: float) -> int: ...  # -> its round
     @abstractmethod
-    def _counts(self, code: str, qid: str, now: float) -> dict[str, int]: ...
+    def _poll(self, code: str, qid: str, now: float) -> tuple[int, str, int]: ...  # round, state, answered
     @abstractmethod
-    def _my_answer(self, code: str, qid: str, student: str, now: float) -> str | None: ...
+    def _counts(self, code: str, qid: str, round_: int | None, now: float) -> dict[str, int]: ...
     @abstractmethod
-    def _revealed(self, code: str, now: float) -> set[str]: ...
+    def _my_answer(self, code: str, qid: str, student: str, round_: int | None, now: float) -> str | None: ...
+    @abstractmethod
+    def _my_answers(self, code: str, student: str, now: float) -> list[tuple[str, int, str]]: ...
+    @abstractmethod
+    def _questions(self, code: str, now: float) -> list[tuple[str, int, str, str | None]]: ...
+    # qid, round, state, the stored question's JSON (None: never asked), in the order the questions came

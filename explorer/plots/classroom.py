@@ -55,6 +55,60 @@ def answer_bars(options: Sequence[str], counts: Mapping[str, int], correct: str 
     return alt.attach(fig, f"Class answers, {total} {'student' if total == 1 else 'students'}: {said}.{right}")
 
 
+def _round_columns(options: Sequence[str], rounds: Sequence[Mapping[str, int]], typed: bool
+                   ) -> tuple[list[str], list[list[int]]]:
+    """Labels (the options, then the typed answers of both rounds as ``typed_answers`` names them) and each
+    round's count under every label."""
+    labels, values = list(options), [[int(c.get(o, 0)) for o in options] for c in rounds]
+    if not typed:
+        return labels, values
+    both: dict[str, int] = {}
+    for counts in rounds:
+        for answer, n in counts.items():
+            if answer not in options:
+                both[answer] = both.get(answer, 0) + int(n)
+    bars = typed_answers(options, both)
+    named = {f"“{a}”": a for a in both}
+    rest = [a for a in both if f"“{a}”" not in {name for name, _ in bars}]
+    for name, _ in bars:
+        labels.append(name)
+        for counts, row in zip(rounds, values):
+            row.append(int(counts.get(named[name], 0)) if name in named else sum(int(counts.get(a, 0)) for a in rest))
+    return labels, values
+
+
+def answer_rounds(options: Sequence[str], rounds: Sequence[Mapping[str, int]], correct: str | None = None,
+                  typed: bool = False) -> go.Figure:
+    """Round 1 and round 2 of a class question side by side: two bars per option (round 1 hatched, round 2 solid),
+    each labelled with its count; the legend gives each round's number of students and, after the reveal
+    (``correct``), its share right. Then the right option's bars are green and its label says so; before, every
+    bar has the same colour."""
+    labels, values = _round_columns(options, rounds, typed)
+    ticks = [label(o) + ("<br>(right answer)" if o == correct else "") for o in labels]
+    colours = [BAR if correct is None else RIGHT if o == correct else WRONG for o in labels]
+    fig = go.Figure()
+    said = []
+    for r, row in enumerate(values, 1):
+        total = sum(row)
+        share = [f"{v / total:.0%}" if total else "" for v in row]
+        right = (f", {row[labels.index(correct)] / total:.0%} right" if correct in labels and total else "")
+        name = f"round {r}: {total} {'student' if total == 1 else 'students'}{right}"
+        fig.add_bar(x=ticks, y=row, name=name, text=[str(v) for v in row], textposition="outside",
+                    marker=dict(color=colours, line=dict(color=colours, width=1.5),
+                                pattern=dict(shape="/" if r == 1 else "", fgcolor="#ffffff", solidity=0.45)),
+                    customdata=share, hovertemplate=f"round {r} · %{{x}}: %{{y}} students (%{{customdata}})"
+                                                    "<extra></extra>", cliponaxis=False)
+        said.append(f"{name}: " + "; ".join(f"{o}: {v}" + (f" ({s})" if s else "")
+                                            for o, v, s in zip(labels, row, share)))
+    top = max((v for row in values for v in row), default=0)
+    fig.update_layout(
+        barmode="group", title=dict(text="Class answers, round 1 and round 2", x=0.0),
+        yaxis=dict(title="students", rangemode="tozero", dtick=max(1, (top + 4) // 5)),
+        legend=dict(orientation="h", y=-0.25, x=0.0), height=380, margin=dict(l=50, r=20, t=50, b=40))
+    right = f" The right answer: {correct}." if correct is not None else ""
+    return alt.attach(fig, "Class answers, " + ". ".join(said) + "." + right)
+
+
 def _scaled(size, factor: float, fallback: float) -> float:
     return round((size if size is not None else fallback) * factor, 1)
 
@@ -73,6 +127,8 @@ def scale_fonts(fig: go.Figure, factor: float) -> go.Figure:
         axis = layout[name]
         axis.tickfont.size = _scaled(axis.tickfont.size, factor, base)
         axis.title.font.size = _scaled(axis.title.font.size, factor, base)
+    if layout.showlegend is not False:
+        layout.legend.font.size = _scaled(layout.legend.font.size, factor, base)
     for note in layout.annotations:
         note.font.size = _scaled(note.font.size, factor, base)
     for trace in fig.data:

@@ -1,16 +1,17 @@
 """Streamlit drawing of a predict-then-reveal :class:`explorer.labs.quiz.Question` (pages call this; nothing else).
 
-Inside a classroom the same question becomes a class question: a student's committed answer goes to the room
-(a new commit replaces it), the teacher watches the class's answers come in and reveals them; only then does
-each student see the right answer and the class's chart.
+Inside a classroom the same question becomes a class question, run as Peer Instruction: each student votes alone
+(a new commit replaces the vote), nobody sees any count (the teacher's screen and the projector included) until
+the teacher presses "Show answers"; the class may then discuss and vote again, and the reveal shows both rounds
+side by side with the right answer. The rounds live in the store (``explorer.classroom.polls``).
 """
 from __future__ import annotations
 
 import streamlit as st
 
-from explorer.classroom import ClassroomError
+from explorer.classroom import ClassroomError, Progress
 from explorer.labs.quiz import TYPED_MAX, Question
-from explorer.plots.classroom import answer_bars
+from explorer.plots.classroom import answer_bars, answer_rounds
 from explorer.ui.live import following, membership
 from explorer.ui.text import literal
 from explorer.ui.widgets import show_figure
@@ -101,8 +102,8 @@ def _show_error(key: str) -> None:
         st.warning(literal(error))
 
 
-def _send(key: str, question: Question) -> None:
-    given = _given(question, key)
+def _send(key: str, question: Question, widgets: str) -> None:
+    given = _given(question, widgets)
     if given is None:
         return _nothing_typed(key)
     try:
@@ -111,58 +112,127 @@ def _send(key: str, question: Question) -> None:
         st.session_state[f"{key}_error"] = str(err)
 
 
-def _reveal(key: str) -> None:
+def _move(op: str, key: str, round_: int) -> None:
+    """The teacher's click: show | again | reveal, for the round the teacher's screen showed."""
     try:
-        membership.store().reveal(membership.code(), membership.teacher_key(), key)
+        getattr(membership.store(), op)(membership.code(), membership.teacher_key(), key, round=round_)
     except ClassroomError as err:
         st.session_state[f"{key}_error"] = str(err)
 
 
-def _chart(question: Question, key: str, revealed: bool) -> dict:
-    counts = membership.store().counts(membership.code(), key)
-    show_figure(answer_bars(question.options, counts, question.correct if revealed else None, typed=question.typed),
-                f"{key}_class_chart", f"class-answers-{key}")
-    return counts
+def _chart(question: Question, key: str, poll: Progress) -> None:
+    """The counts of the rounds that are closed (never of an open one); the right answer only once revealed."""
+    rounds = [membership.store().counts(membership.code(), key, round=r) for r in poll.shown_rounds]
+    right = question.correct if poll.revealed else None
+    if len(rounds) == 1:
+        n = sum(rounds[0].values())
+        title = (f"Class answers, round 1 ({n} {'student' if n == 1 else 'students'})" if poll.round == 2 else "")
+        figure = answer_bars(question.options, rounds[0], right, title=title, typed=question.typed)
+    else:
+        figure = answer_rounds(question.options, rounds, right, typed=question.typed)
+    show_figure(figure, f"{key}_class_chart", f"class-answers-{key}")
+
+
+def _ask(question: Question, key: str) -> None:
+    """Store the question with the room as the teacher's page shows it (for the report), once per version."""
+    asked = (membership.code(), question.fingerprint, question.typed)
+    if st.session_state.get(f"{key}_asked") == asked:
+        return
+    try:
+        membership.store().ask(membership.code(), membership.teacher_key(), key, question.prompt, question.options,
+                               question.correct, question.typed)
+    except ClassroomError:   # too long to keep (the report then names the question by its id), or the class ended
+        return
+    st.session_state[f"{key}_asked"] = asked
+
+
+def _teacher_side(question: Question, key: str, poll: Progress) -> None:
+    """Before "Show answers" the teacher's own screen holds no count: "n of m answered", and only off the
+    projector. The server reruns the page when that number moves (``following.watch``)."""
+    _ask(question, key)
+    following.watch(key, poll)
+    if poll.shown_rounds:
+        _chart(question, key, poll)
+    if poll.revealed:
+        st.success(f"Revealed to the class: the answer is {question.correct}.")
+        st.markdown(question.reveal)
+        return
+    with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
+        if poll.open:
+            if membership.projector():
+                st.markdown("Voting is open. Nobody sees the answers until they are shown.")
+            else:
+                info = membership.store().room(membership.code())
+                st.markdown(f"**{poll.answered} of {info.students if info else 0} answered**")
+            st.button("Show answers", key=f"{key}_show", icon=":material/visibility:", type="primary",
+                      on_click=_move, args=("show", key, poll.round))
+        else:
+            st.button("Discuss and vote again", key=f"{key}_again", icon=":material/sync:", type="primary",
+                      on_click=_move, args=("again", key, poll.round))
+            st.button("Reveal the answer", key=f"{key}_reveal", icon=":material/check_circle:",
+                      on_click=_move, args=("reveal", key, poll.round))
+    if poll.open and poll.round == 1:
+        st.caption("Students vote alone. After “Show answers” you may let them discuss and vote again.")
+    elif poll.open:
+        st.caption("Round 2: the class discussed and votes again. “Show answers” then shows both rounds and the "
+                   "right answer.")
+    else:
+        st.caption("Round 1's answers are shown; the right answer is not. Let the class discuss and vote again, "
+                   "or reveal the answer.")
 
 
 def _class_question(question: Question, key: str) -> bool | None:
     room, me = membership.code(), membership.student()
     try:
-        revealed = key in membership.store().revealed(room)
-        mine = membership.store().my_answer(room, key, me) if me else None
+        poll = membership.store().progress(room, key)
+        mine = membership.store().my_answers(room, me).get(key, {}) if me else {}
     except ClassroomError as err:
         st.warning(literal(err))
         return None
     with st.container(border=True):
-        st.markdown(f":material/groups: **Class question.** {question.prompt}")
+        st.markdown(f":material/groups: **Class question{' · round 2' if poll.round == 2 else ''}.** "
+                    f"{question.prompt}")
         _show_error(key)
         if membership.teacher_key():
-            if revealed:
-                st.success(f"Revealed to the class: the answer is {question.correct}.")
-                st.markdown(question.reveal)
-                _chart(question, key, revealed=True)
-            else:
-                following.watch(key, _chart(question, key, revealed=False))   # rerun when answers come in
-                st.button("Reveal to the class", key=f"{key}_reveal", icon=":material/visibility:",
-                          on_click=_reveal, args=(key,), type="primary")
+            try:
+                _teacher_side(question, key, poll)
+            except ClassroomError as err:
+                st.warning(literal(err))
             return None
-        if f"{key}_answer" not in st.session_state and mine in question.options:
-            st.session_state[f"{key}_answer"] = mine
-        elif f"{key}_answer" not in st.session_state and mine and question.typed:   # a word typed earlier
-            st.session_state[f"{key}_answer"], st.session_state[f"{key}_typed"] = OTHER, mine
-        answer = _answer_widgets(question, key, disabled=revealed)
-        if revealed:
-            right = _verdict(question, mine) if mine else None
-            if not mine:
-                st.info(f"You did not answer. The answer is {question.correct}.")
-                st.markdown(question.reveal)
-            _chart(question, key, revealed=True)
-            return right
-        st.button("Commit my answer", key=f"{key}_commit", disabled=answer is None, on_click=_send,
-                  args=(key, question))
-        if mine:
-            st.caption(f"Your answer is in: {_said(question, mine)}. You can change it until the teacher reveals "
-                       "the answer.")
-        else:
-            st.caption("The teacher reveals the answer to the whole class once everyone has answered.")
+        return _student_side(question, key, poll, mine)
+
+
+def _student_side(question: Question, key: str, poll: Progress, mine: dict[int, str]) -> bool | None:
+    widgets = key if poll.round == 1 else f"{key}_r2"   # round 2 is a fresh vote, with fresh widgets
+    vote = mine.get(poll.round)
+    if f"{widgets}_answer" not in st.session_state and vote in question.options:
+        st.session_state[f"{widgets}_answer"] = vote
+    elif f"{widgets}_answer" not in st.session_state and vote and question.typed:   # a word typed earlier
+        st.session_state[f"{widgets}_answer"], st.session_state[f"{widgets}_typed"] = OTHER, vote
+    if poll.round == 2 and 1 in mine:
+        st.markdown(f"Your first answer: {_said(question, mine[1])}.")
+    if poll.shown_rounds and not poll.revealed:
+        _chart(question, key, poll)
+    answer = _answer_widgets(question, widgets, disabled=not poll.open)
+    if poll.revealed:
+        last = mine.get(2, mine.get(1))
+        right = _verdict(question, last) if last else None
+        if not last:
+            st.info(f"You did not answer. The answer is {question.correct}.")
+            st.markdown(question.reveal)
+        _chart(question, key, poll)
+        return right
+    if not poll.open:
+        st.caption("Your teacher has shown the class's answers. Wait: you may discuss and vote again.")
         return None
+    st.button("Commit my answer", key=f"{key}_commit", disabled=answer is None, on_click=_send,
+              args=(key, question, widgets))
+    if vote:
+        st.caption(f"Your answer is in: {_said(question, vote)}. You can change it until the teacher shows the "
+                   "answers.")
+    elif poll.round == 2:
+        st.caption("Discuss with your neighbours, then vote again. Nobody sees the answers until the teacher "
+                   "shows them.")
+    else:
+        st.caption("Vote on your own: nobody sees the answers until the teacher shows them.")
+    return None

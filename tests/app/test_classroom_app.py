@@ -216,11 +216,30 @@ def test_a_follower_runs_the_teachers_latest_page_whatever_its_browser_asks():
     assert student.title[0].value.startswith("Attention heatmaps") and student.slider(key="head").value == 2
 
 
-def test_class_question_counts_answers_and_reveals_to_everyone():
+def labels(at: AppTest) -> list[str]:
+    return [b.label for b in at.button]
+
+
+def class_charts(at: AppTest) -> list[dict]:
+    """The class-answers charts on the page (the lab's own charts aside), as plotly JSON."""
+    return [spec for chart in at.get("plotly_chart") if "Class answers" in (spec := json.loads(chart.proto.spec))
+            .get("layout", {}).get("title", {}).get("text", "")]
+
+
+def no_count_on(at: AppTest) -> None:
+    """Nothing on the page tells how the class voted: no class chart, no text alternative of one, no share."""
+    assert not class_charts(at) and "Class answers" not in texts(at), texts(at)
+    assert not re.search(r"\d+ \(\d+%\)", texts(at))
+
+
+def test_class_question_hides_the_counts_until_shown_then_a_second_round_and_the_reveal():
+    """Peer Instruction: the students vote alone; neither the teacher's screen (projector view or not) nor a
+    student's holds any count until "Show answers"; round 2 is a fresh vote beside round 1; the reveal shows both."""
     teacher, room, _ = start()
     students = [join(room, f"s{i}") for i in range(3)]
     teacher.switch_page("pages/lab_softmax.py").run()
-    assert "Reveal to the class" in [b.label for b in teacher.button]
+    assert "Show answers" in labels(teacher) and "Reveal to the class" not in labels(teacher)
+    assert "0 of 3 answered" in texts(teacher)
     students = [goes_to(student, "pages/lab_softmax.py") for student in students]
     for student, option in zip(students, ["about 1", "about 16", "about 16"]):
         assert "Softmax saturation" in student.title[0].value   # followed the teacher to the lab
@@ -228,18 +247,52 @@ def test_class_question_counts_answers_and_reveals_to_everyone():
         click(student, "Commit my answer")
         assert f"Your answer is in: {literal(option)}" in texts(student)
         assert "Right:" not in texts(student)   # nothing revealed before the teacher reveals
+        no_count_on(student)
     students[0].radio(key="softmax_answer").set_value("about 256").run()
     click(students[0], "Commit my answer")   # a new commit replaces the old answer
     assert membership.store().counts(room, "softmax") == {"about 256": 1, "about 16": 2}
     teacher.run()
-    chart = teacher.get("plotly_chart")[0]
-    assert '"y":[0,2,1]' in chart.proto.spec.replace(" ", "")
-    click(teacher, "Reveal to the class")
+    assert "3 of 3 answered" in texts(teacher)   # the teacher's private view: how many, nothing more
+    no_count_on(teacher)
+    teacher.toggle(key=membership.PROJECTOR).set_value(True).run()
+    no_count_on(teacher)
+    assert "answered" not in texts(teacher)   # the projector does not even say how many
+    for student in students:
+        student.run()
+        no_count_on(student)
+    click(teacher, "Show answers")   # round 1 closes; its counts, for everyone, without the right answer yet
+    [chart] = class_charts(teacher)
+    assert chart["data"][0]["y"] == [0, 2, 1] and "right answer" not in json.dumps(chart)
+    assert "Revealed to the class" not in texts(teacher)
+    for student in students:
+        student.run()
+        assert class_charts(student)[0]["data"][0]["y"] == [0, 2, 1] and "Right" not in texts(student)
+        assert student.radio(key="softmax_answer").disabled
+    click(teacher, "Discuss and vote again")
+    assert "answered" not in texts(teacher) and "round 2" in texts(teacher)   # the projector view, still on
+    teacher.toggle(key=membership.PROJECTOR).set_value(False).run()
+    assert "0 of 3 answered" in texts(teacher)
+    for student, option in zip(students, ["about 16", "about 16"]):   # the third student does not vote again
+        student.run()
+        assert f"Your first answer: {literal(option if student is not students[0] else 'about 256')}" in texts(
+            student)
+        student.radio(key="softmax_r2_answer").set_value(option).run()
+        click(student, "Commit my answer")
+    assert membership.store().counts(room, "softmax", round=1) == {"about 256": 1, "about 16": 2}   # kept apart
+    assert membership.store().counts(room, "softmax", round=2) == {"about 16": 2}
+    teacher.run()
+    assert "2 of 3 answered" in texts(teacher)
+    [chart] = class_charts(teacher)   # only round 1's, shown before; round 2's stay hidden
+    assert len(chart["data"]) == 1 and chart["data"][0]["y"] == [0, 2, 1]
+    click(teacher, "Show answers")   # the last round: both rounds side by side, and the right answer
     assert "Revealed to the class: the answer is about 16" in texts(teacher)
-    for student, verdict in zip(students, ["Not quite", "Right", "Right"]):
+    [both] = class_charts(teacher)
+    assert [bar["y"] for bar in both["data"]] == [[0, 2, 1], [0, 2, 0]]
+    assert "about 16<br>(right answer)" in both["data"][0]["x"]
+    for student, verdict in zip(students, ["Right", "Right", "Right"]):
         student.run()
         assert verdict in texts(student), texts(student)
-        assert student.radio(key="softmax_answer").disabled
+        assert [bar["y"] for bar in class_charts(student)[0]["data"]] == [[0, 2, 1], [0, 2, 0]]
 
 
 # ------------------------------------------------------------------------------ the class stays the teacher's
@@ -379,7 +432,7 @@ def test_predict_the_next_token_pools_typed_words_with_the_options_they_name():
     students = [join(room, f"s{i}") for i in range(3)]
     teacher.switch_page("pages/write.py").run(timeout=300)
     teacher.toggle(key="predict").set_value(True).run(timeout=300)
-    assert "Reveal to the class" in [b.label for b in teacher.button]
+    assert "Show answers" in [b.label for b in teacher.button]
     students = [goes_to(student, "pages/write.py") for student in students]
     for student, word in zip(students, [" PARIS", "<b>Lyon</b>", "<b>Lyon</b>"]):
         student.run(timeout=300)
@@ -389,9 +442,11 @@ def test_predict_the_next_token_pools_typed_words_with_the_options_they_name():
     assert membership.store().counts(room, "write_next") == {"“␣Paris”": 1, "<b>Lyon</b>": 2}
     assert f"Your answer is in: “{literal('<b>Lyon</b>')}”" in texts(students[1])
     teacher.run(timeout=300)
-    bars = json.loads(teacher.get("plotly_chart")[0].proto.spec)["data"][0]
+    assert "3 of 3 answered" in texts(teacher) and not class_charts(teacher)   # no count before "Show answers"
+    next(b for b in teacher.button if b.label == "Show answers").click().run(timeout=300)
+    bars = class_charts(teacher)[0]["data"][0]
     assert bars["x"][4:] == ["“&lt;b&gt;Lyon&lt;/b&gt;”"] and bars["y"][4:] == [2]   # after the options, as text
-    click(teacher, "Reveal to the class")
+    next(b for b in teacher.button if b.label == "Reveal the answer").click().run(timeout=300)
     for student, verdict in zip(students, ["Right", "Not quite", "Not quite"]):
         student.run(timeout=300)
         assert verdict in texts(student), texts(student)

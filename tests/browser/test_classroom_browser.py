@@ -1,11 +1,12 @@
-"""A live class in headless Chromium: one teacher and five students, each in their own browser context, on one
-real server; then the server is killed and restarted on the same port with the same classroom file.
+"""A live class in headless Chromium: one teacher and five students, each in their own browser context, on one real
+server; then the server is killed and restarted on the same port with the same classroom file.
 
 Checks: students join by the link (one with a hostile nickname, shown literally to the teacher); the teacher's
 layer and head reach every follower's heatmap title within a few seconds (p50/p95 printed); a student exploring
-alone stops following and "Catch up" brings them back; a lab question's answers are counted exactly on the
-teacher's chart and the reveal reaches every student; after the restart the room, the view and the answers are
-back and the followers reconnect by themselves; the teacher's address bar never holds the key once opened.
+alone stops following and "Catch up" brings them back; a lab question's answers stay off the teacher's screen until
+"Show answers", are then counted exactly, and the reveal reaches every student; after the restart the room, the
+view and the answers are back and the followers reconnect by themselves; the teacher's address bar never holds the
+key once opened.
 """
 from __future__ import annotations
 
@@ -148,7 +149,7 @@ async def lesson(browser, url: str, db: str, server: Server) -> dict:
     await title_shows(loner, "layer 1 · head 6", timeout=10_000)
     await sees(loner, f"Following class {code}")
 
-    # -- a class question: answers counted on the teacher's chart, then revealed to everyone
+    # -- a class question: "n of m answered" only, then the counts shown, then revealed to everyone
     await nav(teacher, "Softmax saturation")
     await asyncio.gather(*(follows(s, lambda p, t: sees(p, "Class question.", t)) for s in students))
     for page, option in zip(students, ANSWERS):
@@ -157,13 +158,16 @@ async def lesson(browser, url: str, db: str, server: Server) -> dict:
         await click(page, "Commit my answer")
         await sees(page, "Your answer is in")
     expected = [ANSWERS.count(o) for o in ("about 1", "about 16", "about 256")]
-    for _ in range(300):   # the teacher's chart refreshes itself once a second (30 s on a busy machine)
+    await sees(teacher, f"{N} of {N} answered", timeout=30_000)   # the server reruns the teacher's page
+    assert await teacher.evaluate(COUNTS) is None   # no count on the teacher's screen before "Show answers"
+    await click(teacher, "Show answers")
+    for _ in range(300):
         counts = await teacher.evaluate(COUNTS)
         if counts == expected:
             break
         await teacher.wait_for_timeout(100)
     assert counts == expected, (counts, expected)
-    await click(teacher, "Reveal to the class")
+    await click(teacher, "Reveal the answer")
     await sees(teacher, "Revealed to the class: the answer is about 16")
     for page, option in zip(students, ANSWERS):
         await sees(page, "Right: about 16." if option == "about 16" else "Not quite", timeout=10_000)

@@ -144,3 +144,25 @@ def test_a_poke_makes_the_watcher_look_at_once(monkeypatch):
     push.poke()
     watcher.join(30)
     assert not watcher.is_alive()
+
+
+def test_the_teachers_watch_reads_how_many_voted_never_the_counts(tmp_path, monkeypatch):
+    """Before "Show answers" the teacher's page shows "n of m answered": the server reruns it when n or m moves,
+    and not when a student only changes their vote (the value it watches holds no count of any option)."""
+    from explorer.classroom import Progress, SqliteStore
+    from explorer.ui.live import following
+
+    store = SqliteStore(tmp_path / "c.sqlite3")
+    monkeypatch.setattr(following, "store", lambda: store)
+    code, key = store.create_room()
+    store.join(code, "s0", "Ann")
+    what = (code, key, ("q",), False)
+    assert following._teacher_sees(what) == (((Progress(1, "open", 0),), 1), None)
+    store.answer(code, "q", "s0", "a")
+    assert following._teacher_sees(what) == (((Progress(1, "open", 1),), 1), None)
+    store.answer(code, "q", "s0", "b")   # a change of mind: nothing on the teacher's screen moves
+    assert following._teacher_sees(what) == (((Progress(1, "open", 1),), 1), None)
+    store.join(code, "s1", "Bob")   # m moves
+    assert following._teacher_sees(what) == (((Progress(1, "open", 1),), 2), None)
+    store.close(code, key)
+    assert following._teacher_sees(what) is None

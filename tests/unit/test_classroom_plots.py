@@ -46,3 +46,22 @@ def test_a_typed_answer_counts_as_the_option_it_names():
     assert question.resolve("x" * 99) == "x" * TYPED_MAX
     assert question.resolve("   ") is None and question.resolve(None) is None
     assert not question.check(question.resolve("Lyon"))
+
+
+def test_answer_rounds_puts_both_rounds_side_by_side_and_marks_the_right_answer_only_when_revealed():
+    from explorer.plots.classroom import BAR, answer_rounds
+
+    rounds = [{"a": 3, "b": 1}, {"b": 4}]
+    hidden = answer_rounds(("a", "b"), rounds)
+    assert [list(t.y) for t in hidden.data] == [[3, 1], [0, 4]] and hidden.layout.barmode == "group"
+    assert list(hidden.data[0].x) == ["a", "b"] and set(hidden.data[1].marker.color) == {BAR}
+    assert [t.name for t in hidden.data] == ["round 1: 4 students", "round 2: 4 students"]
+    shown = answer_rounds(("a", "<b>"), [{"a": 3, "<b>": 1}, {"<b>": 4}], correct="<b>")
+    assert list(shown.data[1].x) == ["a", "&lt;b&gt;<br>(right answer)"]   # literal text, the answer named
+    assert list(shown.data[0].marker.color) == [WRONG, RIGHT]
+    # by hand: 1 of 4 right (25%), then 4 of 4 (100%)
+    assert [t.name for t in shown.data] == ["round 1: 4 students, 25% right", "round 2: 4 students, 100% right"]
+    assert shown.data[0].marker.pattern.shape == "/" and not shown.data[1].marker.pattern.shape
+    typed = answer_rounds(("a",), [{"a": 1, "zz": 2}, {"zz": 1, "yy": 1}], typed=True)
+    assert list(typed.data[0].x) == ["a", "“zz”", "“yy”"]
+    assert [list(t.y) for t in typed.data] == [[1, 2, 0], [0, 1, 1]]

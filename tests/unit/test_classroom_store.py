@@ -65,7 +65,7 @@ def leftovers(env) -> int:
         return len([k for k in redis.Redis.from_url(env["EXPLORER_CLASSROOM_URL"]).keys("*") if k != b"explorer:rooms"])
     with sqlite3.connect(env["EXPLORER_CLASSROOM_DB"]) as db:
         return sum(db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
-                   for t in ("rooms", "students", "answers", "revealed"))
+                   for t in ("rooms", "students", "votes", "questions"))
 
 
 def test_create_join_answer_counts_reveal_close(store, env):

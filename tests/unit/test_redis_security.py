@@ -44,13 +44,19 @@ def use_the_whole_store(store: RedisStore) -> None:
     store.join(code, "s1", "Bob")
     store.answer(code, "q", "s0", "A")
     store.answer(code, "q2", "s1", "B")
+    store.ask(code, key, "q2", "Which?", ["A", "B"], "B")
+    store.show(code, key, "q2", round=1)
+    store.again(code, key, "q2", round=1)
+    assert store.answer(code, "q2", "s0", "B") == 2 and store.progress(code, "q2").answered == 1
+    assert store.counts(code, "q2", round=1) == {"B": 1} and store.my_answers(code, "s1") == {"q2": {1: "B"}}
+    assert [q.qid for q in store.questions(code)] == ["q", "q2"]
     store.reveal(code, key, "q")
     assert store.counts(code, "q") == {"A": 1} and store.my_answer(code, "q", "s0") == "A"
     assert store.revealed(code) == {"q"} and store.nicknames(code, key) == ["Ann", "Bob"]
     store.remove(code, key, ["s1"])
     store.set_joinable(code, key, False)
     assert store.joined(code, "s0") and not store.joined(code, "s1") and store.room(code).joinable is False
-    assert store.view(code)[1] == {"page": "p", "locked": True} and store.version(code) == 4
+    assert store.view(code)[1] == {"page": "p", "locked": True} and store.version(code) == 6   # show and again too
     assert store.wrong_code("192.0.2.9") == 0 and store.code_wait("192.0.2.9") == 0
     assert store.expire() == 0
     store.close(code, key)

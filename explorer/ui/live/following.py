@@ -2,7 +2,8 @@
 
 The teacher's view is the page and its deep link (the URL parameters its widgets write, plus the heatmap
 options); ``run_page`` publishes it after every page run in which it changed. The server reruns a student's
-session when the room's version moves, and the teacher's when an answer comes in or the roster on screen changes
+session when the room's version moves, and the teacher's when a vote comes in (the number, never the counts) or
+the roster on screen changes
 (``push``): no class page holds a timer that could cross the teacher's clicks.
 Every run of a following student, whatever page its browser asked for, is the teacher's page with the teacher's
 parameters (``navigation``, called by app.py in place of ``st.navigation``), as if the student had opened the
@@ -131,20 +132,22 @@ def navigation(pages: dict, position: str):
     return chosen
 
 
-def watch(question: str, counts: dict) -> None:
-    """The teacher's page shows ``counts`` for ``question``: the server reruns the page when they change
-    (``_finished`` hands them to ``push``). Entries are only ever replaced, never cleared at the start of a
-    run: a run cut short before its quiz drew would otherwise leave nothing to watch, and the chart would stop
-    refreshing."""
-    st.session_state.setdefault(QUESTIONS, {})[question] = counts
+def watch(question: str, poll) -> None:
+    """The teacher's page shows ``question``'s poll (an ``explorer.classroom.Progress``: round, state and how many
+    voted, never the counts): the server reruns the page when it moves, or when a student joins or leaves ("n of m
+    answered"; ``_finished`` hands it to ``push``). Entries are only ever replaced, never cleared at the start
+    of a run: a run cut short before its quiz drew would otherwise leave nothing to watch."""
+    st.session_state.setdefault(QUESTIONS, {})[question] = poll
 
 
 def _teacher_sees(what: tuple) -> tuple | None:
-    """``what`` = (room, key, questions, roster?) -> each question's answer counts now and, when the roster is on
-    screen, who has joined; None once the class has ended."""
+    """``what`` = (room, key, questions, roster?) -> each question's poll and the number of students now and,
+    when the roster is on screen, who has joined; None once the class has ended."""
     room, key, questions, roster = what
     try:
-        return tuple(store().counts(room, q) for q in questions), (store().roster(room, key) if roster else None)
+        polls = tuple(store().progress(room, q) for q in questions)
+        info = store().room(room) if questions else None
+        return (polls, info and info.students), (store().roster(room, key) if roster else None)
     except ClassroomError:
         return None
 
@@ -160,7 +163,8 @@ def _watch_teacher(session: str) -> None:
         return
     questions = tuple(shown)
     what = (code(), teacher_key(), questions, roster is not None)
-    push.watch(session, what, (tuple(shown[q] for q in questions), roster), _teacher_sees)
+    info = store().room(code()) if questions else None
+    push.watch(session, what, ((tuple(shown[q] for q in questions), info and info.students), roster), _teacher_sees)
 
 
 @st.fragment(run_every=timedelta(hours=12))

@@ -1,13 +1,13 @@
 """A class is told when something it shows has moved, instead of its browsers asking on a timer.
 
 One thread per server process reads, a few times a second, what each watched session's last run showed (for a
-student: its room's version, one read per room; for a teacher: the answer counts of the questions on screen),
-and asks Streamlit to rerun each session whose value has moved, exactly as "run on save" reruns a page when its
-file changes. The rerun is the server's: the browser sends nothing, so no timer tick with stale widget values or
-an old page can cross a page change. (A teacher's one-second poll in a timed fragment did: a tick that reached the
-server while the teacher's click on another page was waiting to run was merged with it, and Streamlit keeps the
-later request's page, so the click was lost; another left the teacher's page running for good.) With replicas,
-each process watches its own sessions; the values live in the shared store.
+student: its room's version, one read per room; for a teacher: how many have voted on the questions on screen,
+never the counts, and the number of students), and asks Streamlit to rerun each session whose value has moved,
+exactly as "run on save" reruns a page when its file changes. The rerun is the server's: the browser sends nothing,
+so no timer tick with stale widget values or an old page can cross a page change. (A teacher's one-second poll in a
+timed fragment did: a tick that reached the server while the teacher's click on another page was waiting to run was
+merged with it, and Streamlit keeps the later request's page, so the click was lost; another left the teacher's
+page running for good.) With replicas, each process watches its own sessions; the values live in the shared store.
 """
 from __future__ import annotations
 

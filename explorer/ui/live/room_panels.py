@@ -8,7 +8,7 @@ import streamlit as st
 
 from explorer.classroom import ClassroomError, pretty_code, qr_svg
 from explorer.ui import params
-from explorer.ui.live import membership
+from explorer.ui.live import membership, report_panel
 from explorer.ui.text import literal
 
 TYPED, NICK, PICK, DONE = "_class_typed", "_class_nick", "_class_remove_pick", "_class_done"
@@ -145,7 +145,8 @@ def teacher() -> None:
         st.toggle("Open to new students", value=info.joinable, key="_class_open", on_change=_joinable,
                   help="Close the room once your class is in: nobody else can join, those in it stay.")
         with st.popover("End the class", icon=":material/stop_circle:"):
-            st.markdown("Ending deletes the room, its view and its answers; students go back to exploring alone.")
+            st.markdown("Ending deletes the room, its view and every answer; students go back to exploring alone. "
+                        "Nothing is kept: download the report first (below).")
             st.button("End it now", key="_class_end", on_click=_end, type="primary")
     if not info.joinable:
         st.caption(":material/lock: Closed to new students: only those already in the class can come back.")
@@ -153,6 +154,7 @@ def teacher() -> None:
         st.caption("Projector view: the teacher link and the nicknames are hidden.")
         return
     _roster()
+    report_panel.teacher()
     with st.expander("Your teacher link: for you only, never on the projector", icon=":material/key:"):
         st.markdown("Open it on another computer (or after restarting the browser) to drive this class again. "
                     "Anyone with this link can drive and end the class.")
@@ -167,3 +169,4 @@ def student() -> None:
     # a callback, like the other class buttons: it runs before the page, so a rerun the server starts meanwhile
     # (a teacher's change reaching this student) cannot stop it half-way or drop the click
     st.button("Leave the class", icon=":material/logout:", key="_class_leave", on_click=membership.leave)
+    report_panel.student()

@@ -1,0 +1,142 @@
+"""The class's report, from the store's data: every question with its votes per round, as a CSV (question, round,
+option, count, correct) and as a printable summary (the share of the class right in each round and the shift
+from round 1 to round 2). Nothing here is kept: the teacher downloads it before ending the class, which deletes the
+room with every answer. No Streamlit, no Plotly."""
+from __future__ import annotations
+
+import csv
+import html
+import io
+from dataclasses import dataclass
+
+from .errors import not_teacher_error
+from .polls import OPEN, REVEALED, SHOWN, Asked
+
+CSV_COLUMNS = ("question", "round", "option", "count", "correct")
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")   # a cell starting so is a formula to a spreadsheet
+
+
+@dataclass(frozen=True)
+class QuestionReport:
+    """One question's votes: ``rounds[r - 1]`` maps each answer given in round r to its count."""
+
+    asked: Asked
+    rounds: tuple[dict[str, int], ...]
+
+    def answers(self, round_: int) -> list[tuple[str, int]]:
+        """(answer, count) of ``round_``: the options in the question's order (0 when nobody chose one), then the
+        answers typed that are not options, most frequent first."""
+        counts = self.rounds[round_ - 1]
+        typed = sorted(((a, n) for a, n in counts.items() if a not in self.asked.options), key=lambda p: (-p[1], p[0]))
+        return [(o, counts.get(o, 0)) for o in self.asked.options] + typed
+
+    def voters(self, round_: int) -> int:
+        return sum(self.rounds[round_ - 1].values()) if round_ <= len(self.rounds) else 0
+
+    def share_right(self, round_: int) -> float | None:
+        """The share of ``round_``'s voters who chose the right answer (None: no votes, or no known answer)."""
+        n = self.voters(round_)
+        if not n or self.asked.correct is None:
+            return None
+        return self.rounds[round_ - 1].get(self.asked.correct, 0) / n
+
+    @property
+    def shift(self) -> float | None:
+        """Share right in round 2 minus share right in round 1 (None without both)."""
+        first, second = self.share_right(1), self.share_right(2)
+        return None if first is None or second is None else second - first
+
+
+def collect(store, code: str, key: str) -> list[QuestionReport]:
+    """Every question of the room with its votes per round, in the order the questions came (teacher only)."""
+    if not store.is_teacher(code, key):
+        raise not_teacher_error()
+    return [QuestionReport(q, tuple(store.counts(code, q.qid, round=r) for r in range(1, q.round + 1)))
+            for q in store.questions(code)]
+
+
+def _cell(text: str) -> str:
+    """Text for a spreadsheet cell: one that would start a formula is kept as text by a leading apostrophe."""
+    return "'" + text if text.startswith(_FORMULA) else text
+
+
+def csv_text(reports: list[QuestionReport]) -> str:
+    """The report as CSV: one row per question, round and answer (every option, chosen or not), with its count and
+    whether it is the right answer ("yes"/"no"; "" when the page never stored the question)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for report in reports:
+        right = report.asked.correct
+        for r in range(1, len(report.rounds) + 1):
+            for answer, count in report.answers(r):
+                writer.writerow([_cell(report.asked.prompt), r, _cell(answer), count,
+                                 "" if right is None else "yes" if answer == right else "no"])
+    return out.getvalue()
+
+
+def percent(share: float | None) -> str:
+    return "–" if share is None else f"{share:.0%}"
+
+
+def points(shift: float | None) -> str:
+    """A shift in percentage points, signed: '+40 points', '-10 points', '0 points'; '–' when there is none."""
+    if shift is None:
+        return "–"
+    value = round(shift * 100)
+    return f"{value:+d} points" if value else "0 points"
+
+
+def round_line(report: QuestionReport, round_: int) -> str:
+    """'3 of 5 right (60%)', or what stands in for it."""
+    if round_ > len(report.rounds):
+        return "no second round"
+    n, share = report.voters(round_), report.share_right(round_)
+    still = " · voting still open" if round_ == report.asked.round and report.asked.state == OPEN else ""
+    if not n:
+        return "no votes" + still
+    if share is None:
+        return f"{n} {'vote' if n == 1 else 'votes'}" + still
+    right = report.rounds[round_ - 1].get(report.asked.correct, 0)
+    return f"{right} of {n} right ({percent(share)})" + still
+
+
+_STATE = {OPEN: "voting", SHOWN: "answers shown", REVEALED: "revealed"}
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2rem; color: #111; }
+h1 { font-size: 1.5rem; } h2 { font-size: 1.1rem; margin-top: 1.6rem; }
+table { border-collapse: collapse; margin: .5rem 0; } th, td { border: 1px solid #999; padding: .3rem .6rem;
+  text-align: left; vertical-align: top; } td.n { text-align: right; }
+.right { font-weight: bold; } .note { color: #444; }
+@media print { body { margin: 0; } section { break-inside: avoid; } .note { display: none; } }
+@page { margin: 1.5cm; }
+"""
+
+
+def summary_html(reports: list[QuestionReport], *, room: str, when: str) -> str:
+    """A standalone, printable page: a table of every question (share right per round, shift), then each question's
+    counts per answer. Every text from the class (questions, typed answers) is escaped."""
+    e = html.escape
+    rows = "".join(
+        f"<tr><td>{i}</td><td>{e(r.asked.prompt)}</td><td>{e(r.asked.correct or '–')}</td>"
+        f"<td>{e(round_line(r, 1))}</td><td>{e(round_line(r, 2))}</td><td class='n'>{e(points(r.shift))}</td></tr>"
+        for i, r in enumerate(reports, 1))
+    details = []
+    for i, r in enumerate(reports, 1):
+        head = "".join(f"<th>round {k}</th>" for k in range(1, len(r.rounds) + 1))
+        tallies = [dict(r.answers(k)) for k in range(1, len(r.rounds) + 1)]
+        body = "".join(
+            f"<tr{' class=right' if a == r.asked.correct else ''}><td>{e(a)}"
+            f"{' (right answer)' if a == r.asked.correct else ''}</td>"
+            + "".join(f"<td class='n'>{t.get(a, 0)}</td>" for t in tallies) + "</tr>"
+            for a in dict.fromkeys(a for k in range(1, len(r.rounds) + 1) for a, _ in r.answers(k)))
+        details.append(f"<section><h2>{i}. {e(r.asked.prompt)}</h2><p class='note'>{e(_STATE[r.asked.state])}</p>"
+                       f"<table><tr><th>answer</th>{head}</tr>{body}</table></section>")
+    table = (f"<table><tr><th>#</th><th>question</th><th>right answer</th><th>round 1</th><th>round 2</th>"
+             f"<th>shift</th></tr>{rows}</table>") if reports else "<p>No class questions were asked.</p>"
+    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Class {e(room)}: report</title>"
+            f"<style>{_STYLE}</style></head><body><h1>Class {e(room)}: report</h1><p>{e(when)} · "
+            f"{len(reports)} {'question' if len(reports) == 1 else 'questions'}. The shift is the share right in "
+            "round 2 minus the share right in round 1, in percentage points.</p>"
+            "<p class='note'>Print this page (Ctrl+P) or keep the file: the class's answers are deleted when the "
+            f"class ends.</p>{table}{''.join(details)}</body></html>")
