@@ -55,7 +55,7 @@ def fetch_config(name: str, timeout: float = 3.0, env: Mapping[str, str] | None 
     env = os.environ if env is None else env
     if env.get("HF_HUB_OFFLINE", "0").strip().lower() in policy.ON:
         raise policy.MetadataUnavailable(f"Cannot read the config of {name}: this server is offline.")
-    if ".." in name or not policy._HUB_ID.match(name):
+    if ".." in name or not policy.HUB_ID.match(name):
         raise policy.MetadataUnavailable(f"{name!r} is not a hub id (like 'gpt2' or 'org/model').")
     endpoint = env.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
     url = f"{endpoint}/{urllib.parse.quote(name, safe='/')}/resolve/main/config.json"

@@ -8,7 +8,6 @@ A name written as a path is a local folder, which ``policy.check_local`` allows 
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -63,7 +62,6 @@ KNOWN_HUB = {
     "t5-small": ("encoder-decoder", "T5 small, 6 × 8 (+ decoder, cross)"),
 }
 
-_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?$")
 
 
 def available_models() -> list[str]:
@@ -104,7 +102,7 @@ def resolve_spec(name: str) -> ModelSpec:
         except policy.LocalRefused as err:
             raise unavailable(name, str(err)) from None
         return ModelSpec(str(folder), f"{name} · local folder", "local")
-    if ".." in name or not _HUB_ID.match(name):
+    if ".." in name or not policy.HUB_ID.match(name):
         raise unavailable(name, "that is neither a hub id (like 'gpt2' or 'org/model') nor a model folder.")
     return ModelSpec(name, f"{name} · hub", "hub")
 

@@ -31,7 +31,7 @@ BYTES_PER_PARAMETER = 4   # the loader always asks for float32 (models.py: dtype
 LOCAL_OFF = ("Model folders on this server's disk cannot be opened here: the deployer has not switched them on "
              "(EXPLORER_ALLOW_LOCAL=1, with EXPLORER_LOCAL_ROOT set to the folder that holds them).")
 
-_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?$")  # as in models.py
+HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?$")  # a hub id
 
 
 class PolicyRefusal(RuntimeError):
@@ -250,7 +250,7 @@ def fetch_metadata(name: str, timeout: float = 5.0, env: Mapping[str, str] | Non
     env = _env(env)
     if env.get("HF_HUB_OFFLINE", "0").strip().lower() in ON:
         raise MetadataUnavailable(f"Cannot check the size of {name}: this server is offline (HF_HUB_OFFLINE=1).")
-    if ".." in name or not _HUB_ID.match(name):
+    if ".." in name or not HUB_ID.match(name):
         raise MetadataUnavailable(f"{name!r} is not a hub id (like 'gpt2' or 'org/model').")
     endpoint = env.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
     url = f"{endpoint}/api/models/{urllib.parse.quote(name, safe='/')}?blobs=true"
