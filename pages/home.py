@@ -4,6 +4,7 @@ import streamlit as st
 from explorer.examples import FLIP_PAIRS
 from explorer.model import loading, registry
 from explorer.ui import widgets as ui
+from explorer.ui.views import lessons
 
 ui.use_app_navigation()
 st.title("Attention explorer")
@@ -11,6 +12,7 @@ st.markdown(
     "Look inside the attention of real transformer loading, one head at a time. Type a sentence, pick a layer "
     "and a head, and see which words each word attends to. Every weight shown comes from the model itself, "
     "and each head is checked against our own from-scratch recompute of softmax(QKᵀ/√d_k).")
+lessons.home_section()   # the lessons first, each one click from running with a class
 
 EXPLORE = [
     ("pages/heatmaps.py", "Attention heatmaps", ":material/grid_on:",
