@@ -38,9 +38,9 @@ def _fields(step: Step) -> dict:
             "answer": q.answer if q else "", "explain": q.explain if q else ""}
 
 
-def add_current() -> None:
-    """Callback: the view on screen (this page and its URL parameters) becomes the last step."""
-    page = membership.current_page()
+def add_current(page: str | None) -> None:
+    """Callback: the view on screen (``page``, the page that drew the button, with the URL parameters its last run
+    wrote) becomes the last step."""
     steps = own()["steps"]
     if page not in PAGES:
         st.session_state[NOTE] = "This page cannot be a lesson step: open one of the model pages or labs first."
@@ -97,7 +97,8 @@ def builder_bar() -> None:
     n = len(own()["steps"])
     with st.container(border=True, horizontal=True, vertical_alignment="center", gap="small", key="own_bar"):
         st.markdown(f":material/playlist_add: **Your own lesson**: {n} {'step' if n == 1 else 'steps'}")
-        st.button("Add this view as a step", icon=":material/add:", key="_own_add", on_click=add_current)
+        st.button("Add this view as a step", icon=":material/add:", key="_own_add", on_click=add_current,
+                  args=(membership.current_page(),))
         st.page_link("pages/lessons.py", label="Edit it", icon=":material/edit:")
     message = st.session_state.pop(NOTE, None)
     if message:

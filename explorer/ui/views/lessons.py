@@ -90,10 +90,10 @@ def _sync(uid: int, name: str) -> None:
     step[name] = st.session_state[f"_own_{uid}_{name}"]
 
 
-def _field(step: dict, name: str, widget, label: str, **kw) -> None:
-    key = f"_own_{step['uid']}_{name}"
-    st.session_state.setdefault(key, step[name])
-    widget(label, key=key, on_change=_sync, args=(step["uid"], name), **kw)
+def _field(fields: dict, name: str, widget, label: str, **kw) -> None:
+    key = f"_own_{fields['uid']}_{name}"
+    st.session_state.setdefault(key, fields[name])
+    widget(label, key=key, on_change=_sync, args=(fields["uid"], name), **kw)
 
 
 def _step_editor(step: dict, n: int, last: int) -> None:
@@ -120,16 +120,30 @@ def _step_editor(step: dict, n: int, last: int) -> None:
             _field(step, "explain", st.text_area, "Explanation shown at the reveal", max_chars=1000)
 
 
+PENDING = "_own_pending"   # (bytes, file name) of a lesson file just uploaded
+
+
 def _upload() -> None:
     data = st.session_state.get("_own_upload")
-    if data is None:
+    if data is not None:
+        st.session_state[PENDING] = (data.getvalue(), data.name)
+
+
+def _open_pending() -> None:
+    """An uploaded lesson file becomes the own lesson, or one literal message and nothing changes."""
+    pending = st.session_state.pop(PENDING, None)
+    if pending is None:
         return
+    data, name = pending
     try:
-        own_lesson.load(data.getvalue(), data.name)
+        own_lesson.load(data, name)
     except LessonError as err:
-        st.session_state["_own_error"] = str(err)
+        st.error(literal(err), icon=":material/error:")
         return
-    st.session_state["_own_done"] = f"Opened {data.name}."
+    for key in [k for k in st.session_state if isinstance(k, str) and k.startswith("_own_") and k[5:6].isdigit()]:
+        del st.session_state[key]   # the step editors' widgets show the file's values, not the old ones
+    st.session_state["_own_title"] = own_lesson.own()["title"]
+    st.success(f"Opened {literal(name)}.", icon=":material/check_circle:")
 
 
 def own_section() -> None:
@@ -137,10 +151,7 @@ def own_section() -> None:
     st.toggle("Build my own lesson while exploring: every page gets “Add this view as a step”",
               value=own_lesson.building(), key="_own_toggle",
               on_change=lambda: own_lesson.set_building(st.session_state["_own_toggle"]))
-    for name, show in (("_own_error", st.error), ("_own_done", st.success)):
-        message = st.session_state.pop(name, None)
-        if message:
-            show(literal(message))
+    _open_pending()
     fields = own_lesson.own()
     st.session_state.setdefault("_own_title", fields["title"])
     st.text_input("Lesson title", key="_own_title", max_chars=120,
