@@ -35,7 +35,7 @@ def home_section() -> None:
                "and notes only you see. Handouts and your own lessons are on the Lessons page.")
     columns = st.columns(max(1, min(3, len(lessons))))
     for i, lesson in enumerate(lessons):
-        with columns[i % len(columns)], st.container(border=True):
+        with columns[i % len(columns)], st.container(border=True, key=f"lesson_card_{_slug(lesson)}"):
             st.markdown(f"**{literal(lesson.title)}** · {len(lesson.steps)} steps, {lesson.minutes:g} min")
             st.caption(literal(lesson.about))
             _start_buttons(lesson, f"_home_{_slug(lesson)}", primary=i == 0)
