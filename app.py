@@ -43,7 +43,7 @@ def navigation() -> None:
     pages = {
         "Start": [
             st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
-            st.Page("pages/lessons.py", title="Lessons", icon=":material/co_present:"),
+            st.Page("pages/lessons.py", title="Lessons", icon=":material/assignment:"),
             st.Page("pages/classroom.py", title="Classroom", icon=":material/school:"),
         ],
         "Explore real models": [

@@ -96,7 +96,7 @@ async def lesson(browser, url: str, db: str) -> dict:
                 await s.get_by_text(re.compile("Right:|Not quite")).first.wait_for(timeout=WAIT_MS)
             report["verdicts"] = [await s.get_by_text("Right:").count() > 0 for s in students]
             await students[0].screenshot(path=str(ARTIFACTS / "lesson-phone.png"), full_page=False)
-    await teacher.get_by_role("switch", name="Projector view").first.click(timeout=WAIT_MS)
+    await teacher.get_by_text("Projector view", exact=True).first.click(timeout=WAIT_MS)
     await idle(teacher)
     report["projector_notes"] = await teacher.get_by_text("PRIVATE NOTE").count()
     report["projector_bar"] = await teacher.get_by_text("step 3 of 3").count()

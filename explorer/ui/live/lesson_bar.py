@@ -121,12 +121,12 @@ def _teacher_bar(lesson: Lesson, index: int) -> None:
     on_step = membership.current_page() == step.page
     with st.container(border=True, key="lesson_bar"):
         with st.container(horizontal=True, vertical_alignment="center", gap="small"):
-            st.markdown(f":material/co_present: **{literal(lesson.title)}** · step **{index + 1} of {n}**: "
+            st.markdown(f":material/assignment: **{literal(lesson.title)}** · step **{index + 1} of {n}**: "
                         f"{literal(step.title)}")
-            st.button("Back", icon=":material/arrow_back:", key="_lesson_back", on_click=_move, args=(-1,),
+            st.button("Back", icon=":material/chevron_left:", key="_lesson_back", on_click=_move, args=(-1,),
                       disabled=index == 0)
             if index + 1 < n:
-                st.button("Next", icon=":material/arrow_forward:", key="_lesson_next", on_click=_move, args=(1,),
+                st.button("Next", icon=":material/chevron_right:", key="_lesson_next", on_click=_move, args=(1,),
                           type="primary")
             else:
                 st.button("Finish the lesson", icon=":material/flag:", key="_lesson_finish", on_click=finish,
@@ -156,7 +156,7 @@ def _follower_bar() -> None:
     where = st.session_state.get(membership.LESSON_SEEN)
     if not isinstance(where, dict) or not isinstance(where.get("step"), int):
         return
-    st.markdown(f":material/co_present: **Step {where['step'] + 1} of {where.get('n', '?')}** · "
+    st.markdown(f":material/assignment: **Step {where['step'] + 1} of {where.get('n', '?')}** · "
                 f"{literal(where.get('step_title', ''))}")
     raw = where.get("question")
     question = None

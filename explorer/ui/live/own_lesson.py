@@ -96,7 +96,7 @@ def builder_bar() -> None:
         return
     n = len(own()["steps"])
     with st.container(border=True, horizontal=True, vertical_alignment="center", gap="small", key="own_bar"):
-        st.markdown(f":material/playlist_add: **Your own lesson**: {n} {'step' if n == 1 else 'steps'}")
+        st.markdown(f":material/add: **Your own lesson**: {n} {'step' if n == 1 else 'steps'}")
         st.button("Add this view as a step", icon=":material/add:", key="_own_add", on_click=add_current,
                   args=(membership.current_page(),))
         st.page_link("pages/lessons.py", label="Edit it", icon=":material/edit:")

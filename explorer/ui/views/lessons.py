@@ -30,7 +30,7 @@ def _start_buttons(lesson: Lesson, key: str, primary: bool) -> None:
 def home_section() -> None:
     """Home's first section: the lessons, each with its start buttons (one click to a running lesson)."""
     lessons, errors = catalogue()
-    st.subheader(":material/co_present: Lessons: ready to run with a class", anchor=False)
+    st.subheader(":material/assignment: Lessons: ready to run with a class", anchor=False)
     st.caption("Each lesson walks through the pages below in order, with a question for the class at every step "
                "and notes only you see. Handouts and your own lessons are on the Lessons page.")
     columns = st.columns(max(1, min(3, len(lessons))))
@@ -73,7 +73,7 @@ def catalogue_section() -> None:
     errors_list(errors)
     for i, lesson in enumerate(lessons):
         with st.expander(f"{lesson.title} · {len(lesson.steps)} steps, {lesson.minutes:g} min", expanded=i == 0,
-                         icon=":material/co_present:"):
+                         icon=":material/assignment:"):
             st.caption(literal(lesson.about))
             key = f"_lessons_{_slug(lesson)}"
             _start_buttons(lesson, key, primary=i == 0)
