@@ -161,7 +161,11 @@ def test_own_lesson_add_views_reorder_and_open_files():
     click(at, "Down")   # the first step goes second
     labels = [e.label for e in at.expander if e.label[:2] in ("1.", "2.")]
     assert labels[0].startswith("1. Positional encodings") and labels[1].startswith("2. Softmax saturation")
-    assert any("lesson file" in d.proto.label for d in at.get("download_button"))
+    labels = [d.proto.label for d in at.get("download_button")]
+    assert "Download the lesson file" in labels
+    assert labels.count("Handout (HTML, prints as a page)") == len(LESSONS) + 1   # each lesson's, and the own one's
+    at.toggle(key="_own_preview").set_value(True).run()   # the handout drawn in the page
+    assert not at.exception
     # a hostile file: one message, shown as text, and the own lesson is unchanged
     at.session_state["_own_pending"] = (HOSTILE.encode(), "evil<b>.toml")
     at.run()

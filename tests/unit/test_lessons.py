@@ -59,7 +59,7 @@ def test_worked_example_step_uses_the_worked_numbers():
 
     from explorer import maths
 
-    lesson = next(x for x in catalogue({})[0] if x.source == "app:attention-20")
+    lesson = next(x for x in catalogue({})[0] if x.source == "app:1-attention-in-20-minutes")
     step = next(s for s in lesson.steps if s.page == "pages/lab_worked_example.py")
     s = maths.attention_steps(maths.WORKED_Q, maths.WORKED_K, maths.WORKED_V)
     weights, output = np.round(s["weights"][0], 3), np.round(s["output"][0], 3)
@@ -175,7 +175,7 @@ def env(request, tmp_path):
 def test_lesson_step_survives_a_store_reopen(env):
     """The teacher's view carries the lesson's place; a new store object (a restarted server) reads the same step,
     which resumes to the same lesson and step, and a student joining then reads it too."""
-    lesson = next(x for x in catalogue({})[0] if x.source == "app:decoder-writes")
+    lesson = next(x for x in catalogue({})[0] if x.source == "app:2-how-a-decoder-writes")
     first = open_store(env)
     code, key = first.create_room()
     step = lesson.steps[2]
