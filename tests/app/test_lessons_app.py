@@ -124,6 +124,12 @@ def test_a_teacher_who_comes_back_carries_on_at_the_stores_step():
     click(again, "Next")
     assert again.title[0].value.startswith("Softmax saturation")
     assert membership.store().view(normalise_code(room))[1]["lesson"]["step"] == 3
+    for _ in range(3):
+        click(again, "Next")
+    click(again, "Finish the lesson")   # the lesson ends for good: the class's view no longer names it
+    again.run()
+    assert "step **" not in texts(again) and lesson_bar.LESSON not in again.session_state
+    assert "lesson" not in membership.store().view(normalise_code(room))[1]
 
 
 def test_run_alone_and_finish():

@@ -42,7 +42,7 @@ def start(lesson: Lesson, with_class: bool) -> None:
             membership.note(str(err))
             return
     now = time.time()
-    st.session_state.update({LESSON: lesson, STEP: 0, STARTED: now, STEP_STARTED: now, GO: True})
+    st.session_state.update({LESSON: lesson, STEP: 0, STARTED: now, STEP_STARTED: now, GO: True, RESUMED: True})
 
 
 def _move(by: int) -> None:
@@ -62,6 +62,7 @@ def finish() -> None:
     """Callback: the lesson ends (a class stays open; its view stops carrying the lesson)."""
     for name in (LESSON, STEP, STARTED, STEP_STARTED, GO, membership.LESSON_PLACE):
         st.session_state.pop(name, None)
+    st.session_state[RESUMED] = True   # the room's view still names the lesson until this run publishes
 
 
 def _open_step(lesson: Lesson, index: int) -> None:
