@@ -9,7 +9,7 @@ from explorer.ui.views import lessons
 ui.use_app_navigation()
 st.title("Attention explorer")
 st.markdown(
-    "Look inside the attention of real transformer loading, one head at a time. Type a sentence, pick a layer "
+    "Look inside the attention of real transformer models, one head at a time. Type a sentence, pick a layer "
     "and a head, and see which words each word attends to. Every weight shown comes from the model itself, "
     "and each head is checked against our own from-scratch recompute of softmax(QKᵀ/√d_k).")
 lessons.home_section()   # the lessons first, each one click from running with a class

@@ -22,7 +22,7 @@ _sizes: dict[str, tuple[float, str]] = {}   # hub id -> (when, question): the hu
 
 def needs_asking(name: str) -> ModelSpec | None:
     """The spec of ``name`` when loading it must be confirmed: a hub id or folder this server would load but has
-    not loaded yet. None for embedded and loaded loading, and for names the picker refuses anyway."""
+    not loaded yet. None for embedded and loaded models, and for names the picker refuses anyway."""
     try:
         spec = resolve_spec(name)
     except ModelUnavailable:

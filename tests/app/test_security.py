@@ -1,5 +1,5 @@
 """Security: no raw HTML with user text, literal labels in every figure, no remote code, only safe weight formats
-for the embedded loading, and the deployer's hub policy (EXPLORER_ALLOW_HUB, EXPLORER_HUB_ALLOWLIST) and local
+for the embedded models, and the deployer's hub policy (EXPLORER_ALLOW_HUB, EXPLORER_HUB_ALLOWLIST) and local
 folder policy (EXPLORER_ALLOW_LOCAL: off by default)."""
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def _dotted(node) -> str:
 
 def test_sources_are_scanned():
     names = {p.name for p in SOURCES}
-    assert {"app.py", "heatmaps.py", "widgets.py", "models.py", "cached.py", "registry.py"} <= names
+    assert {"app.py", "heatmaps.py", "widgets.py", "loading.py", "cached.py", "registry.py"} <= names
 
 
 def _the_formula_script(path: Path, call: ast.Call) -> bool:
@@ -102,7 +102,7 @@ def test_no_raw_html_or_javascript_sinks(path: Path):
 
 
 def test_the_only_iframe_is_built_by_the_offline_bertviz_module():
-    page = (ROOT / "explorer" / "ui" / "bertviz.py").read_text()
+    page = (ROOT / "explorer" / "ui" / "views" / "bertviz.py").read_text()
     assert "show_bertviz(" in (ROOT / "pages" / "heatmaps.py").read_text()
     assert "bertviz.head_view_html" in page and "bertviz.model_view_html" in page
     assert "st.iframe(page" in page
@@ -175,7 +175,7 @@ def test_local_and_hub_loading_never_enable_remote_code(tiny_folder, from_pretra
 
 def test_the_gguf_conversion_never_enables_remote_code():
     """The one-time GGUF conversion (too slow to rerun here) passes trust_remote_code=False to both loaders."""
-    tree = ast.parse((ROOT / "explorer" / "embedded.py").read_text())
+    tree = ast.parse((ROOT / "explorer" / "model" / "embedded.py").read_text())
     convert = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "_convert")
     source = ast.unparse(convert)
     assert "trust_remote_code=False" in source and source.count("from_pretrained(") == 2
@@ -243,7 +243,7 @@ def test_picker_offers_only_the_allowlist(monkeypatch):
 
 def test_local_folders_are_off_by_default(monkeypatch, tiny_folder, from_pretrained_calls):
     """A real server refuses model folders unless the deployer switches them on (tests/conftest.py does, for
-    the tiny loading): a folder that exists and one that does not get the same message, and nothing is read."""
+    the tiny models): a folder that exists and one that does not get the same message, and nothing is read."""
     from explorer.serving import policy
 
     folder = str(tiny_folder("bert"))

@@ -145,7 +145,7 @@ def test_clickable_heads_are_the_points_that_carry_layer_and_head():
 
 def test_every_chart_goes_through_show_figure():
     """No page or UI module draws a plotly chart itself: ``ui.show_figure`` adds the text alternative to each."""
-    sources = [*(ROOT / "pages").glob("*.py"), *(ROOT / "explorer" / "ui").glob("*.py")]
+    sources = [*(ROOT / "pages").glob("*.py"), *(ROOT / "explorer" / "ui").rglob("*.py")]
     direct = [p.name for p in sources if "plotly_chart(" in p.read_text() and p.name != "widgets.py"]
     assert direct == [], f"these draw charts without a text alternative (use ui.show_figure): {direct}"
 

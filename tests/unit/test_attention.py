@@ -159,7 +159,7 @@ def test_enable_capture_registers_and_routes(tiny_loaded):
 @pytest.mark.parametrize("family", FAMILIES)
 def test_one_heads_scores_rebuilt_alone_are_that_heads_scores(tiny_loaded, family):
     """A result keeps queries and keys, not scores: one head rebuilt alone (its own key head under grouped-query
-    result, its own slice of a position bias) equals that head of every head rebuilt together, and its softmax
+    attention, its own slice of a position bias) equals that head of every head rebuilt together, and its softmax
     is the model's weights. Tolerance: float32 dot products of d_head = 8 terms of size ~1, a few ulps apart
     (1e-5); masked cells are -inf in both."""
     result = extract(tiny_loaded(family), TEXT)
