@@ -10,6 +10,7 @@ from explorer.lessons.handout import handout_html
 from explorer.lessons.pages import PAGE_QUESTIONS, PAGES
 from explorer.ui.live import lesson_bar, membership, own_lesson
 from explorer.ui.text import literal
+from explorer.ui.widgets import page_link
 
 LESSONS_PAGE = "pages/lessons.py"
 
@@ -42,7 +43,7 @@ def home_section() -> None:
     if errors:
         st.caption(f":material/warning: {len(errors)} lesson {'file has' if len(errors) == 1 else 'files have'} "
                    "an error and cannot run: see the Lessons page.")
-    st.page_link(LESSONS_PAGE, label="All lessons, handouts and your own lesson", icon=":material/arrow_forward:")
+    page_link(LESSONS_PAGE, "All lessons, handouts and your own lesson", icon=":material/arrow_forward:")
 
 
 def _steps_table(lesson: Lesson) -> None:
@@ -54,13 +55,12 @@ def _steps_table(lesson: Lesson) -> None:
 
 
 def handout(lesson: Lesson, key: str) -> None:
-    """Download the handout (with the join link and QR code when this session teaches a class), and preview it."""
+    """Download the handout (with the join link and QR code when this session teaches a class): a page of its own,
+    opened and printed from the browser (no preview in the app: the app draws no raw HTML)."""
     room = membership.code() if membership.teacher_key() else None
     page = handout_html(lesson, membership.join_url(room) if room else None, pretty_code(room) if room else None)
     st.download_button("Handout (HTML, prints as a page)", page.encode(), file_name=f"{_slug(lesson)}-handout.html",
                        mime="text/html", key=f"{key}_handout", icon=":material/print:", on_click="ignore")
-    if st.toggle("Preview the handout", key=f"{key}_preview"):
-        st.iframe(page, height=600)
 
 
 def errors_list(errors: list[LessonError]) -> None:
