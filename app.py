@@ -35,12 +35,15 @@ READY_PATH = "/_explorer/ready"
 def navigation() -> None:
     from explorer.ui.live import (
         following,  # live mode: followers follow, the teacher's view is published after the page
+        lesson_bar,  # a running lesson's bar, above the page
+        own_lesson,  # "Add this view as a step", while building one's own lesson
     )
 
     st.set_page_config(page_title="Attention explorer", page_icon=str(FAVICON), layout="wide")
     pages = {
         "Start": [
             st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
+            st.Page("pages/lessons.py", title="Lessons", icon=":material/assignment:"),
             st.Page("pages/classroom.py", title="Classroom", icon=":material/school:"),
             st.Page("pages/glossary.py", title="Glossary", icon=":material/book:"),
         ],
@@ -64,7 +67,10 @@ def navigation() -> None:
         ],
     }
     # st.navigation, but a following student's run is the teacher's page (run here, not loaded by the browser)
-    following.run_page(following.navigation(pages, position=following.nav_position()))
+    page = following.navigation(pages, position=following.nav_position())
+    lesson_bar.bar()   # may open the lesson's step instead (Next, Back, a lesson just started)
+    own_lesson.builder_bar()
+    following.run_page(page)
 
 
 PRELOADED = threading.Event()   # set when the start hook's preload has finished (loaded, or failed and logged)

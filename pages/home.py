@@ -4,6 +4,7 @@ import streamlit as st
 from explorer.examples import FLIP_PAIRS
 from explorer.model import loading, registry
 from explorer.ui import widgets as ui
+from explorer.ui.views import lessons
 from explorer.words.pages import SECTIONS
 
 ui.use_app_navigation()
@@ -12,8 +13,7 @@ st.markdown(
     "Look inside the attention of real transformer models, one head at a time. Type a sentence, pick a layer "
     "and a head, and see which words each word attends to. Every weight shown comes from the model itself, "
     "and each head is checked against our own from-scratch recompute of softmax(QKᵀ/√d_k).")
-
-# lessons first: the ready-made lessons go here, in one call, above the list of pages
+lessons.home_section()   # the lessons first, each one click from running with a class
 
 a, b, query, candidates = FLIP_PAIRS[next(iter(FLIP_PAIRS))]
 with st.container(border=True):

@@ -23,6 +23,8 @@ from explorer.ui.live import streamlit_internals as internals
 from explorer.ui.live.membership import (
     APPLIED,
     FOLLOW,
+    LESSON_PLACE,
+    LESSON_SEEN,
     LOCKED,
     NOTES,
     PAGE,
@@ -88,6 +90,7 @@ def _follow() -> str | None:
             _apply(view)
         st.session_state[APPLIED] = version
         st.session_state[WANTED] = _shared(view.get("params") or {})
+    st.session_state[LESSON_SEEN] = view.get("lesson")   # step n of N and its question (lesson_bar draws them)
     if view.get("page"):
         # every run, not only a new version's, and always sent: a run can start from another page's address (the
         # browser's last message, or Streamlit's record of an older run when the server starts the rerun), and
@@ -273,6 +276,8 @@ def publish() -> None:
     opts = {k: v for k, v in st.session_state.items() if isinstance(k, str) and k.startswith("opt_")
             and isinstance(v, bool)}
     view = {"page": page, "params": params, "opts": opts}
+    if st.session_state.get(LESSON_PLACE):
+        view["lesson"] = st.session_state[LESSON_PLACE]   # the lesson's step lives in the store with the page
     if st.session_state.get(PUBLISHED) == view:
         return
     # Forgotten until the store has the new view: a newer run can stop this one at any read or write of the

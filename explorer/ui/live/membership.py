@@ -33,6 +33,8 @@ ROOM, KEY, ME, FOLLOW, APPLIED, SEEN, PUBLISHED, LOCKED, PROJECTOR, WRONG, NOTES
     "_class_locked", "_class_projector", "_class_wrong", "_class_notes", "_class_questions")
 URL_ROOM, URL_ME, URL_KEY, URL_JOIN = "room", "me", "key", "join"
 PRIVATE = (URL_ROOM, URL_ME, URL_KEY, URL_JOIN)
+# a running lesson's place (explorer.lessons.run.place): the teacher's, shared with the view; a follower's, as read
+LESSON_PLACE, LESSON_SEEN = "_lesson_place", "_lesson_seen"
 PAGE = "pages/classroom.py"
 ROSTER_SHOWN = "_class_roster_shown"   # the roster the Classroom page drew in this run (the server watches it)
 FREE_TRIES, FIRST_WAIT_S, LONGEST_WAIT_S = 5, 10, 300

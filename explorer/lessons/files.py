@@ -1,0 +1,242 @@
+"""Lesson files (TOML): reading one with every check, writing one back, and the catalogue of lessons.
+
+A file with any error gives ONE :class:`LessonError` whose message names the file, the step and the field, and
+nothing of that file is used. The checks: size (MAX_BYTES), TOML syntax, unknown or missing keys, types, lengths,
+HTML markup and control characters in any text, the page (one of ``pages.PAGES``), its parameters (names and
+ranges), the question (2-6 options, the answer among them) and the planned minutes.
+
+    title = "Attention in 20 minutes"
+    about = "One line for the list of lessons."
+    [[step]]
+    title = "A head's heatmap"
+    page = "pages/heatmaps.py"
+    minutes = 3
+    notes = "What to say (only on the teacher's screen)."
+    params = { model = "all-MiniLM-L6-v2", layer = 2, head = 3 }
+    question = { prompt = "...", options = ["a", "b"], answer = "a", explain = "..." }   # or question = "page"
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import tomllib
+import unicodedata
+from collections.abc import Mapping
+from pathlib import Path
+
+from .model import PAGE_QUESTION, Lesson, Step, StepQuestion
+from .pages import PAGE_QUESTIONS, PAGES, check_params
+
+APP_DIR = Path(__file__).resolve().parents[2] / "lessons"   # the app's own lessons, at the repository root
+ENV_DIR = "EXPLORER_LESSONS_DIR"   # a folder of the deployer's lessons
+MAX_BYTES = 64_000
+MAX_STEPS = 30
+MAX_FILES = 50   # lesson files read from one folder
+MAX_MINUTES = 25.0   # one step
+LONGEST = {"title": 120, "about": 400, "notes": 2_000, "prompt": 400, "option": 120, "explain": 1_000}
+TOP_KEYS, STEP_KEYS = {"title", "about", "step"}, {"title", "page", "minutes", "notes", "params", "question"}
+QUESTION_KEYS = {"prompt", "options", "answer", "explain"}
+_MARKUP = re.compile(r"<\s*[A-Za-z!/?]")
+_BAD_CHARS = {"Cc", "Cf", "Cs", "Co"}
+
+
+class LessonError(ValueError):
+    """A lesson file that cannot be used; ``str()`` is the one message to show."""
+
+    def __init__(self, file: str, why: str, step: int | None = None, field: str | None = None):
+        self.file, self.why, self.step, self.field = file, why, step, field
+        where = [f"lesson file {file!r}"]
+        if step is not None:
+            where.append(f"step {step}")
+        if field is not None:
+            where.append(f"field {field!r}")
+        super().__init__(f"{', '.join(where)}: {why}.")
+
+
+def _text(value: object, what: str, fail, longest: int, required: bool = True) -> str:
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str):
+        fail(what, "missing" if value is None else "must be text")
+    if required and not value.strip():
+        fail(what, "must not be empty")
+    if len(value) > longest:
+        fail(what, f"is {len(value):,} characters long; at most {longest:,}")
+    if _MARKUP.search(value):
+        fail(what, "holds markup (something like <tag>); write plain text")
+    if any(unicodedata.category(ch) in _BAD_CHARS for ch in value if ch not in "\n\t"):
+        fail(what, "holds control or invisible formatting characters")
+    return value.strip()
+
+
+def _param(value: object) -> str | None:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    return value if isinstance(value, str) else None
+
+
+def _question(raw: object, page: str, fail) -> tuple[StepQuestion | None, bool]:
+    if raw is None:
+        return None, False
+    if raw == PAGE_QUESTION:
+        if page not in PAGE_QUESTIONS:
+            fail("question", f"{page} asks no question of its own; write the question here instead")
+        return None, True
+    if not isinstance(raw, Mapping):
+        fail("question", f'must be a table (prompt, options, answer, explain) or "{PAGE_QUESTION}"')
+    unknown = sorted(set(raw) - QUESTION_KEYS)
+    if unknown:
+        fail(f"question.{unknown[0]}", f"unknown key (a question has {', '.join(sorted(QUESTION_KEYS))})")
+    prompt = _text(raw.get("prompt"), "question.prompt", fail, LONGEST["prompt"])
+    options = raw.get("options")
+    if not isinstance(options, list) or not 2 <= len(options) <= 6:
+        fail("question.options", "must be a list of 2 to 6 options")
+    options = tuple(_text(o, "question.options", fail, LONGEST["option"]) for o in options)
+    if len(set(options)) != len(options):
+        fail("question.options", "holds the same option twice")
+    answer = _text(raw.get("answer"), "question.answer", fail, LONGEST["option"])
+    if answer not in options:
+        fail("question.answer", f"{answer[:40]!r} is not one of the options")
+    explain = _text(raw.get("explain"), "question.explain", fail, LONGEST["explain"])
+    return StepQuestion(prompt, options, answer, explain), False
+
+
+def _step(raw: object, number: int, fail) -> Step:
+    def bad(what, why):
+        fail(what, why, number)
+
+    if not isinstance(raw, Mapping):
+        bad(None, "must be a table ([[step]])")
+    unknown = sorted(set(raw) - STEP_KEYS)
+    if unknown:
+        bad(unknown[0], f"unknown key (a step has {', '.join(sorted(STEP_KEYS))})")
+    title = _text(raw.get("title"), "title", bad, LONGEST["title"])
+    page = raw.get("page")
+    if not isinstance(page, str) or page not in PAGES:
+        bad("page", f"{str(page)[:60]!r} is not a page of the app (pages: {', '.join(PAGES)})" if page is not None
+            else "missing")
+    minutes = raw.get("minutes")
+    if isinstance(minutes, bool) or not isinstance(minutes, (int, float)) or not 0.5 <= minutes <= MAX_MINUTES:
+        bad("minutes", f"must be a number of minutes from 0.5 to {MAX_MINUTES:g}" if minutes is not None
+            else "missing")
+    notes = _text(raw.get("notes"), "notes", bad, LONGEST["notes"], required=False)
+    given = raw.get("params", {})
+    if not isinstance(given, Mapping):
+        bad("params", "must be a table of the page's URL parameters")
+    params = {}
+    for name, value in given.items():
+        text = _param(value)
+        if text is None:
+            bad(f"params.{name}", "must be text or a number")
+        params[str(name)] = text
+    wrong = check_params(page, params)
+    if wrong:
+        bad(f"params.{wrong[0]}", wrong[1])
+    question, own = _question(raw.get("question"), page, bad)
+    return Step(title, page, float(minutes), notes, params, question, own)
+
+
+def parse(text: str | bytes, file: str, source: str = "own") -> Lesson:
+    """The lesson in ``text`` (TOML); LessonError (one message) for anything wrong."""
+    file = str(file)[:80]
+
+    def fail(what, why, step=None):
+        raise LessonError(file, why, step, what)
+
+    if len(text) > MAX_BYTES:
+        fail(None, f"is {len(text):,} bytes; a lesson file is at most {MAX_BYTES:,}")
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            fail(None, "is not UTF-8 text")
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        fail(None, f"is not valid TOML ({err})")
+    unknown = sorted(set(raw) - TOP_KEYS)
+    if unknown:
+        fail(unknown[0], f"unknown key (a lesson has {', '.join(sorted(TOP_KEYS))})")
+    title = _text(raw.get("title"), "title", fail, LONGEST["title"])
+    about = _text(raw.get("about"), "about", fail, LONGEST["about"], required=False)
+    steps = raw.get("step")
+    if not isinstance(steps, list) or not steps:
+        fail("step", "missing: a lesson has at least one [[step]]")
+    if len(steps) > MAX_STEPS:
+        fail("step", f"{len(steps)} steps; a lesson has at most {MAX_STEPS}")
+    return Lesson(title, tuple(_step(s, n, fail) for n, s in enumerate(steps, 1)), about, source)
+
+
+# ---------------------------------------------------------------------------------------------- writing
+
+def _toml_value(value) -> str:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return json.dumps(str(value), ensure_ascii=False)   # a JSON string is a TOML basic string
+
+
+def dump(lesson: Lesson) -> str:
+    """The lesson as a TOML file that ``parse`` reads back to the same lesson."""
+    lines = [f"title = {_toml_value(lesson.title)}"]
+    if lesson.about:
+        lines.append(f"about = {_toml_value(lesson.about)}")
+    for step in lesson.steps:
+        lines += ["", "[[step]]", f"title = {_toml_value(step.title)}", f"page = {_toml_value(step.page)}",
+                  f"minutes = {_toml_value(step.minutes)}"]
+        if step.notes:
+            lines.append(f"notes = {_toml_value(step.notes)}")
+        if step.params:
+            lines.append("params = { " + ", ".join(f"{json.dumps(k)} = {_toml_value(v)}"
+                                                   for k, v in step.params.items()) + " }")
+        if step.page_question:
+            lines.append(f"question = {_toml_value(PAGE_QUESTION)}")
+        elif step.question:
+            q = step.question
+            lines += ["", "[step.question]", f"prompt = {_toml_value(q.prompt)}",
+                      f"options = {_toml_value(q.options)}", f"answer = {_toml_value(q.answer)}",
+                      f"explain = {_toml_value(q.explain)}"]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------- the catalogue
+
+def folders(env: Mapping[str, str] = os.environ) -> list[tuple[str, Path]]:
+    """(source prefix, folder): the app's own lessons, then the deployer's ($EXPLORER_LESSONS_DIR) if set."""
+    found = [("app", APP_DIR)]
+    if env.get(ENV_DIR, "").strip():
+        found.append(("dir", Path(env[ENV_DIR]).expanduser()))
+    return found
+
+
+def catalogue(env: Mapping[str, str] = os.environ) -> tuple[list[Lesson], list[LessonError]]:
+    """Every lesson file (``*.toml``) of the lesson folders, sorted by file name within each folder -> (lessons
+    that validated, one error per file that did not)."""
+    lessons, errors = [], []
+    for prefix, folder in folders(env):
+        try:
+            files = sorted(folder.glob("*.toml"))[:MAX_FILES]
+        except OSError:
+            continue
+        for path in files:
+            try:
+                if path.stat().st_size > MAX_BYTES:
+                    raise LessonError(path.name, f"is {path.stat().st_size:,} bytes; a lesson file is at most "
+                                                 f"{MAX_BYTES:,}")
+                lessons.append(parse(path.read_bytes(), path.name, f"{prefix}:{path.stem}"))
+            except LessonError as err:
+                errors.append(err)
+            except OSError as err:
+                errors.append(LessonError(path.name, f"cannot be read ({err.strerror})"))
+    return lessons, errors
+
+
+def find(source: str, env: Mapping[str, str] = os.environ) -> Lesson | None:
+    """The catalogue's lesson whose source is ``source`` ("app:attention-20"), or None."""
+    return next((lesson for lesson in catalogue(env)[0] if lesson.source == source), None)

@@ -1,0 +1,48 @@
+"""A lesson's handout: one self-contained HTML page (its own print stylesheet, no script, no network) listing the
+steps and their questions, and, when a class is running, the join link and its QR code. Every text is escaped."""
+from __future__ import annotations
+
+from html import escape
+
+from explorer.classroom.qr import qr_svg
+
+from .model import Lesson
+
+STYLE = """
+body { font: 15px/1.45 system-ui, sans-serif; max-width: 46rem; margin: 2rem auto; padding: 0 1rem; color: #111; }
+h1 { font-size: 1.6rem; margin-bottom: .2rem; } .about { color: #333; }
+ol.steps > li { margin: 0 0 1rem; padding: .6rem .8rem; border: 1px solid #bbb; border-radius: 6px;
+  break-inside: avoid; }
+.page { color: #444; font-size: .9rem; } .q { margin: .4rem 0 0; } .opts li { list-style: none; }
+.opts li::before { content: "\\25A2  "; } .join { display: flex; gap: 1rem; align-items: center;
+  border: 2px solid #111; padding: .6rem; border-radius: 6px; } .join svg { width: 9rem; height: 9rem; }
+@media print { body { margin: 0; max-width: none; font-size: 11pt; } a { color: #111; text-decoration: none; }
+  ol.steps > li { border-color: #999; } @page { margin: 1.5cm; } }
+"""
+
+
+def handout_html(lesson: Lesson, join_url: str | None = None, room: str | None = None) -> str:
+    """The handout as an HTML document. ``join_url`` (and the room's ``room`` code, as shown): print the way in."""
+    parts = ["<!doctype html><html lang=en><head><meta charset=utf-8>",
+             f"<title>{escape(lesson.title)} · handout</title><style>{STYLE}</style></head><body>",
+             f"<h1>{escape(lesson.title)}</h1>",
+             f"<p class=about>{escape(lesson.about)} · {len(lesson.steps)} steps, about {lesson.minutes:g} "
+             "minutes</p>"]
+    if join_url:
+        code = f" with the code <b>{escape(room)}</b>" if room else ""
+        parts.append(f"<div class=join>{qr_svg(join_url)}<div>Join the class: scan the code or open "
+                     f"<b>{escape(join_url)}</b>{code}.</div></div>")
+    parts.append("<ol class=steps>")
+    for step in lesson.steps:
+        parts.append(f"<li><b>{escape(step.title)}</b> <span class=page>· {escape(step.page_title)} · "
+                     f"{step.minutes:g} min</span>")
+        if step.question:
+            q = step.question
+            options = "".join(f"<li>{escape(o)}</li>" for o in q.options)
+            parts.append(f"<p class=q>{escape(q.prompt)}</p><ul class=opts>{options}</ul>")
+        elif step.page_question:
+            parts.append(f"<p class=q>Predict, then reveal: the question on the {escape(step.page_title)} page.</p>")
+        parts.append("</li>")
+    parts.append("</ol><p class=page>Made with the attention explorer. Your answers stay in the class; "
+                 "nothing is kept after it ends.</p></body></html>")
+    return "".join(parts)

@@ -1,0 +1,63 @@
+"""A lesson: an ordered list of steps. A step opens one page with its URL parameters (the view a deep link
+reopens), holds the teacher's private notes, an optional class question, and a planned time."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from explorer.labs.quiz import Question
+
+from .pages import PAGES
+
+PAGE_QUESTION = "page"   # a step's `question = "page"`: the page's own predict-then-reveal question
+
+
+@dataclass(frozen=True)
+class StepQuestion:
+    """A class question of the lesson's own: asked on top of the step's page, revealed by the teacher."""
+
+    prompt: str
+    options: tuple[str, ...]
+    answer: str
+    explain: str
+
+    def question(self) -> Question:
+        """As the pages' predict-then-reveal question (``explorer.ui.quiz`` draws it)."""
+        return Question(self.prompt, self.options, self.answer, self.explain)
+
+
+@dataclass(frozen=True)
+class Step:
+    title: str
+    page: str                                   # "pages/heatmaps.py": a key of explorer.lessons.pages.PAGES
+    minutes: float                              # planned time
+    notes: str = ""                             # the teacher's, never shown to the class
+    params: dict[str, str] = field(default_factory=dict)
+    question: StepQuestion | None = None
+    page_question: bool = False                 # the question is the page's own (see PAGE_QUESTION)
+
+    @property
+    def page_title(self) -> str:
+        return PAGES[self.page].title
+
+
+@dataclass(frozen=True)
+class Lesson:
+    title: str
+    steps: tuple[Step, ...]
+    about: str = ""
+    source: str = ""   # where it came from: "app:attention-20", "dir:mine", "own" (made or uploaded here)
+
+    @property
+    def minutes(self) -> float:
+        return sum(s.minutes for s in self.steps)
+
+    def planned_until(self, index: int) -> float:
+        """Minutes planned for steps 0..index (the time by which step ``index`` should be done)."""
+        return sum(s.minutes for s in self.steps[: index + 1])
+
+    def question_id(self, index: int) -> str:
+        """The store's id of step ``index``'s class question: stable for the same lesson text, short."""
+        step = self.steps[index]
+        digest = hashlib.sha256(repr((self.title, index, step.question)).encode()).hexdigest()[:10]
+        return f"lesson-{index + 1}-{digest}"

@@ -1,0 +1,170 @@
+"""Running a lesson: the lesson bar above every page (app.py draws it before the page runs).
+
+The teacher's bar: step n of N, time used against time planned, Back and Next, the step's class question and the
+teacher's private notes (never in projector view). Next and Back open the step's page with its parameters, as a
+fresh deep link would; in a class the page, its parameters and the lesson's place (``explorer.lessons.run.place``)
+are then published together as the room's view (``following.publish``), so the class follows and the store keeps
+the step. A follower's bar: "step n of N", the step's title and its class question, read from that view. A teacher
+who comes back to a class (the teacher link, a server restart) finds the lesson where the store says it is.
+Without a class the same bar runs a lesson alone.
+"""
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from explorer.classroom import ClassroomError
+from explorer.labs.quiz import Question
+from explorer.lessons import Lesson
+from explorer.lessons.pages import PAGES
+from explorer.lessons.run import place, resume
+from explorer.ui.live import membership
+from explorer.ui.quiz import predict_then_reveal
+from explorer.ui.text import literal
+
+LESSON, STEP, STARTED, STEP_STARTED, GO, RESUMED = (
+    "_lesson", "_lesson_step", "_lesson_started", "_lesson_step_started", "_lesson_go", "_lesson_resumed")
+
+
+def running() -> tuple[Lesson, int] | None:
+    lesson = st.session_state.get(LESSON)
+    return (lesson, st.session_state.get(STEP, 0)) if isinstance(lesson, Lesson) else None
+
+
+def start(lesson: Lesson, with_class: bool) -> None:
+    """Callback: run ``lesson`` from its first step, in a new class (``with_class``, unless this session already
+    teaches one) or alone. The run that follows opens step 1."""
+    if with_class and not membership.teacher_key():
+        try:
+            membership.start_class()
+        except ClassroomError as err:
+            membership.note(str(err))
+            return
+    now = time.time()
+    st.session_state.update({LESSON: lesson, STEP: 0, STARTED: now, STEP_STARTED: now, GO: True, RESUMED: True})
+
+
+def _move(by: int) -> None:
+    now = running()
+    if now is None:
+        return
+    lesson, index = now
+    target = min(max(index + by, 0), len(lesson.steps) - 1)
+    st.session_state.update({STEP: target, STEP_STARTED: time.time(), GO: True})
+
+
+def _back_to_step() -> None:
+    st.session_state[GO] = True
+
+
+def finish() -> None:
+    """Callback: the lesson ends (a class stays open; its view stops carrying the lesson)."""
+    for name in (LESSON, STEP, STARTED, STEP_STARTED, GO, membership.LESSON_PLACE):
+        st.session_state.pop(name, None)
+    st.session_state[RESUMED] = True   # the room's view still names the lesson until this run publishes
+
+
+def _open_step(lesson: Lesson, index: int) -> None:
+    """Open step ``index``'s page as its deep link would open it: the page's own parameters are forgotten in this
+    session (each then reads the step's value from the address, or its default), and the page is switched to."""
+    step = lesson.steps[index]
+    for name in PAGES[step.page].params:
+        st.session_state.pop(name, None)
+        st.session_state.pop(f"_kept_{name}", None)
+    st.switch_page(step.page, query_params=dict(step.params))
+
+
+def _resume() -> None:
+    """A teacher back in a class whose view carries a lesson (a teacher link opened again, a server restart) but
+    whose session holds none: carry on at the store's step, once a session."""
+    if st.session_state.get(RESUMED) or LESSON in st.session_state or not membership.teacher_key():
+        return
+    st.session_state[RESUMED] = True
+    try:
+        where = membership.store().view(membership.code())[1].get("lesson")
+    except ClassroomError:
+        return
+    found = resume(where)
+    if found is not None:
+        lesson, index = found
+        st.session_state.update({LESSON: lesson, STEP: index, STARTED: float(where.get("started") or time.time()),
+                                 STEP_STARTED: float(where.get("step_started") or time.time())})
+
+
+def bar() -> None:
+    """The lesson bar for this session: the teacher's (or a lone runner's), a follower's, or nothing."""
+    if membership.following():
+        _follower_bar()
+        return
+    _resume()
+    now = running()
+    if now is None:
+        st.session_state.pop(membership.LESSON_PLACE, None)
+        return
+    lesson, index = now
+    st.session_state[membership.LESSON_PLACE] = place(lesson, index, st.session_state[STARTED],
+                                                      st.session_state[STEP_STARTED])
+    if st.session_state.pop(GO, False):
+        _open_step(lesson, index)
+    _teacher_bar(lesson, index)
+
+
+def _clock(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+def _teacher_bar(lesson: Lesson, index: int) -> None:
+    step, n = lesson.steps[index], len(lesson.steps)
+    used = time.time() - st.session_state[STARTED]
+    planned = lesson.planned_until(index)
+    on_step = membership.current_page() == step.page
+    with st.container(border=True, key="lesson_bar"):
+        with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+            st.markdown(f":material/assignment: **{literal(lesson.title)}** · step **{index + 1} of {n}**: "
+                        f"{literal(step.title)}")
+            st.button("Back", icon=":material/chevron_left:", key="_lesson_back", on_click=_move, args=(-1,),
+                      disabled=index == 0)
+            if index + 1 < n:
+                st.button("Next", icon=":material/chevron_right:", key="_lesson_next", on_click=_move, args=(1,),
+                          type="primary")
+            else:
+                st.button("Finish the lesson", icon=":material/flag:", key="_lesson_finish", on_click=finish,
+                          type="primary")
+        late = used / 60 > planned
+        st.caption(f":material/timer: {_clock(used)} used of {lesson.minutes:g} min planned · by the end of this "
+                   f"step: {planned:g} min" + (" · running late" if late else ""))
+        if not on_step:
+            st.button(f"Back to step {index + 1}", icon=":material/undo:", key="_lesson_return",
+                      on_click=_back_to_step)
+        elif not membership.projector() and step.notes:
+            with st.expander("Your notes (only on this screen, never in projector view)", icon=":material/notes:"):
+                st.markdown(literal(step.notes))
+    if on_step:
+        _question(step.question.question() if step.question else None, lesson.question_id(index),
+                  step.page_question)
+
+
+def _question(question: Question | None, qid: str, page_question: bool) -> None:
+    if question is not None:
+        predict_then_reveal(question, qid)
+    elif page_question:
+        st.caption(":material/quiz: This step's question is the page's own: predict, then reveal, below.")
+
+
+def _follower_bar() -> None:
+    where = st.session_state.get(membership.LESSON_SEEN)
+    if not isinstance(where, dict) or not isinstance(where.get("step"), int):
+        return
+    st.markdown(f":material/assignment: **Step {where['step'] + 1} of {where.get('n', '?')}** · "
+                f"{literal(where.get('step_title', ''))}")
+    raw = where.get("question")
+    question = None
+    if isinstance(raw, dict) and where.get("qid"):
+        try:
+            question = Question(raw["prompt"], tuple(raw["options"]), raw["answer"], raw["explain"])
+        except (KeyError, TypeError, ValueError):
+            question = None
+    if question is not None:
+        predict_then_reveal(question, str(where["qid"]))

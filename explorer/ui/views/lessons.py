@@ -1,0 +1,178 @@
+"""The lessons on Home and on the Lessons page: start one with a class or alone, its steps and handout, and your own
+lesson (edit, reorder, download, open a file). Every text from a lesson file is shown as literal text."""
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer.classroom import pretty_code
+from explorer.lessons import Lesson, LessonError, catalogue, dump
+from explorer.lessons.handout import handout_html
+from explorer.lessons.pages import PAGE_QUESTIONS, PAGES
+from explorer.ui.live import lesson_bar, membership, own_lesson
+from explorer.ui.text import literal
+from explorer.ui.widgets import page_link
+
+LESSONS_PAGE = "pages/lessons.py"
+
+
+def _slug(lesson: Lesson) -> str:
+    return lesson.source.replace(":", "-") or "lesson"
+
+
+def _start_buttons(lesson: Lesson, key: str, primary: bool) -> None:
+    with st.container(horizontal=True, gap="small"):
+        st.button("Start with a class", icon=":material/groups:", key=f"{key}_class", on_click=lesson_bar.start,
+                  args=(lesson, True), type="primary" if primary else "secondary",
+                  help="Opens a class (students join with its code) and step 1; the class follows each step.")
+        st.button("Run it alone", icon=":material/person:", key=f"{key}_alone", on_click=lesson_bar.start,
+                  args=(lesson, False), help="The same steps and questions, without a class.")
+
+
+def home_section() -> None:
+    """Home's first section: the lessons, each with its start buttons (one click to a running lesson)."""
+    lessons, errors = catalogue()
+    st.subheader(":material/assignment: Lessons: ready to run with a class", anchor=False)
+    st.caption("Each lesson walks through the pages below in order, with a question for the class at every step "
+               "and notes only you see. Handouts and your own lessons are on the Lessons page.")
+    columns = st.columns(max(1, min(3, len(lessons))))
+    for i, lesson in enumerate(lessons):
+        with columns[i % len(columns)], st.container(border=True, key=f"lesson_card_{_slug(lesson)}"):
+            st.markdown(f"**{literal(lesson.title)}** · {len(lesson.steps)} steps, {lesson.minutes:g} min")
+            st.caption(literal(lesson.about))
+            _start_buttons(lesson, f"_home_{_slug(lesson)}", primary=i == 0)
+    if errors:
+        st.caption(f":material/warning: {len(errors)} lesson {'file has' if len(errors) == 1 else 'files have'} "
+                   "an error and cannot run: see the Lessons page.")
+    page_link(LESSONS_PAGE, "All lessons, handouts and your own lesson", icon=":material/arrow_forward:")
+
+
+def _steps_table(lesson: Lesson) -> None:
+    for n, step in enumerate(lesson.steps, 1):
+        ask = ("the page's own question" if step.page_question else
+               literal(step.question.prompt) if step.question else "no question")
+        st.markdown(f"{n}. **{literal(step.title)}** · {literal(step.page_title)} · {step.minutes:g} min  \n"
+                    f"   :material/quiz: {ask}")
+
+
+def handout(lesson: Lesson, key: str) -> None:
+    """Download the handout (with the join link and QR code when this session teaches a class): a page of its own,
+    opened and printed from the browser (no preview in the app: the app draws no raw HTML)."""
+    room = membership.code() if membership.teacher_key() else None
+    page = handout_html(lesson, membership.join_url(room) if room else None, pretty_code(room) if room else None)
+    st.download_button("Handout (HTML, prints as a page)", page.encode(), file_name=f"{_slug(lesson)}-handout.html",
+                       mime="text/html", key=f"{key}_handout", icon=":material/print:", on_click="ignore")
+
+
+def errors_list(errors: list[LessonError]) -> None:
+    for err in errors:
+        st.error(literal(err), icon=":material/error:")
+
+
+def catalogue_section() -> None:
+    lessons, errors = catalogue()
+    errors_list(errors)
+    for i, lesson in enumerate(lessons):
+        with st.expander(f"{lesson.title} · {len(lesson.steps)} steps, {lesson.minutes:g} min", expanded=i == 0,
+                         icon=":material/assignment:"):
+            st.caption(literal(lesson.about))
+            key = f"_lessons_{_slug(lesson)}"
+            _start_buttons(lesson, key, primary=i == 0)
+            _steps_table(lesson)
+            handout(lesson, key)
+            st.button("Copy it to my own lesson", key=f"{key}_copy", icon=":material/content_copy:",
+                      on_click=own_lesson.adopt, args=(lesson,))
+
+
+# ---------------------------------------------------------------------------------------------- your own lesson
+
+def _sync(uid: int, name: str) -> None:
+    step = next(s for s in own_lesson.own()["steps"] if s["uid"] == uid)
+    step[name] = st.session_state[f"_own_{uid}_{name}"]
+
+
+def _field(fields: dict, name: str, widget, label: str, **kw) -> None:
+    key = f"_own_{fields['uid']}_{name}"
+    st.session_state.setdefault(key, fields[name])
+    widget(label, key=key, on_change=_sync, args=(fields["uid"], name), **kw)
+
+
+def _step_editor(step: dict, n: int, last: int) -> None:
+    uid = step["uid"]
+    with st.expander(f"{n}. {step['title']} · {PAGES[step['page']].title} · {step['minutes']:g} min"):
+        with st.container(horizontal=True, gap="small"):
+            st.button("Up", icon=":material/arrow_upward:", key=f"_own_{uid}_up", on_click=own_lesson.move,
+                      args=(uid, -1), disabled=n == 1)
+            st.button("Down", icon=":material/arrow_downward:", key=f"_own_{uid}_down", on_click=own_lesson.move,
+                      args=(uid, 1), disabled=n == last)
+            st.button("Remove", icon=":material/delete:", key=f"_own_{uid}_remove", on_click=own_lesson.remove,
+                      args=(uid,))
+        if step["params"]:
+            st.caption("View: " + literal(", ".join(f"{k} = {v}" for k, v in step["params"].items())))
+        _field(step, "title", st.text_input, "Title", max_chars=120)
+        _field(step, "minutes", st.number_input, "Planned minutes", min_value=0.5, max_value=25.0, step=0.5)
+        _field(step, "notes", st.text_area, "Your notes (only on your screen)", max_chars=2000)
+        if step["page"] in PAGE_QUESTIONS:
+            _field(step, "page_question", st.checkbox, "Ask the page's own question")
+        if not step["page_question"]:
+            _field(step, "prompt", st.text_input, "Class question (optional)", max_chars=400)
+            _field(step, "options", st.text_area, "Options, one a line (2 to 6)", height=100)
+            _field(step, "answer", st.text_input, "The right option (as written above)", max_chars=120)
+            _field(step, "explain", st.text_area, "Explanation shown at the reveal", max_chars=1000)
+
+
+PENDING = "_own_pending"   # (bytes, file name) of a lesson file just uploaded
+
+
+def _upload() -> None:
+    data = st.session_state.get("_own_upload")
+    if data is not None:
+        st.session_state[PENDING] = (data.getvalue(), data.name)
+
+
+def _open_pending() -> None:
+    """An uploaded lesson file becomes the own lesson, or one literal message and nothing changes."""
+    pending = st.session_state.pop(PENDING, None)
+    if pending is None:
+        return
+    data, name = pending
+    try:
+        own_lesson.load(data, name)
+    except LessonError as err:
+        st.error(literal(err), icon=":material/error:")
+        return
+    for key in [k for k in st.session_state if isinstance(k, str) and k.startswith("_own_") and k[5:6].isdigit()]:
+        del st.session_state[key]   # the step editors' widgets show the file's values, not the old ones
+    st.session_state["_own_title"] = own_lesson.own()["title"]
+    st.success(f"Opened {literal(name)}.", icon=":material/check_circle:")
+
+
+def own_section() -> None:
+    """Build, edit, download and open your own lesson."""
+    st.toggle("Build my own lesson while exploring: every page gets “Add this view as a step”",
+              value=own_lesson.building(), key="_own_toggle",
+              on_change=lambda: own_lesson.set_building(st.session_state["_own_toggle"]))
+    _open_pending()
+    fields = own_lesson.own()
+    st.session_state.setdefault("_own_title", fields["title"])
+    st.text_input("Lesson title", key="_own_title", max_chars=120,
+                  on_change=lambda: fields.update(title=st.session_state["_own_title"]))
+    steps = fields["steps"]
+    for n, step in enumerate(steps, 1):
+        _step_editor(step, n, len(steps))
+    try:
+        made = own_lesson.lesson()
+    except LessonError as err:
+        made = None
+        if steps:
+            st.warning(literal(err), icon=":material/warning:")
+        else:
+            st.caption("No steps yet: switch on the toggle above, open a page, set it up, and press “Add this view "
+                       "as a step”.")
+    if made is not None:
+        st.download_button("Download the lesson file", dump(made).encode(), file_name=own_lesson.FILE,
+                           mime="application/toml", key="_own_download", icon=":material/download:",
+                           on_click="ignore")
+        _start_buttons(made, "_own_start", primary=False)
+        handout(made, "_own")
+    st.file_uploader("Open a lesson file (.toml)", type=["toml"], key="_own_upload", on_change=_upload,
+                     max_upload_size=1)

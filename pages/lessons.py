@@ -1,0 +1,14 @@
+"""Lessons: the ready-made lessons (start one, read its steps, print its handout) and your own lesson."""
+import streamlit as st
+
+from explorer.ui.views import lessons
+from explorer.ui.widgets import use_app_navigation
+
+use_app_navigation()
+st.title("Lessons", anchor=False)
+st.caption("A lesson is a plan for the hour: pages in order, each opened on the view it needs, a question for the "
+           "class at each step and notes that only you see. Start one with a class (students join with a code and "
+           "follow each step) or run it alone.")
+lessons.catalogue_section()
+st.subheader(":material/edit_note: Your own lesson", anchor=False)
+lessons.own_section()

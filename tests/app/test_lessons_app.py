@@ -1,0 +1,187 @@
+"""AppTest of lessons: every shipped step's page renders with the step's parameters (none of them corrected), a
+teacher starts a lesson from Home in one click, Next and Back move the class's page, a student who joins late lands
+on the current step, the notes stay on the teacher's own screen, a teacher who comes back (a restarted server, the
+teacher link) carries on at the store's step, and an uploaded lesson file with an error is one literal message."""
+from pathlib import Path
+
+import pytest
+from pagetest import open_page
+from streamlit.testing.v1 import AppTest
+
+from explorer.classroom import normalise_code
+from explorer.lessons import catalogue
+from explorer.ui.live import lesson_bar, membership
+from explorer.ui.text import literal
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+LESSONS = catalogue({})[0]
+# each distinct (page, parameters) of the shipped lessons once: two steps may share a view and differ in the question
+VIEWS = sorted({(s.page, tuple(sorted(s.params.items()))): (lesson.title, n)
+                for lesson in LESSONS for n, s in enumerate(lesson.steps, 1)}.items())
+
+
+@pytest.fixture(autouse=True)
+def fresh_store(tmp_path, monkeypatch):
+    monkeypatch.setenv("EXPLORER_CLASSROOM_DB", str(tmp_path / "classroom.sqlite3"))
+    monkeypatch.delenv("EXPLORER_CLASSROOM_URL", raising=False)
+    membership.store.clear()
+    yield
+    membership.store.clear()
+
+
+def texts(at: AppTest) -> str:
+    return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [str(e.value) for e in at.error]
+                     + [str(w.value) for w in at.warning] + [str(s.value) for s in at.success]
+                     + [str(i.value) for i in at.info] + [x.label for x in at.expander])
+
+
+def click(at: AppTest, label: str, nth: int = 0) -> AppTest:
+    [b for b in at.button if b.label == label][nth].click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def session(**params) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.query_params.update(params)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+@pytest.mark.parametrize("view, where", VIEWS, ids=[f"{w[0][:12]}-{w[1]}" for _, w in VIEWS])
+def test_every_shipped_step_renders_with_its_parameters_uncorrected(view, where):
+    page, params = view
+    at = open_page(page, **dict(params))
+    assert at.title and at.title[0].value, where
+    corrected = [str(i.value) for i in at.info if "link" in str(i.value) or "range" in str(i.value)]
+    assert corrected == [], (where, corrected)   # a parameter the page had to fix would be a broken step
+    for name, value in params:
+        assert at.query_params[name] == [value] or at.query_params[name] == value, (where, name)
+
+
+def join(room: str, nickname: str) -> AppTest:
+    student = session()
+    student.switch_page("pages/classroom.py").run()
+    student.text_input(key="_class_typed").input(room)
+    student.text_input(key="_class_nick").input(nickname)
+    return click(student, "Join")
+
+
+def test_a_lesson_runs_with_a_class_from_home_next_moves_the_class_and_late_students_land_on_the_step():
+    lesson = LESSONS[0]
+    teacher = session()   # Home
+    click(teacher, "Start with a class")   # one click: a class, and step 1 open
+    room = teacher.session_state[membership.ROOM]
+    assert teacher.title[0].value == "Attention heatmaps"
+    shown = texts(teacher)
+    assert "step **1 of 7**" in shown and literal(lesson.steps[0].notes) in shown
+    assert "Teaching class" in shown
+    students = [join(room, f"s{i}") for i in range(2)]
+    for student in students:
+        student.run()
+        assert student.title[0].value == "Attention heatmaps"
+        assert "**Step 1 of 7**" in texts(student)
+        assert literal(lesson.steps[0].notes) not in texts(student)   # the notes are the teacher's only
+        assert student.query_params["layer"] == "2" and student.query_params["head"] == "3"
+    qid = lesson.question_id(0)
+    students[0].radio(key=f"{qid}_answer").set_value("exactly 1").run()
+    click(students[0], "Commit my answer")
+    assert membership.store().counts(room, qid) == {"exactly 1": 1}
+
+    click(teacher, "Next")
+    assert teacher.title[0].value == "Antecedent flip" and "step **2 of 7**" in texts(teacher)
+    for student in students:
+        student.run()
+        assert student.title[0].value == "Antecedent flip" and "**Step 2 of 7**" in texts(student)
+        assert student.query_params["text_b"] == lesson.steps[1].params["text_b"]
+    late = join(room, "late")
+    late.run()
+    assert late.title[0].value == "Antecedent flip" and "**Step 2 of 7**" in texts(late)
+
+    teacher.toggle(key=membership.PROJECTOR).set_value(True).run()
+    assert literal(lesson.steps[1].notes) not in texts(teacher)   # never in projector view
+    click(teacher, "Back")
+    assert teacher.title[0].value == "Attention heatmaps" and "step **1 of 7**" in texts(teacher)
+    students[1].run()
+    assert students[1].title[0].value == "Attention heatmaps"
+
+
+def test_a_teacher_who_comes_back_carries_on_at_the_stores_step():
+    """As after a server restart: a fresh session opens the teacher link and finds the lesson at its step."""
+    lesson = next(x for x in LESSONS if x.source == "app:1-attention-in-20-minutes")
+    teacher = session()
+    click(teacher, "Start with a class")
+    room, key = teacher.session_state[membership.ROOM], teacher.session_state[membership.KEY]
+    click(teacher, "Next")
+    click(teacher, "Next")
+    assert teacher.title[0].value == "Worked example: attention by hand"
+    again = session(room=room, key=key)   # the teacher link, in a new session
+    assert again.session_state[lesson_bar.STEP] == 2
+    assert "step **3 of 7**" in texts(again) and literal(lesson.steps[2].title) in texts(again)
+    click(again, "Back to step 3")
+    assert again.title[0].value == "Worked example: attention by hand"
+    click(again, "Next")
+    assert again.title[0].value.startswith("Softmax saturation")
+    assert membership.store().view(normalise_code(room))[1]["lesson"]["step"] == 3
+    for _ in range(3):
+        click(again, "Next")
+    click(again, "Finish the lesson")   # the lesson ends for good: the class's view no longer names it
+    again.run()
+    assert "step **" not in texts(again) and lesson_bar.LESSON not in again.session_state
+    assert "lesson" not in membership.store().view(normalise_code(room))[1]
+
+
+def test_run_alone_and_finish():
+    teacher = session()
+    click(teacher, "Run it alone", nth=2)   # the third lesson on Home
+    assert membership.ROOM not in teacher.session_state
+    assert "Is attention an explanation" in texts(teacher) and "step **1 of 4**" in texts(teacher)
+    for _ in range(3):
+        click(teacher, "Next")
+    click(teacher, "Finish the lesson")
+    assert lesson_bar.LESSON not in teacher.session_state and "step **" not in texts(teacher)
+
+
+HOSTILE = """title = "Mine"
+[[step]]
+title = "x"
+page = "pages/lab_softmax.py"
+minutes = 1
+notes = "<img src=x onerror=alert(1)>"
+"""
+
+
+def test_own_lesson_add_views_reorder_and_open_files():
+    at = session()
+    at.switch_page("pages/lessons.py").run()
+    at.toggle(key="_own_toggle").set_value(True).run()
+    at.switch_page("pages/lab_softmax.py").run()
+    click(at, "Add this view as a step")
+    at.switch_page("pages/lab_positions.py").run()
+    click(at, "Add this view as a step")
+    at.switch_page("pages/lessons.py").run()
+    steps = at.session_state["_own_lesson"]["steps"]
+    assert [s["page"] for s in steps] == ["pages/lab_softmax.py", "pages/lab_positions.py"]
+    assert steps[1]["params"] == {"pos_n": "100", "pos_d": "128", "pos_at": "50"}   # the view on screen
+    click(at, "Down")   # the first step goes second
+    labels = [e.label for e in at.expander if e.label[:2] in ("1.", "2.")]
+    assert labels[0].startswith("1. Positional encodings") and labels[1].startswith("2. Softmax saturation")
+    labels = [d.proto.label for d in at.get("download_button")]
+    assert "Download the lesson file" in labels
+    assert labels.count("Handout (HTML, prints as a page)") == len(LESSONS) + 1   # each lesson's, and the own one's
+    # a hostile file: one message, shown as text, and the own lesson is unchanged
+    at.session_state["_own_pending"] = (HOSTILE.encode(), "evil<b>.toml")
+    at.run()
+    assert [str(e.value) for e in at.error] == [literal(
+        "lesson file 'evil<b>.toml', step 1, field 'notes': holds markup (something like <tag>); write plain text.")]
+    assert len(at.session_state["_own_lesson"]["steps"]) == 2
+    # a good file opens, and starts like any lesson
+    at.session_state["_own_pending"] = (HOSTILE.replace("<img src=x onerror=alert(1)>", "say *this*").encode(),
+                                        "mine.toml")
+    at.run()
+    assert [s["title"] for s in at.session_state["_own_lesson"]["steps"]] == ["x"]
+    assert at.text_input(key="_own_title").value == "Mine"
+    click(at, "Run it alone", nth=len(LESSONS))   # the own lesson's button comes after the catalogue's
+    assert at.title[0].value.startswith("Softmax") and "step **1 of 1**" in texts(at)
+    assert literal("say *this*") in texts(at)   # the notes, as typed
