@@ -29,7 +29,7 @@ SECTIONS: dict[str, tuple[PageGuide, ...]] = {
           "Type a sentence, pick a layer and a head, and see how much each word attends to every other.",
           "Where does this head look?",
           ("token", "sub-token", "special token", "query", "key", "layer", "head", "attention weight", "softmax",
-           "d_k", "fidelity", "rollout", "weight × value size", "encoder", "decoder", "cross-attention")),
+           "d_k", "fidelity", "rollout", "weight × value size", "encoder", "decoder", "cross-attention", "RoPE")),
         G("pages/flip.py", "Antecedent flip", ":material/swap_horiz:",
           "Change one word of a sentence (tired to wide) and find the heads whose attention from it moves.",
           "Which heads notice what it refers to?",
@@ -93,6 +93,9 @@ SECTIONS: dict[str, tuple[PageGuide, ...]] = {
            "layer norm", "MLP", "layer")),
     ),
     "Teach and look up": (
+        G("pages/lessons.py", "Lessons", ":material/assignment:",
+          "Pick a ready-made lesson, print its handout, or build your own from the views you open.",
+          "What do we look at, in what order, and what do we ask?"),
         G("pages/classroom.py", "Classroom", ":material/school:",
           "Start a class as the teacher, or join one with a code, a link or a QR code and follow along.",
           "How do we all look at the same thing?"),
