@@ -56,8 +56,9 @@ def family_layout(model: torch.nn.Module) -> dict:
     if family in {"t5", "mt5", "umt5", "longt5"}:
         return dict(kind="bias")
     if family in {"bloom", "mpt", "falcon"} or getattr(cfg, "alibi", False):
-        return dict(kind="none", why="This model adds an ALiBi distance penalty inside its own attention code, "
-                                     "where its queries and keys cannot be captured; only its weights are shown.")
+        return dict(kind="none", why="This model adds an ALiBi distance penalty to every score; its query·key part "
+                                     "is taken apart above, but where that part comes from is not worked out "
+                                     "for ALiBi models yet.")
     return dict(kind="none", why=f"The score's origin is worked out for learned-position encoders, GPT-2, rotary "
                                  f"decoders and T5's position bias; the {family} family is not one of them yet.")
 
