@@ -103,6 +103,18 @@ def redis_server(tmp_path_factory):
     srv.stop()
 
 
+@pytest.fixture(params=["sqlite", "redis"])
+def classroom_env(request, tmp_path):
+    """Environment that points ``explorer.classroom.open_store`` at a fresh, empty backend: SQLite, then Redis."""
+    if request.param == "sqlite":
+        return {"EXPLORER_CLASSROOM_DB": str(tmp_path / "classroom.sqlite3")}
+    import redis
+
+    srv = request.getfixturevalue("redis_server")
+    redis.Redis.from_url(srv.url).flushdb()
+    return {"EXPLORER_CLASSROOM_URL": srv.url}
+
+
 @pytest.fixture
 def make_redis_server(tmp_path):
     """Factory of private servers (stopped at the end of the test), for tests that restart one."""

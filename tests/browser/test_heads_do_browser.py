@@ -27,7 +27,7 @@ def test_click_toggles_a_head_and_the_sweep_draws(server, browser):
             assert ("layer 3 · head 1" in chosen(page)) is expected
             assert (page.get_by_text("Without 1 head").count() > 0) is expected
         page.get_by_role("button", name="Run the sweep").click()
-        page.wait_for_selector("text=Spearman", timeout=120_000)
+        page.wait_for_selector("[data-testid=stMain] >> text=Spearman", timeout=120_000)
         wait_idle(page)
         titles = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot .gtitle')]"
                                ".map(t => t.textContent)")

@@ -91,6 +91,8 @@ async def lesson(browser, url: str, db: str) -> dict:
             report["counts"] = store.counts(room, parse(LESSON, "browser.toml").question_id(0))
             await teacher.get_by_role("button", name=REVEAL).first.click(timeout=WAIT_MS)
             await idle(teacher)
+            await teacher.get_by_role("button", name="Reveal the answer").first.click(timeout=WAIT_MS)
+            await idle(teacher)
             for s in students:
                 await s.get_by_text(re.compile("Right:|Not quite")).first.wait_for(timeout=WAIT_MS)
             report["verdicts"] = [await s.get_by_text("Right:").count() > 0 for s in students]

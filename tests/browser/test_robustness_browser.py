@@ -143,7 +143,7 @@ HUNG_MS = 8000
 def _unknown_hub_id_answer_ms(page) -> float:
     """Type an unknown hub id into the model box; milliseconds until the page says why it cannot load it."""
     _choose_model(page, "Other hub id or folder…")
-    box = page.get_by_label("Hub id (e.g. prajjwal1/bert-tiny) or local folder")
+    box = page.get_by_role("textbox", name="Hub id (e.g. prajjwal1/bert-tiny) or local folder")
     box.fill(UNKNOWN)
     start = page.evaluate("() => performance.now()")
     box.press("Enter")

@@ -4,7 +4,6 @@ import re
 import sqlite3
 
 import pytest
-import redis
 
 from explorer.classroom import (
     AlreadyRevealed,
@@ -22,13 +21,10 @@ QUESTION = dict(prompt="Which word does **it** attend to?", options=("animal", "
                 correct="animal")
 
 
-@pytest.fixture(params=["sqlite", "redis"])
-def env(request, tmp_path):
-    if request.param == "sqlite":
-        return {"EXPLORER_CLASSROOM_DB": str(tmp_path / "classroom.sqlite3")}
-    srv = request.getfixturevalue("redis_server")
-    redis.Redis.from_url(srv.url).flushdb()
-    return {"EXPLORER_CLASSROOM_URL": srv.url}
+@pytest.fixture
+def env(classroom_env):
+    """A fresh, empty classroom backend: SQLite, then Redis (``classroom_env`` in conftest)."""
+    return classroom_env
 
 
 @pytest.fixture

@@ -44,14 +44,10 @@ ROOT = Path(__file__).resolve().parents[2]
 H = 3600.0
 
 
-@pytest.fixture(params=["sqlite", "redis"])
-def env(request, tmp_path):
-    """Environment that points open_store at a fresh, empty backend."""
-    if request.param == "sqlite":
-        return {"EXPLORER_CLASSROOM_DB": str(tmp_path / "classroom.sqlite3")}
-    srv = request.getfixturevalue("redis_server")
-    redis.Redis.from_url(srv.url).flushdb()
-    return {"EXPLORER_CLASSROOM_URL": srv.url}
+@pytest.fixture
+def env(classroom_env):
+    """A fresh, empty classroom backend: SQLite, then Redis (``classroom_env`` in conftest)."""
+    return classroom_env
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ import json
 from pathlib import Path
 
 import pytest
-import redis
 
 from explorer.classroom import open_store
 from explorer.lessons import LessonError, catalogue, dump, parse
@@ -163,13 +162,10 @@ def test_place_resumes_every_step_and_an_own_lesson():
     assert resume({**where, "step": 5}, {}) is None and resume("junk", {}) is None
 
 
-@pytest.fixture(params=["sqlite", "redis"])
-def env(request, tmp_path):
-    if request.param == "sqlite":
-        return {"EXPLORER_CLASSROOM_DB": str(tmp_path / "classroom.sqlite3")}
-    srv = request.getfixturevalue("redis_server")
-    redis.Redis.from_url(srv.url).flushdb()
-    return {"EXPLORER_CLASSROOM_URL": srv.url}
+@pytest.fixture
+def env(classroom_env):
+    """A fresh, empty classroom backend: SQLite, then Redis (``classroom_env`` in conftest)."""
+    return classroom_env
 
 
 def test_lesson_step_survives_a_store_reopen(env):

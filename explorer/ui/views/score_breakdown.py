@@ -63,7 +63,10 @@ def sections(model: str, raw: AttentionResult, part: str, view: matrices.MatrixV
 
 def key_picker(view: matrices.MatrixView, row: int, tokens: tuple[str, ...]) -> int:
     """The key column (deep-linked as a token position, ``key``); by default the one this row weights most."""
-    default = view.key_positions[int(np.nanargmax(np.asarray(view.matrix[row], dtype=np.float64)))][0]
+    strongest = int(np.nanargmax(np.asarray(view.matrix[row], dtype=np.float64)))
+    default = view.key_positions[strongest][0]
+    if not is_open():   # closed: no box and no link parameter (a follower's address stays the teacher's)
+        return strongest
     return ui.token_picker("Key token (for the breakdown)", "key", view.key_positions, view.key_labels, default,
                            tokens=tokens)
 
@@ -139,7 +142,10 @@ def _chosen_queries(view: matrices.MatrixView) -> list[int]:
     st.session_state["bd_queries"] = [p for p in st.session_state["bd_queries"] if p in firsts]
     chosen = st.multiselect("Query tokens to add up", firsts, key="bd_queries", placeholder="Choose two or more…",
                             format_func=lambda p: f"{view.query_labels[firsts.index(p)]} · position {p}")
-    params.put("queries", ",".join(str(p) for p in chosen))
+    if chosen:   # an empty value would be written again on every rerun (and sent to every follower)
+        params.put("queries", ",".join(str(p) for p in chosen))
+    else:
+        params.drop("queries")
     return [firsts.index(p) for p in chosen]
 
 
