@@ -23,6 +23,7 @@ import json
 
 import redis
 
+from . import errors
 from .polls import OPEN, ROUNDS, round_closed_error
 from .redis_scripts import ANSWER, CREATE, EXPIRE, JOIN, TEACHER, WRONG
 from .store import (
@@ -30,16 +31,7 @@ from .store import (
     NoSuchRoom,
     Room,
     clock,
-    from_address_error,
     hash_key,
-    no_room_error,
-    not_joined_error,
-    not_teacher_error,
-    removed_error,
-    revealed_error,
-    room_closed_error,
-    room_full_error,
-    too_many_rooms_error,
 )
 
 # Every command the store sends (reads in MULTI, scripts by EVALSHA, loaded on a NOSCRIPT) or its scripts call.
@@ -78,11 +70,12 @@ class RedisStore(ClassroomStore):
         status = status.decode() if isinstance(status, bytes) else status
         if status in ("ok", "taken"):
             return int(value) if status == "ok" else -1
-        raise {"noroom": no_room_error, "notteacher": not_teacher_error, "toomany": too_many_rooms_error,
-               "notjoined": not_joined_error, "revealed": revealed_error,
-               "full": lambda: room_full_error(self.max_students), "closed": room_closed_error,
-               "removed": removed_error, "roundclosed": round_closed_error,
-               "fromaddress": lambda: from_address_error(self.seats_per_address)}[status]()
+        raise {"noroom": errors.no_room_error, "notteacher": errors.not_teacher_error,
+               "toomany": errors.too_many_rooms_error,
+               "notjoined": errors.not_joined_error, "revealed": errors.revealed_error,
+               "full": lambda: errors.room_full_error(self.max_students), "closed": errors.room_closed_error,
+               "removed": errors.removed_error, "roundclosed": round_closed_error,
+               "fromaddress": lambda: errors.from_address_error(self.seats_per_address)}[status]()
 
     def _read(self, code: str, now: float, *calls) -> list:
         """Run HGET touched plus ``calls`` (name, key, *args) in one MULTI; NoSuchRoom unless the room is live."""
@@ -92,7 +85,7 @@ class RedisStore(ClassroomStore):
             getattr(pipe, name)(key, *args)
         touched, *out = pipe.execute()
         if touched is None or float(touched) <= now - self.ttl_s:
-            raise no_room_error()
+            raise errors.no_room_error()
         return out
 
     # ------------------------------------------------------------------------------------------- writes

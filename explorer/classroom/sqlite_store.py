@@ -15,22 +15,14 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
+from . import errors
 from .polls import OPEN, REVEALED, next_state, round_closed_error
 from .store import (
     WRONG_FORGET_S,
     ClassroomStore,
     Room,
     clock,
-    from_address_error,
     hash_key,
-    no_room_error,
-    not_joined_error,
-    not_teacher_error,
-    removed_error,
-    revealed_error,
-    room_closed_error,
-    room_full_error,
-    too_many_rooms_error,
 )
 
 SCHEMA = """
@@ -116,12 +108,12 @@ class SqliteStore(ClassroomStore):
     def _live(self, db, code: str, now: float, cols: str = "key_hash") -> tuple:
         row = db.execute(f"SELECT {cols} FROM rooms WHERE code=? AND touched>?", (code, now - self.ttl_s)).fetchone()
         if row is None:
-            raise no_room_error()
+            raise errors.no_room_error()
         return row
 
     def _check_teacher(self, db, code: str, key: str, now: float) -> None:
         if not hmac.compare_digest(self._live(db, code, now)[0], hash_key(key)):
-            raise not_teacher_error()
+            raise errors.not_teacher_error()
 
     def _touch(self, db, code: str, now: float) -> None:
         db.execute("UPDATE rooms SET touched=? WHERE code=?", (now, code))
@@ -146,7 +138,7 @@ class SqliteStore(ClassroomStore):
                 return False
             live = db.execute("SELECT COUNT(*) FROM rooms WHERE touched>?", (now - self.ttl_s,)).fetchone()[0]
             if live >= self.max_rooms:
-                raise too_many_rooms_error()
+                raise errors.too_many_rooms_error()
             db.execute("INSERT INTO rooms(code, key_hash, created, touched, version, locked, view, joinable) "
                        "VALUES(?,?,?,?,0,0,'{}',1)", (code, key_hash, now, now))
         return True
@@ -191,17 +183,17 @@ class SqliteStore(ClassroomStore):
         with self._write() as db:
             joinable = self._live(db, code, now, "joinable")[0]
             if db.execute("SELECT 1 FROM removed WHERE code=? AND student=?", (code, student)).fetchone():
-                raise removed_error()
+                raise errors.removed_error()
             known = db.execute("SELECT 1 FROM students WHERE code=? AND student=?", (code, student)).fetchone()
             if not known:
                 if not joinable:
-                    raise room_closed_error()
+                    raise errors.room_closed_error()
                 if db.execute("SELECT COUNT(*) FROM students WHERE code=?", (code,)).fetchone()[0] >= self.max_students:
-                    raise room_full_error(self.max_students)
+                    raise errors.room_full_error(self.max_students)
                 if address and self.seats_per_address and db.execute(
                         "SELECT COUNT(*) FROM students WHERE code=? AND address=?",
                         (code, address)).fetchone()[0] >= self.seats_per_address:
-                    raise from_address_error(self.seats_per_address)
+                    raise errors.from_address_error(self.seats_per_address)
             db.execute("INSERT INTO students(code, student, nickname, address) VALUES(?,?,?,?) "
                        "ON CONFLICT(code, student) DO UPDATE SET nickname=excluded.nickname",
                        (code, student, nickname, address))
@@ -225,10 +217,10 @@ class SqliteStore(ClassroomStore):
         with self._write() as db:
             self._live(db, code, now)
             if not db.execute("SELECT 1 FROM students WHERE code=? AND student=?", (code, student)).fetchone():
-                raise not_joined_error()
+                raise errors.not_joined_error()
             round_, state = self._question(db, code, qid)
             if state != OPEN:
-                raise revealed_error() if state == REVEALED else round_closed_error()
+                raise errors.revealed_error() if state == REVEALED else round_closed_error()
             db.execute("INSERT OR REPLACE INTO votes VALUES(?,?,?,?,?)", (code, qid, round_, student, option))
             self._touch(db, code, now)
         return round_
@@ -261,7 +253,7 @@ class SqliteStore(ClassroomStore):
             "SELECT EXISTS(SELECT 1 FROM students s WHERE s.code=r.code AND s.student=?) FROM rooms r "
             "WHERE r.code=? AND r.touched>?", (student, code, now - self.ttl_s)).fetchone()
         if row is None:
-            raise no_room_error()
+            raise errors.no_room_error()
         return bool(row[0])
 
     def _wrong_state(self, address, now, forget_s):
@@ -276,7 +268,7 @@ class SqliteStore(ClassroomStore):
             "v.round=q.round) FROM rooms r LEFT JOIN questions q ON q.code=r.code AND q.qid=? "
             "WHERE r.code=? AND r.touched>?", (qid, code, now - self.ttl_s)).fetchone()
         if row is None:
-            raise no_room_error()
+            raise errors.no_room_error()
         return (row[0], row[1], row[2]) if row[0] is not None else (1, OPEN, 0)
 
     def _round(self, db, code, qid, round_) -> int:
