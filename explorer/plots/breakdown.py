@@ -83,7 +83,7 @@ def split_parts(split: PositionSplit) -> go.Figure:
     """The learned-position split: one bar per part and the total beside the score it must equal."""
     names = {"token·token": "token · token", "token·position": "token · position",
              "position·token": "position · token", "position·position": "position · position",
-             "rest": "touching the rest"}
+             "rest": "touching the rest", "position bias": "position bias"}
     y = [names[k] for k in split.parts] + ["sum of the parts"]
     x = [*split.parts.values(), split.total]
     bars = dict(type="bar", x=x, y=y, orientation="h", text=[f"{v:+.3f}" for v in x], textposition="outside",

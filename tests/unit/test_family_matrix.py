@@ -18,7 +18,7 @@ import torch
 from family_configs import CONFIGS, VARIANTS, build
 from tiny import TEXT
 
-from explorer.model import families
+from explorer.model import anatomy, families
 from explorer.model.families import CAPABILITIES, Unsupported
 
 A, B = TEXT, TEXT.replace("tired", "wide")
@@ -93,7 +93,7 @@ def check_knockout(loaded):
     from explorer.heads_do import knockout
     from explorer.heads_do.measures import make_probe
     model = loaded.model
-    layers, projs = families.attention_layers(model)
+    layers, projs = anatomy.attention_layers(model)
     last, d_head = len(layers) - 1, None
     probe = make_probe(loaded, A)
 
@@ -266,6 +266,6 @@ def test_the_deprecation_watch_sees_a_warning_under_the_apps_frames():
             warnings.warn(f"{name} is deprecated", DeprecationWarning, stacklevel=2)
             return None
     with app_deprecations() as caught:
-        families.get(Old(), "cache")
+        anatomy.get(Old(), "cache")
         warnings.warn("not the app's", DeprecationWarning, stacklevel=1)
     assert len(caught) == 1 and "cache is deprecated" in caught[0]
