@@ -127,7 +127,9 @@ class RotaryView:
     """One pair's score with and without rotation. ``query_before``/``key_before``: the vectors before rotation
     ``(d_head,)``; ``before``: scale · their dot product (the score if neither were rotated); ``after``: the
     heatmap's score (pre-softmax, mask aside). ``curve[i]``: the same two vectors' score with the query
-    ``distances[i]`` positions after the key; ``own``: the pair's own distance (query − key)."""
+    ``distances[i]`` positions after the key (negative: before it, for an encoder, whose queries also read later
+    keys); ``own``: the pair's own distance (query − key); ``earliest``: the smallest distance this text allows the
+    query (0 in a causal decoder)."""
     query_before: np.ndarray
     key_before: np.ndarray
     before: float
@@ -135,14 +137,16 @@ class RotaryView:
     distances: np.ndarray
     curve: np.ndarray
     own: int
+    earliest: int = 0
 
     @property
     def at_own(self) -> float:
         return float(self.curve[self.distances == self.own][0])
 
     def peak(self, within: int | None = None) -> int:
-        """The distance (0 … ``within``, default all) where the curve is highest."""
-        keep = self.distances <= (self.distances.max() if within is None else within)
+        """The distance (``earliest`` … ``within``, default all) where the curve is highest."""
+        keep = (self.distances <= (self.distances.max() if within is None else within)) & (
+            self.distances >= (self.distances.min() if within is None else self.earliest))
         return int(self.distances[keep][np.argmax(self.curve[keep])])
 
 
@@ -167,19 +171,27 @@ def halves_order(d_head: int, pairs: int, layout: str) -> np.ndarray:
     return np.concatenate([np.arange(0, r, 2), np.arange(1, r, 2), np.arange(r, d_head)])
 
 
-def rotary_view(inv_freq: np.ndarray, scaling: float, layout: str, b: ScoreBreakdown, n_tokens: int) -> RotaryView:
+def rotary_view(inv_freq: np.ndarray, scaling: float, layout: str, b: ScoreBreakdown, n_tokens: int,
+                causal: bool = True) -> RotaryView:
     """Turn ``b``'s captured (rotated) query and key back with the model's own frequency table, and score the
-    pair at every distance 0 … max(``CURVE_SPAN`` − 1, ``n_tokens`` − 1). The vectors before rotation are given in
-    the model's own order of dimensions."""
+    pair at every distance 0 … max(``CURVE_SPAN`` − 1, ``n_tokens`` − 1) (an encoder: as far the other way too),
+    soft-capped as the model caps its
+    scores (Gemma 2). The vectors before rotation are given in the model's own order of dimensions."""
     order = halves_order(b.d_head, len(inv_freq), layout)
     back = np.argsort(order)
     cos, sin = rope_cos_sin(np.array([b.query, b.key]), inv_freq, scaling)
     q0 = unrotate_halves(b.query_vector[order], cos[0], sin[0])
     k0 = unrotate_halves(b.key_vector[order], cos[1], sin[1])
-    distances = np.arange(max(CURVE_SPAN, n_tokens))
-    curve = relative_curve(q0, k0, distances, inv_freq, scaling, b.scale)
-    return RotaryView(q0[back], k0[back], float(q0 @ k0 * b.scale), b.dot * b.scale, distances, curve,
-                      b.query - b.key)
+    span = max(CURVE_SPAN, n_tokens)
+    distances = np.arange(0 if causal else 1 - span, span)
+    curve = capped(relative_curve(q0, k0, distances, inv_freq, scaling, b.scale), b.softcap)
+    return RotaryView(q0[back], k0[back], float(capped(q0 @ k0 * b.scale, b.softcap)), b.capped, distances, curve,
+                      b.query - b.key, 0 if causal else b.query - (n_tokens - 1))
+
+
+def capped(scores, softcap: float | None):
+    """Gemma 2's soft cap, cap · tanh(scores / cap), on scores of the curve (unchanged without one)."""
+    return scores if not softcap else np.tanh(np.asarray(scores) / softcap) * softcap
 
 
 # ---------------------------------------------------------------------------------------------- ALiBi
@@ -256,7 +268,8 @@ def origin(model: torch.nn.Module, result: AttentionResult, b: ScoreBreakdown) -
         inv_freq, scaling = anatomy.rope_table(model, b.layer)
         return Origin(kind, "The query and key are rotated by angles proportional to their positions; turned back, "
                             "the same two vectors can be scored at any distance.",
-                      rotary=rotary_view(inv_freq, scaling, fam.rotary_layout, b, len(result.tokens)))
+                      rotary=rotary_view(inv_freq, scaling, fam.rotary_layout, b, len(result.tokens),
+                                         result.facts.causal))
     if kind == "alibi":
         a = alibi_view(model, b)
         scaled = " × scale" if fam.bias_scaled else ""
@@ -270,20 +283,23 @@ def origin(model: torch.nn.Module, result: AttentionResult, b: ScoreBreakdown) -
 
 def distance_question(rotary: RotaryView, b: ScoreBreakdown, n_options: int = 4) -> Question:
     """"At what distance does this head score “it” → “animal” highest?", over the distances this text allows the
-    pair (0 … the query's position), with the pair's own distance, 0 and 1 among the options."""
+    pair (0 … the query's position; an encoder's later keys too), with the pair's own distance, 0 and 1 among
+    the options."""
     within = b.query
     peak = rotary.peak(within)
-    keep = rotary.distances <= within
+    keep = (rotary.distances <= within) & (rotary.distances >= rotary.earliest)
     ranked = [int(d) for d in rotary.distances[keep][np.argsort(-rotary.curve[keep], kind="stable")]]
-    picks = [d for d in dict.fromkeys([peak, rotary.own, 0, 1, *ranked[::3]]) if d <= within][:n_options]
+    picks = [d for d in dict.fromkeys([peak, rotary.own, 0, 1, *ranked[::3]])
+             if rotary.earliest <= d <= within][:n_options]
 
     def label(d: int) -> str:
-        return "0 (itself)" if d == 0 else "1 token back" if d == 1 else f"{d} tokens back"
+        way = "back" if d > 0 else "ahead"
+        return "0 (itself)" if d == 0 else f"1 token {way}" if abs(d) == 1 else f"{abs(d)} tokens {way}"
     reveal = (f"The same two vectors score highest **{peak}** positions apart "
               f"({rotary.curve[rotary.distances == peak][0]:+.3f}); at their real distance, {rotary.own}, they "
               f"score {rotary.at_own:+.3f}, the heatmap's score. Unrotated they would score {rotary.before:+.3f} "
               "at every distance.")
     return Question(prompt=f"Layer {b.layer}, head {b.head}: keep the vectors of “{b.query_token}” and "
-                           f"“{b.key_token}” and move the key. At what distance before the query would this head "
+                           f"“{b.key_token}” and move the key. At what distance from the query would this head "
                            "score the pair highest?",
                     options=tuple(label(d) for d in sorted(picks)), correct=label(peak), reveal=reveal)

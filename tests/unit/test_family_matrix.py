@@ -269,3 +269,64 @@ def test_the_deprecation_watch_sees_a_warning_under_the_apps_frames():
         anatomy.get(Old(), "cache")
         warnings.warn("not the app's", DeprecationWarning, stacklevel=1)
     assert len(caught) == 1 and "cache is deprecated" in caught[0]
+
+
+# ---------------------------------------------------------------------------------------------- one score taken apart
+
+ORIGIN_KINDS = {"learned": {"learned", "later"}, "rope": {"rope"}, "alibi": {"alibi"}, "relative": {"relative"}}
+
+
+def check_breakdown(loaded, result) -> set[str]:
+    """Every head of every layer (and every part of an encoder-decoder), one query row: the parts add up to the
+    model's score to 1e-5 of its size and our softmax gives the model's weight to 1e-5; the origin is the one the
+    family states: the layer-0 split adds up to the score, the rotary curve at the pair's own distance is the
+    score, ALiBi's bias is slope × key position; a one-head score equals the whole layer's."""
+    from explorer.attention.breakdown import breakdown
+    from explorer.attention.score_origin import CROSS, origin
+    kinds = set()
+    for part in {id(p): p for p in [result, *result.parts.values()]}.values():
+        query = len(part.tokens) - 2
+        all_scores = part.scores
+        for layer in range(part.facts.n_layers):
+            for head in range(part.facts.n_heads):
+                scores = part.head_scores(layer, head)
+                np.testing.assert_allclose(scores, all_scores[layer, head], rtol=1e-6, atol=1e-6)
+                for key in range(len(part.keys)):
+                    b = breakdown(part, layer, head, query, key)
+                    assert b.gap <= 1e-5, (layer, head, key, b.gap)
+                    if b.masked:
+                        assert scores[query, key] == -np.inf and b.weight == 0
+                        continue
+                    tol = 1e-5 * b.size
+                    assert abs(b.score - scores[query, key]) <= tol
+                    where = origin(loaded.model, part, b)
+                    kinds.add(where.kind)
+                    if where.split is not None:
+                        assert abs(where.split.total - scores[query, key]) <= tol
+                        assert set(where.split.parts) >= {"token·token", "token·position", "position·token",
+                                                          "position·position", "rest"}
+                    if where.rotary is not None:
+                        assert abs(where.rotary.at_own - scores[query, key]) <= tol
+                    if where.alibi is not None:
+                        assert abs(where.alibi.bias - where.alibi.expected) <= tol and (key == 0 or b.bias)
+                    if where.kind == "relative":
+                        assert b.bias and f"{b.bias:+.4f}" in where.sentence
+                    if part.part == "cross":
+                        assert where.sentence == CROSS
+    return kinds
+
+
+@pytest.mark.parametrize("family", [*sorted(CONFIGS), *VARIANTS])
+def test_every_family_takes_a_score_apart_or_says_why_not(family_model, family):
+    from explorer.attention.result import extract
+    loaded = family_model(family)
+    kinds = check_breakdown(loaded, extract(loaded, A))
+    why = families.origin_refusal(loaded.model)
+    if why is not None:
+        assert kinds == {"none"} and why.count(". ") == 0 and why.endswith(".")
+        assert families.family_of(loaded.model).name in why
+        return
+    expected = set(ORIGIN_KINDS[families.positions_of(loaded.model)])
+    if loaded.kind == "encoder-decoder":
+        expected.add("none")   # cross attention (and BART's decoder) say why in one sentence
+    assert kinds == expected, (kinds, expected)
