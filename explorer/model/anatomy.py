@@ -88,6 +88,7 @@ def values_of(model: torch.nn.Module, out: torch.Tensor) -> torch.Tensor:
             grouped = out.reshape(*out.shape[:-1], kv, n_heads(c) // kv + 2, -1)   # (…, kv, q… k v, d_head)
             return grouped[..., -1, :].flatten(-2)
         split = "qkv" if getattr(c, "multi_query", False) else "per_head"
+    split = bigcode_split(c, split)
     if split == "qkv":
         d_head = d // (n_heads(c) + 2 * kv)
         return out[..., -kv * d_head:]
@@ -177,6 +178,14 @@ def linear_weights(module: torch.nn.Module) -> tuple[np.ndarray, np.ndarray]:
     return weight, np.zeros(weight.shape[0]) if bias is None else bias.detach().double().cpu().numpy()
 
 
+def bigcode_split(config, split: str) -> str:
+    """How a fused q | k | v projection splits for this config: GPT-BigCode without multi-query attention puts
+    each head's query, key and value side by side (``per_head``); ``split`` otherwise."""
+    if config.model_type == "gpt_bigcode" and not getattr(config, "multi_query", True):
+        return "per_head"
+    return split
+
+
 class FirstInputParts:
     """What a learned-position family's first attention reads, as float64 arrays (see ``families.FirstInput``):
     ``token(ids)``, ``position(ids)`` and ``token_type`` (row 0: one segment) ``(tokens, d_emb)``; the norm's
@@ -201,9 +210,7 @@ class FirstInputParts:
         block = blocks(model)[0]
         w, b = linear_weights(_part(model, fam, spec.queries, "query projection", block))
         h, kv = n_heads(c), n_kv_heads(c)
-        fused = spec.fused
-        if c.model_type == "gpt_bigcode" and not getattr(c, "multi_query", True):
-            fused = "per_head"                         # GPT-BigCode without multi-query: per head q | k | v
+        fused = bigcode_split(c, spec.fused)
         d_head = w.shape[0] // (h if spec.keys is not None else 3 * h if fused == "per_head" else h + 2 * kv)
         if spec.queries_scaled:                        # OPT: q_proj(x) · scaling, scored with a scale of 1
             factor = float(get(block, spec.queries.rsplit(".", 1)[0]).scaling)
