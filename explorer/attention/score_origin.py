@@ -220,10 +220,11 @@ class AlibiView:
     distance: int
 
 
-def alibi_view(model: torch.nn.Module, b: ScoreBreakdown) -> AlibiView:
-    fam = families.family_of(model)
+def alibi_view(b: ScoreBreakdown, bias_scaled: bool = False) -> AlibiView:
+    """ALiBi's part of ``b``'s score, from the head's slope (``bias_scaled``: the model adds the bias before its
+    scale, as Falcon)."""
     slope = float(alibi_slopes(b.n_heads)[b.head])
-    factor = b.scale if fam.bias_scaled else 1.0
+    factor = b.scale if bias_scaled else 1.0
     return AlibiView(slope, factor, b.bias, slope * b.key * factor, -slope * (b.query - b.key) * factor,
                      slope * b.query * factor, b.query - b.key)
 
@@ -271,7 +272,7 @@ def origin(model: torch.nn.Module, result: AttentionResult, b: ScoreBreakdown) -
                       rotary=rotary_view(inv_freq, scaling, fam.rotary_layout, b, len(result.tokens),
                                          result.facts.causal))
     if kind == "alibi":
-        a = alibi_view(model, b)
+        a = alibi_view(b, fam.bias_scaled)
         scaled = " × scale" if fam.bias_scaled else ""
         return Origin(kind, f"ALiBi adds slope × key position to every score: this head's slope is {a.slope:.6g}, so "
                             f"{a.slope:.6g} × {b.key}{scaled} = {a.expected:+.4f}. Along the row that is −slope × "

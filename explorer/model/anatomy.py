@@ -178,6 +178,17 @@ def linear_weights(module: torch.nn.Module) -> tuple[np.ndarray, np.ndarray]:
     return weight, np.zeros(weight.shape[0]) if bias is None else bias.detach().double().cpu().numpy()
 
 
+def position_rows(token_ids: list[int], how: str, padding_idx: int | None = None, offset: int = 0) -> np.ndarray:
+    """The position table's row each token reads: ``index`` i; ``offset`` i + ``offset`` (OPT, BART: 2);
+    ``after_padding`` (RoBERTa, XLM-R, MPNet) ``padding_idx`` + the number of non-padding tokens up to and
+    including this one, and ``padding_idx`` itself for a padding token."""
+    ids = np.asarray(token_ids)
+    if how == "after_padding":
+        kept = ids != padding_idx
+        return np.where(kept, np.cumsum(kept) + padding_idx, padding_idx)
+    return np.arange(len(ids)) + (offset if how == "offset" else 0)
+
+
 def bigcode_split(config, split: str) -> str:
     """How a fused q | k | v projection splits for this config: GPT-BigCode without multi-query attention puts
     each head's query, key and value side by side (``per_head``); ``split`` otherwise."""
@@ -228,14 +239,8 @@ class FirstInputParts:
 
     def position_ids(self, token_ids: list[int]) -> np.ndarray:
         """The row of the position table each token read (``FirstInput.position_ids``)."""
-        ids = np.asarray(token_ids)
-        how = self._spec.position_ids
-        if how == "after_padding":        # RoBERTa: cumsum of non-padding tokens, counted from padding_idx + 1
-            pad = self._position.padding_idx
-            kept = ids != pad
-            return np.where(kept, np.cumsum(kept) + pad, pad)
-        index = np.arange(len(ids))
-        return index + int(getattr(self._position, "offset", 0)) if how == "offset" else index
+        return position_rows(token_ids, self._spec.position_ids, getattr(self._position, "padding_idx", None),
+                             int(getattr(self._position, "offset", 0) or 0))
 
     def token(self, token_ids: list[int]) -> np.ndarray:
         rows = self._token.weight[torch.as_tensor(list(token_ids))]
