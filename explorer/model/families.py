@@ -167,7 +167,7 @@ _FAMILIES = (
     _llama_like("gemma", "Gemma", norm="rmsnorm+1"),
     _llama_like("gemma2", "Gemma 2", norm="rmsnorm+1", placement="sandwich", refused=_sandwich("Gemma 2")),
     _llama_like("gemma3_text", "Gemma 3", norm="rmsnorm+1", placement="sandwich", refused=_sandwich("Gemma 3")),
-    _llama_like("cohere", "Cohere", norm="layernorm"),
+    _llama_like("cohere", "Cohere", norm="layernorm", rotary_layout="interleaved"),   # pairs 2i, 2i + 1
     _llama_like("olmo", "OLMo", norm="layernorm", norm_eps=1e-5),
     _llama_like("olmo2", "OLMo-2", placement="sandwich", refused=_sandwich("OLMo-2")),
     _llama_like("stablelm", "StableLM", norm="layernorm"),

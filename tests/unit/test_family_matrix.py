@@ -313,7 +313,24 @@ def check_breakdown(loaded, result) -> set[str]:
                         assert b.bias and f"{b.bias:+.4f}" in where.sentence
                     if part.part == "cross":
                         assert where.sentence == CROSS
+        if "rope" in kinds:
+            check_unrotated(loaded, part)
     return kinds
+
+
+def check_unrotated(loaded, part):
+    """Layer 0 reads each token's own embedding, wherever it stands: turned back with the family's frequencies
+    and pairing, the two queries of a word that occurs twice are the same vector (a wrong table, sign or pairing
+    of dimensions leaves them apart; the curve at the pair's own distance cannot tell)."""
+    from explorer.attention.breakdown import breakdown
+    from explorer.attention.score_origin import origin
+    ids = part.token_ids
+    first = next(i for i, t in enumerate(ids) if ids.count(t) > 1)
+    second = ids.index(ids[first], first + 1)
+    for head in range(part.facts.n_heads):
+        a, b = (origin(loaded.model, part, breakdown(part, 0, head, i, 0)).rotary.query_before
+                for i in (first, second))
+        np.testing.assert_allclose(a, b, atol=1e-5 * np.abs(a).max())
 
 
 @pytest.mark.parametrize("family", [*sorted(CONFIGS), *VARIANTS])
