@@ -2,6 +2,9 @@
 
 A cell of the heatmap is chosen by a click (``open_cell``) or with the two select boxes (query and key, both
 deep-linked: ``query`` and ``key`` in the URL); the breakdown reads only what the cached result holds.
+"Where the score comes from" follows the model's family (``explorer.model.families``, ``positions``): the layer-0
+split into token and position parts for learned positions, the score at every distance for rotary models, ALiBi's
+slope × key position with its check, a relative bias as its own part, or the family's one sentence why not.
 """
 from __future__ import annotations
 
