@@ -278,8 +278,8 @@ def origin(model: torch.nn.Module, result: AttentionResult, b: ScoreBreakdown) -
                             f"{a.slope:.6g} × {b.key}{scaled} = {a.expected:+.4f}. Along the row that is −slope × "
                             f"distance ({a.penalty:+.4f} for distance {a.distance}) plus {a.constant:+.4f} for every "
                             "key, which the softmax ignores.", alibi=a)
-    return Origin(kind, f"{fam.name} adds a learned relative-position bias to each score: here {b.bias:+.4f}, beside "
-                        f"the content part q·k × scale = {b.dot * b.scale:+.4f}.")
+    return Origin(kind, f"{fam.name} adds a term that depends on how far apart the two tokens are to each score: "
+                        f"here {b.bias:+.4f}, beside the content part q·k × scale = {b.dot * b.scale:+.4f}.")
 
 
 def distance_question(rotary: RotaryView, b: ScoreBreakdown, n_options: int = 4) -> Question:
