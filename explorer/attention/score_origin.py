@@ -1,7 +1,7 @@
 """Where one score comes from, by the way the model puts position in (its family's ``positions``, read from
 :mod:`explorer.model.families`; the parts themselves from :mod:`explorer.model.anatomy`).
 
-* Learned positions (BERT, RoBERTa, XLM-R, ELECTRA, DistilBERT, ALBERT, MPNet, BART's encoder, GPT-2,
+* Learned positions (BERT, RoBERTa, XLM-R, ELECTRA, DistilBERT, ALBERT, MPNet, BART's encoder and decoder, GPT-2,
   GPT-BigCode, OPT), first layer: the attention reads norm(token + position (+ token type)), perhaps through a
   linear map (ELECTRA, ALBERT). Once each token's norm scale 1/σ is held at the value it had, the norm is linear,
   so the input splits into a token part, a position part and the rest (token type, the norm's shift, the
@@ -256,7 +256,8 @@ def origin(model: torch.nn.Module, result: AttentionResult, b: ScoreBreakdown) -
         return Origin("none", CROSS)
     fam, kind = families.family_of(model), families.positions_of(model)
     if kind == "learned":
-        if result.part == "decoder":
+        parts = anatomy.first_input(model, decoder=result.part == "decoder")
+        if parts is None:
             return Origin("none", f"The split into token and position parts is worked out for {fam.name}'s encoder; "
                                   "its decoder makes its input from tables of its own, not shown here.")
         if b.layer > 0:
@@ -264,7 +265,7 @@ def origin(model: torch.nn.Module, result: AttentionResult, b: ScoreBreakdown) -
         bias = f" {fam.name}'s relative-position bias is its own part." if b.bias else ""
         return Origin(kind, "Layer 0 reads norm(token + position embedding): with each token's norm scale held at "
                             "its own value the norm is linear, so the score splits exactly into these parts." + bias,
-                      split=learned_split(anatomy.first_input(model), result, b))
+                      split=learned_split(parts, result, b))
     if kind == "rope":
         inv_freq, scaling = anatomy.rope_table(model, b.layer)
         return Origin(kind, "The query and key are rotated by angles proportional to their positions; turned back, "

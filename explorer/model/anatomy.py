@@ -203,8 +203,7 @@ class FirstInputParts:
     ``gamma``, ``beta``, ``eps`` (None: no norm); ``project`` ``(W, b)`` after the norm or None; ``queries`` and
     ``keys`` ``(W (n_heads·d_head or n_kv·d_head, d_model), b)`` of the first block."""
 
-    def __init__(self, model: torch.nn.Module, fam: Family):
-        spec = fam.first_input
+    def __init__(self, model: torch.nn.Module, fam: Family, spec):
         c = model.config
         token, position = _part(model, fam, spec.token, "token table"), _part(model, fam, spec.position,
                                                                               "position table")
@@ -218,7 +217,7 @@ class FirstInputParts:
         self.eps = None if norm is None else float(norm.eps)
         project = None if spec.project is None else get(model, spec.project)
         self.project = None if project is None else linear_weights(project)
-        block = blocks(model)[0]
+        block = blocks(model)[0] if spec.block is None else _part(model, fam, spec.block, "first decoder block")
         w, b = linear_weights(_part(model, fam, spec.queries, "query projection", block))
         h, kv = n_heads(c), n_kv_heads(c)
         fused = bigcode_split(c, spec.fused)
@@ -251,12 +250,14 @@ class FirstInputParts:
         return rows.detach().double().cpu().numpy()
 
 
-def first_input(model: torch.nn.Module) -> FirstInputParts | None:
-    """Where the first block's attention input is made, for a learned-position family (else None)."""
+def first_input(model: torch.nn.Module, decoder: bool = False) -> FirstInputParts | None:
+    """Where the first block's attention input is made (``decoder``: an encoder-decoder's first decoder
+    self-attention's), for a learned-position family (else None)."""
     fam = family_of(model)
-    if positions_of(model) != "learned" or fam.first_input is None:
+    spec = fam.decoder_input if decoder else fam.first_input
+    if positions_of(model) != "learned" or spec is None:
         return None
-    return FirstInputParts(model, fam)
+    return FirstInputParts(model, fam, spec)
 
 
 def rope_table(model: torch.nn.Module, layer: int) -> tuple[np.ndarray, float]:

@@ -276,11 +276,12 @@ def test_the_deprecation_watch_sees_a_warning_under_the_apps_frames():
 ORIGIN_KINDS = {"learned": {"learned", "later"}, "rope": {"rope"}, "alibi": {"alibi"}, "relative": {"relative"}}
 
 
-def check_breakdown(loaded, result) -> set[str]:
+def check_breakdown(loaded, result) -> set[tuple[str, str]]:
     """Every head of every layer (and every part of an encoder-decoder), one query row: the parts add up to the
     model's score to 1e-5 of its size and our softmax gives the model's weight to 1e-5; the origin is the one the
     family states: the layer-0 split adds up to the score, the rotary curve at the pair's own distance is the
-    score, ALiBi's bias is slope × key position; a one-head score equals the whole layer's."""
+    score, ALiBi's bias is slope × key position; a one-head score equals the whole layer's. Returns the
+    (part, origin kind) pairs seen."""
     from explorer.attention.breakdown import breakdown
     from explorer.attention.score_origin import CROSS, origin
     kinds = set()
@@ -300,7 +301,7 @@ def check_breakdown(loaded, result) -> set[str]:
                     tol = 1e-5 * b.size
                     assert abs(b.score - scores[query, key]) <= tol
                     where = origin(loaded.model, part, b)
-                    kinds.add(where.kind)
+                    kinds.add((part.part, where.kind))
                     if where.split is not None:
                         assert abs(where.split.total - scores[query, key]) <= tol
                         assert set(where.split.parts) >= {"token·token", "token·position", "position·token",
@@ -313,7 +314,7 @@ def check_breakdown(loaded, result) -> set[str]:
                         assert b.bias and f"{b.bias:+.4f}" in where.sentence
                     if part.part == "cross":
                         assert where.sentence == CROSS
-        if "rope" in kinds:
+        if (part.part, "rope") in kinds:
             check_unrotated(loaded, part)
     return kinds
 
@@ -337,7 +338,8 @@ def check_unrotated(loaded, part):
 def test_every_family_takes_a_score_apart_or_says_why_not(family_model, family):
     from explorer.attention.result import extract
     loaded = family_model(family)
-    kinds = check_breakdown(loaded, extract(loaded, A))
+    seen = check_breakdown(loaded, extract(loaded, A))
+    kinds = {kind for _, kind in seen}
     why = families.origin_refusal(loaded.model)
     if why is not None:
         assert kinds == {"none"} and why.count(". ") == 0 and why.endswith(".")
@@ -345,5 +347,8 @@ def test_every_family_takes_a_score_apart_or_says_why_not(family_model, family):
         return
     expected = set(ORIGIN_KINDS[families.positions_of(loaded.model)])
     if loaded.kind == "encoder-decoder":
-        expected.add("none")   # cross attention (and BART's decoder) say why in one sentence
+        expected.add("none")   # cross attention says why in one sentence
+        assert ("cross", "none") in seen and ("cross", "learned") not in seen
+        if "learned" in expected:   # BART's decoder makes its own first input: split too
+            assert ("decoder", "learned") in seen
     assert kinds == expected, (kinds, expected)
