@@ -23,7 +23,9 @@ none searches module names on its own. A family states:
   ``first_input``, where the first block's attention input is made, the first layer's score splits into token and
   position parts), ``rope`` (queries and keys rotated; ``rotary`` is the path to the model's own frequency table,
   ``rotary_layout`` how dimensions pair: ``halves`` or ``interleaved`` as GPT-J), ``alibi`` (a distance penalty
-  added to each score) or ``relative`` (a learned relative-position bias added to each score);
+  added to each score; ``bias_scaled``: added before the scale, as Falcon) or ``relative`` (a learned
+  relative-position bias added to each score); an encoder-decoder's ``decoder_input`` says where its decoder's
+  first self-attention input is made;
 - ``refused``: capabilities this family cannot have, each with its one-sentence reason.
 
 Where the parts live in a loaded model is read by :mod:`explorer.model.anatomy`. Teach the app a new family: add one

@@ -83,7 +83,8 @@ def test_errors_say_what_to_do():
         breakdown(hand_result(), 0, 1, 2, 0)
     bare = hand_result()
     bare.score_records = None
-    with pytest.raises(ValueError, match="could not be captured"):
+    bare.facts = ModelFacts(**{**bare.facts.__dict__, "family": "bloom"})
+    with pytest.raises(ValueError, match=r"^hand \(BLOOM\) computes attention in its own code: .*captured"):
         breakdown(bare, 0, 0, 0, 0)
 
 
