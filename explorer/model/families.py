@@ -74,6 +74,7 @@ class FirstInput:
     position_ids: str = "index"     # "index" | "after_padding" | "offset"
     fused: str = "separate"         # "separate" | "qkv" | "per_head"
     queries_scaled: bool = False    # the query projection's output is multiplied by its attention's ``scaling``
+    block: str | None = None        # base model -> the block whose attention reads it (None: the first block)
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,7 @@ class Family:
     bias_method: str | None = None  # the attention's method whose result is its position bias (DeBERTa-v2)
     positions: str = "rope"         # "learned" | "rope" | "alibi" | "relative"
     first_input: FirstInput | None = None   # "learned": where the first block's attention input is made
+    decoder_input: FirstInput | None = None  # an encoder-decoder's decoder: where its first self-attention's is
     rotary: str = "rotary_emb"      # "rope": base model -> its rotary module (inv_freq) or a sin | cos table
     rotary_layout: str = "halves"   # "halves" (dimension i pairs with i + r/2) | "interleaved" (2i with 2i + 1)
     bias_scaled: bool = False       # the position bias is added before the scale: (q·k + bias) · scale (Falcon)
@@ -211,7 +213,10 @@ _FAMILIES = (
     Family("bart", "BART", "encoder-decoder", "encoder.layers", "self_attn.out_proj", "self_attn.v_proj",
            placement="post", mlp=None, refused=_encoder_decoder("BART"), positions="learned",
            first_input=FirstInput("encoder.embed_tokens", "encoder.embed_positions", "encoder.layernorm_embedding",
-                                  "self_attn.q_proj", "self_attn.k_proj", position_ids="offset")),
+                                  "self_attn.q_proj", "self_attn.k_proj", position_ids="offset"),
+           decoder_input=FirstInput("decoder.embed_tokens", "decoder.embed_positions", "decoder.layernorm_embedding",
+                                    "self_attn.q_proj", "self_attn.k_proj", position_ids="offset",
+                                    block="decoder.layers.0")),
 )
 FAMILIES: dict[str, Family] = {f.model_type: f for f in _FAMILIES}
 
