@@ -258,11 +258,17 @@ def refusal(model_or_config, capability: str) -> str | None:
     return None
 
 
+def opt_projects_or_post_norms(config) -> bool:
+    """An OPT config that normalises after each residual sum (``do_layer_norm_before`` False) or projects its
+    embeddings in and out (``word_embed_proj_dim`` other than the hidden size), as OPT-350m."""
+    return not getattr(config, "do_layer_norm_before", True) or getattr(
+        config, "word_embed_proj_dim", None) not in (None, getattr(config, "hidden_size", None))
+
+
 def _config_refusal(fam: Family, config) -> str | None:
     """Direct effects and the logit lens read the residual stream through the final norm straight into the
     unembedding; an OPT model without that norm (post-norm) or with a projection after it has no such path."""
-    if fam.model_type == "opt" and (not getattr(config, "do_layer_norm_before", True) or getattr(
-            config, "word_embed_proj_dim", None) not in (None, getattr(config, "hidden_size", None))):
+    if fam.model_type == "opt" and opt_projects_or_post_norms(config):
         return ("This OPT model normalises after each residual sum or projects its final state before the "
                 "unembedding, so its residual stream cannot be read as logits here.")
     return None
@@ -324,8 +330,7 @@ def origin_refusal(model_or_config) -> str | None:
         fam = family_of(config)
     except Unsupported as err:
         return str(err)
-    if fam.model_type == "opt" and (not getattr(config, "do_layer_norm_before", True) or getattr(
-            config, "word_embed_proj_dim", None) not in (None, getattr(config, "hidden_size", None))):
+    if fam.model_type == "opt" and opt_projects_or_post_norms(config):
         return ("This OPT model projects its token embeddings before adding positions or normalises after "
                 "attention, so its first layer's score is not split into token and position parts here.")
     if fam.positions == "learned" and getattr(config, "position_embedding_type", "absolute") != "absolute":
