@@ -16,6 +16,7 @@ from explorer.attention.result import AttentionResult, ModelFacts
 from explorer.attention.score_origin import (
     alibi_slopes,
     alibi_view,
+    distance_question,
     fold,
     halves_order,
     rotary_view,
@@ -187,3 +188,22 @@ def test_one_heads_scores_read_its_own_mask():
     scores = recompute_tensors(head_record(record, 1))[0][0].numpy()
     np.testing.assert_allclose(scores, [[2.0, 2.5]])
     np.testing.assert_allclose(recompute_tensors(record)[0][1].numpy(), scores)
+
+
+def test_an_encoders_distance_question_offers_later_keys():
+    """Query at 1 of 4 tokens in an encoder, inv_freq [π/2]: distances −2 … 1 are possible. The captured query
+    [1, 0] is rotated; turned back by π/2 it is [0, −1]; the key [0, 1] at 0 is unturned. At distance d the score
+    is 0.5 · (rotate([0, −1], dπ/2) · [0, 1]) = −0.5 · cos(dπ/2): +0.5, 0, −0.5, 0 for d = −2, −1, 0, 1 (at its own
+    distance 1, the heatmap's 0.5 · [1, 0]·[0, 1] = 0). Highest 2 tokens ahead; a wrong sign of the turn back
+    would give [0, 1] and the curve's negative."""
+    q = torch.tensor([[[[0.0, 0], [1, 0], [0, 0], [0, 0]]]])
+    k = torch.tensor([[[[0.0, 1], [0, 0], [0, 0], [0, 0]]]])
+    b = breakdown(one_layer(q, k, 0.5), 0, 0, 1, 0)
+    r = rotary_view(np.array([math.pi / 2]), 1.0, "halves", b, 4, causal=False)
+    np.testing.assert_allclose(r.query_before, [0, -1], atol=1e-12)
+    assert r.earliest == -2 and r.peak(1) == -2 and r.at_own == pytest.approx(0.0, abs=1e-12)
+    np.testing.assert_allclose([r.curve[r.distances == d][0] for d in (-2, -1, 0, 1)], [0.5, 0, -0.5, 0],
+                               atol=1e-12)
+    question = distance_question(r, b)
+    assert question.correct == "2 tokens ahead" and set(question.options) <= {
+        "2 tokens ahead", "1 token ahead", "0 (itself)", "1 token back"}
