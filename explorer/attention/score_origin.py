@@ -263,8 +263,10 @@ def origin(model: torch.nn.Module, result: AttentionResult, b: ScoreBreakdown) -
         if b.layer > 0:
             return Origin("later", LATER_LAYERS)
         bias = f" {fam.name}'s relative-position bias is its own part." if b.bias else ""
-        return Origin(kind, "Layer 0 reads norm(token + position embedding): with each token's norm scale held at "
-                            "its own value the norm is linear, so the score splits exactly into these parts." + bias,
+        reads = "a linear map of norm(token + position embedding)" if parts.project else \
+            "norm(token + position embedding)" if parts.gamma is not None else "token + position embedding"
+        return Origin(kind, f"Layer 0 reads {reads}: with each token's norm scale held at its own value the norm is "
+                            "linear, so the score splits exactly into these parts." + bias,
                       split=learned_split(parts, result, b))
     if kind == "rope":
         inv_freq, scaling = anatomy.rope_table(model, b.layer)

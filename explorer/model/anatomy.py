@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from explorer.model.families import Family, Unsupported, family_of, n_heads, n_kv_heads, positions_of
+from explorer.model.families import Family, FirstInput, Unsupported, family_of, n_heads, n_kv_heads, positions_of
 
 # ---------------------------------------------------------------------------------------------- where parts live
 
@@ -203,7 +203,7 @@ class FirstInputParts:
     ``gamma``, ``beta``, ``eps`` (None: no norm); ``project`` ``(W, b)`` after the norm or None; ``queries`` and
     ``keys`` ``(W (n_heads·d_head or n_kv·d_head, d_model), b)`` of the first block."""
 
-    def __init__(self, model: torch.nn.Module, fam: Family, spec):
+    def __init__(self, model: torch.nn.Module, fam: Family, spec: FirstInput):
         c = model.config
         token, position = _part(model, fam, spec.token, "token table"), _part(model, fam, spec.position,
                                                                               "position table")
@@ -227,7 +227,7 @@ class FirstInputParts:
             w, b = w * factor, b * factor
         if spec.keys is not None:
             self.queries, self.keys = (w, b), linear_weights(_part(model, fam, spec.keys, "key projection", block))
-        elif fused == "per_head":                 # (head, q | k | v, d_head) side by side
+        elif fused == "per_head":                      # (head, q | k | v, d_head) side by side
             wh, bh = w.reshape(h, 3, d_head, -1), b.reshape(h, 3, d_head)
             self.queries = (wh[:, 0].reshape(h * d_head, -1), bh[:, 0].reshape(-1))
             self.keys = (wh[:, 1].reshape(h * d_head, -1), bh[:, 1].reshape(-1))
