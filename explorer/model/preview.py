@@ -110,23 +110,15 @@ def what_works(config) -> str:
     return text
 
 
+def size_words(size_mb: int) -> str:
+    """A download's size as people say it: "503 MB", "20 GB" (from 10,000 MB on)."""
+    return f"{size_mb:,} MB" if size_mb < 10_000 else f"{size_mb / 1000:,.0f} GB"
+
+
 def describe(name: str, config_data: dict | None, size_mb: int | None) -> str:
     """``name``'s family, download size and what works, from what the hub said (None: it did not)."""
-    size = "size unknown" if size_mb is None else (f"{size_mb:,} MB" if size_mb < 10_000
-                                                    else f"{size_mb / 1000:,.0f} GB")
+    size = "size unknown" if size_mb is None else size_words(size_mb)
     if config_data is None:
         return f"{name} ({size}): its config could not be read, so what works on it is not known before loading."
     return f"{name} ({size}). " + what_works(config_of(config_data))
 
-
-def preview(name: str, timeout: float = 3.0) -> str:
-    """Ask the hub for ``name``'s config and file list (no weights) and ``describe`` it."""
-    try:
-        data = fetch_config(name, timeout)
-    except policy.PolicyRefusal:
-        data = None
-    try:
-        size_mb = -(-policy.weights_bytes(policy.fetch_metadata(name, timeout=timeout)) // policy.MB)
-    except policy.PolicyRefusal:
-        size_mb = None
-    return describe(name, data, size_mb)
