@@ -141,7 +141,7 @@ def card(spec: ModelSpec, key: str, typed: bool, stay_label: str, load: Callable
     works = what_works(spec)
     text = question(spec, typed)
     with st.container(border=True):
-        st.markdown(f":material/{'download' if typed else 'link'}: {literal(text)}")
+        st.markdown(f"{':material/download:' if typed else ':material/link:'} {literal(text)}")
         if works:
             st.caption(literal(works))
         elif spec.source == "hub":
