@@ -82,13 +82,14 @@ def question(spec: ModelSpec, typed: bool = False) -> str:
     refuse it); ``typed``: the picker's wording. X is user text: show it literally."""
     if spec.source == "local":
         return f"This link asks for the model folder {spec.name} on this server. Load it?"
-    subject = f"{spec.name} is not on this server yet" if typed else f"This link asks for {spec.name}"
+    subject = (f"{spec.name} is not on this server yet: a download from the hub" if typed
+               else f"This link asks for {spec.name} from the hub")
     found = download(spec)
     if found.refused:
-        return f"{subject}, and this server would refuse it: {found.why}"
+        return f"{subject}, which this server refuses: {found.why}"
     if found.size_mb is None:
-        return f"{subject} from the hub. {found.why} Load it?"
-    return f"{subject} from the hub, {preview.size_words(found.size_mb)}. Load it?"
+        return f"{subject}. {found.why} Load it?"
+    return f"{subject}, {preview.size_words(found.size_mb)}. Load it?"
 
 
 def what_works(spec: ModelSpec) -> str | None:

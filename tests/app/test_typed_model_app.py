@@ -117,7 +117,7 @@ def card(at: AppTest) -> str:
 def test_a_typed_hub_id_says_family_size_and_what_works_and_loads_nothing_until_asked(hub, worker):
     at = typed("EleutherAI/pythia-70m")
     text = card(at)
-    assert "EleutherAI/pythia-70m is not on this server yet from the hub, 166 MB. Load it?" in text
+    assert "EleutherAI/pythia-70m is not on this server yet: a download from the hub, 166 MB. Load it?" in text
     assert "GPT-NeoX (decoder): attention weights, scores and fidelity" in text
     assert worker == [] and cached.WORKER.loaded() == [ENCODER]     # the loader was asked for no hub model
     assert at.query_params["model"] == ENCODER and at.get("plotly_chart")     # the page keeps the model it had
@@ -162,7 +162,8 @@ def test_an_unknown_family_lists_the_known_ones_and_may_still_load(hub, worker):
 def test_a_model_the_size_check_refuses_offers_no_load(hub, worker):
     at = typed("huge/model")
     text = card(at)
-    assert "huge/model is not on this server yet, and this server would refuse it: huge/model is a" in text
+    assert ("huge/model is not on this server yet: a download from the hub, which this server refuses: huge/model is "
+            "a 900,000 MB download") in text
     assert "EXPLORER_MAX_MODEL_MB" in text
     assert not [b for b in at.button if b.key == "model_pick_load"] and worker == []
 
@@ -177,8 +178,9 @@ def test_a_hostile_id_is_shown_literally(hub, worker):
 def test_offline_says_so_plainly_and_still_offers_load(worker):
     at = typed("EleutherAI/pythia-70m")
     text = card(at)
-    assert ("EleutherAI/pythia-70m is not on this server yet from the hub. Its size is unknown: the hub cannot be "
-            "reached from this server, so it loads only if it is already in this server's cache. Load it?") in text
+    assert ("EleutherAI/pythia-70m is not on this server yet: a download from the hub. Its size is unknown: the hub "
+            "cannot be reached from this server, so it loads only if it is already in this server's cache. Load it?"
+            ) in text
     assert "Its config could not be read either" in text and worker == []
     at.button(key="model_pick_load").click().run()
     assert worker == ["EleutherAI/pythia-70m"]
@@ -187,7 +189,7 @@ def test_offline_says_so_plainly_and_still_offers_load(worker):
 def test_a_known_hub_model_picked_from_the_list_asks_too(worker):
     at = AppTest.from_file(str(ROOT / "pages" / "heatmaps.py"), default_timeout=240).run()
     at.selectbox(key="model").set_value("gpt2").run()
-    assert "gpt2 is not on this server yet from the hub." in card(at) and worker == []
+    assert "gpt2 is not on this server yet: a download from the hub." in card(at) and worker == []
     assert at.query_params["model"] == ENCODER
 
 
