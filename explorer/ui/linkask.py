@@ -42,12 +42,13 @@ _works: dict[str, tuple[float, str | None]] = {}   # model -> (when, family and 
 
 def needs_asking(name: str) -> ModelSpec | None:
     """The spec of ``name`` when loading it must be confirmed: a hub id or folder this server would load but has
-    not loaded yet. None for embedded and loaded models, and for names the picker refuses anyway."""
+    not loaded yet. None for embedded models, models loaded or loading now (someone on this server chose them: a
+    class following its teacher is not asked again), and names the picker refuses anyway."""
     try:
         spec = resolve_spec(name)
     except ModelUnavailable:
         return None                          # the page shows why when it tries
-    if spec.source == "embedded" or spec.name in cached.WORKER.loaded():
+    if spec.source == "embedded" or spec.name in cached.WORKER.requested():
         return None
     allowed, allowlist = hub_policy()
     if spec.source == "hub" and (not allowed or (allowlist and spec.name not in allowlist)):

@@ -198,3 +198,22 @@ def test_a_typed_folder_still_loads_at_once(worker, tiny_folder):
     at = typed(folder)
     assert "Load it?" not in card(at) and str(Path(folder).resolve()) in cached.WORKER.loaded()
 
+
+def test_a_model_loading_now_is_not_asked_again(worker, monkeypatch):
+    """Someone on this server pressed "Load it" (a teacher, whose class follows its link): while that load runs
+    the model needs no second question; a failed load is forgotten, so the next choice asks again."""
+    release = threading.Event()
+
+    def slow(spec, **kwargs):
+        release.wait(30)
+        raise ModelUnavailable("a test server downloads nothing")
+    monkeypatch.setattr(cached, "WORKER", ModelWorker(loader=slow))
+    assert linkask.needs_asking("EleutherAI/pythia-70m") is not None
+    job = cached.WORKER.request("EleutherAI/pythia-70m")
+    try:
+        assert linkask.needs_asking("EleutherAI/pythia-70m") is None
+        assert cached.WORKER.requested() == ["EleutherAI/pythia-70m"] and cached.WORKER.loaded() == []
+    finally:
+        release.set()
+    job.done.wait(30)
+    assert linkask.needs_asking("EleutherAI/pythia-70m") is not None
