@@ -128,6 +128,7 @@ def show_what_works(name: str) -> None:
 
 
 def confirmed(name: str) -> bool:
+    """Whether this session has said "Load it" to ``name`` (it is not asked again)."""
     return name in st.session_state.get(CONFIRMED, ())
 
 

@@ -103,6 +103,7 @@ def model_picker(key: str = "model", default: str = EMBEDDED_ENCODER, label: str
     params.put(key, asked or name)   # a reload of a link still waiting asks again
     return name
 
+
 def text_box(key: str = "text", default: str = next(iter(EXAMPLES.values())), label: str = "Text",
              with_examples: bool = True) -> str:
     """A text area (from the URL when linked) with curated examples to pick from."""
