@@ -248,7 +248,15 @@ CROSS = ("Cross attention compares decoder queries with encoder keys: they come 
 
 
 def origin(model: torch.nn.Module, result: AttentionResult, b: ScoreBreakdown) -> Origin:
-    """The origin of ``b``'s score in ``model`` (the loaded model ``result`` came from), as its family says."""
+    """The origin of ``b``'s score in ``model`` (the loaded model ``result`` came from), as its family says; a
+    model that lacks a part where its family keeps it gets the one sentence that says so."""
+    try:
+        return _origin(model, result, b)
+    except families.Unsupported as err:
+        return Origin("none", str(err))
+
+
+def _origin(model: torch.nn.Module, result: AttentionResult, b: ScoreBreakdown) -> Origin:
     why = families.origin_refusal(model)
     if why:
         return Origin("none", why)

@@ -207,3 +207,23 @@ def test_an_encoders_distance_question_offers_later_keys():
     question = distance_question(r, b)
     assert question.correct == "2 tokens ahead" and set(question.options) <= {
         "2 tokens ahead", "1 token ahead", "0 (itself)", "1 token back"}
+
+
+def test_a_model_without_a_part_its_family_names_gets_one_sentence(tiny_loaded):
+    """A BERT model whose embedding norm is not where BERT keeps it: the origin says so, naming the path."""
+    from tiny import TEXT
+
+    from explorer.attention.result import extract
+    from explorer.attention.score_origin import origin
+    loaded = tiny_loaded("bert")
+    result = extract(loaded, TEXT)
+    b = breakdown(result, 0, 0, 2, 1)
+    norm = loaded.model.embeddings.LayerNorm
+    del loaded.model.embeddings.LayerNorm
+    try:
+        where = origin(loaded.model, result, b)
+    finally:
+        loaded.model.embeddings.LayerNorm = norm
+    assert where.kind == "none" and where.sentence == ("This BERT model has no embedding norm at "
+                                                       "'embeddings.LayerNorm', where the BERT family keeps it.")
+    assert origin(loaded.model, result, b).kind == "learned"
