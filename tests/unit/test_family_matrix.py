@@ -284,7 +284,7 @@ def check_breakdown(loaded, result) -> set[tuple[str, str]]:
     (part, origin kind) pairs seen."""
     from explorer.attention.breakdown import breakdown
     from explorer.attention.score_origin import CROSS, origin
-    kinds = set()
+    kinds, refused = set(), families.origin_refusal(loaded.model)
     for part in {id(p): p for p in [result, *result.parts.values()]}.values():
         query = len(part.tokens) - 2
         all_scores = part.scores
@@ -314,6 +314,8 @@ def check_breakdown(loaded, result) -> set[tuple[str, str]]:
                         assert b.bias and f"{b.bias:+.4f}" in where.sentence
                     if part.part == "cross":
                         assert where.sentence == CROSS
+                    if refused:
+                        assert (where.kind, where.sentence) == ("none", refused)
         if (part.part, "rope") in kinds:
             check_unrotated(loaded, part)
     return kinds
