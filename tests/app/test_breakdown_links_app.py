@@ -1,0 +1,81 @@
+"""The pages that draw one head's heatmap (compare, flip, watch it write) link each to the heatmap page's score
+breakdown: the link names the head and the cell the page shows, and the heatmap page opened with its parameters
+takes apart exactly that cell (its weight is the cell's)."""
+import numpy as np
+from pagetest import array, breakdown_links, breakdown_weight, figures, in_app, open_page, texts
+
+from explorer.attention import matrices
+from explorer.generation.sampling import Settings
+from explorer.generation.steps import text_for
+from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
+from explorer.ui import cached
+
+SHOWN = 5e-5   # the breakdown prints the weight to 4 decimals
+
+
+def opened(params: dict[str, str]):
+    """The heatmap page opened on a link's parameters: its breakdown must be open, on the linked query and key."""
+    at = open_page("pages/heatmaps.py", **params)
+    assert at.toggle(key="breakdown").value is True
+    assert at.selectbox(key="query").value == int(params["query"])
+    assert at.selectbox(key="key").value == int(params["key"])
+    assert [at.slider(key="layer").value, at.slider(key="head").value] == [int(params["layer"]), int(params["head"])]
+    return at
+
+
+def test_compare_links_each_head_to_its_strongest_score_on_the_pronoun():
+    at = in_app("pages/compare.py")
+    text = at.text_area(key="text").value
+    heads = [(int(h[1:].split("H")[0]), int(h.split("H")[1])) for h in at.multiselect(key="heads").value]
+    links = breakdown_links(at)
+    assert len(links) == len(heads) == 4                                   # one under each heatmap
+    result = cached.get_attention(EMBEDDED_ENCODER, text)
+    query = matrices.default_query(result)
+    assert result.tokens[query] == "it"
+    for (label, params), (layer, head) in zip(links, heads):
+        key = int(np.nanargmax(z_of(at, (layer, head))[query]))   # the row's strongest key by default
+        assert params == {"model": EMBEDDED_ENCODER, "text": text, "layer": str(layer), "head": str(head),
+                          "query": str(query), "key": str(key), "breakdown": "1"}
+        assert f"“it” → “{result.tokens[key]}”" in label.replace("\\", "")
+    _, params = links[0]
+    heatmap = opened(params)
+    assert abs(breakdown_weight(heatmap) - z_of(at, heads[0])[query, int(params["key"])]) < SHOWN
+
+
+def z_of(at, head: tuple[int, int]) -> np.ndarray:
+    return array(figures(at)[f"layer {head[0]} · head {head[1]}"]["data"][0]["z"])
+
+
+def test_flip_links_the_head_in_each_sentence():
+    at = in_app("pages/flip.py")
+    layer, head = at.slider(key="layer").value, at.slider(key="head").value
+    links = breakdown_links(at)
+    assert len(links) == 2
+    for side, (_, params) in zip("AB", links):
+        text = at.text_area(key="text" if side == "A" else "text_b").value
+        result = cached.get_attention(EMBEDDED_ENCODER, text)
+        query = int(params["query"])
+        assert params["text"] == text and (params["layer"], params["head"]) == (str(layer), str(head))
+        assert result.tokens[query] == "it" and params["breakdown"] == "1"
+        (spec,) = [s for t, s in figures(at).items() if t.startswith(f"Sentence {side}")]
+        z = array(spec["data"][0]["z"])
+        assert int(params["key"]) == int(np.nanargmax(z[query]))
+        assert abs(breakdown_weight(opened(params)) - z[query, int(params["key"])]) < SHOWN
+
+
+def test_write_links_the_steps_row_when_the_text_gives_back_its_tokens():
+    at = in_app("pages/write.py")
+    gen = cached.result_cache().peek(("generate", EMBEDDED_DECODER, "The capital of France is", Settings()))
+    (label, params), = breakdown_links(at)                                  # step 0, layer 0, head 0
+    q = gen.query(0)
+    assert params["model"] == EMBEDDED_DECODER and (params["layer"], params["head"]) == ("0", "0")
+    assert int(params["query"]) == q and int(params["key"]) == int(np.argmax(gen.row(0, 0, 0)))
+    assert text_for(cached.get_model(EMBEDDED_DECODER).tokenizer, gen.ids[:q + 1]) == params["text"]
+    heatmap = opened(params)
+    assert abs(breakdown_weight(heatmap) - gen.row(0, 0, 0)[int(params["key"])]) < SHOWN
+    # step 4 reads a second "\n" written after a first: the tokenizer reads "\n\n" as one token, so no link
+    n = gen.n_prompt
+    assert gen.tokens[n + 2] == gen.tokens[n + 3] == "⏎"
+    at.slider(key="step").set_value(4).run()
+    assert not at.exception and breakdown_links(at) == []
+    assert "The tokenizer would split the text so far into other tokens" in texts(at)
