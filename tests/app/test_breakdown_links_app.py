@@ -2,7 +2,8 @@
 breakdown: the link names the head and the cell the page shows, and the heatmap page opened with its parameters
 takes apart exactly that cell (its weight is the cell's)."""
 import numpy as np
-from pagetest import array, breakdown_links, breakdown_weight, figures, in_app, open_page, texts
+from pagetest import ROOT, array, breakdown_links, breakdown_weight, figures, in_app, open_page, texts
+from streamlit.testing.v1 import AppTest
 
 from explorer.attention import matrices
 from explorer.generation.sampling import Settings
@@ -79,3 +80,17 @@ def test_write_links_the_steps_row_when_the_text_gives_back_its_tokens():
     at.slider(key="step").set_value(4).run()
     assert not at.exception and breakdown_links(at) == []
     assert "The tokenizer would split the text so far into other tokens" in texts(at)
+
+
+def test_a_fresh_link_keeps_its_key_through_the_app_and_every_rerun():
+    """``key`` is the breakdown's key token, not a classroom teacher link (that one is ``teacher``): the app's
+    first run leaves it in the address, the page opens on it, and a rerun shows no "teacher link" note."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.query_params.update(dict(layer="4", head="0", query="10", key="2", breakdown="1"))
+    at.switch_page("pages/heatmaps.py").run()
+    for _ in range(2):
+        assert not at.exception, at.exception
+        assert at.selectbox(key="key").value == 2 and at.query_params["key"] == "2"   # "animal", not the strongest
+        assert "teacher link" not in texts(at)
+        assert "Query **it** (position 10) → key **animal** (position 2)" in texts(at)
+        at.slider(key="head").set_value(1).run()

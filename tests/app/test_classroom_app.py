@@ -82,7 +82,7 @@ def start() -> tuple[AppTest, str, str]:
     room = normalise_code(teacher.title[1].value)
     key = teacher.session_state[membership.KEY]
     assert membership.store().is_teacher(room, key)
-    assert any(f"room={room}&key={key}" in c.value for c in teacher.code)  # the private link, in st.code
+    assert any(f"room={room}&teacher={key}" in c.value for c in teacher.code)  # the private link, in st.code
     assert literal(f"http://localhost:8501/classroom?join={room}") in texts(teacher)  # the join link, large
     return teacher, room, key
 
@@ -141,12 +141,12 @@ def test_limits_are_messages():
 
 def test_teacher_link_moves_the_key_out_of_the_url_and_a_bad_one_says_so():
     _, room, key = start()
-    again = session(room=room, key=key)
-    assert "key" not in again.query_params and "room" not in again.query_params
+    again = session(room=room, teacher=key)
+    assert "teacher" not in again.query_params and "room" not in again.query_params
     assert again.session_state[membership.KEY] == key
     assert "Teaching class" in texts(again)
-    bad = session(room=room, key="forged")
-    assert "key" not in bad.query_params
+    bad = session(room=room, teacher="forged")
+    assert "teacher" not in bad.query_params
     assert "This teacher link does not open a class" in texts(bad)
     assert membership.KEY not in bad.session_state
 
