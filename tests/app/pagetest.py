@@ -63,7 +63,7 @@ def in_app(path: str, *, timeout: float = 300) -> AppTest:
     return at
 
 
-BREAKDOWN_LINK = "apart on the heatmap page"   # the label's end of every "Take the score … apart" link
+BREAKDOWN_LINK = "apart on the heatmap page"   # the label's end of every "Take “it” → “animal” apart" link
 
 
 def breakdown_links(at: AppTest) -> list[tuple[str, dict[str, str]]]:

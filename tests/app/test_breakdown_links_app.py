@@ -47,12 +47,12 @@ def z_of(at, head: tuple[int, int]) -> np.ndarray:
     return array(figures(at)[f"layer {head[0]} · head {head[1]}"]["data"][0]["z"])
 
 
-def test_flip_links_the_head_in_each_sentence():
+def test_flip_links_the_head_in_each_sentence_on_the_candidate_it_leans_to():
     at = in_app("pages/flip.py")
     layer, head = at.slider(key="layer").value, at.slider(key="head").value
     links = breakdown_links(at)
     assert len(links) == 2
-    for side, (_, params) in zip("AB", links):
+    for side, (label, params) in zip("AB", links):
         text = at.text_area(key="text" if side == "A" else "text_b").value
         result = cached.get_attention(EMBEDDED_ENCODER, text)
         query = int(params["query"])
@@ -60,7 +60,10 @@ def test_flip_links_the_head_in_each_sentence():
         assert result.tokens[query] == "it" and params["breakdown"] == "1"
         (spec,) = [s for t, s in figures(at).items() if t.startswith(f"Sentence {side}")]
         z = array(spec["data"][0]["z"])
-        assert int(params["key"]) == int(np.nanargmax(z[query]))
+        animal, street = result.tokens.index("animal"), result.tokens.index("street")   # the two candidates
+        key = int(params["key"])
+        assert key in (animal, street) and z[query, key] == max(z[query, animal], z[query, street])
+        assert label.replace("\\", "") == f"Take “it” → “{result.tokens[key]}” apart on the heatmap page"
         assert abs(breakdown_weight(opened(params)) - z[query, int(params["key"])]) < SHOWN
 
 

@@ -47,7 +47,7 @@ def test_a_heads_link_on_compare_opens_the_heatmap_page_on_that_cell(server, bro
     compare page's first link opens the heatmap page with the breakdown of the cell it names."""
     page = open_page(browser, f"{server.url}/compare?heads=L0H2,L5H3", timeout=240)
     try:
-        link = page.get_by_role("link", name=re.compile(r"Take the score “it” → “.+” apart on the heatmap page"))
+        link = page.get_by_role("link", name=re.compile(r"Take “it” → “.+” apart on the heatmap page"))
         link.first.wait_for(timeout=60_000)
         href = link.first.get_attribute("href")
         assert "layer=0" in href and "head=2" in href and "query=10" in href and "breakdown=1" in href

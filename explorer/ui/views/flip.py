@@ -14,8 +14,8 @@ from explorer.ui.views import score_breakdown as breakdown
 def show_head_in_both(model: str, a: AttentionResult, b: AttentionResult, result: analysis.FlipResult, layer: int,
                       head: int) -> None:
     """Heatmaps, the query's bars and CSVs of head ``(layer, head)`` in both texts, each with a link that takes
-    its query's strongest score apart on the heatmap page; for a causal model whose query cannot see the change,
-    also their difference (zero on the query's row)."""
+    apart, on the heatmap page, the score of the query and the candidate the head leans to in that sentence; for a
+    causal model whose query cannot see the change, also their difference (zero on the query's row)."""
     rows = {"A": analysis.query_rows(a, result.query), "B": analysis.query_rows(b, result.query)}
     same = heads.max_row_difference(a.weights[layer, head], b.weights[layer, head], rows["A"])
     label = "" if result.query_sees_change else f"identical in A and B (max diff {same:.0e})"
@@ -34,8 +34,9 @@ def show_head_in_both(model: str, a: AttentionResult, b: AttentionResult, result
             ui.fidelity_badge(res, layer, head)
             ui.download_csv(heads.matrix_frame(res.weights[layer, head], res.tokens, res.keys),
                             f"flip-{side}-L{layer}H{head}.csv", f"csv_{side}")
+            lean = analysis.leaned_candidate(res, layer, head, rows[side], result.candidates)
             breakdown.cell_link(model, res.text, (layer, head), res.weights[layer, head], res.tokens, rows[side][0],
-                                keys=res.keys)
+                                lean, keys=res.keys)
             ui.show_figure(bars[side], f"bars_{side}", f"flip-{side}-bars-L{layer}H{head}")
     if not result.query_sees_change and a.weights.shape == b.weights.shape:
         fig = head_plots.difference_heatmap(a.weights[layer, head], b.weights[layer, head], a.tokens, a.keys)

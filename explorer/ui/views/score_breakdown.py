@@ -48,9 +48,15 @@ def cell_link(model: str, text: str, head: tuple[int, int], matrix, tokens: list
     the one the query's row weights most. It writes nothing into this page's own address (a follower's address
     stays the teacher's)."""
     key = strongest_key(matrix[query]) if key is None else key
-    names = [ui.literal(t.strip() or t) for t in (tokens[query], (keys or tokens)[key])]
-    ui.page_link(PAGE, f"Take the score “{names[0]}” → “{names[1]}” apart on the heatmap page",
+    names = [ui.literal(_short(t)) for t in (tokens[query], (keys or tokens)[key])]
+    ui.page_link(PAGE, f"Take “{names[0]}” → “{names[1]}” apart on the heatmap page",   # one line at 390 px
                  icon=":material/calculate:", query_params=cell_params(model, text, *head, query, key, part))
+
+
+def _short(token: str, most: int = 10) -> str:
+    """A token for a one-line label: a link's label does not wrap, it is cut off at the column's edge."""
+    token = token.strip() or token
+    return token if len(token) <= most else token[:most - 1] + "…"
 
 
 def open_cell(view: matrices.MatrixView):
