@@ -84,7 +84,7 @@ def attention_section(gen: Generation, step: int, layer: int, head: int) -> None
                                             masked=~causal_mask(q + 1), title="The causal heatmap so far (last "
                                             "row: this step)", height=340), "write_heatmap",
                     f"write-heatmap-s{step}-L{layer}H{head}")
-        heatmap_link(gen, q, layer, head)
+    heatmap_link(gen, q, layer, head)   # under both columns: a link's label does not wrap
     st.markdown(f"**Every layer × head at step {step}**: each tile is one head's row over the context, left to "
                 "right; click a tile to show that head above.")
     rows = gen.weights[:, :, q, :q + 1][:, :, None, :]                       # (layer, head, 1, key)
