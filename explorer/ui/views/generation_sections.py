@@ -132,7 +132,7 @@ def considered_section(gen: Generation, step: int) -> None:
             st.markdown(f"The draw u = **{u:.4f}**: walking down the candidates, most likely first, the running "
                         f"total of probabilities passes u at the picked token. At T = {t:g} the same u picks "
                         f"**{literal(token_text(gen, again))}**.")
-        page_link("pages/lab_softmax.py", "The same temperature inside attention: the softmax lab",
+        page_link("pages/lab_softmax.py", "Temperature inside attention: softmax lab",
                   icon=":material/thermostat:")
     with left:
         names = [gen_decode(gen, i).replace(" ", "␣") for i in seen.ids]
