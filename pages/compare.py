@@ -50,13 +50,14 @@ if chosen:
     columns = [c for _ in range(0, len(chosen), 2) for c in st.columns(2)]  # two per row: labels stay readable
     for i, (column, (l, h)) in enumerate(zip(columns, chosen)):
         with column:
-            fig = plots.heatmap(result.weights[l, h], result.tokens, result.keys, zmax=zmax, masked=hidden,
-                                title=f"layer {l} · head {h}", show_scale=i % 2 == 1 or i == len(chosen) - 1)
+            key = breakdown.strongest_key(result.weights[l, h, query])   # framed: the cell its link takes apart
+            fig = plots.heatmap(result.weights[l, h], result.tokens, result.keys, zmax=zmax, masked=hidden, cell=(
+                query, key), title=f"layer {l} · head {h}", show_scale=i % 2 == 1 or i == len(chosen) - 1)
             ui.show_figure(fig, f"heat_{i}", f"{facts.name}-L{l}H{h}")
             ui.fidelity_badge(result, l, h)
             ui.download_csv(heads.matrix_frame(result.weights[l, h], result.tokens, result.keys),
                             f"{facts.name}-L{l}H{h}.csv", f"csv_{i}", "CSV")
-            breakdown.cell_link(model, text, (l, h), result.weights[l, h], result.tokens, query, keys=result.keys)
+            breakdown.cell_link(model, text, (l, h), result.weights[l, h], result.tokens, query, key, result.keys)
 
 st.subheader("Every head of the model")
 left, right = st.columns(2)

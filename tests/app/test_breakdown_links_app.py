@@ -9,9 +9,16 @@ from explorer.attention import matrices
 from explorer.generation.sampling import Settings
 from explorer.generation.steps import text_for
 from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
+from explorer.plots.attention import FRAME
 from explorer.ui import cached
 
 SHOWN = 5e-5   # the breakdown prints the weight to 4 decimals
+
+
+def framed(spec: dict) -> tuple[int, int]:
+    """(row, column) of the cell a heatmap frames (``plots.heatmap(cell=…)``, in the selected tile's colour)."""
+    (box,) = [s for s in spec["layout"].get("shapes", []) if s["line"]["color"] == FRAME]
+    return round(box["y0"] + 0.5), round(box["x0"] + 0.5)
 
 
 def opened(params: dict[str, str]):
@@ -21,6 +28,8 @@ def opened(params: dict[str, str]):
     assert at.selectbox(key="query").value == int(params["query"])
     assert at.selectbox(key="key").value == int(params["key"])
     assert [at.slider(key="layer").value, at.slider(key="head").value] == [int(params["layer"]), int(params["head"])]
+    (spec,) = [s for t, s in figures(at).items() if t.endswith(f"layer {params['layer']} · head {params['head']}")]
+    assert framed(spec) == (int(params["query"]), int(params["key"]))   # the cell taken apart, framed
     return at
 
 
@@ -38,6 +47,7 @@ def test_compare_links_each_head_to_its_strongest_score_on_the_pronoun():
         assert params == {"model": EMBEDDED_ENCODER, "text": text, "layer": str(layer), "head": str(head),
                           "query": str(query), "key": str(key), "breakdown": "1"}
         assert f"“it” → “{result.tokens[key]}”" in label.replace("\\", "")
+        assert framed(figures(at)[f"layer {layer} · head {head}"]) == (query, key)   # the linked cell, framed
     _, params = links[0]
     heatmap = opened(params)
     assert abs(breakdown_weight(heatmap) - z_of(at, heads[0])[query, int(params["key"])]) < SHOWN
@@ -63,6 +73,7 @@ def test_flip_links_the_head_in_each_sentence_on_the_candidate_it_leans_to():
         animal, street = result.tokens.index("animal"), result.tokens.index("street")   # the two candidates
         key = int(params["key"])
         assert key in (animal, street) and z[query, key] == max(z[query, animal], z[query, street])
+        assert framed(spec) == (query, key)
         assert label.replace("\\", "") == f"Take “it” → “{result.tokens[key]}” apart on the heatmap page"
         assert abs(breakdown_weight(opened(params)) - z[query, int(params["key"])]) < SHOWN
 
@@ -75,6 +86,7 @@ def test_write_links_the_steps_row_when_the_text_gives_back_its_tokens():
     assert params["model"] == EMBEDDED_DECODER and (params["layer"], params["head"]) == ("0", "0")
     assert int(params["query"]) == q and int(params["key"]) == int(np.argmax(gen.row(0, 0, 0)))
     assert text_for(cached.get_model(EMBEDDED_DECODER).tokenizer, gen.ids[:q + 1]) == params["text"]
+    assert framed(figures(at)["The causal heatmap so far (last row: this step)"]) == (q, int(params["key"]))
     heatmap = opened(params)
     assert abs(breakdown_weight(heatmap) - gen.row(0, 0, 0)[int(params["key"])]) < SHOWN
     # step 4 reads a second "\n" written after a first: the tokenizer reads "\n\n" as one token, so no link

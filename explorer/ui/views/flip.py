@@ -20,11 +20,13 @@ def show_head_in_both(model: str, a: AttentionResult, b: AttentionResult, result
     same = heads.max_row_difference(a.weights[layer, head], b.weights[layer, head], rows["A"])
     label = "" if result.query_sees_change else f"identical in A and B (max diff {same:.0e})"
     st.subheader(f"Layer {layer} · head {head}")
-    figs, bars = {}, {}
+    figs, bars, lean = {}, {}, {}
     for side, res in (("A", a), ("B", b)):
+        lean[side] = analysis.leaned_candidate(res, layer, head, rows[side], result.candidates)   # the link's key
         figs[side] = head_plots.flip_heatmap(res.weights[layer, head], res.tokens, res.keys, query_rows=rows[side],
                                               changed=result.first_difference, causal=a.facts.causal, row_label=label,
-                                              title=f"Sentence {side} · layer {layer} · head {head}")
+                                              title=f"Sentence {side} · layer {layer} · head {head}",
+                                              cell=(rows[side][0], lean[side]))
         bars[side] = plots.query_bars(res.weights[layer, head, rows[side]].mean(0), res.keys,
                                       f"{result.query} ({side})")
     head_plots.same_x_range(*bars.values())
@@ -34,9 +36,8 @@ def show_head_in_both(model: str, a: AttentionResult, b: AttentionResult, result
             ui.fidelity_badge(res, layer, head)
             ui.download_csv(heads.matrix_frame(res.weights[layer, head], res.tokens, res.keys),
                             f"flip-{side}-L{layer}H{head}.csv", f"csv_{side}")
-            lean = analysis.leaned_candidate(res, layer, head, rows[side], result.candidates)
             breakdown.cell_link(model, res.text, (layer, head), res.weights[layer, head], res.tokens, rows[side][0],
-                                lean, keys=res.keys)
+                                lean[side], keys=res.keys)
             ui.show_figure(bars[side], f"bars_{side}", f"flip-{side}-bars-L{layer}H{head}")
     if not result.query_sees_change and a.weights.shape == b.weights.shape:
         fig = head_plots.difference_heatmap(a.weights[layer, head], b.weights[layer, head], a.tokens, a.keys)

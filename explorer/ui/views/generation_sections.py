@@ -82,8 +82,8 @@ def attention_section(gen: Generation, step: int, layer: int, head: int) -> None
     with right:
         show_figure(attention_plots.heatmap(gen.weights[layer, head, :q + 1, :q + 1], tokens, tokens,
                                             masked=~causal_mask(q + 1), title="The causal heatmap so far (last "
-                                            "row: this step)", height=340), "write_heatmap",
-                    f"write-heatmap-s{step}-L{layer}H{head}")
+                                            "row: this step)", height=340, cell=(q, int(np.argmax(row)))),
+                    "write_heatmap", f"write-heatmap-s{step}-L{layer}H{head}")
     heatmap_link(gen, q, layer, head)   # under both columns: a link's label does not wrap
     st.markdown(f"**Every layer × head at step {step}**: each tile is one head's row over the context, left to "
                 "right; click a tile to show that head above.")
