@@ -196,6 +196,24 @@ def test_followers_follow_page_layer_head_and_locked_text_and_can_explore_alone(
     assert student.slider(key="layer").value == 4
 
 
+def test_a_follower_sees_the_score_the_teacher_takes_apart_and_keeps_the_teachers_address():
+    """The heatmap page's ``key`` (the breakdown's key token) is the teacher's view like ``query``: it reaches the
+    follower's address and page (it was once the teacher link's private parameter, and never did)."""
+    teacher, room, _ = start()
+    student = join(room, "ada")
+    teacher.switch_page("pages/heatmaps.py").run()
+    teacher.toggle(key="breakdown").set_value(True).run()
+    teacher.selectbox(key="query").set_value(10)
+    teacher.selectbox(key="key").set_value(2).run()
+    assert not teacher.exception and teacher.query_params["key"] == "2"
+    student = goes_to(student, "pages/heatmaps.py")
+    assert student.toggle(key="breakdown").value is True
+    assert (student.selectbox(key="query").value, student.selectbox(key="key").value) == (10, 2)
+    assert "Query **it** (position 10) → key **animal** (position 2)" in texts(student).replace("\\", "")
+    shared = {k: v for k, v in teacher.query_params.items() if k not in membership.PRIVATE}
+    assert {k: v for k, v in student.query_params.items() if k not in membership.PRIVATE} == shared
+
+
 def test_a_follower_runs_the_teachers_latest_page_whatever_its_browser_asks():
     teacher, room, _ = start()
     student = join(room, "ada")
