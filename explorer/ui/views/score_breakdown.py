@@ -43,10 +43,11 @@ def strongest_key(row) -> int:
 
 def cell_link(model: str, text: str, head: tuple[int, int], matrix, tokens: list[str], query: int,
               key: int | None = None, keys: list[str] | None = None, part: str = "self") -> None:
-    """A link under a heatmap drawn on another page: it opens the heatmap page on that head (``(layer, head)``) and
-    text, with the score of cell (``query``, ``key``) of ``matrix[query, key]`` taken apart; by default ``key`` is
-    the one the query's row weights most. It writes nothing into this page's own address (a follower's address
-    stays the teacher's)."""
+    """A link under a heatmap drawn on another page (or a query of the head geometry map): it opens the heatmap
+    page on that head (``(layer, head)``) and text, with the score of cell (``query``, ``key``) of
+    ``matrix[query, key]`` taken apart; by default ``key`` is the one the query's row weights most (``matrix`` is
+    needed only then). It writes nothing into this page's own address (a follower's address stays the
+    teacher's)."""
     key = strongest_key(matrix[query]) if key is None else key
     names = [ui.literal(_short(t)) for t in (tokens[query], (keys or tokens)[key])]
     ui.page_link(PAGE, f"Take “{names[0]}” → “{names[1]}” apart on the heatmap page",   # one line at 390 px
