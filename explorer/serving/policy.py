@@ -234,12 +234,6 @@ def check_download(name: str, metadata: dict, env: Mapping[str, str] | None = No
     return size_mb
 
 
-def describe_link_request(name: str, size_mb: int) -> str:
-    """The question a page asks before loading a hub model named in a link. ``name`` is user text: show literally."""
-    size = f"{size_mb:,} MB" if size_mb < 10_000 else f"{size_mb / 1000:,.0f} GB"
-    return f"This link asks for {name} from the hub, {size}. Load it?"
-
-
 # ---------------------------------------------------------------------------------------------- hub, machine
 
 def fetch_metadata(name: str, timeout: float = 5.0, env: Mapping[str, str] | None = None) -> dict:

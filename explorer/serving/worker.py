@@ -67,6 +67,11 @@ class Jobs:
         with self._lock:
             return self._jobs.get(key)
 
+    def keys(self) -> list[Hashable]:
+        """The keys of the jobs running or finished well (a failed one is forgotten)."""
+        with self._lock:
+            return list(self._jobs)
+
     def finished(self) -> list[Hashable]:
         with self._lock:
             return [key for key, job in self._jobs.items() if job.done.is_set() and job.error is None]
@@ -103,3 +108,7 @@ class ModelWorker:
 
     def loaded(self) -> list[str]:
         return self._jobs.finished()
+
+    def requested(self) -> list[str]:
+        """The models loaded or loading now: someone on this server already chose to load them."""
+        return self._jobs.keys()

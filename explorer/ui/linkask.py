@@ -1,13 +1,18 @@
-"""A link that names a model nobody has loaded yet asks before loading it.
+"""A model this server would have to download asks before loading it: named by a link, picked or typed.
 
 On a shared server a crafted link (``?model=some/huge-model``) would otherwise start a download for whoever
-clicks it. Embedded models and models already loaded open at once; any other model named in the URL waits for
-the student's "Load" (the page meanwhile shows the embedded model). The question gives the download size from
-the hub's file list when the hub answers, and says so when it does not.
+clicks it, and a hub id typed into the picker would start one before the teacher has seen what it costs. Embedded
+models, models already loaded and local folders open at once; any other model waits for "Load it" (the page
+meanwhile shows the model it showed before, or the embedded default). The question is one card for both paths
+(``card``): the model's family and what works on it, read from its config (a few kB, no weights), then the
+download size and the server's size check from the hub's file list; offline it says so plainly. A model confirmed
+once stays confirmed for the session.
 """
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import streamlit as st
 
@@ -17,18 +22,33 @@ from explorer.serving import policy
 from explorer.ui import cached
 from explorer.ui.text import literal
 
-_sizes: dict[str, tuple[float, str]] = {}   # hub id -> (when, question): the hub is asked once a minute at most
+CONFIRMED = "_models_confirmed"   # session state: the models this session said "Load it" to
+OFFLINE = ("Its size is unknown: the hub cannot be reached from this server, so it loads only if it is already "
+           "in this server's cache.")
+
+
+@dataclass(frozen=True)
+class Download:
+    """What the hub's file list says about loading a model: its size, or why that is not known, or why the
+    server's size check refuses it."""
+    size_mb: int | None
+    why: str = ""            # why the size is unknown, or the size check's refusal
+    refused: bool = False    # the size check refuses it: loading it would fail the same way
+
+
+_sizes: dict[str, tuple[float, Download]] = {}   # hub id -> (when, Download): the hub is asked once a minute at most
 _works: dict[str, tuple[float, str | None]] = {}   # model -> (when, family and what works, or None)
 
 
 def needs_asking(name: str) -> ModelSpec | None:
     """The spec of ``name`` when loading it must be confirmed: a hub id or folder this server would load but has
-    not loaded yet. None for embedded and loaded models, and for names the picker refuses anyway."""
+    not loaded yet. None for embedded models, models loaded or loading now (someone on this server chose them: a
+    class following its teacher is not asked again), and names the picker refuses anyway."""
     try:
         spec = resolve_spec(name)
     except ModelUnavailable:
         return None                          # the page shows why when it tries
-    if spec.source == "embedded" or spec.name in cached.WORKER.loaded():
+    if spec.source == "embedded" or spec.name in cached.WORKER.requested():
         return None
     allowed, allowlist = hub_policy()
     if spec.source == "hub" and (not allowed or (allowlist and spec.name not in allowlist)):
@@ -36,25 +56,41 @@ def needs_asking(name: str) -> ModelSpec | None:
     return spec
 
 
-def question(spec: ModelSpec) -> str:
-    """"This link asks for X from the hub, 499 MB. Load it?" (or why the size is unknown). X is user text."""
-    if spec.source == "local":
-        return f"This link asks for the model folder {spec.name} on this server. Load it?"
+def download(spec: ModelSpec) -> Download:
+    """The hub's file list for ``spec`` through the size check a load runs (the cap, free disk and memory), asked
+    once a minute at most; offline it is not asked."""
     now = time.monotonic()
     known = _sizes.get(spec.name)
     if known and now - known[0] < 60:
         return known[1]
     if not loading.hub_reachable():
-        text = (f"This link asks for {spec.name} from the hub. Its size is unknown: the hub cannot be reached from "
-                "this server, so it loads only if it is already in this server's cache. Load it?")
+        found = Download(None, OFFLINE)
     else:
         try:
-            size_mb = -(-policy.weights_bytes(policy.fetch_metadata(spec.name, timeout=3)) // policy.MB)
-            text = policy.describe_link_request(spec.name, size_mb)
+            metadata = policy.fetch_metadata(spec.name, timeout=3)
+            found = Download(policy.check_download(spec.name, metadata, free_disk_bytes=policy.free_disk(),
+                                                   free_memory_bytes=policy.free_memory()))
+        except policy.MetadataUnavailable as err:
+            found = Download(None, f"Its size is unknown ({err})")
         except policy.PolicyRefusal as err:
-            text = f"This link asks for {spec.name} from the hub. Its size is unknown ({err}) Load it?"
-    _sizes[spec.name] = (now, text)
-    return text
+            found = Download(None, str(err), refused=True)
+    _sizes[spec.name] = (now, found)
+    return found
+
+
+def question(spec: ModelSpec, typed: bool = False) -> str:
+    """"This link asks for X from the hub, 499 MB. Load it?" (or why the size is unknown, or why this server would
+    refuse it); ``typed``: the picker's wording. X is user text: show it literally."""
+    if spec.source == "local":
+        return f"This link asks for the model folder {spec.name} on this server. Load it?"
+    subject = (f"{spec.name} is not on this server yet: a download from the hub" if typed
+               else f"This link asks for {spec.name} from the hub")
+    found = download(spec)
+    if found.refused:
+        return f"{subject}, which this server refuses: {found.why}"
+    if found.size_mb is None:
+        return f"{subject}. {found.why} Load it?"
+    return f"{subject}, {preview.size_words(found.size_mb)}. Load it?"
 
 
 def what_works(spec: ModelSpec) -> str | None:
@@ -77,27 +113,8 @@ def what_works(spec: ModelSpec) -> str | None:
     return text
 
 
-_typed: dict[str, tuple[float, str]] = {}   # hub id -> (when, its download size in words)
-
-
-def _size(spec: ModelSpec) -> str:
-    """A hub model's download size from the hub's file list ("" when the hub does not say), once a minute."""
-    now = time.monotonic()
-    known = _typed.get(spec.name)
-    if known and now - known[0] < 60:
-        return known[1]
-    text = ""
-    if loading.hub_reachable():
-        try:
-            text = f"{-(-policy.weights_bytes(policy.fetch_metadata(spec.name, timeout=3)) // policy.MB):,} MB"
-        except policy.PolicyRefusal:
-            text = ""
-    _typed[spec.name] = (now, text)
-    return text
-
-
 def show_what_works(name: str) -> None:
-    """Under a typed hub id or folder: its family, its download size and what works on it, from its config."""
+    """Under a typed folder or a confirmed hub id: its family, its download size and what works on it."""
     try:
         spec = resolve_spec(name)
     except ModelUnavailable:
@@ -106,8 +123,40 @@ def show_what_works(name: str) -> None:
         return
     works = what_works(spec)
     if works:
-        size = _size(spec) if spec.source == "hub" else ""
-        st.caption(literal(f"{spec.name}, {size}: {works}" if size else works))
+        size = download(spec).size_mb if spec.source == "hub" else None
+        st.caption(literal(f"{spec.name}, {preview.size_words(size)}: {works}" if size is not None else works))
+
+
+def confirmed(name: str) -> bool:
+    """Whether this session has said "Load it" to ``name`` (it is not asked again)."""
+    return name in st.session_state.get(CONFIRMED, ())
+
+
+def _confirm(name: str) -> None:
+    st.session_state[CONFIRMED] = {*st.session_state.get(CONFIRMED, ()), name}
+
+
+def card(spec: ModelSpec, key: str, typed: bool, stay_label: str, load: Callable[[], None],
+         stay: Callable[[], None]) -> None:
+    """The one question before a load, for a link and for the picker: what it is and what works on it (config
+    first), the download's size or why it is unknown, another download running, "Load it" and ``stay_label``.
+    ``load`` runs after the model is marked confirmed for this session."""
+    works = what_works(spec)
+    text = question(spec, typed)
+    with st.container(border=True):
+        st.markdown(f"{':material/download:' if typed else ':material/link:'} {literal(text)}")
+        if works:
+            st.caption(literal(works))
+        elif spec.source == "hub":
+            st.caption("Its config could not be read either, so its family and what works on it show once it has "
+                       "loaded.")
+        busy = loading.current_download()
+        if busy:
+            st.caption(f"Another download is running on this server ({literal(busy)}); this one would wait for it.")
+        if not (spec.source == "hub" and download(spec).refused):
+            st.button("Load it", key=f"{key}_load", on_click=lambda: (_confirm(spec.name), load()),
+                      icon=":material/download:")
+        st.button(stay_label, key=f"{key}_stay", on_click=stay, icon=":material/undo:")
 
 
 def ask_before_loading(key: str, default: str) -> str | None:
@@ -117,7 +166,7 @@ def ask_before_loading(key: str, default: str) -> str | None:
     pending = f"_ask_{key}"
     if key not in st.session_state and pending not in st.session_state and key in st.query_params:
         linked = str(st.query_params[key])
-        if needs_asking(linked) is not None:
+        if needs_asking(linked) is not None and not confirmed(linked):
             st.session_state[pending] = linked
             st.session_state[key] = default
     asked = st.session_state.get(pending)
@@ -136,14 +185,22 @@ def ask_before_loading(key: str, default: str) -> str | None:
         st.session_state.pop(pending, None)
         st.session_state[key] = st.session_state[f"_kept_{key}"] = default
 
-    with st.container(border=True):
-        st.markdown(f":material/link: {literal(question(spec))}")
-        works = what_works(spec)
-        if works:
-            st.caption(literal(works))
-        busy = loading.current_download()
-        if busy:
-            st.caption(f"Another download is running on this server ({literal(busy)}); this one would wait for it.")
-        st.button("Load it", key=f"{key}_ask_load", on_click=load, icon=":material/download:")
-        st.button(f"Stay on {default}", key=f"{key}_ask_stay", on_click=stay, icon=":material/undo:")
+    card(spec, f"{key}_ask", False, f"Stay on {default}", load, stay)
     return asked
+
+
+def picked_waits(key: str, name: str, shown: str) -> bool:
+    """After the picker: True while ``name`` (picked or typed) is a hub model this session has not confirmed, with
+    its card drawn; the page meanwhile shows ``shown``. "Stay on" puts ``shown`` back in the picker. A folder, an
+    embedded, loaded or confirmed model returns False at once (a typed one gets its caption)."""
+    spec = needs_asking(name)
+    if spec is None or spec.source == "local" or confirmed(spec.name):
+        return False
+
+    def stay():
+        st.session_state[key] = st.session_state[f"_kept_{key}"] = shown
+        st.session_state.pop(f"{key}_other", None)
+        st.session_state.pop(f"_typed_{key}", None)   # the free box forgets the id it was not to load
+
+    card(spec, f"{key}_pick", True, f"Stay on {shown}", lambda: None, stay)
+    return True

@@ -20,7 +20,7 @@ from explorer.plots.alt import clickable_heads, text_alternative
 from explorer.plots.attention import LightFigure
 from explorer.plots.classroom import scale_fonts
 from explorer.ui import cached, chart_text, params
-from explorer.ui.linkask import ask_before_loading, show_what_works
+from explorer.ui.linkask import ask_before_loading, picked_waits, show_what_works
 from explorer.ui.live import following, membership, streamlit_internals
 from explorer.ui.text import literal
 from explorer.ui.words import on_this_page, tip
@@ -65,10 +65,12 @@ def set_values(values: dict, forget: tuple[str, ...] = ()) -> None:
 def model_picker(key: str = "model", default: str = EMBEDDED_ENCODER, label: str = "Model") -> str:
     """Embedded models first, then known hub ids, then a free box for any hub id or local folder.
 
-    A model named by the link that is neither embedded nor loaded waits for the student's answer
-    (``linkask.py``); meanwhile the picker shows ``default``.
+    A hub model this server would have to download, named by the link, picked or typed, waits for the student's
+    "Load it" (``linkask.py``: its family, size and what works, before any download); meanwhile the page shows
+    the model it showed before (``default`` at first). A local folder loads at once, with its caption.
     """
     asked = ask_before_loading(key, default)
+    shown = st.session_state.get(f"_shown_{key}", default)
     allowed, allowlist = hub_policy()
     hub = ([*(allowlist or KNOWN_HUB), OTHER] if allowed else [])
     choices = [*EMBEDDED, *[h for h in hub if h not in EMBEDDED]]
@@ -85,13 +87,21 @@ def model_picker(key: str = "model", default: str = EMBEDDED_ENCODER, label: str
     choice = st.selectbox(label, choices, key=key, format_func=lambda n: label_of.get(n, n))
     name = choice
     if choice == OTHER:
-        name = st.text_input("Hub id (e.g. prajjwal1/bert-tiny) or local folder", value=free,
-                             key=f"{key}_other", max_chars=200,
+        # the free box's text follows the student from page to page as from_url's values do (set through the
+        # Session State API); a model named by the link, a follow or "Stay on" replaces it
+        other = f"{key}_other"
+        st.session_state[other] = free or st.session_state.get(other, st.session_state.get(f"_typed_{key}", ""))
+        name = st.text_input("Hub id (e.g. prajjwal1/bert-tiny) or local folder", key=other, max_chars=200,
                              help=preview.curated_text() if allowed and not allowlist else None).strip()
-        if name:
-            show_what_works(name)
-    params.put(key, asked or name or default)   # a reload of a link still waiting asks again
-    return name or default
+        st.session_state[f"_typed_{key}"] = name
+    if name and picked_waits(key, name, shown):
+        name = shown
+    elif choice == OTHER and name:
+        show_what_works(name)
+    name = name or default
+    st.session_state[f"_shown_{key}"] = name
+    params.put(key, asked or name)   # a reload of a link still waiting asks again
+    return name
 
 
 def text_box(key: str = "text", default: str = next(iter(EXAMPLES.values())), label: str = "Text",

@@ -8,10 +8,9 @@ import sqlite3
 
 import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
-from test_classroom_app import (  # noqa: F401 - fresh_store: the fixture
+from test_classroom_app import (
     class_charts,
     click,
-    fresh_store,
     goes_to,
     join,
     session,
@@ -22,6 +21,8 @@ from test_classroom_app import (  # noqa: F401 - fresh_store: the fixture
 from explorer.classroom import default_db_path
 from explorer.ui.live import membership
 from explorer.ui.text import literal
+
+pytestmark = pytest.mark.usefixtures("fresh_store")   # tests/app/conftest.py
 
 ROUND_1 = ["about 1", "about 16", "about 256", "about 16", "about 1"]   # 2 of 5 right (40%)
 ROUND_2 = ["about 16", "about 16", "about 256", "about 16", None]       # 3 of 4 right (75%); one does not vote

@@ -23,13 +23,7 @@ APP = str(Path(__file__).resolve().parents[2] / "app.py")
 HOSTILE = "<img src=x onerror=alert(1)> **b** $x$"   # within NICK_MAX (40) characters
 
 
-@pytest.fixture(autouse=True)
-def fresh_store(tmp_path, monkeypatch):
-    monkeypatch.setenv("EXPLORER_CLASSROOM_DB", str(tmp_path / "classroom.sqlite3"))
-    monkeypatch.delenv("EXPLORER_CLASSROOM_URL", raising=False)
-    membership.store.clear()
-    yield
-    membership.store.clear()
+pytestmark = pytest.mark.usefixtures("fresh_store")   # tests/app/conftest.py
 
 
 def session(**params) -> AppTest:

@@ -20,13 +20,7 @@ VIEWS = sorted({(s.page, tuple(sorted(s.params.items()))): (lesson.title, n)
                 for lesson in LESSONS for n, s in enumerate(lesson.steps, 1)}.items())
 
 
-@pytest.fixture(autouse=True)
-def fresh_store(tmp_path, monkeypatch):
-    monkeypatch.setenv("EXPLORER_CLASSROOM_DB", str(tmp_path / "classroom.sqlite3"))
-    monkeypatch.delenv("EXPLORER_CLASSROOM_URL", raising=False)
-    membership.store.clear()
-    yield
-    membership.store.clear()
+pytestmark = pytest.mark.usefixtures("fresh_store")   # tests/app/conftest.py
 
 
 def texts(at: AppTest) -> str:

@@ -141,12 +141,15 @@ HUNG_MS = 8000
 
 
 def _unknown_hub_id_answer_ms(page) -> float:
-    """Type an unknown hub id into the model box; milliseconds until the page says why it cannot load it."""
+    """Type an unknown hub id into the model box and answer its card's "Load it" (the picker asks before a
+    download, explorer/ui/linkask.py); milliseconds from Enter until the page says why it cannot load it (the
+    card's own look at the hub included)."""
     _choose_model(page, "Other hub id or folder…")
     box = page.get_by_role("textbox", name="Hub id (e.g. prajjwal1/bert-tiny) or local folder")
     box.fill(UNKNOWN)
     start = page.evaluate("() => performance.now()")
     box.press("Enter")
+    page.get_by_role("button", name="Load it").click(timeout=30_000)
     done = page.wait_for_function(
         "() => [...document.querySelectorAll('[data-testid=\"stAlert\"]')]"
         ".some(a => a.innerText.includes('no network connection')) && performance.now()", timeout=30_000, polling=20)

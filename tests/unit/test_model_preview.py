@@ -65,6 +65,19 @@ def test_a_local_folder_is_read_from_its_config(tiny_folder, tmp_path):
     assert preview.local_config(str(tmp_path)) is None
 
 
-def test_the_curated_models_are_of_known_families():
+def test_the_curated_models_are_known_families_where_attention_works():
+    """Each curated family is known, and its tiny config (tests/family_configs.py) passes the family matrix for
+    attention weights and scores at least; each entry says where its facts were checked."""
+    from family_configs import config
     assert {c.family for c in preview.CURATED} <= set(families.FAMILIES)
+    for model in preview.CURATED:
+        found = families.matrix(config(model.family))
+        assert found["attention"] is None and found["scores"] is None, model
+        assert model.checked and model.parameters.split()[1] in {"M", "B"}, model
     assert "EleutherAI/pythia-70m (GPT-NeoX, 70 M parameters, Apache-2.0)" in preview.curated_text()
+    assert all(c.hub_id != "google/gemma-3-270m" for c in preview.CURATED)   # gated: no download without a token
+
+
+def test_sizes_are_said_as_people_say_them():
+    assert preview.size_words(499) == "499 MB" and preview.size_words(2_047) == "2,047 MB"
+    assert preview.size_words(809_948) == "810 GB"

@@ -252,13 +252,6 @@ def test_memory_needs_float32_weights_times_1_2():
         assert issubclass(cls, policy.PolicyRefusal) and issubclass(cls, RuntimeError)
 
 
-def test_describe_link_request():
-    assert policy.describe_link_request("roberta-base", 499) == \
-        "This link asks for roberta-base from the hub, 499 MB. Load it?"
-    assert policy.describe_link_request("gpt2", 2_047).endswith("hub, 2,047 MB. Load it?")
-    assert policy.describe_link_request("x/y", 809_948).endswith("hub, 810 GB. Load it?")
-
-
 # ---------------------------------------------------------------------------------------------- fetch, machine
 
 def test_fetch_metadata_offline_or_bad_id_never_asks():
