@@ -58,7 +58,8 @@ def core_rows(name: str, tokens: int, repeat: int) -> None:
 
     from explorer.attention.breakdown import breakdown, dimension_question
     from explorer.attention.result import extract
-    from explorer.attention.score_origin import distance_question, family_layout, origin, rotary_view
+    from explorer.attention.score_origin import distance_question, origin, rotary_view
+    from explorer.model import anatomy, families
     from explorer.model.loading import load_model
     from explorer.plots import breakdown as plots
 
@@ -90,11 +91,13 @@ def core_rows(name: str, tokens: int, repeat: int) -> None:
 
     wall, cpu = timed(open_one, repeat)
     line("B1", f"open a breakdown, {name}, {n} tokens", wall, cpu, 0.100)
-    layout = family_layout(loaded.model)
-    if layout["kind"] == "rope":
+    if families.positions_of(loaded.model) == "rope":
+        layout = families.family_of(loaded.model).rotary_layout
+
         def curve(i: int) -> None:
             layer, head, query, key = pair(i)
-            rotary_view(layout, breakdown(result, layer, head, query, key), n)
+            inv_freq, scaling = anatomy.rope_table(loaded.model, layer)
+            rotary_view(inv_freq, scaling, layout, breakdown(result, layer, head, query, key), n)
         base_wall, base_cpu = timed(lambda i: breakdown(result, *pair(i)), repeat)
         wall, cpu = timed(curve, repeat)
         line("B2", f"relative-position curve, {name}, {n} tokens (breakdown itself taken off)",

@@ -44,7 +44,7 @@ CONFIGS: dict[str, dict] = {
                     attention_multiplier=0.125),
     "smollm3": LLAMA,
     "starcoder2": dict(num_key_value_heads=2),
-    "bert": {}, "roberta": {}, "xlm-roberta": {}, "electra": dict(embedding_size=32),
+    "bert": {}, "roberta": {}, "xlm-roberta": {}, "electra": dict(embedding_size=16),   # embeddings_project: 16 -> 32
     "distilbert": dict(dim=32, n_layers=2, n_heads=4, hidden_dim=37),
     "albert": dict(embedding_size=16),
     "deberta-v2": dict(relative_attention=True, position_buckets=8, pos_att_type=["p2c", "c2p"],
@@ -57,10 +57,11 @@ CONFIGS: dict[str, dict] = {
                  decoder_attention_heads=4, encoder_ffn_dim=37, decoder_ffn_dim=37, decoder_start_token_id=2,
                  forced_eos_token_id=None),
 }
-VARIANTS = {   # configs of a family that refuse more than the family does: name -> (family, what differs)
+VARIANTS = {   # configs of a family that refuse more or lay out q | k | v otherwise: name -> (family, what differs)
     "opt-350m": ("opt", dict(do_layer_norm_before=False, word_embed_proj_dim=16)),
     "falcon-40b": ("falcon", dict(new_decoder_architecture=True, num_kv_heads=2, multi_query=False)),
     "falcon-rw-1b": ("falcon", dict(alibi=True, multi_query=False, parallel_attn=False, bias=True)),
+    "gpt_bigcode-mha": ("gpt_bigcode", dict(multi_query=False)),   # q | k | v per head in one projection
 }
 ENCODERS = {"bert", "roberta", "xlm-roberta", "electra", "distilbert", "albert", "deberta-v2", "mpnet", "modernbert"}
 ENCODER_DECODERS = {"t5", "bart"}

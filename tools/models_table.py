@@ -23,19 +23,27 @@ def table() -> str:
     from transformers import AutoConfig
     reasons: list[str] = []
     head = ["family", "model_type", "kind", "final norm", "attention", *(families.LABELS[c] for c in
-                                                                        families.CAPABILITIES)]
+                                                                        families.CAPABILITIES), "score's origin"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     order = sorted(families.FAMILIES.values(), key=lambda f: ({"decoder": 0, "encoder": 1}.get(f.kind, 2), f.name))
     for fam in order:
         cells = []
+        config = AutoConfig.for_model(fam.model_type)
         for capability in families.CAPABILITIES:
             if capability in families.DECODER_ONLY and fam.kind != "decoder":
                 cells.append("decoders only")
                 continue
-            why = families.refusal(AutoConfig.for_model(fam.model_type), capability)
+            why = families.refusal(config, capability)
             if why is None:
                 cells.append("yes")
                 continue
+            if why not in reasons:
+                reasons.append(why)
+            cells.append(f"no [{reasons.index(why) + 1}]")
+        why = families.origin_refusal(config)
+        if why is None:
+            cells.append(families.ORIGINS[families.positions_of(config)])
+        else:
             if why not in reasons:
                 reasons.append(why)
             cells.append(f"no [{reasons.index(why) + 1}]")
@@ -52,6 +60,12 @@ def table() -> str:
         "changing only itself and what comes after) or is refused with exactly the sentence below, before anything",
         "runs. A family's config can refuse more (an OPT model with post-norm blocks); the app says so when a model",
         "is picked. To teach the app a new family, see docs/architecture.md.",
+        "",
+        "The last column is where the heatmap page's score breakdown says one score comes from (its family's",
+        "`positions`); the same test takes a score of every head apart on each tiny model: the parts add up to the",
+        "model's score to 1e-5 of its size, the layer-0 split and the rotary curve at the pair's own distance equal",
+        "it, ALiBi's bias equals slope × key position. Later layers of a learned-position model and cross attention",
+        "say in one sentence why there is no split; a Falcon model with ALiBi shows ALiBi.",
         "",
         *lines,
         "",

@@ -5,6 +5,7 @@ Everything is read from what an :class:`~explorer.attention.result.AttentionResu
 captured queries and keys after RoPE, its scale, mask and position bias): no forward pass. Written out:
 
     score[q, k] = scale · Σ_i query[i] · key[i]  (+ position bias)      (−inf where the mask hides the key)
+                  (Gemma 2 squashes scale · q·k to cap · tanh(· / cap) before the bias and mask)
     weight[q, k] = softmax over the keys of score[q, :]
 
 Grouped-query attention: query head h reads key head h // (n_heads / n_kv_heads).
@@ -18,6 +19,7 @@ import numpy as np
 from explorer.attention.result import AttentionResult
 from explorer.labs.quiz import Question
 from explorer.maths import softmax
+from explorer.model import families
 
 MOST_CARRIERS = 8   # at most this many dimensions are marked as carrying the score
 
@@ -29,7 +31,9 @@ class ScoreBreakdown:
     ``products = query_vector * key_vector``; ``order``: dimensions from the one that pushes the score most in its
     own direction to the one that pushes least (or against it); ``carriers``: the first few of ``order`` whose
     products alone already add up to the whole dot product (see :func:`carriers`). ``score = dot · scale + bias``
-    (``bias``: a relative-position bias added before softmax, 0 when the model has none). ``row_scores``: the
+    (``bias``: a relative-position bias added before softmax, 0 when the model has none; with a ``softcap``, as
+    Gemma 2, ``score = softcap · tanh(dot · scale / softcap) + bias``; ``mask_bias``: what the model's mask adds
+    to a key it does not hide, 0 except Falcon with ALiBi, which adds its bias there a second time). ``row_scores``: the
     whole row ``(key,)`` (``-inf`` where masked); ``weight``: our softmax of it at ``key``; ``model_weight``: the
     weight the model returned (the heatmap's cell).
     """
@@ -56,6 +60,14 @@ class ScoreBreakdown:
     row_weights: np.ndarray
     weight: float
     model_weight: float
+    softcap: float | None = None
+    mask_bias: float = 0.0
+
+    @property
+    def capped(self) -> float:
+        """scale · q·k after the soft cap (itself when the model has none)."""
+        raw = self.dot * self.scale
+        return raw if not self.softcap else float(np.tanh(raw / self.softcap) * self.softcap)
 
     @property
     def d_head(self) -> int:
@@ -75,7 +87,7 @@ class ScoreBreakdown:
     def size(self) -> float:
         """The score's size for rounding: scale · Σ|query[i]·key[i]| (float32 rounding of the dot product is a
         few 1e-7 of it). Tolerances of the form "to 1e-5 of the score's size" read this."""
-        return float(np.abs(self.products).sum() * abs(self.scale) + abs(self.bias))
+        return float(np.abs(self.products).sum() * abs(self.scale) + abs(self.bias) + abs(self.mask_bias))
 
     @property
     def gap(self) -> float:
@@ -104,22 +116,26 @@ def kv_head_of(head: int, n_heads: int, n_kv_heads: int) -> int:
     return head // (n_heads // n_kv_heads)
 
 
-def _row_extra(record: dict, head: int, query: int, n_q: int, n_k: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(bias, hidden)`` for one query row: the position bias added before softmax (zeros when none) and where
-    the additive mask hides a key, each ``(key,)``; the record's tensors are ``(1, 1 or heads, Q, K)``."""
+def _row_extra(record: dict, head: int, query: int, n_q: int,
+               n_k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(bias, mask_bias, hidden)`` for one query row: the position bias added before softmax (zeros when none),
+    what the additive mask adds where it does not hide the key (zeros, except Falcon with ALiBi, whose mask carries
+    the ALiBi bias a second time), and where the mask hides a key, each ``(key,)``; the record's tensors are
+    ``(1, 1 or heads, Q or 1, K)``."""
     def row(extra) -> np.ndarray | None:
         if extra is None:
             return None
         t = extra[0]
-        t = t[head if t.shape[0] > 1 else 0]
-        return t[..., -n_q:, -n_k:][query].double().numpy()
+        t = t[head if t.shape[0] > 1 else 0][..., -n_q:, -n_k:]
+        return t[query if t.shape[0] > 1 else 0].double().numpy()   # ALiBi's bias: one row for every query
     bias, mask = row(record.get("bias")), row(record.get("mask"))
     hidden = np.zeros(n_k, bool)
     for extra in (bias, mask):
         if extra is not None:
             hidden |= extra <= np.finfo(np.float32).min / 2   # the model's additive mask: float32's minimum
     bias = np.zeros(n_k) if bias is None else np.where(hidden, 0.0, bias)
-    return bias, hidden
+    mask_bias = np.zeros(n_k) if mask is None else np.where(hidden, 0.0, mask)
+    return bias, mask_bias, hidden
 
 
 def breakdown(result: AttentionResult, layer: int, head: int, query: int, key: int) -> ScoreBreakdown:
@@ -129,8 +145,10 @@ def breakdown(result: AttentionResult, layer: int, head: int, query: int, key: i
     computes attention in its own code), or when an index is out of range.
     """
     if result.score_records is None:
-        raise ValueError(f"{result.facts.name} computes attention in its own code: its queries and keys could not "
-                         "be captured, so no score can be taken apart (only the weights it returns are shown).")
+        family = families.FAMILIES.get(result.facts.family)
+        raise ValueError(f"{result.facts.name} ({family.name if family else result.facts.family}) computes attention "
+                         "in its own code: its queries and keys could not be captured, so no score can be taken "
+                         "apart (only the weights it returns are shown).")
     n_layers, n_heads, n_q, n_k = result.weights.shape
     for name, value, top in (("layer", layer, n_layers), ("head", head, n_heads), ("query", query, n_q),
                              ("key", key, n_k)):
@@ -143,8 +161,12 @@ def breakdown(result: AttentionResult, layer: int, head: int, query: int, key: i
     qv = q_all[head, query].double().numpy()                    # (d_head,)
     keys = k_all[kv].double().numpy()                           # (K, d_head)
     scale = float(record["scaling"] if record["scaling"] is not None else qv.shape[-1] ** -0.5)
-    bias, hidden = _row_extra(record, head, query, q_all.shape[1], keys.shape[0])
-    row = keys @ qv * scale + bias                              # (K,)
+    bias, mask_bias, hidden = _row_extra(record, head, query, q_all.shape[1], keys.shape[0])
+    softcap = record.get("softcap") or None
+    row = keys @ qv * scale                                     # (K,)
+    if softcap:                                                 # Gemma 2: squashed into (−cap, cap)
+        row = np.tanh(row / softcap) * softcap
+    row = row + bias + mask_bias
     row = np.where(hidden, -np.inf, row)
     weights = softmax(row)
     products = qv * keys[key]
@@ -154,8 +176,10 @@ def breakdown(result: AttentionResult, layer: int, head: int, query: int, key: i
         layer=layer, head=head, kv_head=kv, n_heads=n_heads, n_kv_heads=n_kv, query=query, key=key,
         query_token=result.tokens[query], key_token=result.keys[key], query_vector=qv, key_vector=keys[key].copy(),
         products=products, order=order, carriers=marked, dot=dot, scale=scale, bias=float(bias[key]),
-        score=dot * scale + float(bias[key]), masked=bool(hidden[key]), row_scores=row, row_weights=weights,
-        weight=float(weights[key]), model_weight=float(result.weights[layer, head, query, key]))
+        score=float(row[key]) if not hidden[key] else dot * scale + float(bias[key]), masked=bool(hidden[key]),
+        row_scores=row, row_weights=weights, weight=float(weights[key]),
+        model_weight=float(result.weights[layer, head, query, key]), softcap=softcap,
+        mask_bias=float(mask_bias[key]))
 
 
 def group_note(b: ScoreBreakdown) -> str:

@@ -1,17 +1,26 @@
-"""Where one score comes from, by the way the model puts position in.
+"""Where one score comes from, by the way the model puts position in (its family's ``positions``, read from
+:mod:`explorer.model.families`; the parts themselves from :mod:`explorer.model.anatomy`).
 
-* Learned positions (BERT-like encoders, GPT-2), first layer: the attention reads norm(token + position (+ token
-  type)). Once each token's norm scale 1/σ is held at the value it had, the norm is linear, so the input splits
-  into a token part, a position part and the rest (token type, the norm's shift, the projection's bias), and the
-  score into token·token, token·position, position·token, position·position and the terms touching the rest. They
-  add up to the score exactly (up to float rounding).
-* Rotary decoders (Llama-like): the captured queries and keys are rotated; turning them back with the model's own
-  frequencies gives the vectors before rotation. Their score at every distance is the relative-position curve;
-  at the pair's own distance it is the heatmap's score. The rotation maths is the Positional encodings lab's.
-* Relative-position biases (T5): the bias is its own term of the score (in :mod:`explorer.attention.breakdown`).
+* Learned positions (BERT, RoBERTa, XLM-R, ELECTRA, DistilBERT, ALBERT, MPNet, BART's encoder and decoder, GPT-2,
+  GPT-BigCode, OPT), first layer: the attention reads norm(token + position (+ token type)), perhaps through a
+  linear map (ELECTRA, ALBERT). Once each token's norm scale 1/σ is held at the value it had, the norm is linear,
+  so the input splits into a token part, a position part and the rest (token type, the norm's shift, the
+  projections' biases), and the score into token·token, token·position, position·token, position·position and the
+  terms touching the rest (plus MPNet's relative bias as its own part). They add up to the score exactly (up to
+  float rounding). Each token's position row is the one the model read (RoBERTa counts from padding_idx + 1, OPT
+  and BART add 2).
+* Rotary decoders (Llama-like, GPT-NeoX, Phi, Falcon, Gemma 3, ModernBERT; GPT-J and CodeGen pair dimensions
+  2i, 2i + 1): the captured queries and keys are rotated; turning them back with the model's own frequencies gives
+  the vectors before rotation. Their score at every distance is the relative-position curve; at the pair's own
+  distance it is the heatmap's score. The rotation maths is the Positional encodings lab's.
+* ALiBi (BLOOM, Falcon with alibi): the bias is slope × key position, checked against the head's slope; along a
+  row it is −slope × distance plus one constant the softmax ignores.
+* Relative-position biases (T5, DeBERTa-v2): the bias is its own term of the score (in
+  :mod:`explorer.attention.breakdown`).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +30,7 @@ from explorer.attention.breakdown import ScoreBreakdown
 from explorer.attention.result import AttentionResult
 from explorer.labs.positions import rope_cos_sin, rotate_halves, unrotate_halves
 from explorer.labs.quiz import Question
+from explorer.model import anatomy, families
 
 SIDES = ("token", "position", "type", "shift", "bias")   # what each side's vector is split into
 MAIN = ("token", "position")
@@ -30,51 +40,14 @@ LATER_LAYERS = ("From layer 1 on, each token's vector is the sum of everything e
 CURVE_SPAN = 128   # the relative-position curve reaches at least this many positions back
 
 
-# ---------------------------------------------------------------------------------------------- family facts
-
-# move to model/families.py once it exists
-def family_layout(model: torch.nn.Module) -> dict:
-    """Where a loaded model keeps what the score's origin needs, by family: ``kind`` "learned" (with the first
-    layer's embedding tables, norm and q/k projections as ``(weight (out, in), bias)``), "rope" (``inv_freq``,
-    ``scaling``: the model's own rotary table), "bias" (a relative-position bias) or "none" (with ``why``)."""
-    cfg = model.config
-    family = cfg.model_type
-    emb = getattr(model, "embeddings", None)
-    if family == "bert" and getattr(cfg, "position_embedding_type", "absolute") == "absolute" and emb is not None:
-        attn = model.encoder.layer[0].attention.self
-        return dict(kind="learned", token=emb.word_embeddings.weight, position=emb.position_embeddings.weight,
-                    token_type=emb.token_type_embeddings.weight, norm=emb.LayerNorm,
-                    q=(attn.query.weight, attn.query.bias), k=(attn.key.weight, attn.key.bias))
-    if family == "gpt2":
-        c_attn, d = model.h[0].attn.c_attn, cfg.n_embd   # Conv1D: weight (in, 3·d_model), [q | k | v]
-        return dict(kind="learned", token=model.wte.weight, position=model.wpe.weight, token_type=None,
-                    norm=model.h[0].ln_1, q=(c_attn.weight[:, :d].T, c_attn.bias[:d]),
-                    k=(c_attn.weight[:, d:2 * d].T, c_attn.bias[d:2 * d]))
-    rotary = getattr(model, "rotary_emb", None)
-    if rotary is not None and hasattr(rotary, "inv_freq"):
-        return dict(kind="rope", inv_freq=rotary.inv_freq, scaling=float(getattr(rotary, "attention_scaling", 1.0)))
-    if family in {"t5", "mt5", "umt5", "longt5"}:
-        return dict(kind="bias")
-    if family in {"bloom", "mpt", "falcon"} or getattr(cfg, "alibi", False):
-        return dict(kind="none", why="This model adds an ALiBi distance penalty to every score; its query·key part "
-                                     "is taken apart above, but where that part comes from is not worked out "
-                                     "for ALiBi models yet.")
-    return dict(kind="none", why=f"The score's origin is worked out for learned-position encoders, GPT-2, rotary "
-                                 f"decoders and T5's position bias; the {family} family is not one of them yet.")
-
-
-def _numpy(t) -> np.ndarray:
-    return t.detach().double().cpu().numpy()
-
-
 # ---------------------------------------------------------------------------------------------- learned positions
 
 @dataclass(frozen=True)
 class PositionSplit:
     """``terms[(query part, key part)]``: scale · (query's part) · (key's part) for every pair of ``SIDES`` (type
-    absent when the model has no token-type table). ``parts``: the five shown: token·token, token·position,
-    position·token, position·position and "rest" (every term touching type, shift or bias). ``score``: the score
-    they should add up to (the heatmap's, from the captured vectors)."""
+    absent when the model has no token-type table). ``parts``: those shown: token·token, token·position,
+    position·token, position·position, "rest" (every term touching type, shift or bias) and, when the model adds
+    one, "position bias" (MPNet's relative bias). ``score``: the score they should add up to (the heatmap's)."""
     terms: dict[tuple[str, str], float]
     parts: dict[str, float]
     score: float
@@ -84,50 +57,67 @@ class PositionSplit:
         return float(sum(self.parts.values()))
 
 
-def side_parts(token: np.ndarray, position: np.ndarray, token_type: np.ndarray | None, gamma: np.ndarray,
-               beta: np.ndarray, eps: float, weight: np.ndarray, bias: np.ndarray) -> dict[str, np.ndarray]:
+def side_parts(token: np.ndarray, position: np.ndarray, token_type: np.ndarray | None, gamma: np.ndarray | None,
+               beta: np.ndarray | None, eps: float | None, weight: np.ndarray,
+               bias: np.ndarray) -> dict[str, np.ndarray]:
     """One token's query (or key) vector ``weight @ norm(x) + bias``, with ``x = token + position + token_type``,
     split into what each input part gives, the norm's scale σ held at ``x``'s own:
 
         norm(x) = gamma · (x − mean(x)) / σ + beta,   σ = sqrt(var(x) + eps)
                 = Σ_part gamma · (part − mean(part)) / σ + beta
 
-    ``weight`` ``(d_head, d_model)`` (one head's rows), the rest ``(d_model,)``; -> ``{side: (d_head,)}``."""
+    ``gamma`` None: no norm (the sum goes straight in); ``beta`` None: a norm without shift. ``weight``
+    ``(d_head, d_model)`` (one head's rows, any linear map after the norm folded in), the rest ``(d_model,)``;
+    -> ``{side: (d_head,)}``."""
     parts = {"token": token, "position": position}
     if token_type is not None:
         parts["type"] = token_type
-    x = sum(parts.values())
-    sigma = np.sqrt(x.var() + eps)
-    out = {name: weight @ (gamma * (v - v.mean()) / sigma) for name, v in parts.items()}
-    out["shift"] = weight @ beta
+    if gamma is None:
+        out = {name: weight @ v for name, v in parts.items()}
+        out["shift"] = np.zeros(weight.shape[0])
+    else:
+        x = sum(parts.values())
+        sigma = np.sqrt(x.var() + eps)
+        out = {name: weight @ (gamma * (v - v.mean()) / sigma) for name, v in parts.items()}
+        out["shift"] = np.zeros(weight.shape[0]) if beta is None else weight @ beta
     out["bias"] = np.asarray(bias, dtype=np.float64)
     return out
 
 
 def split_terms(query_parts: dict[str, np.ndarray], key_parts: dict[str, np.ndarray], scale: float,
-                score: float) -> PositionSplit:
-    """Every (query part, key part) term of ``scale · q · k`` and the five shown parts."""
+                score: float, position_bias: float = 0.0) -> PositionSplit:
+    """Every (query part, key part) term of ``scale · q · k`` and the shown parts (with ``position_bias`` as its
+    own part when it is not 0)."""
     terms = {(a, b): float(query_parts[a] @ key_parts[b]) * scale for a in query_parts for b in key_parts}
     parts = {f"{a}·{b}": terms[(a, b)] for a in MAIN for b in MAIN}
     parts["rest"] = float(sum(v for (a, b), v in terms.items() if a not in MAIN or b not in MAIN))
+    if position_bias:
+        parts["position bias"] = float(position_bias)
     return PositionSplit(terms, parts, score)
 
 
-def learned_split(layout: dict, result: AttentionResult, b: ScoreBreakdown) -> PositionSplit:
-    """The first layer's score of ``b`` split into token and position parts (``family_layout`` kind "learned")."""
-    d_head = b.d_head
-    rows = slice(b.head * d_head, (b.head + 1) * d_head)
-    norm = layout["norm"]
-    gamma, beta, eps = _numpy(norm.weight), _numpy(norm.bias), float(norm.eps)
+def fold(projection: tuple[np.ndarray, np.ndarray], after: tuple[np.ndarray, np.ndarray] | None,
+         rows: slice) -> tuple[np.ndarray, np.ndarray]:
+    """One head's rows of a projection ``(W, b)`` applied after a linear map ``after`` ``(P, p)`` (ELECTRA's
+    embeddings_project): W[rows] @ (P @ x + p) + b[rows] = (W[rows] @ P) @ x + (W[rows] @ p + b[rows])."""
+    w, b = projection[0][rows], projection[1][rows]
+    if after is None:
+        return w, b
+    return w @ after[0], w @ after[1] + b
 
-    def side(position: int, projection) -> dict[str, np.ndarray]:
-        ids = result.token_ids[position]
-        token_type = None if layout["token_type"] is None else _numpy(layout["token_type"][0])   # one segment
-        w, bias = projection
-        return side_parts(_numpy(layout["token"][ids]), _numpy(layout["position"][position]), token_type, gamma,
-                          beta, eps, _numpy(w[rows]), _numpy(bias[rows]))
 
-    return split_terms(side(b.query, layout["q"]), side(b.key, layout["k"]), b.scale, b.score - b.bias)
+def learned_split(parts: anatomy.FirstInputParts, result: AttentionResult, b: ScoreBreakdown) -> PositionSplit:
+    """The first layer's score of ``b`` split into token and position parts; every token's type row is 0 (one
+    segment), its position row the one the model read."""
+    d = b.d_head
+    tokens, positions = parts.token(result.token_ids), parts.position(result.token_ids)
+
+    def side(at: int, projection, head: int) -> dict[str, np.ndarray]:
+        w, bias = fold(projection, parts.project, slice(head * d, (head + 1) * d))
+        return side_parts(tokens[at], positions[at], parts.token_type, parts.gamma, parts.beta, parts.eps, w, bias)
+
+    return split_terms(side(b.query, parts.queries, b.head), side(b.key, parts.keys, b.kv_head), b.scale, b.score,
+                       b.bias)
 
 
 # ---------------------------------------------------------------------------------------------- rotary
@@ -137,7 +127,9 @@ class RotaryView:
     """One pair's score with and without rotation. ``query_before``/``key_before``: the vectors before rotation
     ``(d_head,)``; ``before``: scale · their dot product (the score if neither were rotated); ``after``: the
     heatmap's score (pre-softmax, mask aside). ``curve[i]``: the same two vectors' score with the query
-    ``distances[i]`` positions after the key; ``own``: the pair's own distance (query − key)."""
+    ``distances[i]`` positions after the key (negative: before it, for an encoder, whose queries also read later
+    keys); ``own``: the pair's own distance (query − key); ``earliest``: the smallest distance this text allows the
+    query (0 in a causal decoder)."""
     query_before: np.ndarray
     key_before: np.ndarray
     before: float
@@ -145,14 +137,16 @@ class RotaryView:
     distances: np.ndarray
     curve: np.ndarray
     own: int
+    earliest: int = 0
 
     @property
     def at_own(self) -> float:
         return float(self.curve[self.distances == self.own][0])
 
     def peak(self, within: int | None = None) -> int:
-        """The distance (0 … ``within``, default all) where the curve is highest."""
-        keep = self.distances <= (self.distances.max() if within is None else within)
+        """The distance (``earliest`` … ``within``, default all) where the curve is highest."""
+        keep = (self.distances <= (self.distances.max() if within is None else within)) & (
+            self.distances >= (self.distances.min() if within is None else self.earliest))
         return int(self.distances[keep][np.argmax(self.curve[keep])])
 
 
@@ -167,69 +161,157 @@ def relative_curve(query_before: np.ndarray, key_before: np.ndarray, distances: 
     return queries @ key * scale
 
 
-def rotary_view(layout: dict, b: ScoreBreakdown, n_tokens: int) -> RotaryView:
+def halves_order(d_head: int, pairs: int, layout: str) -> np.ndarray:
+    """The order of a vector's dimensions that puts an ``interleaved`` rotation (pairs 2i, 2i + 1 of the first
+    2·``pairs`` dimensions: GPT-J, CodeGen) into the ``halves`` layout (i with i + pairs) that ``rotate_halves``
+    turns; the identity for ``halves``. A dot product is the same in any order of dimensions."""
+    if layout == "halves":
+        return np.arange(d_head)
+    r = 2 * pairs
+    return np.concatenate([np.arange(0, r, 2), np.arange(1, r, 2), np.arange(r, d_head)])
+
+
+def rotary_view(inv_freq: np.ndarray, scaling: float, layout: str, b: ScoreBreakdown, n_tokens: int,
+                causal: bool = True) -> RotaryView:
     """Turn ``b``'s captured (rotated) query and key back with the model's own frequency table, and score the
-    pair at every distance 0 … max(``CURVE_SPAN`` − 1, ``n_tokens`` − 1)."""
-    inv_freq, scaling = _numpy(layout["inv_freq"]), layout["scaling"]
+    pair at every distance 0 … max(``CURVE_SPAN`` − 1, ``n_tokens`` − 1) (an encoder: as far the other way too),
+    soft-capped as the model caps its
+    scores (Gemma 2). The vectors before rotation are given in the model's own order of dimensions."""
+    order = halves_order(b.d_head, len(inv_freq), layout)
+    back = np.argsort(order)
     cos, sin = rope_cos_sin(np.array([b.query, b.key]), inv_freq, scaling)
-    q0 = unrotate_halves(b.query_vector, cos[0], sin[0])
-    k0 = unrotate_halves(b.key_vector, cos[1], sin[1])
-    distances = np.arange(max(CURVE_SPAN, n_tokens))
-    curve = relative_curve(q0, k0, distances, inv_freq, scaling, b.scale)
-    return RotaryView(q0, k0, float(q0 @ k0 * b.scale), b.dot * b.scale, distances, curve, b.query - b.key)
+    q0 = unrotate_halves(b.query_vector[order], cos[0], sin[0])
+    k0 = unrotate_halves(b.key_vector[order], cos[1], sin[1])
+    span = max(CURVE_SPAN, n_tokens)
+    distances = np.arange(0 if causal else 1 - span, span)
+    curve = capped(relative_curve(q0, k0, distances, inv_freq, scaling, b.scale), b.softcap)
+    return RotaryView(q0[back], k0[back], float(capped(q0 @ k0 * b.scale, b.softcap)), b.capped, distances, curve,
+                      b.query - b.key, 0 if causal else b.query - (n_tokens - 1))
+
+
+def capped(scores, softcap: float | None):
+    """Gemma 2's soft cap, cap · tanh(scores / cap), on scores of the curve (unchanged without one)."""
+    return scores if not softcap else np.tanh(np.asarray(scores) / softcap) * softcap
+
+
+# ---------------------------------------------------------------------------------------------- ALiBi
+
+def alibi_slopes(n_heads: int) -> np.ndarray:
+    """ALiBi's slope per head: for n a power of 2, the geometric sequence 2^(−8/n), 2^(−16/n), … 2^(−8); otherwise
+    the sequence for the nearest power of 2 below, then every other slope of the one for twice that."""
+    closest = 2 ** int(math.floor(math.log2(n_heads)))
+    slopes = [2.0 ** (-8.0 * i / closest) for i in range(1, closest + 1)]
+    extra = [2.0 ** (-8.0 * i / (2 * closest)) for i in range(1, 2 * closest + 1, 2)]
+    return np.array(slopes + extra[:n_heads - closest])
+
+
+@dataclass(frozen=True)
+class AlibiView:
+    """ALiBi's part of one score: the head's ``slope``; ``expected`` = slope × key position (× the model's scale
+    when it adds the bias before scaling: ``factor``), which must equal the bias the model added (``bias``);
+    ``penalty`` = −slope × distance × factor, the part that differs from key to key; ``constant`` = slope × query
+    position × factor, the same for every key of the row (the softmax ignores it)."""
+    slope: float
+    factor: float
+    bias: float
+    expected: float
+    penalty: float
+    constant: float
+    distance: int
+
+
+def alibi_view(b: ScoreBreakdown, bias_scaled: bool = False) -> AlibiView:
+    """ALiBi's part of ``b``'s score, from the head's slope (``bias_scaled``: the model adds the bias before its
+    scale, as Falcon)."""
+    slope = float(alibi_slopes(b.n_heads)[b.head])
+    factor = b.scale if bias_scaled else 1.0
+    return AlibiView(slope, factor, b.bias, slope * b.key * factor, -slope * (b.query - b.key) * factor,
+                     slope * b.query * factor, b.query - b.key)
 
 
 # ---------------------------------------------------------------------------------------------- one call
 
 @dataclass(frozen=True)
 class Origin:
-    """What can be said of where ``b``'s score comes from: ``kind`` (as ``family_layout``), a ``sentence`` for the
-    page, and the split or the rotary view when there is one."""
+    """What can be said of where ``b``'s score comes from: ``kind`` ("learned", "later", "rope", "alibi",
+    "relative" or "none"), a ``sentence`` for the page, and the split, rotary view or ALiBi view when there is
+    one."""
     kind: str
     sentence: str
     split: PositionSplit | None = None
     rotary: RotaryView | None = None
+    alibi: AlibiView | None = None
+
+
+CROSS = ("Cross attention compares decoder queries with encoder keys: they come from two different stacks, so "
+         "there is no single input to split.")
 
 
 def origin(model: torch.nn.Module, result: AttentionResult, b: ScoreBreakdown) -> Origin:
-    """The origin of ``b``'s score in ``model`` (the loaded model ``result`` came from)."""
-    layout = family_layout(model)
-    kind = layout["kind"]
-    if result.part == "cross" or (kind == "learned" and result.part not in {"self", "encoder"}):
-        return Origin("none", "Cross attention compares decoder queries with encoder keys: they come from two "
-                              "different stacks, so there is no single input to split.")
+    """The origin of ``b``'s score in ``model`` (the loaded model ``result`` came from), as its family says; a
+    model that lacks a part where its family keeps it gets the one sentence that says so."""
+    try:
+        return _origin(model, result, b)
+    except families.Unsupported as err:
+        return Origin("none", str(err))
+
+
+def _origin(model: torch.nn.Module, result: AttentionResult, b: ScoreBreakdown) -> Origin:
+    why = families.origin_refusal(model)
+    if why:
+        return Origin("none", why)
+    if result.part == "cross":
+        return Origin("none", CROSS)
+    fam, kind = families.family_of(model), families.positions_of(model)
     if kind == "learned":
+        parts = anatomy.first_input(model, decoder=result.part == "decoder")
+        if parts is None:
+            return Origin("none", f"The split into token and position parts is worked out for {fam.name}'s encoder; "
+                                  "its decoder makes its input from tables of its own, not shown here.")
         if b.layer > 0:
             return Origin("later", LATER_LAYERS)
-        return Origin(kind, "Layer 0 reads norm(token + position embedding): with each token's norm scale held at "
-                            "its own value the norm is linear, so the score splits exactly into these parts.",
-                      split=learned_split(layout, result, b))
+        bias = f" {fam.name}'s relative-position bias is its own part." if b.bias else ""
+        reads = "a linear map of norm(token + position embedding)" if parts.project else \
+            "norm(token + position embedding)" if parts.gamma is not None else "token + position embedding"
+        return Origin(kind, f"Layer 0 reads {reads}: with each token's norm scale held at its own value the norm is "
+                            "linear, so the score splits exactly into these parts." + bias,
+                      split=learned_split(parts, result, b))
     if kind == "rope":
+        inv_freq, scaling = anatomy.rope_table(model, b.layer)
         return Origin(kind, "The query and key are rotated by angles proportional to their positions; turned back, "
                             "the same two vectors can be scored at any distance.",
-                      rotary=rotary_view(layout, b, len(result.tokens)))
-    if kind == "bias":
-        return Origin(kind, f"Position enters as a learned bias added to each score: here {b.bias:+.4f}, beside "
-                            f"the content part q·k × scale = {b.dot * b.scale:+.4f}.")
-    return Origin("none", layout["why"])
+                      rotary=rotary_view(inv_freq, scaling, fam.rotary_layout, b, len(result.tokens),
+                                         result.facts.causal))
+    if kind == "alibi":
+        a = alibi_view(b, fam.bias_scaled)
+        scaled = " × scale" if fam.bias_scaled else ""
+        return Origin(kind, f"ALiBi adds slope × key position to every score: this head's slope is {a.slope:.6g}, so "
+                            f"{a.slope:.6g} × {b.key}{scaled} = {a.expected:+.4f}. Along the row that is −slope × "
+                            f"distance ({a.penalty:+.4f} for distance {a.distance}) plus {a.constant:+.4f} for every "
+                            "key, which the softmax ignores.", alibi=a)
+    return Origin(kind, f"{fam.name} adds a term that depends on how far apart the two tokens are to each score: "
+                        f"here {b.bias:+.4f}, beside the content part q·k × scale = {b.dot * b.scale:+.4f}.")
 
 
 def distance_question(rotary: RotaryView, b: ScoreBreakdown, n_options: int = 4) -> Question:
     """"At what distance does this head score “it” → “animal” highest?", over the distances this text allows the
-    pair (0 … the query's position), with the pair's own distance, 0 and 1 among the options."""
+    pair (0 … the query's position; an encoder's later keys too), with the pair's own distance, 0 and 1 among
+    the options."""
     within = b.query
     peak = rotary.peak(within)
-    keep = rotary.distances <= within
+    keep = (rotary.distances <= within) & (rotary.distances >= rotary.earliest)
     ranked = [int(d) for d in rotary.distances[keep][np.argsort(-rotary.curve[keep], kind="stable")]]
-    picks = [d for d in dict.fromkeys([peak, rotary.own, 0, 1, *ranked[::3]]) if d <= within][:n_options]
+    picks = [d for d in dict.fromkeys([peak, rotary.own, 0, 1, *ranked[::3]])
+             if rotary.earliest <= d <= within][:n_options]
 
     def label(d: int) -> str:
-        return "0 (itself)" if d == 0 else "1 token back" if d == 1 else f"{d} tokens back"
+        way = "back" if d > 0 else "ahead"
+        return "0 (itself)" if d == 0 else f"1 token {way}" if abs(d) == 1 else f"{abs(d)} tokens {way}"
     reveal = (f"The same two vectors score highest **{peak}** positions apart "
               f"({rotary.curve[rotary.distances == peak][0]:+.3f}); at their real distance, {rotary.own}, they "
               f"score {rotary.at_own:+.3f}, the heatmap's score. Unrotated they would score {rotary.before:+.3f} "
               "at every distance.")
     return Question(prompt=f"Layer {b.layer}, head {b.head}: keep the vectors of “{b.query_token}” and "
-                           f"“{b.key_token}” and move the key. At what distance before the query would this head "
+                           f"“{b.key_token}” and move the key. At what distance from the query would this head "
                            "score the pair highest?",
                     options=tuple(label(d) for d in sorted(picks)), correct=label(peak), reveal=reveal)

@@ -22,8 +22,8 @@ import torch
 from explorer.generation import taps
 from explorer.generation.steps import Generation
 from explorer.heads_do.measures import output_embedding
-from explorer.model import families
-from explorer.model.families import attention_layers
+from explorer.model import anatomy, families
+from explorer.model.anatomy import attention_layers
 from explorer.model.loading import LoadedModel
 
 
@@ -31,7 +31,7 @@ def _norm_parts(model: torch.nn.Module, norm: torch.nn.Module,
                 x: torch.Tensor) -> tuple[torch.Tensor, float, torch.Tensor | None, bool]:
     """``(g, s, b, centred)`` of the final norm at residual ``x`` (float32), of the kind its family states
     (``families.Family.norm``), checked against the module itself."""
-    gain, bias, eps = families.norm_parts(model, norm)
+    gain, bias, eps = anatomy.norm_parts(model, norm)
     g = torch.ones_like(x) if gain is None else gain.to(x.device)
     centred = families.family_of(model).norm == "layernorm"
     if centred:

@@ -12,12 +12,12 @@ import contextvars
 
 import torch
 
-from explorer.model import families
-from explorer.model.families import attention_layers
+from explorer.model import anatomy
+from explorer.model.anatomy import attention_layers
 
 _tap: contextvars.ContextVar[dict | None] = contextvars.ContextVar("explorer_tap", default=None)
-final_norm = families.final_norm               # the norm after the last block, per family (model/families.py)
-output_projection = families.output_projection
+final_norm = anatomy.final_norm               # the norm after the last block, per family (model/anatomy.py)
+output_projection = anatomy.output_projection
 
 
 def _last(x: torch.Tensor) -> torch.Tensor:
@@ -55,7 +55,7 @@ def install(model: torch.nn.Module) -> None:
     for layer, proj in zip(layers, projs):
         layer.register_forward_hook(after_layer)
         proj.register_forward_pre_hook(heads_in)
-        mlp = families.mlp_of(model, layer)
+        mlp = anatomy.mlp_of(model, layer)
         if isinstance(mlp, torch.nn.Module):
             mlp.register_forward_hook(mlp_out)
     model._explorer_taps = True

@@ -18,11 +18,11 @@ import numpy as np
 import torch
 
 from explorer.heads_do.measures import Measure, PairMeasure, Probe, make_probe, pair_notes
-from explorer.model import families
+from explorer.model import anatomy, families
 from explorer.model.loading import LoadedModel
 
 Progress = Callable[[float, str], None]
-attention_layers = families.attention_layers   # where heads live: explorer.model.families says, per family
+attention_layers = anatomy.attention_layers   # where heads live: explorer.model.anatomy finds them, per family
 n_heads_of = families.n_heads
 
 

@@ -22,7 +22,7 @@ import torch
 
 from explorer.attention.result import AttentionResult, extract
 from explorer.heads_do.knockout import attention_layers, n_heads_of
-from explorer.model import families
+from explorer.model import anatomy, families
 from explorer.model.loading import LoadedModel
 
 _values: contextvars.ContextVar[list | None] = contextvars.ContextVar("explorer_values", default=None)
@@ -32,12 +32,12 @@ def _ensure_hooks(model: torch.nn.Module) -> None:
     """Hook every layer's value projection once; each hook appends ``(batch, tokens, n_kv·d_head)`` values."""
     if getattr(model, "_explorer_value_hooks", False):
         return
-    found = families.value_projections(model)
+    found = anatomy.value_projections(model)
 
     def hook(module, args, out):
         store = _values.get()
         if store is not None:
-            store.append(families.values_of(model, out.detach()))   # fused q | k | v: keep v
+            store.append(anatomy.values_of(model, out.detach()))   # fused q | k | v: keep v
     for module in found:
         module.register_forward_hook(hook)
     model._explorer_value_hooks = True
@@ -45,7 +45,7 @@ def _ensure_hooks(model: torch.nn.Module) -> None:
 
 def output_slices(proj: torch.nn.Module, n_heads: int) -> torch.Tensor:
     """``(n_heads, d_model, d_head)``: each head's slice ``W_O[:, h·d:(h+1)·d]`` of the output projection."""
-    w = families.output_projection(proj)[0].T.to(proj.weight)                 # (d_model, n_heads·d_head)
+    w = anatomy.output_projection(proj)[0].T.to(proj.weight)                 # (d_model, n_heads·d_head)
     return w.reshape(w.shape[0], n_heads, -1).permute(1, 0, 2)
 
 

@@ -20,7 +20,7 @@ _recorder: contextvars.ContextVar[list | None] = contextvars.ContextVar("explore
 
 def _capturing_eager(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
     """The model's own eager attention, plus a record of what went into it (when a recorder is active)."""
-    from explorer.model.families import eager_attention
+    from explorer.model.anatomy import eager_attention
     own = eager_attention(module)
     output, weights = own(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs)
     record = _recorder.get()
@@ -47,17 +47,17 @@ def _capturing_method(module, own):
 
 def _hook_family(model, fam) -> bool:
     """Record a ``hooked`` family's attention (BLOOM, MPNet, Falcon): queries and keys from the projections'
-    outputs (``families.queries_keys``), the mask and position bias from the attention module's arguments, its
+    outputs (``anatomy.queries_keys``), the mask and position bias from the attention module's arguments, its
     weights from what it returns. Recorded
     only while a recorder is active and the module returns its weights (extraction asks for them)."""
     import inspect
 
-    from explorer.model import families
+    from explorer.model import anatomy
 
-    for layer in families.blocks(model):
-        attention = families.get(layer, fam.attn or fam.out_proj.rsplit(".", 1)[0])
-        q_source = families.get(layer, fam.queries)
-        k_source = None if fam.keys is None else families.get(layer, fam.keys)
+    for layer in anatomy.blocks(model):
+        attention = anatomy.get(layer, fam.attn or fam.out_proj.rsplit(".", 1)[0])
+        q_source = anatomy.get(layer, fam.queries)
+        k_source = None if fam.keys is None else anatomy.get(layer, fam.keys)
         if attention is None or q_source is None or (fam.keys is not None and k_source is None):
             return False
         seen: dict = {}
@@ -72,7 +72,7 @@ def _hook_family(model, fam) -> bool:
             weights = output[1] if isinstance(output, tuple) and len(output) > 1 else None
             if record is None or not torch.is_tensor(weights) or "q" not in seen:
                 return
-            found = families.queries_keys(model, module, seen, seen["named"])
+            found = anatomy.queries_keys(model, module, seen, seen["named"])
             mask = found["mask"] if "mask" in found else seen["named"].get("attention_mask")
             record.append(dict(q=found["q"].detach(), k=found["k"].detach(), scaling=found["scaling"],
                                mask=mask, bias=found["bias"], weights=weights.detach()))
@@ -103,7 +103,7 @@ def enable_capture(model: torch.nn.Module) -> bool:
     from transformers import AttentionInterface
     from transformers.masking_utils import AttentionMaskInterface, eager_mask
 
-    from explorer.model import families
+    from explorer.model import anatomy, families
 
     try:
         how = families.family_of(model).attention
@@ -111,8 +111,8 @@ def enable_capture(model: torch.nn.Module) -> bool:
         how = "interface"          # an unknown family: the fidelity number says whether the capture saw it all
     if how == "method":
         fam = families.family_of(model)
-        for layer in families.blocks(model):
-            attention = families.get(layer, fam.out_proj.rsplit(".", 1)[0])
+        for layer in anatomy.blocks(model):
+            attention = anatomy.get(layer, fam.out_proj.rsplit(".", 1)[0])
             if not callable(getattr(attention, "_attn", None)) or not hasattr(attention, "scale_attn"):
                 return False
             attention._attn = _capturing_method(attention, attention._attn)
@@ -163,10 +163,10 @@ def head_record(record: dict, head: int) -> dict:
     ``recompute_tensors`` to rebuild that head alone."""
     n_heads, n_kv = record["q"].shape[1], record["k"].shape[1]
     kv = head // (n_heads // n_kv)
-    bias = record["bias"]
-    if bias is not None and bias.shape[1] > 1:
-        bias = bias[:, head:head + 1]
-    return {**record, "q": record["q"][:, head:head + 1], "k": record["k"][:, kv:kv + 1], "bias": bias}
+    def narrowed(extra):   # a bias or mask given per head (Falcon with ALiBi folds its bias into the mask)
+        return extra[:, head:head + 1] if extra is not None and extra.dim() == 4 and extra.shape[1] > 1 else extra
+    return {**record, "q": record["q"][:, head:head + 1], "k": record["k"][:, kv:kv + 1],
+            "bias": narrowed(record["bias"]), "mask": narrowed(record["mask"])}
 
 
 def recompute(record: dict) -> tuple[np.ndarray, np.ndarray]:

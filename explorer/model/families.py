@@ -18,9 +18,18 @@ none searches module names on its own. A family states:
   rotation after the projections: the capture reads queries and keys from the projections and the mask and
   position bias from the attention's arguments) or ``own`` (its own code, which the capture cannot see: no
   pre-softmax scores and no fidelity number);
+- ``positions``: how position enters the scores, which decides where one score comes from (the score breakdown's
+  origin, :mod:`explorer.attention.score_origin`): ``learned`` (a table added to the token embeddings; with
+  ``first_input``, where the first block's attention input is made, the first layer's score splits into token and
+  position parts), ``rope`` (queries and keys rotated; ``rotary`` is the path to the model's own frequency table,
+  ``rotary_layout`` how dimensions pair: ``halves`` or ``interleaved`` as GPT-J), ``alibi`` (a distance penalty
+  added to each score; ``bias_scaled``: added before the scale, as Falcon) or ``relative`` (a learned
+  relative-position bias added to each score); an encoder-decoder's ``decoder_input`` says where its decoder's
+  first self-attention input is made;
 - ``refused``: capabilities this family cannot have, each with its one-sentence reason.
 
-Teach the app a new family: add one ``Family`` to ``_FAMILIES`` and a tiny config to ``tests/family_configs.py``;
+Where the parts live in a loaded model is read by :mod:`explorer.model.anatomy`. Teach the app a new family: add one
+``Family`` to ``_FAMILIES`` and a tiny config to ``tests/family_configs.py``;
 the family matrix (tests/unit/test_family_matrix.py) checks that every capability works or refuses as stated, and
 ``tools/models_table.py`` regenerates docs/models.md. A model of an unknown family still shows its attention
 weights (and scores with their fidelity number, when its attention goes through transformers' interface); every
@@ -45,6 +54,30 @@ class Unsupported(ValueError):
 
 
 @dataclass(frozen=True)
+class FirstInput:
+    """Where a learned-position family makes its first block's attention input, ``project(norm(token · scale +
+    position (+ token type)))``; paths from the base model, except ``queries``/``keys`` (from the first block).
+
+    ``position_ids``: ``index`` (position i reads row i), ``after_padding`` (RoBERTa, MPNet: non-padding tokens
+    count from the table's ``padding_idx`` + 1) or ``offset`` (OPT, BART: row i + the table's ``offset``, 2).
+    ``fused``: how the query projection's output holds the keys too (``separate``: a key projection of its own;
+    ``qkv``: queries, keys, values side by side; ``per_head``: each head's query, key, value side by side).
+    ``norm`` None: the sum goes straight in. A token table with an ``embed_scale`` (BART) multiplies by it.
+    ``queries_scaled``: the attention scales its queries itself and scores with a scale of 1 (OPT)."""
+    token: str
+    position: str
+    norm: str | None
+    queries: str
+    keys: str | None = None
+    token_type: str | None = None
+    project: str | None = None      # a linear map after the norm (ELECTRA's embeddings_project, ALBERT's)
+    position_ids: str = "index"     # "index" | "after_padding" | "offset"
+    fused: str = "separate"         # "separate" | "qkv" | "per_head"
+    queries_scaled: bool = False    # the query projection's output is multiplied by its attention's ``scaling``
+    block: str | None = None        # base model -> the block whose attention reads it (None: the first block)
+
+
+@dataclass(frozen=True)
 class Family:
     model_type: str
     name: str                       # as people write it: "GPT-NeoX", "Gemma 2"
@@ -65,6 +98,12 @@ class Family:
     bias_kwarg: str | None = None   # the attention's keyword argument holding its additive position bias
     attn: str | None = None         # block -> the attention module ("hooked"; default: out_proj's parent)
     bias_method: str | None = None  # the attention's method whose result is its position bias (DeBERTa-v2)
+    positions: str = "rope"         # "learned" | "rope" | "alibi" | "relative"
+    first_input: FirstInput | None = None   # "learned": where the first block's attention input is made
+    decoder_input: FirstInput | None = None  # an encoder-decoder's decoder: where its first self-attention's is
+    rotary: str = "rotary_emb"      # "rope": base model -> its rotary module (inv_freq) or a sin | cos table
+    rotary_layout: str = "halves"   # "halves" (dimension i pairs with i + r/2) | "interleaved" (2i with 2i + 1)
+    bias_scaled: bool = False       # the position bias is added before the scale: (q·k + bias) · scale (Falcon)
     refused: dict[str, str] = field(default_factory=dict)
 
 
@@ -74,8 +113,16 @@ def _llama_like(model_type: str, name: str, **kw) -> Family:
 
 
 def _bert_like(model_type: str, name: str, **kw) -> Family:
+    first = FirstInput("embeddings.word_embeddings", "embeddings.position_embeddings", "embeddings.LayerNorm",
+                       "attention.self.query", "attention.self.key", token_type="embeddings.token_type_embeddings",
+                       **kw.pop("first", {}))
     return Family(model_type, name, "encoder", "encoder.layer", "attention.output.dense", "attention.self.value",
-                  placement="post", mlp=None, **kw)
+                  placement="post", mlp=None, positions="learned", first_input=first, **kw)
+
+
+def _gpt2_like(model_type: str, name: str) -> Family:
+    return Family(model_type, name, "decoder", "h", "attn.c_proj", "attn.c_attn", "qkv", final_norm="ln_f",
+                  positions="learned", first_input=FirstInput("wte", "wpe", "h.0.ln_1", "attn.c_attn", fused="qkv"))
 
 
 def _sandwich(name: str) -> dict[str, str]:
@@ -92,21 +139,25 @@ def _encoder_decoder(name: str) -> dict[str, str]:
 
 _FAMILIES = (
     # decoders
-    Family("gpt2", "GPT-2", "decoder", "h", "attn.c_proj", "attn.c_attn", "qkv", final_norm="ln_f"),
-    Family("gpt_bigcode", "GPT-BigCode", "decoder", "h", "attn.c_proj", "attn.c_attn", "qkv", final_norm="ln_f"),
+    _gpt2_like("gpt2", "GPT-2"),
+    _gpt2_like("gpt_bigcode", "GPT-BigCode"),
     Family("gpt_neox", "GPT-NeoX", "decoder", "layers", "attention.dense", "attention.query_key_value", "per_head",
            final_norm="final_layer_norm"),
-    Family("gptj", "GPT-J", "decoder", "h", "attn.out_proj", "attn.v_proj", final_norm="ln_f", attention="method"),
+    Family("gptj", "GPT-J", "decoder", "h", "attn.out_proj", "attn.v_proj", final_norm="ln_f", attention="method",
+           rotary="h.0.attn.embed_positions", rotary_layout="interleaved"),
     Family("codegen", "CodeGen", "decoder", "h", "attn.out_proj", "attn.qkv_proj", "codegen", final_norm="ln_f",
-           attention="method"),
+           attention="method", rotary="h.0.attn.embed_positions", rotary_layout="interleaved"),
     Family("bloom", "BLOOM", "decoder", "h", "self_attention.dense", "self_attention.query_key_value", "per_head",
            final_norm="ln_f", attention="hooked", mlp=None, queries="self_attention.query_key_value",
-           bias_kwarg="alibi"),
+           bias_kwarg="alibi", positions="alibi"),
     Family("falcon", "Falcon", "decoder", "h", "self_attention.dense", "self_attention.query_key_value", "falcon",
            final_norm="ln_f", attention="hooked", mlp=None, queries="self_attention.query_key_value",
-           bias_kwarg="alibi"),
+           bias_kwarg="alibi", bias_scaled=True),
     Family("opt", "OPT", "decoder", "decoder.layers", "self_attn.out_proj", "self_attn.v_proj",
-           final_norm="decoder.final_layer_norm", mlp=None),
+           final_norm="decoder.final_layer_norm", mlp=None, positions="learned",
+           first_input=FirstInput("decoder.embed_tokens", "decoder.embed_positions",
+                                  "decoder.layers.0.self_attn_layer_norm", "self_attn.q_proj", "self_attn.k_proj",
+                                  position_ids="offset", queries_scaled=True)),
     _llama_like("llama", "Llama"),
     _llama_like("mistral", "Mistral"),
     _llama_like("mixtral", "Mixtral", mixture=True),
@@ -120,7 +171,7 @@ _FAMILIES = (
     _llama_like("gemma", "Gemma", norm="rmsnorm+1"),
     _llama_like("gemma2", "Gemma 2", norm="rmsnorm+1", placement="sandwich", refused=_sandwich("Gemma 2")),
     _llama_like("gemma3_text", "Gemma 3", norm="rmsnorm+1", placement="sandwich", refused=_sandwich("Gemma 3")),
-    _llama_like("cohere", "Cohere", norm="layernorm"),
+    _llama_like("cohere", "Cohere", norm="layernorm", rotary_layout="interleaved"),   # pairs 2i, 2i + 1
     _llama_like("olmo", "OLMo", norm="layernorm", norm_eps=1e-5),
     _llama_like("olmo2", "OLMo-2", placement="sandwich", refused=_sandwich("OLMo-2")),
     _llama_like("stablelm", "StableLM", norm="layernorm"),
@@ -128,29 +179,44 @@ _FAMILIES = (
     Family("phi", "Phi", "decoder", "layers", "self_attn.dense", "self_attn.v_proj", final_norm="final_layernorm"),
     # encoders
     _bert_like("bert", "BERT"),
-    _bert_like("roberta", "RoBERTa"),
-    _bert_like("xlm-roberta", "XLM-RoBERTa"),
-    _bert_like("electra", "ELECTRA"),
+    _bert_like("roberta", "RoBERTa", first=dict(position_ids="after_padding")),
+    _bert_like("xlm-roberta", "XLM-RoBERTa", first=dict(position_ids="after_padding")),
+    _bert_like("electra", "ELECTRA", first=dict(project="embeddings_project")),
     Family("distilbert", "DistilBERT", "encoder", "transformer.layer", "attention.out_lin", "attention.v_lin",
-           placement="post", mlp=None),
+           placement="post", mlp=None, positions="learned",
+           first_input=FirstInput("embeddings.word_embeddings", "embeddings.position_embeddings",
+                                  "embeddings.LayerNorm", "attention.q_lin", "attention.k_lin")),
     Family("deberta-v2", "DeBERTa-v2", "encoder", "encoder.layer", "attention.output.dense",
            "attention.self.value_proj", placement="post", attention="hooked", mlp=None,
            queries="attention.self.query_proj", keys="attention.self.key_proj", attn="attention.self",
-           bias_method="disentangled_attention_bias"),
+           bias_method="disentangled_attention_bias", positions="relative"),
     Family("mpnet", "MPNet", "encoder", "encoder.layer", "attention.attn.o", "attention.attn.v", placement="post",
            attention="hooked", mlp=None, queries="attention.attn.q", keys="attention.attn.k",
-           bias_kwarg="position_bias"),
+           bias_kwarg="position_bias", positions="learned",
+           first_input=FirstInput("embeddings.word_embeddings", "embeddings.position_embeddings",
+                                  "embeddings.LayerNorm", "attention.attn.q", "attention.attn.k",
+                                  position_ids="after_padding")),
     Family("modernbert", "ModernBERT", "encoder", "layers", "attn.Wo", "attn.Wqkv", "qkv", final_norm="final_norm",
            mlp="mlp"),
     Family("albert", "ALBERT", "encoder", "encoder.albert_layer_groups.0.albert_layers", "attention.dense",
-           "attention.value", placement="post", mlp=None,
+           "attention.value", placement="post", mlp=None, positions="learned",
+           first_input=FirstInput("embeddings.word_embeddings", "embeddings.position_embeddings",
+                                  "embeddings.LayerNorm", "attention.query", "attention.key",
+                                  token_type="embeddings.token_type_embeddings",
+                                  project="encoder.embedding_hidden_mapping_in"),
            refused={c: "ALBERT runs one shared block in every layer, so a head cannot be knocked out or read in one "
                        "layer alone." for c in ("knockout", "values")}),
     # encoder-decoders: the heatmap shows encoder, decoder and cross attention
     Family("t5", "T5", "encoder-decoder", "encoder.block", "layer.0.SelfAttention.o", "layer.0.SelfAttention.v",
-           final_norm="encoder.final_layer_norm", norm="rmsnorm", refused=_encoder_decoder("T5")),
+           final_norm="encoder.final_layer_norm", norm="rmsnorm", refused=_encoder_decoder("T5"),
+           positions="relative"),
     Family("bart", "BART", "encoder-decoder", "encoder.layers", "self_attn.out_proj", "self_attn.v_proj",
-           placement="post", mlp=None, refused=_encoder_decoder("BART")),
+           placement="post", mlp=None, refused=_encoder_decoder("BART"), positions="learned",
+           first_input=FirstInput("encoder.embed_tokens", "encoder.embed_positions", "encoder.layernorm_embedding",
+                                  "self_attn.q_proj", "self_attn.k_proj", position_ids="offset"),
+           decoder_input=FirstInput("decoder.embed_tokens", "decoder.embed_positions", "decoder.layernorm_embedding",
+                                    "self_attn.q_proj", "self_attn.k_proj", position_ids="offset",
+                                    block="decoder.layers.0")),
 )
 FAMILIES: dict[str, Family] = {f.model_type: f for f in _FAMILIES}
 
@@ -192,11 +258,17 @@ def refusal(model_or_config, capability: str) -> str | None:
     return None
 
 
+def opt_projects_or_post_norms(config) -> bool:
+    """An OPT config that normalises after each residual sum (``do_layer_norm_before`` False) or projects its
+    embeddings in and out (``word_embed_proj_dim`` other than the hidden size), as OPT-350m."""
+    return not getattr(config, "do_layer_norm_before", True) or getattr(
+        config, "word_embed_proj_dim", None) not in (None, getattr(config, "hidden_size", None))
+
+
 def _config_refusal(fam: Family, config) -> str | None:
     """Direct effects and the logit lens read the residual stream through the final norm straight into the
     unembedding; an OPT model without that norm (post-norm) or with a projection after it has no such path."""
-    if fam.model_type == "opt" and (not getattr(config, "do_layer_norm_before", True) or getattr(
-            config, "word_embed_proj_dim", None) not in (None, getattr(config, "hidden_size", None))):
+    if fam.model_type == "opt" and opt_projects_or_post_norms(config):
         return ("This OPT model normalises after each residual sum or projects its final state before the "
                 "unembedding, so its residual stream cannot be read as logits here.")
     return None
@@ -233,64 +305,38 @@ def matrix(model_or_config) -> dict[str, str | None]:
     return {c: refusal(model_or_config, c) for c in CAPABILITIES}
 
 
-# ---------------------------------------------------------------------------------------------- where parts live
+# ---------------------------------------------------------------------------------------------- config facts
 
-def get(module: torch.nn.Module, path: str):
-    """``module``'s submodule at a dotted ``path`` (numbers index a list), or None."""
-    for part in path.split("."):
-        module = module[int(part)] if part.isdigit() and isinstance(module, torch.nn.ModuleList) \
-            else getattr(module, part, None)
-        if module is None:
-            return None
-    return module
+ORIGINS = {"learned": "layer 0 split into token and position parts", "rope": "rotary: the score at every distance",
+           "alibi": "ALiBi: slope × key position, its own part", "relative": "relative-position bias, its own part"}
 
 
-def _part(model: torch.nn.Module, fam: Family, path: str, what: str, where=None):
-    found = get(where if where is not None else model, path)
-    if found is None:
-        raise Unsupported(f"This {fam.name} model has no {what} at {path!r}, where the {fam.name} family keeps it.")
-    return found
+def positions_of(model_or_config) -> str:
+    """How position enters this model's scores: its family's ``positions``, or what its config changes (a Falcon
+    model with ALiBi). An unknown family raises ``Unsupported``."""
+    config = _config(model_or_config)
+    fam = family_of(config)
+    if fam.model_type == "falcon" and getattr(config, "alibi", False):
+        return "alibi"
+    return fam.positions
 
 
-def blocks(model: torch.nn.Module) -> torch.nn.ModuleList:
-    fam = family_of(model)
-    return _part(model, fam, fam.layers, "list of blocks")
-
-
-def attention_layers(model: torch.nn.Module) -> tuple[torch.nn.ModuleList, list[torch.nn.Module]]:
-    """The model's list of blocks and each block's attention output projection (whose input is the heads'
-    outputs side by side, ``(batch, tokens, n_heads * d_head)``)."""
-    fam = family_of(model)
-    layers = blocks(model)
-    return layers, [_part(model, fam, fam.out_proj, "attention output projection", layer) for layer in layers]
-
-
-def value_projections(model: torch.nn.Module) -> list[torch.nn.Module]:
-    fam = family_of(model)
-    return [_part(model, fam, fam.value, "value projection", layer) for layer in blocks(model)]
-
-
-def mlp_of(model: torch.nn.Module, layer: torch.nn.Module) -> torch.nn.Module | None:
-    fam = family_of(model)
-    return None if fam.mlp is None else get(layer, fam.mlp)
-
-
-def final_norm(model: torch.nn.Module) -> torch.nn.Module:
-    fam = family_of(model)
-    if fam.final_norm is None:
-        raise Unsupported(f"{fam.name} has no norm after its last block.")
-    return _part(model, fam, fam.final_norm, "final norm")
-
-
-def eager_attention(module: torch.nn.Module):
-    """The eager attention function an ``interface`` family's attention module calls: the one its own modeling
-    file defines, else transformers' reference one (Llama's), which files without their own import."""
-    import sys
-
-    own = getattr(sys.modules[type(module).__module__], "eager_attention_forward", None)
-    if own is None:
-        from transformers.models.llama.modeling_llama import eager_attention_forward as own
-    return own
+def origin_refusal(model_or_config) -> str | None:
+    """The one sentence why the score breakdown cannot say where a score comes from in this model, or None (a
+    learned-position family whose config builds its first input another way says so; an unknown family names the
+    known ones)."""
+    config = _config(model_or_config)
+    try:
+        fam = family_of(config)
+    except Unsupported as err:
+        return str(err)
+    if fam.model_type == "opt" and opt_projects_or_post_norms(config):
+        return ("This OPT model projects its token embeddings before adding positions or normalises after "
+                "attention, so its first layer's score is not split into token and position parts here.")
+    if fam.positions == "learned" and getattr(config, "position_embedding_type", "absolute") != "absolute":
+        return (f"This {fam.name} model adds relative position embeddings inside its attention, so its score is "
+                "not split into token and position parts here.")
+    return None
 
 
 def captured(model_or_config) -> bool:
@@ -319,89 +365,6 @@ def n_kv_heads(model_or_config) -> int:
     return getattr(c, "num_key_value_heads", None) or n_heads(c)
 
 
-def values_of(model: torch.nn.Module, out: torch.Tensor) -> torch.Tensor:
-    """The values ``(…, n_kv · d_head)`` (key/value heads side by side) in a value projection's output ``out``.
-
-    ``separate``: all of it. ``qkv``: queries, keys and values side by side, values last (GPT-2, Phi-3, ModernBERT,
-    GPT-BigCode's one shared key/value head). ``per_head``: each head's query, key and value side by side
-    (GPT-NeoX, BLOOM). ``falcon``: as its config says. ``codegen``: four blocks of (query, value, key).
-    """
-    fam, c = family_of(model), model.config
-    kv, d = n_kv_heads(c), out.shape[-1]
-    if fam.value_split == "separate":
-        return out
-    split = fam.value_split
-    if split == "falcon":
-        if getattr(c, "new_decoder_architecture", False):
-            grouped = out.reshape(*out.shape[:-1], kv, n_heads(c) // kv + 2, -1)   # (…, kv, q… k v, d_head)
-            return grouped[..., -1, :].flatten(-2)
-        split = "qkv" if getattr(c, "multi_query", False) else "per_head"
-    if split == "qkv":
-        d_head = d // (n_heads(c) + 2 * kv)
-        return out[..., -kv * d_head:]
-    if split == "per_head":
-        return out.reshape(*out.shape[:-1], n_heads(c), 3, -1)[..., 2, :].flatten(-2)
-    if split == "codegen":
-        return out.reshape(*out.shape[:-1], 4, 3, -1)[..., 1, :].flatten(-2)   # mp_num = 4 blocks of q | v | k
-    raise ValueError(f"Unknown value split {split!r}")
-
-
-def queries_keys(model: torch.nn.Module, attention: torch.nn.Module, seen: dict, named: dict) -> dict:
-    """What a ``hooked`` family's attention computed its scores from, as a capture record (q, k as
-    ``(batch, heads, tokens, d_head)``, scaling, bias), from its projections' outputs ``seen["q"]`` and
-    ``seen.get("k")`` and its arguments ``named``.
-
-    BLOOM: q | k | v per head in one projection, ALiBi added as a bias. MPNet: separate projections, a relative
-    position bias. DeBERTa-v2: separate projections, its disentangled position bias (content-to-position and
-    position-to-content), a scale of 1/√(d_head · (1 + the number of those)), and a boolean mask. Falcon: its own
-    ``_split_heads`` of the fused projection, then its own rotation
-    (``apply_rotary_pos_emb`` with the block's cos and sin) or, with ALiBi, scores ``(q·k + alibi) · scale``.
-    """
-    import sys
-
-    c = model.config
-    h, kv = n_heads(c), n_kv_heads(c)
-    bias, scaling = named.get(family_of(model).bias_kwarg), None
-    if c.model_type == "deberta-v2":   # scores q·k / √(d · scale_factor) + the disentangled bias; a boolean mask
-        q = seen["q"].reshape(*seen["q"].shape[:-1], h, -1).transpose(1, 2)
-        k = seen["k"].reshape(*seen["k"].shape[:-1], h, -1).transpose(1, 2)
-        factor = 1 + sum(kind in (getattr(attention, "pos_att_type", None) or ()) for kind in ("c2p", "p2c"))
-        rel = seen.get("bias")
-        mask = named.get("attention_mask")
-        if mask is not None:
-            mask = torch.zeros(mask.shape, dtype=q.dtype, device=q.device).masked_fill_(
-                ~mask.bool(), torch.finfo(q.dtype).min)
-        return dict(q=q, k=k, scaling=(q.shape[-1] * factor) ** -0.5, mask=mask,
-                    bias=None if rel is None else rel.reshape(q.shape[0], h, *rel.shape[-2:]))
-    if c.model_type == "falcon":
-        q, k, _ = (x.transpose(1, 2) for x in attention._split_heads(seen["q"]))
-        if bias is None:
-            cos, sin = named["position_embeddings"]
-            q, k = sys.modules[type(attention).__module__].apply_rotary_pos_emb(q, k, cos, sin)
-        else:
-            scaling = float(attention.inv_norm_factor)
-            bias = bias.reshape(q.shape[0], h, 1, -1) * scaling
-        return dict(q=q, k=k, scaling=scaling, bias=bias)
-    if seen.get("k") is None:   # per head (q, k, v) side by side: BLOOM
-        fused = seen["q"].reshape(*seen["q"].shape[:-1], h, 3, -1)
-        q, k = fused[..., 0, :], fused[..., 1, :]
-    else:
-        q, k = seen["q"].reshape(*seen["q"].shape[:-1], h, -1), seen["k"].reshape(*seen["k"].shape[:-1], kv, -1)
-    if bias is not None and bias.dim() == 3:           # BLOOM's ALiBi: (batch · heads, 1, keys)
-        bias = bias.reshape(-1, h, *bias.shape[1:])
-    return dict(q=q.transpose(1, 2), k=k.transpose(1, 2), scaling=scaling, bias=bias)
-
-
-def output_projection(proj: torch.nn.Module) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """``(W (n_heads·d_head, d_model), bias or None)`` of an attention output projection such that
-    out = heads @ W + bias: an ``nn.Linear`` stores W transposed, GPT-2's ``Conv1D`` stores it as is."""
-    weight = proj.weight.detach().float()
-    if isinstance(proj, torch.nn.Linear):
-        weight = weight.T
-    bias = getattr(proj, "bias", None)
-    return weight, None if bias is None else bias.detach().float()
-
-
 def final_logits(model_or_config, logits: torch.Tensor) -> torch.Tensor:
     """The family's language-model head's last step on ``hidden @ W_U + b_U`` (already scaled by ``logit_scale``):
     Gemma 2's soft cap ``cap · tanh(logits / cap)``; the logits unchanged for the others."""
@@ -427,12 +390,3 @@ def logit_scale(model_or_config) -> float:
     return 1.0
 
 
-def norm_parts(model: torch.nn.Module, norm: torch.nn.Module) -> tuple[torch.Tensor | None, torch.Tensor | None, float]:
-    """``(gain or None, bias or None, eps)`` of a norm of the family's kind: gain is 1 + weight for ``rmsnorm+1``."""
-    fam = family_of(model)
-    weight = getattr(norm, "weight", None)
-    gain = None if weight is None else weight.detach().float() + (1.0 if fam.norm == "rmsnorm+1" else 0.0)
-    bias = getattr(norm, "bias", None)
-    eps = next((getattr(norm, a) for a in ("variance_epsilon", "eps", "epsilon") if getattr(norm, a, None)),
-               fam.norm_eps)
-    return gain, None if bias is None else bias.detach().float(), float(eps)

@@ -83,7 +83,7 @@ def split_parts(split: PositionSplit) -> go.Figure:
     """The learned-position split: one bar per part and the total beside the score it must equal."""
     names = {"token·token": "token · token", "token·position": "token · position",
              "position·token": "position · token", "position·position": "position · position",
-             "rest": "touching the rest"}
+             "rest": "touching the rest", "position bias": "position bias"}
     y = [names[k] for k in split.parts] + ["sum of the parts"]
     x = [*split.parts.values(), split.total]
     bars = dict(type="bar", x=x, y=y, orientation="h", text=[f"{v:+.3f}" for v in x], textposition="outside",
@@ -109,17 +109,19 @@ def rotary_curve(r: RotaryView, within: int) -> go.Figure:
                 name="rotated", hovertemplate="distance %{x}: %{y:+.3f}<extra></extra>")
     own = dict(type="scatter", x=[r.own], y=[round(r.at_own, 5)], mode="markers", name="this pair",
                marker=dict(color=CARRIER, size=10), hovertemplate="this pair, distance %{x}: %{y:+.3f}<extra></extra>")
-    flat = dict(type="scatter", x=[0, int(r.distances.max())], y=[r.before, r.before], mode="lines",
+    flat = dict(type="scatter", x=[int(r.distances.min()), int(r.distances.max())], y=[r.before, r.before],
+                mode="lines",
                 line=dict(color="gray", dash="dot"), name="not rotated", hoverinfo="skip")
     fig = figure([line, own, flat], dict(
         title=_title(f"The same two vectors at every distance<br><sup>highest at {r.peak()}; this pair at {r.own}"
                      "</sup>"),
         height=330, margin=dict(l=50, r=10, t=55, b=95),
         legend=dict(orientation="h", yanchor="top", y=-0.42, x=0.5, xanchor="center"),
-        shapes=[dict(type="rect", xref="x", yref="paper", x0=0, x1=within, y0=0, y1=1, line=dict(width=0),
+        shapes=[dict(type="rect", xref="x", yref="paper", x0=r.earliest, x1=within, y0=0, y1=1, line=dict(width=0),
                      fillcolor="rgba(43,108,176,0.08)", layer="below")],
         xaxis=dict(title=dict(text="distance: query − key (positions)")), yaxis=dict(title=dict(text="score"))))
-    text = (f"The same query and key vectors scored at every distance from 0 to {int(r.distances.max())}: highest "
+    text = (f"The same query and key vectors scored at every distance from {int(r.distances.min())} to "
+            f"{int(r.distances.max())}: highest "
             f"at {r.peak()} ({r.curve.max():+.3f}), lowest at {int(r.distances[np.argmin(r.curve)])} "
             f"({r.curve.min():+.3f}); at their own distance {r.own} it is {r.at_own:+.3f}. Without rotation: "
             f"{r.before:+.3f} at every distance.")

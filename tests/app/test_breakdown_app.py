@@ -86,3 +86,30 @@ def test_several_queries_add_up_in_the_figure_the_csv_and_the_address():
     np.testing.assert_allclose(bars["customdata"], (z[3] + z[10]) / 2, atol=1e-4)
     linked = page(layer=1, head=2, queries="3,10,99,x")
     assert linked.multiselect(key="bd_queries").value == [3, 10]
+
+
+def tiny_family_page(tmp_path, family: str, **params) -> AppTest:
+    """The heatmap page on a tiny random model of ``family`` (tests/family_configs.py), its breakdown open."""
+    from family_configs import build
+    at = page(model=str(build(family, tmp_path / family)), breakdown=1, **params)
+    if any(b.key == "model_ask_load" for b in at.button):      # a folder nobody loaded asks first
+        at.button(key="model_ask_load").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_an_alibi_model_shows_its_bias_checked_against_the_slope(tmp_path):
+    at = tiny_family_page(tmp_path, "bloom", layer=0, head=1)
+    text = "\n".join(m.value for m in at.markdown)
+    key = int(re.search(r"→ key \*\*.*?\*\* \(position (\d+)\)", text).group(1))
+    assert "+ bias" in text and "this head's slope is 0.0625" in text                 # 4 heads: 2^-4 for head 1
+    assert f"0.0625 × {key} = {0.0625 * key:+.4f}" in text
+    assert any(f"slope × key position gives {0.0625 * key:+.5f}" in c for c in checks(at))
+    assert all(c.startswith(":material/check_circle:") for c in checks(at))
+
+
+def test_a_soft_capped_model_writes_its_cap_into_the_score(tmp_path):
+    at = tiny_family_page(tmp_path, "gemma2", layer=0, head=1)
+    text = "\n".join(m.value for m in at.markdown)
+    assert "1 × tanh(scale × Σ qᵢ·kᵢ / 1)" in text and "Before rotation" in text
+    assert all(c.startswith(":material/check_circle:") for c in checks(at)) and len(checks(at)) >= 2

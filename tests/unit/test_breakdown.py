@@ -16,7 +16,6 @@ from explorer.attention.result import AttentionResult, ModelFacts, extract
 from explorer.attention.score_origin import (
     PositionSplit,
     distance_question,
-    family_layout,
     origin,
     relative_curve,
     side_parts,
@@ -84,7 +83,8 @@ def test_errors_say_what_to_do():
         breakdown(hand_result(), 0, 1, 2, 0)
     bare = hand_result()
     bare.score_records = None
-    with pytest.raises(ValueError, match="could not be captured"):
+    bare.facts = ModelFacts(**{**bare.facts.__dict__, "family": "bloom"})
+    with pytest.raises(ValueError, match=r"^hand \(BLOOM\) computes attention in its own code: .*captured"):
         breakdown(bare, 0, 0, 0, 0)
 
 
@@ -191,7 +191,7 @@ def test_every_score_of_a_tiny_model_adds_up(tiny_results, family):
                         if where.rotary is not None:
                             assert abs(where.rotary.at_own - scores[query, key]) <= 1e-5 * b.size
     assert kinds == {"bert": {"learned", "later"}, "gpt2": {"learned", "later"}, "llama": {"rope"},
-                     "t5": {"bias", "none"}}[family]
+                     "t5": {"relative", "none"}}[family]
 
 
 def test_tiny_llama_pre_rotary_vectors_are_the_projections(tiny_results):
@@ -217,10 +217,12 @@ def test_tiny_llama_pre_rotary_vectors_are_the_projections(tiny_results):
     assert r.before == pytest.approx(float(q[6, 3] @ k[2, b.kv_head]) * b.scale, abs=1e-5)
 
 
-def test_tiny_families_layouts(tiny_loaded):
-    assert family_layout(tiny_loaded("bert").model)["kind"] == "learned"
-    assert family_layout(tiny_loaded("llama").model)["kind"] == "rope"
-    assert family_layout(tiny_loaded("t5").model)["kind"] == "bias"
+def test_tiny_families_positions(tiny_loaded):
+    """The origin's kind is the family module's: no attribute sniffing."""
+    from explorer.model import families
+    assert families.positions_of(tiny_loaded("bert").model) == "learned"
+    assert families.positions_of(tiny_loaded("llama").model) == "rope"
+    assert families.positions_of(tiny_loaded("t5").model) == "relative"
 
 
 def test_questions_follow_the_numbers(tiny_results):

@@ -18,7 +18,7 @@ import torch
 from family_configs import CONFIGS, VARIANTS, build
 from tiny import TEXT
 
-from explorer.model import families
+from explorer.model import anatomy, families
 from explorer.model.families import CAPABILITIES, Unsupported
 
 A, B = TEXT, TEXT.replace("tired", "wide")
@@ -93,7 +93,7 @@ def check_knockout(loaded):
     from explorer.heads_do import knockout
     from explorer.heads_do.measures import make_probe
     model = loaded.model
-    layers, projs = families.attention_layers(model)
+    layers, projs = anatomy.attention_layers(model)
     last, d_head = len(layers) - 1, None
     probe = make_probe(loaded, A)
 
@@ -266,6 +266,91 @@ def test_the_deprecation_watch_sees_a_warning_under_the_apps_frames():
             warnings.warn(f"{name} is deprecated", DeprecationWarning, stacklevel=2)
             return None
     with app_deprecations() as caught:
-        families.get(Old(), "cache")
+        anatomy.get(Old(), "cache")
         warnings.warn("not the app's", DeprecationWarning, stacklevel=1)
     assert len(caught) == 1 and "cache is deprecated" in caught[0]
+
+
+# ---------------------------------------------------------------------------------------------- one score taken apart
+
+ORIGIN_KINDS = {"learned": {"learned", "later"}, "rope": {"rope"}, "alibi": {"alibi"}, "relative": {"relative"}}
+
+
+def check_breakdown(loaded, result) -> set[tuple[str, str]]:
+    """Every head of every layer (and every part of an encoder-decoder), one query row: the parts add up to the
+    model's score to 1e-5 of its size and our softmax gives the model's weight to 1e-5; the origin is the one the
+    family states: the layer-0 split adds up to the score, the rotary curve at the pair's own distance is the
+    score, ALiBi's bias is slope × key position; a one-head score equals the whole layer's. Returns the
+    (part, origin kind) pairs seen."""
+    from explorer.attention.breakdown import breakdown
+    from explorer.attention.score_origin import CROSS, origin
+    kinds, refused = set(), families.origin_refusal(loaded.model)
+    for part in {id(p): p for p in [result, *result.parts.values()]}.values():
+        query = len(part.tokens) - 2
+        all_scores = part.scores
+        for layer in range(part.facts.n_layers):
+            for head in range(part.facts.n_heads):
+                scores = part.head_scores(layer, head)
+                np.testing.assert_allclose(scores, all_scores[layer, head], rtol=1e-6, atol=1e-6)
+                for key in range(len(part.keys)):
+                    b = breakdown(part, layer, head, query, key)
+                    assert b.gap <= 1e-5, (layer, head, key, b.gap)
+                    if b.masked:
+                        assert scores[query, key] == -np.inf and b.weight == 0
+                        continue
+                    tol = 1e-5 * b.size
+                    assert abs(b.score - scores[query, key]) <= tol
+                    where = origin(loaded.model, part, b)
+                    kinds.add((part.part, where.kind))
+                    if where.split is not None:
+                        assert abs(where.split.total - scores[query, key]) <= tol
+                        assert set(where.split.parts) >= {"token·token", "token·position", "position·token",
+                                                          "position·position", "rest"}
+                    if where.rotary is not None:
+                        assert abs(where.rotary.at_own - scores[query, key]) <= tol
+                    if where.alibi is not None:
+                        assert abs(where.alibi.bias - where.alibi.expected) <= tol and (key == 0 or b.bias)
+                    if where.kind == "relative":
+                        assert b.bias and f"{b.bias:+.4f}" in where.sentence
+                    if part.part == "cross":
+                        assert where.sentence == CROSS
+                    if refused:
+                        assert (where.kind, where.sentence) == ("none", refused)
+        if (part.part, "rope") in kinds:
+            check_unrotated(loaded, part)
+    return kinds
+
+
+def check_unrotated(loaded, part):
+    """Layer 0 reads each token's own embedding, wherever it stands: turned back with the family's frequencies
+    and pairing, the two queries of a word that occurs twice are the same vector (a wrong table, sign or pairing
+    of dimensions leaves them apart; the curve at the pair's own distance cannot tell)."""
+    from explorer.attention.breakdown import breakdown
+    from explorer.attention.score_origin import origin
+    ids = part.token_ids
+    first = next(i for i, t in enumerate(ids) if ids.count(t) > 1)
+    second = ids.index(ids[first], first + 1)
+    for head in range(part.facts.n_heads):
+        a, b = (origin(loaded.model, part, breakdown(part, 0, head, i, 0)).rotary.query_before
+                for i in (first, second))
+        np.testing.assert_allclose(a, b, atol=1e-5 * np.abs(a).max())
+
+
+@pytest.mark.parametrize("family", [*sorted(CONFIGS), *VARIANTS])
+def test_every_family_takes_a_score_apart_or_says_why_not(family_model, family):
+    from explorer.attention.result import extract
+    loaded = family_model(family)
+    seen = check_breakdown(loaded, extract(loaded, A))
+    kinds = {kind for _, kind in seen}
+    why = families.origin_refusal(loaded.model)
+    if why is not None:
+        assert kinds == {"none"} and why.count(". ") == 0 and why.endswith(".")
+        assert families.family_of(loaded.model).name in why
+        return
+    expected = set(ORIGIN_KINDS[families.positions_of(loaded.model)])
+    if loaded.kind == "encoder-decoder":
+        expected.add("none")   # cross attention says why in one sentence
+        assert ("cross", "none") in seen and ("cross", "learned") not in seen
+        if "learned" in expected:   # BART's decoder makes its own first input: split too
+            assert ("decoder", "learned") in seen
+    assert kinds == expected, (kinds, expected)

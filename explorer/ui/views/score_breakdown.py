@@ -3,6 +3,9 @@ every other page that draws one head's heatmap (``cell_link``).
 
 A cell of the heatmap is chosen by a click (``open_cell``) or with the two select boxes (query and key, both
 deep-linked: ``query`` and ``key`` in the URL); the breakdown reads only what the cached result holds.
+"Where the score comes from" follows the model's family (``explorer.model.families``, ``positions``): the layer-0
+split into token and position parts for learned positions, the score at every distance for rotary models, ALiBi's
+slope × key position with its check, a relative bias as its own part, or the family's one sentence why not.
 """
 from __future__ import annotations
 
@@ -106,6 +109,21 @@ def key_picker(view: matrices.MatrixView, row: int, tokens: tuple[str, ...]) -> 
                            tokens=tokens)
 
 
+def score_line(b: bd.ScoreBreakdown) -> str:
+    """The score written out: scale × Σ qᵢ·kᵢ, Gemma 2's soft cap, the position bias and what Falcon's mask adds."""
+    core = f"{b.scale:.4f} × {b.dot:+.4f}"
+    formula = "scale × Σ qᵢ·kᵢ"
+    if b.softcap:
+        cap = f"{b.softcap:g}"
+        formula, core = f"{cap} × tanh({formula} / {cap})", f"{cap} × tanh({core} / {cap})"
+    if b.bias:
+        formula, core = formula + " + bias", core + f" {b.bias:+.4f} (position bias)"
+    if b.mask_bias:
+        formula, core = formula + " + mask", core + f" {b.mask_bias:+.4f} (added by the model's mask)"
+    return (f"score = {formula} = {core} = **{b.score:+.4f}**"
+            + (" · hidden by the causal mask: weight 0" if b.masked else ""))
+
+
 def _check(ok: bool, text: str) -> None:
     st.caption(f"{':material/check_circle:' if ok else ':material/warning:'} {text}")
 
@@ -134,10 +152,7 @@ def section(model: str, raw: AttentionResult, part: str, view: matrices.MatrixVi
             len(res.tokens), len(res.keys)):
         st.caption(":material/info: The heatmap hides or merges tokens here; this is the model's own score and "
                    "weight for these two tokens.")
-    bias = f" {b.bias:+.4f} (position bias)" if b.bias else ""
-    st.markdown(f"score = scale × Σ qᵢ·kᵢ{' + bias' if b.bias else ''} = {b.scale:.4f} × {b.dot:+.4f}{bias} = "
-                f"**{b.score:+.4f}**" + (" · hidden by the causal mask: weight 0" if b.masked else "")
-                + f"  \nweight = softmax of the row at this key = **{b.weight:.4f}**")
+    st.markdown(score_line(b) + f"  \nweight = softmax of the row at this key = **{b.weight:.4f}**")
     _check(b.gap < TOLERANCE, f"The model's own weight for this cell: {b.model_weight:.4f} "
                               f"(difference {b.gap:.1e}).")
     ui.show_figure(plots.vectors(b), "bd_vectors", f"vectors-L{layer}H{head}-{query}-{key}")
@@ -153,6 +168,13 @@ def section(model: str, raw: AttentionResult, part: str, view: matrices.MatrixVi
         ui.show_figure(plots.split_parts(where.split), "bd_split", f"split-L{layer}H{head}-{query}-{key}")
         _check(gap <= TOLERANCE * b.size, f"The parts add up to {where.split.total:+.5f}; the score is "
                                           f"{heatmap_score:+.5f} (difference {gap:.1e}).")
+    if where.alibi is not None:
+        a = where.alibi
+        _check(abs(a.bias - a.expected) <= TOLERANCE * b.size, f"The bias the model added is {a.bias:+.5f}; slope × "
+                                                               f"key position gives {a.expected:+.5f}.")
+        if b.mask_bias:
+            st.caption(f":material/info: This model's code adds the same bias a second time through its attention "
+                       f"mask ({b.mask_bias:+.4f}); the score and weight above include both, as the model computes.")
     if where.rotary is not None:
         r = where.rotary
         st.markdown(f"Before rotation the two vectors score **{r.before:+.4f}**; rotated to positions {query} and "
