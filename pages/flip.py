@@ -71,5 +71,5 @@ else:
     st.button(f"Switch to the pair written for decoders: {DECODER_PAIR}", on_click=ui.set_values,
               args=(PAIRS[DECODER_PAIR], NEW_HEAD), type="primary")
 
-show_head_in_both(a, b, result, layer, head)
+show_head_in_both(model, a, b, result, layer, head)
 fx.knock_these(model, text_a, text_b, query, candidates, result)

@@ -49,7 +49,8 @@ left, right = st.columns([3, 2])
 with left:
     ui.show_figure(plots.heatmap(view.matrix, view.query_labels, view.key_labels, masked=view.masked,
                                  title=view.title, zmax=1.0 if flags["shared"] else None,
-                                 value_name=view.value_name, clickable=breakdown.is_open()), "heatmap",
+                                 value_name=view.value_name, clickable=breakdown.is_open(),
+                                 cell=(row, column) if breakdown.is_open() and view.real_head else None), "heatmap",
                    f"attention-{name}", on_select=breakdown.open_cell(view))
     if view.real_head:
         ui.fidelity_badge(res, layer, head)

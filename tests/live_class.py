@@ -12,7 +12,7 @@ from urllib.parse import parse_qsl, urlsplit
 from chromium import CHROMIUM, CHROMIUM_ARGS, IDLE, Server, need_chromium, new_page_async
 
 WAIT_MS = 120_000
-PRIVATE = ("room", "me", "key", "join")
+PRIVATE = ("room", "me", "teacher", "join")
 # what a page shows, read in one go: address, page title, whether a script run is under way
 SHOWN = ("() => [location.pathname, location.search, document.querySelector('[data-testid=stMain] h1')?.textContent"
          " ?? '', document.querySelector('[data-testid=stApp]')?.dataset.testScriptState ?? '']")
@@ -52,7 +52,7 @@ def room_view(db: str, room: str) -> tuple[int, dict]:
 async def class_of(browser, url: str, room: str, key: str, ids: list[str], viewports=None) -> tuple:
     """The teacher's page (private link opened, then the key has left the address) and one page per follower,
     opened a few at a time as a class does -> (teacher, followers)."""
-    teacher = await opened(browser, f"{url}/classroom?room={room}&key={key}")
+    teacher = await opened(browser, f"{url}/classroom?room={room}&teacher={key}")
     gate = asyncio.Semaphore(3)
 
     async def follower(i: int, me: str):

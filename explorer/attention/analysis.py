@@ -169,6 +169,15 @@ def query_rows(result: AttentionResult, query: str) -> list[int]:
     return word_positions(result, find_word(result, query, last=True))
 
 
+def leaned_candidate(result: AttentionResult, layer: int, head: int, query_rows: list[int],
+                     candidates: list[str]) -> int:
+    """Token position (its first token) of the candidate word that head (``layer``, ``head``) weights most from the
+    query's rows, counted as ``flip`` counts it (rows averaged, the word's sub-tokens summed)."""
+    row = result.weights[layer, head, query_rows].mean(0)   # (key,)
+    words = [word_positions(result, find_word(result, c)) for c in candidates]
+    return max(words, key=lambda positions: float(row[positions].sum()))[0]
+
+
 @dataclass
 class FlipResult:
     """Per head: attention from the query word to each candidate in text A and in text B.

@@ -115,6 +115,17 @@ def prompt_ids(loaded: LoadedModel, prompt: str) -> tuple[list[int], bool]:
     return list(ids[:limit]), len(ids) > limit
 
 
+def text_for(tokenizer, ids: list[int]) -> str | None:
+    """A text that the tokenizer turns back into exactly ``ids`` (special tokens added as every page adds them),
+    so that a page fed that text shows these very tokens; None when there is none: a written sequence need not be
+    the tokenizer's own split of its text (SmolLM2 writes "\\n" twice where its tokenizer reads one "\\n\\n")."""
+    for skip in (True, False):
+        text = tokenizer.decode([int(i) for i in ids], skip_special_tokens=skip)
+        if list(tokenizer(text, add_special_tokens=True)["input_ids"]) == [int(i) for i in ids]:
+            return text
+    return None
+
+
 def _forward(loaded: LoadedModel, feed: list[int], cache) -> tuple[dict, list[dict], np.ndarray, float]:
     """One forward call on ``feed`` continuing ``cache``: what the taps kept, the attention records, the
     newest position's logits (vocab,) and the forward call's milliseconds."""

@@ -138,12 +138,14 @@ def distinct(tokens: list[str]) -> list[str]:
 
 def heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], *, title: str = "",
             zmax: float | None = 1.0, masked: np.ndarray | None = None, height: int | None = None,
-            show_scale: bool = True, value_name: str = "weight", clickable: bool = False) -> go.Figure:
+            show_scale: bool = True, value_name: str = "weight", clickable: bool = False,
+            cell: tuple[int, int] | None = None) -> go.Figure:
     """One head's ``weights[query, key]`` as a heatmap.
 
     ``masked`` (bool ``[query, key]``, True = hidden by the causal mask) is drawn grey, not as weight 0.
     ``zmax=None`` scales colours to this matrix's own maximum; 1.0 gives every head the same scale.
     ``clickable`` (up to ``CLICKABLE_CELLS`` cells) lays an invisible point on every cell (:func:`cell_points`).
+    ``cell`` = (row, column): a frame around that cell (the score taken apart, or the one a link takes apart).
     """
     z = np.asarray(weights, dtype=np.float32)
     n_q, n_k = z.shape
@@ -177,6 +179,12 @@ def heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str],
         trace["hoverinfo"] = "skip"   # the points say the same, and they are on top
         trace.pop("hovertemplate")
     points = [cell_points(z, labels(query_tokens), labels(key_tokens), value_name)] if extra else []
+    if cell is not None and 0 <= cell[0] < n_q and 0 <= cell[1] < n_k:
+        # on the click axes when there are some (linear, cell centres at integers); else on the heatmap's own,
+        # where a number on a category axis is a category's index
+        refs = ("x2", "y2") if extra else ("x", "y")
+        extra["shapes"] = [dict(type="rect", xref=refs[0], yref=refs[1], x0=cell[1] - 0.5, x1=cell[1] + 0.5,
+                                y0=cell[0] - 0.5, y1=cell[0] + 0.5, layer="above", line=dict(color=FRAME, width=3))]
     fig = figure([dict(type="heatmap", **trace), *points], dict(**extra,
         title=dict(text=title, x=0.0, y=0.995, yref="container", yanchor="top", font=dict(size=14)),
         height=height or max(320, min(900, top + 30 + 18 * n_q)),

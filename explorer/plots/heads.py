@@ -121,11 +121,12 @@ def same_x_range(*figs: go.Figure) -> None:
 
 
 def flip_heatmap(weights: np.ndarray, tokens: list[str], keys: list[str], *, query_rows: list[int],
-                 changed: int | None = None, causal: bool = False, title: str = "", row_label: str = "") -> go.Figure:
+                 changed: int | None = None, causal: bool = False, title: str = "", row_label: str = "",
+                 cell: tuple[int, int] | None = None) -> go.Figure:
     """One sentence's head for the flip page: the query's rows boxed, the changed word's column dotted,
-    and (for a causal model) the keys each query cannot see in grey."""
+    and (for a causal model) the keys each query cannot see in grey; ``cell`` framed (``plots.heatmap``)."""
     hidden = ~causal_mask(len(tokens), len(keys)) if causal else None
-    fig = plots.heatmap(weights, tokens, keys, masked=hidden, title=title)
+    fig = plots.heatmap(weights, tokens, keys, masked=hidden, title=title, cell=cell)
     cols = [changed] if changed is not None and changed < len(keys) else []
     return outline(fig, rows=query_rows, cols=cols, n_rows=len(tokens), n_cols=len(keys), label=row_label)
 

@@ -52,3 +52,33 @@ def array(value) -> np.ndarray:
         shape = value.get("shape")
         return out.reshape([int(s) for s in str(shape).split(",")]) if shape else out
     return np.asarray(value, dtype=float)
+
+
+def in_app(path: str, *, timeout: float = 300) -> AppTest:
+    """AppTest of app.py switched to page ``path`` ("pages/compare.py"), so that its links to other pages resolve
+    (a page run on its own shows them as plain text); the run must raise nothing."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout).run()
+    at.switch_page(path).run()
+    assert not at.exception, at.exception
+    return at
+
+
+BREAKDOWN_LINK = "apart on the heatmap page"   # the label's end of every "Take “it” → “animal” apart" link
+
+
+def breakdown_links(at: AppTest) -> list[tuple[str, dict[str, str]]]:
+    """(label, address parameters) of each link that opens the heatmap page with a score taken apart."""
+    from urllib.parse import parse_qs
+
+    return [(e.proto.label, {k: v[0] for k, v in parse_qs(e.proto.query_string).items()})
+            for e in at.get("page_link") if e.proto.label.endswith(BREAKDOWN_LINK)
+            and "heatmaps" in e.proto.page]
+
+
+def breakdown_weight(at: AppTest) -> float:
+    """The weight the heatmap page's open breakdown shows ("weight = softmax of the row at this key = **w**")."""
+    import re
+
+    found = re.search(r"weight = softmax of the row at this key = \*\*([0-9.]+)\*\*", texts(at, raw=True))
+    assert found, "no breakdown on the page"
+    return float(found.group(1))

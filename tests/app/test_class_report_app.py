@@ -117,7 +117,7 @@ def test_a_server_restart_mid_round_two_keeps_both_rounds():
     click(teacher, "Discuss and vote again")
     vote(students, ["about 16"], "softmax_r2")
     membership.store.clear()   # the server restarts: a new store object on the same file
-    back = session(room=room, key=key)
+    back = session(room=room, teacher=key)
     back.switch_page("pages/lab_softmax.py").run()
     assert not back.exception and "1 of 2 answered" in texts(back) and "round 2" in texts(back)
     vote(students[1:], ["about 16"], "softmax_r2")   # a student's session goes on voting after the restart

@@ -76,7 +76,7 @@ def start() -> tuple[AppTest, str, str]:
     room = normalise_code(teacher.title[1].value)
     key = teacher.session_state[membership.KEY]
     assert membership.store().is_teacher(room, key)
-    assert any(f"room={room}&key={key}" in c.value for c in teacher.code)  # the private link, in st.code
+    assert any(f"room={room}&teacher={key}" in c.value for c in teacher.code)  # the private link, in st.code
     assert literal(f"http://localhost:8501/classroom?join={room}") in texts(teacher)  # the join link, large
     return teacher, room, key
 
@@ -135,12 +135,12 @@ def test_limits_are_messages():
 
 def test_teacher_link_moves_the_key_out_of_the_url_and_a_bad_one_says_so():
     _, room, key = start()
-    again = session(room=room, key=key)
-    assert "key" not in again.query_params and "room" not in again.query_params
+    again = session(room=room, teacher=key)
+    assert "teacher" not in again.query_params and "room" not in again.query_params
     assert again.session_state[membership.KEY] == key
     assert "Teaching class" in texts(again)
-    bad = session(room=room, key="forged")
-    assert "key" not in bad.query_params
+    bad = session(room=room, teacher="forged")
+    assert "teacher" not in bad.query_params
     assert "This teacher link does not open a class" in texts(bad)
     assert membership.KEY not in bad.session_state
 
@@ -188,6 +188,24 @@ def test_followers_follow_page_layer_head_and_locked_text_and_can_explore_alone(
     assert student.slider(key="layer").value == 1 and not student.text_area(key="text").disabled
     click(student, "Catch up with the teacher")
     assert student.slider(key="layer").value == 4
+
+
+def test_a_follower_sees_the_score_the_teacher_takes_apart_and_keeps_the_teachers_address():
+    """The heatmap page's ``key`` (the breakdown's key token) is the teacher's view like ``query``: it reaches the
+    follower's address and page (it was once the teacher link's private parameter, and never did)."""
+    teacher, room, _ = start()
+    student = join(room, "ada")
+    teacher.switch_page("pages/heatmaps.py").run()
+    teacher.toggle(key="breakdown").set_value(True).run()
+    teacher.selectbox(key="query").set_value(10)
+    teacher.selectbox(key="key").set_value(2).run()
+    assert not teacher.exception and teacher.query_params["key"] == "2"
+    student = goes_to(student, "pages/heatmaps.py")
+    assert student.toggle(key="breakdown").value is True
+    assert (student.selectbox(key="query").value, student.selectbox(key="key").value) == (10, 2)
+    assert "Query **it** (position 10) → key **animal** (position 2)" in texts(student).replace("\\", "")
+    shared = {k: v for k, v in teacher.query_params.items() if k not in membership.PRIVATE}
+    assert {k: v for k, v in student.query_params.items() if k not in membership.PRIVATE} == shared
 
 
 def test_a_follower_runs_the_teachers_latest_page_whatever_its_browser_asks():

@@ -4,7 +4,7 @@ from functools import partial
 from urllib.parse import parse_qs
 
 import numpy as np
-from pagetest import ROOT, figures, open_page, texts
+from pagetest import ROOT, breakdown_weight, figures, open_page, texts
 from streamlit.testing.v1 import AppTest
 
 from explorer.geometry import lab, maps, overlay
@@ -47,6 +47,14 @@ def test_clicking_a_query_draws_its_top_keys_and_links_the_heatmap():
     params = parse_qs(link.query_string)
     assert params["text"] == [shared.sentences[0]] and params["layer"] == ["0"] and params["head"] == ["2"]
     assert params["query"] == ["5"] and params["model"] == [EMBEDDED_ENCODER]
+    key, weight = top[0]                                          # sentence 0 starts at point 0: point = position
+    assert params["key"] == [str(key)] and params["breakdown"] == ["1"]   # its top key's score, taken apart
+    assert link.label.replace("\\", "") == (f"Take “{shared.tokens[point]}” → “{shared.tokens[key]}” apart on the "
+                                             "heatmap page")
+    heatmap = open_page("pages/heatmaps.py", **{k: v[0] for k, v in params.items()})
+    assert heatmap.selectbox(key="key").value == key
+    # the map's weight is recomputed from float16 queries and keys, within the pass's fidelity of the model's
+    assert abs(breakdown_weight(heatmap) - weight) <= shared.fidelity + 5e-5
 
 
 def test_compare_grid_and_question():

@@ -110,7 +110,7 @@ def test_a_teacher_who_comes_back_carries_on_at_the_stores_step():
     click(teacher, "Next")
     click(teacher, "Next")
     assert teacher.title[0].value == "Worked example: attention by hand"
-    again = session(room=room, key=key)   # the teacher link, in a new session
+    again = session(room=room, teacher=key)   # the teacher link, in a new session
     assert again.session_state[lesson_bar.STEP] == 2
     assert "step **3 of 7**" in texts(again) and literal(lesson.steps[2].title) in texts(again)
     click(again, "Back to step 3")

@@ -40,3 +40,46 @@ def test_clicking_a_cell_opens_its_breakdown(server, browser):
         assert exception_texts(page) == [] and page.external == []
     finally:
         page.context.close()
+
+
+def test_a_heads_link_on_compare_opens_the_heatmap_page_on_that_cell(server, browser):
+    """Followed inside the session (Streamlit's own page change, widget state of the page left behind), the
+    compare page's first link opens the heatmap page with the breakdown of the cell it names."""
+    page = open_page(browser, f"{server.url}/compare?heads=L0H2,L5H3", timeout=240)
+    try:
+        link = page.get_by_role("link", name=re.compile(r"Take “it” → “.+” apart on the heatmap page"))
+        link.first.wait_for(timeout=60_000)
+        href = link.first.get_attribute("href")
+        assert "layer=0" in href and "head=2" in href and "query=10" in href and "breakdown=1" in href
+        key = int(re.search(r"key=(\d+)", href).group(1))
+        link.first.click()
+        main = page.locator('[data-testid="stMain"]')
+        main.get_by_text("weight = softmax of the row at this key").wait_for(timeout=120_000)
+        wait_idle(page)
+        text = main.inner_text()
+        assert re.search(rf"Query it \(position 10\) → key .+ \(position {key}\), layer 0, head 2", text)
+        shown = float(re.search(r"weight = softmax of the row at this key = ([0-9.]+)", text).group(1))
+        assert abs(shown - page.evaluate(CELL_WEIGHT, [10, key])) < 5e-5
+        assert "/heatmaps" in page.url and f"key={key}" in page.url and "breakdown=1" in page.url
+        assert exception_texts(page) == [] and page.external == []
+    finally:
+        page.context.close()
+
+
+def test_a_fresh_link_opens_the_breakdown_on_its_key(server, browser):
+    """A link opened in a new tab (a new session): ``key=2`` is the key token taken apart ("animal", not the row's
+    strongest), not mistaken for a classroom teacher link, and it stays in the address."""
+    page = open_page(browser, f"{server.url}/heatmaps?layer=4&head=0&query=10&key=2&breakdown=1", timeout=240)
+    try:
+        main = page.locator('[data-testid="stMain"]')
+        main.get_by_text("weight = softmax of the row at this key").wait_for(timeout=120_000)
+        wait_idle(page)
+        text = main.inner_text()
+        assert "Query it (position 10) → key animal (position 2), layer 4, head 0" in text
+        assert "teacher link" not in text
+        shown = float(re.search(r"weight = softmax of the row at this key = ([0-9.]+)", text).group(1))
+        assert abs(shown - page.evaluate(CELL_WEIGHT, [10, 2])) < 5e-5
+        assert "key=2" in page.url and "breakdown=1" in page.url
+        assert exception_texts(page) == [] and page.external == []
+    finally:
+        page.context.close()

@@ -86,7 +86,7 @@ async def lesson(browser, url: str, db: str, server: Server) -> dict:
     await click(starter, "Start a class")
     code = (await starter.locator('[data-testid="stMain"] h1').nth(1).inner_text()).strip()
     link = (await starter.locator('[data-testid="stCode"] code').first.text_content()).strip()  # in the expander
-    key = re.search(r"key=([\w-]+)", link).group(1)
+    key = re.search(r"teacher=([\w-]+)", link).group(1)
     room = code.replace("-", "")
     await starter.context.close()
     teacher = await opened(browser, link)

@@ -103,7 +103,7 @@ def klass(browser):
             cluster.start()
             store = RedisStore(cluster.env["EXPLORER_CLASSROOM_URL"])
             room, key = store.create_room()
-            link = f"{cluster.url}/classroom?room={room}&key={key}"
+            link = f"{cluster.url}/classroom?room={room}&teacher={key}"
             teacher = new_page(browser, link)
             contexts.append(teacher.context)
             sees(teacher, f"Teaching class {pretty_code(room)}")

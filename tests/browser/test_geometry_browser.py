@@ -1,6 +1,8 @@
 """Head geometry in headless Chromium against the real server: the map of one head is drawn after the shared
 corpus pass; hovering a point shows its token in its sentence; clicking it draws lines to its top keys and offers
 the heatmap link for that sentence."""
+import re
+
 import pytest
 from chromium import exception_texts, open_page, screenshot, wait_idle
 
@@ -50,8 +52,9 @@ def test_map_hover_and_click_a_query(server, browser):
         lines = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot .gtitle')].find(t => t.textContent"
                               ".startsWith('layer 0 · head 2 (')).closest('.js-plotly-plot').layout.shapes.length")
         assert lines >= 1
-        link = page.get_by_role("link", name="Open this sentence on the heatmap page (layer 0 · head 2)")
-        assert "heatmaps?" in link.get_attribute("href") and "layer=0" in link.get_attribute("href")
+        link = page.get_by_role("link", name=re.compile(r"^Take “.+” → “.+” apart on the heatmap page$"))
+        href = link.get_attribute("href")
+        assert "heatmaps?" in href and "layer=0" in href and "head=2" in href and "breakdown=1" in href
         screenshot(page, "geometry-clicked.png")
         assert exception_texts(page) == [] and page.external == []
     finally:

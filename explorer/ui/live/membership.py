@@ -31,7 +31,8 @@ from explorer.ui.live import streamlit_internals as internals
 ROOM, KEY, ME, FOLLOW, APPLIED, SEEN, PUBLISHED, LOCKED, PROJECTOR, WRONG, NOTES, QUESTIONS = (
     "_class_room", "_class_key", "_class_me", "_class_follow", "_class_applied", "_class_seen", "_class_published",
     "_class_locked", "_class_projector", "_class_wrong", "_class_notes", "_class_questions")
-URL_ROOM, URL_ME, URL_KEY, URL_JOIN = "room", "me", "key", "join"
+# the teacher link's secret travels as "teacher", not "key": "key" is the heatmap page's key token (its breakdown)
+URL_ROOM, URL_ME, URL_KEY, URL_JOIN = "room", "me", "teacher", "join"
 PRIVATE = (URL_ROOM, URL_ME, URL_KEY, URL_JOIN)
 # a running lesson's place (explorer.lessons.run.place): the teacher's, shared with the view; a follower's, as read
 LESSON_PLACE, LESSON_SEEN = "_lesson_place", "_lesson_seen"

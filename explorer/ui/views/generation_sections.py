@@ -8,13 +8,14 @@ import streamlit as st
 
 from explorer.generation import kvcache
 from explorer.generation.sampling import considered, draw, process
-from explorer.generation.steps import Generation
+from explorer.generation.steps import Generation, text_for
 from explorer.labs.quiz import Question
 from explorer.maths import causal_mask, pool
 from explorer.plots import attention as attention_plots
 from explorer.plots import generation as plots
 from explorer.ui import cached, params
 from explorer.ui.text import literal
+from explorer.ui.views import score_breakdown as breakdown
 from explorer.ui.widgets import from_url, index_picker, link_note, open_head, page_link, show_figure
 
 
@@ -81,8 +82,9 @@ def attention_section(gen: Generation, step: int, layer: int, head: int) -> None
     with right:
         show_figure(attention_plots.heatmap(gen.weights[layer, head, :q + 1, :q + 1], tokens, tokens,
                                             masked=~causal_mask(q + 1), title="The causal heatmap so far (last "
-                                            "row: this step)", height=340), "write_heatmap",
-                    f"write-heatmap-s{step}-L{layer}H{head}")
+                                            "row: this step)", height=340, cell=(q, int(np.argmax(row)))),
+                    "write_heatmap", f"write-heatmap-s{step}-L{layer}H{head}")
+    heatmap_link(gen, q, layer, head)   # under both columns: a link's label does not wrap
     st.markdown(f"**Every layer × head at step {step}**: each tile is one head's row over the context, left to "
                 "right; click a tile to show that head above.")
     rows = gen.weights[:, :, q, :q + 1][:, :, None, :]                       # (layer, head, 1, key)
@@ -91,6 +93,17 @@ def attention_section(gen: Generation, step: int, layer: int, head: int) -> None
               f"({rows[a, b, 0, strongest[a, b]]:.2f})" for b in range(gen.n_heads)] for a in range(gen.n_layers)]
     show_figure(attention_plots.overview(pool(rows, 24), hover=hover, frame_row=layer), "write_overview",
                 f"write-overview-s{step}", on_select=open_head("write_overview"), frame=head)
+
+
+def heatmap_link(gen: Generation, q: int, layer: int, head: int) -> None:
+    """Under the causal heatmap: the link that takes this step's strongest score apart on the heatmap page, fed the
+    text so far, when that text is read back as exactly these tokens (else a caption says why there is none)."""
+    text = text_for(cached.get_model(gen.model).tokenizer, gen.ids[:q + 1])
+    if text is None:
+        st.caption(":material/info: The tokenizer would split the text so far into other tokens than the ones the "
+                   "model wrote, so the heatmap page cannot show this step's row: no link to take a score apart.")
+        return
+    breakdown.cell_link(gen.model, text, (layer, head), gen.weights[layer, head, :q + 1, :q + 1], gen.tokens, q)
 
 
 def considered_section(gen: Generation, step: int) -> None:
@@ -119,7 +132,7 @@ def considered_section(gen: Generation, step: int) -> None:
             st.markdown(f"The draw u = **{u:.4f}**: walking down the candidates, most likely first, the running "
                         f"total of probabilities passes u at the picked token. At T = {t:g} the same u picks "
                         f"**{literal(token_text(gen, again))}**.")
-        page_link("pages/lab_softmax.py", "The same temperature inside attention: the softmax lab",
+        page_link("pages/lab_softmax.py", "Temperature inside attention: softmax lab",
                   icon=":material/thermostat:")
     with left:
         names = [gen_decode(gen, i).replace(" ", "␣") for i in seen.ids]

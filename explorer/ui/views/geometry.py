@@ -24,6 +24,7 @@ from explorer.ui import cached, pickers
 from explorer.ui import widgets as ui
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.text import literal
+from explorer.ui.views import score_breakdown as breakdown
 
 PASSES = Jobs(int(os.environ.get("EXPLORER_GEOMETRY_MODELS", "2")))
 MAPS = Jobs(512)
@@ -147,9 +148,9 @@ def head_section(model: str, run: CorpusPass, layer: int, head: int, method: str
     keys = ", ".join(f"{run.tokens[k]!r} ({w:.2f})" for k, w in top)
     st.markdown(f"**Query {literal(run.tokens[point])!s} at position {pos}** of: {literal(run.sentences[s])}  \n"
                 f"Top keys: {literal(keys)}")
-    ui.page_link("pages/heatmaps.py", f"Open this sentence on the heatmap page (layer {layer} · head {head})",
-                 icon=":material/grid_on:", query_params={"model": model, "text": run.sentences[s], "layer": layer,
-                                                          "head": head, "query": pos})
+    a = int(run.starts[s])   # the sentence's points a … in position order: the heatmap page's token positions
+    breakdown.cell_link(model, run.sentences[s], (layer, head), None, run.tokens[a:int(run.starts[s + 1])], pos,
+                        top[0][0] - a)   # this sentence on the heatmap page, the top key's score taken apart
 
 
 def _small(run: CorpusPass, hm: maps.HeadMap, most: int, colour: str, title: str, hover: bool = True):

@@ -1,4 +1,5 @@
-"""The heatmap page's "one score taken apart" and "several queries at once" sections.
+"""The heatmap page's "one score taken apart" and "several queries at once" sections, and the link to them from
+every other page that draws one head's heatmap (``cell_link``).
 
 A cell of the heatmap is chosen by a click (``open_cell``) or with the two select boxes (query and key, both
 deep-linked: ``query`` and ``key`` in the URL); the breakdown reads only what the cached result holds.
@@ -26,6 +27,40 @@ TOLERANCE = 1e-5    # parts and softmax against the model: to 1e-5 of the score'
 
 
 OPEN = "breakdown"   # the toggle's key, and its deep link (1 = open)
+PAGE = "pages/heatmaps.py"   # the breakdown's one room
+
+
+def cell_params(model: str, text: str, layer: int, head: int, query: int, key: int,
+                part: str = "self") -> dict[str, str]:
+    """The heatmap page's address parameters that open head (``layer``, ``head``) of ``text`` with the score of
+    cell (``query``, ``key``) taken apart; ``query`` and ``key`` are token positions, as the page reads them."""
+    found = {"model": model, "text": text, "layer": str(layer), "head": str(head), "query": str(query),
+             "key": str(key), OPEN: "1"}
+    return found if part == "self" else {**found, "part": part}
+
+
+def strongest_key(row) -> int:
+    """The key a row of weights puts most on (masked keys, NaN, ignored): the default cell to take apart."""
+    return int(np.nanargmax(np.asarray(row, dtype=np.float64)))
+
+
+def cell_link(model: str, text: str, head: tuple[int, int], matrix, tokens: list[str], query: int,
+              key: int | None = None, keys: list[str] | None = None, part: str = "self") -> None:
+    """A link under a heatmap drawn on another page (or a query of the head geometry map): it opens the heatmap
+    page on that head (``(layer, head)``) and text, with the score of cell (``query``, ``key``) of
+    ``matrix[query, key]`` taken apart; by default ``key`` is the one the query's row weights most (``matrix`` is
+    needed only then). It writes nothing into this page's own address (a follower's address stays the
+    teacher's)."""
+    key = strongest_key(matrix[query]) if key is None else key
+    names = [ui.literal(_short(t)) for t in (tokens[query], (keys or tokens)[key])]
+    ui.page_link(PAGE, f"Take “{names[0]}” → “{names[1]}” apart on the heatmap page",   # one line at 390 px
+                 icon=":material/calculate:", query_params=cell_params(model, text, *head, query, key, part))
+
+
+def _short(token: str, most: int = 10) -> str:
+    """A token for a one-line label: a link's label does not wrap, it is cut off at the column's edge."""
+    token = token.strip() or token
+    return token if len(token) <= most else token[:most - 1] + "…"
 
 
 def open_cell(view: matrices.MatrixView):
@@ -66,7 +101,7 @@ def sections(model: str, raw: AttentionResult, part: str, view: matrices.MatrixV
 
 def key_picker(view: matrices.MatrixView, row: int, tokens: tuple[str, ...]) -> int:
     """The key column (deep-linked as a token position, ``key``); by default the one this row weights most."""
-    strongest = int(np.nanargmax(np.asarray(view.matrix[row], dtype=np.float64)))
+    strongest = strongest_key(view.matrix[row])
     default = view.key_positions[strongest][0]
     if not is_open():   # closed: no box and no link parameter (a follower's address stays the teacher's)
         return strongest
