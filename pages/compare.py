@@ -1,15 +1,13 @@
 """Compare heads: two to four heads side by side on one colour scale, and statistics for every head."""
 import streamlit as st
 
-from explorer.attention import analysis, heads, matrices
-from explorer.maths import causal_mask
-from explorer.plots import attention as plots
+from explorer.attention import analysis, heads
 from explorer.plots import heads as head_plots
 from explorer.ui import pickers
 from explorer.ui import widgets as ui
 from explorer.ui.live.teacher_controls import teacher_driven
 from explorer.ui.views import heads_do as fx
-from explorer.ui.views import score_breakdown as breakdown
+from explorer.ui.views.compare import side_by_side
 
 ui.use_app_navigation()
 st.title("Compare heads")
@@ -42,22 +40,7 @@ with controls:
 ui.show_link_notes()
 if len(chosen) < 2:
     st.info("Pick at least two heads to compare them.")
-if chosen:
-    zmax = max(float(result.weights[l, h].max()) for l, h in chosen)
-    hidden = ~causal_mask(len(result.tokens), len(result.keys)) if facts.causal else None
-    st.caption(f"One colour scale for all: 0 to {zmax:.2f} (the largest weight among these heads).")
-    query = matrices.default_query(result)   # each head's link takes apart this row's strongest score
-    columns = [c for _ in range(0, len(chosen), 2) for c in st.columns(2)]  # two per row: labels stay readable
-    for i, (column, (l, h)) in enumerate(zip(columns, chosen)):
-        with column:
-            key = breakdown.strongest_key(result.weights[l, h, query])   # framed: the cell its link takes apart
-            fig = plots.heatmap(result.weights[l, h], result.tokens, result.keys, zmax=zmax, masked=hidden, cell=(
-                query, key), title=f"layer {l} · head {h}", show_scale=i % 2 == 1 or i == len(chosen) - 1)
-            ui.show_figure(fig, f"heat_{i}", f"{facts.name}-L{l}H{h}")
-            ui.fidelity_badge(result, l, h)
-            ui.download_csv(heads.matrix_frame(result.weights[l, h], result.tokens, result.keys),
-                            f"{facts.name}-L{l}H{h}.csv", f"csv_{i}", "CSV")
-            breakdown.cell_link(model, text, (l, h), result.weights[l, h], result.tokens, query, key, result.keys)
+side_by_side(model, text, result, chosen)
 
 st.subheader("Every head of the model")
 left, right = st.columns(2)

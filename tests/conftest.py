@@ -17,7 +17,6 @@ from chromium import CHROMIUM, CHROMIUM_ARGS, Server, need_chromium  # noqa: E40
 from redis_server import RedisServer  # noqa: E402
 from tiny import build  # noqa: E402
 
-FAMILIES = ["bert", "gpt2", "llama", "t5"]
 TIERS = ("unit", "integration", "app", "browser")
 
 

@@ -24,6 +24,7 @@ from transformers import (
 WORDS = ("the animal didn't cross street because it was too tired wide dog bites man cat sat on mat "
          "a an is . , ' didn t").split()
 TEXT = "the animal didn't cross the street because it was too tired ."
+FAMILIES = ("bert", "gpt2", "llama", "t5")   # the tiny families most unit tests run on (each kind of model)
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"]
 
 

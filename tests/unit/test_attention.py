@@ -1,8 +1,7 @@
 """Extraction on tiny random models of every family, through the same loading code the app uses."""
 import numpy as np
 import pytest
-from conftest import FAMILIES
-from tiny import TEXT
+from tiny import FAMILIES, TEXT
 
 from explorer import maths
 from explorer.attention.result import extract

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from tiny import TEXT
+from tiny import FAMILIES, TEXT
 
 from explorer.attention import matrices
 from explorer.attention.breakdown import breakdown, carriers, dimension_question, kv_head_of
@@ -22,8 +22,6 @@ from explorer.attention.score_origin import (
     split_terms,
 )
 from explorer.labs.positions import rope_cos_sin, rotate_halves, unrotate_halves
-
-FAMILIES = ["bert", "gpt2", "llama", "t5"]
 
 
 def hand_result(bias=None, mask=None) -> AttentionResult:

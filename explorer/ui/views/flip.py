@@ -8,7 +8,7 @@ from explorer.attention.result import AttentionResult
 from explorer.plots import attention as plots
 from explorer.plots import heads as head_plots
 from explorer.ui import widgets as ui
-from explorer.ui.views import score_breakdown as breakdown
+from explorer.ui.views import breakdown_link as breakdown
 
 
 def show_head_in_both(model: str, a: AttentionResult, b: AttentionResult, result: analysis.FlipResult, layer: int,

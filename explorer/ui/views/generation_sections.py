@@ -15,7 +15,7 @@ from explorer.plots import attention as attention_plots
 from explorer.plots import generation as plots
 from explorer.ui import cached, params
 from explorer.ui.text import literal
-from explorer.ui.views import score_breakdown as breakdown
+from explorer.ui.views import breakdown_link as breakdown
 from explorer.ui.widgets import from_url, index_picker, link_note, open_head, page_link, show_figure
 
 

@@ -24,7 +24,7 @@ from explorer.ui import cached, pickers
 from explorer.ui import widgets as ui
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.text import literal
-from explorer.ui.views import score_breakdown as breakdown
+from explorer.ui.views import breakdown_link as breakdown
 
 PASSES = Jobs(int(os.environ.get("EXPLORER_GEOMETRY_MODELS", "2")))
 MAPS = Jobs(512)

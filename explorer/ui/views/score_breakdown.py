@@ -1,5 +1,5 @@
-"""The heatmap page's "one score taken apart" and "several queries at once" sections, and the link to them from
-every other page that draws one head's heatmap (``cell_link``).
+"""The heatmap page's "one score taken apart" and "several queries at once" sections (every other page that draws
+one head's heatmap links here: ``breakdown_link``).
 
 A cell of the heatmap is chosen by a click (``open_cell``) or with the two select boxes (query and key, both
 deep-linked: ``query`` and ``key`` in the URL); the breakdown reads only what the cached result holds.
@@ -9,7 +9,6 @@ slope × key position with its check, a relative bias as its own part, or the fa
 """
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
 from explorer.attention import breakdown as bd
@@ -21,46 +20,10 @@ from explorer.plots.attention import clicked_cell
 from explorer.ui import cached, params
 from explorer.ui import widgets as ui
 from explorer.ui.quiz import predict_then_reveal
+from explorer.ui.views.breakdown_link import OPEN, strongest_key
 
 CHART = "heatmap"   # the heatmap's chart key on the page
 TOLERANCE = 1e-5    # parts and softmax against the model: to 1e-5 of the score's size (float32 rounding: ~1e-7)
-
-
-OPEN = "breakdown"   # the toggle's key, and its deep link (1 = open)
-PAGE = "pages/heatmaps.py"   # the breakdown's one room
-
-
-def cell_params(model: str, text: str, layer: int, head: int, query: int, key: int,
-                part: str = "self") -> dict[str, str]:
-    """The heatmap page's address parameters that open head (``layer``, ``head``) of ``text`` with the score of
-    cell (``query``, ``key``) taken apart; ``query`` and ``key`` are token positions, as the page reads them."""
-    found = {"model": model, "text": text, "layer": str(layer), "head": str(head), "query": str(query),
-             "key": str(key), OPEN: "1"}
-    return found if part == "self" else {**found, "part": part}
-
-
-def strongest_key(row) -> int:
-    """The key a row of weights puts most on (masked keys, NaN, ignored): the default cell to take apart."""
-    return int(np.nanargmax(np.asarray(row, dtype=np.float64)))
-
-
-def cell_link(model: str, text: str, head: tuple[int, int], matrix, tokens: list[str], query: int,
-              key: int | None = None, keys: list[str] | None = None, part: str = "self") -> None:
-    """A link under a heatmap drawn on another page (or a query of the head geometry map): it opens the heatmap
-    page on that head (``(layer, head)``) and text, with the score of cell (``query``, ``key``) of
-    ``matrix[query, key]`` taken apart; by default ``key`` is the one the query's row weights most (``matrix`` is
-    needed only then). It writes nothing into this page's own address (a follower's address stays the
-    teacher's)."""
-    key = strongest_key(matrix[query]) if key is None else key
-    names = [ui.literal(_short(t)) for t in (tokens[query], (keys or tokens)[key])]
-    ui.page_link(PAGE, f"Take “{names[0]}” → “{names[1]}” apart on the heatmap page",   # one line at 390 px
-                 icon=":material/calculate:", query_params=cell_params(model, text, *head, query, key, part))
-
-
-def _short(token: str, most: int = 10) -> str:
-    """A token for a one-line label: a link's label does not wrap, it is cut off at the column's edge."""
-    token = token.strip() or token
-    return token if len(token) <= most else token[:most - 1] + "…"
 
 
 def open_cell(view: matrices.MatrixView):
