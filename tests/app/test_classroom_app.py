@@ -145,6 +145,20 @@ def test_teacher_link_moves_the_key_out_of_the_url_and_a_bad_one_says_so():
     assert membership.KEY not in bad.session_state
 
 
+def test_a_teacher_link_made_before_the_rename_still_opens_the_class_and_a_key_token_is_left_alone():
+    """Links printed before the secret became ``teacher`` carry it as ``key``; the heatmap page's ``key`` (a token
+    position) beside a student's room is not taken for one."""
+    _, room, key = start()
+    old = session(room=room, key=key)
+    assert "key" not in old.query_params and "room" not in old.query_params
+    assert old.session_state[membership.KEY] == key and "Teaching class" in texts(old)
+    student = join(room, "ada")
+    me = student.query_params["me"]
+    back = session(room=room, me=me, key="2")
+    assert back.session_state[membership.ME] == me and membership.KEY not in back.session_state
+    assert "teacher link" not in texts(back) and "Following class" in texts(back)
+
+
 def test_reload_rejoins_as_the_same_student_and_an_ended_class_says_so():
     teacher, room, _ = start()
     student = join(room, "ada")

@@ -33,6 +33,7 @@ ROOM, KEY, ME, FOLLOW, APPLIED, SEEN, PUBLISHED, LOCKED, PROJECTOR, WRONG, NOTES
     "_class_locked", "_class_projector", "_class_wrong", "_class_notes", "_class_questions")
 # the teacher link's secret travels as "teacher", not "key": "key" is the heatmap page's key token (its breakdown)
 URL_ROOM, URL_ME, URL_KEY, URL_JOIN = "room", "me", "teacher", "join"
+OLD_URL_KEY = "key"   # teacher links made before the rename: a secret of 8+ URL-safe characters, never a position
 PRIVATE = (URL_ROOM, URL_ME, URL_KEY, URL_JOIN)
 # a running lesson's place (explorer.lessons.run.place): the teacher's, shared with the view; a follower's, as read
 LESSON_PLACE, LESSON_SEEN = "_lesson_place", "_lesson_seen"
@@ -242,9 +243,11 @@ def set_joinable(joinable: bool) -> None:
 def restore_from_url() -> None:
     """A teacher link moves its key into the session; a student link (room + me) rejoins the room."""
     query = st.query_params
-    if URL_KEY in query:
-        key, raw = query[URL_KEY], query.get(URL_ROOM, "")
-        for name in (URL_KEY, URL_ROOM):
+    old = URL_ROOM in query and URL_ME not in query and _TOKEN.match(query.get(OLD_URL_KEY, ""))
+    if URL_KEY in query or old:
+        given = URL_KEY if URL_KEY in query else OLD_URL_KEY
+        key, raw = query[given], query.get(URL_ROOM, "")
+        for name in (given, URL_ROOM):
             params.drop(name)
         try:
             room = normalise_code(raw)
