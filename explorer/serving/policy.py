@@ -269,6 +269,21 @@ def hub_cache_dir(env: Mapping[str, str] | None = None) -> Path:
     return Path(home).expanduser() / "hub"
 
 
+def cached_snapshot(name: str, env: Mapping[str, str] | None = None) -> Path | None:
+    """The folder of hub model ``name``'s main revision in this server's hub cache when it holds the config and the
+    weights (loading it downloads nothing), else None. The cache's own layout: ``models--org--name/refs/main``
+    names the commit whose files are in ``snapshots/<commit>/``."""
+    if ".." in name or not HUB_ID.match(name):
+        return None
+    folder = hub_cache_dir(env) / f"models--{name.replace('/', '--')}"
+    try:
+        snapshot = folder / "snapshots" / (folder / "refs" / "main").read_text(encoding="utf-8").strip()
+    except (OSError, ValueError):
+        return None
+    weights = [*snapshot.glob("*.safetensors"), *snapshot.glob("pytorch_model*.bin")]
+    return snapshot if (snapshot / "config.json").is_file() and weights else None
+
+
 def free_disk(path: str | Path | None = None) -> int:
     """Free bytes on the file system of ``path`` (default the hub cache); its nearest existing parent is asked."""
     path = Path(path) if path is not None else hub_cache_dir()

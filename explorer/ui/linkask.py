@@ -43,13 +43,16 @@ _works: dict[str, tuple[float, str | None]] = {}   # model -> (when, family and 
 def needs_asking(name: str) -> ModelSpec | None:
     """The spec of ``name`` when loading it must be confirmed: a hub id or folder this server would load but has
     not loaded yet. None for embedded models, models loaded or loading now (someone on this server chose them: a
-    class following its teacher is not asked again), and names the picker refuses anyway."""
+    class following its teacher is not asked again), hub models already in this server's hub cache (nothing to
+    download), and names the picker refuses anyway."""
     try:
         spec = resolve_spec(name)
     except ModelUnavailable:
         return None                          # the page shows why when it tries
     if spec.source == "embedded" or spec.name in cached.WORKER.requested():
         return None
+    if spec.source == "hub" and policy.cached_snapshot(spec.name) is not None:
+        return None                          # in this server's hub cache: loading it downloads nothing
     allowed, allowlist = hub_policy()
     if spec.source == "hub" and (not allowed or (allowlist and spec.name not in allowlist)):
         return None                          # the picker says it is not offered
@@ -101,8 +104,9 @@ def what_works(spec: ModelSpec) -> str | None:
     if known and now - known[0] < 60:
         return known[1]
     data = None
-    if spec.source == "local":
-        data = preview.local_config(spec.name)
+    snapshot = policy.cached_snapshot(spec.name) if spec.source == "hub" else None
+    if spec.source == "local" or snapshot is not None:
+        data = preview.local_config(str(snapshot or spec.name))
     elif spec.source == "hub" and loading.hub_reachable():
         try:
             data = preview.fetch_config(spec.name)
@@ -122,7 +126,9 @@ def show_what_works(name: str) -> None:
     if spec.source == "embedded":
         return
     works = what_works(spec)
-    if works:
+    if works and spec.source == "hub" and policy.cached_snapshot(spec.name) is not None:
+        st.caption(literal(f"{spec.name}, in this server's hub cache (no download): {works}"))
+    elif works:
         size = download(spec).size_mb if spec.source == "hub" else None
         st.caption(literal(f"{spec.name}, {preview.size_words(size)}: {works}" if size is not None else works))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -15,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from explorer.model import loading, registry
 from explorer.model.registry import ModelUnavailable
+from explorer.serving import policy
 from explorer.serving.worker import ModelWorker
 from explorer.ui import cached, linkask
 from explorer.ui.widgets import OTHER
@@ -217,3 +219,21 @@ def test_a_model_loading_now_is_not_asked_again(worker, monkeypatch):
         release.set()
     job.done.wait(30)
     assert linkask.needs_asking("EleutherAI/pythia-70m") is not None
+
+
+def test_a_hub_model_in_this_servers_cache_loads_at_once_and_says_so(worker, tiny_folder, tmp_path, monkeypatch):
+    """Offline, a hub id whose files are in the hub cache (its own layout: refs/main names the snapshot) needs no
+    download, so no card: it loads at once, with its family read from the cached config."""
+    snapshot = tmp_path / "hub" / "models--school--tiny-bert" / "snapshots" / "0123abc"
+    shutil.copytree(tiny_folder("bert"), snapshot)
+    (snapshot.parents[1] / "refs").mkdir()
+    (snapshot.parents[1] / "refs" / "main").write_text("0123abc")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    assert policy.cached_snapshot("school/tiny-bert") == snapshot and policy.cached_snapshot("school/other") is None
+    at = typed("school/tiny-bert")
+    text = card(at)
+    assert "Load it?" not in text and worker == ["school/tiny-bert"]           # asked to load at once
+    assert "school/tiny-bert, in this server's hub cache (no download): BERT (encoder)" in text
+    (snapshot / "model.safetensors").unlink()                                 # without its weights: asked again
+    linkask._works.clear()
+    assert policy.cached_snapshot("school/tiny-bert") is None and linkask.needs_asking("school/tiny-bert")
