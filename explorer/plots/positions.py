@@ -13,6 +13,7 @@ from plotly.subplots import make_subplots
 
 from explorer.plots import alt
 from explorer.plots.attention import label as literal_label  # tokens as literal text, not plotly's HTML subset
+from explorer.plots.concepts import cell_hover
 from explorer.plots.concepts import position_ticks as _ticks
 
 MASKED_COLOR = "#1f77b4"
@@ -94,8 +95,8 @@ def side_by_side(mats: dict[str, tuple[np.ndarray, Sequence[str] | None]], *, co
         names_ = [literal_label(t) for t in tokens] if tokens is not None else [str(i) for i in range(n)]
         fig.add_trace(go.Heatmap(z=values, x=list(range(n)), y=list(range(n)), colorscale=colorscale,
                                  zmin=zmin, zmax=zmax, showscale=col == len(names),
-                                 customdata=np.array([[f"{q} → {k}" for k in names_] for q in names_]),
-                                 hovertemplate="%{customdata}: %{z:.3f}<extra></extra>"), row=1, col=col)
+                                 **cell_hover(None if tokens is None else names_, None if tokens is None else names_,
+                                              values.shape, " → ", ".3f")), row=1, col=col)
         fig.update_xaxes(title=None if many else x_title, row=1, col=col,
                          tickangle=0 if many or tokens is None else -45,
                          showticklabels=not many, **_ticks(n, tokens))

@@ -47,8 +47,11 @@ def nbytes(obj, _seen: set[int] | None = None) -> int:
 
 
 class ByteLRU:
-    def __init__(self, max_bytes: int):
+    """``max_bytes``: the budget; ``sizeof(value)``: a value's bytes (default :func:`nbytes`, its arrays)."""
+
+    def __init__(self, max_bytes: int, sizeof: Callable[[object], int] | None = None):
         self.max_bytes = max_bytes
+        self._sizeof = sizeof or nbytes
         self._items: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
         self._lock = threading.Lock()
         self._key_locks: dict[Hashable, threading.Lock] = {}
@@ -90,7 +93,7 @@ class ByteLRU:
                 with self._lock:
                     self._key_locks.pop(key, None)
                 raise
-            size = nbytes(value)
+            size = self._sizeof(value)
             with self._lock:
                 self.misses += 1
                 self._items[key] = (value, size)

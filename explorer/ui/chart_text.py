@@ -7,6 +7,7 @@ charts whose points are heads, a box that chooses a head from the keyboard, as a
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
@@ -26,11 +27,17 @@ def describe(alt: TextAlternative, key: str, heads: list[tuple[int, int]], on_se
     st.caption(literal(alt.summary))
     if heads and callable(on_select):
         head_box(key, heads, on_select)
+    table_under(key, lambda: alt)
+
+
+def table_under(key: str, alt: Callable[[], TextAlternative]) -> None:
+    """"Show as table" under chart ``key``: ``alt()`` (the chart's text alternative, which may build the figure) is
+    asked for only while the table is open."""
     table = st.expander("Show as table", key=f"{key}_table", on_change="rerun", type="compact")
     if table.open:
         keyboard_scrolling()   # a table wider than the screen scrolls: make it focusable
         with table:
-            for caption, frame in alt.tables():   # st.table: a real <table>, whose cells screen readers walk
+            for caption, frame in alt().tables():   # st.table: a real <table>, whose cells screen readers walk
                 plain_rows = isinstance(frame.index, pd.RangeIndex)   # numbered 0…n-1: no index to show
                 st.table(frame.style.format(precision=3), border="horizontal", hide_index=plain_rows)
                 st.caption(literal(caption))

@@ -17,9 +17,10 @@ from explorer.examples import EXAMPLES
 from explorer.model import families, preview
 from explorer.model.registry import EMBEDDED, EMBEDDED_ENCODER, KNOWN_HUB, ModelUnavailable, hub_policy, resolve_spec
 from explorer.plots.alt import clickable_heads, text_alternative
-from explorer.plots.attention import LightFigure
+from explorer.plots.attention import LightFigure, at_shown_precision
 from explorer.plots.classroom import scale_fonts
 from explorer.ui import cached, chart_text, params
+from explorer.ui.drawn_once import drawn_once
 from explorer.ui.linkask import ask_before_loading, picked_waits, show_what_works
 from explorer.ui.live import following, membership, streamlit_internals
 from explorer.ui.text import literal
@@ -220,17 +221,32 @@ def fidelity_badge(result: AttentionResult, layer: int, head: int) -> None:
 
 # ---------------------------------------------------------------------------------------------- figures and heads
 
-def show_figure(fig, key: str, filename: str, on_select="ignore", where=None, frame: int | None = None):
+def show_figure(fig, key: str, filename: str, on_select="ignore", where=None, frame: int | None = None,
+                view: tuple | None = None):
     """A plotly chart whose camera button saves ``filename``.png, drawn in the browser (works offline), with its
     text alternative under it (a summary, "Show as table", and a keyboard head box when a click picks a head).
     Every chart of the app goes through here (a test checks); ``where``: a column or container to draw in;
-    ``frame``: the tile to frame in a figure built with ``frames=True`` (chart_text.show_frame)."""
+    ``frame``: the tile to frame in a figure built with ``frames=True`` (chart_text.show_frame).
+
+    ``view``: the validated values the figure is made of (every one: a page's parameters, the model, the text).
+    With it, a chart nobody clicks is drawn once per server for that view and replayed to every other session
+    that shows it (``drawn_once``: a class following its teacher pays for it once); ``fig`` may then be a
+    function that builds the figure, called only when the view is drawn first or its table is opened."""
     if where is not None:
         with where:
-            return show_figure(fig, key, filename, on_select, frame=frame)
+            return show_figure(fig, key, filename, on_select, frame=frame, view=view)
     config = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": filename, "scale": 2}}
     chart_text.keyboard_scrolling()   # once a session: with it, the rule that hides plotly's toolbar on a phone
-    scale_fonts(fig, following.figure_scale())   # larger type in the teacher's projector view
+    scale = following.figure_scale()   # larger type in the teacher's projector view
+    if view is not None and on_select == "ignore":
+        figure = functools.cache(lambda: scale_fonts(at_shown_precision(fig() if callable(fig) else fig), scale))
+        drawn_once(("figure", key, filename, scale, view),
+                   lambda: _chart(figure(), key, config, text_alternative(figure())))
+        if frame is not None:
+            chart_text.show_frame(key, frame)
+        chart_text.table_under(key, lambda: text_alternative(figure()))
+        return None
+    scale_fonts(at_shown_precision(fig), scale)
     text = text_alternative(fig)
     name = chart_text.accessible_name(text)   # the chart's own name for screen readers; the details follow it
     if on_select == "ignore":
@@ -242,6 +258,12 @@ def show_figure(fig, key: str, filename: str, on_select="ignore", where=None, fr
         chart_text.show_frame(key, frame)
     chart_text.describe(text, key, clickable_heads(fig), on_select)
     return event
+
+
+def _chart(fig, key: str, config: dict, text) -> None:
+    """A chart nobody clicks and its summary: what ``drawn_once`` keeps of a view's figure."""
+    st.plotly_chart(fig, key=key, config=config, alt=chart_text.accessible_name(text))
+    st.caption(literal(text.summary))
 
 
 def download_csv(frame, filename: str, key: str, label: str = "Matrix as CSV") -> None:

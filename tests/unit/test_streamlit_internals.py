@@ -44,6 +44,9 @@ FORBIDDEN = {
     "SafeSessionState": r"\bSafeSessionState\b",
     "AppSession": r"\bAppSession\b",
     "Runtime.instance": r"\bRuntime\.(instance|exists)\b",
+    "cache replay": r"\b(CACHE_RESOURCE_MESSAGE_REPLAY_CTX|calling_cached_function|_most_recent_messages|CachedResult|"
+                    r"ElementMsgData|replay_cached_messages)\b",
+    "st._main": r"\bst\._main\b|\._id\b",
 }
 
 

@@ -34,19 +34,30 @@ What is used, what for, and why no public API serves:
   ``ScriptRequestType`` and ``SCRIPT_RUN_CONTEXT_ATTR_NAME``: the server reruns a session whose class moved on,
   as "run on save" does, from a thread no session owns (``push``). ``st.rerun`` only reruns the calling script,
   and a timed fragment is a browser timer whose ticks crossed the teacher's clicks.
+- ``CACHE_RESOURCE_MESSAGE_REPLAY_CTX`` (its ``calling_cached_function`` and ``_most_recent_messages``),
+  ``CachedResult``, ``ElementMsgData``, ``replay_cached_messages``, ``CacheType`` and ``st._main._id`` /
+  ``st.sidebar._id``: the elements a figure draws are recorded once per view and replayed to every other session
+  (``record``, ``replay``; ``explorer.ui.drawn_once``), exactly as ``st.cache_resource`` replays what a cached
+  function drew. ``st.cache_resource`` itself keeps its entries by count, not by bytes, and cannot say how large
+  an entry is, where the class's render cache must be bounded in MB and evict whole views.
 """
 from __future__ import annotations
 
 import contextlib
 import inspect
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+import streamlit as st
 from streamlit.navigation.page import StreamlitPage
 from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.runtime import Runtime
 from streamlit.runtime.app_session import AppSession
+from streamlit.runtime.caching.cache_resource_api import CACHE_RESOURCE_MESSAGE_REPLAY_CTX
+from streamlit.runtime.caching.cache_type import CacheType
+from streamlit.runtime.caching.cached_message_replay import CachedResult, ElementMsgData, replay_cached_messages
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, StopException
 from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequests, ScriptRequestType
@@ -59,8 +70,8 @@ from streamlit.runtime.state.safe_session_state import SafeSessionState
 
 __all__ = ["STOPS", "RerunException", "StopException", "app_session", "folder_navigation", "intended_page",
            "latest_client_state", "leave_folder_navigation", "main_script_path", "page_file", "page_hash", "pages",
-           "problems", "rerun_session", "run_instead", "running_page", "runs_here", "script_context", "session_id",
-           "stops_paused"]
+           "problems", "record", "Recording", "replay", "rerun_session", "run_instead", "running_page", "runs_here",
+           "script_context", "session_id", "stops_paused"]
 
 STOPS = (RerunException, StopException)   # what stops a run: a newer rerun, or st.stop()
 
@@ -215,6 +226,33 @@ def latest_client_state(app: AppSession) -> ClientState:
     return state
 
 
+# ---------------------------------------------------------------------------------------------- recorded elements
+
+@dataclass(frozen=True)
+class Recording:
+    """The elements one call drew, ready to be drawn again in another session: ``nbytes`` is their size as
+    protobuf messages (what each replay sends)."""
+    result: CachedResult
+    nbytes: int
+
+
+def record(draw: Callable[[], None]) -> Recording:
+    """Run ``draw()`` (it draws in this session as usual) and keep what it drew, as ``st.cache_resource`` keeps
+    what a cached function draws. Widgets inside ``draw`` are refused by Streamlit as in a cached function."""
+    replay_ctx = CACHE_RESOURCE_MESSAGE_REPLAY_CTX
+    with replay_ctx.calling_cached_function(draw):
+        draw()
+    messages = replay_ctx._most_recent_messages
+    size = sum(m.message.ByteSize() for m in messages if isinstance(m, ElementMsgData))
+    return Recording(CachedResult(None, messages, st._main._id, st.sidebar._id), size)
+
+
+def replay(recording: Recording) -> None:
+    """Draw a recording's elements in this session, where the recording's ``draw`` would have drawn them (the
+    current ``with`` container, or the page)."""
+    replay_cached_messages(recording.result, CacheType.RESOURCE, replay)
+
+
 # ---------------------------------------------------------------------------------------------- the contract
 
 # name -> (owner, attribute, the parameters this module passes, in order; None: an attribute, not called)
@@ -233,6 +271,14 @@ SIGNATURES = {
     "AppSession._call_soon_on_event_loop": (AppSession, "_call_soon_on_event_loop", ["self", "callback"]),
     "SafeSessionState.__init__": (SafeSessionState, "__init__", ["self", "state", "yield_callback"]),
     "ScriptRequestType.RERUN": (ScriptRequestType, "RERUN", None),
+    "CachedMessageReplayContext.calling_cached_function": (type(CACHE_RESOURCE_MESSAGE_REPLAY_CTX),
+                                                           "calling_cached_function", ["self", "func"]),
+    "CachedMessageReplayContext._most_recent_messages": (type(CACHE_RESOURCE_MESSAGE_REPLAY_CTX),
+                                                         "_most_recent_messages", None),
+    "CachedResult.__init__": (CachedResult, "__init__", ["self", "value", "messages", "main_id", "sidebar_id",
+                                                         "stored_at"]),
+    "replay_cached_messages": (None, replay_cached_messages, ["result", "cache_type", "cached_func"]),
+    "CacheType.RESOURCE": (CacheType, "RESOURCE", None),
 }
 # attributes set on instances, checked on the live objects of a running session (``problems(live=True)``)
 CONTEXT_FIELDS = ("session_id", "main_script_path", "query_string", "page_script_hash", "session_state",
@@ -267,6 +313,8 @@ def problems(live: bool = False) -> list[str]:
     if not isinstance(getattr(ClientState(), "query_string", None), str) or not hasattr(ClientState(),
                                                                                          "page_script_hash"):
         found.append("ClientState.query_string / page_script_hash are missing")
+    if not isinstance(getattr(st._main, "_id", None), str) or not isinstance(getattr(st.sidebar, "_id", None), str):
+        found.append("st._main._id / st.sidebar._id are missing")
     if live:
         found += _live_problems()
     return found

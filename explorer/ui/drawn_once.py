@@ -1,0 +1,66 @@
+"""What a page draws for one view, drawn once per server process and replayed to every session that shows it.
+
+A class of thirty follows one teacher: thirty sessions run the same page with the same parameters at the same
+moment, and each used to build the same figures, serialise the same plotly JSON and hash the same messages (the
+positional-encodings lab: ~0.3 s of one interpreter a session, 9 s for the class). ``drawn_once(view, draw)`` runs
+``draw`` in the first session that shows ``view`` and keeps the elements it drew (Streamlit's own record of what
+a cached function draws, ``streamlit_internals.record``); every later session showing that view gets the same
+elements replayed, without running ``draw``: Shiny's ``bindCache(cache = "app")``, Streamlit's cache replay.
+
+The key is the view, made of the values the page has validated and would draw (a widget's value, a model name from
+the registry, a text the page accepted), never the raw link: every key is a digest, so hostile or long
+parameters can neither grow a key nor reach another view's entry. The store is bounded in bytes
+(``EXPLORER_RENDER_CACHE_MB``, 64 by default; 0 switches replay off) and evicts whole views, oldest first; a view
+asked for by many sessions at once is drawn by one of them while the others wait (``ByteLRU.get_or_compute``),
+also after an eviction. Only what a page draws for its view goes through here: widgets cannot (Streamlit refuses
+them inside a recording), and nothing private to a session (votes, notes, a student's own text) may be drawn
+inside ``draw``.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Mapping
+
+from explorer.serving.cache import ByteLRU, argument_key
+from explorer.ui.live import streamlit_internals as internals
+
+DEFAULT_MB = 64
+
+
+def budget_bytes(env: Mapping[str, str] = os.environ) -> int:
+    """The store's budget from ``EXPLORER_RENDER_CACHE_MB`` (MB; 0 or less: no replay); the default when unset or
+    not a number."""
+    raw = str(env.get("EXPLORER_RENDER_CACHE_MB", "")).strip()
+    try:
+        mb = float(raw) if raw else DEFAULT_MB
+    except ValueError:
+        mb = DEFAULT_MB
+    return max(0, int(mb * 2**20))
+
+
+STORE = ByteLRU(budget_bytes(), sizeof=lambda recording: recording.nbytes)
+
+
+def view_key(*parts) -> bytes:
+    """A fixed-size digest of a view's parts (plain values, tuples, small arrays by digest)."""
+    return hashlib.blake2b(repr(argument_key(parts)).encode(), digest_size=20).digest()
+
+
+def drawn_once(view: tuple, draw: Callable[[], None]) -> bool:
+    """Draw ``draw()``'s elements for ``view`` (the running page is part of the key): the first session runs it and
+    its elements are kept; every other session gets them replayed where ``draw`` would have drawn -> whether this
+    call replayed. Outside a script run, or with the budget at 0, it just runs ``draw``."""
+    if STORE.max_bytes <= 0 or internals.script_context() is None:
+        draw()
+        return False
+    drew = []
+
+    def first():
+        drew.append(True)
+        return internals.record(draw)
+
+    recording = STORE.get_or_compute(view_key(internals.running_page().get("script_path", ""), *view), first)
+    if not drew:
+        internals.replay(recording)
+    return not drew
