@@ -7,8 +7,11 @@ TIMEOUT = 180
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_page(page: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / page), default_timeout=TIMEOUT).run()
+def run_page(page: str, **params) -> AppTest:
+    """``page`` run once with the URL parameters ``params`` (a lab's tab: ``pos_tab="Learned table"``)."""
+    at = AppTest.from_file(str(ROOT / page), default_timeout=TIMEOUT)
+    at.query_params.update({k: str(v) for k, v in params.items()})
+    at.run()
     assert not at.exception, at.exception
     return at
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 SINUSOID_BASE = 10000.0  # the 2017 paper's base
+TABS = ("Sinusoidal", "Learned table", "Rotary (RoPE)", "Real heads")   # the lab's parts, as its tabs name them
 
 
 # ----------------------------------------------------------------------------------------------- sinusoidal

@@ -130,7 +130,7 @@ def test_positions_lab_sliders_are_deep_linked_and_clamped():
 
 def test_positions_lab_learned_table_numbers(encoder):
     from explorer.labs import positions as P
-    at = _run("pages/lab_positions.py")
+    at = _run("pages/lab_positions.py", pos_tab="Learned table")
     _slider(at, "First positions to compare").set_value(32).run()
     offs, means = P.mean_by_offset(P.cosine_similarity_matrix(P.learned_position_table(encoder)[:32]))
     text = _texts(at)
@@ -139,7 +139,7 @@ def test_positions_lab_learned_table_numbers(encoder):
 
 
 def test_positions_lab_rope_settings_and_quiz():
-    at = _run("pages/lab_positions.py")
+    at = _run("pages/lab_positions.py", pos_tab="Rotary (RoPE)")
     assert "θ = 100,000, head size 64 (32 pairs), 9 query heads sharing 3 key/value heads" in _texts(at)
     _slider(at, "Query position m").set_value(10).run()
     _slider(at, "Key position n").set_value(3).run()
@@ -158,7 +158,7 @@ def test_positions_lab_rope_settings_and_quiz():
 def test_positions_lab_real_heads_decoder(decoder):
     from explorer.attention.result import extract
     from explorer.labs import positions as P
-    at = _run("pages/lab_positions.py")
+    at = _run("pages/lab_positions.py", pos_tab="Real heads")
     next(r for r in at.radio if r.label == "Model").set_value("SmolLM2-135M-Instruct").run()
     assert not at.exception, at.exception
     assert _slider(at, "Layer").max == 29 and _slider(at, "Head").max == 8

@@ -91,9 +91,12 @@ LINKED = ["pages/heatmaps.py", "pages/compare.py", "pages/flip.py"]   # pages wh
 
 # ---------------------------------------------------------------------------------------------- helpers
 
+OPEN_WITH = {"pages/lab_positions.py": {"pos_tab": "Real heads"}}   # the part of a page that reads a model's text
+
+
 def open_page(file: str, **params) -> AppTest:
     at = AppTest.from_file(str(ROOT / file), default_timeout=TIMEOUT)
-    for key, value in params.items():
+    for key, value in {**OPEN_WITH.get(file, {}), **params}.items():
         at.query_params[key] = str(value)
     return at.run()
 
