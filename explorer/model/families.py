@@ -34,8 +34,9 @@ none searches module names on its own. A family states:
   and the logits, as Granite and Cohere);
 - ``refused``: capabilities this family cannot have, each with its one-sentence reason.
 
-Where the parts live in a loaded model is read by :mod:`explorer.model.anatomy`. Teach the app a new family: add one
-``Family`` to ``_FAMILIES`` and a tiny config to ``tests/family_configs.py``;
+Where the parts live in a loaded model is read by :mod:`explorer.model.anatomy`. No other module tests a model's
+type or class name (tests/unit/test_family_rules.py): a rule that depends on the family is a field here. Teach the
+app a new family: add one ``Family`` to ``_FAMILIES`` and a tiny config to ``tests/family_configs.py``;
 the family matrix (tests/unit/test_family_matrix.py) checks that every capability works or refuses as stated, and
 ``tools/models_table.py`` regenerates docs/models.md. A model of an unknown family still shows its attention
 weights (and scores with their fidelity number, when its attention goes through transformers' interface); every
