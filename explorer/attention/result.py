@@ -29,7 +29,7 @@ class ModelFacts:
     n_kv_heads: int      # < n_heads for grouped-query attention
     d_head: int
     d_model: int
-    position: str        # "learned" | "rope" | "sinusoidal" | "relative"
+    position: str        # families.positions_of: "learned" | "rope" | "alibi" | "relative"; "unknown" family
     causal: bool
     device: str
 
@@ -140,14 +140,10 @@ def model_facts(loaded: LoadedModel) -> ModelFacts:
     n_heads = families.n_heads(c)
     d_model = getattr(c, "hidden_size", None) or getattr(c, "d_model", None) or c.n_embd
     d_head = getattr(c, "head_dim", None) or getattr(c, "d_kv", None) or d_model // n_heads
-    if getattr(c, "rope_parameters", None) or getattr(c, "rope_theta", None):
-        position = "rope"
-    elif c.model_type == "t5" or getattr(c, "position_embedding_type", "absolute") != "absolute":
-        position = "relative"
-    elif getattr(c, "sinusoidal_pos_embds", False):
-        position = "sinusoidal"
-    else:
-        position = "learned"
+    try:
+        position = families.positions_of(c)
+    except families.Unsupported:
+        position = "unknown"
     return ModelFacts(
         name=loaded.spec.name, kind=loaded.kind, family=c.model_type,
         n_layers=getattr(c, "num_hidden_layers", None) or getattr(c, "n_layer", None) or c.num_layers,

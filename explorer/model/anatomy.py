@@ -9,7 +9,16 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from explorer.model.families import Family, FirstInput, Unsupported, family_of, n_heads, n_kv_heads, positions_of
+from explorer.model.families import (
+    Family,
+    FirstInput,
+    Unsupported,
+    family_of,
+    fused_layout,
+    n_heads,
+    n_kv_heads,
+    positions_of,
+)
 
 # ---------------------------------------------------------------------------------------------- where parts live
 
@@ -74,9 +83,11 @@ def eager_attention(module: torch.nn.Module):
 def values_of(model: torch.nn.Module, out: torch.Tensor) -> torch.Tensor:
     """The values ``(…, n_kv · d_head)`` (key/value heads side by side) in a value projection's output ``out``.
 
-    ``separate``: all of it. ``qkv``: queries, keys and values side by side, values last (GPT-2, Phi-3, ModernBERT,
-    GPT-BigCode's one shared key/value head). ``per_head``: each head's query, key and value side by side
-    (GPT-NeoX, BLOOM). ``falcon``: as its config says. ``codegen``: four blocks of (query, value, key).
+    ``separate``: all of it. ``qkv``: queries, keys and values side by side, values last (GPT-2, Phi-3, ModernBERT).
+    ``per_head``: each head's query, key and value side by side (GPT-NeoX, BLOOM). ``multi_query``: ``qkv`` or
+    ``per_head`` as the config's ``multi_query`` says (GPT-BigCode: ``families.fused_layout``). ``falcon``: its
+    new decoder architecture groups each key/value head's queries, key and value; else as ``multi_query``.
+    ``codegen``: four blocks of (query, value, key).
     """
     fam, c = family_of(model), model.config
     kv, d = n_kv_heads(c), out.shape[-1]
@@ -87,8 +98,8 @@ def values_of(model: torch.nn.Module, out: torch.Tensor) -> torch.Tensor:
         if getattr(c, "new_decoder_architecture", False):
             grouped = out.reshape(*out.shape[:-1], kv, n_heads(c) // kv + 2, -1)   # (…, kv, q… k v, d_head)
             return grouped[..., -1, :].flatten(-2)
-        split = "qkv" if getattr(c, "multi_query", False) else "per_head"
-    split = bigcode_split(c, split)
+        split = "multi_query"
+    split = fused_layout(c, split)
     if split == "qkv":
         d_head = d // (n_heads(c) + 2 * kv)
         return out[..., -kv * d_head:]
@@ -112,10 +123,10 @@ def queries_keys(model: torch.nn.Module, attention: torch.nn.Module, seen: dict,
     """
     import sys
 
-    c = model.config
+    c, fam = model.config, family_of(model)
     h, kv = n_heads(c), n_kv_heads(c)
-    bias, scaling = named.get(family_of(model).bias_kwarg), None
-    if c.model_type == "deberta-v2":   # scores q·k / √(d · scale_factor) + the disentangled bias; a boolean mask
+    bias, scaling = named.get(fam.bias_kwarg), None
+    if fam.read_qk == "disentangled":   # DeBERTa-v2: q·k / √(d · scale_factor) + the disentangled bias; a bool mask
         q = seen["q"].reshape(*seen["q"].shape[:-1], h, -1).transpose(1, 2)
         k = seen["k"].reshape(*seen["k"].shape[:-1], h, -1).transpose(1, 2)
         factor = 1 + sum(kind in (getattr(attention, "pos_att_type", None) or ()) for kind in ("c2p", "p2c"))
@@ -126,7 +137,7 @@ def queries_keys(model: torch.nn.Module, attention: torch.nn.Module, seen: dict,
                 ~mask.bool(), torch.finfo(q.dtype).min)
         return dict(q=q, k=k, scaling=(q.shape[-1] * factor) ** -0.5, mask=mask,
                     bias=None if rel is None else rel.reshape(q.shape[0], h, *rel.shape[-2:]))
-    if c.model_type == "falcon":
+    if fam.read_qk == "split_heads":    # Falcon
         q, k, _ = (x.transpose(1, 2) for x in attention._split_heads(seen["q"]))
         if bias is None:
             cos, sin = named["position_embeddings"]
@@ -189,14 +200,6 @@ def position_rows(token_ids: list[int], how: str, padding_idx: int | None = None
     return np.arange(len(ids)) + (offset if how == "offset" else 0)
 
 
-def bigcode_split(config, split: str) -> str:
-    """How a fused q | k | v projection splits for this config: GPT-BigCode without multi-query attention puts
-    each head's query, key and value side by side (``per_head``); ``split`` otherwise."""
-    if config.model_type == "gpt_bigcode" and not getattr(config, "multi_query", True):
-        return "per_head"
-    return split
-
-
 class FirstInputParts:
     """What a learned-position family's first attention reads, as float64 arrays (see ``families.FirstInput``):
     ``token(ids)``, ``position(ids)`` and ``token_type`` (row 0: one segment) ``(tokens, d_emb)``; the norm's
@@ -220,7 +223,7 @@ class FirstInputParts:
         block = blocks(model)[0] if spec.block is None else _part(model, fam, spec.block, "first decoder block")
         w, b = linear_weights(_part(model, fam, spec.queries, "query projection", block))
         h, kv = n_heads(c), n_kv_heads(c)
-        fused = bigcode_split(c, spec.fused)
+        fused = fused_layout(c, spec.fused)
         d_head = w.shape[0] // (h if spec.keys is not None else 3 * h if fused == "per_head" else h + 2 * kv)
         if spec.queries_scaled:                        # OPT: q_proj(x) · scaling, scored with a scale of 1
             factor = float(get(block, spec.queries.rsplit(".", 1)[0]).scaling)

@@ -26,10 +26,17 @@ none searches module names on its own. A family states:
   added to each score; ``bias_scaled``: added before the scale, as Falcon) or ``relative`` (a learned
   relative-position bias added to each score); an encoder-decoder's ``decoder_input`` says where its decoder's
   first self-attention input is made;
+- what a config changes within the family, each rule written once here and read by the code: ``alibi_flag`` (the
+  config flag that turns rotary positions into ALiBi, as Falcon's ``alibi``), ``kv_heads`` (how many key/value heads:
+  ``grouped``, ``multi_query`` or ``falcon``), ``read_qk`` (how a ``hooked`` family's queries and keys are read),
+  ``may_project`` (OPT: a config may normalise after each residual sum or project its final state),
+  ``residual_scale``, ``logit_scale`` and ``logit_divisor`` (the config attributes that scale the residual updates
+  and the logits, as Granite and Cohere);
 - ``refused``: capabilities this family cannot have, each with its one-sentence reason.
 
-Where the parts live in a loaded model is read by :mod:`explorer.model.anatomy`. Teach the app a new family: add one
-``Family`` to ``_FAMILIES`` and a tiny config to ``tests/family_configs.py``;
+Where the parts live in a loaded model is read by :mod:`explorer.model.anatomy`. No other module tests a model's
+type or class name (tests/unit/test_family_rules.py): a rule that depends on the family is a field here. Teach the
+app a new family: add one ``Family`` to ``_FAMILIES`` and a tiny config to ``tests/family_configs.py``;
 the family matrix (tests/unit/test_family_matrix.py) checks that every capability works or refuses as stated, and
 ``tools/models_table.py`` regenerates docs/models.md. A model of an unknown family still shows its attention
 weights (and scores with their fidelity number, when its attention goes through transformers' interface); every
@@ -37,6 +44,7 @@ other capability refuses, naming the family and the known ones.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import torch
@@ -61,7 +69,8 @@ class FirstInput:
     ``position_ids``: ``index`` (position i reads row i), ``after_padding`` (RoBERTa, MPNet: non-padding tokens
     count from the table's ``padding_idx`` + 1) or ``offset`` (OPT, BART: row i + the table's ``offset``, 2).
     ``fused``: how the query projection's output holds the keys too (``separate``: a key projection of its own;
-    ``qkv``: queries, keys, values side by side; ``per_head``: each head's query, key, value side by side).
+    ``qkv``: queries, keys, values side by side; ``per_head``: each head's query, key, value side by side;
+    ``multi_query``: ``qkv`` when the config's ``multi_query`` is set, else ``per_head``, as GPT-BigCode).
     ``norm`` None: the sum goes straight in. A token table with an ``embed_scale`` (BART) multiplies by it.
     ``queries_scaled``: the attention scales its queries itself and scores with a scale of 1 (OPT)."""
     token: str
@@ -72,7 +81,7 @@ class FirstInput:
     token_type: str | None = None
     project: str | None = None      # a linear map after the norm (ELECTRA's embeddings_project, ALBERT's)
     position_ids: str = "index"     # "index" | "after_padding" | "offset"
-    fused: str = "separate"         # "separate" | "qkv" | "per_head"
+    fused: str = "separate"         # "separate" | "qkv" | "per_head" | "multi_query"
     queries_scaled: bool = False    # the query projection's output is multiplied by its attention's ``scaling``
     block: str | None = None        # base model -> the block whose attention reads it (None: the first block)
 
@@ -85,7 +94,7 @@ class Family:
     layers: str
     out_proj: str
     value: str
-    value_split: str = "separate"   # "separate" | "qkv" | "per_head" | "falcon" | "codegen"
+    value_split: str = "separate"   # "separate" | "qkv" | "per_head" | "multi_query" | "falcon" | "codegen"
     final_norm: str | None = None
     norm: str = "layernorm"         # "layernorm" | "rmsnorm" | "rmsnorm+1"
     placement: str = "pre"          # "pre" | "post" | "sandwich"
@@ -104,6 +113,16 @@ class Family:
     rotary: str = "rotary_emb"      # "rope": base model -> its rotary module (inv_freq) or a sin | cos table
     rotary_layout: str = "halves"   # "halves" (dimension i pairs with i + r/2) | "interleaved" (2i with 2i + 1)
     bias_scaled: bool = False       # the position bias is added before the scale: (q·k + bias) · scale (Falcon)
+    alibi_flag: str | None = None   # the config flag that makes "rope" "alibi" (Falcon's ``alibi``)
+    kv_heads: str = "grouped"       # "grouped" (num_key_value_heads, else one per query head) | "multi_query" (one
+    #                                 with the config's multi_query, else one per query head) | "falcon" (its
+    #                                 num_kv_heads with new_decoder_architecture, else as "multi_query")
+    read_qk: str = "projections"    # "hooked": "projections" (as projected, BLOOM's per head q | k | v; MPNet) |
+    #                                 "disentangled" (DeBERTa-v2) | "split_heads" (Falcon's own split and rotation)
+    may_project: bool = False       # a config may post-norm or project its final state (OPT: see opt_projects…)
+    residual_scale: str | None = None   # config attribute scaling each sublayer's output (Granite's)
+    logit_scale: str | None = None      # config attribute the logits are multiplied by (Cohere's logit_scale)
+    logit_divisor: str | None = None    # config attribute the logits are divided by (Granite's logits_scaling)
     refused: dict[str, str] = field(default_factory=dict)
 
 
@@ -120,9 +139,10 @@ def _bert_like(model_type: str, name: str, **kw) -> Family:
                   placement="post", mlp=None, positions="learned", first_input=first, **kw)
 
 
-def _gpt2_like(model_type: str, name: str) -> Family:
-    return Family(model_type, name, "decoder", "h", "attn.c_proj", "attn.c_attn", "qkv", final_norm="ln_f",
-                  positions="learned", first_input=FirstInput("wte", "wpe", "h.0.ln_1", "attn.c_attn", fused="qkv"))
+def _gpt2_like(model_type: str, name: str, split: str = "qkv", **kw) -> Family:
+    return Family(model_type, name, "decoder", "h", "attn.c_proj", "attn.c_attn", split, final_norm="ln_f",
+                  positions="learned", first_input=FirstInput("wte", "wpe", "h.0.ln_1", "attn.c_attn", fused=split),
+                  **kw)
 
 
 def _sandwich(name: str) -> dict[str, str]:
@@ -140,7 +160,7 @@ def _encoder_decoder(name: str) -> dict[str, str]:
 _FAMILIES = (
     # decoders
     _gpt2_like("gpt2", "GPT-2"),
-    _gpt2_like("gpt_bigcode", "GPT-BigCode"),
+    _gpt2_like("gpt_bigcode", "GPT-BigCode", "multi_query", kv_heads="multi_query"),
     Family("gpt_neox", "GPT-NeoX", "decoder", "layers", "attention.dense", "attention.query_key_value", "per_head",
            final_norm="final_layer_norm"),
     Family("gptj", "GPT-J", "decoder", "h", "attn.out_proj", "attn.v_proj", final_norm="ln_f", attention="method",
@@ -152,26 +172,28 @@ _FAMILIES = (
            bias_kwarg="alibi", positions="alibi"),
     Family("falcon", "Falcon", "decoder", "h", "self_attention.dense", "self_attention.query_key_value", "falcon",
            final_norm="ln_f", attention="hooked", mlp=None, queries="self_attention.query_key_value",
-           bias_kwarg="alibi", bias_scaled=True),
+           bias_kwarg="alibi", bias_scaled=True, alibi_flag="alibi", kv_heads="falcon", read_qk="split_heads"),
     Family("opt", "OPT", "decoder", "decoder.layers", "self_attn.out_proj", "self_attn.v_proj",
            final_norm="decoder.final_layer_norm", mlp=None, positions="learned",
            first_input=FirstInput("decoder.embed_tokens", "decoder.embed_positions",
                                   "decoder.layers.0.self_attn_layer_norm", "self_attn.q_proj", "self_attn.k_proj",
-                                  position_ids="offset", queries_scaled=True)),
+                                  position_ids="offset", queries_scaled=True),
+           may_project=True),
     _llama_like("llama", "Llama"),
     _llama_like("mistral", "Mistral"),
     _llama_like("mixtral", "Mixtral", mixture=True),
     _llama_like("qwen2", "Qwen2"),
     _llama_like("qwen2_moe", "Qwen2-MoE", mixture=True),
     _llama_like("qwen3", "Qwen3"),
-    _llama_like("granite", "Granite"),
+    _llama_like("granite", "Granite", residual_scale="residual_multiplier", logit_divisor="logits_scaling"),
     _llama_like("smollm3", "SmolLM3"),
     Family("phi3", "Phi-3", "decoder", "layers", "self_attn.o_proj", "self_attn.qkv_proj", "qkv", final_norm="norm",
            norm="rmsnorm"),
     _llama_like("gemma", "Gemma", norm="rmsnorm+1"),
     _llama_like("gemma2", "Gemma 2", norm="rmsnorm+1", placement="sandwich", refused=_sandwich("Gemma 2")),
     _llama_like("gemma3_text", "Gemma 3", norm="rmsnorm+1", placement="sandwich", refused=_sandwich("Gemma 3")),
-    _llama_like("cohere", "Cohere", norm="layernorm", rotary_layout="interleaved"),   # pairs 2i, 2i + 1
+    _llama_like("cohere", "Cohere", norm="layernorm", rotary_layout="interleaved",   # pairs 2i, 2i + 1
+                logit_scale="logit_scale"),
     _llama_like("olmo", "OLMo", norm="layernorm", norm_eps=1e-5),
     _llama_like("olmo2", "OLMo-2", placement="sandwich", refused=_sandwich("OLMo-2")),
     _llama_like("stablelm", "StableLM", norm="layernorm"),
@@ -189,7 +211,7 @@ _FAMILIES = (
     Family("deberta-v2", "DeBERTa-v2", "encoder", "encoder.layer", "attention.output.dense",
            "attention.self.value_proj", placement="post", attention="hooked", mlp=None,
            queries="attention.self.query_proj", keys="attention.self.key_proj", attn="attention.self",
-           bias_method="disentangled_attention_bias", positions="relative"),
+           bias_method="disentangled_attention_bias", positions="relative", read_qk="disentangled"),
     Family("mpnet", "MPNet", "encoder", "encoder.layer", "attention.attn.o", "attention.attn.v", placement="post",
            attention="hooked", mlp=None, queries="attention.attn.q", keys="attention.attn.k",
            bias_kwarg="position_bias", positions="learned",
@@ -227,6 +249,11 @@ def _config(model_or_config):
     return getattr(model_or_config, "config", model_or_config)
 
 
+def _known(model_or_config) -> Family | None:
+    """The ``Family`` of a model or config, or None for an unknown family (whose rules are the defaults)."""
+    return FAMILIES.get(getattr(_config(model_or_config), "model_type", None))
+
+
 def known() -> str:
     return ", ".join(sorted(FAMILIES))
 
@@ -237,6 +264,28 @@ def family_of(model_or_config) -> Family:
     if model_type not in FAMILIES:
         raise Unsupported(f"The explorer does not know the model family {model_type!r} yet; it knows {known()}.")
     return FAMILIES[model_type]
+
+
+def kind_of(model_or_config) -> str:
+    """``decoder``, ``encoder`` or ``encoder-decoder``: the family's ``kind``; an unknown family's is guessed from
+    its config (``is_encoder_decoder``, a causal-LM class among its ``architectures``, or a model type transformers
+    knows only as a causal LM)."""
+    config = _config(model_or_config)
+    fam = _known(config)
+    if fam is not None:
+        return fam.kind
+    if getattr(config, "is_encoder_decoder", False):
+        return "encoder-decoder"
+    if re.search(r"ForCausalLM|LMHeadModel", " ".join(getattr(config, "architectures", None) or [])):
+        return "decoder"
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+    model_type = getattr(config, "model_type", None)
+    if model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES:
+        return "decoder"
+    return "encoder"
 
 
 def refusal(model_or_config, capability: str) -> str | None:
@@ -268,7 +317,7 @@ def opt_projects_or_post_norms(config) -> bool:
 def _config_refusal(fam: Family, config) -> str | None:
     """Direct effects and the logit lens read the residual stream through the final norm straight into the
     unembedding; an OPT model without that norm (post-norm) or with a projection after it has no such path."""
-    if fam.model_type == "opt" and opt_projects_or_post_norms(config):
+    if fam.may_project and opt_projects_or_post_norms(config):
         return ("This OPT model normalises after each residual sum or projects its final state before the "
                 "unembedding, so its residual stream cannot be read as logits here.")
     return None
@@ -312,11 +361,11 @@ ORIGINS = {"learned": "layer 0 split into token and position parts", "rope": "ro
 
 
 def positions_of(model_or_config) -> str:
-    """How position enters this model's scores: its family's ``positions``, or what its config changes (a Falcon
-    model with ALiBi). An unknown family raises ``Unsupported``."""
+    """How position enters this model's scores: its family's ``positions``, or what its config changes (its
+    ``alibi_flag``: a Falcon model with ALiBi). An unknown family raises ``Unsupported``."""
     config = _config(model_or_config)
     fam = family_of(config)
-    if fam.model_type == "falcon" and getattr(config, "alibi", False):
+    if fam.alibi_flag and getattr(config, fam.alibi_flag, False):
         return "alibi"
     return fam.positions
 
@@ -330,7 +379,7 @@ def origin_refusal(model_or_config) -> str | None:
         fam = family_of(config)
     except Unsupported as err:
         return str(err)
-    if fam.model_type == "opt" and opt_projects_or_post_norms(config):
+    if fam.may_project and opt_projects_or_post_norms(config):
         return ("This OPT model projects its token embeddings before adding positions or normalises after "
                 "attention, so its first layer's score is not split into token and position parts here.")
     if fam.positions == "learned" and getattr(config, "position_embedding_type", "absolute") != "absolute":
@@ -354,15 +403,25 @@ def n_heads(model_or_config) -> int:
 
 
 def n_kv_heads(model_or_config) -> int:
-    """Key/value heads: fewer than query heads with grouped- or multi-query attention."""
+    """Key/value heads: fewer than query heads with grouped- or multi-query attention (the family's ``kv_heads``;
+    an unknown family reads ``num_key_value_heads``)."""
     c = _config(model_or_config)
-    if c.model_type == "gpt_bigcode":
-        return 1 if getattr(c, "multi_query", False) else n_heads(c)
-    if c.model_type == "falcon":
-        if getattr(c, "new_decoder_architecture", False):
-            return c.num_kv_heads
+    fam = _known(c)
+    rule = fam.kv_heads if fam else "grouped"
+    if rule == "falcon" and getattr(c, "new_decoder_architecture", False):
+        return c.num_kv_heads
+    if rule in {"multi_query", "falcon"}:
         return 1 if getattr(c, "multi_query", False) else n_heads(c)
     return getattr(c, "num_key_value_heads", None) or n_heads(c)
+
+
+def fused_layout(model_or_config, split: str) -> str:
+    """``split`` (a ``Family.value_split`` or ``FirstInput.fused``) as this config lays it out: ``multi_query`` is
+    ``qkv`` (one shared key/value head after the queries) when the config's ``multi_query`` is set, else
+    ``per_head`` (each head's query, key and value side by side), as GPT-BigCode; the others unchanged."""
+    if split != "multi_query":
+        return split
+    return "qkv" if getattr(_config(model_or_config), "multi_query", True) else "per_head"
 
 
 def final_logits(model_or_config, logits: torch.Tensor) -> torch.Tensor:
@@ -372,21 +431,22 @@ def final_logits(model_or_config, logits: torch.Tensor) -> torch.Tensor:
     return logits if not cap else torch.tanh(logits / cap) * cap
 
 
+def _config_number(config, name: str | None) -> float:
+    """The config's number ``name`` (1 where the family names none or the config leaves it unset)."""
+    return 1.0 if name is None else float(getattr(config, name, 1.0) or 1.0)
+
+
 def residual_scale(model_or_config) -> float:
     """What each block multiplies its attention's and MLP's outputs by before adding them to the residual stream
-    (Granite's ``residual_multiplier``); 1 for the others."""
-    c = _config(model_or_config)
-    return float(getattr(c, "residual_multiplier", 1.0) or 1.0) if c.model_type == "granite" else 1.0
+    (the family's ``residual_scale``: Granite's ``residual_multiplier``); 1 for the others."""
+    c, fam = _config(model_or_config), _known(model_or_config)
+    return _config_number(c, fam and fam.residual_scale)
 
 
 def logit_scale(model_or_config) -> float:
-    """What the family's language-model head multiplies its logits by (Cohere's ``logit_scale``, Granite's
-    1 / ``logits_scaling``); 1 for the others."""
-    c = _config(model_or_config)
-    if c.model_type == "cohere":
-        return float(getattr(c, "logit_scale", 1.0) or 1.0)
-    if c.model_type == "granite":
-        return 1.0 / float(getattr(c, "logits_scaling", 1.0) or 1.0)
-    return 1.0
+    """What the family's language-model head multiplies its logits by (its ``logit_scale``, as Cohere's, over its
+    ``logit_divisor``, as Granite's ``logits_scaling``); 1 for the others."""
+    c, fam = _config(model_or_config), _known(model_or_config)
+    return _config_number(c, fam and fam.logit_scale) / _config_number(c, fam and fam.logit_divisor)
 
 

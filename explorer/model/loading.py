@@ -10,7 +10,6 @@ from __future__ import annotations
 import gc
 import logging
 import os
-import re
 import sys
 import threading
 import time
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from explorer.model import embedded
+from explorer.model import embedded, families
 from explorer.model.capture import enable_capture
 from explorer.model.registry import ModelSpec, Progress, hub_policy, resolve_spec, unavailable
 from explorer.serving import policy, process
@@ -112,23 +111,6 @@ class LoadedModel:
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
-def model_kind(config) -> str:
-    """encoder, decoder or encoder-decoder, from a transformers config."""
-    if getattr(config, "is_encoder_decoder", False):
-        return "encoder-decoder"
-    archs = " ".join(getattr(config, "architectures", None) or [])
-    if re.search(r"ForCausalLM|LMHeadModel", archs) and config.model_type not in {"bert", "roberta"}:
-        return "decoder"
-    from transformers.models.auto.modeling_auto import (
-        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
-        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
-    )
-    family = config.model_type
-    if family in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and family not in MODEL_FOR_MASKED_LM_MAPPING_NAMES:
-        return "decoder"
-    return "encoder"
-
-
 def _from_folder(folder: str | Path, spec: ModelSpec, device: str, **hub_kwargs) -> LoadedModel:
     from transformers import AutoConfig, AutoModel, AutoTokenizer
 
@@ -148,7 +130,7 @@ def _from_folder(folder: str | Path, spec: ModelSpec, device: str, **hub_kwargs)
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
     enable_capture(model)
-    return LoadedModel(spec, model, tokenizer, device, model_kind(config), notes)
+    return LoadedModel(spec, model, tokenizer, device, families.kind_of(config), notes)
 
 
 _import_lock = threading.Lock()

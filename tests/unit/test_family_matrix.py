@@ -340,7 +340,9 @@ def check_unrotated(loaded, part):
 def test_every_family_takes_a_score_apart_or_says_why_not(family_model, family):
     from explorer.attention.result import extract
     loaded = family_model(family)
-    seen = check_breakdown(loaded, extract(loaded, A))
+    result = extract(loaded, A)
+    assert result.facts.position == families.positions_of(loaded.model)   # what a page says is the table's
+    seen = check_breakdown(loaded, result)
     kinds = {kind for _, kind in seen}
     why = families.origin_refusal(loaded.model)
     if why is not None:
@@ -354,3 +356,11 @@ def test_every_family_takes_a_score_apart_or_says_why_not(family_model, family):
         if "learned" in expected:   # BART's decoder makes its own first input: split too
             assert ("decoder", "learned") in seen
     assert kinds == expected, (kinds, expected)
+
+
+def test_a_falcon_with_alibi_says_alibi_everywhere(family_model):
+    """Falcon's table entry is rotary; its config's ``alibi`` (``Family.alibi_flag``) makes it ALiBi, and the
+    result's facts read that from ``families.positions_of`` rather than guessing from rotary config fields."""
+    from explorer.attention.result import model_facts
+    rotary, alibi = family_model("falcon"), family_model("falcon-rw-1b")
+    assert (model_facts(rotary).position, model_facts(alibi).position) == ("rope", "alibi")
