@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from explorer.labs.positions import TABS
 from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 
 TEXT_MAX = 2_000   # longest text a lesson may put in a box (the pages take 20,000; a lesson needs far less)
@@ -108,7 +109,7 @@ PAGES: dict[str, PageSpec] = {
     "pages/lab_permutation.py": PageSpec("Permutation", {}),
     "pages/lab_positions.py": PageSpec("Positional encodings", {
         "pos_n": Param("int", low=16, high=256), "pos_d": Param("choice", ("16", "32", "64", "128", "256", "512")),
-        "pos_at": Param("int", high=255)}),
+        "pos_at": Param("int", high=255), "pos_tab": Param("choice", TABS)}),
     "pages/lab_masks.py": PageSpec("Masks", {}),
     "pages/lab_block.py": PageSpec("Heads and the block", {}),
     "pages/lab_why_attention.py": PageSpec("Why attention", {}),
