@@ -1,20 +1,25 @@
 """A lesson step sent to a class of browser-less followers: seconds from Next to each follower's script finished.
 
-    .venv/bin/python bench/lesson_bench.py [--followers 30] [--rounds 1]
+    .venv/bin/python bench/lesson_bench.py [--followers 30] [--rounds 1] [--lesson 1|2|3|all] [--url URL]
 
 One server with a temporary classroom file; a room made through the store API; N follower sessions (the websocket
 client of bench/wsclient.py) on the teacher's first step. "Next" is the write the teacher's run makes once its page
 has drawn (``following.publish``: the step's page, its parameters and the lesson's place, in one ``set_view``), so
 the teacher's own page run before it is not in the number. Per follower and step: the time from that write to the
 end (script_finished) of the first run that drew "Step n of N" on the new step's page. The lesson is the app's
-"Attention in 20 minutes" (heatmaps and flip on the encoder, then five labs), every step once per round.
-Loopback only; the server started here is stopped here.
+"Attention in 20 minutes" (heatmaps and flip on the encoder, then five labs) by default, every step once per
+round; ``--lesson`` picks another of the app's three (or ``all``). Per follower and step, the bytes it received
+from the publish to that run's end are counted too (websocket frames as sent: a class shares one Wi-Fi).
+``--url`` sends the class to a server already running (HAProxy in front of replicas: bench/cluster_lesson.py);
+``--classroom`` then names its store (a SQLite file or a redis:// URL). Loopback only; a server started here is
+stopped here.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
+import os
 import secrets
 import sys
 import tempfile
@@ -38,6 +43,8 @@ class Follower(Session):
         self.me, self.room = secrets.token_urlsafe(12), room
         self.drawn: int | None = None   # the step the run under way has drawn
         self.finished: dict[int, float] = {}
+        self.received = 0                # bytes since the last publish
+        self.bytes: dict[int, int] = {}  # step -> bytes received from its publish to its run's end
 
     def _seen(self, element) -> None:
         text = element_text(element)
@@ -46,21 +53,41 @@ class Follower(Session):
 
     def _handle(self, data: bytes) -> None:
         super()._handle(data)
+        self.received += len(data)
         msg = ForwardMsg()
         msg.ParseFromString(data)
         if msg.WhichOneof("type") == "script_finished" and msg.script_finished != EARLY:
             if self.drawn is not None:
                 self.finished.setdefault(self.drawn, time.monotonic())
+                self.bytes.setdefault(self.drawn, self.received)
             self.drawn = None
 
 
-async def run(url: str, db: str, n: int, rounds: int) -> dict:
+LESSONS = {"1": "app:1-attention-in-20-minutes", "2": "app:2-how-a-decoder-writes",
+           "3": "app:3-is-attention-an-explanation"}
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of the server processes ``pids`` so far (Linux /proc), 0 for one that has gone."""
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+async def run(url: str, store_env: dict, n: int, rounds: int, source: str = LESSONS["1"],
+              pids: list[int] = ()) -> dict:
     from explorer.classroom import open_store
     from explorer.lessons import catalogue
     from explorer.lessons.run import place
 
-    lesson = next(x for x in catalogue({})[0] if x.source == "app:1-attention-in-20-minutes")
-    store = open_store({"EXPLORER_CLASSROOM_DB": db})
+    lesson = next(x for x in catalogue({})[0] if x.source == source)
+    print(f"{lesson.title}: {n} followers", flush=True)
+    store = open_store(store_env)
     room, key = store.create_room()
     started = time.time()
 
@@ -68,7 +95,7 @@ async def run(url: str, db: str, n: int, rounds: int) -> dict:
         step = lesson.steps[i]
         store.set_view(room, key, {"page": step.page, "params": dict(step.params), "opts": {},
                                    "lesson": place(lesson, i, started, time.time())})
-    publish(0)
+    publish(len(lesson.steps) - 1)   # the class waits on the last step; every step is then timed, the first too
     followers = [Follower(url, room) for _ in range(n)]
     for i, f in enumerate(followers):
         store.join(room, f.me, f"student {i}")
@@ -79,25 +106,34 @@ async def run(url: str, db: str, n: int, rounds: int) -> dict:
             await f.connect()
             await f.load({"room": room, "me": f.me})
     await asyncio.gather(*(join(f) for f in followers))
-    print(f"{sum(1 in f.finished for f in followers)}/{n} followers on step 1", flush=True)
-    out = {"followers": n, "delays": [], "missed": 0, "per_step": {}}
+    last = len(lesson.steps)
+    print(f"{sum(last in f.finished for f in followers)}/{n} followers on step {last}", flush=True)
+    out = {"lesson": lesson.title, "followers": n, "delays": [], "missed": 0, "per_step": {}, "bytes": {}, "cpu": {}}
     try:
         for _ in range(rounds):
-            for i in range(1, len(lesson.steps)):
+            for i in range(len(lesson.steps)):
                 await asyncio.sleep(2.0)
                 for f in followers:
                     f.finished.pop(i + 1, None)
-                t0 = time.monotonic()
+                    f.bytes.pop(i + 1, None)
+                    f.received = 0
+                t0, cpu0 = time.monotonic(), cpu_seconds(pids)
                 publish(i)
                 limit = t0 + 30
                 while time.monotonic() < limit and not all(i + 1 in f.finished for f in followers):
                     await asyncio.sleep(0.02)
                 got = [f.finished[i + 1] - t0 for f in followers if i + 1 in f.finished]
+                cpu = (cpu_seconds(pids) - cpu0) / n if pids else None   # the servers' CPU a follower's run
                 out["delays"] += got
                 out["missed"] += n - len(got)
-                out["per_step"].setdefault(lesson.steps[i].page, []).extend(got)
+                out["per_step"].setdefault(f"{i + 1} {lesson.steps[i].page}", []).extend(got)
+                sizes = [f.bytes[i + 1] for f in followers if i + 1 in f.bytes]
+                out["bytes"][f"{i + 1} {lesson.steps[i].page}"] = sizes
+                out["cpu"][f"{i + 1} {lesson.steps[i].page}"] = cpu
                 print(f"  step {i + 1} ({lesson.steps[i].page}): {len(got)}/{n}, p50 {fmt_ms(median(got))}, "
-                      f"p95 {fmt_ms(quantile(got, 0.95))}, max {fmt_ms(max(got) if got else None)}", flush=True)
+                      f"p95 {fmt_ms(quantile(got, 0.95))}, max {fmt_ms(max(got) if got else None)}, "
+                      f"{median(sizes) / 1000 if sizes else 0:.0f} kB a follower"
+                      + (f", server CPU {cpu * 1000:.0f} ms a follower" if cpu is not None else ""), flush=True)
     finally:
         await asyncio.gather(*(f.close() for f in followers), return_exceptions=True)
     d = out["delays"]
@@ -112,16 +148,32 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--followers", type=int, default=30)
     p.add_argument("--rounds", type=int, default=1)
+    p.add_argument("--lesson", default="1", choices=[*LESSONS, "all"])
+    p.add_argument("--url", help="a running server (or HAProxy) on loopback instead of one started here")
+    p.add_argument("--classroom", help="with --url: the store it uses (SQLite file, or redis:// URL)")
+    p.add_argument("--pids", default="", help="with --url: the server processes whose CPU to count (comma-separated)")
     args = p.parse_args(argv)
     from chromium import Server
 
-    with tempfile.TemporaryDirectory() as tmp:
-        db = str(Path(tmp) / "classroom.sqlite3")
-        server = Server(env={"EXPLORER_CLASSROOM_DB": db, "EXPLORER_CLASSROOM_URL": ""}, log_prefix="lesson-bench")
-        try:
-            result = asyncio.run(run(server.url, db, args.followers, args.rounds))
-        finally:
-            server.stop()
+    sources = list(LESSONS.values()) if args.lesson == "all" else [LESSONS[args.lesson]]
+
+    def every(url: str, env: dict, pids: list[int]) -> list[dict]:
+        return [asyncio.run(run(url, env, args.followers, args.rounds, source, pids)) for source in sources]
+
+    if args.url:
+        where = args.classroom or ""
+        result = every(args.url, {"EXPLORER_CLASSROOM_URL": where} if where.startswith(("redis://", "rediss://"))
+                       else {"EXPLORER_CLASSROOM_DB": where, "EXPLORER_CLASSROOM_URL": ""},
+                       [int(p) for p in args.pids.split(",") if p.strip()])
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            db = str(Path(tmp) / "classroom.sqlite3")
+            env = {"EXPLORER_CLASSROOM_DB": db, "EXPLORER_CLASSROOM_URL": ""}
+            server = Server(env=env, log_prefix="lesson-bench")
+            try:
+                result = every(server.url, env, [server.proc.pid])
+            finally:
+                server.stop()
     out = ROOT / "test-artifacts" / "lesson-bench.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(result, indent=1, default=str))

@@ -53,8 +53,9 @@ if result.query_sees_change:
         st.caption(note)
     left, right = st.columns(2)
     with left:
-        fig = head_plots.flip_map(result.table, facts.n_layers, facts.n_heads, selected=(layer, head))
-        ui.show_figure(fig, "flip_map", "flip-map", on_select=ui.open_head("flip_map"))
+        ui.show_figure(lambda: head_plots.flip_map(result.table, facts.n_layers, facts.n_heads, selected=(layer, head)),
+                       "flip_map", "flip-map", on_select=ui.open_head("flip_map"),
+                       view=(model, text_a, text_b, query, tuple(candidates), layer, head))
         st.caption("Blue: leans to the first candidate in A more than in B. ● the head flips. Click a cell to open it.")
     with right:
         ranked, flipping = heads.ranked_flips(result.table)

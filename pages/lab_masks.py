@@ -7,7 +7,7 @@ from explorer.labs import blocks
 from explorer.labs.quiz import Question
 from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.plots.positions import MASKED_COLOR, UNMASKED_COLOR, line, padding_change_bars, side_by_side
-from explorer.ui.cached import forward, get_model
+from explorer.ui.cached import get_model, kept
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.text import literal
 from explorer.ui.widgets import attention_or_stop, show_figure, use_app_navigation
@@ -24,10 +24,11 @@ st.header("1 · Encoder vs decoder")
 text = st.text_input("Sentence", "The animal didn't cross the street because it was too tired.", max_chars=300)
 enc, dec = attention_or_stop(EMBEDDED_ENCODER, text), attention_or_stop(EMBEDDED_DECODER, text)
 n_e, n_d = len(enc.tokens), len(dec.tokens)
-show_figure(side_by_side({
+show_figure(lambda: side_by_side({
     f"encoder: all {n_e}² = {n_e * n_e} pairs": (np.ones((n_e, n_e)), enc.tokens),
     f"decoder: {n_d}·{n_d + 1}/2 = {maths.causal_mask(n_d).sum()} pairs":
-        (maths.causal_mask(n_d).astype(float), dec.tokens)}, title="The masks (dark = may attend)"), "masks", "masks")
+        (maths.causal_mask(n_d).astype(float), dec.tokens)}, title="The masks (dark = may attend)"), "masks", "masks",
+    view=(text,))
 st.markdown(f"The encoder ({EMBEDDED_ENCODER}) reads the whole sentence at once, in both directions. The decoder "
             f"({EMBEDDED_DECODER}) is trained to guess the next token, so a token must not see what comes after "
             "it: the upper triangle is blocked. (The two models cut the sentence into different tokens.)")
@@ -39,9 +40,9 @@ hd = c4.slider("Decoder head", 0, dec.weights.shape[1] - 1, 0)
 we, wd = enc.weights[le, he], dec.weights[ld, hd]
 ahead_e = maths.weight_on_later_keys(we).mean()
 ahead_d = maths.weight_on_later_keys(wd).max()
-show_figure(side_by_side({f"encoder layer {le}, head {he}": (we, enc.tokens),
-                              f"decoder layer {ld}, head {hd}": (wd, dec.tokens)}, title="Real attention weights"),
-            "real", "masks-real")
+show_figure(lambda: side_by_side({f"encoder layer {le}, head {he}": (we, enc.tokens),
+                                   f"decoder layer {ld}, head {hd}": (wd, dec.tokens)}, title="Real attention weights"),
+            "real", "masks-real", view=(text, le, he, ld, hd))
 st.markdown(f"Weight on later tokens: the encoder's tokens put **{ahead_e:.1%}** of their attention on later "
             f"tokens on average; the decoder's largest is **{ahead_d:g}**: exactly zero, by the mask.")
 
@@ -55,7 +56,7 @@ long = c2.text_input("Long sentence", "The report that the committee finally pub
                                       "widely condemned.", max_chars=400)
 encoder = get_model(EMBEDDED_ENCODER)
 try:
-    exp = forward(("padding", short, long), lambda: blocks.padding_experiment(encoder, short, long))
+    exp = kept(("padding", short, long), lambda: blocks.padding_experiment(encoder, short, long))
 except ValueError as err:
     st.warning(literal(err))
     st.stop()
@@ -74,9 +75,10 @@ answered = predict_then_reveal(Question(
 if answered is None:
     st.caption("Commit a prediction to see the measurements.")
     st.stop()
-show_figure(padding_change_bars(real, exp.change_masked, exp.change_unmasked), "padding", "padding-change")
-layers = np.arange(len(exp.pad_weight_unmasked))
-show_figure(line(layers, {"padding NOT masked": exp.pad_weight_unmasked, "padding masked": exp.pad_weight_masked},
-                     title="Share of the real tokens' attention that lands on [PAD] (mean over heads and tokens)",
-                     x_title="layer", y_title="weight on [PAD]", mode="lines+markers",
-                     colors=[UNMASKED_COLOR, MASKED_COLOR]), "pad_weight", "padding-weight")
+show_figure(lambda: padding_change_bars(real, exp.change_masked, exp.change_unmasked), "padding", "padding-change",
+            view=(short, long))
+show_figure(lambda: line(np.arange(len(exp.pad_weight_unmasked)), {
+    "padding NOT masked": exp.pad_weight_unmasked, "padding masked": exp.pad_weight_masked},
+    title="Share of the real tokens' attention that lands on [PAD] (mean over heads and tokens)", x_title="layer",
+    y_title="weight on [PAD]", mode="lines+markers", colors=[UNMASKED_COLOR, MASKED_COLOR]), "pad_weight",
+    "padding-weight", view=(short, long))

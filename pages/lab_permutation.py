@@ -6,7 +6,7 @@ from explorer.labs import real_model
 from explorer.labs.quiz import Question
 from explorer.model.registry import EMBEDDED_ENCODER
 from explorer.plots.concepts import labelled_heatmap
-from explorer.ui.cached import forward, get_model
+from explorer.ui.cached import get_model, kept
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.text import literal
 from explorer.ui.widgets import show_figure, use_app_navigation
@@ -42,7 +42,7 @@ if len(picked) != len(labels):
     st.info("Pick every token once to complete the new order.")
     st.stop()
 order = [labels.index(p) for p in picked]
-demo = forward(("permutation", text, *order), lambda: real_model.permutation_demo(loaded, text, order))
+demo = kept(("permutation", text, *order), lambda: real_model.permutation_demo(loaded, text, order))
 st.markdown(f"**Original:** {literal(' '.join(demo.tokens))}  →  **shuffled:** {literal(' '.join(demo.shuffled))}")
 
 first = demo.tokens[0]
@@ -63,10 +63,10 @@ st.caption("Largest difference between a token's output in the original and in t
 lim = float(np.abs(demo.out[:, :16]).max())
 for col, rows, toks, name in zip(st.columns(2), (demo.out, demo.out_shuffled), (demo.tokens, demo.shuffled),
                                  ("original", "shuffled")):
-    show_figure(labelled_heatmap(rows[:, :16], toks, [str(i + 1) for i in range(16)], colorscale="RdBu",
-                                      title=f"No positions, {name} order: outputs (16 of 64 dims)",
-                                      x_title="output dimension", y_title="token", zmin=-lim, zmax=lim, fmt=".2f",
-                                      annotate=False), f"out_{name}", f"outputs-{name}", where=col)
+    show_figure(lambda rows=rows, toks=toks, name=name: labelled_heatmap(
+        rows[:, :16], toks, [str(i + 1) for i in range(16)], colorscale="RdBu", annotate=False, fmt=".2f",
+        title=f"No positions, {name} order: outputs (16 of 64 dims)", x_title="output dimension", y_title="token",
+        zmin=-lim, zmax=lim), f"out_{name}", f"outputs-{name}", where=col, view=(text, *order))
 st.markdown("Same rows, new order. Now add the model's learned position vectors to the token vectors: a token "
             "that moves gets a different position vector, so its output changes. The real model does the same, "
             "and if every position id is set to 0 it becomes blind to order again.")

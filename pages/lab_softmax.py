@@ -24,7 +24,7 @@ st.markdown("A score is a dot product of a query and a key: a sum of d_k product
 st.latex(r"\begin{gathered}\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k\\"
          r"\Rightarrow\quad \operatorname{sd}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right)=1\end{gathered}")
 
-std_256 = maths.score_std(256)
+std_256 = st.cache_data(maths.score_std)(256)   # 4000 random pairs: once per server
 predict_then_reveal(Question(
     prompt="With d_k = 256 and unit-variance random q and k, how big is a typical raw score q·k "
            "(its standard deviation)?",
@@ -34,7 +34,7 @@ predict_then_reveal(Question(
            f"comes back to {std_256 / 16:.2f}."), key="softmax")
 
 d_k = st.select_slider("d_k (dimensions per query and key)", options=maths.LOG_DK, value=64, help=tip("d_k"))
-stats = maths.saturation_stats(d_k)
+stats = st.cache_data(maths.saturation_stats)(d_k)
 c = st.columns(4)
 c[0].metric("measured sd of q·k", f"{stats['score_std']:.2f}")
 c[1].metric("√d_k", f"{stats['sqrt_d_k']:.2f}")
@@ -43,10 +43,10 @@ c[3].metric("largest weight, ÷√d_k", f"{stats['max_weight_scaled']:.3f}")
 q, k = maths.random_queries_keys(d_k, 1, 8, seed=0)
 raw = maths.attention_scores(q, k, scale=1.0)[0]
 left, right = st.columns([2, 3])
-show_figure(weights_bars([f"key {i + 1}" for i in range(8)], {
+show_figure(lambda: weights_bars([f"key {i + 1}" for i in range(8)], {
     "softmax(q·k)": maths.softmax(raw), "softmax(q·k / √d_k)": maths.softmax(raw / d_k ** 0.5)},
-    title=f"One random query, 8 random keys, d_k = {d_k}"), "bars", "softmax-bars", where=left)
-show_figure(saturation_figure(curves, d_k), "saturation", "saturation", where=right)
+    title=f"One random query, 8 random keys, d_k = {d_k}"), "bars", "softmax-bars", where=left, view=(d_k,))
+show_figure(lambda: saturation_figure(curves, d_k), "saturation", "saturation", where=right, view=(d_k,))
 st.caption("Averages over 2000 random queries, 8 keys each. Gradient size is the Frobenius norm of the "
            "softmax Jacobian: how much the weights move per unit change of the scores.")
 
@@ -74,6 +74,6 @@ view = real_model.temperature_view(real_model.head_scores(result, layer, head), 
 right.metric("mean largest weight", f"{view.mean_max_weight:.3f}")
 right.metric("mean entropy (nats)", f"{view.mean_entropy:.3f}")
 right.metric("one-hot rows (max > 0.99)", f"{view.one_hot_rows} of {len(result.tokens)}")
-show_figure(labelled_heatmap(view.weights, result.tokens, result.tokens, annotate=False,
-                                   title=f"softmax(scores / {t:g}), layer {layer + 1}, head {head + 1}"),
-            "temperature", "temperature", where=left)
+show_figure(lambda: labelled_heatmap(view.weights, result.tokens, result.tokens, annotate=False,
+                                     title=f"softmax(scores / {t:g}), layer {layer + 1}, head {head + 1}"),
+            "temperature", "temperature", where=left, view=(text, layer, head, t))

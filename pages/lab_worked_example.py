@@ -57,8 +57,8 @@ left.latex(rf"\textstyle\sum e^{{\text{{scores}}}} = {latex_number(s['exp_sum'][
            rf"\text{{weights}} = {latex_matrix(s['weights'][i])}")
 left.latex(latex_weighted_sum(s["weights"][i], mats["V"]))
 labels = [f"token {r}" for r in (1, 2, 3)]
-show_figure(labelled_heatmap(s["weights"], labels, labels, title="Attention weights (rows sum to 1)"), "weights",
-            "worked-weights", where=right)
+show_figure(lambda: labelled_heatmap(s["weights"], labels, labels, title="Attention weights (rows sum to 1)"),
+            "weights", "worked-weights", where=right, view=tuple(mats["Q"].ravel()) + tuple(mats["K"].ravel()))
 
 unscaled = maths.softmax(s["raw"])
 w, w_raw = s["weights"][0, 1], unscaled[0, 1]

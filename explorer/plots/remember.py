@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from explorer.plots.attention import LightFigure, plain_copy
-from explorer.serving.cache import MAX_CELLS, remembered  # noqa: F401 - MAX_CELLS: the largest array keyed
+from explorer.serving.cache import MAX_CELLS, ByteLRU, remembered  # noqa: F401 - MAX_CELLS: the largest array keyed
 
 MAX_BYTES = 8 * 2**20   # per builder: its figures' arrays (a lab figure holds a few kB)
+BY_VIEW = ByteLRU(32 * 2**20)   # figures kept by the view they draw (their arrays' bytes)
 
 
 def _parts(fig) -> tuple:
@@ -37,3 +38,10 @@ def remembered_figure(builder: Callable) -> Callable:
     key (other objects, arrays of more than ``MAX_CELLS``) just call it. The text alternative a builder attached
     travels with each copy."""
     return remembered(MAX_BYTES, keep=_parts, give=_copy)(builder)
+
+
+def figure_for_view(key, build: Callable):
+    """The figure ``build()`` makes for the view ``key`` (a digest of everything it is made of), built once and
+    handed out as copies: for charts a click acts on, which each session draws itself (a click is that session's
+    own), while the figure is the same for all of them."""
+    return _copy(BY_VIEW.get_or_compute(key, lambda: _parts(build())))

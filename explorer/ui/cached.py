@@ -108,6 +108,16 @@ def get_attention(name: str, text: str, target: str | None = None) -> AttentionR
     return forward(key, lambda: _results.get_or_compute(key, compute))
 
 
+def kept(key: tuple, work: Callable[[], T]) -> T:
+    """``work()`` (a forward pass on a session's text, such as a lab's experiment) through the fair queue once per
+    ``key`` for the whole server, then kept read-only with the attention results: a class that opens the same lab
+    step runs it once, not once a student and rerun."""
+    hit = _results.peek(key)
+    if hit is not None:
+        return hit
+    return forward(key, lambda: _results.get_or_compute(key, work))
+
+
 def forward(key: tuple, work: Callable[[], T]) -> T:
     """``work()``, a forward pass of a real model on a session's text, through the server's one fair queue:
     one place per session, first come first served, "Waiting for N others…" in the page meanwhile. Sessions that

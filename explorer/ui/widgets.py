@@ -19,8 +19,9 @@ from explorer.model.registry import EMBEDDED, EMBEDDED_ENCODER, KNOWN_HUB, Model
 from explorer.plots.alt import clickable_heads, text_alternative
 from explorer.plots.attention import LightFigure, at_shown_precision
 from explorer.plots.classroom import scale_fonts
+from explorer.plots.remember import figure_for_view
 from explorer.ui import cached, chart_text, params
-from explorer.ui.drawn_once import drawn_once
+from explorer.ui.drawn_once import drawn_once, view_key
 from explorer.ui.linkask import ask_before_loading, picked_waits, show_what_works
 from explorer.ui.live import following, membership, streamlit_internals
 from explorer.ui.text import literal
@@ -246,6 +247,9 @@ def show_figure(fig, key: str, filename: str, on_select="ignore", where=None, fr
             chart_text.show_frame(key, frame)
         chart_text.table_under(key, lambda: text_alternative(figure()))
         return None
+    if view is not None:   # a chart a click acts on: each session draws it, but builds it once per view
+        fig = figure_for_view(view_key(streamlit_internals.running_page().get("script_path", ""), key, filename,
+                                       view), fig if callable(fig) else lambda: fig)
     scale_fonts(at_shown_precision(fig), scale)
     text = text_alternative(fig)
     name = chart_text.accessible_name(text)   # the chart's own name for screen readers; the details follow it
@@ -267,8 +271,10 @@ def _chart(fig, key: str, config: dict, text) -> None:
 
 
 def download_csv(frame, filename: str, key: str, label: str = "Matrix as CSV") -> None:
-    st.download_button(label, frame.to_csv().encode("utf-8"), file_name=filename, mime="text/csv", key=key,
-                       icon=":material/download:")
+    """A button that downloads ``frame`` (a DataFrame, or a function returning one) as ``filename``. The CSV is
+    made when the button is pressed, not on every run of the page (nor for every student of a class)."""
+    st.download_button(label, lambda: (frame() if callable(frame) else frame).to_csv().encode("utf-8"),
+                       file_name=filename, mime="text/csv", key=key, icon=":material/download:")
 
 
 def selected_head(key: str, frame=None) -> tuple[int, int] | None:

@@ -1,6 +1,8 @@
 """The flip page's close-up: one head in sentence A and in sentence B, side by side on the same scales."""
 from __future__ import annotations
 
+import functools
+
 import streamlit as st
 
 from explorer.attention import analysis, heads
@@ -20,25 +22,35 @@ def show_head_in_both(model: str, a: AttentionResult, b: AttentionResult, result
     same = heads.max_row_difference(a.weights[layer, head], b.weights[layer, head], rows["A"])
     label = "" if result.query_sees_change else f"identical in A and B (max diff {same:.0e})"
     st.subheader(f"Layer {layer} · head {head}")
-    figs, bars, lean = {}, {}, {}
-    for side, res in (("A", a), ("B", b)):
-        lean[side] = analysis.leaned_candidate(res, layer, head, rows[side], result.candidates)   # the link's key
-        figs[side] = head_plots.flip_heatmap(res.weights[layer, head], res.tokens, res.keys, query_rows=rows[side],
-                                              changed=result.first_difference, causal=a.facts.causal, row_label=label,
-                                              title=f"Sentence {side} · layer {layer} · head {head}",
-                                              cell=(rows[side][0], lean[side]))
-        bars[side] = plots.query_bars(res.weights[layer, head, rows[side]].mean(0), res.keys,
-                                      f"{result.query} ({side})")
-    head_plots.same_x_range(*bars.values())
+    lean = {side: analysis.leaned_candidate(res, layer, head, rows[side], result.candidates)   # the link's key
+            for side, res in (("A", a), ("B", b))}
+
+    @functools.cache
+    def figures() -> tuple[dict, dict]:
+        figs, bars = {}, {}
+        for side, res in (("A", a), ("B", b)):
+            figs[side] = head_plots.flip_heatmap(res.weights[layer, head], res.tokens, res.keys,
+                                                  query_rows=rows[side], changed=result.first_difference,
+                                                  causal=a.facts.causal, row_label=label,
+                                                  cell=(rows[side][0], lean[side]),
+                                                  title=f"Sentence {side} · layer {layer} · head {head}")
+            bars[side] = plots.query_bars(res.weights[layer, head, rows[side]].mean(0), res.keys,
+                                          f"{result.query} ({side})")
+        head_plots.same_x_range(*bars.values())
+        return figs, bars
+
+    view = (model, a.text, b.text, result.query, tuple(result.candidates), layer, head)
     for column, (side, res) in zip(st.columns(2), (("A", a), ("B", b))):
         with column:
-            ui.show_figure(figs[side], f"heat_{side}", f"flip-{side}-L{layer}H{head}")
+            ui.show_figure(lambda s=side: figures()[0][s], f"heat_{side}", f"flip-{side}-L{layer}H{head}", view=view)
             ui.fidelity_badge(res, layer, head)
-            ui.download_csv(heads.matrix_frame(res.weights[layer, head], res.tokens, res.keys),
+            ui.download_csv(lambda r=res: heads.matrix_frame(r.weights[layer, head], r.tokens, r.keys),
                             f"flip-{side}-L{layer}H{head}.csv", f"csv_{side}")
             breakdown.cell_link(model, res.text, (layer, head), res.weights[layer, head], res.tokens, rows[side][0],
                                 lean[side], keys=res.keys)
-            ui.show_figure(bars[side], f"bars_{side}", f"flip-{side}-bars-L{layer}H{head}")
+            ui.show_figure(lambda s=side: figures()[1][s], f"bars_{side}", f"flip-{side}-bars-L{layer}H{head}",
+                           view=view)
     if not result.query_sees_change and a.weights.shape == b.weights.shape:
-        fig = head_plots.difference_heatmap(a.weights[layer, head], b.weights[layer, head], a.tokens, a.keys)
-        ui.show_figure(fig, "diff", f"flip-difference-L{layer}H{head}")
+        ui.show_figure(lambda: head_plots.difference_heatmap(a.weights[layer, head], b.weights[layer, head], a.tokens,
+                                                             a.keys), "diff", f"flip-difference-L{layer}H{head}",
+                       view=view)
