@@ -37,6 +37,11 @@ def _param(params: Params, name: str) -> str:
     return value
 
 
+def unescaped(text: str) -> str:
+    """Markdown text of a computed question as plain text (the handout prints it as it reads)."""
+    return re.sub(r"\\([^\w\s])", r"\1", text)
+
+
 def shown(tokenizer, token_id: int) -> str:
     """A token as the page writes it, quoted so a leading space shows (“␣Paris”), markdown characters escaped."""
     text = tokenizer.decode([int(token_id)]).replace(" ", "␣").replace("\n", "⏎")
@@ -101,7 +106,7 @@ def logit_lens_first_top(loaded: LoadedModel, params: Params) -> Question:
               + f", with p = {lens.picked_prob[first]:.3f} there. " + (f"Before that: {before}. " if before else "")
               + "The lens reads each layer's residual as if it were the last one (the final norm, then the "
                 "unembedding).")
-    context = loaded.tokenizer.decode(gen.ids[:gen.n_prompt + step])[-80:]
+    context = _MARKDOWN.sub(r"\\\1", loaded.tokenizer.decode(gen.ids[:gen.n_prompt + step])[-80:])
     prompt = (f"“…{context}”: the model writes {token} next. Reading the residual stream after each of its {n} "
               f"layers (0–{n - 1}) with the logit lens, from which layer on is {token} the top guess?")
     return Question(prompt, tuple(labels), right, reveal)

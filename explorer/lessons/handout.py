@@ -8,6 +8,7 @@ from html import escape
 from explorer.classroom.qr import qr_svg
 from explorer.labs.quiz import Question
 
+from .claims import unescaped
 from .computed import COMPUTED, step_model
 from .model import Lesson
 
@@ -46,7 +47,8 @@ def handout_html(lesson: Lesson, join_url: str | None = None, room: str | None =
         q = step.question.question() if step.question else asked.get(n) if step.computed else None
         if isinstance(q, Question):
             options = "".join(f"<li>{escape(o)}</li>" for o in q.options)
-            parts.append(f"<p class=q>{escape(q.prompt)}</p><ul class=opts>{options}</ul>")
+            prompt = q.prompt if step.question else unescaped(q.prompt)   # a computed one is written as markdown
+            parts.append(f"<p class=q>{escape(prompt)}</p><ul class=opts>{options}</ul>")
         elif isinstance(q, str):
             parts.append(f"<p class=q>{escape(q)}</p>")
         elif step.computed:

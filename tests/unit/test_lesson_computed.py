@@ -131,6 +131,8 @@ def test_the_rooms_view_and_the_handout_carry_the_computed_question_or_its_sente
     assert "note" not in place(lesson, 1, 1.0, 2.0, "ignored: step 2 computes nothing")
     page = handout_html(lesson, asked={0: question})
     assert "From which layer on?" in page and "<li>late</li>" in page
+    marked = Question("Is “␣a\\*b\\.” on top?", ("yes", "no"), "yes", "")   # markdown, as computed
+    assert "Is “␣a*b.” on top?" in handout_html(lesson, asked={0: marked})
     assert "could not be computed" in handout_html(lesson, asked={0: "It could not be computed."})
     assert "measured on SmolLM2-135M-Instruct when the step opens" in handout_html(lesson)
 

@@ -19,6 +19,7 @@ from explorer.labs.quiz import Question
 from explorer.lessons import Lesson
 from explorer.lessons.pages import PAGES
 from explorer.lessons.run import place, resume
+from explorer.ui import cached
 from explorer.ui.live import membership
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.text import literal
@@ -107,7 +108,11 @@ def bar() -> None:
                                                       st.session_state[STEP_STARTED])
     if st.session_state.pop(GO, False):
         _open_step(lesson, index)
-    _teacher_bar(lesson, index)
+    asked = cached.lesson_question(lesson, index) if lesson.steps[index].computed else None
+    if asked is not None:   # the class sees the question as computed here (or the sentence shown instead)
+        st.session_state[membership.LESSON_PLACE] = place(lesson, index, st.session_state[STARTED],
+                                                          st.session_state[STEP_STARTED], asked)
+    _teacher_bar(lesson, index, asked)
 
 
 def _clock(seconds: float) -> str:
@@ -115,7 +120,7 @@ def _clock(seconds: float) -> str:
     return f"{seconds // 60}:{seconds % 60:02d}"
 
 
-def _teacher_bar(lesson: Lesson, index: int) -> None:
+def _teacher_bar(lesson: Lesson, index: int, asked: Question | str | None) -> None:
     step, n = lesson.steps[index], len(lesson.steps)
     used = time.time() - st.session_state[STARTED]
     planned = lesson.planned_until(index)
@@ -138,17 +143,24 @@ def _teacher_bar(lesson: Lesson, index: int) -> None:
         if not on_step:
             st.button(f"Back to step {index + 1}", icon=":material/undo:", key="_lesson_return",
                       on_click=_back_to_step)
-        elif not membership.projector() and step.notes:
-            with st.expander("Your notes (only on this screen, never in projector view)", icon=":material/notes:"):
-                st.markdown(literal(step.notes))
+        elif not membership.projector():
+            if step.notes:
+                with st.expander("Your notes (only on this screen, never in projector view)",
+                                 icon=":material/notes:"):
+                    st.markdown(literal(step.notes))
+            contradicted = cached.lesson_contradiction(lesson, index)
+            if contradicted:   # a claim of the lesson that the model on screen does not show
+                st.warning(literal(contradicted), icon=":material/rule:")
     if on_step:
-        _question(step.question.question() if step.question else None, lesson.question_id(index),
+        _question(step.question.question() if step.question else asked, lesson.question_id(index),
                   step.page_question)
 
 
-def _question(question: Question | None, qid: str, page_question: bool) -> None:
-    if question is not None:
+def _question(question: Question | str | None, qid: str, page_question: bool) -> None:
+    if isinstance(question, Question):
         predict_then_reveal(question, qid)
+    elif isinstance(question, str):   # a computed question that could not be computed on this model
+        st.caption(f":material/info: {literal(question)}")
     elif page_question:
         st.caption(":material/quiz: This step's question is the page's own: predict, then reveal, below.")
 
@@ -168,3 +180,5 @@ def _follower_bar() -> None:
             question = None
     if question is not None:
         predict_then_reveal(question, str(where["qid"]))
+    elif isinstance(where.get("note"), str):   # the step's computed question could not be computed
+        st.caption(f":material/info: {literal(where['note'])}")
