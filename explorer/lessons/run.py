@@ -40,6 +40,13 @@ def place(lesson: Lesson, index: int, started: float, step_started: float,
     return where
 
 
+def ended(lesson: Lesson, qids: list[str]) -> dict:
+    """What the room's view carries once ``lesson`` is finished: its title and the ids of the class questions asked
+    during it (``qids``, in order), so that every follower sees the recap of their own answers. It has no step:
+    ``resume`` finds nothing to carry on."""
+    return {"source": lesson.source, "title": lesson.title, "ended": True, "qids": list(qids)}
+
+
 def resume(where: object, env: Mapping[str, str] = os.environ) -> tuple[Lesson, int] | None:
     """(lesson, step index) from a view's ``place``, or None when it cannot be found again (a lesson file
     removed or changed to fewer steps, an own lesson too long to carry, anything malformed)."""

@@ -11,7 +11,7 @@ from explorer.lessons import LessonError, catalogue, dump, parse
 from explorer.lessons.files import MAX_BYTES, MAX_STEPS
 from explorer.lessons.handout import handout_html
 from explorer.lessons.pages import PAGES, SIZES, shareable
-from explorer.lessons.run import place, resume
+from explorer.lessons.run import ended, place, resume
 from explorer.model.registry import EMBEDDED
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -184,3 +184,10 @@ def test_lesson_step_survives_a_store_reopen(env):
     assert view["page"] == "pages/write.py" and view["params"] == step.params
     assert view["lesson"]["step"] == 2 and view["lesson"]["n"] == 5 and view["lesson"]["started"] == 100.0
     assert resume(view["lesson"], {}) == (lesson, 2)
+
+
+def test_a_finished_lessons_view_names_its_questions_and_resumes_nothing():
+    lesson = catalogue({})[0][0]
+    where = ended(lesson, ["q1", "q2"])
+    assert where == {"source": lesson.source, "title": lesson.title, "ended": True, "qids": ["q1", "q2"]}
+    assert resume(json.loads(json.dumps(where))) is None

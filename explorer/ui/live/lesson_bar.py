@@ -6,7 +6,8 @@ fresh deep link would; in a class the page, its parameters and the lesson's plac
 are then published together as the room's view (``following.publish``), so the class follows and the store keeps
 the step. A follower's bar: "step n of N", the step's title and its class question, read from that view. A teacher
 who comes back to a class (the teacher link, a server restart) finds the lesson where the store says it is.
-Without a class the same bar runs a lesson alone.
+Without a class the same bar runs a lesson alone. When the teacher finishes the lesson, each follower's bar shows
+the recap of their own answers to the lesson's questions and the right ones, without leaving the class.
 """
 from __future__ import annotations
 
@@ -18,14 +19,15 @@ from explorer.classroom import ClassroomError
 from explorer.labs.quiz import Question
 from explorer.lessons import Lesson
 from explorer.lessons.pages import PAGES
-from explorer.lessons.run import place, resume
+from explorer.lessons.run import ended, place, resume
 from explorer.ui import cached
-from explorer.ui.live import membership
+from explorer.ui.live import membership, report_panel
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.text import literal
 
 LESSON, STEP, STARTED, STEP_STARTED, GO, RESUMED = (
     "_lesson", "_lesson_step", "_lesson_started", "_lesson_step_started", "_lesson_go", "_lesson_resumed")
+ENDED, ASKED_BEFORE = "_lesson_ended", "_lesson_asked_before"   # a finished lesson's recap; questions before it
 
 
 def running() -> tuple[Lesson, int] | None:
@@ -43,7 +45,19 @@ def start(lesson: Lesson, with_class: bool) -> None:
             membership.note(str(err))
             return
     now = time.time()
-    st.session_state.update({LESSON: lesson, STEP: 0, STARTED: now, STEP_STARTED: now, GO: True, RESUMED: True})
+    st.session_state.pop(ENDED, None)
+    st.session_state.update({LESSON: lesson, STEP: 0, STARTED: now, STEP_STARTED: now, GO: True, RESUMED: True,
+                             ASKED_BEFORE: _asked_so_far()})
+
+
+def _asked_so_far() -> list[str]:
+    """The ids of the class questions the room has asked so far, in order (none without a class)."""
+    if not membership.teacher_key():
+        return []
+    try:
+        return [q.qid for q in membership.store().questions(membership.code())]
+    except ClassroomError:
+        return []
 
 
 def _move(by: int) -> None:
@@ -60,8 +74,15 @@ def _back_to_step() -> None:
 
 
 def finish() -> None:
-    """Callback: the lesson ends (a class stays open; its view stops carrying the lesson)."""
-    for name in (LESSON, STEP, STARTED, STEP_STARTED, GO, membership.LESSON_PLACE):
+    """Callback: the lesson ends. A class stays open, and its view carries the lesson's end instead of a step
+    (``run.ended``: every follower sees the recap of their own answers) until the teacher closes the recap or
+    starts another lesson."""
+    now = running()
+    if now is not None and membership.teacher_key():
+        before = set(st.session_state.get(ASKED_BEFORE, []))   # a teacher back after a restart: none known
+        qids = [qid for qid in _asked_so_far() if qid not in before]
+        st.session_state[ENDED] = ended(now[0], qids)
+    for name in (LESSON, STEP, STARTED, STEP_STARTED, GO, ASKED_BEFORE, membership.LESSON_PLACE):
         st.session_state.pop(name, None)
     st.session_state[RESUMED] = True   # the room's view still names the lesson until this run publishes
 
@@ -101,7 +122,7 @@ def bar() -> None:
     _resume()
     now = running()
     if now is None:
-        st.session_state.pop(membership.LESSON_PLACE, None)
+        _ended_bar()
         return
     lesson, index = now
     st.session_state[membership.LESSON_PLACE] = place(lesson, index, st.session_state[STARTED],
@@ -113,6 +134,24 @@ def bar() -> None:
         st.session_state[membership.LESSON_PLACE] = place(lesson, index, st.session_state[STARTED],
                                                           st.session_state[STEP_STARTED], asked)
     _teacher_bar(lesson, index, asked)
+
+
+def _close_recap() -> None:
+    st.session_state.pop(ENDED, None)
+
+
+def _ended_bar() -> None:
+    """A teacher whose lesson just ended: the class's view carries the end (each follower sees their recap) until
+    the recap is closed."""
+    finished = st.session_state.get(ENDED) if membership.teacher_key() else None
+    if not finished:
+        st.session_state.pop(membership.LESSON_PLACE, None)
+        return
+    st.session_state[membership.LESSON_PLACE] = finished
+    with st.container(border=True, horizontal=True, vertical_alignment="center", gap="small", key="lesson_ended"):
+        st.markdown(f":material/flag: **{literal(finished['title'])}** is finished: each student now sees their "
+                    "own answers and the right ones.")
+        st.button("Close the recap", icon=":material/close:", key="_lesson_close_recap", on_click=_close_recap)
 
 
 def _clock(seconds: float) -> str:
@@ -167,6 +206,9 @@ def _question(question: Question | str | None, qid: str, page_question: bool) ->
 
 def _follower_bar() -> None:
     where = st.session_state.get(membership.LESSON_SEEN)
+    if isinstance(where, dict) and where.get("ended"):
+        report_panel.lesson_recap(str(where.get("title", "")), [str(q) for q in where.get("qids") or []])
+        return
     if not isinstance(where, dict) or not isinstance(where.get("step"), int):
         return
     st.markdown(f":material/assignment: **Step {where['step'] + 1} of {where.get('n', '?')}** · "
