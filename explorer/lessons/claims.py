@@ -121,6 +121,16 @@ def rows_sum_to_one(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
     return worst <= 1e-4, f"the rows of its {layers}×{heads} heads differ from 1 by at most {worst:.1e}"
 
 
+def recompute_agrees(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
+    result = extract(loaded, _param(params, "text"))
+    if result.fidelity is None:
+        raise NotComputable("this model's queries and keys cannot be captured, so nothing is recomputed")
+    layer, head = int(params.get("layer", 0)), int(params.get("head", 0))
+    diff = float(result.fidelity[layer, head])
+    return diff < 1e-5, (f"our recompute of L{layer}H{head} differs from the model's weights by at most {diff:.1e} "
+                         "(the page's tick needs less than 1e-5)")
+
+
 def _query_rows(result, params: Params, name: str = "query") -> list[int]:
     return analysis.query_rows(result, params.get(name, "it"))
 

@@ -56,6 +56,8 @@ COMPUTED: dict[str, Computed] = {
 CHECKS: dict[str, Check] = {
     "rows_sum_to_one": Check(claims.rows_sum_to_one, "every row of attention weights adds up to exactly 1",
                              (HEATMAPS, FLIP)),
+    "recompute_agrees": Check(claims.recompute_agrees, "our own recompute of the head agrees with the model's "
+                              "weights (the tick under the chart)", (HEATMAPS,)),
     "encoder_reads_later": Check(claims.encoder_reads_later, "the query word reads the words after it too (no "
                                  "causal mask)", (FLIP,)),
     "some_heads_flip": Check(claims.some_heads_flip, "some heads, but not most, move the query's attention from the "
