@@ -140,3 +140,27 @@ def summary_html(reports: list[QuestionReport], *, room: str, when: str) -> str:
             "round 2 minus the share right in round 1, in percentage points.</p>"
             "<p class='note'>Print this page (Ctrl+P) or keep the file: the class's answers are deleted when the "
             f"class ends.</p>{table}{''.join(details)}</body></html>")
+
+
+@dataclass(frozen=True)
+class RecapLine:
+    """One question of a student's recap: what they answered in each round, and the right answer (None when the
+    teacher's page stored none)."""
+
+    prompt: str
+    said: dict[int, str]
+    correct: str | None
+
+    @property
+    def right(self) -> bool | None:
+        """Whether the student's last answer is the right one (None: no answer, or no known right answer)."""
+        last = self.said.get(max(self.said)) if self.said else None
+        return None if last is None or self.correct is None else last == self.correct
+
+
+def recap(questions: list[Asked], mine: dict[str, dict[int, str]], qids: list[str]) -> list[RecapLine]:
+    """A student's recap of the questions ``qids`` (a lesson's, in its order; ids the room never asked are left
+    out): their answers per round (``store.my_answers``) beside the right answer."""
+    asked = {q.qid: q for q in questions}
+    return [RecapLine(asked[qid].prompt, dict(mine.get(qid, {})), asked[qid].correct)
+            for qid in dict.fromkeys(qids) if qid in asked]

@@ -76,6 +76,19 @@ def clamp_settings(raw: dict) -> tuple[Settings, list[str]]:
     return Settings(greedy=greedy, **values), notes
 
 
+URL_KEYS = {"new_tokens": "new", "temperature": "temp", "top_k": "topk", "top_p": "topp", "seed": "seed"}
+"""Each setting's name in a link (the "Watch it write" page's URL parameters; ``mode`` is greedy or sample)."""
+
+
+def settings_from_params(params) -> Settings:
+    """The settings a link's parameters (``URL_KEYS`` and ``mode``) give, as the page reads them: clamped, and with
+    greedy's unused settings left at their defaults (one setting, one cache entry)."""
+    raw = {name: params[key] for name, key in URL_KEYS.items() if key in params}
+    raw["greedy"] = params.get("mode", "greedy") != "sample"
+    settings, _ = clamp_settings(raw)
+    return Settings(settings.new_tokens) if settings.greedy else settings
+
+
 def process(logits: np.ndarray, temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0) -> np.ndarray:
     """The processed distribution over the vocabulary (float64, sums to 1): softmax(logits / temperature) with
     only the ``top_k`` most likely tokens kept (0: all), then only the smallest most-likely set reaching ``top_p``

@@ -14,6 +14,10 @@ ranges), the question (2-6 options, the answer among them) and the planned minut
     notes = "What to say (only on the teacher's screen)."
     params = { model = "all-MiniLM-L6-v2", layer = 2, head = 3 }
     question = { prompt = "...", options = ["a", "b"], answer = "a", explain = "..." }   # or question = "page"
+    check = "rows_sum_to_one"          # optional: claims measured on the model (a name or a list of names)
+
+or a question computed on the step's model: ``question = { computed = "logit_lens_first_top" }``. The names are
+those of ``explorer.lessons.computed`` (COMPUTED, CHECKS), each for the pages it reads the parameters of.
 """
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
 
+from .computed import CHECKS, COMPUTED, known
 from .model import PAGE_QUESTION, Lesson, Step, StepQuestion
 from .pages import PAGE_QUESTIONS, PAGES, check_params
 
@@ -35,8 +40,9 @@ MAX_STEPS = 30
 MAX_FILES = 50   # lesson files read from one folder
 MAX_MINUTES = 25.0   # one step
 LONGEST = {"title": 120, "about": 400, "notes": 2_000, "prompt": 400, "option": 120, "explain": 1_000}
-TOP_KEYS, STEP_KEYS = {"title", "about", "step"}, {"title", "page", "minutes", "notes", "params", "question"}
-QUESTION_KEYS = {"prompt", "options", "answer", "explain"}
+TOP_KEYS = {"title", "about", "step"}
+STEP_KEYS = {"title", "page", "minutes", "notes", "params", "question", "check"}
+QUESTION_KEYS = {"prompt", "options", "answer", "explain", "computed"}
 _MARKUP = re.compile(r"<\s*[A-Za-z!/?]")
 _BAD_CHARS = {"Cc", "Cf", "Cs", "Co"}
 
@@ -80,7 +86,23 @@ def _param(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _question(raw: object, page: str, fail) -> tuple[StepQuestion | None, bool]:
+def _named(name: object, table: Mapping, page: str, what: str, fail) -> str:
+    if not isinstance(name, str) or name not in table:
+        fail(what, f"{str(name)[:60]!r} is not one of {known(table)}")
+    if page not in table[name].pages:
+        fail(what, f"{name} reads the parameters of {', '.join(table[name].pages)}, not of {page}")
+    return name
+
+
+def _checks(raw: object, page: str, fail) -> tuple[str, ...]:
+    names = [] if raw is None else [raw] if isinstance(raw, str) else raw
+    if not isinstance(names, list):
+        fail("check", "must be a check's name or a list of names")
+    return tuple(dict.fromkeys(_named(n, CHECKS, page, "check", fail) for n in names))
+
+
+def _question(raw: object, page: str, fail) -> tuple[StepQuestion | str | None, bool]:
+    """(the question written here, or the name of a computed one, or None; whether it is the page's own)."""
     if raw is None:
         return None, False
     if raw == PAGE_QUESTION:
@@ -89,6 +111,11 @@ def _question(raw: object, page: str, fail) -> tuple[StepQuestion | None, bool]:
         return None, True
     if not isinstance(raw, Mapping):
         fail("question", f'must be a table (prompt, options, answer, explain) or "{PAGE_QUESTION}"')
+    if "computed" in raw:
+        if set(raw) != {"computed"}:
+            fail("question", "a computed question takes its prompt, options and answer from the model: give only "
+                             "its name (computed = ...)")
+        return _named(raw["computed"], COMPUTED, page, "question.computed", fail), False
     unknown = sorted(set(raw) - QUESTION_KEYS)
     if unknown:
         fail(f"question.{unknown[0]}", f"unknown key (a question has {', '.join(sorted(QUESTION_KEYS))})")
@@ -138,7 +165,9 @@ def _step(raw: object, number: int, fail) -> Step:
     if wrong:
         bad(f"params.{wrong[0]}", wrong[1])
     question, own = _question(raw.get("question"), page, bad)
-    return Step(title, page, float(minutes), notes, params, question, own)
+    checks = _checks(raw.get("check"), page, bad)
+    computed = question if isinstance(question, str) else ""
+    return Step(title, page, float(minutes), notes, params, None if computed else question, own, computed, checks)
 
 
 def parse(text: str | bytes, file: str, source: str = "own") -> Lesson:
@@ -195,8 +224,12 @@ def dump(lesson: Lesson) -> str:
         if step.params:
             lines.append("params = { " + ", ".join(f"{json.dumps(k)} = {_toml_value(v)}"
                                                    for k, v in step.params.items()) + " }")
+        if step.checks:
+            lines.append(f"check = {_toml_value(step.checks)}")
         if step.page_question:
             lines.append(f"question = {_toml_value(PAGE_QUESTION)}")
+        elif step.computed:
+            lines.append(f"question = {{ computed = {_toml_value(step.computed)} }}")
         elif step.question:
             q = step.question
             lines += ["", "[step.question]", f"prompt = {_toml_value(q.prompt)}",

@@ -2,10 +2,14 @@
 steps and their questions, and, when a class is running, the join link and its QR code. Every text is escaped."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html import escape
 
 from explorer.classroom.qr import qr_svg
+from explorer.labs.quiz import Question
 
+from .claims import unescaped
+from .computed import COMPUTED, step_model
 from .model import Lesson
 
 STYLE = """
@@ -21,8 +25,12 @@ ol.steps > li { margin: 0 0 1rem; padding: .6rem .8rem; border: 1px solid #bbb; 
 """
 
 
-def handout_html(lesson: Lesson, join_url: str | None = None, room: str | None = None) -> str:
-    """The handout as an HTML document. ``join_url`` (and the room's ``room`` code, as shown): print the way in."""
+def handout_html(lesson: Lesson, join_url: str | None = None, room: str | None = None,
+                 asked: Mapping[int, Question | str] | None = None) -> str:
+    """The handout as an HTML document. ``join_url`` (and the room's ``room`` code, as shown): print the way in.
+    ``asked``: the computed steps' questions by step index, as computed on their models (or the sentence shown
+    instead); a computed step missing from it prints what its question will ask."""
+    asked = asked or {}
     parts = ["<!doctype html><html lang=en><head><meta charset=utf-8>",
              f"<title>{escape(lesson.title)} · handout</title><style>{STYLE}</style></head><body>",
              f"<h1>{escape(lesson.title)}</h1>",
@@ -33,13 +41,19 @@ def handout_html(lesson: Lesson, join_url: str | None = None, room: str | None =
         parts.append(f"<div class=join>{qr_svg(join_url)}<div>Join the class: scan the code or open "
                      f"<b>{escape(join_url)}</b>{code}.</div></div>")
     parts.append("<ol class=steps>")
-    for step in lesson.steps:
+    for n, step in enumerate(lesson.steps):
         parts.append(f"<li><b>{escape(step.title)}</b> <span class=page>· {escape(step.page_title)} · "
                      f"{step.minutes:g} min</span>")
-        if step.question:
-            q = step.question
+        q = step.question.question() if step.question else asked.get(n) if step.computed else None
+        if isinstance(q, Question):
             options = "".join(f"<li>{escape(o)}</li>" for o in q.options)
-            parts.append(f"<p class=q>{escape(q.prompt)}</p><ul class=opts>{options}</ul>")
+            prompt = q.prompt if step.question else unescaped(q.prompt)   # a computed one is written as markdown
+            parts.append(f"<p class=q>{escape(prompt)}</p><ul class=opts>{options}</ul>")
+        elif isinstance(q, str):
+            parts.append(f"<p class=q>{escape(q)}</p>")
+        elif step.computed:
+            parts.append(f"<p class=q>A question measured on {escape(step_model(step))} when the step opens: "
+                         f"{escape(COMPUTED[step.computed].about)}.</p>")
         elif step.page_question:
             parts.append(f"<p class=q>Predict, then reveal: the question on the {escape(step.page_title)} page.</p>")
         parts.append("</li>")

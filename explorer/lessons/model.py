@@ -1,5 +1,6 @@
 """A lesson: an ordered list of steps. A step opens one page with its URL parameters (the view a deep link
-reopens), holds the teacher's private notes, an optional class question, and a planned time."""
+reopens), holds the teacher's private notes, an optional class question (written here, the page's own, or computed
+on the model: ``explorer.lessons.computed``), the claims checked on the model, and a planned time."""
 from __future__ import annotations
 
 import hashlib
@@ -35,6 +36,8 @@ class Step:
     params: dict[str, str] = field(default_factory=dict)
     question: StepQuestion | None = None
     page_question: bool = False                 # the question is the page's own (see PAGE_QUESTION)
+    computed: str = ""                          # the question is computed on the model: a name of computed.COMPUTED
+    checks: tuple[str, ...] = ()                # claims measured on the model: names of computed.CHECKS
 
     @property
     def page_title(self) -> str:
@@ -59,5 +62,6 @@ class Lesson:
     def question_id(self, index: int) -> str:
         """The store's id of step ``index``'s class question: stable for the same lesson text, short."""
         step = self.steps[index]
-        digest = hashlib.sha256(repr((self.title, index, step.question)).encode()).hexdigest()[:10]
+        asked = (self.title, index, step.question) + ((step.computed,) if step.computed else ())
+        digest = hashlib.sha256(repr(asked).encode()).hexdigest()[:10]
         return f"lesson-{index + 1}-{digest}"

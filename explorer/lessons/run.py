@@ -6,15 +6,19 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from explorer.labs.quiz import Question
+
 from .files import LessonError, dump, find, parse
 from .model import Lesson
 
 OWN_MAX = 24_000   # longest own lesson file carried in the room's view (the view holds at most 64,000 characters)
 
 
-def place(lesson: Lesson, index: int, started: float, step_started: float) -> dict:
+def place(lesson: Lesson, index: int, started: float, step_started: float,
+          asked: Question | str | None = None) -> dict:
     """Step ``index`` of ``lesson`` as the room's view carries it: what followers show (step n of N, its title, its
-    class question) and what a restarted teacher needs to carry on (where the lesson comes from, the clock)."""
+    class question) and what a restarted teacher needs to carry on (where the lesson comes from, the clock).
+    ``asked``: a computed step's question as computed on its model, or the sentence shown instead ("note")."""
     step = lesson.steps[index]
     where = {"source": lesson.source, "title": lesson.title, "step": index, "n": len(lesson.steps),
              "step_title": step.title, "started": started, "step_started": step_started, "qid": None,
@@ -23,11 +27,24 @@ def place(lesson: Lesson, index: int, started: float, step_started: float) -> di
         q = step.question
         where["qid"] = lesson.question_id(index)
         where["question"] = {"prompt": q.prompt, "options": list(q.options), "answer": q.answer, "explain": q.explain}
+    elif step.computed and isinstance(asked, Question):
+        where["qid"] = lesson.question_id(index)
+        where["question"] = {"prompt": asked.prompt, "options": list(asked.options), "answer": asked.correct,
+                             "explain": asked.reveal}
+    elif step.computed and isinstance(asked, str):
+        where["note"] = asked
     if not lesson.source.startswith(("app:", "dir:")):
         text = dump(lesson)
         if len(text) <= OWN_MAX:
             where["toml"] = text
     return where
+
+
+def ended(lesson: Lesson, qids: list[str]) -> dict:
+    """What the room's view carries once ``lesson`` is finished: its title and the ids of the class questions asked
+    during it (``qids``, in order), so that every follower sees the recap of their own answers. It has no step:
+    ``resume`` finds nothing to carry on."""
+    return {"source": lesson.source, "title": lesson.title, "ended": True, "qids": list(qids)}
 
 
 def resume(where: object, env: Mapping[str, str] = os.environ) -> tuple[Lesson, int] | None:

@@ -19,6 +19,9 @@ import torch
 
 from explorer.attention.result import AttentionResult, extract
 from explorer.examples import EXAMPLES
+from explorer.labs.quiz import Question
+from explorer.lessons import computed
+from explorer.lessons.model import Lesson
 from explorer.model import registry
 from explorer.model.loading import LoadedModel, log
 from explorer.serving import process
@@ -159,6 +162,48 @@ def _queued(key: tuple, work: Callable[[], T]) -> T:
         if note is not None:
             note.empty()
         return value
+
+
+def _lesson_measure(kind: str, lesson: Lesson, index: int, measure: Callable[[LoadedModel], T],
+                    failed: Callable[[str], T]) -> T:
+    """``measure(model)`` for step ``index`` of ``lesson``, once per (lesson, step, model, parameters) for the whole
+    server, through the fair forward queue; ``failed(why)`` when the model cannot be had or the measure breaks (the
+    lesson goes on: nothing is stored, so a later run tries again)."""
+    step = lesson.steps[index]
+    model = computed.step_model(step)
+    key = (kind, lesson.source, lesson.title, index, step.computed, step.checks, model,
+           tuple(sorted(step.params.items())))
+    hit = _results.peek(key)
+    if hit is not None:
+        return hit
+    try:
+        job = WORKER.request(model)
+        if internals.script_context() is not None:
+            show_progress(job)
+        loaded = job.wait()
+        return forward(key, lambda: _results.get_or_compute(key, lambda: measure(loaded)))
+    except Exception as err:   # a model that cannot load, a measure that breaks: one sentence, the lesson goes on
+        log.warning("lesson %r step %d: %s failed: %s", lesson.title, index + 1, kind, err)
+        return failed(str(err) or type(err).__name__)
+
+
+def lesson_question(lesson: Lesson, index: int) -> Question | str:
+    """A computed step's question on its model (``lessons.computed.asked``), or the one sentence shown instead."""
+    step = lesson.steps[index]
+    return _lesson_measure("lesson-asked", lesson, index, lambda loaded: computed.asked(step, loaded),
+                           lambda why: computed.unavailable(step, why))
+
+
+def lesson_contradiction(lesson: Lesson, index: int) -> str | None:
+    """None when the step's model agrees with the claims the step checks; else the sentence saying where not."""
+    step = lesson.steps[index]
+    if not step.checks:
+        return None
+    found = _lesson_measure("lesson-check", lesson, index,
+                            lambda loaded: computed.contradiction(step, index + 1, loaded) or "",
+                            lambda why: f"Step {index + 1}'s claims could not be checked on "
+                                        f"{computed.step_model(step)}: {why}")
+    return found or None
 
 
 def result_cache() -> ByteLRU:

@@ -1,7 +1,8 @@
 """AppTest of lessons: every shipped step's page renders with the step's parameters (none of them corrected), a
 teacher starts a lesson from Home in one click, Next and Back move the class's page, a student who joins late lands
 on the current step, the notes stay on the teacher's own screen, a teacher who comes back (a restarted server, the
-teacher link) carries on at the store's step, and an uploaded lesson file with an error is one literal message."""
+teacher link) carries on at the store's step, a finished lesson shows each follower their own recap in the class,
+and an uploaded lesson file with an error is one literal message."""
 from pathlib import Path
 
 import pytest
@@ -120,10 +121,46 @@ def test_a_teacher_who_comes_back_carries_on_at_the_stores_step():
     assert membership.store().view(normalise_code(room))[1]["lesson"]["step"] == 3
     for _ in range(3):
         click(again, "Next")
-    click(again, "Finish the lesson")   # the lesson ends for good: the class's view no longer names it
+    click(again, "Finish the lesson")   # the lesson ends for good: the class's view carries only its end
     again.run()
     assert "step **" not in texts(again) and lesson_bar.LESSON not in again.session_state
+    where = membership.store().view(normalise_code(room))[1]["lesson"]
+    assert where["ended"] and "step" not in where
+    click(again, "Close the recap")   # now the view no longer names the lesson
     assert "lesson" not in membership.store().view(normalise_code(room))[1]
+
+
+def test_when_the_teacher_finishes_every_follower_sees_their_own_recap_in_the_class():
+    lesson = LESSONS[0]
+    teacher = session()
+    click(teacher, "Start with a class")
+    room = teacher.session_state[membership.ROOM]
+    students = [join(room, f"s{i}") for i in range(2)]
+    qid = lesson.question_id(0)
+    for student, answer in zip(students, ("exactly 1", "the number of words")):
+        student.run()
+        student.radio(key=f"{qid}_answer").set_value(answer).run()
+        click(student, "Commit my answer")
+    click(teacher, "Next")   # step 2 asks its question; nobody answers it
+    for _ in range(len(lesson.steps) - 2):
+        click(teacher, "Next")
+    click(teacher, "Finish the lesson")
+    assert "is finished: each student now sees their own answers" in texts(teacher)
+    mine = {}
+    for student in students:
+        student.run()
+        assert student.title[0].value == teacher.title[0].value   # still following the class, on its page
+        mine[student] = texts(student)
+        assert f"**{literal(lesson.title)}** is over. Your answers:" in mine[student]
+        assert literal(lesson.steps[1].question.prompt) in mine[student]
+        assert f"you did not answer. The right answer: **{literal(lesson.steps[1].question.answer)}**." in \
+            mine[student]
+    assert "round 1: exactly 1. The right answer: **exactly 1**; you had it." in mine[students[0]]
+    assert "round 1: the number of words. The right answer: **exactly 1**." in mine[students[1]]
+    assert "round 1: exactly 1" not in mine[students[1]]   # each sees their own answers only
+    click(teacher, "Close the recap")
+    students[0].run()
+    assert "Your answers:" not in texts(students[0])
 
 
 def test_run_alone_and_finish():

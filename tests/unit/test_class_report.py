@@ -4,7 +4,15 @@ import csv
 import io
 
 from explorer.classroom import Asked
-from explorer.classroom.report import CSV_COLUMNS, QuestionReport, csv_text, points, round_line, summary_html
+from explorer.classroom.report import (
+    CSV_COLUMNS,
+    QuestionReport,
+    csv_text,
+    points,
+    recap,
+    round_line,
+    summary_html,
+)
 
 
 def question(correct="a", round_=2, state="revealed", typed=False, options=("a", "b", "c")):
@@ -50,3 +58,14 @@ def test_the_printable_summary_escapes_and_holds_the_numbers():
     assert "1 of 4 right (25%)" in page and "3 of 4 right (75%)" in page and "+50 points" in page
     assert "@media print" in page and "Class K7M-2QX" in page
     assert "No class questions were asked" in summary_html([], room="K7M-2QX", when="now")
+
+
+def test_a_students_recap_lists_the_lessons_questions_their_answers_and_the_right_ones():
+    questions = [Asked("q1", "Rows sum to?", ("1", "2"), "1", False, 2, "revealed"),
+                 Asked("q2", "Mask?", ("0", "1"), "0", False, 1, "open"),
+                 Asked("other", "Not this lesson's", ("a", "b"), None, False, 1, "open")]
+    mine = {"q1": {1: "2", 2: "1"}, "other": {1: "a"}}
+    lines = recap(questions, mine, ["q1", "q2", "gone"])
+    assert [(x.prompt, x.said, x.correct, x.right) for x in lines] == [
+        ("Rows sum to?", {1: "2", 2: "1"}, "1", True), ("Mask?", {}, "0", None)]
+    assert recap(questions, {"q1": {1: "2"}}, ["q1"])[0].right is False

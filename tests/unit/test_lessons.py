@@ -11,7 +11,7 @@ from explorer.lessons import LessonError, catalogue, dump, parse
 from explorer.lessons.files import MAX_BYTES, MAX_STEPS
 from explorer.lessons.handout import handout_html
 from explorer.lessons.pages import PAGES, SIZES, shareable
-from explorer.lessons.run import place, resume
+from explorer.lessons.run import ended, place, resume
 from explorer.model.registry import EMBEDDED
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,7 +46,7 @@ def test_shipped_lessons_validate_and_fit_in_25_minutes():
         assert lesson.minutes <= 25, lesson.title
         for step in lesson.steps:
             assert step.notes, (lesson.title, step.title)
-            assert step.question or step.page_question, (lesson.title, step.title)   # every step asks something
+            assert step.question or step.page_question or step.computed, (lesson.title, step.title)   # asks
     pages = [s.page for s in titles["Attention in 20 minutes"].steps]
     assert pages == ["pages/heatmaps.py", "pages/flip.py", "pages/lab_worked_example.py", "pages/lab_softmax.py",
                      "pages/lab_permutation.py", "pages/lab_positions.py", "pages/lab_masks.py"]
@@ -184,3 +184,10 @@ def test_lesson_step_survives_a_store_reopen(env):
     assert view["page"] == "pages/write.py" and view["params"] == step.params
     assert view["lesson"]["step"] == 2 and view["lesson"]["n"] == 5 and view["lesson"]["started"] == 100.0
     assert resume(view["lesson"], {}) == (lesson, 2)
+
+
+def test_a_finished_lessons_view_names_its_questions_and_resumes_nothing():
+    lesson = catalogue({})[0][0]
+    where = ended(lesson, ["q1", "q2"])
+    assert where == {"source": lesson.source, "title": lesson.title, "ended": True, "qids": ["q1", "q2"]}
+    assert resume(json.loads(json.dumps(where))) is None

@@ -6,7 +6,8 @@ fresh deep link would; in a class the page, its parameters and the lesson's plac
 are then published together as the room's view (``following.publish``), so the class follows and the store keeps
 the step. A follower's bar: "step n of N", the step's title and its class question, read from that view. A teacher
 who comes back to a class (the teacher link, a server restart) finds the lesson where the store says it is.
-Without a class the same bar runs a lesson alone.
+Without a class the same bar runs a lesson alone. When the teacher finishes the lesson, each follower's bar shows
+the recap of their own answers to the lesson's questions and the right ones, without leaving the class.
 """
 from __future__ import annotations
 
@@ -18,13 +19,15 @@ from explorer.classroom import ClassroomError
 from explorer.labs.quiz import Question
 from explorer.lessons import Lesson
 from explorer.lessons.pages import PAGES
-from explorer.lessons.run import place, resume
-from explorer.ui.live import membership
+from explorer.lessons.run import ended, place, resume
+from explorer.ui import cached
+from explorer.ui.live import membership, report_panel
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.text import literal
 
 LESSON, STEP, STARTED, STEP_STARTED, GO, RESUMED = (
     "_lesson", "_lesson_step", "_lesson_started", "_lesson_step_started", "_lesson_go", "_lesson_resumed")
+ENDED, ASKED_BEFORE = "_lesson_ended", "_lesson_asked_before"   # a finished lesson's recap; questions before it
 
 
 def running() -> tuple[Lesson, int] | None:
@@ -42,7 +45,19 @@ def start(lesson: Lesson, with_class: bool) -> None:
             membership.note(str(err))
             return
     now = time.time()
-    st.session_state.update({LESSON: lesson, STEP: 0, STARTED: now, STEP_STARTED: now, GO: True, RESUMED: True})
+    st.session_state.pop(ENDED, None)
+    st.session_state.update({LESSON: lesson, STEP: 0, STARTED: now, STEP_STARTED: now, GO: True, RESUMED: True,
+                             ASKED_BEFORE: _asked_so_far()})
+
+
+def _asked_so_far() -> list[str]:
+    """The ids of the class questions the room has asked so far, in order (none without a class)."""
+    if not membership.teacher_key():
+        return []
+    try:
+        return [q.qid for q in membership.store().questions(membership.code())]
+    except ClassroomError:
+        return []
 
 
 def _move(by: int) -> None:
@@ -59,8 +74,15 @@ def _back_to_step() -> None:
 
 
 def finish() -> None:
-    """Callback: the lesson ends (a class stays open; its view stops carrying the lesson)."""
-    for name in (LESSON, STEP, STARTED, STEP_STARTED, GO, membership.LESSON_PLACE):
+    """Callback: the lesson ends. A class stays open, and its view carries the lesson's end instead of a step
+    (``run.ended``: every follower sees the recap of their own answers) until the teacher closes the recap or
+    starts another lesson."""
+    now = running()
+    if now is not None and membership.teacher_key():
+        before = set(st.session_state.get(ASKED_BEFORE, []))   # a teacher back after a restart: none known
+        qids = [qid for qid in _asked_so_far() if qid not in before]
+        st.session_state[ENDED] = ended(now[0], qids)
+    for name in (LESSON, STEP, STARTED, STEP_STARTED, GO, ASKED_BEFORE, membership.LESSON_PLACE):
         st.session_state.pop(name, None)
     st.session_state[RESUMED] = True   # the room's view still names the lesson until this run publishes
 
@@ -100,14 +122,36 @@ def bar() -> None:
     _resume()
     now = running()
     if now is None:
-        st.session_state.pop(membership.LESSON_PLACE, None)
+        _ended_bar()
         return
     lesson, index = now
     st.session_state[membership.LESSON_PLACE] = place(lesson, index, st.session_state[STARTED],
                                                       st.session_state[STEP_STARTED])
     if st.session_state.pop(GO, False):
         _open_step(lesson, index)
-    _teacher_bar(lesson, index)
+    asked = cached.lesson_question(lesson, index) if lesson.steps[index].computed else None
+    if asked is not None:   # the class sees the question as computed here (or the sentence shown instead)
+        st.session_state[membership.LESSON_PLACE] = place(lesson, index, st.session_state[STARTED],
+                                                          st.session_state[STEP_STARTED], asked)
+    _teacher_bar(lesson, index, asked)
+
+
+def _close_recap() -> None:
+    st.session_state.pop(ENDED, None)
+
+
+def _ended_bar() -> None:
+    """A teacher whose lesson just ended: the class's view carries the end (each follower sees their recap) until
+    the recap is closed."""
+    finished = st.session_state.get(ENDED) if membership.teacher_key() else None
+    if not finished:
+        st.session_state.pop(membership.LESSON_PLACE, None)
+        return
+    st.session_state[membership.LESSON_PLACE] = finished
+    with st.container(border=True, horizontal=True, vertical_alignment="center", gap="small", key="lesson_ended"):
+        st.markdown(f":material/flag: **{literal(finished['title'])}** is finished: each student now sees their "
+                    "own answers and the right ones.")
+        st.button("Close the recap", icon=":material/close:", key="_lesson_close_recap", on_click=_close_recap)
 
 
 def _clock(seconds: float) -> str:
@@ -115,7 +159,7 @@ def _clock(seconds: float) -> str:
     return f"{seconds // 60}:{seconds % 60:02d}"
 
 
-def _teacher_bar(lesson: Lesson, index: int) -> None:
+def _teacher_bar(lesson: Lesson, index: int, asked: Question | str | None) -> None:
     step, n = lesson.steps[index], len(lesson.steps)
     used = time.time() - st.session_state[STARTED]
     planned = lesson.planned_until(index)
@@ -138,23 +182,33 @@ def _teacher_bar(lesson: Lesson, index: int) -> None:
         if not on_step:
             st.button(f"Back to step {index + 1}", icon=":material/undo:", key="_lesson_return",
                       on_click=_back_to_step)
-        elif not membership.projector() and step.notes:
-            with st.expander("Your notes (only on this screen, never in projector view)", icon=":material/notes:"):
-                st.markdown(literal(step.notes))
+        elif not membership.projector():
+            if step.notes:
+                with st.expander("Your notes (only on this screen, never in projector view)",
+                                 icon=":material/notes:"):
+                    st.markdown(literal(step.notes))
+            contradicted = cached.lesson_contradiction(lesson, index)
+            if contradicted:   # a claim of the lesson that the model on screen does not show
+                st.warning(literal(contradicted), icon=":material/rule:")
     if on_step:
-        _question(step.question.question() if step.question else None, lesson.question_id(index),
+        _question(step.question.question() if step.question else asked, lesson.question_id(index),
                   step.page_question)
 
 
-def _question(question: Question | None, qid: str, page_question: bool) -> None:
-    if question is not None:
+def _question(question: Question | str | None, qid: str, page_question: bool) -> None:
+    if isinstance(question, Question):
         predict_then_reveal(question, qid)
+    elif isinstance(question, str):   # a computed question that could not be computed on this model
+        st.caption(f":material/info: {literal(question)}")
     elif page_question:
         st.caption(":material/quiz: This step's question is the page's own: predict, then reveal, below.")
 
 
 def _follower_bar() -> None:
     where = st.session_state.get(membership.LESSON_SEEN)
+    if isinstance(where, dict) and where.get("ended"):
+        report_panel.lesson_recap(str(where.get("title", "")), [str(q) for q in where.get("qids") or []])
+        return
     if not isinstance(where, dict) or not isinstance(where.get("step"), int):
         return
     st.markdown(f":material/assignment: **Step {where['step'] + 1} of {where.get('n', '?')}** · "
@@ -168,3 +222,5 @@ def _follower_bar() -> None:
             question = None
     if question is not None:
         predict_then_reveal(question, str(where["qid"]))
+    elif isinstance(where.get("note"), str):   # the step's computed question could not be computed
+        st.caption(f":material/info: {literal(where['note'])}")

@@ -35,7 +35,8 @@ def _fields(step: Step) -> dict:
     return {"uid": next(_uids), "title": step.title, "page": step.page, "minutes": step.minutes, "notes": step.notes,
             "params": dict(step.params), "page_question": step.page_question,
             "prompt": q.prompt if q else "", "options": "\n".join(q.options) if q else "",
-            "answer": q.answer if q else "", "explain": q.explain if q else ""}
+            "answer": q.answer if q else "", "explain": q.explain if q else "",
+            "computed": step.computed, "checks": list(step.checks)}   # kept as they are (no editor for them)
 
 
 def add_current(page: str | None) -> None:
@@ -70,10 +71,11 @@ def lesson() -> Lesson:
     steps = []
     for s in fields["steps"]:
         options = tuple(o.strip() for o in s["options"].splitlines() if o.strip())
+        computed = "" if s["page_question"] else s.get("computed", "")
         question = (StepQuestion(s["prompt"], options, s["answer"], s["explain"])
-                    if not s["page_question"] and (s["prompt"].strip() or options) else None)
+                    if not s["page_question"] and not computed and (s["prompt"].strip() or options) else None)
         steps.append(Step(s["title"], s["page"], float(s["minutes"]), s["notes"], s["params"], question,
-                          s["page_question"] and s["page"] in PAGE_QUESTIONS))
+                          s["page_question"] and s["page"] in PAGE_QUESTIONS, computed, tuple(s.get("checks", ()))))
     if not steps:
         raise LessonError(FILE, "has no steps yet: add a view with “Add this view as a step”", field="step")
     return parse(dump(Lesson(fields["title"], tuple(steps))), FILE, "own")

@@ -84,3 +84,23 @@ def student() -> None:
             after = "The answer comes when your teacher reveals it."
         st.markdown(f"{i}. {literal(q.prompt)}  \n{rounds}. {after}")
     st.caption("Nothing is kept after the class ends: your answers go with the room.")
+
+
+def lesson_recap(title: str, qids: list[str]) -> None:
+    """A follower's recap when the teacher finishes a lesson: each of the lesson's questions (``qids``) with the
+    student's own answers and the right answer, in the lesson bar's place (the student stays in the class)."""
+    room, me = membership.code(), membership.student()
+    try:
+        lines = class_report.recap(membership.store().questions(room), membership.store().my_answers(room, me), qids)
+    except ClassroomError:
+        return
+    with st.container(border=True, key="lesson_recap"):
+        st.markdown(f":material/flag: **{literal(title)}** is over. Your answers:")
+        if not lines:
+            st.caption("This lesson asked the class no question.")
+        for i, line in enumerate(lines, 1):
+            rounds = (" · ".join(f"round {r}: {literal(line.said[r])}" for r in sorted(line.said))
+                      or "you did not answer")
+            right = ("" if line.correct is None else f" The right answer: **{literal(line.correct)}**"
+                     + ("; you had it." if line.right else "."))
+            st.markdown(f"{i}. {literal(line.prompt)}  \n{rounds}.{right}")

@@ -15,7 +15,7 @@ from collections import OrderedDict
 import streamlit as st
 
 from explorer.generation.readout import direct_effect, logit_lens
-from explorer.generation.sampling import Settings, clamp_settings, max_new_tokens
+from explorer.generation.sampling import URL_KEYS, Settings, clamp_settings, max_new_tokens
 from explorer.generation.steps import Generation, generate
 from explorer.model.registry import ModelUnavailable
 from explorer.serving import process
@@ -33,7 +33,7 @@ DEFAULT_PROMPT = "The capital of France is"
 MAX_PROMPT_CHARS = 2000
 _latest: OrderedDict[str, tuple] = OrderedDict()   # session -> the generation it asked for last (recent 2,000)
 _latest_lock = threading.Lock()
-URL = {"new_tokens": "new", "temperature": "temp", "top_k": "topk", "top_p": "topp", "seed": "seed"}
+URL = URL_KEYS
 
 
 class Abandoned(RuntimeError):

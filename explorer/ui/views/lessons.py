@@ -6,8 +6,10 @@ import streamlit as st
 
 from explorer.classroom import pretty_code
 from explorer.lessons import Lesson, LessonError, catalogue, dump
+from explorer.lessons.computed import COMPUTED, step_model
 from explorer.lessons.handout import handout_html
 from explorer.lessons.pages import PAGE_QUESTIONS, PAGES
+from explorer.ui import cached
 from explorer.ui.live import lesson_bar, membership, own_lesson
 from explorer.ui.text import literal
 from explorer.ui.widgets import page_link
@@ -49,7 +51,9 @@ def home_section() -> None:
 def _steps_table(lesson: Lesson) -> None:
     for n, step in enumerate(lesson.steps, 1):
         ask = ("the page's own question" if step.page_question else
-               literal(step.question.prompt) if step.question else "no question")
+               literal(step.question.prompt) if step.question else
+               f"measured on {literal(step_model(step))}: {literal(COMPUTED[step.computed].about)}" if step.computed
+               else "no question")
         st.markdown(f"{n}. **{literal(step.title)}** · {literal(step.page_title)} · {step.minutes:g} min  \n"
                     f"   :material/quiz: {ask}")
 
@@ -58,8 +62,14 @@ def handout(lesson: Lesson, key: str) -> None:
     """Download the handout (with the join link and QR code when this session teaches a class): a page of its own,
     opened and printed from the browser (no preview in the app: the app draws no raw HTML)."""
     room = membership.code() if membership.teacher_key() else None
-    page = handout_html(lesson, membership.join_url(room) if room else None, pretty_code(room) if room else None)
-    st.download_button("Handout (HTML, prints as a page)", page.encode(), file_name=f"{_slug(lesson)}-handout.html",
+    url, shown = (membership.join_url(room), pretty_code(room)) if room else (None, None)
+
+    def page() -> bytes:   # made when the button is pressed: a computed question may need its model loaded first
+        asked = {i: cached.lesson_question(lesson, i) for i, step in enumerate(lesson.steps) if step.computed}
+        return handout_html(lesson, url, shown, asked).encode()
+
+    st.download_button("Handout (HTML, prints as a page)", page if any(s.computed for s in lesson.steps)
+                       else page(), file_name=f"{_slug(lesson)}-handout.html",
                        mime="text/html", key=f"{key}_handout", icon=":material/print:", on_click="ignore")
 
 

@@ -1,0 +1,220 @@
+"""What a lesson's computed questions and checks measure on a model (``explorer.lessons.computed`` holds the
+registry): each function takes the loaded model and the step's page parameters (the link's strings) and runs the
+core functions that page runs, so the number measured is the number the class sees on the page.
+
+A computed question returns a :class:`~explorer.labs.quiz.Question`; a check returns ``(the model agrees, what was
+measured)`` in words. Both raise :class:`NotComputable` (one sentence) when the step cannot be measured on this
+model: a missing text, an encoder asked to write, a prompt too short to have layers to read.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+import numpy as np
+
+from explorer.attention import analysis
+from explorer.attention.result import extract
+from explorer.generation import readout
+from explorer.generation.sampling import Settings, process, settings_from_params
+from explorer.generation.steps import Generation, generate
+from explorer.heads_do import knockout, pairs
+from explorer.labs.quiz import Question
+from explorer.model.loading import LoadedModel
+
+Params = Mapping[str, str]
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+class NotComputable(ValueError):
+    """This step cannot be measured on this model; ``str()`` is one sentence for the class."""
+
+
+def _param(params: Params, name: str) -> str:
+    value = str(params.get(name, "")).strip()
+    if not value:
+        raise NotComputable(f"the step gives no {name!r} to measure on")
+    return value
+
+
+def unescaped(text: str) -> str:
+    """Markdown text of a computed question as plain text (the handout prints it as it reads)."""
+    return re.sub(r"\\([^\w\s])", r"\1", text)
+
+
+def shown(tokenizer, token_id: int) -> str:
+    """A token as the page writes it, quoted so a leading space shows (“␣Paris”), markdown characters escaped."""
+    text = tokenizer.decode([int(token_id)]).replace(" ", "␣").replace("\n", "⏎")
+    return "“" + _MARKDOWN.sub(r"\\\1", text) + "”"
+
+
+def ordinal(n: int) -> str:
+    """1 -> "1st", 2 -> "2nd", 11 -> "11th", 23 -> "23rd"."""
+    tail = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n:,}{tail}"
+
+
+def written(loaded: LoadedModel, params: Params) -> tuple[Generation, int]:
+    """The generation the "Watch it write" page runs for these parameters (prompt, mode, new, temp, topk, topp,
+    seed) and the step it shows (``step``)."""
+    gen = generate(loaded, _param(params, "prompt"), settings_from_params(params), check=False)
+    step = int(params.get("step", 0))
+    if step >= gen.steps:
+        raise NotComputable(f"the model stopped after {gen.steps} tokens, before step {step}")
+    return gen, step
+
+
+# ---------------------------------------------------------------------------------------------- computed questions
+
+def layer_ranges(n_layers: int) -> list[tuple[int, int]]:
+    """Options for "from which layer on": the last layer alone, the ones before it in up to three even runs."""
+    before = [(int(part[0]), int(part[-1])) for part in np.array_split(np.arange(n_layers - 1), 3) if len(part)]
+    return [*before, (n_layers - 1, n_layers - 1)]
+
+
+def _range_label(low: int, high: int, last: int) -> str:
+    if low == high == last:
+        return f"only after the last layer, {last}"
+    return f"after layer {low}" if low == high else f"after one of layers {low}–{high}"
+
+
+def logit_lens_first_top(loaded: LoadedModel, params: Params) -> Question:
+    """"From which layer on is the written token the logit lens's top guess?", read as the page's logit lens reads
+    it: the residual after each block through the final norm and the unembedding (``readout.logit_lens``); the
+    options are runs of layers that cover them all, the right one holds the first layer from which the token stays
+    on top."""
+    gen, step = written(loaded, params)
+    lens = readout.logit_lens(loaded, gen, step, k=1)
+    ranks, n = lens.picked_rank, len(lens.picked_rank)
+    token = shown(loaded.tokenizer, gen.picked(step))
+    if n < 2:
+        raise NotComputable("the model has a single layer: there is no layer before the last to compare")
+    if ranks[-1] != 0:
+        raise NotComputable(f"the token written, {token}, was sampled: it is not the lens's top guess even after "
+                            "the last layer")
+    first = n - 1
+    while first > 0 and ranks[first - 1] == 0:
+        first -= 1
+    ranges = layer_ranges(n)
+    labels = [_range_label(low, high, n - 1) for low, high in ranges]
+    right = next(label for (low, high), label in zip(ranges, labels) if low <= first <= high)
+    earlier = sorted({x for x in (first - 1, first - 2, first - 6, n // 2, 0) if 0 <= x < first}, reverse=True)
+    before = "; ".join(f"after layer {x} it is {ordinal(int(ranks[x]) + 1)} (p = {lens.picked_prob[x]:.1e}; "
+                       f"top: {shown(loaded.tokenizer, lens.ids[x, 0])})" for x in earlier)
+    reveal = (f"{token} is the lens's top guess from layer **{first}** on"
+              + (" (the last)" if first == n - 1 else "")
+              + f", with p = {lens.picked_prob[first]:.3f} there. " + (f"Before that: {before}. " if before else "")
+              + "The lens reads each layer's residual as if it were the last one (the final norm, then the "
+                "unembedding).")
+    context = _MARKDOWN.sub(r"\\\1", loaded.tokenizer.decode(gen.ids[:gen.n_prompt + step])[-80:])
+    prompt = (f"“…{context}”: the model writes {token} next. Reading the residual stream after each of its {n} "
+              f"layers (0–{n - 1}) with the logit lens, from which layer on is {token} the top guess?")
+    return Question(prompt, tuple(labels), right, reveal)
+
+
+# ---------------------------------------------------------------------------------------------- checks
+
+def rows_sum_to_one(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
+    result = extract(loaded, _param(params, "text"))
+    worst = float(np.abs(result.weights.astype(np.float64).sum(-1) - 1).max())
+    layers, heads = result.weights.shape[:2]
+    return worst <= 1e-4, f"the rows of its {layers}×{heads} heads differ from 1 by at most {worst:.1e}"
+
+
+def recompute_agrees(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
+    result = extract(loaded, _param(params, "text"))
+    if result.fidelity is None:
+        raise NotComputable("this model's queries and keys cannot be captured, so nothing is recomputed")
+    layer, head = int(params.get("layer", 0)), int(params.get("head", 0))
+    diff = float(result.fidelity[layer, head])
+    return diff < 1e-5, (f"our recompute of L{layer}H{head} differs from the model's weights by at most {diff:.1e} "
+                         "(the page's tick needs less than 1e-5)")
+
+
+def _query_rows(result, params: Params, name: str = "query") -> list[int]:
+    return analysis.query_rows(result, params.get(name, "it"))
+
+
+def encoder_reads_later(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
+    result = extract(loaded, _param(params, "text"))
+    rows = _query_rows(result, params)
+    later = [p for p, w in enumerate(result.word_ids) if p > max(rows) and w >= 0]
+    if not later:
+        raise NotComputable(f"no word comes after {params.get('query', 'it')!r}")
+    on_later = result.weights[:, :, rows][..., later].sum(-1).mean(-1)   # (layer, head)
+    word = params.get("query", "it")
+    said = (f"{word!r} puts {on_later.mean():.0%} of its attention on the words after it on average over the heads "
+            f"(up to {on_later.max():.0%} in one head)")
+    return (not result.facts.causal) and float(on_later.max()) > 0.01, said
+
+
+def _flip(loaded: LoadedModel, params: Params, text="text", text_b="text_b", query="query", cands=None):
+    words = cands or [w.strip() for w in params.get("cands", "animal,street").split(",") if w.strip()]
+    a, b, q, _ = pairs.flip_texts(loaded.kind, _param(params, text), _param(params, text_b), params.get(query, "it"))
+    return analysis.flip(extract(loaded, a), extract(loaded, b), q, words), words
+
+
+def some_heads_flip(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
+    found, words = _flip(loaded, params)
+    n, total = int(found.table["flips"].sum()), len(found.table)
+    return 1 <= n <= total / 2, (f"{n} of {total} heads lean to {words[0]!r} in the first sentence and to "
+                                 f"{words[1]!r} in the second")
+
+
+def causal_upper_zero(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
+    weights = extract(loaded, _param(params, "text")).weights
+    upper = float(np.triu(weights, k=1).max())    # (layer, head, query, key): keys after the query
+    return upper == 0.0, f"the largest weight any head puts on a later token is {upper:.1e}"
+
+
+def first_token_sinks(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
+    weights = extract(loaded, _param(params, "text")).weights
+    on_first = weights[:, :, 1:, 0].mean(-1)    # (layer, head): averaged over the queries after the first token
+    many, total = int((on_first > 0.5).sum()), on_first.size
+    return many >= total / 3, (f"{many} of {total} heads put more than half of their attention (averaged over the "
+                               "later tokens) on the first token")
+
+
+def temperature_flattens(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
+    gen = generate(loaded, _param(params, "prompt"), Settings(1), check=False)
+    at_1, at_2 = process(gen.logits[0], 1.0), process(gen.logits[0], 2.0)
+    entropy = [float(-(p[p > 0] * np.log(p[p > 0])).sum()) for p in (at_1, at_2)]
+    said = (f"the most likely next token's probability goes from {at_1.max():.1%} to {at_2.max():.1%} and the "
+            f"entropy from {entropy[0]:.2f} to {entropy[1]:.2f} nats")
+    return bool(entropy[1] > entropy[0] and at_2.max() < at_1.max()), said
+
+
+def writers_look_elsewhere(loaded: LoadedModel, params: Params, top: int = 5) -> tuple[bool, str]:
+    gen, step = written(loaded, params)
+    effect = readout.direct_effect(loaded, gen, step).heads      # (layer, head)
+    order = np.argsort(-effect.ravel())[:top]
+    if gen.query(step) < 2:
+        raise NotComputable("the prompt is too short to have words between its first token and the last")
+    # each strong writer's largest weight on one prompt token between the first token and the one being read
+    middle = {int(i): float(gen.row(step, *divmod(int(i), gen.n_heads))[1:-1].max()) for i in order}
+    calm = min(middle, key=middle.get)
+    layer, head = divmod(calm, gen.n_heads)
+    said = (f"of the {top} heads that push {shown(loaded.tokenizer, gen.picked(step))} up most, L{layer}H{head} "
+            f"(direct effect {effect[layer, head]:+.2f}) puts at most {middle[calm]:.0%} of its attention on any one "
+            "word between the first token and the one being read")
+    return middle[calm] < 0.5, said
+
+
+def top_writers_share(loaded: LoadedModel, params: Params, top: int = 5) -> tuple[bool, str]:
+    gen, step = written(loaded, params)
+    size = np.sort(np.abs(readout.direct_effect(loaded, gen, step).heads).ravel())[::-1]   # each head's push
+    share = float(size[:top].sum() / size.sum())
+    said = (f"the {top} heads with the largest direct effects on {shown(loaded.tokenizer, gen.picked(step))} carry "
+            f"{share:.0%} of the {len(size)} heads' push (the sum of the effects' sizes)")
+    return 0.2 <= share <= 0.5, said
+
+
+def looking_vs_mattering_weak(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
+    cands = [_param(params, "ko_c1"), _param(params, "ko_c2")]
+    found, _ = _flip(loaded, params, query="ko_query", cands=cands)
+    query = params.get("ko_query", "it")
+    swept = knockout.sweep(loaded, _param(params, "text"), _param(params, "text_b"), params.get("ablation", "zero"),
+                           candidates=cands, query=query)
+    rho = knockout.spearman(knockout.flip_map(found.table), swept.effect)
+    return bool(np.isfinite(rho)) and abs(rho) < 0.4, (f"the rank correlation between the heads' attention flip and "
+                                                       f"their knockout effect is ρ = {rho:+.2f}")

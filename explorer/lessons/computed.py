@@ -1,0 +1,132 @@
+"""Lesson questions answered by the model a step shows, and checks of the claims a lesson writes by hand (no
+Streamlit, no plotly here).
+
+A step's question may be *computed*: ``question = { computed = "logit_lens_first_top" }`` names a function of
+``COMPUTED`` that runs on the step's model with the step's parameters, through the same core functions its page uses,
+and returns the :class:`~explorer.labs.quiz.Question` (options, the right one, an explanation with the measured
+numbers). A step whose hand-written question or notes depend on the model names ``check = "rows_sum_to_one"`` (or
+a list of names) from ``CHECKS``: each measures the claim on the model and says whether the model agrees.
+
+``ask``/``asked`` run a step's computed question (``asked`` turns a failure into the one sentence a class sees
+instead: another model, a prompt too short); ``contradiction`` runs a step's checks and returns None when the model
+agrees, else one sentence with the step, the claim and the measured value. The measuring functions are in
+``explorer.lessons.claims``.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from explorer.labs.quiz import Question
+from explorer.model.loading import LoadedModel
+
+from . import claims
+from .claims import NotComputable
+from .model import Step
+from .pages import PAGES
+
+Params = Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Computed:
+    """A computed question: ``ask(loaded, params) -> Question`` (NotComputable when it cannot be asked here);
+    ``pages`` it reads the parameters of; ``about``: what it asks, before it is computed (the list of steps)."""
+    ask: Callable[[LoadedModel, Params], Question]
+    pages: tuple[str, ...]
+    about: str
+
+
+@dataclass(frozen=True)
+class Check:
+    """A claim of a lesson, measured: ``measure(loaded, params) -> (the model agrees, what was measured)``;
+    ``claim`` as the lesson makes it; ``pages`` it reads the parameters of."""
+    measure: Callable[[LoadedModel, Params], tuple[bool, str]]
+    claim: str
+    pages: tuple[str, ...]
+
+
+HEATMAPS, FLIP, WRITE, HEADS_DO = "pages/heatmaps.py", "pages/flip.py", "pages/write.py", "pages/heads_do.py"
+
+COMPUTED: dict[str, Computed] = {
+    "logit_lens_first_top": Computed(claims.logit_lens_first_top, (WRITE,),
+                                     "from which layer on the logit lens puts the written token on top"),
+}
+
+CHECKS: dict[str, Check] = {
+    "rows_sum_to_one": Check(claims.rows_sum_to_one, "every row of attention weights adds up to exactly 1",
+                             (HEATMAPS, FLIP)),
+    "recompute_agrees": Check(claims.recompute_agrees, "our own recompute of the head agrees with the model's "
+                              "weights (the tick under the chart)", (HEATMAPS,)),
+    "encoder_reads_later": Check(claims.encoder_reads_later, "the query word reads the words after it too (no "
+                                 "causal mask)", (FLIP,)),
+    "some_heads_flip": Check(claims.some_heads_flip, "some heads, but not most, move the query's attention from the "
+                             "first candidate to the second", (FLIP,)),
+    "causal_upper_zero": Check(claims.causal_upper_zero, "no token puts any weight on a later token (exactly 0)",
+                               (HEATMAPS,)),
+    "first_token_sinks": Check(claims.first_token_sinks, "many heads park most of their attention on the first "
+                               "token", (HEATMAPS,)),
+    "temperature_flattens": Check(claims.temperature_flattens, "a temperature of 2 instead of 1 flattens the "
+                                  "next-token distribution", (WRITE,)),
+    "writers_look_elsewhere": Check(claims.writers_look_elsewhere, "a head can push the written token up a lot "
+                                    "without attending strongly to one word of the prompt", (WRITE,)),
+    "top_writers_share": Check(claims.top_writers_share, "a handful of heads stand out, yet the five strongest "
+                               "carry only about a third of all the heads' push (between a fifth and a half)",
+                               (WRITE,)),
+    "looking_vs_mattering_weak": Check(claims.looking_vs_mattering_weak, "the heads whose attention flips most are "
+                                       "not the heads whose knockout matters most (a weak rank correlation)",
+                                       (HEADS_DO,)),
+}
+
+
+def known(table: Mapping[str, object]) -> str:
+    return ", ".join(sorted(table))
+
+
+def step_model(step: Step) -> str:
+    """The model the step's page shows: its model parameter, else the page's default."""
+    spec = PAGES[step.page]
+    return step.params.get(spec.model_key, spec.default_model)
+
+
+def ask(step: Step, loaded: LoadedModel) -> Question:
+    """The step's computed question on ``loaded``; NotComputable (one sentence) when it cannot be asked."""
+    try:
+        return COMPUTED[step.computed].ask(loaded, step.params)
+    except NotComputable:
+        raise
+    except ValueError as err:   # a page's own refusal (an encoder asked to write, a word not in the text)
+        raise NotComputable(str(err)) from err
+
+
+def asked(step: Step, loaded: LoadedModel) -> Question | str:
+    """The step's computed question, or the one sentence the step shows instead when it cannot be computed."""
+    try:
+        return ask(step, loaded)
+    except NotComputable as err:
+        return unavailable(step, str(err))
+
+
+def unavailable(step: Step, why: str) -> str:
+    """The sentence a step shows in place of a question it could not compute on its model."""
+    return f"This step's question is measured on {step_model(step)}, and here it could not be: {why.rstrip('.')}."
+
+
+def contradiction(step: Step, number: int, loaded: LoadedModel) -> str | None:
+    """None when ``loaded`` agrees with every claim the step checks; else one sentence per claim it contradicts (or
+    cannot measure), naming step ``number`` (from 1), the claim and the measured value."""
+    found = []
+    for name in step.checks:
+        check = CHECKS[name]
+        try:
+            agrees, measured = check.measure(loaded, step.params)
+        except ValueError as err:   # NotComputable included
+            agrees, measured = False, f"it could not be measured ({str(err).rstrip('.')})"
+        if not agrees:
+            found.append(f"Step {number} (“{step.title}”) says {check.claim}, but on {step_model(step)} "
+                         f"{measured}.")
+    return " ".join(found) or None
+
+
+__all__ = ["CHECKS", "COMPUTED", "Check", "Computed", "NotComputable", "ask", "asked", "contradiction", "known",
+           "step_model", "unavailable"]

@@ -1,0 +1,86 @@
+"""The shipped lessons, true on the embedded models: every computed question computes (SmolLM2's logit lens tops
+' Paris' only after its last layer, and the lesson says so), every check agrees with its step (a failure names the
+step, the claim and the measured value), a logit lens read one layer off changes the lesson's answer, and the
+claims about positions that no check measures are read off the models."""
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from explorer.generation import readout
+from explorer.labs.quiz import Question
+from explorer.lessons import catalogue
+from explorer.lessons.claims import NotComputable
+from explorer.lessons.computed import ask, contradiction, step_model
+from explorer.model import families
+from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
+
+LESSONS = catalogue({})[0]
+MEASURED = [(lesson, n, step) for lesson in LESSONS for n, step in enumerate(lesson.steps, 1)
+            if step.computed or step.checks]
+
+
+@pytest.fixture(scope="module")
+def models(encoder, decoder):
+    return {EMBEDDED_ENCODER: encoder, EMBEDDED_DECODER: decoder}
+
+
+def lens_step():
+    lesson = next(x for x in LESSONS if x.title == "How a decoder writes")
+    return next(s for s in lesson.steps if s.computed == "logit_lens_first_top")
+
+
+def test_every_computed_question_and_check_agrees_with_its_model(models):
+    problems = []
+    for lesson, n, step in MEASURED:
+        loaded = models[step_model(step)]
+        if step.computed:
+            try:
+                question = ask(step, loaded)
+                assert isinstance(question, Question) and question.correct in question.options
+            except NotComputable as err:
+                problems.append(f"{lesson.title}, step {n} (“{step.title}”): its computed question {step.computed} "
+                                f"could not be computed: {err}")
+        said = contradiction(step, n, loaded)
+        if said:
+            problems.append(f"{lesson.title}: {said}")
+    assert problems == [], "\n".join(problems)
+    assert len(MEASURED) >= 8   # the shipped lessons measure what they claim about the models
+
+
+def test_the_logit_lens_step_says_paris_tops_only_after_the_last_layer(decoder):
+    question = ask(lens_step(), decoder)
+    assert "“␣Paris”" in question.prompt and "30 layers (0–29)" in question.prompt
+    assert question.correct == "only after the last layer, 29"
+    assert "after layer 28 it is 3rd" in question.reveal   # as measured by hand with the page's lens
+
+
+@pytest.mark.parametrize("shift", [1, -1])
+def test_a_lens_read_one_layer_off_changes_the_lessons_answer(decoder, monkeypatch, shift):
+    """The mutant reads the residual one block later (+1) or earlier (−1) than the page: the lesson must notice."""
+    right = ask(lens_step(), decoder).correct
+    true_lens = readout.logit_lens
+
+    def off_by_one(loaded, gen, step, k=5):
+        resid = np.asarray(gen.resid)
+        # logit_lens reads resid[:, 1:]; this makes row L hold the residual after block L + shift
+        moved = (np.concatenate([resid[:, :1], resid[:, 2:], resid[:, -1:]], axis=1) if shift > 0 else
+                 np.concatenate([resid[:, :1], resid[:, :-1]], axis=1))
+        return true_lens(loaded, replace(gen, resid=moved), step, k)
+
+    monkeypatch.setattr(readout, "logit_lens", off_by_one)
+    if shift > 0:   # ' Paris' on top one layer early: the answer moves to the run before the last layer
+        assert ask(lens_step(), decoder).correct == "after one of layers 20–28" != right
+    else:           # after the last block ' Paris' would be 3rd: no answer, and the step says why
+        with pytest.raises(NotComputable, match="not the lens's top guess even after the last layer"):
+            ask(lens_step(), decoder)
+
+
+def test_the_positions_step_names_each_embedded_models_own_kind(encoder, decoder):
+    """Lesson 1's positions step: learned positions added to the embeddings (BERT, the encoder); rotary (RoPE,
+    the decoder). Read off the models' family table, as the score breakdown reads them."""
+    lesson = next(x for x in LESSONS if x.title == "Attention in 20 minutes")
+    step = next(s for s in lesson.steps if s.page == "pages/lab_positions.py")
+    assert "this app's encoder" in step.notes and "this app's decoder" in step.notes
+    assert families.positions_of(encoder.model) == "learned"
+    assert families.positions_of(decoder.model) == "rope"
