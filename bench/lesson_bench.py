@@ -63,6 +63,30 @@ class Follower(Session):
             self.drawn = None
 
 
+async def floor(url: str, n: int, rounds: int, pids: list[int]) -> dict:
+    """What Streamlit itself costs a follower: ``n`` sessions of a page that draws nothing (bench/floor_app) all
+    rerun at once, ``rounds`` times; the seconds until each run finished and the server's CPU per run."""
+    sessions = [Session(url, "", timeout=60) for _ in range(n)]
+    for s in sessions:
+        await s.connect()
+        await s.load()
+    delays, cpu = [], []
+    try:
+        for _ in range(rounds):
+            await asyncio.sleep(1.0)
+            t0, cpu0 = time.perf_counter(), cpu_seconds(pids)
+            runs = await asyncio.gather(*(s.rerun() for s in sessions))
+            cpu.append((cpu_seconds(pids) - cpu0) / n)
+            delays += [t0 + r.seconds - t0 for r in runs if r.seconds is not None]
+    finally:
+        await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+    out = {"followers": n, "p50": median(delays), "p95": quantile(delays, 0.95), "cpu": median(cpu),
+           "bytes": median([r.bytes for r in runs])}
+    print(f"floor (a page that draws nothing), {n} sessions at once: p50 {fmt_ms(out['p50'])}, p95 "
+          f"{fmt_ms(out['p95'])}, server CPU {out['cpu'] * 1000:.1f} ms a run, {out['bytes']} bytes a run", flush=True)
+    return out
+
+
 LESSONS = {"1": "app:1-attention-in-20-minutes", "2": "app:2-how-a-decoder-writes",
            "3": "app:3-is-attention-an-explanation"}
 
@@ -151,6 +175,7 @@ def main(argv=None) -> int:
     p.add_argument("--lesson", default="1", choices=[*LESSONS, "all"])
     p.add_argument("--url", help="a running server (or HAProxy) on loopback instead of one started here")
     p.add_argument("--classroom", help="with --url: the store it uses (SQLite file, or redis:// URL)")
+    p.add_argument("--floor", action="store_true", help="also the floor: a page that draws nothing, same sessions")
     p.add_argument("--pids", default="", help="with --url: the server processes whose CPU to count (comma-separated)")
     args = p.parse_args(argv)
     from chromium import Server
@@ -174,6 +199,13 @@ def main(argv=None) -> int:
                 result = every(server.url, env, [server.proc.pid])
             finally:
                 server.stop()
+    if args.floor:
+        # run from the repository, so that the app's .streamlit/config.toml applies to the floor too
+        server = Server(log_prefix="lesson-bench-floor", script=str(ROOT / "bench" / "floor_app" / "app.py"))
+        try:
+            result.append({"floor": asyncio.run(floor(server.url, args.followers, 5, [server.proc.pid]))})
+        finally:
+            server.stop()
     out = ROOT / "test-artifacts" / "lesson-bench.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(result, indent=1, default=str))

@@ -102,10 +102,10 @@ def _follow() -> str | None:
 
 def _page_named(pages: dict, path: str):
     """The st.Page of ``pages`` (app.py's sections) whose file is ``path`` relative to app.py, or None."""
-    root = internals.main_script_path().resolve().parent
+    root = internals.resolved(internals.main_script_path()).parent
     for page in (p for section in pages.values() for p in section):
         file = internals.page_file(page)
-        if file is not None and file.resolve() == (root / path).resolve():
+        if file is not None and internals.resolved(file) == internals.resolved(root / path):
             return page
     return None
 

@@ -44,6 +44,7 @@ What is used, what for, and why no public API serves:
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import threading
 from collections.abc import Callable, Iterator
@@ -70,8 +71,8 @@ from streamlit.runtime.state.safe_session_state import SafeSessionState
 
 __all__ = ["STOPS", "RerunException", "StopException", "app_session", "folder_navigation", "intended_page",
            "latest_client_state", "leave_folder_navigation", "main_script_path", "page_file", "page_hash", "pages",
-           "problems", "record", "Recording", "replay", "rerun_session", "run_instead", "running_page", "runs_here",
-           "script_context", "session_id", "stops_paused"]
+           "problems", "record", "Recording", "replay", "rerun_session", "resolved", "run_instead", "running_page",
+           "runs_here", "script_context", "session_id", "stops_paused"]
 
 STOPS = (RerunException, StopException)   # what stops a run: a newer rerun, or st.stop()
 
@@ -144,8 +145,15 @@ def folder_navigation() -> bool:
     if ctx is None:
         return False
     infos = ctx.pages_manager.get_pages().values()
-    main = Path(ctx.main_script_path).resolve()
-    return len(infos) > 1 and any(Path(p.get("script_path", "")).resolve() == main for p in infos)
+    main = resolved(ctx.main_script_path)
+    return len(infos) > 1 and any(resolved(p.get("script_path", "")) == main for p in infos)
+
+
+@functools.lru_cache(maxsize=256)
+def resolved(path: str | Path) -> Path:
+    """``Path(path).resolve()``, remembered: the app's files do not move while it runs, and every run of every
+    session asks about the same few (a realpath walks the disk each time: a fifth of a follower's run)."""
+    return Path(path).resolve()
 
 
 def leave_folder_navigation() -> bool:
