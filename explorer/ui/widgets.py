@@ -17,7 +17,7 @@ from explorer.examples import EXAMPLES
 from explorer.model import families, preview
 from explorer.model.registry import EMBEDDED, EMBEDDED_ENCODER, KNOWN_HUB, ModelUnavailable, hub_policy, resolve_spec
 from explorer.plots.alt import clickable_heads, text_alternative
-from explorer.plots.attention import LightFigure, at_shown_precision
+from explorer.plots.base import LightFigure, at_shown_precision
 from explorer.plots.classroom import scale_fonts
 from explorer.ui import cached, chart_text, params
 from explorer.ui.drawn_once import drawn_once
