@@ -15,9 +15,10 @@ from explorer.plots import attention as attention_plots
 from explorer.plots import generation as plots
 from explorer.plots.base import label
 from explorer.ui import cached, params
+from explorer.ui.pickers import index_picker
 from explorer.ui.text import literal
 from explorer.ui.views import breakdown_link as breakdown
-from explorer.ui.widgets import from_url, index_picker, link_note, open_head, page_link, show_figure
+from explorer.ui.widgets import from_url, link_note, open_head, page_link, show_figure
 
 
 def token_text(gen: Generation, token_id: int) -> str:
