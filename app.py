@@ -1,4 +1,5 @@
-"""Navigation, and a start hook for the server: every page lives in pages/, every computation in explorer/.
+"""Navigation, and a start hook for the server: every page lives in pages/, every computation in explorer/, and
+the list of pages (file, title, icon, section) in one table, ``explorer.words.pages``.
 
 Icons are Material Symbols (`:material/…:`), a font Streamlit ships, so they draw offline; the page icon is a
 local image, since a `:material/…:` page icon makes the browser fetch the favicon from a font CDN.
@@ -38,34 +39,11 @@ def navigation() -> None:
         lesson_bar,  # a running lesson's bar, above the page
         own_lesson,  # "Add this view as a step", while building one's own lesson
     )
+    from explorer.words.pages import SECTIONS  # every page's file, title, icon and section: one table
 
     st.set_page_config(page_title="Attention explorer", page_icon=str(FAVICON), layout="wide")
-    pages = {
-        "Start": [
-            st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
-            st.Page("pages/lessons.py", title="Lessons", icon=":material/assignment:"),
-            st.Page("pages/classroom.py", title="Classroom", icon=":material/school:"),
-            st.Page("pages/glossary.py", title="Glossary", icon=":material/book:"),
-        ],
-        "Explore real models": [
-            st.Page("pages/heatmaps.py", title="Attention heatmaps", icon=":material/grid_on:"),
-            st.Page("pages/flip.py", title="Antecedent flip", icon=":material/swap_horiz:"),
-            st.Page("pages/compare.py", title="Compare heads", icon=":material/compare:"),
-            st.Page("pages/geometry.py", title="Head geometry", icon=":material/scatter_plot:"),
-            st.Page("pages/heads_do.py", title="What heads do", icon=":material/content_cut:"),
-            st.Page("pages/write.py", title="Watch it write", icon=":material/edit:"),
-            st.Page("pages/explain.py", title="Which words mattered?", icon=":material/troubleshoot:"),
-        ],
-        "Concepts": [
-            st.Page("pages/lab_worked_example.py", title="Worked example", icon=":material/edit_note:"),
-            st.Page("pages/lab_softmax.py", title="Softmax saturation", icon=":material/thermostat:"),
-            st.Page("pages/lab_permutation.py", title="Permutation", icon=":material/shuffle:"),
-            st.Page("pages/lab_positions.py", title="Positional encodings", icon=":material/place:"),
-            st.Page("pages/lab_masks.py", title="Masks", icon=":material/visibility_off:"),
-            st.Page("pages/lab_block.py", title="Heads and the block", icon=":material/layers:"),
-            st.Page("pages/lab_why_attention.py", title="Why attention", icon=":material/route:"),
-        ],
-    }
+    pages = {section.title: [st.Page(p.file, title=p.title, icon=p.icon, default=p.default) for p in section.pages]
+             for section in SECTIONS}
     # st.navigation, but a following student's run is the teacher's page (run here, not loaded by the browser)
     page = following.navigation(pages, position=following.nav_position())
     lesson_bar.bar()   # may open the lesson's step instead (Next, Back, a lesson just started)

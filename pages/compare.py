@@ -28,7 +28,7 @@ def add_head(source: str, frame=None) -> None:
 
 controls = teacher_driven("heads")   # folded away while a student follows
 with controls:
-    model = ui.model_picker()
+    model = pickers.model_picker()
     text = ui.text_box()
 raw = ui.attention_or_stop(model, text)
 result, facts = fx.weighting(model, text, raw), raw.facts

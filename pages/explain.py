@@ -4,6 +4,7 @@ import streamlit as st
 from explorer.attribution import lesson
 from explorer.examples import ANIMAL_TIRED
 from explorer.model.registry import EMBEDDED_DECODER
+from explorer.ui import pickers
 from explorer.ui import widgets as ui
 from explorer.ui.live.teacher_controls import teacher_driven
 from explorer.ui.quiz import predict_then_reveal
@@ -17,7 +18,7 @@ st.caption("One prediction, six ways of saying which input words it depended on:
            "remove the words each one calls important, does the prediction change?")
 
 with teacher_driven(("query", "ex_query")):   # folded away while a student follows
-    model = ui.model_picker(default=EMBEDDED_DECODER)
+    model = pickers.model_picker(default=EMBEDDED_DECODER)
     text = ui.text_box(default=ANIMAL_TIRED)
     query, candidates = fx.measure_inputs(prefix="ex")
 ui.show_link_notes()

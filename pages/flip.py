@@ -21,7 +21,7 @@ NEW_HEAD = ("layer", "head")   # a new pair opens on its own strongest head
 
 controls = teacher_driven("query", "layer", "head", text="your teacher's sentences")   # folded while following
 with controls:
-    model = ui.model_picker()
+    model = pickers.model_picker()
     text_a, text_b = ui.sentence_pair((ANIMAL_TIRED, ANIMAL_WIDE))
     for column, name in zip(st.columns(len(FLIP_PAIRS)), FLIP_PAIRS):
         column.button(f"Use the pair: {name}", on_click=ui.set_values, args=(PAIRS[name], NEW_HEAD), key=f"pair_{name}")
@@ -43,9 +43,9 @@ except ValueError as err:
 best = heads.best_head(result.table)
 left, right = controls.columns(2)
 with left:
-    layer = ui.index_picker("Layer", "layer", facts.n_layers, default=best[0])
+    layer = pickers.index_picker("Layer", "layer", facts.n_layers, default=best[0])
 with right:
-    head = ui.index_picker("Head", "head", facts.n_heads, default=best[1])
+    head = pickers.index_picker("Head", "head", facts.n_heads, default=best[1])
 ui.show_link_notes()
 if result.query_sees_change:
     (st.success if result.table["flips"].any() else st.info)(ui.literal(result.message))

@@ -3,6 +3,7 @@ import streamlit as st
 
 from explorer.geometry.project import METHODS
 from explorer.plots.geometry import COLOURS
+from explorer.ui import pickers
 from explorer.ui import widgets as ui
 from explorer.ui.live.teacher_controls import teacher_driven
 from explorer.ui.views import geometry as geo
@@ -17,21 +18,21 @@ controls = teacher_driven("layer", "head", ("map", "geo_method"), ("colour by", 
 with controls:   # folded away while a student follows
     top = st.columns([2, 1, 1])
     with top[0]:
-        model = ui.model_picker()
+        model = pickers.model_picker()
 run = geo.corpus_pass(model)   # its progress shows outside the fold
 facts = run.facts
 with controls:
     with top[1]:
-        layer = ui.index_picker("Layer", "layer", facts.n_layers)
+        layer = pickers.index_picker("Layer", "layer", facts.n_layers)
     with top[2]:
-        head = ui.index_picker("Head", "head", facts.n_heads)
+        head = pickers.index_picker("Head", "head", facts.n_heads)
     options = st.columns(2)
     with options[0]:
-        method = ui.choice_picker("Map", "geo_method", METHODS, "pca",
+        method = pickers.choice_picker("Map", "geo_method", METHODS, "pca",
                                   help="PCA keeps the two widest directions (exact, instant). t-SNE keeps "
                                        "neighbours together (distances between clusters mean little).")
     with options[1]:
-        colour = ui.choice_picker("Colour by", "geo_colour", COLOURS, "position")
+        colour = pickers.choice_picker("Colour by", "geo_colour", COLOURS, "position")
     text = ui.text_box(label="Your text (drawn among the corpus on a PCA map)", with_examples=False)
 ui.show_link_notes()
 geo.head_section(model, run, layer, head, method, colour, text)

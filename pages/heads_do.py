@@ -2,6 +2,7 @@
 import streamlit as st
 
 from explorer.examples import ANIMAL_TIRED, ANIMAL_WIDE
+from explorer.ui import pickers
 from explorer.ui import widgets as ui
 from explorer.ui.live.teacher_controls import teacher_driven
 from explorer.ui.views import heads_do as fx
@@ -12,7 +13,7 @@ st.caption("Attention maps show where a head looks. Here we remove heads and see
            "a head matters for the pair if, without it, the two sentences come out more alike.")
 
 with teacher_driven(("query", "ko_query"), text="your teacher's sentences"):   # folded while following
-    model = ui.model_picker()
+    model = pickers.model_picker()
     text_a, text_b = ui.sentence_pair((ANIMAL_TIRED, ANIMAL_WIDE))
     query, candidates = fx.measure_inputs()
 ui.show_link_notes()

@@ -3,6 +3,7 @@ import streamlit as st
 
 from explorer.attention import matrices
 from explorer.plots import attention as plots
+from explorer.ui import pickers
 from explorer.ui import widgets as ui
 from explorer.ui.live.teacher_controls import teacher_driven
 from explorer.ui.views import heads_do as fx
@@ -16,26 +17,26 @@ controls = teacher_driven("layer", "head")   # folded away while a student follo
 with controls:
     top = st.columns([2, 3])
 with top[0]:
-    model = ui.model_picker()
+    model = pickers.model_picker()
 with top[1]:
     text = ui.text_box()
 raw = ui.attention_or_stop(model, text)
 with controls:
     result = fx.weighting(model, text, raw)
-    part = ui.part_picker(matrices.PARTS) if result.parts else "self"
+    part = pickers.part_picker(matrices.PARTS) if result.parts else "self"
     pick = st.columns([1, 1, 2])
     with st.container(horizontal=True, gap="medium"):   # each box as wide as its label, wrapping when narrow
         flags = {key: st.checkbox(label, key=f"opt_{key}", help=tip, width="content")
                  for key, (label, tip) in matrices.OPTIONS.items()}
 res = matrices.part_of(result, part)
 with pick[0]:
-    layer = ui.index_picker("Layer", "layer", res.facts.n_layers)
+    layer = pickers.index_picker("Layer", "layer", res.facts.n_layers)
 with pick[1]:
-    head = ui.index_picker("Head", "head", res.facts.n_heads)
+    head = pickers.index_picker("Head", "head", res.facts.n_heads)
 options = matrices.Options(flags["hide"], flags["merge"], flags["mean"], flags["rollout"])
 view = matrices.matrix_view(result, part, layer, head, options)
 with pick[2]:
-    row = ui.token_picker("Query token (for the bars)", "query", view.query_positions, view.query_labels,
+    row = pickers.token_picker("Query token (for the bars)", "query", view.query_positions, view.query_labels,
                           matrices.default_query(result, part), tokens=tuple(res.tokens))
     column = breakdown.key_picker(view, row, tuple(res.tokens))
 ui.show_link_notes()

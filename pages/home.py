@@ -5,7 +5,7 @@ from explorer.examples import FLIP_PAIRS
 from explorer.model import loading, registry
 from explorer.ui import widgets as ui
 from explorer.ui.views import lessons
-from explorer.words.pages import SECTIONS
+from explorer.words.pages import on_home
 
 ui.use_app_navigation()
 st.title("Attention explorer")
@@ -26,14 +26,14 @@ with st.container(border=True):
 st.header("Every page")
 st.caption("What you do there, and the question it answers. New words are explained in the glossary and, on each "
            "page, under “Words on this page” in the sidebar.")
-sections = list(SECTIONS.items())
+sections = on_home()
 for row in (sections[:2], sections[2:]):   # two per row: a line stays readable beside its neighbour
-    for column, (section, guides) in zip(st.columns(2), row):
+    for column, (heading, pages) in zip(st.columns(2), row):
         with column:
-            st.subheader(section)
-            for guide in guides:
-                ui.page_link(guide.path, guide.title, icon=guide.icon)
-                st.caption(f"{guide.does} *{guide.asks}*")
+            st.subheader(heading)
+            for page in pages:
+                ui.page_link(page.file, page.title, icon=page.icon)
+                st.caption(f"{page.does} *{page.asks}*")
 
 left, right = st.columns(2)
 with left:

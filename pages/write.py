@@ -2,6 +2,7 @@
 import streamlit as st
 
 from explorer.model.registry import EMBEDDED_DECODER
+from explorer.ui import pickers
 from explorer.ui import widgets as ui
 from explorer.ui.live import membership
 from explorer.ui.live.teacher_controls import teacher_driven
@@ -19,7 +20,7 @@ controls = teacher_driven(("layer", "layer"), ("head", "head"), text="your teach
 with controls:
     top = st.columns([2, 3])
     with top[0]:
-        model = ui.model_picker("lm", EMBEDDED_DECODER)
+        model = pickers.model_picker("lm", EMBEDDED_DECODER)
     with top[1]:
         prompt = gx.prompt_box()
     settings = gx.settings_controls()
@@ -31,9 +32,9 @@ step = views.step_picker(gen, hide)
 with controls if membership.following() else st.container():   # below the step, unless folded with the rest
     pick = st.columns(2)
     with pick[0]:
-        layer = ui.index_picker("Layer", "layer", gen.n_layers)
+        layer = pickers.index_picker("Layer", "layer", gen.n_layers)
     with pick[1]:
-        head = ui.index_picker("Head", "head", gen.n_heads)
+        head = pickers.index_picker("Head", "head", gen.n_heads)
 ui.show_link_notes()
 
 if hide:

@@ -24,12 +24,11 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--
 
 
 def app_pages() -> list[tuple[str, str]]:
-    """(url path, title) of every page registered in app.py; the default page is served at ''."""
-    out = []
-    pattern = r'st\.Page\(\s*"pages/(\w+)\.py"[^)]*?title="([^"]+)"([^)]*)\)'
-    for m in re.finditer(pattern, (ROOT / "app.py").read_text()):
-        out.append(("" if "default=True" in m.group(3) else m.group(1), m.group(2)))
-    return out
+    """(url path, title) of every page in app.py's navigation (the table ``explorer.words.pages``); the default
+    page is served at ''."""
+    from explorer.words.pages import PAGES
+
+    return [("" if p.default else Path(p.file).stem, p.title) for p in PAGES.values()]
 
 
 def need_chromium():

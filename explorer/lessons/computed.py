@@ -23,7 +23,7 @@ from explorer.model.loading import LoadedModel
 from . import claims
 from .claims import NotComputable
 from .model import Step
-from .pages import PAGES
+from .pages import STEP_PAGES
 
 Params = Mapping[str, str]
 
@@ -85,8 +85,8 @@ def known(table: Mapping[str, object]) -> str:
 
 def step_model(step: Step) -> str:
     """The model the step's page shows: its model parameter, else the page's default."""
-    spec = PAGES[step.page]
-    return step.params.get(spec.model_key, spec.default_model)
+    spec = STEP_PAGES[step.page]
+    return step.params.get(spec.model_param, spec.default_model)
 
 
 def ask(step: Step, loaded: LoadedModel) -> Question:

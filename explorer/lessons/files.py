@@ -2,7 +2,7 @@
 
 A file with any error gives ONE :class:`LessonError` whose message names the file, the step and the field, and
 nothing of that file is used. The checks: size (MAX_BYTES), TOML syntax, unknown or missing keys, types, lengths,
-HTML markup and control characters in any text, the page (one of ``pages.PAGES``), its parameters (names and
+HTML markup and control characters in any text, the page (one of ``pages.STEP_PAGES``), its parameters (names and
 ranges), the question (2-6 options, the answer among them) and the planned minutes.
 
     title = "Attention in 20 minutes"
@@ -31,7 +31,7 @@ from pathlib import Path
 
 from .computed import CHECKS, COMPUTED, known
 from .model import PAGE_QUESTION, Lesson, Step, StepQuestion
-from .pages import PAGE_QUESTIONS, PAGES, check_params
+from .pages import PAGE_QUESTIONS, STEP_PAGES, check_params
 
 APP_DIR = Path(__file__).resolve().parents[2] / "lessons"   # the app's own lessons, at the repository root
 ENV_DIR = "EXPLORER_LESSONS_DIR"   # a folder of the deployer's lessons
@@ -144,8 +144,8 @@ def _step(raw: object, number: int, fail) -> Step:
         bad(unknown[0], f"unknown key (a step has {', '.join(sorted(STEP_KEYS))})")
     title = _text(raw.get("title"), "title", bad, LONGEST["title"])
     page = raw.get("page")
-    if not isinstance(page, str) or page not in PAGES:
-        bad("page", f"{str(page)[:60]!r} is not a page of the app (pages: {', '.join(PAGES)})" if page is not None
+    if not isinstance(page, str) or page not in STEP_PAGES:
+        bad("page", f"{str(page)[:60]!r} is not a page of the app (pages: {', '.join(STEP_PAGES)})" if page is not None
             else "missing")
     minutes = raw.get("minutes")
     if isinstance(minutes, bool) or not isinstance(minutes, (int, float)) or not 0.5 <= minutes <= MAX_MINUTES:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from explorer.labs.quiz import Question
 
-from .pages import PAGES
+from .pages import STEP_PAGES
 
 PAGE_QUESTION = "page"   # a step's `question = "page"`: the page's own predict-then-reveal question
 
@@ -30,7 +30,7 @@ class StepQuestion:
 @dataclass(frozen=True)
 class Step:
     title: str
-    page: str                                   # "pages/heatmaps.py": a key of explorer.lessons.pages.PAGES
+    page: str                                   # "pages/heatmaps.py": a key of explorer.lessons.pages.STEP_PAGES
     minutes: float                              # planned time
     notes: str = ""                             # the teacher's, never shown to the class
     params: dict[str, str] = field(default_factory=dict)
@@ -41,7 +41,7 @@ class Step:
 
     @property
     def page_title(self) -> str:
-        return PAGES[self.page].title
+        return STEP_PAGES[self.page].title
 
 
 @dataclass(frozen=True)

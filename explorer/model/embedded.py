@@ -1,16 +1,17 @@
 """The embedded models' files: found without importing their packages' code, checked against their published
-sha256 before anything is loaded, and the decoder's GGUF converted once into a safetensors cache."""
+sha256 before anything is loaded, the decoder's GGUF converted once into a safetensors cache, and each model's
+number of layers and heads read from its config (``layers_and_heads``) without loading a weight."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import json
 import os
 import shutil
+import struct
 import threading
 from pathlib import Path
-
-import torch
 
 from explorer.model.registry import EMBEDDED, ModelSpec, ModelUnavailable, Progress, WeightsCorrupted
 
@@ -108,6 +109,7 @@ def _alive(pid: int) -> bool:
 
 
 def _convert(spec: ModelSpec, gguf_path: Path, target: Path, report: Progress) -> None:
+    import torch
     from safetensors.torch import save_file
     from transformers import AutoModelForCausalLM, AutoTokenizer  # imported once already (models.prepare)
 
@@ -131,3 +133,59 @@ def _convert(spec: ModelSpec, gguf_path: Path, target: Path, report: Progress) -
         tmp.rename(target)
     except OSError:  # another process finished first: use theirs
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+@functools.cache
+def layers_and_heads(name: str) -> tuple[int, int]:
+    """(layers, query heads) of the embedded model ``name``, from its config: the ``config.json`` beside a
+    safetensors file, or a GGUF file's header, read up to the two numbers (a few kB; no weight is read, nothing is
+    checked or converted). Raises ``ModelUnavailable`` when the package is missing."""
+    spec = EMBEDDED[name]
+    path = package_dir(spec.package) / spec.weights
+    if path.suffix != ".gguf":
+        config = json.loads((path.parent / "config.json").read_text())
+        return config["num_hidden_layers"], config["num_attention_heads"]
+    found = _gguf_header(path, ("block_count", "attention.head_count"))
+    return found["block_count"], found["attention.head_count"]
+
+
+# GGUF metadata value types (https://github.com/ggml-org/ggml/blob/master/docs/gguf.md): struct format, or None for
+# a string (8) and an array (9)
+_GGUF_TYPES = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 8: None, 9: None, 10: "Q", 11: "q",
+               12: "d"}
+
+
+def _gguf_header(path: Path, wanted: tuple[str, ...]) -> dict[str, int]:
+    """The integer metadata values whose key is ``<architecture>.<one of wanted>``, read from the start of a GGUF
+    file (version 2 or 3, little-endian) until all are found."""
+    found: dict[str, int] = {}
+    with open(path, "rb") as fh:
+        def read(fmt: str):
+            size = struct.calcsize("<" + fmt)
+            return struct.unpack("<" + fmt, fh.read(size))[0]
+
+        def string() -> str:
+            return fh.read(read("Q")).decode("utf-8", "replace")
+
+        def value(kind: int):
+            if kind == 8:
+                return string()
+            if kind == 9:
+                item, count = read("I"), read("Q")
+                return [value(item) for _ in range(count)]
+            return read(_GGUF_TYPES[kind])
+
+        if fh.read(4) != b"GGUF" or read("I") < 2:
+            raise ModelUnavailable(f"{path} is not a GGUF file of version 2 or later")
+        read("Q")   # tensor count
+        arch = ""
+        for _ in range(read("Q")):   # metadata key/value pairs
+            key, kind = string(), read("I")
+            got = value(kind)
+            if key == "general.architecture":
+                arch = got
+            elif arch and key.startswith(arch + ".") and key[len(arch) + 1:] in wanted:
+                found[key[len(arch) + 1:]] = int(got)
+                if len(found) == len(wanted):
+                    return found
+    raise ModelUnavailable(f"{path} does not say its {', '.join(wanted)}")

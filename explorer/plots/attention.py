@@ -5,143 +5,24 @@ stay apart) and the query axis runs downwards (query 0 on top), as in every atte
 """
 from __future__ import annotations
 
-import base64
-import hashlib
-import html
-import io
 import math
-import threading
-import zlib
-from collections import OrderedDict
 
 import numpy as np
 import pandas as pd
 import plotly.colors as pcolors
 import plotly.graph_objects as go
-from _plotly_utils.utils import convert_to_base64
-from plotly.basedatatypes import BasePlotlyType
 
 from explorer.access import summary
 from explorer.attention.matrices import STATS as OVERVIEW_STATS  # the order of matrices.overview_stats' columns
-from explorer.maths import bin_starts, pool
+from explorer.maths import pool
 from explorer.plots import alt
 from explorer.plots import room as plot_room
+from explorer.plots.base import NO_TEMPLATE, figure, label, labels
+from explorer.plots.thumbnails import LEVELS, png_uri, shades
 
-COLORSCALE = pcolors.get_colorscale("Blues")   # written out: figures skip plotly's validation (see figure())
+COLORSCALE = pcolors.get_colorscale("Blues")   # written out: figures skip plotly's validation (base.figure)
 MASKED = "#d4d4d4"       # cells a causal model cannot see
-MASKED_LIGHT = "#e6e6e6"  # the same in the overview's small tiles, light enough for the patterns to stand out
 HOVER_LABELS_UP_TO = 100  # above this many tokens per side, hover shows positions instead of tokens
-
-
-def label(token: str) -> str:
-    """A token as literal text for plotly, which would otherwise render a subset of HTML in labels."""
-    return html.escape(str(token), quote=False)
-
-
-_NO_TEMPLATE = go.layout.Template()
-
-
-def figure(data: list[dict], layout: dict) -> go.Figure:
-    """A light figure built in one call, without plotly's validation.
-
-    Validation walks every property through plotly's validators: a heatmap built by ``update_*`` calls took ~14 ms
-    and a layer's grid ~100 ms; given whole, the heatmap page's four figures took ~12 ms, and ~4 ms unvalidated
-    (the page's rerun is ~60 ms in all). What validation would change is done here by hand (colour scales are
-    written out, never named), and tests/unit/test_plots.py checks that every figure of this module validates to the
-    same JSON. The template is empty: plotly's default one is ~6 kB of JSON a figure, and Streamlit's theme styles
-    the chart in the browser anyway, so the chart and its PNG look the same without it. The figure is a
-    :class:`LightFigure`: plotly's object tree is built only if something looks inside it."""
-    for part in [layout, *data]:   # plotly's constructor would expand marker_color into marker.color; this one won't
-        magic = [k for k in part if "_" in k and k not in _UNDERSCORED]
-        if magic:
-            raise ValueError(f"write {magic[0]!r} out as nested dicts (marker=dict(color=…)), not with an underscore")
-    return LightFigure(data, {**layout, "template": layout.get("template", _NO_TEMPLATE)})
-
-
-_UNDERSCORED = {"plot_bgcolor", "paper_bgcolor", "error_x", "error_y", "error_z"}   # real names with an underscore
-
-
-class LightFigure(go.Figure):
-    """A go.Figure that builds plotly's object tree only when something looks inside it.
-
-    ``st.plotly_chart`` needs nothing but ``to_dict()``, which this answers from the dicts it was given: their
-    containers are copied (arrays are not: plotly's base64 step replaces them in the copy), so a page's figures
-    skip both the object tree and plotly's deep copy of it (~40% of the heatmap page's figure time). Anything else
-    (``fig.layout``, ``fig.data``, ``update_layout``, ``to_json``…) first builds the figure exactly as
-    ``go.Figure(data, layout, _validate=False)`` would; tests/unit/test_plots.py checks that both send the same JSON."""
-
-    def __init__(self, data: list[dict], layout: dict):   # plotly's __init__ runs later, in _built()
-        self.__dict__["_light"] = (data, layout)
-
-    def _built(self) -> bool:
-        light = self.__dict__.pop("_light", None)
-        if light is not None:
-            go.Figure.__init__(self, data=light[0], layout=light[1], _validate=False)
-        return light is not None
-
-    def __getattr__(self, name: str):   # only for attributes not found: plotly's own, before it has run
-        if name == "_light" or not self._built():
-            raise AttributeError(name)
-        return getattr(self, name)
-
-    def light_traces(self) -> list[dict] | None:
-        """The traces as given (read-only), while the object tree is not built yet; else None (use ``.data``)."""
-        light = self.__dict__.get("_light")
-        return None if light is None else light[0]
-
-    def set_meta(self, value) -> LightFigure:
-        """layout.meta (free data that plotly.js keeps and never draws) = ``value``, without building the figure."""
-        light = self.__dict__.get("_light")
-        if light is None:
-            self.layout.meta = value
-        else:
-            self.__dict__["_light"] = (light[0], {**light[1], "meta": value})
-        return self
-
-    def to_dict(self) -> dict:
-        light = self.__dict__.get("_light")
-        if light is None:
-            return super().to_dict()
-        out = {"data": plain_copy(light[0]), "layout": plain_copy(light[1])}
-        convert_to_base64(out)
-        return out
-
-
-SHOWN_ARRAYS = ("x", "y", "z", "customdata", "text")   # a trace's array properties that can hold float64
-
-
-def at_shown_precision(fig: go.Figure) -> go.Figure:
-    """``fig`` with every float64 array of its traces sent as float32: plotly sends numpy arrays as typed arrays,
-    4 bytes a number instead of 8, and no chart shows more than 4 significant digits (float32 keeps 7). The
-    positional-encodings lab's step sent 1.5 MB to each student before. Returned for chaining; a
-    :class:`LightFigure`'s traces are changed as given (they are a caller's copies)."""
-    traces = fig.light_traces() if isinstance(fig, LightFigure) else None
-    for trace in traces if traces is not None else fig.data:
-        for name in SHOWN_ARRAYS:
-            value = trace.get(name) if isinstance(trace, dict) else getattr(trace, name, None)
-            if isinstance(value, np.ndarray) and value.dtype == np.float64:
-                if isinstance(trace, dict):
-                    trace[name] = value.astype(np.float32)
-                else:
-                    setattr(trace, name, value.astype(np.float32))
-    return fig
-
-
-def plain_copy(value):
-    """``value`` with every dict and list copied (tuples become lists) and plotly objects as their dicts; arrays
-    and scalars as they are (shared). What a :class:`LightFigure` is given from a kept figure, so a caller's
-    change to its copy reaches no other."""
-    if isinstance(value, dict):
-        return {k: plain_copy(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain_copy(v) for v in value]
-    if isinstance(value, BasePlotlyType):
-        return plain_copy(value.to_plotly_json())
-    return value
-
-
-def labels(tokens: list[str]) -> list[str]:
-    return [label(t) for t in tokens]
 
 
 def distinct(tokens: list[str]) -> list[str]:
@@ -273,15 +154,6 @@ def query_bars(weights_row: np.ndarray, key_tokens: list[str], query_token: str,
 
 # ---------------------------------------------------------------------------------------------- grids, overview
 
-def _bin_labels(tokens: list[str], side: int) -> list[str]:
-    """Unique category names for pooled (or plain) positions: "3 · it", or "4–7 · was … tired" for a bin."""
-    n = len(tokens)
-    starts = bin_starts(n, side)
-    ends = np.append(starts[1:], n)
-    return [f"{a} · {label(tokens[a])}" if b - a == 1 else f"{a}–{b - 1} · {label(tokens[a])} … {label(tokens[b - 1])}"
-            for a, b in zip(starts, ends)]
-
-
 FRAME = "#dd6b20"   # the selected tile's frame
 NO_FRAME = "rgba(0,0,0,0)"
 
@@ -325,7 +197,7 @@ def head_grid(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str
         top = tiles.max(axis=(-1, -2), keepdims=True)
         tiles = np.divide(tiles, top, out=np.zeros_like(tiles), where=top > 0)
     hidden = None if masked is None else pool(~np.asarray(masked), max_side) == 0
-    shade = _shades(tiles, hidden, 1)                           # one image pixel a cell: plotly draws the
+    shade = shades(tiles, hidden, 1)                           # one image pixel a cell: plotly draws the
     band, gap = max(2, math.ceil(0.2 * p)), max(1, math.ceil(0.05 * q))  # image pixelated, so no upscaling
     cell_h, cell_w = band + p + gap, q + gap                    # white: a band above for the title, a gap
     image = np.full((n_rows, cell_h, n_cols, cell_w), LEVELS + 1, dtype=np.uint8)
@@ -340,7 +212,7 @@ def head_grid(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str
     qi, ki = np.divmod(w.reshape(n_heads, -1).argmax(-1), w.shape[-1])
     hover = [f"head {h}: strongest {label(query_tokens[a])} → {label(key_tokens[b])} {w[h, a, b]:.2f}"
              if w[h, a, b] >= 0 else f"head {h}" for h, a, b in zip(range(n_heads), qi, ki)]
-    picture = dict(type="image", source=_png_uri(image, MASKED), x0=0.5, dx=1, y0=0.5, dy=1, hoverinfo="skip")
+    picture = dict(type="image", source=png_uri(image, MASKED), x0=0.5, dx=1, y0=0.5, dy=1, hoverinfo="skip")
     points = dict(type="scatter", x=centre_x, y=centre_y, mode="markers", text=hover,
                   customdata=[[int(layer), h] if layer is not None else [h] for h in range(n_heads)],
                   marker=dict(size=12, color="rgba(0,0,0,0)", symbol="square"),
@@ -361,7 +233,7 @@ def head_grid(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str
         yaxis=dict(range=[n_rows * cell_h, 0], **hidden_axis),
         width=int(width) + 20, height=int(height) + 38 + (24 if title else 0),
         margin=dict(l=10, r=10, t=28 + (24 if title else 0), b=10), annotations=titles,
-        shapes=frame, template=FRAMED if frame else _NO_TEMPLATE,
+        shapes=frame, template=FRAMED if frame else NO_TEMPLATE,
         hovermode="closest", hoverdistance=-1, dragmode=False, plot_bgcolor="white",
         title=dict(text=title, x=0.0, font=dict(size=14))))
     said = summary.strongest_links(weights, query_tokens, key_tokens, masked)
@@ -384,73 +256,6 @@ def _links_table(weights, query_tokens, key_tokens, masked, layer) -> pd.DataFra
                      "query": f"{q} · {query_tokens[q]}" if finite else "", "key": f"{k} · {key_tokens[k]}"
                      if finite else "", "weight": round(float(w[h, q, k]), 3) if finite else np.nan})
     return pd.DataFrame(rows)
-
-
-def _shades(tiles: np.ndarray, hidden: np.ndarray | None, k: int) -> np.ndarray:
-    """Palette indices for ``tiles[..., p, q]`` in 0…1, each cell ``k`` × ``k`` pixels; ``hidden`` cells grey."""
-    shade = np.round(np.clip(np.nan_to_num(tiles), 0, 1) * (LEVELS - 1)).astype(np.uint8)
-    shade = np.repeat(np.repeat(shade, k, axis=-2), k, axis=-1)
-    if hidden is not None:
-        shade[..., np.repeat(np.repeat(np.asarray(hidden, bool), k, 0), k, 1)] = LEVELS
-    return shade
-
-
-def _blues(values: np.ndarray) -> np.ndarray:
-    """Colours of ``COLORSCALE`` for values in [0, 1]: uint8 RGB ``[..., 3]``."""
-    stops = np.array([[int(c) for c in s[4:-1].split(",")] for s in pcolors.sequential.Blues], dtype=np.float32)
-    pos = np.clip(np.nan_to_num(values), 0, 1) * (len(stops) - 1)
-    low = np.floor(pos).astype(int).clip(0, len(stops) - 2)
-    frac = (pos - low)[..., None]
-    return np.round(stops[low] * (1 - frac) + stops[low + 1] * frac).astype(np.uint8)
-
-
-LEVELS = 14   # shades for 0…1 in the thumbnails' palette; with the masked grey and the white gaps that is 16 colours,
-# so the PNG stores 4 bits a pixel: ~30% fewer bytes than 24 shades (8 bits). Enough steps to tell heads apart in
-# one hue; the exact weights are in the main heatmap.
-
-
-PNG_LEVEL = 6   # zlib level (PIL's default)
-PNG_STRATEGY = zlib.Z_HUFFMAN_ONLY   # 16 colours in runs: string matching finds little that Huffman codes miss.
-# Overview of a 32-token text: encoder 7,210 -> 6,564 bytes in 1.90 -> 0.41 ms, decoder 23,399 -> 24,308 bytes in
-# 5.8 -> 1.4 ms (zlib's default strategy against Huffman only, both at level 6)
-
-
-def _png_uri(index: np.ndarray, masked_colour: str = MASKED_LIGHT) -> str:
-    """A palette PNG (one byte a pixel) of ``index`` into ``LEVELS`` shades of ``COLORSCALE``, grey, white, as a
-    data URI. The last few are remembered: a head change, or a class following one view, draws the same pictures
-    again (the overview's 1–5 ms of encoding on every rerun before)."""
-    index = np.ascontiguousarray(index, dtype=np.uint8)
-    digest = hashlib.blake2b(index.data, digest_size=16).digest()
-    return _encoded(digest, index.shape, masked_colour, index)
-
-
-_png_memo: OrderedDict[tuple, str] = OrderedDict()
-_png_lock = threading.Lock()
-
-
-def _encoded(digest: bytes, shape: tuple, masked_colour: str, index: np.ndarray) -> str:
-    key = (digest, shape, masked_colour)
-    with _png_lock:
-        if key in _png_memo:
-            _png_memo.move_to_end(key)
-            return _png_memo[key]
-    from PIL import Image
-
-    grey = [int(masked_colour[i:i + 2], 16) for i in (1, 3, 5)]
-    palette = np.vstack([_blues(np.linspace(0, 1, LEVELS)), [grey, [255, 255, 255]]]).astype(np.uint8)
-    image = Image.fromarray(index, "P")
-    image.putpalette(palette.ravel().tolist())
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG", compress_level=PNG_LEVEL, compress_type=PNG_STRATEGY)
-    uri = "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
-    with _png_lock:
-        _png_memo[key] = uri
-        while len(_png_memo) > PNG_MEMO:
-            _png_memo.popitem(last=False)
-    return uri
-
-
-PNG_MEMO = 64   # pictures remembered (a few kB each)
 
 
 def overview(tiles: np.ndarray, masked: np.ndarray | None = None, *, selected: tuple[int, int] | None = None,
@@ -476,12 +281,12 @@ def overview(tiles: np.ndarray, masked: np.ndarray | None = None, *, selected: t
         top = t.max(axis=(-1, -2), keepdims=True)
         t = np.divide(t, top, out=np.zeros_like(t), where=top > 0)
     k = max(1, math.ceil(12 / max(p, q)))                       # at least ~12 image pixels a tile
-    shade = _shades(t, masked, k)                               # (L, H, p·k, q·k)
+    shade = shades(t, masked, k)                               # (L, H, p·k, q·k)
     cell_h, cell_w = p * k + 1, q * k + 1                       # one white pixel of gap right and below
     image = np.full((n_layers, cell_h, n_heads, cell_w), LEVELS + 1, dtype=np.uint8)
     image[:, :p * k, :, :q * k] = shade.transpose(0, 2, 1, 3)
     image = image.reshape(n_layers * cell_h, n_heads * cell_w)
-    picture = dict(type="image", source=_png_uri(image), x0=-0.5 + 0.5 / cell_w, dx=1 / cell_w,
+    picture = dict(type="image", source=png_uri(image), x0=-0.5 + 0.5 / cell_w, dx=1 / cell_w,
                    y0=-0.5 + 0.5 / cell_h, dy=1 / cell_h, hoverinfo="skip")
     layer, head = np.meshgrid(np.arange(n_layers), np.arange(n_heads), indexing="ij")
     text = (np.array(hover, dtype=object).ravel() if hover is not None else
@@ -516,7 +321,7 @@ def overview(tiles: np.ndarray, masked: np.ndarray | None = None, *, selected: t
         margin=dict(l=68, r=20, t=72 + (24 if title else 0), b=10),   # room for the labels: drawn once
         hovermode="closest", hoverdistance=-1,
         dragmode=False, plot_bgcolor="white", title=dict(text=title, x=0.0, font=dict(size=14)),
-        shapes=frame, template=FRAMED if frame else _NO_TEMPLATE))
+        shapes=frame, template=FRAMED if frame else NO_TEMPLATE))
     if stats is None:
         return alt.attach(fig, f"Every head as a thumbnail: {n_layers} layers × {n_heads} heads.")
     s = np.asarray(stats, dtype=np.float64)

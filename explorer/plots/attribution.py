@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.plots.attention import label, labels
+from explorer.plots.base import label, labels
 
 TOP = "#1a202c"      # outline of a method's top words
 

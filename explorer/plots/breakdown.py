@@ -13,7 +13,7 @@ from explorer.access import summary
 from explorer.attention.breakdown import ScoreBreakdown
 from explorer.attention.score_origin import PositionSplit, RotaryView
 from explorer.plots import alt
-from explorer.plots.attention import figure, label
+from explorer.plots.base import figure, label
 
 CARRIER = "#c05621"   # the dimensions that carry the score
 OTHER = "#90cdf4"

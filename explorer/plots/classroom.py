@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import plotly.graph_objects as go
 
 from explorer.plots import alt
-from explorer.plots.attention import label
+from explorer.plots.base import label
 
 BAR = "#1f77b4"
 RIGHT = "#2ca02c"

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.plots import room as plot_room
-from explorer.plots.attention import label as literal_label  # tokens as literal text, not plotly's HTML subset
+from explorer.plots.base import label as literal_label  # tokens as literal text, not plotly's HTML subset
 from explorer.plots.remember import remembered_figure
 
 RAW_COLOR = "#d62728"     # scores used as they are

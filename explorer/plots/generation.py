@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.plots.attention import figure, label, labels
+from explorer.plots.base import figure, label, labels
 
 BLUE, ORANGE, GREY = "#2b6cb0", "#dd6b20", "#a0aec0"
 

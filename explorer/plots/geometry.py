@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.plots.attention import figure, label
+from explorer.plots.base import figure, label
 
 COLOURS = {"position": "position in the sentence", "token": "token", "kind": "query or key"}
 QUERY, KEY, LINE, TEXT = "#d95f02", "#1b9e77", "#e53e3e", "#111111"

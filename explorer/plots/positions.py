@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.plots import alt
-from explorer.plots.attention import label as literal_label  # tokens as literal text, not plotly's HTML subset
+from explorer.plots.base import label as literal_label  # tokens as literal text, not plotly's HTML subset
 from explorer.plots.concepts import cell_hover
 from explorer.plots.concepts import position_ticks as _ticks
 

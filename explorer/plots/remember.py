@@ -4,14 +4,14 @@ A lab's figures are the same for every student who opens it with the same settin
 class), yet plotly's validated object tree took most of a lab page's run to build: the softmax lab's 2 × 2 panels
 alone took ~45 ms of its ~120 ms. :func:`remembered_figure` keeps a builder's finished figure as plain dicts,
 keyed by its arguments (:func:`explorer.serving.cache.remembered`), and hands out a
-:class:`~explorer.plots.attention.LightFigure` over fresh copies of the dicts' containers, so no caller's change
+:class:`~explorer.plots.base.LightFigure` over fresh copies of the dicts' containers, so no caller's change
 (``update_layout``, a projector's larger fonts) reaches the next one.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from explorer.plots.attention import LightFigure, plain_copy
+from explorer.plots.base import LightFigure, plain_copy
 from explorer.serving.cache import MAX_CELLS, ByteLRU, remembered  # noqa: F401 - MAX_CELLS: the largest array keyed
 
 MAX_BYTES = 8 * 2**20   # per builder: its figures' arrays (a lab figure holds a few kB)

@@ -1,6 +1,7 @@
-"""Deep-linked pickers of words and heads for the flip and compare-heads pages (see ``ui`` for the others).
+"""Every deep-linked picker: the model, a layer or head (``index_picker``), a token, a choice, a number on a
+slider, the attention part, the text's words and a set of heads.
 
-Each takes its value from the URL or the session (``ui.from_url``), repairs a value that does not fit the text
+Each takes its value from the URL or the session (``widgets.from_url``), repairs a value that does not fit the text
 or the model with a visible note, and writes the choice back to the URL.
 """
 from __future__ import annotations
@@ -8,9 +9,146 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.attention.heads import head_id, match_word, parse_heads, pick_word
+from explorer.model import preview
+from explorer.model.registry import EMBEDDED, EMBEDDED_ENCODER, KNOWN_HUB, hub_policy
 from explorer.ui import params
+from explorer.ui.linkask import ask_before_loading, picked_waits, show_what_works
 from explorer.ui.widgets import from_url, link_note
 from explorer.ui.words import tip
+
+OTHER = "Other hub id or folder…"   # the model menu's last entry: a free box for any hub id or local folder
+
+
+def model_picker(key: str = "model", default: str = EMBEDDED_ENCODER, label: str = "Model") -> str:
+    """Embedded models first, then known hub ids, then a free box for any hub id or local folder.
+
+    A hub model this server would have to download, named by the link, picked or typed, waits for the student's
+    "Load it" (``linkask.py``: its family, size and what works, before any download); meanwhile the page shows
+    the model it showed before (``default`` at first). A local folder loads at once, with its caption.
+    """
+    asked = ask_before_loading(key, default)
+    shown = st.session_state.get(f"_shown_{key}", default)
+    allowed, allowlist = hub_policy()
+    hub = ([*(allowlist or KNOWN_HUB), OTHER] if allowed else [])
+    choices = [*EMBEDDED, *[h for h in hub if h not in EMBEDDED]]
+    wanted = str(from_url(key, default))
+    free = ""
+    if wanted not in choices:
+        if allowed and not allowlist and wanted.strip():
+            free, st.session_state[key] = wanted, OTHER
+        else:
+            link_note(f"Model {wanted[:80]!r} is not offered here; showing {default}.")
+            st.session_state[key] = default
+    label_of = {**{n: s.label for n, s in EMBEDDED.items()}, **{n: f"{n} · {d} · hub (needs network)"
+                                                                   for n, (_, d) in KNOWN_HUB.items()}}
+    choice = st.selectbox(label, choices, key=key, format_func=lambda n: label_of.get(n, n))
+    name = choice
+    if choice == OTHER:
+        # the free box's text follows the student from page to page as from_url's values do (set through the
+        # Session State API); a model named by the link, a follow or "Stay on" replaces it
+        other = f"{key}_other"
+        st.session_state[other] = free or st.session_state.get(other, st.session_state.get(f"_typed_{key}", ""))
+        name = st.text_input("Hub id (e.g. prajjwal1/bert-tiny) or local folder", key=other, max_chars=200,
+                             help=preview.curated_text() if allowed and not allowlist else None).strip()
+        st.session_state[f"_typed_{key}"] = name
+    if name and picked_waits(key, name, shown):
+        name = shown
+    elif choice == OTHER and name:
+        show_what_works(name)
+    name = name or default
+    st.session_state[f"_shown_{key}"] = name
+    params.put(key, asked or name)   # a reload of a link still waiting asks again
+    return name
+
+def choice_picker(label: str, key: str, choices: dict[str, str], default: str, help: str | None = None) -> str:
+    """One of ``choices`` (value -> label) as horizontal radio buttons, deep-linked; a value in the link that is
+    not a choice falls back to ``default``."""
+    from_url(key, default)
+    if st.session_state[key] not in choices:
+        st.session_state[key] = default
+    choice = st.radio(label, list(choices), key=key, format_func=choices.get, horizontal=True,
+                      help=help or tip(label))
+    params.put(key, choice)
+    return choice
+
+def parse_index(raw, label: str, default: int, what: str = "a number") -> int:
+    """``raw`` from a link as an int, or ``default`` with a visible note."""
+    try:
+        return int(raw)
+    except (TypeError, ValueError):
+        link_note(f"{label} {str(raw)[:40]!r} in the link is not {what}; using {default}.")
+        return default
+
+def index_picker(label: str, key: str, count: int, default: int = 0, widget: str = "slider") -> int:
+    """An integer in [0, count) from a slider or number box, deep-linked and clamped with a note; a label that
+    names a glossary term ("Layer", "Head") explains it in the widget's help."""
+    value = parse_index(from_url(key, default), label, default)
+    if not 0 <= value < count:
+        clamped = min(max(value, 0), count - 1)
+        link_note(f"{label} {value} is out of range (0–{count - 1}); showing {clamped}.")
+        value = clamped
+    st.session_state[key] = value
+    if count <= 1:
+        st.caption(f"{label}: 0 (the only one)")
+        result = 0
+    elif widget == "slider":
+        result = st.slider(label, 0, count - 1, key=key, help=tip(label))
+    else:
+        result = st.number_input(label, 0, count - 1, step=1, key=key, help=tip(label))
+    params.put(key, str(result))
+    return int(result)
+
+def option_picker(label: str, key: str, options: list, default):
+    """A select slider over ``options`` (numbers), deep-linked: a linked number that is not an option becomes the
+    nearest one; anything else falls back to ``default`` with a note."""
+    raw = from_url(key, default)
+    try:
+        value = min(options, key=lambda o: abs(o - float(raw)))
+    except (TypeError, ValueError):
+        link_note(f"{label} {str(raw)[:40]!r} in the link is not a number; using {default}.")
+        value = default
+    st.session_state[key] = value
+    chosen = st.select_slider(label, options, key=key, help=tip(label))
+    params.put(key, str(chosen))
+    return chosen
+
+def token_picker(label: str, key: str, rows: list[list[int]], names: list[str], default: int,
+                 tokens: tuple[str, ...] = ()) -> int:
+    """A deep-linked select box over the rows of a matrix view; returns the chosen row.
+
+    The URL holds a token *position* (stable when special tokens are hidden or sub-tokens merged): a position
+    inside a merged word picks that word, a hidden one the nearest row; out of range is clamped with a note.
+    When ``tokens`` (the text's tokens) change, the choice goes back to ``default``: a position picked in one
+    sentence means nothing in the next.
+    """
+    firsts = [r[0] for r in rows]
+    seen = st.session_state.get(f"_tokens_{key}")
+    st.session_state[f"_tokens_{key}"] = tuple(tokens)
+    if seen is not None and seen != tuple(tokens):
+        st.session_state[key] = st.session_state[f"_kept_{key}"] = default
+    value = parse_index(from_url(key, default), label, default, "a token position")
+    last = max(max(r) for r in rows)
+    if not 0 <= value <= last:
+        link_note(f"{label} position {value} is out of range (0–{last}); showing the nearest token.")
+    row = next((i for i, r in enumerate(rows) if value in r), None)
+    if row is None:
+        row = min(range(len(rows)), key=lambda i: abs(firsts[i] - value))
+    st.session_state[key] = firsts[row]
+    chosen = st.selectbox(label, firsts, key=key, help=tip(label),
+                          format_func=lambda p: f"{names[firsts.index(p)]}  ·  position {p}")
+    params.put(key, str(chosen))
+    return firsts.index(chosen)
+
+def part_picker(parts: dict[str, str], key: str = "part", default: str = "encoder") -> str:
+    """For encoder-decoder models: which attention to show (deep-linked; an unknown value falls back)."""
+    raw = str(from_url(key, default))
+    if raw not in parts:
+        link_note(f"Attention part {raw[:30]!r} does not exist; showing {parts[default]}.")
+        raw = default
+    st.session_state[key] = raw
+    chosen = st.radio("Attention", list(parts), key=key, format_func=parts.get, horizontal=True)
+    params.put(key, chosen)
+    return chosen
 
 
 def word_picker(label: str, key: str, options: list[str], default: str, token_words: list[str] | None = None) -> str:

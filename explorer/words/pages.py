@@ -1,126 +1,194 @@
-"""Every page of the app in plain words: what a student does there, the question it answers, and the glossary
-terms it uses (its "Words on this page"). Home lists the pages from here, in ``SECTIONS`` order.
+"""The app's pages, in one table: for each page its file, title, icon, navigation section, what a student does
+there, the question it answers, the glossary terms it uses (its "Words on this page"), and the URL parameters a
+lesson step or a link may set on it. Plain data, no Streamlit.
 
-``title`` repeats the page's title in app.py's navigation, and a test checks that every page registered there
-has its guide here with the same title, so a new page cannot be missing from Home.
+Everything that lists pages reads ``SECTIONS``: app.py's navigation (one ``st.Page`` per row, in this order), Home's
+list of pages (``on_home``), each page's "Words on this page" and the glossary's "On: …" (``terms_of``,
+``pages_using``), and the lessons' checks (``explorer.lessons.pages``, which reads ``params`` and takes layer and
+head ranges from the step's model's config). A new page is one row here and one file in pages/.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import Mapping
 
+from explorer.labs.positions import TABS
+from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.words.glossary import TERMS, Term
 
 
 @dataclass(frozen=True)
-class PageGuide:
-    path: str                   # the page file, from the repository root: "pages/heatmaps.py"
-    title: str                  # as app.py's navigation names it
-    icon: str                   # as app.py's navigation draws it
+class Param:
+    """One URL parameter a page reads (through ``explorer.ui.widgets.from_url`` and the pickers).
+
+    ``kind`` is text | word | words | choice | int | number | flag | heads | model; ``choices`` lists a choice's
+    values; ``low``/``high`` bound an int or a number, and ``high`` may be "layers" or "heads": the step's model's
+    count minus one, read from that model's config (``explorer.model.embedded.layers_and_heads``)."""
+
+    kind: str
+    choices: tuple[str, ...] = ()
+    low: float = 0
+    high: float | str = 0
+
+
+@dataclass(frozen=True)
+class Page:
+    file: str                   # the page file, from the repository root: "pages/heatmaps.py"
+    title: str                  # as the navigation and Home name it
+    icon: str                   # a Material Symbol, ":material/grid_on:" (a font Streamlit ships: drawn offline)
     does: str                   # what a student does there
     asks: str                   # the question the page answers
     terms: tuple[str, ...] = ()  # glossary names, in the order a student meets them
+    params: Mapping[str, Param] | None = None   # what a lesson step may set; None: no step opens this page
+    model_param: str = "model"  # the parameter naming the model (whose layers and heads bound "layer", "head")
+    default_model: str = EMBEDDED_ENCODER   # the model the page shows when the link names none
+    asks_itself: bool = False   # the page asks its own predict-then-reveal question (a step may use it)
+    default: bool = False       # the page the app opens on
 
 
-G = PageGuide
-SECTIONS: dict[str, tuple[PageGuide, ...]] = {
-    "Explore real models": (
-        G("pages/heatmaps.py", "Attention heatmaps", ":material/grid_on:",
-          "Type a sentence, pick a layer and a head, and see how much each word attends to every other.",
-          "Where does this head look?",
-          ("token", "sub-token", "special token", "query", "key", "layer", "head", "attention weight", "softmax",
-           "d_k", "fidelity", "rollout", "weight × value size", "encoder", "decoder", "cross-attention", "RoPE")),
-        G("pages/flip.py", "Antecedent flip", ":material/swap_horiz:",
-          "Change one word of a sentence (tired to wide) and find the heads whose attention from it moves.",
-          "Which heads notice what it refers to?",
-          ("minimal pair", "antecedent", "query", "layer", "head", "attention weight", "fidelity", "knockout",
-           "log-odds", "decoder")),
-        G("pages/compare.py", "Compare heads", ":material/compare:",
-          "Put two to four heads side by side and sort every head by a statistic.",
-          "Which heads behave alike, and which patterns are common?",
-          ("head", "layer", "attention weight", "entropy", "nats", "sink", "previous-token head", "induction head",
-           "weight × value size", "fidelity")),
-        G("pages/geometry.py", "Head geometry", ":material/scatter_plot:",
-          "See one head's queries and keys from 200 sentences on one map, and your own text among them.",
-          "What shape does a head's job have?",
-          ("query", "key", "layer", "head", "attention weight", "PCA", "t-SNE", "RoPE")),
-        G("pages/heads_do.py", "What heads do", ":material/content_cut:",
-          "Knock heads out and watch the model's answer on a pair of sentences move.",
-          "Do the heads that look at a word also matter for the answer?",
-          ("minimal pair", "knockout", "head", "layer", "log-odds", "cosine similarity", "attention weight",
-           "rank correlation", "encoder", "decoder")),
-        G("pages/write.py", "Watch it write", ":material/edit:",
-          "Let a decoder write a few tokens, guess each next one, and open any step.",
-          "How does a model choose its next word?",
-          ("decoder", "token", "causal mask", "KV cache", "greedy", "sampling", "temperature", "top-k", "top-p",
-           "seed", "logit", "logit lens", "residual stream", "layer norm", "unembedding", "direct effect", "MLP",
-           "output projection", "GQA")),
-        G("pages/explain.py", "Which words mattered?", ":material/troubleshoot:",
-          "Compare six explanations of one prediction and test which one is faithful.",
-          "Is attention an explanation?",
-          ("attribution", "attention weight", "rollout", "attention flow", "weight × value size", "gradient",
-           "gradient × input", "integrated gradients", "faithfulness", "log-odds", "decoder")),
-    ),
-    "Concepts: the labs": (
-        G("pages/lab_why_attention.py", "Why attention", ":material/route:",
-          "Count the steps between two words in a recurrent network and in attention, and the cost of each.",
-          "What does attention buy over reading word by word?",
-          ("RNN", "path length", "attention weight", "layer", "head")),
-        G("pages/lab_worked_example.py", "Worked example", ":material/edit_note:",
-          "Follow three tokens through queries, keys, scores, softmax and values, every number by hand.",
-          "What exactly does one head compute?",
-          ("token", "query", "key", "value", "score", "d_k", "softmax", "attention weight")),
-        G("pages/lab_softmax.py", "Softmax saturation", ":material/thermostat:",
-          "Grow d_k and the temperature and watch the softmax turn to one winner.",
-          "Why are the scores divided by √d_k?",
-          ("score", "query", "key", "d_k", "softmax", "saturation", "temperature", "entropy", "layer", "head")),
-        G("pages/lab_permutation.py", "Permutation", ":material/shuffle:",
-          "Shuffle a sentence's tokens and compare what attention gives back, with and without positions.",
-          "Does attention know word order by itself?",
-          ("token", "permutation", "attention weight", "positional encoding", "embedding")),
-        G("pages/lab_positions.py", "Positional encodings", ":material/place:",
-          "Explore sinusoidal, learned and rotary positions, and the distances real heads prefer.",
-          "How does a model know where a word stands?",
-          ("positional encoding", "RoPE", "d_model", "query", "key", "layer", "head")),
-        G("pages/lab_masks.py", "Masks", ":material/visibility_off:",
-          "Compare an encoder's and a decoder's attention, and see what padding does.",
-          "Who may look at whom?",
-          ("mask", "causal mask", "padding mask", "score", "softmax", "encoder", "decoder", "layer", "head")),
-        G("pages/lab_block.py", "Heads and the block", ":material/layers:",
-          "Split the model's width into heads and build one layer from scratch, norm first or last.",
-          "What happens around attention in a layer?",
-          ("transformer", "head", "d_model", "output projection", "residual stream",
-           "layer norm", "MLP", "layer")),
-    ),
-    "Teach and look up": (
-        G("pages/lessons.py", "Lessons", ":material/assignment:",
-          "Pick a ready-made lesson, print its handout, or build your own from the views you open.",
-          "What do we look at, in what order, and what do we ask?"),
-        G("pages/classroom.py", "Classroom", ":material/school:",
-          "Start a class as the teacher, or join one with a code, a link or a QR code and follow along.",
-          "How do we all look at the same thing?"),
-        G("pages/glossary.py", "Glossary", ":material/book:",
-          "Look up any word the pages use, in plain words.",
-          "What does this word mean?"),
-    ),
-}
-del G
-
-GUIDES: dict[str, PageGuide] = {g.path: g for guides in SECTIONS.values() for g in guides}
+@dataclass(frozen=True)
+class Section:
+    title: str                  # the navigation's heading
+    on_home: str                # Home's heading for the same pages
+    pages: tuple[Page, ...]
 
 
-def guide_for(page_file: str) -> PageGuide | None:
-    """The guide of the page whose file is ``page_file`` (any path ending in pages/<name>.py), or None."""
+TEXT, WORD, WORDS, FLAG = Param("text"), Param("word"), Param("words"), Param("flag")
+MODEL, LAYER, HEAD = Param("model"), Param("int", high="layers"), Param("int", high="heads")
+WEIGHTING = Param("choice", ("weights", "value"))
+NONE: Mapping[str, Param] = {}   # a page a step may open, with nothing to set
+
+START = Section("Start", "Teach and look up", (
+    Page("pages/home.py", "Home", ":material/home:",
+         "Read what the explorer is, start a lesson, and find every page.",
+         "Where do I start?", default=True),
+    Page("pages/lessons.py", "Lessons", ":material/assignment:",
+         "Pick a ready-made lesson, print its handout, or build your own from the views you open.",
+         "What do we look at, in what order, and what do we ask?"),
+    Page("pages/classroom.py", "Classroom", ":material/school:",
+         "Start a class as the teacher, or join one with a code, a link or a QR code and follow along.",
+         "How do we all look at the same thing?"),
+    Page("pages/glossary.py", "Glossary", ":material/book:",
+         "Look up any word the pages use, in plain words.",
+         "What does this word mean?"),
+))
+
+EXPLORE = Section("Explore real models", "Explore real models", (
+    Page("pages/heatmaps.py", "Attention heatmaps", ":material/grid_on:",
+         "Type a sentence, pick a layer and a head, and see how much each word attends to every other.",
+         "Where does this head look?",
+         ("token", "sub-token", "special token", "query", "key", "layer", "head", "attention weight", "softmax",
+          "d_k", "fidelity", "rollout", "weight × value size", "encoder", "decoder", "cross-attention", "RoPE"),
+         {"model": MODEL, "text": TEXT, "weighting": WEIGHTING, "layer": LAYER, "head": HEAD,
+          "query": Param("int", high=511)}),
+    Page("pages/flip.py", "Antecedent flip", ":material/swap_horiz:",
+         "Change one word of a sentence (tired to wide) and find the heads whose attention from it moves.",
+         "Which heads notice what it refers to?",
+         ("minimal pair", "antecedent", "query", "layer", "head", "attention weight", "fidelity", "knockout",
+          "log-odds", "decoder"),
+         {"model": MODEL, "text": TEXT, "text_b": TEXT, "query": WORD, "cands": WORDS, "layer": LAYER, "head": HEAD}),
+    Page("pages/compare.py", "Compare heads", ":material/compare:",
+         "Put two to four heads side by side and sort every head by a statistic.",
+         "Which heads behave alike, and which patterns are common?",
+         ("head", "layer", "attention weight", "entropy", "nats", "sink", "previous-token head", "induction head",
+          "weight × value size", "fidelity"),
+         {"model": MODEL, "text": TEXT, "weighting": WEIGHTING, "heads": Param("heads")}),
+    Page("pages/geometry.py", "Head geometry", ":material/scatter_plot:",
+         "See one head's queries and keys from 200 sentences on one map, and your own text among them.",
+         "What shape does a head's job have?",
+         ("query", "key", "layer", "head", "attention weight", "PCA", "t-SNE", "RoPE"),
+         {"model": MODEL, "text": TEXT, "layer": LAYER, "head": HEAD, "geo_method": Param("choice", ("pca", "tsne")),
+          "geo_colour": Param("choice", ("position", "token", "kind")), "geo_heads": Param("heads")}),
+    Page("pages/heads_do.py", "What heads do", ":material/content_cut:",
+         "Knock heads out and watch the model's answer on a pair of sentences move.",
+         "Do the heads that look at a word also matter for the answer?",
+         ("minimal pair", "knockout", "head", "layer", "log-odds", "cosine similarity", "attention weight",
+          "rank correlation", "encoder", "decoder"),
+         {"model": MODEL, "text": TEXT, "text_b": TEXT, "ko_query": WORD, "ko_c1": WORD, "ko_c2": WORD,
+          "ablation": Param("choice", ("zero", "mean"))}),
+    Page("pages/write.py", "Watch it write", ":material/edit:",
+         "Let a decoder write a few tokens, guess each next one, and open any step.",
+         "How does a model choose its next word?",
+         ("decoder", "token", "causal mask", "KV cache", "greedy", "sampling", "temperature", "top-k", "top-p",
+          "seed", "logit", "logit lens", "residual stream", "layer norm", "unembedding", "direct effect", "MLP",
+          "output projection", "GQA"),
+         {"lm": MODEL, "prompt": TEXT, "mode": Param("choice", ("greedy", "sample")),
+          "new": Param("int", low=1, high=64), "temp": Param("number", low=0.05, high=5.0),
+          "topk": Param("int", high=1000), "topp": Param("number", low=0.01, high=1.0),
+          "seed": Param("int", high=2**31 - 1), "predict": FLAG, "step": Param("int", high=63), "layer": LAYER,
+          "head": HEAD, "vtemp": Param("number", low=0.05, high=5.0)},
+         model_param="lm", default_model=EMBEDDED_DECODER, asks_itself=True),
+    Page("pages/explain.py", "Which words mattered?", ":material/troubleshoot:",
+         "Compare six explanations of one prediction and test which one is faithful.",
+         "Is attention an explanation?",
+         ("attribution", "attention weight", "rollout", "attention flow", "weight × value size", "gradient",
+          "gradient × input", "integrated gradients", "faithfulness", "log-odds", "decoder"),
+         {"model": MODEL, "text": TEXT, "ex_query": WORD, "ex_c1": WORD, "ex_c2": WORD},
+         default_model=EMBEDDED_DECODER, asks_itself=True),
+))
+
+CONCEPTS = Section("Concepts", "Concepts: the labs", (
+    Page("pages/lab_worked_example.py", "Worked example", ":material/edit_note:",
+         "Follow three tokens through queries, keys, scores, softmax and values, every number by hand.",
+         "What exactly does one head compute?",
+         ("token", "query", "key", "value", "score", "d_k", "softmax", "attention weight"),
+         NONE, asks_itself=True),
+    Page("pages/lab_softmax.py", "Softmax saturation", ":material/thermostat:",
+         "Grow d_k and the temperature and watch the softmax turn to one winner.",
+         "Why are the scores divided by √d_k?",
+         ("score", "query", "key", "d_k", "softmax", "saturation", "temperature", "entropy", "layer", "head"),
+         NONE, asks_itself=True),
+    Page("pages/lab_permutation.py", "Permutation", ":material/shuffle:",
+         "Shuffle a sentence's tokens and compare what attention gives back, with and without positions.",
+         "Does attention know word order by itself?",
+         ("token", "permutation", "attention weight", "positional encoding", "embedding"),
+         NONE, asks_itself=True),
+    Page("pages/lab_positions.py", "Positional encodings", ":material/place:",
+         "Explore sinusoidal, learned and rotary positions, and the distances real heads prefer.",
+         "How does a model know where a word stands?",
+         ("positional encoding", "RoPE", "d_model", "query", "key", "layer", "head"),
+         {"pos_n": Param("int", low=16, high=256), "pos_d": Param("choice", ("16", "32", "64", "128", "256", "512")),
+          "pos_at": Param("int", high=255), "pos_tab": Param("choice", TABS)}),
+    Page("pages/lab_masks.py", "Masks", ":material/visibility_off:",
+         "Compare an encoder's and a decoder's attention, and see what padding does.",
+         "Who may look at whom?",
+         ("mask", "causal mask", "padding mask", "score", "softmax", "encoder", "decoder", "layer", "head"),
+         NONE, asks_itself=True),
+    Page("pages/lab_block.py", "Heads and the block", ":material/layers:",
+         "Split the model's width into heads and build one layer from scratch, norm first or last.",
+         "What happens around attention in a layer?",
+         ("transformer", "head", "d_model", "output projection", "residual stream", "layer norm", "MLP", "layer"),
+         NONE, asks_itself=True),
+    Page("pages/lab_why_attention.py", "Why attention", ":material/route:",
+         "Count the steps between two words in a recurrent network and in attention, and the cost of each.",
+         "What does attention buy over reading word by word?",
+         ("RNN", "path length", "attention weight", "layer", "head"),
+         NONE, asks_itself=True),
+))
+
+SECTIONS: tuple[Section, ...] = (START, EXPLORE, CONCEPTS)   # the navigation's order
+PAGES: dict[str, Page] = {page.file: page for section in SECTIONS for page in section.pages}
+
+
+def on_home() -> list[tuple[str, tuple[Page, ...]]]:
+    """Home's list: (heading, pages) per section, what to explore first and the Start pages last, without the
+    page the app opens on (Home itself)."""
+    return [(s.on_home, tuple(p for p in s.pages if not p.default)) for s in (EXPLORE, CONCEPTS, START)]
+
+
+def guide_for(page_file: str) -> Page | None:
+    """The row of the page whose file is ``page_file`` (any path ending in pages/<name>.py), or None."""
     name = PurePosixPath(str(page_file).replace("\\", "/")).name
-    return next((g for g in GUIDES.values() if PurePosixPath(g.path).name == name), None)
+    return next((p for p in PAGES.values() if PurePosixPath(p.file).name == name), None)
 
 
 def terms_of(page_file: str) -> list[Term]:
-    """The glossary terms the page uses, in its order ([] for a page without a guide)."""
-    guide = guide_for(page_file)
-    return [TERMS[name] for name in guide.terms] if guide else []
+    """The glossary terms the page uses, in its order ([] for a page without terms or not in the table)."""
+    page = guide_for(page_file)
+    return [TERMS[name] for name in page.terms] if page else []
 
 
-def pages_using(name: str) -> list[PageGuide]:
-    """The pages whose words include the term ``name``."""
-    return [g for g in GUIDES.values() if name in g.terms]
+def pages_using(name: str) -> list[Page]:
+    """The pages whose words include the term ``name``, in the navigation's order."""
+    return [p for p in PAGES.values() if name in p.terms]

@@ -75,7 +75,6 @@ def test_decoder_heads_are_masked_above_the_diagonal():
     assert any("first token" in m.value for m in at.markdown if "sink" in m.value.lower())
 
 
-@pytest.mark.skipif("pages/compare.py" not in (ROOT / "app.py").read_text(), reason="app.py does not register it")
 def test_text_and_model_carry_over_from_another_page():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240).run()
     at.switch_page("pages/heatmaps.py").run()

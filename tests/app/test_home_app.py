@@ -1,8 +1,7 @@
-"""AppTest of the home page: alone (links degrade to text) and, once app.py registers it, inside the navigation."""
+"""AppTest of the home page: alone (links degrade to text) and inside app.py's navigation."""
 from pathlib import Path
 from urllib.parse import parse_qs
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer.examples import ANIMAL_TIRED, ANIMAL_WIDE
@@ -26,7 +25,6 @@ def test_home_alone_names_models_device_and_pages():
     assert "Antecedent flip" in text and "(not in this app)" in text   # run alone: no page to link to
 
 
-@pytest.mark.skipif("pages/home.py" not in (ROOT / "app.py").read_text(), reason="app.py does not register home yet")
 def test_home_in_the_app_links_to_the_flip_demo():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     assert not at.exception, at.exception
@@ -41,18 +39,16 @@ def test_home_in_the_app_links_to_the_flip_demo():
 
 
 def test_home_links_every_page_of_the_navigation_with_its_question():
-    """Read from app.py: a page added there without a line on Home fails here."""
-    import ast
-
-    registered = [node.args[0].value for node in ast.walk(ast.parse((ROOT / "app.py").read_text()))
-                  if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "Page"]
+    """Home and the navigation read one table: every page but Home itself has its link and its question."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     assert not at.exception, at.exception
     linked = {link.proto.page for link in at.get("page_link")}
-    others = [p for p in registered if p != "pages/home.py"]
+    others = [p for p in guides.PAGES.values() if not p.default]
     assert len(others) >= 16
-    missing = [p for p in others if Path(p).stem not in linked]
-    assert missing == [], f"pages registered in app.py but not linked from Home: {missing}"
+    missing = [p.file for p in others if Path(p.file).stem not in linked]
+    assert missing == [], f"pages in the navigation but not linked from Home: {missing}"
     captions = "\n".join(c.value for c in at.caption)
-    for guide in guides.GUIDES.values():
-        assert f"{guide.does} *{guide.asks}*" in captions
+    for page in others:
+        assert f"{page.does} *{page.asks}*" in captions
+    headings = [h.value for h in at.subheader]
+    assert [h for h in headings if h in {s.on_home for s in guides.SECTIONS}] == [h for h, _ in guides.on_home()]

@@ -18,3 +18,24 @@ def test_text_follows_the_student_across_pages():
     assert at.text_area(key="text").value == "the cat sat on the mat"
     at.switch_page("pages/compare.py").run()   # straight from a page whose text box has the same key
     assert at.text_area(key="text").value == "the cat sat on the mat"
+
+
+def test_the_navigation_is_the_table_of_pages(monkeypatch):
+    """app.py hands st.navigation the table's sections, in its order, each page with its title and icon."""
+    import streamlit as st
+
+    from explorer.words.pages import SECTIONS
+
+    seen = []
+    real = st.navigation
+
+    def recording(pages, **kwargs):
+        seen.append({section: [(p.title, p.icon, p.url_path) for p in entries] for section, entries in pages.items()})
+        return real(pages, **kwargs)
+
+    monkeypatch.setattr(st, "navigation", recording)
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception, at.exception
+    assert seen[-1] == {section.title: [(p.title, p.icon, "" if p.default else Path(p.file).stem)
+                                        for p in section.pages] for section in SECTIONS}
+    assert list(seen[-1]) == ["Start", "Explore real models", "Concepts"]

@@ -106,7 +106,7 @@ def test_a_link_says_the_models_family_and_what_works_before_loading(worker, tin
 
 
 def test_a_typed_folder_says_its_family_and_what_works(worker, tiny_folder):
-    from explorer.ui.widgets import OTHER
+    from explorer.ui.pickers import OTHER
     folder = str(tiny_folder("t5"))
     at = heatmaps()
     at.selectbox(key="model").set_value(OTHER).run()

@@ -19,7 +19,7 @@ from explorer.model.registry import ModelUnavailable
 from explorer.serving import policy
 from explorer.serving.worker import ModelWorker
 from explorer.ui import cached, linkask
-from explorer.ui.widgets import OTHER
+from explorer.ui.pickers import OTHER
 
 ROOT = Path(__file__).resolve().parents[2]
 ENCODER = registry.EMBEDDED_ENCODER

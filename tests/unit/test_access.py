@@ -13,7 +13,7 @@ import pytest
 from explorer.access import colour as C
 from explorer.access import summary
 from explorer.maths import causal_mask
-from explorer.plots import alt, concepts, effects, positions
+from explorer.plots import alt, base, concepts, effects, positions, thumbnails
 from explorer.plots import attention as plots
 from explorer.plots import classroom as class_plots
 from explorer.plots import heads as head_plots
@@ -137,7 +137,7 @@ def test_clickable_heads_are_the_points_that_carry_layer_and_head():
     assert alt.clickable_heads(plots.heatmap(lopsided(), TOKENS, TOKENS)) == []   # nothing to pick there
     tiles = np.random.default_rng(0).random((2, 3, 4, 4)).astype(np.float32)
     light = plots.overview(tiles, stats=np.ones((2, 3, 5), np.float32), stats_hover="%{customdata[2]}")
-    assert isinstance(light, plots.LightFigure) and light.light_traces() is not None
+    assert isinstance(light, base.LightFigure) and light.light_traces() is not None
     heads = alt.clickable_heads(light)   # read from the figure's dicts: plotly's object tree is still not built
     assert light.light_traces() is not None and heads == [(l, h) for l in range(2) for h in range(3)]
     assert light.data and light.light_traces() is None and alt.clickable_heads(light) == heads   # built: the same
@@ -202,7 +202,7 @@ def test_sequential_scales_stay_ordered_and_distinct(name, kind):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_the_thumbnail_palette_stays_ordered_and_distinct(kind):
-    seen = C.simulate(plots._blues(np.linspace(0, 1, plots.LEVELS)) / 255.0, kind)
+    seen = C.simulate(thumbnails.blues(np.linspace(0, 1, thumbnails.LEVELS)) / 255.0, kind)
     assert np.all(np.diff(C.lab(seen)[:, 0]) < 0)
     assert C.delta_e(seen[1:], seen[:-1]).min() > C.JND
 

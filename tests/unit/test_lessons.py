@@ -10,9 +10,9 @@ from explorer.classroom import open_store
 from explorer.lessons import LessonError, catalogue, dump, parse
 from explorer.lessons.files import MAX_BYTES, MAX_STEPS
 from explorer.lessons.handout import handout_html
-from explorer.lessons.pages import PAGES, SIZES, shareable
+from explorer.lessons.pages import STEP_PAGES, shareable
 from explorer.lessons.run import ended, place, resume
-from explorer.model.registry import EMBEDDED
+from explorer.model.registry import EMBEDDED, EMBEDDED_DECODER, EMBEDDED_ENCODER
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = """
@@ -67,9 +67,15 @@ def test_worked_example_step_uses_the_worked_numbers():
     assert "5.056" in step.notes and f"{s['exp_sum'][0]:.3f}" == "5.056"
 
 
-def test_model_sizes_match_the_registry_labels():
-    for name, (layers, heads) in SIZES.items():
-        assert f"{layers} layers × {heads} heads" in EMBEDDED[name].label
+def test_model_sizes_read_from_the_configs_match_the_registry_labels():
+    """Layer and head ranges come from each embedded model's config (config.json, or the GGUF's header), read
+    without loading a weight; the menus' labels say the same numbers."""
+    from explorer.model.embedded import layers_and_heads
+
+    for name, spec in EMBEDDED.items():
+        layers, heads = layers_and_heads(name)
+        assert f"{layers} layers × {heads} heads" in spec.label
+    assert layers_and_heads(EMBEDDED_ENCODER) == (6, 12) and layers_and_heads(EMBEDDED_DECODER) == (30, 9)
 
 
 @pytest.mark.parametrize("text, step, field, words", [
@@ -136,7 +142,7 @@ def test_shareable_keeps_only_what_the_page_takes():
     url = {"model": "all-MiniLM-L6-v2", "layer": "3", "head": "40", "room": "ABCDEF", "junk": "1"}
     assert shareable("pages/heatmaps.py", url) == {"model": "all-MiniLM-L6-v2", "layer": "3"}
     assert shareable("pages/home.py", url) == {}
-    assert all(p.startswith("pages/") and (ROOT / p).is_file() for p in PAGES)
+    assert all(p.startswith("pages/") and (ROOT / p).is_file() for p in STEP_PAGES)
 
 
 def test_handout_lists_steps_questions_escaped_and_the_join_qr():

@@ -11,6 +11,7 @@ from PIL import Image
 
 from explorer.maths import causal_mask
 from explorer.plots import attention as plots
+from explorer.plots import base, thumbnails
 
 TOKENS = ["the", "cat", "saw", "the", "dog"]
 
@@ -82,10 +83,10 @@ def test_head_grid_is_one_picture_with_a_clickable_tile_per_head():
     i, j = np.unravel_index(w[1].argmax(), w[1].shape)
     assert points.text[1] == f"head 1: strongest {TOKENS[i]} → {TOKENS[j]} {w[1, i, j]:.2f}"
     shared = _png(fig)
-    level = round(float(w[0, 0, 0]) * (plots.LEVELS - 1)) / (plots.LEVELS - 1)
-    assert _grid_cell(shared, 0, 0, 0, 5, 5) == plots._blues(np.array(level)).tolist()   # one 0–1 scale
+    level = round(float(w[0, 0, 0]) * (thumbnails.LEVELS - 1)) / (thumbnails.LEVELS - 1)
+    assert _grid_cell(shared, 0, 0, 0, 5, 5) == thumbnails.blues(np.array(level)).tolist()   # one 0–1 scale
     own = _png(plots.head_grid(w, TOKENS, TOKENS, shared_scale=False))
-    darkest = plots._blues(np.array(1.0)).tolist()
+    darkest = thumbnails.blues(np.array(1.0)).tolist()
     for head in range(5):   # each head scaled to its own maximum: its strongest cell is the darkest colour
         i, j = np.unravel_index(w[head].argmax(), w[head].shape)
         assert _grid_cell(own, head, i, j, 5, 5) == darkest
@@ -133,7 +134,7 @@ def test_overview_colours_scale_and_mask():
     masked = np.array([[False, True], [False, False]])
     shared = _png(plots.overview(tiles, masked, shared_scale=True))
     own = _png(plots.overview(tiles, masked, shared_scale=False))
-    grey = [int(plots.MASKED_LIGHT[i:i + 2], 16) for i in (1, 3, 5)]
+    grey = [int(thumbnails.MASKED_LIGHT[i:i + 2], 16) for i in (1, 3, 5)]
     assert shared[0, 6].tolist() == grey   # the masked cell (upper right of the first tile)
     # scaled to its own maximum, the first tile's 0.5 cell becomes as dark as the full tile
     assert own[0, 0].tolist() == own[0, 13].tolist() != shared[0, 0].tolist()
@@ -155,7 +156,7 @@ def _as_sent(fig) -> dict:
 
 
 def test_figures_built_without_validation_validate_to_the_same_json():
-    """plots.figure() skips plotly's validators and, until something looks inside, plotly's object tree, for speed:
+    """base.figure() skips plotly's validators and, until something looks inside, plotly's object tree, for speed:
     every figure of this module must still be valid (plotly raises on an unknown property) and send exactly what
     its built and its validated twins would."""
     w = np.stack([weights(seed=s) for s in range(3)])
@@ -171,7 +172,7 @@ def test_figures_built_without_validation_validate_to_the_same_json():
                plots.overview(tiles, selected=(1, 2), stats=stats, stats_hover="%{customdata[2]:.2f}")]
     for fig in figures:
         light = _as_sent(fig)   # straight from the given dicts: plotly's object tree not built yet
-        assert isinstance(fig, plots.LightFigure) and "_light" in fig.__dict__
+        assert isinstance(fig, base.LightFigure) and "_light" in fig.__dict__
         assert fig._validate is False and "_light" not in fig.__dict__   # looking inside builds it
         sent = _as_sent(fig)
         assert light == sent   # the same JSON either way
@@ -190,16 +191,16 @@ def _pixels(uri: str) -> np.ndarray:
 
 
 def test_thumbnail_pictures_hold_the_exact_pixels_and_are_remembered():
-    a = np.random.default_rng(0).integers(0, plots.LEVELS + 2, size=(30, 40)).astype(np.uint8)
+    a = np.random.default_rng(0).integers(0, thumbnails.LEVELS + 2, size=(30, 40)).astype(np.uint8)
     b = a.copy()
-    b[3, 4] = (b[3, 4] + 1) % (plots.LEVELS + 2)   # one pixel apart
-    first = plots._png_uri(a)
-    assert np.array_equal(_pixels(first), a) and np.array_equal(_pixels(plots._png_uri(b)), b)
-    assert plots._png_uri(a.copy()) is first                 # the same picture again: encoded once, remembered
-    assert plots._png_uri(a, "#000000") != first             # another masked colour is another palette
-    for i in range(plots.PNG_MEMO):                          # a bounded memory: the oldest go first
-        plots._png_uri(np.array([[i % 16, i // 16]], dtype=np.uint8))
-    assert len(plots._png_memo) == plots.PNG_MEMO and plots._png_uri(a.copy()) is not first
+    b[3, 4] = (b[3, 4] + 1) % (thumbnails.LEVELS + 2)   # one pixel apart
+    first = thumbnails.png_uri(a)
+    assert np.array_equal(_pixels(first), a) and np.array_equal(_pixels(thumbnails.png_uri(b)), b)
+    assert thumbnails.png_uri(a.copy()) is first                 # the same picture again: encoded once, remembered
+    assert thumbnails.png_uri(a, "#000000") != first             # another masked colour is another palette
+    for i in range(thumbnails.PNG_MEMO):                          # a bounded memory: the oldest go first
+        thumbnails.png_uri(np.array([[i % 16, i // 16]], dtype=np.uint8))
+    assert len(thumbnails._png_memo) == thumbnails.PNG_MEMO and thumbnails.png_uri(a.copy()) is not first
 
 
 def test_frames_mode_draws_a_hidden_frame_round_every_tile_in_tile_order():

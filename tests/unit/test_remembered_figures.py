@@ -9,7 +9,7 @@ import plotly.io as pio
 
 from explorer import maths
 from explorer.plots import concepts
-from explorer.plots.attention import LightFigure
+from explorer.plots.base import LightFigure
 from explorer.plots.remember import MAX_CELLS, remembered_figure
 
 

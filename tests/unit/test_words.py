@@ -1,5 +1,6 @@
 """The glossary and the page guides: every term defined in a sane length, abbreviations spelled out, every term a
-page lists defined and really on that page, and every page registered in app.py guided (so Home lists it)."""
+page lists defined and really on that page, and the table of pages whole: every file of pages/ in it once, and
+app.py's navigation built from it rather than from a list of its own."""
 from __future__ import annotations
 
 import ast
@@ -20,16 +21,6 @@ ASKED = ["query", "key", "value", "head", "layer", "softmax", "logit", "token", 
          "temperature", "top-k", "top-p", "log-odds", "fidelity", "rollout", "entropy", "sink",
          "grouped-query attention", "GQA", "encoder", "decoder", "layer norm", "knockout", "ablation",
          "attribution", "gradient × input", "integrated gradients"]
-
-
-def registered_pages() -> list[tuple[str, str, str]]:
-    """(page file, title, icon) of every st.Page in app.py's navigation, read with ast."""
-    found = []
-    for node in ast.walk(ast.parse((ROOT / "app.py").read_text())):
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "Page":
-            kw = {k.arg: k.value.value for k in node.keywords if isinstance(k.value, ast.Constant)}
-            found.append((node.args[0].value, kw.get("title"), kw.get("icon")))
-    return found
 
 
 @pytest.mark.parametrize("name", list(TERMS))
@@ -74,7 +65,7 @@ def test_search_finds_by_name_form_and_meaning():
     assert glossary.matching("no such word anywhere") == []
 
 
-@pytest.mark.parametrize("guide", list(pages.GUIDES.values()), ids=list(pages.GUIDES))
+@pytest.mark.parametrize("guide", list(pages.PAGES.values()), ids=list(pages.PAGES))
 def test_every_term_a_page_lists_exists_once(guide):
     assert all(name in TERMS for name in guide.terms), [n for n in guide.terms if n not in TERMS]
     assert len(set(guide.terms)) == len(guide.terms)
@@ -114,26 +105,37 @@ def _screen_text(page: str, ui_only: bool = False) -> str:
     return "\n".join(_strings(m) for m in [ROOT / page, *modules])
 
 
-@pytest.mark.parametrize("guide", [g for g in pages.GUIDES.values() if g.terms], ids=lambda g: g.path)
+@pytest.mark.parametrize("guide", [g for g in pages.PAGES.values() if g.terms], ids=lambda g: g.file)
 def test_every_term_a_page_lists_is_on_that_page(guide):
     """A page's "Words on this page" holds words the page (or the views it draws) really writes."""
-    text = _screen_text(guide.path).lower()
+    text = _screen_text(guide.file).lower()
     missing = [name for name in guide.terms
                if not any(re.search(rf"(?<![\w-]){re.escape(f.lower())}(?![\w-])", text) for f in TERMS[name].forms)]
-    assert missing == [], f"{guide.path} lists terms it never writes: {missing}"
+    assert missing == [], f"{guide.file} lists terms it never writes: {missing}"
 
 
-def test_every_page_in_the_navigation_is_guided_with_its_title_and_icon():
-    """Home lists the guides: a page registered in app.py without one would be missing from Home."""
-    registered = registered_pages()
-    assert len(registered) >= 17
-    default = next(path for path, _, _ in registered if "home" in path)
-    for path, title, icon in registered:
-        if path == default:
-            continue
-        assert path in pages.GUIDES, f"{path} ({title}) has no guide in explorer/words/pages.py, so Home misses it"
-        assert (pages.GUIDES[path].title, pages.GUIDES[path].icon) == (title, icon)
-    assert set(pages.GUIDES) <= {path for path, _, _ in registered}, "a guide for a page app.py does not register"
+def test_the_table_holds_every_page_file_once_with_a_title_icon_and_question():
+    files = [p.file for section in pages.SECTIONS for p in section.pages]
+    assert sorted(files) == sorted(f"pages/{f.name}" for f in (ROOT / "pages").glob("*.py"))
+    assert len(set(files)) == len(files) and len({p.title for p in pages.PAGES.values()}) == len(files)
+    assert [p.file for p in pages.PAGES.values() if p.default] == ["pages/home.py"]
+    for page in pages.PAGES.values():
+        assert re.fullmatch(r":material/[a-z_]+:", page.icon), page   # drawn offline; an emoji is an empty box
+        assert page.does.endswith(".") and page.asks.endswith("?"), page
+    listed = [p.file for _, on_home in pages.on_home() for p in on_home]
+    assert sorted(listed) == sorted(f for f in files if f != "pages/home.py")   # Home lists every other page
+
+
+def test_app_py_builds_its_navigation_from_the_table_alone():
+    """app.py names no page file, title or icon: its st.Page entries come from a loop over SECTIONS (AppTest in
+    tests/app/test_navigation_app.py checks the navigation it draws)."""
+    tree = ast.parse((ROOT / "app.py").read_text())
+    literals = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    assert [v for v in literals if re.fullmatch(r"pages/\w+\.py|:material/\w+:", v)] == []
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "Page"]
+    assert len(calls) == 1
+    loops = [n for n in ast.walk(tree) if isinstance(n, (ast.DictComp, ast.For)) and "SECTIONS" in ast.unparse(n)]
+    assert loops, "app.py's st.Page entries come from a loop over explorer.words.pages.SECTIONS"
 
 
 def test_guide_for_any_path_of_a_page_file():
@@ -141,15 +143,15 @@ def test_guide_for_any_path_of_a_page_file():
     assert [t.name for t in pages.terms_of("/elsewhere/pages/lab_masks.py")][:3] == ["mask", "causal mask",
                                                                                      "padding mask"]
     assert pages.terms_of("pages/home.py") == [] and pages.guide_for("nothing.py") is None
-    assert "pages/write.py" in [g.path for g in pages.pages_using("top-p")]
+    assert "pages/write.py" in [g.file for g in pages.pages_using("top-p")]
 
 
-@pytest.mark.parametrize("guide", [g for g in pages.GUIDES.values() if g.terms], ids=lambda g: g.path)
+@pytest.mark.parametrize("guide", [g for g in pages.PAGES.values() if g.terms], ids=lambda g: g.file)
 def test_a_page_that_writes_an_abbreviation_spells_it_out_in_its_words(guide):
     """MLP, GQA, RoPE, KV…: a page that writes one lists it, so its "Words on this page" says what it stands for.
     Read from the page and its Streamlit modules only: the core's strings (a model's description) are not all drawn
     on every page that imports them."""
-    text = _screen_text(guide.path, ui_only=True)
+    text = _screen_text(guide.file, ui_only=True)
     written = [t.name for t in TERMS.values() if t.expands
                and re.search(rf"(?<![\w-]){re.escape(t.name.split()[0])}(?![\w-])", text)]
     assert [name for name in written if name not in guide.terms] == []

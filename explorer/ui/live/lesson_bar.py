@@ -18,7 +18,7 @@ import streamlit as st
 from explorer.classroom import ClassroomError
 from explorer.labs.quiz import Question
 from explorer.lessons import Lesson
-from explorer.lessons.pages import PAGES
+from explorer.lessons.pages import STEP_PAGES
 from explorer.lessons.run import ended, place, resume
 from explorer.ui import cached
 from explorer.ui.live import membership, report_panel
@@ -91,7 +91,7 @@ def _open_step(lesson: Lesson, index: int) -> None:
     """Open step ``index``'s page as its deep link would open it: the page's own parameters are forgotten in this
     session (each then reads the step's value from the address, or its default), and the page is switched to."""
     step = lesson.steps[index]
-    for name in PAGES[step.page].params:
+    for name in STEP_PAGES[step.page].params:
         st.session_state.pop(name, None)
         st.session_state.pop(f"_kept_{name}", None)
     st.switch_page(step.page, query_params=dict(step.params))

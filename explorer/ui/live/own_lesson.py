@@ -9,7 +9,7 @@ import streamlit as st
 
 from explorer.lessons import Lesson, LessonError, Step, StepQuestion, dump, parse
 from explorer.lessons.files import MAX_STEPS
-from explorer.lessons.pages import PAGE_QUESTIONS, PAGES, shareable
+from explorer.lessons.pages import PAGE_QUESTIONS, STEP_PAGES, shareable
 from explorer.ui.live import membership
 
 OWN, BUILDING, NOTE = "_own_lesson", "_own_building", "_own_note"
@@ -43,15 +43,15 @@ def add_current(page: str | None) -> None:
     """Callback: the view on screen (``page``, the page that drew the button, with the URL parameters its last run
     wrote) becomes the last step."""
     steps = own()["steps"]
-    if page not in PAGES:
+    if page not in STEP_PAGES:
         st.session_state[NOTE] = "This page cannot be a lesson step: open one of the model pages or labs first."
         return
     if len(steps) >= MAX_STEPS:
         st.session_state[NOTE] = f"A lesson has at most {MAX_STEPS} steps."
         return
     params = shareable(page, st.query_params.to_dict())
-    steps.append(_fields(Step(PAGES[page].title, page, 3.0, "", params, None, page in PAGE_QUESTIONS)))
-    st.session_state[NOTE] = f"Added as step {len(steps)}: {PAGES[page].title}."
+    steps.append(_fields(Step(STEP_PAGES[page].title, page, 3.0, "", params, None, page in PAGE_QUESTIONS)))
+    st.session_state[NOTE] = f"Added as step {len(steps)}: {STEP_PAGES[page].title}."
 
 
 def move(uid: int, by: int) -> None:

@@ -13,10 +13,12 @@ from explorer.labs.quiz import Question
 from explorer.maths import causal_mask, pool
 from explorer.plots import attention as attention_plots
 from explorer.plots import generation as plots
+from explorer.plots.base import label
 from explorer.ui import cached, params
+from explorer.ui.pickers import index_picker
 from explorer.ui.text import literal
 from explorer.ui.views import breakdown_link as breakdown
-from explorer.ui.widgets import from_url, index_picker, link_note, open_head, page_link, show_figure
+from explorer.ui.widgets import from_url, link_note, open_head, page_link, show_figure
 
 
 def token_text(gen: Generation, token_id: int) -> str:
@@ -89,7 +91,7 @@ def attention_section(gen: Generation, step: int, layer: int, head: int) -> None
                 "right; click a tile to show that head above.")
     rows = gen.weights[:, :, q, :q + 1][:, :, None, :]                       # (layer, head, 1, key)
     strongest = rows[:, :, 0].argmax(-1)
-    hover = [[f"layer {a} · head {b}: most on {attention_plots.label(tokens[strongest[a, b]])} · {strongest[a, b]} "
+    hover = [[f"layer {a} · head {b}: most on {label(tokens[strongest[a, b]])} · {strongest[a, b]} "
               f"({rows[a, b, 0, strongest[a, b]]:.2f})" for b in range(gen.n_heads)] for a in range(gen.n_layers)]
     show_figure(attention_plots.overview(pool(rows, 24), hover=hover, frame_row=layer), "write_overview",
                 f"write-overview-s{step}", on_select=open_head("write_overview"), frame=head)

@@ -19,8 +19,9 @@ from explorer.plots import effects as plots
 from explorer.serving.cache import ByteLRU
 from explorer.serving.worker import Jobs
 from explorer.ui import cached, params
+from explorer.ui.pickers import choice_picker
 from explorer.ui.text import literal
-from explorer.ui.widgets import attention_or_stop, choice_picker, from_url, show_figure
+from explorer.ui.widgets import attention_or_stop, from_url, show_figure
 from explorer.ui.words import tip
 
 MEASURES, SWEEPS, ROLES = Jobs(256), Jobs(16), Jobs(4)

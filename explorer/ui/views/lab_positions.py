@@ -15,8 +15,9 @@ from explorer.plots.positions import dimension_curves, distance_bars, line, rope
 from explorer.serving.cache import remembered
 from explorer.ui.drawn_once import drawn_once
 from explorer.ui.live.teacher_controls import teacher_driven
+from explorer.ui.pickers import option_picker
 from explorer.ui.quiz import predict_then_reveal
-from explorer.ui.widgets import attention_or_stop, option_picker, show_figure, show_link_notes
+from explorer.ui.widgets import attention_or_stop, show_figure, show_link_notes
 
 
 def sinusoidal_lesson() -> None:

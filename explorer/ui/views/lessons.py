@@ -8,7 +8,7 @@ from explorer.classroom import pretty_code
 from explorer.lessons import Lesson, LessonError, catalogue, dump
 from explorer.lessons.computed import COMPUTED, step_model
 from explorer.lessons.handout import handout_html
-from explorer.lessons.pages import PAGE_QUESTIONS, PAGES
+from explorer.lessons.pages import PAGE_QUESTIONS, STEP_PAGES
 from explorer.ui import cached
 from explorer.ui.live import lesson_bar, membership, own_lesson
 from explorer.ui.text import literal
@@ -108,7 +108,7 @@ def _field(fields: dict, name: str, widget, label: str, **kw) -> None:
 
 def _step_editor(step: dict, n: int, last: int) -> None:
     uid = step["uid"]
-    with st.expander(f"{n}. {step['title']} · {PAGES[step['page']].title} · {step['minutes']:g} min"):
+    with st.expander(f"{n}. {step['title']} · {STEP_PAGES[step['page']].title} · {step['minutes']:g} min"):
         with st.container(horizontal=True, gap="small"):
             st.button("Up", icon=":material/arrow_upward:", key=f"_own_{uid}_up", on_click=own_lesson.move,
                       args=(uid, -1), disabled=n == 1)

@@ -17,7 +17,7 @@ from explorer.attention import score_origin as so
 from explorer.attention.result import AttentionResult
 from explorer.plots import breakdown as plots
 from explorer.plots.attention import clicked_cell
-from explorer.ui import cached, params
+from explorer.ui import cached, params, pickers
 from explorer.ui import widgets as ui
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.views.breakdown_link import OPEN, strongest_key
@@ -68,7 +68,7 @@ def key_picker(view: matrices.MatrixView, row: int, tokens: tuple[str, ...]) -> 
     default = view.key_positions[strongest][0]
     if not is_open():   # closed: no box and no link parameter (a follower's address stays the teacher's)
         return strongest
-    return ui.token_picker("Key token (for the breakdown)", "key", view.key_positions, view.key_labels, default,
+    return pickers.token_picker("Key token (for the breakdown)", "key", view.key_positions, view.key_labels, default,
                            tokens=tokens)
 
 
