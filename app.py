@@ -42,8 +42,11 @@ def navigation() -> None:
     from explorer.words.pages import SECTIONS  # every page's file, title, icon and section: one table
 
     st.set_page_config(page_title="Attention explorer", page_icon=str(FAVICON), layout="wide")
-    pages = {section.title: [st.Page(p.file, title=p.title, icon=p.icon, default=p.default) for p in section.pages]
-             for section in SECTIONS}
+    if "_nav_pages" not in st.session_state:   # made once a session: st.Page resolves its file on the disk
+        st.session_state["_nav_pages"] = {section.title: [st.Page(p.file, title=p.title, icon=p.icon,
+                                                                  default=p.default) for p in section.pages]
+                                          for section in SECTIONS}
+    pages = st.session_state["_nav_pages"]
     # st.navigation, but a following student's run is the teacher's page (run here, not loaded by the browser)
     page = following.navigation(pages, position=following.nav_position())
     lesson_bar.bar()   # may open the lesson's step instead (Next, Back, a lesson just started)

@@ -57,9 +57,10 @@ with left:
         ui.fidelity_badge(res, layer, head)
     ui.download_lazy("This matrix as CSV", lambda: matrices.csv_frame(view), f"attention-{name}.csv", "csv")
 with right:
-    bars = plots.query_bars(view.matrix[row], view.key_labels, view.query_labels[row],
-                            key_positions=[k[0] for k in view.key_positions], value_name=view.value_name)
-    ui.show_figure(bars, "bars", f"query-{name}-{view.query_positions[row][0]}")
+    shown = (view.matrix[row], tuple(view.key_labels), view.query_labels[row], tuple(view.key_positions),
+             view.value_name)   # what the bars are made of: the key is their data itself
+    ui.show_figure(lambda: plots.query_bars(*shown[:3], key_positions=[k[0] for k in shown[3]], value_name=shown[4]),
+                   "bars", f"query-{name}-{view.query_positions[row][0]}", view=shown)
 
 breakdown.sections(model, raw, part, view, (layer, head, row, column), name)
 

@@ -1,0 +1,98 @@
+"""The render store behind ``explorer.ui.drawn_once``: its budget, its keys, whole views evicted oldest first, and
+one computation however many sessions ask at once. What it replays is checked page by page in
+tests/app/test_drawn_once_app.py."""
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+
+from explorer.serving.cache import ByteLRU
+from explorer.ui import drawn_once
+
+
+def test_budget_is_read_in_megabytes_and_zero_switches_replay_off():
+    assert drawn_once.budget_bytes({}) == drawn_once.DEFAULT_MB * 2**20
+    assert drawn_once.budget_bytes({"EXPLORER_RENDER_CACHE_MB": "1.5"}) == int(1.5 * 2**20)
+    assert drawn_once.budget_bytes({"EXPLORER_RENDER_CACHE_MB": "0"}) == 0
+    assert drawn_once.budget_bytes({"EXPLORER_RENDER_CACHE_MB": "-3"}) == 0
+    assert drawn_once.budget_bytes({"EXPLORER_RENDER_CACHE_MB": "lots"}) == drawn_once.DEFAULT_MB * 2**20
+
+
+def test_a_key_is_a_fixed_size_digest_of_every_part():
+    short = drawn_once.view_key("pages/heatmaps.py", "heatmap", ("all-MiniLM-L6-v2", "A text.", 2, 3))
+    huge = drawn_once.view_key("pages/heatmaps.py", "heatmap", ("all-MiniLM-L6-v2", "<script>" * 50_000, 2, 3))
+    assert len(short) == len(huge) == 20   # a hostile text cannot grow a key
+    assert short == drawn_once.view_key("pages/heatmaps.py", "heatmap", ("all-MiniLM-L6-v2", "A text.", 2, 3))
+    for changed in [("pages/flip.py", "heatmap", ("all-MiniLM-L6-v2", "A text.", 2, 3)),
+                    ("pages/heatmaps.py", "bars", ("all-MiniLM-L6-v2", "A text.", 2, 3)),
+                    ("pages/heatmaps.py", "heatmap", ("SmolLM2-135M-Instruct", "A text.", 2, 3)),
+                    ("pages/heatmaps.py", "heatmap", ("all-MiniLM-L6-v2", "A text!", 2, 3)),
+                    ("pages/heatmaps.py", "heatmap", ("all-MiniLM-L6-v2", "A text.", 3, 2)),
+                    ("pages/heatmaps.py", "heatmap", ("all-MiniLM-L6-v2", "A text.", 2, 3.0000001))]:
+        assert drawn_once.view_key(*changed) != short, changed
+    a = np.arange(12.0).reshape(3, 4)
+    b = a.copy()
+    b[2, 3] += 1e-9
+    assert drawn_once.view_key("x", a) == drawn_once.view_key("x", a.copy())
+    assert drawn_once.view_key("x", a) != drawn_once.view_key("x", b)   # arrays by their bytes, not their repr
+
+
+class Drawn:
+    """A recording's stand-in: only its size matters to the store."""
+
+    def __init__(self, nbytes: int):
+        self.nbytes = nbytes
+
+
+def test_whole_views_are_evicted_oldest_first_when_the_budget_is_passed():
+    store = ByteLRU(1000, sizeof=lambda r: r.nbytes)
+    for view in "abc":
+        store.get_or_compute(view, lambda: Drawn(400))   # 400, 800, then 1200 > 1000: "a" goes
+    assert store.size == 800 and store.peek("a") is None and store.peek("b") and store.peek("c")
+    store.peek("b")                                      # used: "c" is now the oldest
+    store.get_or_compute("d", lambda: Drawn(300))
+    assert store.peek("c") is None and {k for k in "bd" if store.peek(k)} == {"b", "d"}
+    store.get_or_compute("huge", lambda: Drawn(5000))    # larger than the budget: kept alone, nothing else
+    assert len(store) == 1 and store.peek("huge").nbytes == 5000
+
+
+def test_thirty_sessions_asking_for_one_view_draw_it_once_also_after_an_eviction():
+    store = ByteLRU(10_000, sizeof=lambda r: r.nbytes)
+    calls = []
+
+    def draw():
+        calls.append(threading.get_ident())
+        time.sleep(0.2)   # a slow first draw: every other session arrives while it runs
+        return Drawn(100)
+
+    def class_asks():
+        got = []
+        threads = [threading.Thread(target=lambda: got.append(store.get_or_compute("step 3", draw)))
+                   for _ in range(30)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return got
+
+    got = class_asks()
+    assert len(calls) == 1 and len(got) == 30 and all(g is got[0] for g in got)
+    store.clear()   # evicted while the class is on the step
+    got = class_asks()
+    assert len(calls) == 2 and all(g is got[0] for g in got)
+
+
+def test_a_failed_draw_stores_nothing_and_the_next_session_draws():
+    store = ByteLRU(10_000, sizeof=lambda r: r.nbytes)
+
+    def broken():
+        raise RuntimeError("stopped by a newer run")
+
+    try:
+        store.get_or_compute("v", broken)
+    except RuntimeError:
+        pass
+    assert store.peek("v") is None
+    assert store.get_or_compute("v", lambda: Drawn(1)).nbytes == 1
