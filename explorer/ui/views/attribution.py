@@ -27,6 +27,11 @@ def explanation(model: str, text: str, query: str, cands: list[str]) -> Explanat
     return cached.wait_or_stop(job)
 
 
+def view_of(e: Explanation) -> tuple:
+    """What an explanation is made of (its job's key): the view its charts are drawn once for."""
+    return e.model, e.text, e.prompt, tuple(e.candidates)
+
+
 def show_prediction(e: Explanation) -> None:
     st.metric(literal(e.score_name), f"{e.score:+.3f}")
     if e.kind == "next-token":
@@ -41,7 +46,8 @@ def show_scores(e: Explanation) -> None:
     k = st.slider("Words marked per method", 1, min(5, len(e.words)), min(3, len(e.words)), key="ex_top") \
         if len(e.words) > 1 else 1
     tops = [e.top(m, k) for m in METHODS]
-    show_figure(plots.method_rows(e.scores, e.words, e.short_labels, tops), "explain_rows", "which-words-mattered")
+    show_figure(lambda: plots.method_rows(e.scores, e.words, e.short_labels, tops), "explain_rows",
+                "which-words-mattered", view=(*view_of(e), k))
     st.caption(f"Each row is scaled to its own largest value; #1–#{k} outline that method's top {k} words (by size). "
                "Blue: the word raises the score (towards the first candidate), red: it lowers it (only the "
                "gradient rows have a sign). Value-weighted attention is the last layer's, like the first row.")
@@ -49,13 +55,15 @@ def show_scores(e: Explanation) -> None:
 
 
 def show_agreement(e: Explanation) -> None:
-    show_figure(plots.agreement_matrix(e.spearman, e.kendall, e.short_labels), "explain_agree", "method-agreement")
+    show_figure(lambda: plots.agreement_matrix(e.spearman, e.kendall, e.short_labels), "explain_agree",
+                "method-agreement", view=view_of(e))
     st.markdown(literal(lesson.agreement_sentence(e)))
 
 
 def show_faithfulness(e: Explanation) -> None:
     rows = [*e.short_labels, RANDOM]
-    show_figure(plots.faithfulness_rows(e.moved, rows, e.ks, e.score_name), "explain_faith", "faithfulness")
+    show_figure(lambda: plots.faithfulness_rows(e.moved, rows, e.ks, e.score_name), "explain_faith", "faithfulness",
+                view=view_of(e))
     st.markdown(literal(lesson.faithfulness_summary(e)))
     how = "deleted from the text" if e.removal == "deleted" else "replaced by the mask token"
     st.caption(literal(f"Words are {how}; the random row is the mean over 4 seeded random orders. Computed in "

@@ -78,23 +78,36 @@ def attention_section(gen: Generation, step: int, layer: int, head: int) -> None
     reader = gen.tokens[q]
     left, right = st.columns([3, 2])
     with left:
-        show_figure(plots.context_bars(row, tokens, gen.n_prompt, f"Step {step}: where “{reader}” looks, "
-                                       f"L{layer} H{head}"), "write_bars", f"write-row-s{step}-L{layer}H{head}")
+        show_figure(lambda: plots.context_bars(row, tokens, gen.n_prompt, f"Step {step}: where “{reader}” looks, "
+                                               f"L{layer} H{head}"), "write_bars", f"write-row-s{step}-L{layer}H{head}",
+                    view=view_of(gen, step, layer, head))
         st.caption("Blue: the prompt; orange: tokens the model wrote itself.")
     with right:
-        show_figure(attention_plots.heatmap(gen.weights[layer, head, :q + 1, :q + 1], tokens, tokens,
-                                            masked=~causal_mask(q + 1), title="The causal heatmap so far (last "
-                                            "row: this step)", height=340, cell=(q, int(np.argmax(row)))),
-                    "write_heatmap", f"write-heatmap-s{step}-L{layer}H{head}")
+        show_figure(lambda: attention_plots.heatmap(gen.weights[layer, head, :q + 1, :q + 1], tokens, tokens,
+                                                    masked=~causal_mask(q + 1), title="The causal heatmap so far "
+                                                    "(last row: this step)", height=340,
+                                                    cell=(q, int(np.argmax(row)))),
+                    "write_heatmap", f"write-heatmap-s{step}-L{layer}H{head}", view=view_of(gen, step, layer, head))
     heatmap_link(gen, q, layer, head)   # under both columns: a link's label does not wrap
     st.markdown(f"**Every layer × head at step {step}**: each tile is one head's row over the context, left to "
                 "right; click a tile to show that head above.")
+    show_figure(lambda: overview(gen, q, tokens, layer), "write_overview", f"write-overview-s{step}",
+                on_select=open_head("write_overview"), frame=head, view=view_of(gen, step, layer))
+
+
+def overview(gen: Generation, q: int, tokens: list[str], layer: int):
+    """Every layer × head at the step whose query is ``q``: one tile a head, its row over the context."""
     rows = gen.weights[:, :, q, :q + 1][:, :, None, :]                       # (layer, head, 1, key)
     strongest = rows[:, :, 0].argmax(-1)
     hover = [[f"layer {a} · head {b}: most on {label(tokens[strongest[a, b]])} · {strongest[a, b]} "
               f"({rows[a, b, 0, strongest[a, b]]:.2f})" for b in range(gen.n_heads)] for a in range(gen.n_layers)]
-    show_figure(attention_plots.overview(pool(rows, 24), hover=hover, frame_row=layer), "write_overview",
-                f"write-overview-s{step}", on_select=open_head("write_overview"), frame=head)
+    return attention_plots.overview(pool(rows, 24), hover=hover, frame_row=layer)
+
+
+def view_of(gen: Generation, *more) -> tuple:
+    """What a generation is made of (model, prompt, settings: it is seeded), and ``more`` (the step, a head…):
+    the view a chart of it is drawn once for."""
+    return (gen.model, gen.prompt, repr(gen.settings), *more)
 
 
 def heatmap_link(gen: Generation, q: int, layer: int, head: int) -> None:
@@ -139,9 +152,9 @@ def considered_section(gen: Generation, step: int) -> None:
     with left:
         names = [gen_decode(gen, i).replace(" ", "␣") for i in seen.ids]
         at = int(np.flatnonzero(seen.ids == picked)[0]) if picked in seen.ids else None
-        show_figure(plots.considered_bars(names, seen.before, seen.after, at,
-                                          f"What it considered at step {step} (top 10)"), "write_considered",
-                    f"write-considered-s{step}")
+        show_figure(lambda: plots.considered_bars(names, seen.before, seen.after, at,
+                                                  f"What it considered at step {step} (top 10)"),
+                    "write_considered", f"write-considered-s{step}", view=view_of(gen, step, t))
 
 
 def lens_section(gen: Generation, step: int, lens) -> None:
@@ -164,13 +177,14 @@ def effect_section(gen: Generation, step: int, effect) -> None:
         return
     left, right = st.columns(2)
     with left:
-        show_figure(plots.effect_map(effect.heads, f"Each head's direct effect on the logit of "
-                                     f"{token_text(gen, effect.token)}"), "write_effect",
-                    f"write-effect-s{step}")
+        show_figure(lambda: plots.effect_map(effect.heads, f"Each head's direct effect on the logit of "
+                                             f"{token_text(gen, effect.token)}"), "write_effect",
+                    f"write-effect-s{step}", view=view_of(gen, step))
     with right:
         names = ["embeddings", "all heads", *(f"MLP {i}" for i in range(len(effect.mlps))), "biases"]
         values = np.array([effect.embeddings, effect.heads.sum(), *effect.mlps, effect.biases])
-        show_figure(plots.parts_bars(names, values, "The other parts"), "write_parts", f"write-parts-s{step}")
+        show_figure(lambda: plots.parts_bars(names, values, "The other parts"), "write_parts", f"write-parts-s{step}",
+                    view=view_of(gen, step))
     icon = ":material/check_circle:" if effect.gap <= 1e-3 * max(1.0, abs(effect.logit)) else ":material/warning:"
     st.markdown(f"{icon} **Sum check**: embeddings {effect.embeddings:+.3f} + heads {effect.heads.sum():+.3f} + "
                 f"MLPs {effect.mlps.sum():+.3f} + biases {effect.biases:+.3f} = **{effect.total:.4f}**; the model's "
@@ -184,7 +198,8 @@ def cache_section(gen: Generation, step: int) -> None:
     tokens, sizes = kvcache.cache_growth(gen)
     left, right = st.columns([3, 2])
     with left:
-        show_figure(plots.cache_growth(tokens, sizes, step), "write_cache", "write-cache")
+        show_figure(lambda: plots.cache_growth(tokens, sizes, step), "write_cache", "write-cache",
+                    view=view_of(gen, step))
     with right:
         st.metric(f"Cache at step {step}", f"{sizes[step] / 1024:,.0f} kB",
                   help=f"{gen.n_layers} layers × {gen.n_kv_heads} key/value heads × {tokens[step]} tokens × "
