@@ -142,18 +142,19 @@ def show_figure(fig, key: str, filename: str, on_select="ignore", where=None, fr
     chart_text.keyboard_scrolling()   # once a session: with it, the rule that hides plotly's toolbar on a phone
     scale = following.figure_scale()   # larger type in the teacher's projector view
     if view is not None and on_select == "ignore":
-        figure = functools.cache(lambda: scale_fonts(at_shown_precision(fig() if callable(fig) else fig), scale))
+        built = functools.cache(lambda: fig() if callable(fig) else fig)
+        text = functools.cache(lambda: text_alternative(built()))   # from the full-precision numbers
         drawn_once(("figure", key, filename, scale, view),
-                   lambda: _chart(figure(), key, config, text_alternative(figure())))
+                   lambda: _chart(text(), scale_fonts(at_shown_precision(built()), scale), key, config))
         if frame is not None:
             chart_text.show_frame(key, frame)
-        chart_text.table_under(key, lambda: text_alternative(figure()))
+        chart_text.table_under(key, text)
         return None
     if view is not None:   # a chart a click acts on: each session draws it, but builds it once per view
         fig = figure_for_view(view_key(streamlit_internals.running_page().get("script_path", ""), key, filename,
                                        view), fig if callable(fig) else lambda: fig)
+    text = text_alternative(fig)   # from the full-precision numbers
     scale_fonts(at_shown_precision(fig), scale)
-    text = text_alternative(fig)
     name = chart_text.accessible_name(text)   # the chart's own name for screen readers; the details follow it
     if on_select == "ignore":
         event = st.plotly_chart(fig, key=key, config=config, alt=name)
@@ -166,7 +167,7 @@ def show_figure(fig, key: str, filename: str, on_select="ignore", where=None, fr
     return event
 
 
-def _chart(fig, key: str, config: dict, text) -> None:
+def _chart(text, fig, key: str, config: dict) -> None:
     """A chart nobody clicks and its summary: what ``drawn_once`` keeps of a view's figure."""
     st.plotly_chart(fig, key=key, config=config, alt=chart_text.accessible_name(text))
     st.caption(literal(text.summary))
