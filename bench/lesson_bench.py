@@ -111,7 +111,7 @@ async def run(url: str, store_env: dict, n: int, rounds: int, source: str = LESS
 
     lesson = next(x for x in catalogue({})[0] if x.source == source)
     print(f"{lesson.title}: {n} followers", flush=True)
-    store = open_store(store_env)
+    store = open_store({**store_env, "EXPLORER_MAX_STUDENTS": str(max(n, 60))})
     room, key = store.create_room()
     started = time.time()
 
@@ -175,6 +175,9 @@ def main(argv=None) -> int:
     p.add_argument("--lesson", default="1", choices=[*LESSONS, "all"])
     p.add_argument("--url", help="a running server (or HAProxy) on loopback instead of one started here")
     p.add_argument("--classroom", help="with --url: the store it uses (SQLite file, or redis:// URL)")
+    p.add_argument("--replicas", type=int, default=0,
+                   help="start this many replicas behind HAProxy with Redis (deploy/cluster.py) and send the class "
+                        "through HAProxy")
     p.add_argument("--floor", action="store_true", help="also the floor: a page that draws nothing, same sessions")
     p.add_argument("--pids", default="", help="with --url: the server processes whose CPU to count (comma-separated)")
     args = p.parse_args(argv)
@@ -185,7 +188,17 @@ def main(argv=None) -> int:
     def every(url: str, env: dict, pids: list[int]) -> list[dict]:
         return [asyncio.run(run(url, env, args.followers, args.rounds, source, pids)) for source in sources]
 
-    if args.url:
+    if args.replicas:
+        sys.path.insert(0, str(ROOT / "deploy"))
+        from cluster import Cluster
+
+        cluster = Cluster(args.replicas, redis=True).start()
+        try:
+            result = every(cluster.url, {"EXPLORER_CLASSROOM_URL": cluster.env["EXPLORER_CLASSROOM_URL"]},
+                           [r.pid for r in cluster.replicas])
+        finally:
+            cluster.stop()
+    elif args.url:
         where = args.classroom or ""
         result = every(args.url, {"EXPLORER_CLASSROOM_URL": where} if where.startswith(("redis://", "rediss://"))
                        else {"EXPLORER_CLASSROOM_DB": where, "EXPLORER_CLASSROOM_URL": ""},

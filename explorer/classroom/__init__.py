@@ -43,9 +43,12 @@ from .store import (
 
 def open_store(env: Mapping[str, str] = os.environ, **limits) -> ClassroomStore:
     """Redis when $EXPLORER_CLASSROOM_URL is set (redis://… or rediss://user:password@host:port/db), else SQLite at
-    default_db_path(env). $EXPLORER_SEATS_PER_ADDRESS overrides SEATS_PER_ADDRESS (0: no cap)."""
+    default_db_path(env). $EXPLORER_SEATS_PER_ADDRESS overrides SEATS_PER_ADDRESS (0: no cap); $EXPLORER_MAX_STUDENTS
+    overrides MAX_STUDENTS (a lecture hall of 300: see docs/deploy.md)."""
     if env.get("EXPLORER_SEATS_PER_ADDRESS", "").strip():
         limits.setdefault("seats_per_address", int(env["EXPLORER_SEATS_PER_ADDRESS"]))
+    if env.get("EXPLORER_MAX_STUDENTS", "").strip():
+        limits.setdefault("max_students", int(env["EXPLORER_MAX_STUDENTS"]))
     url = env.get("EXPLORER_CLASSROOM_URL")
     return RedisStore(url, **limits) if url else SqliteStore(default_db_path(env), **limits)
 

@@ -13,6 +13,7 @@ import redis
 
 from explorer.classroom import (
     ALPHABET,
+    MAX_STUDENTS,
     AlreadyRevealed,
     BadInput,
     InvalidCode,
@@ -467,3 +468,16 @@ def test_qr_svg():
     a, b = qr_svg("http://127.0.0.1:8501/?room=K7M2QX"), qr_svg("http://127.0.0.1:8501/?room=K7M2QY")
     assert a.startswith("<svg") and a.rstrip().endswith("</svg>") and "<path" in a and 'xmlns="http' in a
     assert a != b and a == qr_svg("http://127.0.0.1:8501/?room=K7M2QX")
+
+
+def test_a_lecture_hall_sets_its_own_room_size(tmp_path):
+    env = {"EXPLORER_CLASSROOM_DB": str(tmp_path / "c.sqlite3"), "EXPLORER_SEATS_PER_ADDRESS": "0"}
+    hall, small = open_store({**env, "EXPLORER_MAX_STUDENTS": "300"}), open_store({**env, "EXPLORER_MAX_STUDENTS": "3"})
+    assert hall.max_students == 300 and open_store(env).max_students == MAX_STUDENTS
+    code, _ = small.create_room()
+    for i in range(3):
+        small.join(code, f"s{i}", "")
+    with pytest.raises(RoomFull):
+        small.join(code, "s3", "")
+    hall.join(code, "s3", "")   # the same room, opened by a server that seats 300
+    assert hall.room(code).students == 4
