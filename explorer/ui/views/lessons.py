@@ -8,7 +8,7 @@ from explorer.classroom import pretty_code
 from explorer.lessons import Lesson, LessonError, catalogue, dump
 from explorer.lessons.computed import COMPUTED, step_model
 from explorer.lessons.handout import handout_html
-from explorer.lessons.pages import PAGE_QUESTIONS, STEP_PAGES
+from explorer.lessons.pages import STEP_PAGES, asks_own
 from explorer.ui import cached
 from explorer.ui.live import lesson_bar, membership, own_lesson
 from explorer.ui.text import literal
@@ -121,7 +121,7 @@ def _step_editor(step: dict, n: int, last: int) -> None:
         _field(step, "title", st.text_input, "Title", max_chars=120)
         _field(step, "minutes", st.number_input, "Planned minutes", min_value=0.5, max_value=25.0, step=0.5)
         _field(step, "notes", st.text_area, "Your notes (only on your screen)", max_chars=2000)
-        if step["page"] in PAGE_QUESTIONS:
+        if asks_own(step["page"], step["params"]):
             _field(step, "page_question", st.checkbox, "Ask the page's own question")
         if not step["page_question"]:
             _field(step, "prompt", st.text_input, "Class question (optional)", max_chars=400)
