@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from explorer.classroom import open_store
-from explorer.lessons import LessonError, catalogue, dump, parse
+from explorer.lessons import Lesson, LessonError, Step, catalogue, dump, parse
 from explorer.lessons.files import MAX_BYTES, MAX_STEPS
 from explorer.lessons.handout import handout_html
 from explorer.lessons.pages import STEP_PAGES, shareable
@@ -200,3 +200,9 @@ def test_a_finished_lessons_view_names_its_questions_and_resumes_nothing():
     where = ended(lesson, ["q1", "q2"])
     assert where == {"source": lesson.source, "title": lesson.title, "ended": True, "qids": ["q1", "q2"]}
     assert resume(json.loads(json.dumps(where))) is None
+
+
+def test_planned_until_adds_the_steps_up_to_and_including_this_one():
+    steps = tuple(Step(f"s{i}", "pages/lab_softmax.py", m) for i, m in enumerate((2, 3, 5)))
+    lesson = Lesson("Clock", steps)
+    assert [lesson.planned_until(i) for i in range(3)] == [2, 5, 10] and lesson.minutes == 10
