@@ -10,8 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from test_lessons_app import APP, click, texts
 
-from explorer.classroom import report as class_report
-from explorer.lessons import find
+from explorer.lessons import catalogue, find
 from explorer.ui.live import homework, lesson_bar, membership
 
 LESSON = """title = "Softmax at home"
@@ -39,8 +38,7 @@ def lesson(tmp_path, monkeypatch, fresh_store):
     (folder / "home.toml").write_text(LESSON.format(steps="".join(STEP.format(n=n, page=p)
                                                                   for n, p in enumerate(PAGES, 1))))
     monkeypatch.setenv("EXPLORER_LESSONS_DIR", str(folder))
-    return next(x for x in __import__("explorer.lessons", fromlist=["catalogue"]).catalogue()[0]
-                if x.title == "Softmax at home")
+    return next(x for x in catalogue()[0] if x.title == "Softmax at home")
 
 
 def lessons_page(**query) -> AppTest:
@@ -87,10 +85,11 @@ def vote(at: AppTest, lesson, index: int, option: str) -> None:
     click(at, "Send my answer")
 
 
-def test_three_students_at_different_steps_reach_the_report_and_a_restart_loses_nothing(lesson):
+def test_three_students_at_different_steps_reach_the_report_and_a_restart_loses_nothing(lesson, downloads):
     teacher, code, key = set_homework(lesson)
     ann, bob, cy = student(code, "Ann"), student(code), student(code, "Cy")   # Bob keeps no nickname
     assert "step **1 of 3**" in texts(ann) and "Question 1?" in texts(ann)
+    assert "Your notes" not in texts(ann)                      # the teacher's notes stay off a student's screen
     vote(ann, lesson, 0, "yes 1")
     assert "You said yes 1: right." in texts(ann) and "Because 1." in texts(ann)   # the answer, after the vote
     step(ann, "Next")
@@ -121,12 +120,13 @@ def test_three_students_at_different_steps_reach_the_report_and_a_restart_loses_
 
     teacher.run()
     assert "3 started, 1 finished" in texts(teacher)
-    rows = list(csv.reader(io.StringIO(class_report.csv_text(class_report.collect(membership.store(), code, key)))))
+    rows = list(csv.reader(io.StringIO(downloads(".csv"))))   # the teacher's "Votes as CSV"
     cast = {("Question 1?", "yes 1"): 2, ("Question 1?", "no 1"): 1, ("Question 2?", "no 2"): 1,
             ("Question 2?", "yes 2"): 1, ("Question 3?", "yes 3"): 1}
     assert {(q, a): int(n) for q, r, a, n, _ in rows[1:] if int(n)} == cast
     assert all(r == "1" for _, r, *_ in rows[1:])      # one round per question
     assert sorted(n for _, n in membership.store().roster(code, key)) == ["(no nickname)", "Ann", "Cy"]
+    assert "3 students started, 1 finished" in downloads("-summary.html")
 
 
 def test_a_garbled_code_a_live_classs_code_and_a_link_after_the_end_each_say_so(lesson):

@@ -96,7 +96,7 @@ def teacher_panel(code: str, key: str) -> None:
             st.download_button("Votes as CSV", class_report.csv_text(reports).encode("utf-8"),
                                file_name=f"{name}.csv", mime="text/csv", key=f"_hw_csv_{code}",
                                icon=":material/download:")
-            st.download_button("Printable summary", summary.encode("utf-8"), file_name=f"{name}.html",
+            st.download_button("Printable summary", summary.encode("utf-8"), file_name=f"{name}-summary.html",
                                mime="text/html", key=f"_hw_html_{code}", icon=":material/print:")
             st.button("End the homework", key=f"_hw_end_{code}", icon=":material/stop_circle:", on_click=end,
                       args=(code,), help="Deletes the homework with every answer: download the report first.")
@@ -136,7 +136,8 @@ def join(info: HomeworkInfo, nickname: str, me: str | None) -> int:
     """Join the homework as the student ``me`` (a new id when None) -> the step to start at (their furthest)."""
     store = membership.store()
     me = me or secrets.token_urlsafe(12)
-    if not (store.joined(info.code, me) and not nickname.strip()):   # the same student on another device
+    back = store.joined(info.code, me)   # the same student on another device, or after a restart
+    if nickname.strip() or not back:     # a student coming back keeps their nickname unless they type a new one
         store.join(info.code, me, nickname.strip() or membership.NO_NICKNAME, address=membership.client_address())
     step, _ = store.homework_place(info.code, me)
     st.session_state[MINE] = {"code": info.code, "me": me, "title": info.title}
@@ -204,7 +205,7 @@ def bar_line() -> None:
                f"on later or on another device, keep your own link: {student_url(now['code'], now['me'])}")
 
 
-def _vote(qid: str, options: tuple[str, ...]) -> None:
+def _vote(qid: str) -> None:
     now, given = mine(), st.session_state.get(f"_hw_{qid}_answer")
     if now is None or given is None:
         return
@@ -232,8 +233,7 @@ def question(asked: Question, qid: str) -> None:
             st.warning(literal(error))
         if mine_now is None:
             st.radio("Your answer", asked.options, index=None, key=f"_hw_{qid}_answer")
-            st.button("Send my answer", key=f"_hw_{qid}_send", type="primary", on_click=_vote,
-                      args=(qid, asked.options))
+            st.button("Send my answer", key=f"_hw_{qid}_send", type="primary", on_click=_vote, args=(qid,))
             return
         if asked.check(mine_now):
             st.success(f"You said {literal(mine_now)}: right.")

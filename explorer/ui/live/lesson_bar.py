@@ -188,7 +188,7 @@ def _teacher_bar(lesson: Lesson, index: int, asked: Question | str | None) -> No
         if not on_step:
             st.button(f"Back to step {index + 1}", icon=":material/undo:", key="_lesson_return",
                       on_click=_back_to_step)
-        elif not membership.projector():
+        elif not membership.projector() and not homework.mine():   # never on a student's screen
             if step.notes:
                 with st.expander("Your notes (only on this screen, never in projector view)",
                                  icon=":material/notes:"):

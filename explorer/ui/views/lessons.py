@@ -135,10 +135,16 @@ def _entry(code: str, me: str | None) -> None:
     if running and running["code"] == homework.normalised(code):   # already running it in this session
         return
     error = st.session_state.pop("_hw_error", None)
-    try:
-        info = homework.open_code(code)
-    except ClassroomError as err:
-        st.error(literal(error or str(err)), icon=":material/error:")
+    checked = st.session_state.get("_hw_checked")
+    if not checked or checked[0] != code:   # each code is looked up (and a wrong one counted) once, not every rerun
+        try:
+            checked = (code, homework.open_code(code))
+        except ClassroomError as err:
+            checked = (code, str(err))
+        st.session_state["_hw_checked"] = checked
+    info = checked[1]
+    if isinstance(info, str):
+        st.error(literal(error or info), icon=":material/error:")
         return
     with st.container(border=True, key="_hw_entry"):
         st.markdown(f":material/home_work: **Homework: {literal(info.title)}** · {info.steps} steps, alone, at your "
