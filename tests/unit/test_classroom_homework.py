@@ -8,8 +8,16 @@ import sqlite3
 import pytest
 import redis
 
-from explorer.classroom import BadInput, InvalidCode, NoSuchRoom, NotJoined, NotTeacher, SqliteStore, open_store
-from explorer.classroom.homework import AlreadyAnswered
+from explorer.classroom import (
+    AlreadyAnswered,
+    BadInput,
+    InvalidCode,
+    NoSuchRoom,
+    NotJoined,
+    NotTeacher,
+    SqliteStore,
+    open_store,
+)
 from explorer.classroom.report import collect, csv_text
 
 QUESTIONS = [("lesson-1-a", "Rows sum to?", ["1", "0"], "1"), ("lesson-3-b", "Mask?", ["yes", "no", "maybe"], "no")]
