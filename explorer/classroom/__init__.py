@@ -1,9 +1,11 @@
-"""Classroom live mode: rooms a teacher starts and students follow (storage only; no Streamlit here)."""
+"""Classroom live mode: rooms a teacher starts and students follow, and lessons set as homework (storage only; no
+Streamlit here)."""
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
 
+from .homework import AlreadyAnswered, HomeworkInfo, HomeworkProgress
 from .polls import OPEN, REVEALED, ROUNDS, SHOWN, Asked, Progress, RoundClosed
 from .qr import qr_svg
 from .redis_store import ACL_COMMANDS, RedisStore, acl_rule
@@ -53,7 +55,8 @@ def open_store(env: Mapping[str, str] = os.environ, **limits) -> ClassroomStore:
     return RedisStore(url, **limits) if url else SqliteStore(default_db_path(env), **limits)
 
 
-__all__ = ["ACL_COMMANDS", "ALPHABET", "OPEN", "REVEALED", "ROUNDS", "SHOWN", "Asked", "Progress", "RoundClosed",
+__all__ = ["AlreadyAnswered", "HomeworkInfo", "HomeworkProgress",
+           "ACL_COMMANDS", "ALPHABET", "OPEN", "REVEALED", "ROUNDS", "SHOWN", "Asked", "Progress", "RoundClosed",
            "CODE_LEN", "MAX_ROOMS", "MAX_STUDENTS", "NICK_MAX", "SEATS_PER_ADDRESS",
            "TTL_S", "WRONG_FIRST_WAIT_S", "WRONG_FORGET_S", "WRONG_FREE_TRIES", "WRONG_LONGEST_WAIT_S",
            "AlreadyRevealed", "BadInput", "ClassroomError", "ClassroomStore", "InvalidCode", "NoSuchRoom", "NotJoined",

@@ -21,7 +21,7 @@ local function touch()
   redis.call('HSET', R, 'touched', ARGV[1])
   redis.call('ZADD', IDX, ARGV[1], code)  -- a string: Lua numbers reach Redis as integers
   local ms = math.floor((now - cutoff) * 1000)
-  for _, k in ipairs({R, R .. ':students', P, R .. ':addr', R .. ':removed'}) do
+  for _, k in ipairs({R, R .. ':students', P, R .. ':addr', R .. ':removed', R .. ':hw'}) do
     redis.call('PEXPIRE', k, ms)
   end
   for _, q in ipairs(redis.call('HKEYS', P)) do
@@ -32,7 +32,7 @@ local function drop(room, c)
   for _, q in ipairs(redis.call('HKEYS', room .. ':polls')) do
     for r = 1, 2 do redis.call('DEL', votes(room, q, r)) end
   end
-  redis.call('DEL', room, room .. ':students', room .. ':polls', room .. ':addr', room .. ':removed')
+  redis.call('DEL', room, room .. ':students', room .. ':polls', room .. ':addr', room .. ':removed', room .. ':hw')
   redis.call('ZREM', IDX, c)
 end
 local function poll(q)   -- a question's poll, made (round 1, open; numbered after the others) when new
@@ -134,6 +134,42 @@ if p.s ~= 'open' then return {'roundclosed', 0} end
 redis.call('HSET', votes(R, ARGV[5], p.r), ARGV[4], ARGV[6])
 touch()
 return {'ok', p.r}
+"""
+# Homework (explorer.classroom.homework). ARGV[4] op (answer|step), ARGV[5] student; answer: ARGV[6] question id,
+# ARGV[7] option (round 1's vote, once: HSETNX); step: ARGV[6] step, ARGV[7] finished (0|1), the larger ones kept
+# in the room's ':hw' hash (student -> {"s": step, "f": finished}).
+HOMEWORK = PRELUDE + """
+if not live() then return {'noroom', 0} end
+local op = ARGV[4]
+if op == 'answer' then
+  local view = cjson.decode(redis.call('HGET', R, 'view'))
+  if type(view) ~= 'table' or view['homework'] == nil then return {'nothomework', 0} end
+end
+if redis.call('HEXISTS', R .. ':students', ARGV[5]) == 0 then return {'notjoined', 0} end
+if op == 'answer' then
+  local raw = redis.call('HGET', P, ARGV[6])
+  if not raw then return {'unknownq', 0} end
+  local p = cjson.decode(raw)
+  if p.a == '' then return {'unknownq', 0} end
+  local a = cjson.decode(p.a)
+  if not a.typed then
+    local found = false
+    for _, o in ipairs(a.options) do if o == ARGV[7] then found = true end end
+    if not found then return {'unknownq', 0} end
+  end
+  if redis.call('HSETNX', votes(R, ARGV[6], 1), ARGV[5], ARGV[7]) == 0 then return {'answered', 0} end
+else
+  local H = R .. ':hw'
+  local s, f = tonumber(ARGV[6]), tonumber(ARGV[7])
+  local old = redis.call('HGET', H, ARGV[5])
+  if old then
+    local o = cjson.decode(old)
+    s, f = math.max(s, o.s), math.max(f, o.f)
+  end
+  redis.call('HSET', H, ARGV[5], cjson.encode({s = s, f = f}))
+end
+touch()
+return {'ok', 0}
 """
 # KEYS[1] the address's key. ARGV: now, forget_s. A try more than forget_s after the last one starts again at 1.
 WRONG = """

@@ -24,8 +24,9 @@ import json
 import redis
 
 from . import errors
+from .homework import already_answered_error, not_homework_error, unknown_question_error
 from .polls import OPEN, ROUNDS, round_closed_error
-from .redis_scripts import ANSWER, CREATE, EXPIRE, JOIN, TEACHER, WRONG
+from .redis_scripts import ANSWER, CREATE, EXPIRE, HOMEWORK, JOIN, TEACHER, WRONG
 from .store import (
     ClassroomStore,
     NoSuchRoom,
@@ -38,7 +39,7 @@ from .store import (
 ACL_COMMANDS = (
     "ping", "select", "multi", "exec", "discard", "evalsha", "script|load",  # the client
     "hget", "hmget", "hgetall", "hvals", "hlen", "hexists", "hkeys",  # reads
-    "hset", "hdel", "hincrby", "sadd", "sismember", "del", "exists", "pexpire",  # scripts
+    "hset", "hsetnx", "hdel", "hincrby", "sadd", "sismember", "del", "exists", "pexpire",  # scripts
     "zadd", "zrem", "zcount", "zrangebyscore",
 )
 
@@ -59,7 +60,7 @@ class RedisStore(ClassroomStore):
         self.r, self.prefix = client, prefix
         self._scripts = {name: client.register_script(src) for name, src in
                          dict(create=CREATE, teacher=TEACHER, join=JOIN, answer=ANSWER, expire=EXPIRE,
-                                  wrong=WRONG).items()}
+                                  homework=HOMEWORK, wrong=WRONG).items()}
 
     def _key(self, code: str, part: str = "") -> str:
         return f"{self.prefix}room:{{{code}}}{part}"
@@ -75,6 +76,8 @@ class RedisStore(ClassroomStore):
                "notjoined": errors.not_joined_error, "revealed": errors.revealed_error,
                "full": lambda: errors.room_full_error(self.max_students), "closed": errors.room_closed_error,
                "removed": errors.removed_error, "roundclosed": round_closed_error,
+               "nothomework": not_homework_error, "unknownq": unknown_question_error,
+               "answered": already_answered_error,
                "fromaddress": lambda: errors.from_address_error(self.seats_per_address)}[status]()
 
     def _read(self, code: str, now: float, *calls) -> list:
@@ -111,7 +114,23 @@ class RedisStore(ClassroomStore):
     def _answer(self, code, qid, student, option, now):
         return self._run("answer", code, now, student, qid, option)
 
+    def _homework_answer(self, code, qid, student, option, now):
+        self._run("homework", code, now, "answer", student, qid, option)
+
+    def _homework_step(self, code, student, step, finished, now):
+        self._run("homework", code, now, "step", student, step, int(finished))
+
     # ------------------------------------------------------------------------------------------- reads
+    def _homework_place(self, code, student, now):
+        raw = self._read(code, now, ("hget", self._key(code, ":hw"), student))[0]
+        place = json.loads(raw) if raw else {"s": 0, "f": 0}
+        return int(place["s"]), bool(place["f"])
+
+    def _homework_finished(self, code, now):
+        places, students = self._read(code, now, ("hgetall", self._key(code, ":hw")),
+                                      ("hkeys", self._key(code, ":students")))
+        return sum(1 for sid, raw in places.items() if sid in set(students) and json.loads(raw)["f"])
+
     def _key_hash(self, code, now):
         try:
             return self._read(code, now, ("hget", self._key(code), "key_hash"))[0]

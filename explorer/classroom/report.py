@@ -113,10 +113,14 @@ table { border-collapse: collapse; margin: .5rem 0; } th, td { border: 1px solid
 """
 
 
-def summary_html(reports: list[QuestionReport], *, room: str, when: str) -> str:
+def summary_html(reports: list[QuestionReport], *, room: str, when: str, progress=None) -> str:
     """A standalone, printable page: a table of every question (share right per round, shift), then each question's
-    counts per answer. Every text from the class (questions, typed answers) is escaped."""
+    counts per answer. Every text from the class (questions, typed answers) is escaped. ``progress`` (a homework's
+    ``homework.HomeworkProgress``) adds how many students started and finished."""
     e = html.escape
+    started = "" if progress is None else (f"<p>Homework: {progress.started} "
+                                           f"{'student' if progress.started == 1 else 'students'} started, "
+                                           f"{progress.finished} finished.</p>")
     rows = "".join(
         f"<tr><td>{i}</td><td>{e(r.asked.prompt)}</td><td>{e(r.asked.correct or '–')}</td>"
         f"<td>{e(round_line(r, 1))}</td><td>{e(round_line(r, 2))}</td><td class='n'>{e(points(r.shift))}</td></tr>"
@@ -138,8 +142,8 @@ def summary_html(reports: list[QuestionReport], *, room: str, when: str) -> str:
             f"<style>{_STYLE}</style></head><body><h1>Class {e(room)}: report</h1><p>{e(when)} · "
             f"{len(reports)} {'question' if len(reports) == 1 else 'questions'}. The shift is the share right in "
             "round 2 minus the share right in round 1, in percentage points.</p>"
-            "<p class='note'>Print this page (Ctrl+P) or keep the file: the class's answers are deleted when the "
-            f"class ends.</p>{table}{''.join(details)}</body></html>")
+            f"{started}<p class='note'>Print this page (Ctrl+P) or keep the file: the class's answers are deleted "
+            f"when the class ends.</p>{table}{''.join(details)}</body></html>")
 
 
 @dataclass(frozen=True)

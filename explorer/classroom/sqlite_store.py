@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from . import errors
+from .homework import HOMEWORK, allowed, already_answered_error, not_homework_error, unknown_question_error
 from .polls import OPEN, REVEALED, next_state, round_closed_error
 from .store import (
     WRONG_FORGET_S,
@@ -38,8 +39,10 @@ CREATE TABLE IF NOT EXISTS questions(code TEXT, qid TEXT, seq INTEGER NOT NULL, 
     state TEXT NOT NULL DEFAULT 'open', asked TEXT, PRIMARY KEY(code, qid)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS votes(code TEXT, qid TEXT, round INTEGER, student TEXT, option TEXT NOT NULL,
     PRIMARY KEY(code, qid, round, student)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS homework(code TEXT, student TEXT, step INTEGER NOT NULL, finished INTEGER NOT NULL,
+    PRIMARY KEY(code, student)) WITHOUT ROWID;
 """
-_TABLES = ("votes", "questions", "removed", "students", "rooms")
+_TABLES = ("votes", "questions", "removed", "students", "homework", "rooms")
 # Before rounds, a file kept one answer per student (answers) and the revealed questions (revealed): on open they
 # become round 1's votes and revealed polls, and the old tables go.
 _LEGACY = """
@@ -225,7 +228,44 @@ class SqliteStore(ClassroomStore):
             self._touch(db, code, now)
         return round_
 
+    def _homework_answer(self, code, qid, student, option, now):
+        with self._write() as db:
+            view = self._live(db, code, now, "view")[0]
+            if HOMEWORK not in json.loads(view):
+                raise not_homework_error()
+            if not db.execute("SELECT 1 FROM students WHERE code=? AND student=?", (code, student)).fetchone():
+                raise errors.not_joined_error()
+            row = db.execute("SELECT asked FROM questions WHERE code=? AND qid=?", (code, qid)).fetchone()
+            if not row or not allowed(row[0], option):
+                raise unknown_question_error()
+            if db.execute("SELECT 1 FROM votes WHERE code=? AND qid=? AND round=1 AND student=?",
+                          (code, qid, student)).fetchone():
+                raise already_answered_error()
+            db.execute("INSERT INTO votes VALUES(?,?,1,?,?)", (code, qid, student, option))
+            self._touch(db, code, now)
+
+    def _homework_step(self, code, student, step, finished, now):
+        with self._write() as db:
+            self._live(db, code, now)
+            if not db.execute("SELECT 1 FROM students WHERE code=? AND student=?", (code, student)).fetchone():
+                raise errors.not_joined_error()
+            db.execute("INSERT INTO homework VALUES(?,?,?,?) ON CONFLICT(code, student) DO UPDATE SET "
+                       "step=MAX(step, excluded.step), finished=MAX(finished, excluded.finished)",
+                       (code, student, step, int(finished)))
+            self._touch(db, code, now)
+
     # ------------------------------------------------------------------------------------------- reads
+    def _homework_place(self, code, student, now):
+        self._live(self._db(), code, now)
+        row = self._db().execute("SELECT step, finished FROM homework WHERE code=? AND student=?",
+                                 (code, student)).fetchone()
+        return (row[0], bool(row[1])) if row else (0, False)
+
+    def _homework_finished(self, code, now):
+        self._live(self._db(), code, now)
+        return self._db().execute("SELECT COUNT(*) FROM homework h JOIN students s ON s.code=h.code AND "
+                                  "s.student=h.student WHERE h.code=? AND h.finished=1", (code,)).fetchone()[0]
+
     def _key_hash(self, code, now):
         row = self._db().execute("SELECT key_hash FROM rooms WHERE code=? AND touched>?",
                                  (code, now - self.ttl_s)).fetchone()

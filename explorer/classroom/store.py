@@ -51,6 +51,7 @@ from .errors import (  # noqa: F401 - re-exported: the backends and older import
     room_full_error,
     too_many_rooms_error,
 )
+from .homework import Homework
 from .ids import (  # noqa: F401 - re-exported: older imports take them from here
     ALPHABET,
     CODE_LEN,
@@ -119,8 +120,9 @@ def dump_view(view: object) -> str:
     return text
 
 
-class ClassroomStore(Polls, ABC):
-    """The interface both backends share (the class-question calls: ``polls.Polls``). Public methods validate,
+class ClassroomStore(Polls, Homework, ABC):
+    """The interface both backends share (the class-question calls: ``polls.Polls``; homework:
+    ``homework.Homework``). Public methods validate,
     then call the backend's atomic ``_ops``."""
 
     def __init__(self, *, ttl_s: float = TTL_S, max_students: int = MAX_STUDENTS, max_rooms: int = MAX_ROOMS,
@@ -285,3 +287,14 @@ class ClassroomStore(Polls, ABC):
     @abstractmethod
     def _questions(self, code: str, now: float) -> list[tuple[str, int, str, str | None]]: ...
     # qid, round, state, the stored question's JSON (None: never asked), in the order the questions came
+    @abstractmethod
+    def _homework_answer(self, code: str, qid: str, student: str, option: str, now: float) -> None: ...
+    # one atomic write: the room is a homework, the student joined, the question stored and the option one of its
+    # options (homework.allowed), no earlier vote of this student on it (AlreadyAnswered); then round 1's vote
+    @abstractmethod
+    def _homework_step(self, code: str, student: str, step: int, finished: bool, now: float) -> None: ...
+    # a joined student's furthest step (the larger one kept) and finished (once true, kept)
+    @abstractmethod
+    def _homework_place(self, code: str, student: str, now: float) -> tuple[int, bool]: ...
+    @abstractmethod
+    def _homework_finished(self, code: str, now: float) -> int: ...

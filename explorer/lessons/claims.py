@@ -30,7 +30,8 @@ class NotComputable(ValueError):
     """This step cannot be measured on this model; ``str()`` is one sentence for the class."""
 
 
-def _param(params: Params, name: str) -> str:
+def param(params: Params, name: str) -> str:
+    """The step's parameter ``name``, stripped; NotComputable when the step gives none."""
     value = str(params.get(name, "")).strip()
     if not value:
         raise NotComputable(f"the step gives no {name!r} to measure on")
@@ -57,7 +58,7 @@ def ordinal(n: int) -> str:
 def written(loaded: LoadedModel, params: Params) -> tuple[Generation, int]:
     """The generation the "Watch it write" page runs for these parameters (prompt, mode, new, temp, topk, topp,
     seed) and the step it shows (``step``)."""
-    gen = generate(loaded, _param(params, "prompt"), settings_from_params(params), check=False)
+    gen = generate(loaded, param(params, "prompt"), settings_from_params(params), check=False)
     step = int(params.get("step", 0))
     if step >= gen.steps:
         raise NotComputable(f"the model stopped after {gen.steps} tokens, before step {step}")
@@ -115,14 +116,14 @@ def logit_lens_first_top(loaded: LoadedModel, params: Params) -> Question:
 # ---------------------------------------------------------------------------------------------- checks
 
 def rows_sum_to_one(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
-    result = extract(loaded, _param(params, "text"))
+    result = extract(loaded, param(params, "text"))
     worst = float(np.abs(result.weights.astype(np.float64).sum(-1) - 1).max())
     layers, heads = result.weights.shape[:2]
     return worst <= 1e-4, f"the rows of its {layers}×{heads} heads differ from 1 by at most {worst:.1e}"
 
 
 def recompute_agrees(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
-    result = extract(loaded, _param(params, "text"))
+    result = extract(loaded, param(params, "text"))
     if result.fidelity is None:
         raise NotComputable("this model's queries and keys cannot be captured, so nothing is recomputed")
     layer, head = int(params.get("layer", 0)), int(params.get("head", 0))
@@ -136,7 +137,7 @@ def _query_rows(result, params: Params, name: str = "query") -> list[int]:
 
 
 def encoder_reads_later(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
-    result = extract(loaded, _param(params, "text"))
+    result = extract(loaded, param(params, "text"))
     rows = _query_rows(result, params)
     later = [p for p, w in enumerate(result.word_ids) if p > max(rows) and w >= 0]
     if not later:
@@ -150,7 +151,7 @@ def encoder_reads_later(loaded: LoadedModel, params: Params) -> tuple[bool, str]
 
 def _flip(loaded: LoadedModel, params: Params, text="text", text_b="text_b", query="query", cands=None):
     words = cands or [w.strip() for w in params.get("cands", "animal,street").split(",") if w.strip()]
-    a, b, q, _ = pairs.flip_texts(loaded.kind, _param(params, text), _param(params, text_b), params.get(query, "it"))
+    a, b, q, _ = pairs.flip_texts(loaded.kind, param(params, text), param(params, text_b), params.get(query, "it"))
     return analysis.flip(extract(loaded, a), extract(loaded, b), q, words), words
 
 
@@ -162,13 +163,13 @@ def some_heads_flip(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
 
 
 def causal_upper_zero(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
-    weights = extract(loaded, _param(params, "text")).weights
+    weights = extract(loaded, param(params, "text")).weights
     upper = float(np.triu(weights, k=1).max())    # (layer, head, query, key): keys after the query
     return upper == 0.0, f"the largest weight any head puts on a later token is {upper:.1e}"
 
 
 def first_token_sinks(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
-    weights = extract(loaded, _param(params, "text")).weights
+    weights = extract(loaded, param(params, "text")).weights
     on_first = weights[:, :, 1:, 0].mean(-1)    # (layer, head): averaged over the queries after the first token
     many, total = int((on_first > 0.5).sum()), on_first.size
     return many >= total / 3, (f"{many} of {total} heads put more than half of their attention (averaged over the "
@@ -176,7 +177,7 @@ def first_token_sinks(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
 
 
 def temperature_flattens(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
-    gen = generate(loaded, _param(params, "prompt"), Settings(1), check=False)
+    gen = generate(loaded, param(params, "prompt"), Settings(1), check=False)
     at_1, at_2 = process(gen.logits[0], 1.0), process(gen.logits[0], 2.0)
     entropy = [float(-(p[p > 0] * np.log(p[p > 0])).sum()) for p in (at_1, at_2)]
     said = (f"the most likely next token's probability goes from {at_1.max():.1%} to {at_2.max():.1%} and the "
@@ -210,10 +211,10 @@ def top_writers_share(loaded: LoadedModel, params: Params, top: int = 5) -> tupl
 
 
 def looking_vs_mattering_weak(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
-    cands = [_param(params, "ko_c1"), _param(params, "ko_c2")]
+    cands = [param(params, "ko_c1"), param(params, "ko_c2")]
     found, _ = _flip(loaded, params, query="ko_query", cands=cands)
     query = params.get("ko_query", "it")
-    swept = knockout.sweep(loaded, _param(params, "text"), _param(params, "text_b"), params.get("ablation", "zero"),
+    swept = knockout.sweep(loaded, param(params, "text"), param(params, "text_b"), params.get("ablation", "zero"),
                            candidates=cands, query=query)
     rho = knockout.spearman(knockout.flip_map(found.table), swept.effect)
     return bool(np.isfinite(rho)) and abs(rho) < 0.4, (f"the rank correlation between the heads' attention flip and "

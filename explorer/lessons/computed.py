@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from explorer.labs.quiz import Question
 from explorer.model.loading import LoadedModel
 
-from . import claims
+from . import claims, induction_claims, score_claims
 from .claims import NotComputable
 from .model import Step
 from .pages import STEP_PAGES
@@ -47,10 +47,23 @@ class Check:
 
 
 HEATMAPS, FLIP, WRITE, HEADS_DO = "pages/heatmaps.py", "pages/flip.py", "pages/write.py", "pages/heads_do.py"
+COMPARE = "pages/compare.py"
 
 COMPUTED: dict[str, Computed] = {
     "logit_lens_first_top": Computed(claims.logit_lens_first_top, (WRITE,),
                                      "from which layer on the logit lens puts the written token on top"),
+    "repeat_loss": Computed(induction_claims.repeat_loss, (HEATMAPS, COMPARE),
+                            "how the model's loss on the second copy of a repeat compares with the first"),
+    "where_head_looks": Computed(induction_claims.where_head_looks, (HEATMAPS,),
+                                 "where the head looks from the second copy of a repeat"),
+    "knockout_repeat_loss": Computed(induction_claims.knockout_repeat_loss, (COMPARE,),
+                                     "the second copy's loss with the step's heads knocked out"),
+    "without_the_scale": Computed(score_claims.without_the_scale, (HEATMAPS,),
+                                  "whether the cell's weight grows or shrinks without the 1/√d_k scale"),
+    "position_part": Computed(score_claims.position_part, (HEATMAPS,),
+                              "which token or position part of a layer-0 score is largest"),
+    "shared_key_head": Computed(score_claims.shared_key_head, (HEATMAPS,),
+                                "which query heads share the head's key head"),
 }
 
 CHECKS: dict[str, Check] = {
@@ -76,6 +89,21 @@ CHECKS: dict[str, Check] = {
     "looking_vs_mattering_weak": Check(claims.looking_vs_mattering_weak, "the heads whose attention flips most are "
                                        "not the heads whose knockout matters most (a weak rank correlation)",
                                        (HEADS_DO,)),
+    "writes_the_repeat": Check(induction_claims.writes_the_repeat, "the model's greedy continuation copies what "
+                               "followed the prompt's last token the first time", (WRITE,)),
+    "strongest_previous_token_head": Check(induction_claims.strongest_previous_token_head, "this is the model's "
+                                           "strongest previous-token head", (HEATMAPS,)),
+    "strongest_induction_head": Check(induction_claims.strongest_induction_head, "this is the model's strongest "
+                                      "induction head", (HEATMAPS,)),
+    "previous_before_induction": Check(induction_claims.previous_before_induction, "the two heads shown are the "
+                                       "strongest previous-token head and, in a later layer, the strongest "
+                                       "induction head", (COMPARE,)),
+    "split_adds_up": Check(score_claims.split_adds_up, "the token and position parts add up to the score exactly",
+                           (HEATMAPS,)),
+    "curve_meets_score": Check(score_claims.curve_meets_score, "the distance curve at the pair's own distance is "
+                               "the heatmap's score", (HEATMAPS,)),
+    "shared_keys_differ": Check(score_claims.shared_keys_differ, "query heads that share one key head still "
+                                "attend differently", (HEATMAPS,)),
 }
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from .computed import CHECKS, COMPUTED, known
 from .model import PAGE_QUESTION, Lesson, Step, StepQuestion
-from .pages import PAGE_QUESTIONS, STEP_PAGES, check_params
+from .pages import PAGE_QUESTION_NEEDS, PAGE_QUESTIONS, STEP_PAGES, check_params
 
 APP_DIR = Path(__file__).resolve().parents[2] / "lessons"   # the app's own lessons, at the repository root
 ENV_DIR = "EXPLORER_LESSONS_DIR"   # a folder of the deployer's lessons
@@ -101,13 +101,16 @@ def _checks(raw: object, page: str, fail) -> tuple[str, ...]:
     return tuple(dict.fromkeys(_named(n, CHECKS, page, "check", fail) for n in names))
 
 
-def _question(raw: object, page: str, fail) -> tuple[StepQuestion | str | None, bool]:
+def _question(raw: object, page: str, fail, params: Mapping[str, str]) -> tuple[StepQuestion | str | None, bool]:
     """(the question written here, or the name of a computed one, or None; whether it is the page's own)."""
     if raw is None:
         return None, False
     if raw == PAGE_QUESTION:
         if page not in PAGE_QUESTIONS:
             fail("question", f"{page} asks no question of its own; write the question here instead")
+        needs = PAGE_QUESTION_NEEDS.get(page)
+        if needs and params.get(needs[0]) != needs[1]:
+            fail("question", f"{page} asks its own question only with {needs[0]} = {needs[1]} in the step's params")
         return None, True
     if not isinstance(raw, Mapping):
         fail("question", f'must be a table (prompt, options, answer, explain) or "{PAGE_QUESTION}"')
@@ -164,7 +167,7 @@ def _step(raw: object, number: int, fail) -> Step:
     wrong = check_params(page, params)
     if wrong:
         bad(f"params.{wrong[0]}", wrong[1])
-    question, own = _question(raw.get("question"), page, bad)
+    question, own = _question(raw.get("question"), page, bad, params)
     checks = _checks(raw.get("check"), page, bad)
     computed = question if isinstance(question, str) else ""
     return Step(title, page, float(minutes), notes, params, None if computed else question, own, computed, checks)

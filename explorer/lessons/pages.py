@@ -21,6 +21,15 @@ _HEAD_ID = re.compile(r"^L(\d{1,3})H(\d{1,3})$")
 STEP_PAGES: dict[str, Page] = {file: page for file, page in PAGES.items() if page.params is not None}
 # the pages that ask their own predict-then-reveal question (a step may point to it instead of asking its own)
 PAGE_QUESTIONS = {file for file, page in STEP_PAGES.items() if page.asks_itself}
+# (parameter, value) a page asks its own question only with: the heatmap's is its score breakdown's, asked while
+# the breakdown is open
+PAGE_QUESTION_NEEDS = {"pages/heatmaps.py": ("breakdown", "1")}
+
+
+def asks_own(page: str, params: dict[str, str]) -> bool:
+    """Whether ``page`` opened with ``params`` asks its own predict-then-reveal question."""
+    needs = PAGE_QUESTION_NEEDS.get(page)
+    return page in PAGE_QUESTIONS and (needs is None or str(params.get(needs[0])) == needs[1])
 
 
 def problem(param: Param, value: str, model: str) -> str | None:

@@ -81,7 +81,8 @@ EXPLORE = Section("Explore real models", "Explore real models", (
          ("token", "sub-token", "special token", "query", "key", "layer", "head", "attention weight", "softmax",
           "d_k", "fidelity", "rollout", "weight × value size", "encoder", "decoder", "cross-attention", "RoPE"),
          {"model": MODEL, "text": TEXT, "weighting": WEIGHTING, "layer": LAYER, "head": HEAD,
-          "query": Param("int", high=511)}),
+          "query": Param("int", high=511), "key": Param("int", high=511), "breakdown": FLAG},
+         asks_itself=True),   # the score breakdown's question, with breakdown = 1 (explorer.lessons.pages)
     Page("pages/flip.py", "Antecedent flip", ":material/swap_horiz:",
          "Change one word of a sentence (tired to wide) and find the heads whose attention from it moves.",
          "Which heads notice what it refers to?",

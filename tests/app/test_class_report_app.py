@@ -7,7 +7,6 @@ import io
 import sqlite3
 
 import pytest
-from streamlit.runtime.media_file_manager import MediaFileManager
 from test_classroom_app import (
     class_charts,
     click,
@@ -26,20 +25,6 @@ pytestmark = pytest.mark.usefixtures("fresh_store")   # tests/app/conftest.py
 
 ROUND_1 = ["about 1", "about 16", "about 256", "about 16", "about 1"]   # 2 of 5 right (40%)
 ROUND_2 = ["about 16", "about 16", "about 256", "about 16", None]       # 3 of 4 right (75%); one does not vote
-
-
-@pytest.fixture
-def downloads(monkeypatch):
-    """``downloads(".csv")``: the file the app's latest download button of that kind holds (text), as the browser
-    would fetch it."""
-    files, real = [], MediaFileManager.add
-
-    def add(self, data, mimetype, coordinates, file_name=None, is_for_static_download=False):
-        if file_name:
-            files.append((file_name, data))
-        return real(self, data, mimetype, coordinates, file_name, is_for_static_download)
-    monkeypatch.setattr(MediaFileManager, "add", add)
-    return lambda ending: next(data for name, data in reversed(files) if name.endswith(ending)).decode("utf-8")
 
 
 def vote(students, options, widgets: str) -> None:

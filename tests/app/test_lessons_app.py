@@ -165,7 +165,8 @@ def test_when_the_teacher_finishes_every_follower_sees_their_own_recap_in_the_cl
 
 def test_run_alone_and_finish():
     teacher = session()
-    click(teacher, "Run it alone", nth=2)   # the third lesson on Home
+    third = next(x for x in LESSONS if x.title == "Is attention an explanation?")   # Home's cards sit in columns
+    teacher.button(key=f"_home_{third.source.replace(':', '-')}_alone").click().run()
     assert membership.ROOM not in teacher.session_state
     assert "Is attention an explanation" in texts(teacher) and "step **1 of 4**" in texts(teacher)
     for _ in range(3):
@@ -216,3 +217,48 @@ def test_own_lesson_add_views_reorder_and_open_files():
     click(at, "Run it alone", nth=len(LESSONS))   # the own lesson's button comes after the catalogue's
     assert at.title[0].value.startswith("Softmax") and "step **1 of 1**" in texts(at)
     assert literal("say *this*") in texts(at)   # the notes, as typed
+
+
+def test_home_and_the_lessons_page_list_the_five_lessons_of_the_catalogue():
+    home = session()
+    cards = [lesson for lesson in LESSONS if f"**{literal(lesson.title)}**" in texts(home)]
+    assert len(cards) == len(LESSONS) == 5
+    assert "How a model copies" in texts(home) and "Where does one score come from" in texts(home)
+    home.switch_page("pages/lessons.py").run()
+    titles = [x.label for x in home.expander if " steps, " in x.label]
+    assert len(titles) == 5 and any(t.startswith("Where does one score come from?") for t in titles)
+
+
+CLOCK = "".join(f"""
+[[step]]
+title = "Step {n}"
+page = "{page}"
+minutes = {minutes}
+notes = "n"
+""" for n, (page, minutes) in enumerate((("pages/lab_softmax.py", 2), ("pages/lab_masks.py", 3),
+                                          ("pages/lab_worked_example.py", 5)), 1))
+
+
+def test_the_lesson_clock_by_hand(tmp_path, monkeypatch):
+    """Steps of 2, 3 and 5 minutes: on step 2 the bar says "by the end of this step: 5 min" (2 + 3, not 2 or 10);
+    4 min 30 s in it is on time, 5 min 30 s in it is running late; on step 3 the same 5 min 30 s is on time again
+    (by the end of step 3: 10 min)."""
+    import time
+
+    (tmp_path / "clock.toml").write_text('title = "Clock"\n' + CLOCK)
+    monkeypatch.setenv("EXPLORER_LESSONS_DIR", str(tmp_path))
+    at = session()
+    at.button(key="_home_dir-clock_alone").click().run()
+    click(at, "Next")
+
+    def clock(used_s: float) -> str:
+        at.session_state[lesson_bar.STARTED] = time.time() - used_s
+        at.run()
+        return next(c.value for c in at.caption if "min planned" in c.value)
+
+    on_time = clock(4.5 * 60)
+    assert "used of 10 min planned · by the end of this step: 5 min" in on_time and "running late" not in on_time
+    assert on_time.split(" used")[0].endswith(("4:30", "4:31"))
+    assert clock(5.5 * 60).endswith("by the end of this step: 5 min · running late")
+    click(at, "Next")
+    assert clock(5.5 * 60).endswith("by the end of this step: 10 min")

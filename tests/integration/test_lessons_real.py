@@ -84,3 +84,23 @@ def test_the_positions_step_names_each_embedded_models_own_kind(encoder, decoder
     assert "this app's encoder" in step.notes and "this app's decoder" in step.notes
     assert families.positions_of(encoder.model) == "learned"
     assert families.positions_of(decoder.model) == "rope"
+
+
+def test_the_copying_lesson_measures_smollm2s_own_heads_and_losses(decoder):
+    """Lesson 4 on SmolLM2: the second copy's loss under half the first's; L16H0 and L18H6 are the role probe's
+    strongest previous-token and induction heads; knocking both out raises the second copy's loss, which other
+    induction heads keep under half the first copy's."""
+    lesson = next(x for x in LESSONS if x.title == "How a model copies: induction heads")
+    by_name = {s.computed: s for s in lesson.steps if s.computed}
+    assert ask(by_name["repeat_loss"], decoder).correct == "less than half of it"
+    assert [s.params["head"] for s in lesson.steps if "strongest_induction_head" in s.checks] == ["6"]
+    knocked = ask(by_name["knockout_repeat_loss"], decoder)
+    assert knocked.correct == "it rises, but stays under half the first copy's", knocked.reveal
+
+
+def test_the_score_lesson_opens_the_breakdown_on_cells_each_model_can_take_apart(encoder, decoder):
+    lesson = next(x for x in LESSONS if x.title == "Where does one score come from?")
+    assert all(s.params.get("breakdown") == "1" for s in lesson.steps)
+    by_name = {s.computed: s for s in lesson.steps if s.computed}
+    assert ask(by_name["shared_key_head"], decoder).correct == "query heads 6–8"
+    assert ask(by_name["without_the_scale"], encoder).correct == "larger"

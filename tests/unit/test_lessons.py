@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from explorer.classroom import open_store
-from explorer.lessons import LessonError, catalogue, dump, parse
+from explorer.lessons import Lesson, LessonError, Step, catalogue, dump, parse
 from explorer.lessons.files import MAX_BYTES, MAX_STEPS
 from explorer.lessons.handout import handout_html
 from explorer.lessons.pages import STEP_PAGES, shareable
@@ -41,7 +41,8 @@ def test_shipped_lessons_validate_and_fit_in_25_minutes():
     lessons, errors = catalogue({})
     assert errors == []
     titles = {lesson.title: lesson for lesson in lessons}
-    assert set(titles) == {"Attention in 20 minutes", "How a decoder writes", "Is attention an explanation?"}
+    assert set(titles) == {"Attention in 20 minutes", "How a decoder writes", "Is attention an explanation?",
+                           "How a model copies: induction heads", "Where does one score come from?"}
     for lesson in lessons:
         assert lesson.minutes <= 25, lesson.title
         for step in lesson.steps:
@@ -99,8 +100,10 @@ def test_model_sizes_read_from_the_configs_match_the_registry_labels():
     ('title = "t"', None, "step", "missing"),
     ("title = [", None, None, "not valid TOML"),
     (GOOD + "\n[[step]]\ntitle = 'x'\npage = 'pages/lab_softmax.py'\nminutes = 1\nquestion = 'page'\n"
-     "[[step]]\ntitle = 'y'\npage = 'pages/heatmaps.py'\nminutes = 1\nquestion = 'page'\n", 3, "question",
+     "[[step]]\ntitle = 'y'\npage = 'pages/flip.py'\nminutes = 1\nquestion = 'page'\n", 3, "question",
      "asks no question of its own"),
+    (GOOD + "\n[[step]]\ntitle = 'y'\npage = 'pages/heatmaps.py'\nminutes = 1\nquestion = 'page'\n", 2, "question",
+     "only with breakdown = 1"),
 ])
 def test_each_error_is_one_message_naming_file_step_and_field(text, step, field, words):
     err = error_of(text)
@@ -128,7 +131,7 @@ def test_a_folder_with_one_bad_file_keeps_the_good_ones(tmp_path):
     mine = [x for x in lessons if x.source.startswith("dir:")]
     assert [x.source for x in mine] == ["dir:good"]
     assert sorted(e.file for e in errors) == ["bad.toml", "huge.toml"]
-    assert len(lessons) == 4   # the app's three and the good one
+    assert len(lessons) == 6   # the app's five and the good one
 
 
 def test_dump_reads_back_the_same_lesson():
@@ -197,3 +200,9 @@ def test_a_finished_lessons_view_names_its_questions_and_resumes_nothing():
     where = ended(lesson, ["q1", "q2"])
     assert where == {"source": lesson.source, "title": lesson.title, "ended": True, "qids": ["q1", "q2"]}
     assert resume(json.loads(json.dumps(where))) is None
+
+
+def test_planned_until_adds_the_steps_up_to_and_including_this_one():
+    steps = tuple(Step(f"s{i}", "pages/lab_softmax.py", m) for i, m in enumerate((2, 3, 5)))
+    lesson = Lesson("Clock", steps)
+    assert [lesson.planned_until(i) for i in range(3)] == [2, 5, 10] and lesson.minutes == 10

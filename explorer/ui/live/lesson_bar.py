@@ -21,7 +21,7 @@ from explorer.lessons import Lesson
 from explorer.lessons.pages import STEP_PAGES
 from explorer.lessons.run import ended, place, resume
 from explorer.ui import cached
-from explorer.ui.live import membership, report_panel
+from explorer.ui.live import homework, membership, report_panel
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.text import literal
 
@@ -35,9 +35,10 @@ def running() -> tuple[Lesson, int] | None:
     return (lesson, st.session_state.get(STEP, 0)) if isinstance(lesson, Lesson) else None
 
 
-def start(lesson: Lesson, with_class: bool) -> None:
-    """Callback: run ``lesson`` from its first step, in a new class (``with_class``, unless this session already
-    teaches one) or alone. The run that follows opens step 1."""
+def start(lesson: Lesson, with_class: bool, step: int = 0) -> None:
+    """Callback: run ``lesson`` from step ``step`` (its first, unless a homework goes on where the student was),
+    in a new class (``with_class``, unless this session already teaches one) or alone. The run that follows opens
+    that step."""
     if with_class and not membership.teacher_key():
         try:
             membership.start_class()
@@ -46,7 +47,7 @@ def start(lesson: Lesson, with_class: bool) -> None:
             return
     now = time.time()
     st.session_state.pop(ENDED, None)
-    st.session_state.update({LESSON: lesson, STEP: 0, STARTED: now, STEP_STARTED: now, GO: True, RESUMED: True,
+    st.session_state.update({LESSON: lesson, STEP: step, STARTED: now, STEP_STARTED: now, GO: True, RESUMED: True,
                              ASKED_BEFORE: _asked_so_far()})
 
 
@@ -82,6 +83,8 @@ def finish() -> None:
         before = set(st.session_state.get(ASKED_BEFORE, []))   # a teacher back after a restart: none known
         qids = [qid for qid in _asked_so_far() if qid not in before]
         st.session_state[ENDED] = ended(now[0], qids)
+    if now is not None:
+        homework.finish(now[1])
     for name in (LESSON, STEP, STARTED, STEP_STARTED, GO, ASKED_BEFORE, membership.LESSON_PLACE):
         st.session_state.pop(name, None)
     st.session_state[RESUMED] = True   # the room's view still names the lesson until this run publishes
@@ -128,6 +131,7 @@ def bar() -> None:
     st.session_state[membership.LESSON_PLACE] = place(lesson, index, st.session_state[STARTED],
                                                       st.session_state[STEP_STARTED])
     if st.session_state.pop(GO, False):
+        homework.record(index)   # a homework keeps the student's furthest step
         _open_step(lesson, index)
     asked = cached.lesson_question(lesson, index) if lesson.steps[index].computed else None
     if asked is not None:   # the class sees the question as computed here (or the sentence shown instead)
@@ -146,6 +150,7 @@ def _ended_bar() -> None:
     finished = st.session_state.get(ENDED) if membership.teacher_key() else None
     if not finished:
         st.session_state.pop(membership.LESSON_PLACE, None)
+        homework.ended_note()
         return
     st.session_state[membership.LESSON_PLACE] = finished
     with st.container(border=True, horizontal=True, vertical_alignment="center", gap="small", key="lesson_ended"):
@@ -179,10 +184,11 @@ def _teacher_bar(lesson: Lesson, index: int, asked: Question | str | None) -> No
         late = used / 60 > planned
         st.caption(f":material/timer: {_clock(used)} used of {lesson.minutes:g} min planned · by the end of this "
                    f"step: {planned:g} min" + (" · running late" if late else ""))
+        homework.bar_line()
         if not on_step:
             st.button(f"Back to step {index + 1}", icon=":material/undo:", key="_lesson_return",
                       on_click=_back_to_step)
-        elif not membership.projector():
+        elif not membership.projector() and not homework.mine():   # never on a student's screen
             if step.notes:
                 with st.expander("Your notes (only on this screen, never in projector view)",
                                  icon=":material/notes:"):
@@ -196,7 +202,9 @@ def _teacher_bar(lesson: Lesson, index: int, asked: Question | str | None) -> No
 
 
 def _question(question: Question | str | None, qid: str, page_question: bool) -> None:
-    if isinstance(question, Question):
+    if isinstance(question, Question) and homework.mine():   # one round, this student's vote, the answer after
+        homework.question(question, qid)
+    elif isinstance(question, Question):
         predict_then_reveal(question, qid)
     elif isinstance(question, str):   # a computed question that could not be computed on this model
         st.caption(f":material/info: {literal(question)}")

@@ -185,6 +185,25 @@ def _wrong_try(address: str | None) -> None:
         store().wrong_code(address)
 
 
+def guarded(typed: str, lookup):
+    """``lookup(code)`` for the code ``typed``, slowed like a join: a garbled code, or one that opens no room
+    (NoSuchRoom from ``lookup``), counts as a wrong code in this session and for the client's address."""
+    address = client_address()
+    _slowed(address)
+    try:
+        room = normalise_code(typed)
+    except InvalidCode:
+        _wrong_try(None)
+        raise
+    try:
+        found = lookup(room)
+    except NoSuchRoom:
+        _wrong_try(address)
+        raise
+    st.session_state[WRONG] = (0, 0.0)
+    return found
+
+
 def join(typed: str, nickname: str = "") -> str:
     """Join the room ``typed`` as a student -> the nickname stored. Raises ClassroomError (with a sentence to show)
     for a wrong code, a closed or full room or a bad nickname; after FREE_TRIES wrong codes in this session, or

@@ -9,7 +9,7 @@ import streamlit as st
 
 from explorer.lessons import Lesson, LessonError, Step, StepQuestion, dump, parse
 from explorer.lessons.files import MAX_STEPS
-from explorer.lessons.pages import PAGE_QUESTIONS, STEP_PAGES, shareable
+from explorer.lessons.pages import STEP_PAGES, asks_own, shareable
 from explorer.ui.live import membership
 
 OWN, BUILDING, NOTE = "_own_lesson", "_own_building", "_own_note"
@@ -50,7 +50,7 @@ def add_current(page: str | None) -> None:
         st.session_state[NOTE] = f"A lesson has at most {MAX_STEPS} steps."
         return
     params = shareable(page, st.query_params.to_dict())
-    steps.append(_fields(Step(STEP_PAGES[page].title, page, 3.0, "", params, None, page in PAGE_QUESTIONS)))
+    steps.append(_fields(Step(STEP_PAGES[page].title, page, 3.0, "", params, None, asks_own(page, params))))
     st.session_state[NOTE] = f"Added as step {len(steps)}: {STEP_PAGES[page].title}."
 
 
@@ -75,7 +75,8 @@ def lesson() -> Lesson:
         question = (StepQuestion(s["prompt"], options, s["answer"], s["explain"])
                     if not s["page_question"] and not computed and (s["prompt"].strip() or options) else None)
         steps.append(Step(s["title"], s["page"], float(s["minutes"]), s["notes"], s["params"], question,
-                          s["page_question"] and s["page"] in PAGE_QUESTIONS, computed, tuple(s.get("checks", ()))))
+                          s["page_question"] and asks_own(s["page"], s["params"]), computed,
+                          tuple(s.get("checks", ()))))
     if not steps:
         raise LessonError(FILE, "has no steps yet: add a view with “Add this view as a step”", field="step")
     return parse(dump(Lesson(fields["title"], tuple(steps))), FILE, "own")

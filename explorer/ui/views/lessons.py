@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.classroom import pretty_code
-from explorer.lessons import Lesson, LessonError, catalogue, dump
+from explorer.classroom import ClassroomError, pretty_code
+from explorer.lessons import Lesson, LessonError, catalogue, dump, find
 from explorer.lessons.computed import COMPUTED, step_model
 from explorer.lessons.handout import handout_html
-from explorer.lessons.pages import PAGE_QUESTIONS, STEP_PAGES
+from explorer.lessons.pages import STEP_PAGES, asks_own
 from explorer.ui import cached
-from explorer.ui.live import lesson_bar, membership, own_lesson
+from explorer.ui.live import homework, lesson_bar, membership, own_lesson
 from explorer.ui.text import literal
 from explorer.ui.widgets import page_link
 
@@ -21,13 +21,18 @@ def _slug(lesson: Lesson) -> str:
     return lesson.source.replace(":", "-") or "lesson"
 
 
-def _start_buttons(lesson: Lesson, key: str, primary: bool) -> None:
+def _start_buttons(lesson: Lesson, key: str, primary: bool, as_homework: bool = False) -> None:
     with st.container(horizontal=True, gap="small"):
         st.button("Start with a class", icon=":material/groups:", key=f"{key}_class", on_click=lesson_bar.start,
                   args=(lesson, True), type="primary" if primary else "secondary",
                   help="Opens a class (students join with its code) and step 1; the class follows each step.")
         st.button("Run it alone", icon=":material/person:", key=f"{key}_alone", on_click=lesson_bar.start,
                   args=(lesson, False), help="The same steps and questions, without a class.")
+        if as_homework:
+            st.button("Set as homework", icon=":material/home_work:", key=f"{key}_homework",
+                      on_click=homework.set_homework, args=(lesson,),
+                      help="A link and a code: each student runs the lesson alone, and their answers reach your "
+                           "report.")
 
 
 def home_section() -> None:
@@ -86,11 +91,69 @@ def catalogue_section() -> None:
                          icon=":material/assignment:"):
             st.caption(literal(lesson.about))
             key = f"_lessons_{_slug(lesson)}"
-            _start_buttons(lesson, key, primary=i == 0)
+            _start_buttons(lesson, key, primary=i == 0, as_homework=True)
             _steps_table(lesson)
             handout(lesson, key)
             st.button("Copy it to my own lesson", key=f"{key}_copy", icon=":material/content_copy:",
                       on_click=own_lesson.adopt, args=(lesson,))
+
+
+# ---------------------------------------------------------------------------------------------- homework
+
+def _begin(code: str, me: str | None) -> None:
+    """Callback: the student starts (or goes on with) the homework ``code``, alone, where they were."""
+    try:
+        info = homework.open_code(code)
+        lesson = find(info.source)
+        if lesson is None:
+            raise ClassroomError("This homework's lesson is no longer on this server: please tell your teacher.")
+        step = homework.join(info, st.session_state.get("_hw_nick", ""), me)
+    except ClassroomError as err:
+        st.session_state["_hw_error"] = str(err)
+        return
+    lesson_bar.start(lesson, with_class=False, step=step)
+
+
+def homework_section() -> None:
+    """The Lessons page's homework: a student's link or code opens it (a nickname is optional), a teacher's link
+    adopts it; every homework this session set shows its link, progress, report and End."""
+    code, me, key = homework.from_url()
+    if code and key:
+        homework.adopt_teacher_link(code, key)
+    elif not code and not homework.mine():
+        with st.expander("Homework from your teacher? Type its code", icon=":material/home_work:"):
+            st.text_input("Homework code", key="_hw_typed", max_chars=20, placeholder="e.g. K7M-2QX")
+    code = code or st.session_state.get("_hw_typed")
+    if code and not key:
+        _entry(code, me)
+    for code, key in list(homework.set_by_me().items()):
+        homework.teacher_panel(code, key)
+
+
+def _entry(code: str, me: str | None) -> None:
+    running = homework.mine()
+    if running and running["code"] == homework.normalised(code):   # already running it in this session
+        return
+    error = st.session_state.pop("_hw_error", None)
+    checked = st.session_state.get("_hw_checked")
+    if not checked or checked[0] != code:   # each code is looked up (and a wrong one counted) once, not every rerun
+        try:
+            checked = (code, homework.open_code(code))
+        except ClassroomError as err:
+            checked = (code, str(err))
+        st.session_state["_hw_checked"] = checked
+    info = checked[1]
+    if isinstance(info, str):
+        st.error(literal(error or info), icon=":material/error:")
+        return
+    with st.container(border=True, key="_hw_entry"):
+        st.markdown(f":material/home_work: **Homework: {literal(info.title)}** · {info.steps} steps, alone, at your "
+                    "own pace. Answer each question once; the answer shows right after.")
+        if error:
+            st.warning(literal(error))
+        st.text_input("Nickname (optional: only your teacher sees it)", key="_hw_nick", max_chars=40)
+        st.button("Start the homework" if not me else "Go on with my homework", icon=":material/play_arrow:",
+                  key="_hw_start", type="primary", on_click=_begin, args=(info.code, me))
 
 
 # ---------------------------------------------------------------------------------------------- your own lesson
@@ -121,7 +184,7 @@ def _step_editor(step: dict, n: int, last: int) -> None:
         _field(step, "title", st.text_input, "Title", max_chars=120)
         _field(step, "minutes", st.number_input, "Planned minutes", min_value=0.5, max_value=25.0, step=0.5)
         _field(step, "notes", st.text_area, "Your notes (only on your screen)", max_chars=2000)
-        if step["page"] in PAGE_QUESTIONS:
+        if asks_own(step["page"], step["params"]):
             _field(step, "page_question", st.checkbox, "Ask the page's own question")
         if not step["page_question"]:
             _field(step, "prompt", st.text_input, "Class question (optional)", max_chars=400)

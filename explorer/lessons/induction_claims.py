@@ -1,0 +1,151 @@
+"""What lesson 4 ("How a model copies: induction heads") measures on the model: each copy's loss on a text that
+ends in a repeat, where a head looks from the second copy, the head-role probe's strongest previous-token and
+induction heads (:mod:`explorer.heads_do.roles`), the loss with heads knocked out (:mod:`explorer.heads_do.repeats`)
+and the greedy continuation of a repeat. Same conventions as :mod:`explorer.lessons.claims`."""
+from __future__ import annotations
+
+import numpy as np
+
+from explorer.attention.heads import parse_heads
+from explorer.attention.result import extract
+from explorer.generation.sampling import settings_from_params
+from explorer.generation.steps import generate
+from explorer.heads_do import repeats, roles
+from explorer.labs.quiz import Question
+from explorer.model.loading import LoadedModel
+
+from .claims import NotComputable, Params, param
+
+LOSS_OPTIONS = ("higher than on the first copy", "about the same (within a fifth)",
+                "lower, but more than half of it", "less than half of it")
+
+
+def _repeat(loaded: LoadedModel, params: Params):
+    result = extract(loaded, param(params, "text"))
+    try:
+        offset, n = repeats.find_repeat(result.token_ids)
+    except ValueError as err:
+        raise NotComputable(str(err)) from err
+    return result, offset, n
+
+
+def _losses(loaded: LoadedModel, ids, heads=None) -> repeats.CopyLoss:
+    try:
+        return repeats.copy_losses(loaded, [int(i) for i in ids], heads)
+    except ValueError as err:
+        raise NotComputable(str(err)) from err
+
+
+def loss_label(first: float, second: float) -> str:
+    """The option of LOSS_OPTIONS that the second copy's loss takes against the first's."""
+    if second > first * 1.2:
+        return LOSS_OPTIONS[0]
+    if second >= first * 0.8:
+        return LOSS_OPTIONS[1]
+    return LOSS_OPTIONS[2] if second >= first / 2 else LOSS_OPTIONS[3]
+
+
+def repeat_loss(loaded: LoadedModel, params: Params) -> Question:
+    """"On the second copy the model's loss is…": each copy's mean loss, measured."""
+    result, offset, n = _repeat(loaded, params)
+    loss = _losses(loaded, result.token_ids)
+    prompt = (f"The text ends with {n} tokens written twice. On the first copy the model's loss is "
+              f"{loss.first:.1f} nats per token: random words cannot be guessed. On the second copy its loss is…")
+    reveal = (f"Measured: **{loss.second:.2f}** nats per token on the second copy against {loss.first:.2f} on the "
+              f"first, so the right next token's probability goes from about {np.exp(-loss.first):.0e} to "
+              f"{np.exp(-loss.second):.0%} on average. Nothing in the model knows these words go together: it "
+              "copies what followed the same token earlier in the text.")
+    return Question(prompt, LOSS_OPTIONS, loss_label(loss.first, loss.second), reveal)
+
+
+def where_head_looks(loaded: LoadedModel, params: Params) -> Question:
+    """"From the second copy, where does this head look most?", among ``repeats.LOOKS``, measured on the text."""
+    result, offset, n = _repeat(loaded, params)
+    layer, head = int(params.get("layer", 0)), int(params.get("head", 0))
+    found = repeats.looks(result.weights[layer, head], offset, n)
+    best = max(found, key=found.get)
+    shares = "; ".join(f"{repeats.LOOKS[k]}: {v:.0%}" for k, v in sorted(found.items(), key=lambda kv: -kv[1]))
+    return Question(f"Layer {layer}, head {head}: from each token of the second copy, where does this head put most "
+                    "of its attention?", tuple(repeats.LOOKS.values()), repeats.LOOKS[best],
+                    f"Averaged over the {n} tokens of the second copy: {shares}.")
+
+
+def _strongest(loaded: LoadedModel, role: str) -> tuple[int, int, float]:
+    table = roles.head_roles(loaded)
+    row = table.loc[table[role].idxmax()]
+    return int(row["layer"]), int(row["head"]), float(row[role])
+
+
+def _step_heads(params: Params, result) -> list[tuple[int, int]]:
+    heads, notes = parse_heads(param(params, "heads"), result.facts.n_layers, result.facts.n_heads)
+    if notes or not heads:
+        raise NotComputable(" ".join(notes) or "the step names no heads")
+    return heads
+
+
+def knockout_repeat_loss(loaded: LoadedModel, params: Params) -> Question:
+    """"Knock the step's heads out together: the second copy's loss…", measured, with each head alone and the
+    probe's five strongest induction heads for comparison."""
+    result, offset, n = _repeat(loaded, params)
+    chosen = _step_heads(params, result)
+    plan: dict[int, list[int]] = {}
+    for layer, head in chosen:
+        plan.setdefault(layer, []).append(head)
+    clean, knocked = _losses(loaded, result.token_ids), _losses(loaded, result.token_ids, plan)
+    alone = "; ".join(f"L{layer}H{head} alone {_losses(loaded, result.token_ids, {layer: [head]}).second:.2f}"
+                      for layer, head in chosen)
+    table = roles.head_roles(loaded).nlargest(5, "induction")
+    five: dict[int, list[int]] = {}
+    for layer, head in table[["layer", "head"]].to_numpy():
+        five.setdefault(int(layer), []).append(int(head))
+    fives = _losses(loaded, result.token_ids, five).second
+    names = ", ".join(f"L{layer}H{head}" for layer, head in chosen)
+    rise = knocked.second - clean.second
+    options = ("it hardly moves (less than 0.5 nats)", "it rises, but stays under half the first copy's",
+               "it climbs back to half the first copy's or more")
+    right = options[0] if rise < 0.5 else options[1] if knocked.second < clean.first / 2 else options[2]
+    reveal = (f"Measured: {clean.second:.2f} nats per token intact, **{knocked.second:.2f}** with {names} knocked "
+              f"out ({alone}); the first copy's is {clean.first:.2f}. Knocking out the probe's five strongest "
+              f"induction heads together gives {fives:.2f}: other heads copy too, so no single pair carries it all.")
+    return Question(f"Knock out {names} together (their outputs set to 0). The loss on the second copy, "
+                    f"{clean.second:.2f} nats per token with every head…", options, right, reveal)
+
+
+# ---------------------------------------------------------------------------------------------- checks
+
+def strongest_previous_token_head(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
+    layer, head, score = _strongest(loaded, "previous_token")
+    mine = (int(params.get("layer", 0)), int(params.get("head", 0)))
+    return mine == (layer, head), (f"the head-role probe's strongest previous-token head is L{layer}H{head} "
+                                   f"({score:.0%} of its attention on the token before, over three sample texts)")
+
+
+def strongest_induction_head(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
+    layer, head, score = _strongest(loaded, "induction")
+    mine = (int(params.get("layer", 0)), int(params.get("head", 0)))
+    return mine == (layer, head), (f"the head-role probe's strongest induction head is L{layer}H{head} ({score:.0%} "
+                                   "of its attention on the token after the earlier copy, on 20 random tokens twice)")
+
+
+def previous_before_induction(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
+    chosen = _step_heads(params, extract(loaded, param(params, "text")))
+    prev, induction = _strongest(loaded, "previous_token"), _strongest(loaded, "induction")
+    said = (f"the probe's strongest previous-token head is L{prev[0]}H{prev[1]} and its strongest induction head "
+            f"L{induction[0]}H{induction[1]}; the step shows {', '.join(f'L{a}H{b}' for a, b in chosen)}")
+    return chosen == [prev[:2], induction[:2]] and prev[0] < induction[0], said
+
+
+def writes_the_repeat(loaded: LoadedModel, params: Params, most: int = 4) -> tuple[bool, str]:
+    prompt = param(params, "prompt")
+    gen = generate(loaded, prompt, settings_from_params(params), check=False)
+    ids = [int(i) for i in gen.ids[:gen.n_prompt]]
+    last = ids[-1]
+    earlier = [p for p in range(len(ids) - 1) if ids[p] == last]
+    if not earlier:
+        raise NotComputable("the prompt's last token does not appear earlier in it")
+    expected = ids[earlier[-1] + 1:earlier[-1] + 1 + most]
+    wrote = [int(gen.picked(s)) for s in range(min(len(expected), gen.steps))]
+    same = sum(a == b for a, b in zip(wrote, expected))
+    said = (f"its first {len(wrote)} greedy tokens are {loaded.tokenizer.decode(wrote)!r}; the earlier copy goes on "
+            f"{loaded.tokenizer.decode(expected)!r} ({same} of {len(expected)} the same)")
+    return same == len(expected), said

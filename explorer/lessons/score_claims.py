@@ -1,0 +1,112 @@
+"""What lesson 5 ("Where does one score come from?") measures on the model: one heatmap cell taken apart as the
+heatmap page's score breakdown takes it (:mod:`explorer.attention.breakdown`, :mod:`explorer.attention.score_origin`):
+the scale's effect on the cell's weight, the layer-0 split into token and position parts, the rotary curve at the
+pair's own distance, and the key head a query head shares. Same conventions as :mod:`explorer.lessons.claims`."""
+from __future__ import annotations
+
+import numpy as np
+
+from explorer.attention import breakdown as bd
+from explorer.attention import score_origin as so
+from explorer.attention.result import extract
+from explorer.labs.quiz import Question
+from explorer.maths import softmax
+from explorer.model.loading import LoadedModel
+
+from .claims import NotComputable, Params, param
+
+PART_NAMES = {"token·token": "token · token", "token·position": "token · position",
+              "position·token": "position · token", "position·position": "position · position"}
+TOLERANCE = 1e-5   # the page's: parts against the score, to 1e-5 of the score's size
+
+
+def cell(loaded: LoadedModel, params: Params):
+    """``(result, breakdown)`` of the step's cell: (``layer``, ``head``), query and key token positions."""
+    result = extract(loaded, param(params, "text"))
+    where = [int(params.get(name, 0)) for name in ("layer", "head", "query", "key")]
+    try:
+        return result, bd.breakdown(result, *where)
+    except ValueError as err:
+        raise NotComputable(str(err)) from err
+
+
+def _origin(loaded: LoadedModel, result, b: bd.ScoreBreakdown, kind: str) -> so.Origin:
+    found = so.origin(loaded.model, result, b)
+    if found.kind != kind:
+        raise NotComputable(found.sentence)
+    return found
+
+
+def without_the_scale(loaded: LoadedModel, params: Params) -> Question:
+    """"Without the scale, this cell's weight would be…": the row's softmax with and without 1/√d_k."""
+    result, b = cell(loaded, params)
+    if b.masked or b.softcap or b.bias or b.mask_bias:
+        raise NotComputable("this cell is masked, or its score has a soft cap or a bias besides q·k")
+    unscaled = float(softmax(b.row_scores / b.scale)[b.key])   # hidden keys stay at −∞
+    options = ("larger", "smaller", "the same")
+    right = options[2] if abs(unscaled - b.weight) < 0.005 else options[0] if unscaled > b.weight else options[1]
+    reveal = (f"q·k = {b.dot:+.3f}; times the scale 1/√{b.d_head} = {b.scale:.4f} it is {b.dot * b.scale:+.3f}. "
+              f"The row's softmax gives this cell **{b.weight:.1%}** with the scale and {unscaled:.1%} without it: "
+              f"without it the row's scores are {1 / b.scale:.1f} times further apart, so the softmax is sharper: "
+              "the row's largest scores take more, the others less.")
+    return Question(f"“{b.query_token}” → “{b.key_token}” has weight {b.weight:.1%}. Every score of the row is "
+                    f"multiplied by 1/√d_k = 1/√{b.d_head} before the softmax. Without that scale, this weight "
+                    "would be…", options, right, reveal)
+
+
+def position_part(loaded: LoadedModel, params: Params) -> Question:
+    """"Which part of this layer-0 score is largest?": the split into token and position parts, measured."""
+    result, b = cell(loaded, params)
+    split = _origin(loaded, result, b, "learned").split
+    parts = {PART_NAMES[k]: v for k, v in split.parts.items() if k in PART_NAMES}
+    if len(parts) < 2:
+        raise NotComputable("this model's layer-0 score has no token and position parts")
+    best = max(parts, key=lambda k: abs(parts[k]))
+    listed = "; ".join(f"{k} {v:+.3f}" for k, v in parts.items())
+    reveal = (f"{listed}; the rest (norm shift, biases) {split.parts.get('rest', 0.0):+.3f}. Together "
+              f"{split.total:+.3f}, the score {split.score:+.3f}. **{best}** is the largest part here.")
+    return Question(f"Layer {b.layer}, head {b.head}: the score of “{b.query_token}” → “{b.key_token}” "
+                    f"({b.score:+.3f}) splits into parts. Which of these four is largest in size?",
+                    tuple(PART_NAMES.values()), best, reveal)
+
+
+def shared_key_head(loaded: LoadedModel, params: Params) -> Question:
+    """"Which query heads read the same keys as this one?": the key head groups of grouped-query attention."""
+    result, b = cell(loaded, params)
+    if not b.grouped:
+        raise NotComputable(bd.group_note(b))
+    share = b.n_heads // b.n_kv_heads
+    groups = [f"query heads {g * share}–{(g + 1) * share - 1}" for g in range(b.n_kv_heads)]
+    options = (f"only head {b.head} itself", *groups, f"all {b.n_heads} query heads")
+    return Question(f"This model has {b.n_heads} query heads but only {b.n_kv_heads} key heads per layer. Which "
+                    f"query heads score against the same keys as head {b.head}?", options, groups[b.kv_head],
+                    bd.group_note(b) + " Their queries differ, so their rows of weights differ too.")
+
+
+# ---------------------------------------------------------------------------------------------- checks
+
+def split_adds_up(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
+    result, b = cell(loaded, params)
+    split = _origin(loaded, result, b, "learned").split
+    gap = abs(split.total - split.score)
+    return gap <= TOLERANCE * b.size, (f"the parts add up to {split.total:+.5f} and the score is {split.score:+.5f} "
+                                       f"(difference {gap:.1e})")
+
+
+def curve_meets_score(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
+    result, b = cell(loaded, params)
+    r = _origin(loaded, result, b, "rope").rotary
+    gap = abs(r.at_own - b.score)
+    return gap <= TOLERANCE * b.size, (f"at the pair's own distance {r.own} the curve gives {r.at_own:+.5f}, the "
+                                       f"score is {b.score:+.5f} (difference {gap:.1e})")
+
+
+def shared_keys_differ(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
+    result, b = cell(loaded, params)
+    share = b.n_heads // b.n_kv_heads
+    group = range(b.kv_head * share, (b.kv_head + 1) * share)
+    rows = result.weights[b.layer, list(group), b.query]                  # (share, key)
+    apart = float(max(np.abs(rows[i] - rows[j]).sum() / 2 for i in range(share) for j in range(i + 1, share)))
+    return b.grouped and apart > 0.1, (f"the query heads {group[0]}–{group[-1]} sharing key head {b.kv_head} give "
+                                       f"“{b.query_token}” rows that differ by up to {apart:.0%} of their weight "
+                                       "(total variation distance)")

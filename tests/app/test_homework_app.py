@@ -1,0 +1,144 @@
+"""Homework in AppTest (one AppTest per browser session, one store): the teacher sets a lesson as homework from
+the Lessons page; three students run it alone and stop at different steps, each voting once per question and
+seeing the answer after; the teacher's CSV equals the votes cast and the panel counts who started and finished; a
+second device with a student's own link sees their vote and cannot vote again; a server restart in the middle (the
+SQLite store opened again) loses nothing; a garbled code and a link after the end each say so in one sentence."""
+import csv
+import io
+
+import pytest
+from streamlit.testing.v1 import AppTest
+from test_lessons_app import APP, click, texts
+
+from explorer.lessons import catalogue, find
+from explorer.ui.live import homework, lesson_bar, membership
+
+LESSON = """title = "Softmax at home"
+about = "Three lab questions."
+{steps}"""
+STEP = """
+[[step]]
+title = "Step {n}"
+page = "{page}"
+minutes = 2
+notes = "n"
+[step.question]
+prompt = "Question {n}?"
+options = ["yes {n}", "no {n}"]
+answer = "yes {n}"
+explain = "Because {n}."
+"""
+PAGES = ("pages/lab_softmax.py", "pages/lab_masks.py", "pages/lab_worked_example.py")
+
+
+@pytest.fixture
+def lesson(tmp_path, monkeypatch, fresh_store):
+    folder = tmp_path / "lessons"
+    folder.mkdir()
+    (folder / "home.toml").write_text(LESSON.format(steps="".join(STEP.format(n=n, page=p)
+                                                                  for n, p in enumerate(PAGES, 1))))
+    monkeypatch.setenv("EXPLORER_LESSONS_DIR", str(folder))
+    return next(x for x in catalogue()[0] if x.title == "Softmax at home")
+
+
+def lessons_page(**query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.query_params.update(query)
+    at.run()
+    at.switch_page("pages/lessons.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def set_homework(lesson) -> tuple[AppTest, str, str]:
+    teacher = lessons_page()
+    slug = lesson.source.replace(":", "-")
+    [b for b in teacher.button if b.key == f"_lessons_{slug}_homework"][0].click().run()
+    (code, key), = teacher.session_state[homework.SET].items()
+    assert "0 started, 0 finished" in texts(teacher)
+    return teacher, code, key
+
+
+def student(code: str, nickname: str = "", me: str | None = None) -> AppTest:
+    at = lessons_page(homework=code, **({"me": me} if me else {}))
+    if nickname:
+        at.text_input(key="_hw_nick").input(nickname)
+    click(at, "Go on with my homework" if me else "Start the homework")
+    return on_step(at)
+
+
+def on_step(at: AppTest) -> AppTest:
+    """The step's page, as the browser lands on it (AppTest keeps running the page it was switched to)."""
+    lesson, index = at.session_state[lesson_bar.LESSON], at.session_state[lesson_bar.STEP]
+    at.switch_page(lesson.steps[index].page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def step(at: AppTest, label: str) -> AppTest:
+    return on_step(click(at, label))
+
+
+def vote(at: AppTest, lesson, index: int, option: str) -> None:
+    qid = lesson.question_id(index)
+    at.radio(key=f"_hw_{qid}_answer").set_value(option)
+    click(at, "Send my answer")
+
+
+def test_three_students_at_different_steps_reach_the_report_and_a_restart_loses_nothing(lesson, downloads):
+    teacher, code, key = set_homework(lesson)
+    ann, bob, cy = student(code, "Ann"), student(code), student(code, "Cy")   # Bob keeps no nickname
+    assert "step **1 of 3**" in texts(ann) and "Question 1?" in texts(ann)
+    assert "Your notes" not in texts(ann)                      # the teacher's notes stay off a student's screen
+    vote(ann, lesson, 0, "yes 1")
+    assert "You said yes 1: right." in texts(ann) and "Because 1." in texts(ann)   # the answer, after the vote
+    step(ann, "Next")
+    vote(ann, lesson, 1, "no 2")
+    assert "the answer is yes 2" in texts(ann)
+    step(ann, "Next")
+    vote(ann, lesson, 2, "yes 3")
+    click(ann, "Finish the lesson")
+    assert "You finished the homework" in texts(ann) and lesson_bar.LESSON not in ann.session_state
+    vote(bob, lesson, 0, "no 1")
+    step(bob, "Next")
+    vote(cy, lesson, 0, "yes 1")
+
+    # a server restart in the middle: the store is opened again on the same file, sessions start afresh
+    me = bob.session_state[homework.MINE]["me"]
+    membership.store.clear()
+    bob = student(code, me=me)
+    assert "step **2 of 3**" in texts(bob)          # where Bob was
+    vote(bob, lesson, 1, "yes 2")
+    step(bob, "Back")
+    assert "You said no 1" in texts(bob) and not [r for r in bob.radio if r.key.startswith("_hw_")]
+
+    # Bob's link on a second device: his vote is there, and a second vote is refused
+    other = student(code, me=me)
+    assert "You said yes 2" in texts(other)
+    with pytest.raises(Exception, match="first answer counts"):
+        membership.store().homework_answer(code, lesson.question_id(1), me, "no 2")
+
+    teacher.run()
+    assert "3 started, 1 finished" in texts(teacher)
+    rows = list(csv.reader(io.StringIO(downloads(".csv"))))   # the teacher's "Votes as CSV"
+    cast = {("Question 1?", "yes 1"): 2, ("Question 1?", "no 1"): 1, ("Question 2?", "no 2"): 1,
+            ("Question 2?", "yes 2"): 1, ("Question 3?", "yes 3"): 1}
+    assert {(q, a): int(n) for q, r, a, n, _ in rows[1:] if int(n)} == cast
+    assert all(r == "1" for _, r, *_ in rows[1:])      # one round per question
+    assert sorted(n for _, n in membership.store().roster(code, key)) == ["(no nickname)", "Ann", "Cy"]
+    assert "3 students started, 1 finished" in downloads("-summary.html")
+
+
+def test_a_garbled_code_a_live_classs_code_and_a_link_after_the_end_each_say_so(lesson):
+    assert "That is not a room code" in texts(lessons_page(homework="XYZ"))   # garbled
+    assert "This homework has ended" in texts(lessons_page(homework="ZZZZZZ"))   # forged: no such homework
+    teacher, code, key = set_homework(lesson)
+    cy = student(code, "Cy")
+    live, _ = membership.store().create_room()
+    assert "This code is for a live class" in texts(lessons_page(homework=live))
+    click(teacher, "End the homework")
+    assert homework.SET not in teacher.session_state or not teacher.session_state[homework.SET]
+    vote(cy, lesson, 0, "yes 1")                        # the vote after the end: the homework has ended
+    assert "This homework has ended" in texts(cy)
+    assert "This homework has ended" in texts(lessons_page(homework=code))
+    assert find(lesson.source) == lesson

@@ -1,0 +1,135 @@
+"""Homework in the classroom store: the same test bodies against SQLite and a real redis-server. A homework is a
+room whose view names a lesson, with every question stored before a student comes; a student votes once per
+question (a second vote, from any device with the same id, is refused and the first counts); forged questions,
+options and codes are refused with a sentence; the report counts who started and finished; ending it deletes
+everything, and a link opened later says it has ended; a server restart in the middle loses nothing."""
+import sqlite3
+
+import pytest
+import redis
+
+from explorer.classroom import (
+    AlreadyAnswered,
+    BadInput,
+    InvalidCode,
+    NoSuchRoom,
+    NotJoined,
+    NotTeacher,
+    SqliteStore,
+    open_store,
+)
+from explorer.classroom.report import collect, csv_text
+
+QUESTIONS = [("lesson-1-a", "Rows sum to?", ["1", "0"], "1"), ("lesson-3-b", "Mask?", ["yes", "no", "maybe"], "no")]
+
+
+@pytest.fixture
+def store(classroom_env):
+    return open_store(classroom_env)
+
+
+def homework(store, now=None):
+    return store.set_homework("app:1-attention", "Attention", QUESTIONS, now, steps=4)
+
+
+def leftovers(env) -> int:
+    if "EXPLORER_CLASSROOM_URL" in env:
+        return len([k for k in redis.Redis.from_url(env["EXPLORER_CLASSROOM_URL"]).keys("*") if k != b"explorer:rooms"])
+    with sqlite3.connect(env["EXPLORER_CLASSROOM_DB"]) as db:
+        return sum(db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+                   for t in ("rooms", "students", "votes", "questions", "homework"))
+
+
+def test_a_homework_names_its_lesson_and_stores_its_questions(store):
+    code, key = homework(store)
+    info = store.homework(code)
+    assert (info.source, info.title, info.steps) == ("app:1-attention", "Attention", 4)
+    assert [(q.qid, q.correct, q.options) for q in store.questions(code)] == [
+        ("lesson-1-a", "1", ("1", "0")), ("lesson-3-b", "no", ("yes", "no", "maybe"))]
+    live, _ = store.create_room()
+    assert store.homework(live) is None   # a live class's code is not homework
+
+
+def test_one_vote_per_student_and_question_the_first_counts(store):
+    code, key = homework(store)
+    store.join(code, "ann-1", "Ann")
+    store.homework_answer(code, "lesson-1-a", "ann-1", "0")
+    with pytest.raises(AlreadyAnswered, match="first answer counts"):    # the same id on a second device
+        store.homework_answer(code, "lesson-1-a", "ann-1", "1")
+    assert store.counts(code, "lesson-1-a") == {"0": 1} and store.my_answer(code, "lesson-1-a", "ann-1") == "0"
+    store.homework_answer(code, "lesson-3-b", "ann-1", "no")
+    assert store.my_answers(code, "ann-1") == {"lesson-1-a": {1: "0"}, "lesson-3-b": {1: "no"}}
+
+
+def test_forged_questions_options_codes_and_strangers_are_refused(store):
+    code, key = homework(store)
+    store.join(code, "bob-1", "(no nickname)")
+    with pytest.raises(BadInput, match="not a question of this homework"):
+        store.homework_answer(code, "lesson-9-forged", "bob-1", "1")
+    with pytest.raises(BadInput, match="not a question of this homework"):
+        store.homework_answer(code, "lesson-1-a", "bob-1", "42")
+    with pytest.raises(NotJoined):
+        store.homework_answer(code, "lesson-1-a", "stranger", "1")
+    with pytest.raises(InvalidCode):
+        store.homework("not a code!")
+    with pytest.raises(NoSuchRoom, match="homework has ended"):
+        store.homework("ZZZZZZ")
+    live, _ = store.create_room()
+    store.join(live, "bob-1", "Bob")
+    store.answer(live, "lesson-1-a", "bob-1", "1")   # a live poll is untouched by homework
+    with pytest.raises(BadInput, match="live class"):
+        store.homework_answer(live, "lesson-1-a", "bob-1", "1")
+    with pytest.raises(BadInput):
+        store.homework_step(code, "bob-1", -1)
+    assert store.counts(code, "lesson-1-a") == {}
+
+
+def test_started_and_finished_and_the_report_equals_the_votes(store):
+    code, key = homework(store)
+    for sid in ("a", "b", "c"):
+        store.join(code, f"student-{sid}", sid)
+    store.homework_step(code, "student-a", 3, finished=True)
+    store.homework_step(code, "student-b", 2)
+    store.homework_step(code, "student-b", 1)                # going back keeps the furthest step
+    assert store.homework_place(code, "student-b") == (2, False)
+    assert store.homework_place(code, "student-c") == (0, False)
+    store.homework_step(code, "student-a", 0)                 # finished stays finished
+    assert store.homework_place(code, "student-a") == (3, True)
+    progress = store.homework_progress(code, key)
+    assert (progress.started, progress.finished) == (3, 1)
+    with pytest.raises(NotTeacher):
+        store.homework_progress(code, "wrong key")
+    for sid, vote in (("a", "1"), ("b", "0"), ("c", "1")):
+        store.homework_answer(code, "lesson-1-a", f"student-{sid}", vote)
+    lines = csv_text(collect(store, code, key)).splitlines()
+    assert lines[1:3] == ["Rows sum to?,1,1,2,yes", "Rows sum to?,1,0,1,no"]
+
+
+def test_ending_deletes_everything_and_a_later_link_says_it_ended(store, classroom_env):
+    code, key = homework(store)
+    store.join(code, "ann-1", "Ann")
+    store.homework_answer(code, "lesson-1-a", "ann-1", "1")
+    store.homework_step(code, "ann-1", 1)
+    store.close(code, key)
+    assert leftovers(classroom_env) == 0
+    for call in (lambda: store.homework(code), lambda: store.homework_answer(code, "lesson-1-a", "ann-1", "0"),
+                 lambda: store.homework_step(code, "ann-1", 2)):
+        with pytest.raises(NoSuchRoom, match="homework has ended"):
+            call()
+
+
+def test_a_restart_in_the_middle_keeps_answers_and_places(tmp_path):
+    path = tmp_path / "classroom.sqlite3"
+    first = SqliteStore(path)
+    code, key = homework(first)
+    first.join(code, "ann-1", "Ann")
+    first.homework_answer(code, "lesson-1-a", "ann-1", "1")
+    first.homework_step(code, "ann-1", 2)
+    again = SqliteStore(path)                                  # the server restarted: a new store on the same file
+    assert again.homework_place(code, "ann-1") == (2, False) and again.homework(code).title == "Attention"
+    with pytest.raises(AlreadyAnswered):
+        again.homework_answer(code, "lesson-1-a", "ann-1", "0")
+    again.homework_answer(code, "lesson-3-b", "ann-1", "no")
+    again.homework_step(code, "ann-1", 3, finished=True)
+    assert again.homework_progress(code, key).finished == 1
+    assert again.counts(code, "lesson-1-a") == {"1": 1}
