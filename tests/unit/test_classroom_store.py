@@ -476,8 +476,8 @@ def test_a_lecture_hall_sets_its_own_room_size(tmp_path):
     assert hall.max_students == 300 and open_store(env).max_students == MAX_STUDENTS
     code, _ = small.create_room()
     for i in range(3):
-        small.join(code, f"s{i}", "")
+        small.join(code, f"s{i}", f"S{i}")
     with pytest.raises(RoomFull):
-        small.join(code, "s3", "")
-    hall.join(code, "s3", "")   # the same room, opened by a server that seats 300
+        small.join(code, "s3", "S3")
+    hall.join(code, "s3", "S3")   # the same room, opened by a server that seats 300
     assert hall.room(code).students == 4
