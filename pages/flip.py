@@ -1,10 +1,10 @@
 """Antecedent flip: two sentences that differ in one word; which heads move the query's attention?"""
 import streamlit as st
 
-from explorer.attention import analysis, heads
+from explorer.attention import heads
 from explorer.examples import ANIMAL_TIRED, ANIMAL_WIDE, DECODER_PAIR, FLIP_PAIRS
 from explorer.plots import heads as head_plots
-from explorer.ui import pickers
+from explorer.ui import cached, pickers
 from explorer.ui import widgets as ui
 from explorer.ui.live.teacher_controls import teacher_driven
 from explorer.ui.views import heads_do as fx
@@ -34,7 +34,7 @@ with left:
 with right:
     candidates = pickers.words_picker("Candidate antecedents (two)", "cands", options, ["animal", "street"])
 try:
-    result = analysis.flip(a, b, query, candidates)
+    result = cached.flip(a, b, query, candidates)   # once per server for the class
 except ValueError as err:
     ui.show_link_notes()
     st.warning(ui.literal(err))

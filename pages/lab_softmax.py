@@ -7,6 +7,8 @@ from explorer.labs.notation import format_weights
 from explorer.labs.quiz import Question, nearest_option
 from explorer.model.registry import EMBEDDED_ENCODER
 from explorer.plots.concepts import labelled_heatmap, saturation_figure, weights_bars
+from explorer.ui import cached
+from explorer.ui.drawn_once import drawn_once
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.widgets import attention_or_stop, show_figure, use_app_navigation
 from explorer.ui.words import tip
@@ -50,10 +52,11 @@ show_figure(lambda: saturation_figure(curves, d_k), "saturation", "saturation", 
 st.caption("Averages over 2000 random queries, 8 keys each. Gradient size is the Frobenius norm of the "
            "softmax Jacobian: how much the weights move per unit change of the scores.")
 
-st.subheader("The same three scores, eight times larger")
-st.dataframe(real_model.softmax_rows_frame(), hide_index=True)
-st.markdown(f"[8, 16, 24] is [1, 2, 3] times √64: the softmax goes from {format_weights(maths.softmax([1., 2, 3]))} "
-            f"to {format_weights(maths.softmax([8., 16, 24]))}, practically one-hot.")
+drawn_once(("three scores",), lambda: (   # the same for everyone: drawn once per server
+    st.subheader("The same three scores, eight times larger"),
+    st.dataframe(real_model.softmax_rows_frame(), hide_index=True),
+    st.markdown(f"[8, 16, 24] is [1, 2, 3] times √64: the softmax goes from {format_weights(maths.softmax([1., 2, 3]))}"
+                f" to {format_weights(maths.softmax([8., 16, 24]))}, practically one-hot.")))
 
 st.subheader("A real head at different temperatures")
 st.markdown(f"Pre-softmax scores of one head of {EMBEDDED_ENCODER} (already divided by its √d_k). Dividing them by "
@@ -70,7 +73,7 @@ layer = c[0].selectbox("Layer", range(result.facts.n_layers), index=2, format_fu
 head = c[1].selectbox("Head", range(result.facts.n_heads), format_func=lambda i: f"head {i + 1}")
 t = right.select_slider("Temperature T", options=[0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0], value=1.0,
                         help=tip("temperature"))
-view = real_model.temperature_view(real_model.head_scores(result, layer, head), t)
+view = real_model.temperature_view(cached.head_scores(result, layer, head), t)
 right.metric("mean largest weight", f"{view.mean_max_weight:.3f}")
 right.metric("mean entropy (nats)", f"{view.mean_entropy:.3f}")
 right.metric("one-hot rows (max > 0.99)", f"{view.one_hot_rows} of {len(result.tokens)}")

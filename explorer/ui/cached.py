@@ -17,15 +17,17 @@ from typing import TypeVar
 import streamlit as st
 import torch
 
+from explorer.attention import analysis
 from explorer.attention.result import AttentionResult, extract
 from explorer.examples import EXAMPLES
+from explorer.labs import real_model
 from explorer.labs.quiz import Question
 from explorer.lessons import computed
 from explorer.lessons.model import Lesson
 from explorer.model import registry
 from explorer.model.loading import LoadedModel, log
 from explorer.serving import process
-from explorer.serving.cache import ByteLRU
+from explorer.serving.cache import ByteLRU, remembered
 from explorer.serving.fairqueue import FairQueue, QueueFull, Replaced
 from explorer.serving.worker import Job, ModelWorker
 from explorer.ui.live import streamlit_internals as internals
@@ -109,6 +111,21 @@ def get_attention(name: str, text: str, target: str | None = None) -> AttentionR
     if hit is not None:
         return hit
     return forward(key, lambda: _results.get_or_compute(key, compute))
+
+
+@remembered(16 * 2**20, by_identity=(AttentionResult,))
+def flip(a: AttentionResult, b: AttentionResult, query: str, candidates: list[str]) -> analysis.FlipResult:
+    """``analysis.flip`` of two shared results, once per server (a class on the flip step asks it thirty times);
+    read-only, like the results."""
+    return analysis.flip(a, b, query, candidates)
+
+
+@remembered(16 * 2**20, by_identity=(AttentionResult,))
+def head_scores(result: AttentionResult, layer: int, head: int):
+    """``labs.real_model.head_scores`` (one head rebuilt from the captured queries and keys), once per server."""
+    scores = real_model.head_scores(result, layer, head)
+    scores.setflags(write=False)
+    return scores
 
 
 def kept(key: tuple, work: Callable[[], T]) -> T:
