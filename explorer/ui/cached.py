@@ -19,6 +19,7 @@ import torch
 
 from explorer.attention import analysis
 from explorer.attention.result import AttentionResult, extract
+from explorer.attribution.explain import explain
 from explorer.examples import EXAMPLES
 from explorer.labs import real_model
 from explorer.labs.quiz import Question
@@ -29,7 +30,7 @@ from explorer.model.loading import LoadedModel, log
 from explorer.serving import process
 from explorer.serving.cache import ByteLRU, remembered
 from explorer.serving.fairqueue import FairQueue, QueueFull, Replaced
-from explorer.serving.worker import Job, ModelWorker
+from explorer.serving.worker import Job, Jobs, ModelWorker
 from explorer.ui.live import streamlit_internals as internals
 from explorer.ui.text import literal
 
@@ -126,6 +127,18 @@ def head_scores(result: AttentionResult, layer: int, head: int):
     scores = real_model.head_scores(result, layer, head)
     scores.setflags(write=False)
     return scores
+
+
+EXPLANATIONS = Jobs(32)   # "Which words mattered?": six explanations of one prediction, tens of seconds each
+
+
+def explanation_job(model: str, text: str, query: str, cands: list[str]) -> Job:
+    """The shared job computing this explanation, started if nobody has asked for it yet (the page waits on it;
+    ``ui.prefetch`` starts it while a lesson's class is still on the step before)."""
+    loaded = get_model(model)
+    return EXPLANATIONS.run((model, text, query, *cands),
+                            lambda progress: explain(loaded, text, cands, query, progress=progress),
+                            "explaining the prediction")
 
 
 def kept(key: tuple, work: Callable[[], T]) -> T:

@@ -20,7 +20,7 @@ from explorer.labs.quiz import Question
 from explorer.lessons import Lesson
 from explorer.lessons.pages import STEP_PAGES
 from explorer.lessons.run import ended, place, resume
-from explorer.ui import cached
+from explorer.ui import cached, prefetch
 from explorer.ui.live import homework, membership, report_panel
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.text import literal
@@ -138,6 +138,7 @@ def bar() -> None:
         st.session_state[membership.LESSON_PLACE] = place(lesson, index, st.session_state[STARTED],
                                                           st.session_state[STEP_STARTED], asked)
     _teacher_bar(lesson, index, asked)
+    prefetch.next_step(lesson, index)   # while the class is here, the server prepares the next step
 
 
 def _close_recap() -> None:

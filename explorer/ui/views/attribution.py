@@ -1,18 +1,16 @@
 """Streamlit pieces for "Which words mattered?": one explanation per (model, text, query, candidates), computed
-once in a shared job (``worker.Jobs``) that every session asking for the same reads, with its progress shown."""
+once in a shared job (``cached.explanation_job``) that every session asking for the same reads, its progress
+shown."""
 from __future__ import annotations
 
 import streamlit as st
 
 from explorer.attribution import lesson
-from explorer.attribution.explain import LABELS, METHODS, RANDOM, Explanation, explain
+from explorer.attribution.explain import LABELS, METHODS, RANDOM, Explanation
 from explorer.plots import attribution as plots
-from explorer.serving.worker import Jobs
 from explorer.ui import cached
 from explorer.ui.text import literal
 from explorer.ui.widgets import show_figure
-
-EXPLANATIONS = Jobs(32)
 
 
 def explanation(model: str, text: str, query: str, cands: list[str]) -> Explanation:
@@ -20,11 +18,7 @@ def explanation(model: str, text: str, query: str, cands: list[str]) -> Explanat
     if not text.strip():
         st.warning("Type a text to explain.")
         st.stop()
-    loaded = cached.get_model(model)
-    key = (model, text, query, *cands)
-    job = EXPLANATIONS.run(key, lambda progress: explain(loaded, text, cands, query, progress=progress),
-                           "explaining the prediction")
-    return cached.wait_or_stop(job)
+    return cached.wait_or_stop(cached.explanation_job(model, text, query, cands))
 
 
 def view_of(e: Explanation) -> tuple:
