@@ -26,9 +26,15 @@ def test_home_alone_names_models_device_and_pages():
     assert "Antecedent flip" in text and "(not in this app)" in text   # run alone: no page to link to
 
 
+@pytest.fixture(scope="module")
+def home_in_app() -> AppTest:
+    """app.py run once on its default page, Home: the tests below only read it."""
+    return AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+
+
 @pytest.mark.skipif("pages/home.py" not in (ROOT / "app.py").read_text(), reason="app.py does not register home yet")
-def test_home_in_the_app_links_to_the_flip_demo():
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+def test_home_in_the_app_links_to_the_flip_demo(home_in_app):
+    at = home_in_app
     assert not at.exception, at.exception
     links = at.get("page_link")
     assert len(links) >= 4
@@ -40,13 +46,13 @@ def test_home_in_the_app_links_to_the_flip_demo():
     assert "(not in this app)" not in _markdown(at)
 
 
-def test_home_links_every_page_of_the_navigation_with_its_question():
+def test_home_links_every_page_of_the_navigation_with_its_question(home_in_app):
     """Read from app.py: a page added there without a line on Home fails here."""
     import ast
 
     registered = [node.args[0].value for node in ast.walk(ast.parse((ROOT / "app.py").read_text()))
                   if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "Page"]
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at = home_in_app
     assert not at.exception, at.exception
     linked = {link.proto.page for link in at.get("page_link")}
     others = [p for p in registered if p != "pages/home.py"]
