@@ -232,3 +232,24 @@ GROWN_MARGINS = """() => [...document.querySelectorAll('[data-testid="stMain"] .
   return ['l', 'r', 't'].filter(s => Math.abs(L._size[s] - L.margin[s]) >= 1)
     .map(s => `${(L.title || {}).text}: ${s} ${L.margin[s]} -> ${L._size[s]}`);
 })"""
+
+
+# ---------------------------------------------------------------------------------------------- points on charts
+# Where the centre of the tile (layer, head) of a layers × heads map (the heatmap page's overview, What heads do's
+# knockout map) is on the page: plotly's own axis maps, in page pixels.
+TILE_CENTRE = """([layer, head]) => {
+  const gd = [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')]
+    .find(g => g._fullLayout && (g._fullLayout.yaxis.title || {}).text === 'layer');
+  const box = gd.querySelector('.main-svg').getBoundingClientRect(), L = gd._fullLayout;
+  return [box.left + L._size.l + L.xaxis.l2p(head), box.top + L._size.t + L.yaxis.l2p(layer)];
+}"""
+
+
+def settled_on_screen(page, point: str, arg=None, timeout: float = 30) -> None:
+    """Wait until the page point that the script ``point`` returns for ``arg`` ([x, y], e.g. a chart's cell just
+    scrolled into view) lies inside the viewport and stayed where it was from one animation frame to the next."""
+    page.wait_for_function(f"""arg => {{
+      const [x, y] = ({point})(arg), here = `${{x}},${{y}}`, same = window.__settledAt === here;
+      window.__settledAt = here;
+      return same && x >= 0 && y >= 0 && x <= innerWidth && y <= innerHeight;
+    }}""", arg=arg, timeout=timeout * 1000, polling="raf")

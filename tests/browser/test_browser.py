@@ -2,7 +2,7 @@
 deep links on a fresh server. Every page's own visit (charts, errors, accessibility) is tests/browser/test_pages.py.
 """
 import pytest
-from chromium import GROWN_MARGINS, Server, exception_texts, open_page, screenshot, wait_idle
+from chromium import GROWN_MARGINS, TILE_CENTRE, Server, exception_texts, open_page, screenshot, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -28,15 +28,6 @@ def test_heatmap_follows_the_typed_text(server, browser):
         screenshot(page, "heatmap-typed.png")
     finally:
         page.context.close()
-
-
-# Where the centre of the overview tile (layer, head) is on the page: plotly's own axis maps, in page pixels.
-TILE_CENTRE = """([layer, head]) => {
-  const gd = [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')]
-    .find(g => g._fullLayout && (g._fullLayout.yaxis.title || {}).text === 'layer');
-  const box = gd.querySelector('.main-svg').getBoundingClientRect(), L = gd._fullLayout;
-  return [box.left + L._size.l + L.xaxis.l2p(head), box.top + L._size.t + L.yaxis.l2p(layer)];
-}"""
 
 
 def test_overview_tile_hovers_its_statistics_and_a_click_opens_that_head(server, browser):
