@@ -83,7 +83,7 @@ case "${1:-app}" in
     fi ;;
   quick)
     "$VENV/bin/ruff" check .
-    HF_HUB_OFFLINE=1 exec "$VENV/bin/python" -m pytest tests/unit tests/integration -m "not slow" -q "${@:2}" ;;
+    HF_HUB_OFFLINE=1 exec "$VENV/bin/python" -m pytest tests/unit tests/integration -m "not slow" -q --durations=10 "${@:2}" ;;
   cluster)
     setup_tests
     exec "$VENV/bin/python" deploy/cluster.py "${@:2}" ;;
