@@ -73,16 +73,17 @@ case "${1:-app}" in
     export HF_HUB_OFFLINE=1
     # Two workers share the tests (pytest-xdist; TEST_WORKERS changes it, 0 runs them in this process). The heavy
     # load and cluster suites (CI, or HEAVY_TESTS=1) measure a busy machine, so they run afterwards, alone.
-    parallel=(-n "${TEST_WORKERS:-2}" --dist worksteal)
+    # --durations=25: the slowest tests are printed at the end (docs/architecture.md, "Tests and their tiers").
+    parallel=(-n "${TEST_WORKERS:-2}" --dist worksteal --durations=25)
     if [ -n "${CI:-}${HEAVY_TESTS:-}" ]; then
       "$VENV/bin/python" -m pytest "${parallel[@]}" -m "not load and not cluster" "${@:2}"
-      "$VENV/bin/python" -m pytest -m "load or cluster" "${@:2}" || [ $? -eq 5 ]   # 5: the arguments chose none
+      "$VENV/bin/python" -m pytest --durations=25 -m "load or cluster" "${@:2}" || [ $? -eq 5 ]   # 5: none chosen
     else
       exec "$VENV/bin/python" -m pytest "${parallel[@]}" "${@:2}"
     fi ;;
   quick)
     "$VENV/bin/ruff" check .
-    HF_HUB_OFFLINE=1 exec "$VENV/bin/python" -m pytest tests/unit tests/integration -m "not slow" -q "${@:2}" ;;
+    HF_HUB_OFFLINE=1 exec "$VENV/bin/python" -m pytest tests/unit tests/integration -m "not slow" -q --durations=10 "${@:2}" ;;
   cluster)
     setup_tests
     exec "$VENV/bin/python" deploy/cluster.py "${@:2}" ;;

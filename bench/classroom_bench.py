@@ -217,8 +217,9 @@ async def in_browsers(url: str, db: str, n: int, phones: int, rounds: int, heads
                 page.on("load", lambda _p, i=i: loads.__setitem__(i, loads[i] + 1))
             where = {}
             for title in BROWSER_PAGES:   # warm-up: every page once (models, the followers' first draw)
-                await nav(teacher, title)
-                where[title] = {k: v for k, v in (await teacher_view(teacher)).items() if k in ("path", "title")}
+                path = await nav(teacher, title)
+                where[title] = {k: v for k, v in (await teacher_view(teacher, db, room, path)).items()
+                                if k in ("path", "title")}
                 got = await asyncio.gather(*(_arrival(f, where[title]["path"], where[title]["title"], None, 180)
                                              for f in followers))
                 print(f"  warm-up {title}: {len(got) - got.count(None)}/{n} followers there", flush=True)

@@ -151,12 +151,26 @@ def exception_texts(page) -> list[str]:
     return [e.inner_text()[:500] for e in page.query_selector_all('[data-testid="stException"]')]
 
 
+# every shown chart of the page drawn, none wider than its container (plotly redraws a chart when its container
+# resizes); a chart in a closed expander has no width to fit
+CHARTS_FIT = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(c => {
+  const width = c.getBoundingClientRect().width, svg = c.querySelector('.js-plotly-plot .main-svg');
+  return width === 0 || (svg !== null && svg.getBoundingClientRect().width <= width + 2);
+})"""
+
+
+def charts_fit(page, timeout: float = 60) -> None:
+    """Wait until every chart on the page is drawn and fits its container (after the page opened, or after the
+    viewport changed size: plotly redraws at the new width a moment later)."""
+    page.wait_for_function(CHARTS_FIT, timeout=timeout * 1000)
+
+
 def screenshot(page, name: str) -> Path:
     """Save the whole page: Streamlit scrolls inside its main block, so grow the viewport to its height first."""
     height = page.evaluate("() => Math.max(...[...document.querySelectorAll('[data-testid=\"stMain\"], "
                            "[data-testid=\"stMainBlockContainer\"]')].map(e => e.scrollHeight), 800)")
     page.set_viewport_size({"width": 1400, "height": min(int(height) + 80, 12000)})
-    page.wait_for_timeout(800)
+    charts_fit(page)
     path = ARTIFACTS / name
     page.screenshot(path=str(path), full_page=True)
     return path
@@ -173,3 +187,68 @@ def main_bundle(url: str) -> str:
     """The address (``/static/js/index.….js``) of Streamlit's main JavaScript bundle, read from the app's page."""
     html = fetch(url + "/", gzip_ok=False)[1].decode()
     return re.search(r'src="\.?(/static/js/index\.[^"]+\.js)"', html).group(1)
+
+
+# ---------------------------------------------------------------------------------------------- axe-core
+# WCAG 2.1 A and AA with axe-core (axe-playwright-python's bundled axe.min.js). Streamlit's own components break a
+# few rules in any app: a violation on our pages is allowed only when it is listed here and a bare Streamlit app
+# shows it on the same kind of component (tests/browser/test_pages.py measures that; docs/robustness.md says what
+# we did about each).
+WCAG_21_AA = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]},
+              "resultTypes": ["violations"]}
+
+# (axe rule, data-testid of the Streamlit component that raises it): why it is Streamlit's, not ours.
+STREAMLIT_OWN = {
+    ("list", "stSidebarNavItems"): "the sidebar navigation's section headers sit as <div>s inside its <ul>",
+    ("listitem", "stSidebarNavItems"): "so its <li> items are not all direct children of a list",
+}
+
+
+def violations(page) -> list[tuple[str, str, str]]:
+    """axe's WCAG 2.1 A/AA violations on the page as (rule, the data-testid of the nearest Streamlit component
+    around the offending element, its HTML), one per element."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    found = []
+    for rule in Axe().run(page, options=WCAG_21_AA).response["violations"]:
+        for node in rule["nodes"]:
+            component = page.evaluate("t => { const e = document.querySelector(t); const c = e && "
+                                      "e.closest('[data-testid]'); return c ? c.dataset.testid : '' }",
+                                      node["target"][-1])
+            found.append((rule["id"], component, node["html"][:160]))
+    return found
+
+
+def summary_after(chart) -> str:
+    """The text summary a chart carries: the caption right after it (explorer/ui/chart_text.py)."""
+    return chart.locator("xpath=following::*[@data-testid='stCaptionContainer'][1]").inner_text()
+
+
+# every chart's margins as plotly drew them against the ones it was asked for: a grown margin means plotly's
+# automargin drew the chart a second time (plots/room.py asks for the room the labels take)
+GROWN_MARGINS = """() => [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')].flatMap(gd => {
+  const L = gd._fullLayout;
+  return ['l', 'r', 't'].filter(s => Math.abs(L._size[s] - L.margin[s]) >= 1)
+    .map(s => `${(L.title || {}).text}: ${s} ${L.margin[s]} -> ${L._size[s]}`);
+})"""
+
+
+# ---------------------------------------------------------------------------------------------- points on charts
+# Where the centre of the tile (layer, head) of a layers × heads map (the heatmap page's overview, What heads do's
+# knockout map) is on the page: plotly's own axis maps, in page pixels.
+TILE_CENTRE = """([layer, head]) => {
+  const gd = [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')]
+    .find(g => g._fullLayout && (g._fullLayout.yaxis.title || {}).text === 'layer');
+  const box = gd.querySelector('.main-svg').getBoundingClientRect(), L = gd._fullLayout;
+  return [box.left + L._size.l + L.xaxis.l2p(head), box.top + L._size.t + L.yaxis.l2p(layer)];
+}"""
+
+
+def settled_on_screen(page, point: str, arg=None, timeout: float = 30) -> None:
+    """Wait until the page point that the script ``point`` returns for ``arg`` ([x, y], e.g. a chart's cell just
+    scrolled into view) lies inside the viewport and stayed where it was from one animation frame to the next."""
+    page.wait_for_function(f"""arg => {{
+      const [x, y] = ({point})(arg), here = `${{x}},${{y}}`, same = window.__settledAt === here;
+      window.__settledAt = here;
+      return same && x >= 0 && y >= 0 && x <= innerWidth && y <= innerHeight;
+    }}""", arg=arg, timeout=timeout * 1000, polling="raf")

@@ -23,6 +23,25 @@ async def idle(page) -> None:
     await page.wait_for_selector(IDLE, timeout=WAIT_MS)
 
 
+# the script runs this page has finished since the first call (a run is seen ending: the app root's state
+# leaves "running"); counted by a MutationObserver, so a run started and ended between two looks is counted too
+RUNS = """() => {
+  if (window.__runs === undefined) {
+    window.__runs = 0;
+    new MutationObserver(records => { window.__runs += records.filter(r => r.oldValue === 'running').length; })
+      .observe(document.querySelector('[data-testid=stApp]'),
+               {attributes: true, attributeFilter: ['data-test-script-state'], attributeOldValue: true});
+  }
+  return window.__runs;
+}"""
+
+
+async def runs(page) -> int:
+    """The script runs ``page`` has finished since the first call on it (0 then): wait for a run the server must
+    send, e.g. ``page.wait_for_function(f"() => ({RUNS})() > {before}")``."""
+    return await page.evaluate(RUNS)
+
+
 async def opened(browser, url: str, viewport=(1400, 1000)):
     page = await new_page_async(browser, viewport=viewport)
     await page.goto(url, timeout=WAIT_MS)
@@ -65,8 +84,8 @@ async def class_of(browser, url: str, room: str, key: str, ids: list[str], viewp
     return teacher, list(followers)
 
 
-async def nav(page, title: str, wait: bool = True) -> None:
-    """Click ``title`` in the page's navigation (sidebar or top), as the teacher does."""
+async def nav(page, title: str, wait: bool = True) -> str:
+    """Click ``title`` in the page's navigation (sidebar or top), as the teacher does -> that page's path."""
     link = page.locator('[data-testid="stSidebarNav"] a, [data-testid="stTopNavLink"]', has_text=title).first
     path = urlsplit(await link.get_attribute("href", timeout=WAIT_MS)).path.rstrip("/")
     await link.click(timeout=WAIT_MS, no_wait_after=True)   # Streamlit moves the address itself (pushState)
@@ -74,6 +93,7 @@ async def nav(page, title: str, wait: bool = True) -> None:
         await page.wait_for_function(f"() => location.pathname.replace(/\\/+$/, '') === {path!r}",
                                      timeout=WAIT_MS)
         await idle(page)
+    return path
 
 
 def _params(search: str) -> dict:
@@ -86,18 +106,29 @@ async def shows(page) -> dict:
     return {"path": urlsplit(path).path.rstrip("/"), "params": _params(search), "title": title, "state": state}
 
 
-async def teacher_view(teacher) -> dict:
-    """The teacher's page as a follower must show it: read once the teacher's page is idle and has stayed the same
-    for 1.5 s (on a busy machine a click's run can start after a first look found the page idle)."""
-    last = None
+def published(db: str, room: str) -> dict:
+    """The view the teacher's last finished run shared with the class, as a page shows it: {"path", "params"}."""
+    view = room_view(db, room)[1]
+    stem = view.get("page", "").removeprefix("pages/").removesuffix(".py")
+    return {"path": "" if stem in ("", "home") else f"/{stem}",
+            "params": {str(k): str(v) for k, v in view.get("params", {}).items() if k not in PRIVATE}}
+
+
+async def teacher_view(teacher, db: str, room: str, path: str | None = None) -> dict:
+    """The teacher's page as a follower must show it, read once the teacher's page is idle, on ``path`` (the page
+    the teacher clicked last) when given, and shows the view its run shared (the store's): a view read between a
+    click and the start of its run (on a busy machine a first look can find the page idle) fails the last two."""
+    end = time.monotonic() + WAIT_MS / 1000
     while True:
         await idle(teacher)
         shown = await shows(teacher)
         view = {"path": shown["path"], "params": shown["params"], "title": shown["title"]}
-        if view == last and view["title"]:
+        if (view["title"] and shown["state"] == "notRunning" and path in (None, view["path"])
+                and published(db, room) == {"path": view["path"], "params": view["params"]}):
             return view
-        last = view
-        await teacher.wait_for_timeout(1500)
+        if time.monotonic() > end:
+            raise TimeoutError(f"the teacher's page {view} never showed the shared view {published(db, room)}")
+        await asyncio.sleep(0.05)
 
 
 def same_view(shown: dict, wanted: dict) -> bool:

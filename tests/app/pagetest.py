@@ -1,5 +1,5 @@
 """What the AppTest files share (a helper module, not a test file): open a page with URL parameters, and read
-back what it wrote and drew."""
+back what it wrote and drew; a browser session of app.py (``session``), a button click, a student joining a class."""
 import base64
 import json
 from pathlib import Path
@@ -61,6 +61,39 @@ def in_app(path: str, *, timeout: float = 300) -> AppTest:
     at.switch_page(path).run()
     assert not at.exception, at.exception
     return at
+
+
+def session(**params) -> AppTest:
+    """One browser session of app.py (its default page, Home), opened with ``params`` in its URL and run once; the
+    run must raise nothing. The classroom and lesson tests keep one per teacher and per student."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.query_params.update(params)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def click(at: AppTest, label: str, nth: int = 0) -> AppTest:
+    """Click the ``nth`` button labelled ``label`` and run; the run must raise nothing."""
+    [b for b in at.button if b.label == label][nth].click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def classroom_page(**params) -> AppTest:
+    """A session switched to the classroom page."""
+    at = session(**params)
+    at.switch_page("pages/classroom.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def join(room: str, nickname: str = "", typed: str | None = None) -> AppTest:
+    """A new student's session that joins ``room`` on the classroom page (typing ``typed``, else the code)."""
+    student = classroom_page()
+    student.text_input(key="_class_typed").input(typed or room)
+    student.text_input(key="_class_nick").input(nickname)
+    return click(student, "Join")
 
 
 BREAKDOWN_LINK = "apart on the heatmap page"   # the label's end of every "Take “it” → “animal” apart" link

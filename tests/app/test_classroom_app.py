@@ -6,11 +6,11 @@ The class stays the teacher's: the roster, removing students, closing the room, 
 """
 import json
 import re
-from pathlib import Path
 from urllib.parse import parse_qsl
 
 import pagetest
 import pytest
+from pagetest import classroom_page, click, join, session
 from streamlit.testing.v1 import AppTest
 
 from explorer.classroom import MAX_ROOMS, MAX_STUDENTS, WRONG_FIRST_WAIT_S, WRONG_FREE_TRIES, normalise_code
@@ -19,32 +19,10 @@ from explorer.ui.live import following, membership
 from explorer.ui.live.room_panels import PICK
 from explorer.ui.text import literal
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
 HOSTILE = "<img src=x onerror=alert(1)> **b** $x$"   # within NICK_MAX (40) characters
 
 
 pytestmark = pytest.mark.usefixtures("fresh_store")   # tests/app/conftest.py
-
-
-def session(**params) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=180)
-    at.query_params.update(params)
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def classroom_page(**params) -> AppTest:
-    at = session(**params)
-    at.switch_page("pages/classroom.py").run()
-    assert not at.exception, at.exception
-    return at
-
-
-def click(at: AppTest, label: str) -> AppTest:
-    next(b for b in at.button if b.label == label).click().run()
-    assert not at.exception, at.exception
-    return at
 
 
 def texts(at: AppTest) -> str:
@@ -79,13 +57,6 @@ def start() -> tuple[AppTest, str, str]:
     assert any(f"room={room}&teacher={key}" in c.value for c in teacher.code)  # the private link, in st.code
     assert literal(f"http://localhost:8501/classroom?join={room}") in texts(teacher)  # the join link, large
     return teacher, room, key
-
-
-def join(room: str, nickname: str = "", typed: str | None = None) -> AppTest:
-    student = classroom_page()
-    student.text_input(key="_class_typed").input(typed or room)
-    student.text_input(key="_class_nick").input(nickname)
-    return click(student, "Join")
 
 
 def test_start_join_and_the_teacher_sees_the_nickname_literally():

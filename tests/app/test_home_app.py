@@ -25,8 +25,14 @@ def test_home_alone_names_models_device_and_pages():
     assert "Antecedent flip" in text and "(not in this app)" in text   # run alone: no page to link to
 
 
-def test_home_in_the_app_links_to_the_flip_demo():
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+@pytest.fixture(scope="module")
+def home_in_app() -> AppTest:
+    """app.py run once on its default page, Home: the tests below only read it."""
+    return AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+
+
+def test_home_in_the_app_links_to_the_flip_demo(home_in_app):
+    at = home_in_app
     assert not at.exception, at.exception
     links = at.get("page_link")
     assert len(links) >= 4
@@ -38,9 +44,9 @@ def test_home_in_the_app_links_to_the_flip_demo():
     assert "(not in this app)" not in _markdown(at)
 
 
-def test_home_links_every_page_of_the_navigation_with_its_question():
+def test_home_links_every_page_of_the_navigation_with_its_question(home_in_app):
     """Home and the navigation read one table: every page but Home itself has its link and its question."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at = home_in_app
     assert not at.exception, at.exception
     linked = {link.proto.page for link in at.get("page_link")}
     others = [p for p in guides.PAGES.values() if not p.default]

@@ -1,9 +1,9 @@
 """AppTest of computed lesson questions and checks in the lesson bar: the logit-lens step asks the question its
 model answers, to the teacher and to every follower; a step whose question cannot be computed on its model shows one
 sentence and the lesson goes on; a check the model contradicts is a warning on the teacher's screen only."""
-from pathlib import Path
 
 import pytest
+from pagetest import click, join, session
 from streamlit.testing.v1 import AppTest
 
 from explorer.lessons import catalogue
@@ -12,7 +12,6 @@ from explorer.lessons.computed import Check
 from explorer.ui import cached
 from explorer.ui.live import membership
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
 LESSONS = catalogue({})[0]
 pytestmark = pytest.mark.usefixtures("fresh_store")   # tests/app/conftest.py
 
@@ -20,28 +19,6 @@ pytestmark = pytest.mark.usefixtures("fresh_store")   # tests/app/conftest.py
 def texts(at: AppTest) -> str:
     return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [str(w.value) for w in at.warning]
                      ).replace("\\", "")
-
-
-def click(at: AppTest, label: str, nth: int = 0) -> AppTest:
-    [b for b in at.button if b.label == label][nth].click().run()
-    assert not at.exception, at.exception
-    return at
-
-
-def session(**params) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=300)
-    at.query_params.update(params)
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def join(room: str, nickname: str) -> AppTest:
-    student = session()
-    student.switch_page("pages/classroom.py").run()
-    student.text_input(key="_class_typed").input(room)
-    student.text_input(key="_class_nick").input(nickname)
-    return click(student, "Join")
 
 
 def test_the_logit_lens_step_asks_what_the_model_answers_to_teacher_and_class():

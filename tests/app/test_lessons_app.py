@@ -3,10 +3,9 @@ teacher starts a lesson from Home in one click, Next and Back move the class's p
 on the current step, the notes stay on the teacher's own screen, a teacher who comes back (a restarted server, the
 teacher link) carries on at the store's step, a finished lesson shows each follower their own recap in the class,
 and an uploaded lesson file with an error is one literal message."""
-from pathlib import Path
 
 import pytest
-from pagetest import open_page
+from pagetest import click, join, open_page, session
 from streamlit.testing.v1 import AppTest
 
 from explorer.classroom import normalise_code
@@ -14,7 +13,6 @@ from explorer.lessons import catalogue
 from explorer.ui.live import lesson_bar, membership
 from explorer.ui.text import literal
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
 LESSONS = catalogue({})[0]
 # each distinct (page, parameters) of the shipped lessons once: two steps may share a view and differ in the question
 VIEWS = sorted({(s.page, tuple(sorted(s.params.items()))): (lesson.title, n)
@@ -30,20 +28,6 @@ def texts(at: AppTest) -> str:
                      + [str(i.value) for i in at.info] + [x.label for x in at.expander])
 
 
-def click(at: AppTest, label: str, nth: int = 0) -> AppTest:
-    [b for b in at.button if b.label == label][nth].click().run()
-    assert not at.exception, at.exception
-    return at
-
-
-def session(**params) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=300)
-    at.query_params.update(params)
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
 @pytest.mark.parametrize("view, where", VIEWS, ids=[f"{w[0][:12]}-{w[1]}" for _, w in VIEWS])
 def test_every_shipped_step_renders_with_its_parameters_uncorrected(view, where):
     page, params = view
@@ -53,14 +37,6 @@ def test_every_shipped_step_renders_with_its_parameters_uncorrected(view, where)
     assert corrected == [], (where, corrected)   # a parameter the page had to fix would be a broken step
     for name, value in params:
         assert at.query_params[name] == [value] or at.query_params[name] == value, (where, name)
-
-
-def join(room: str, nickname: str) -> AppTest:
-    student = session()
-    student.switch_page("pages/classroom.py").run()
-    student.text_input(key="_class_typed").input(room)
-    student.text_input(key="_class_nick").input(nickname)
-    return click(student, "Join")
 
 
 def test_a_lesson_runs_with_a_class_from_home_next_moves_the_class_and_late_students_land_on_the_step():

@@ -3,7 +3,6 @@ aborted and recorded, hostile tokens stay text, and the drawing fits its height.
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -12,24 +11,10 @@ from bertviz_cases import HOSTILE, random_weights
 
 from explorer.plots import bertviz as bo
 
-CHROMIUM = "/usr/bin/chromium"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not shutil.which(CHROMIUM):
-        pytest.skip("no Chromium at /usr/bin/chromium")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync"])
-        yield b
-        b.close()
-
 
 def open_page(browser, html: str, path: Path):
-    """Open ``html`` from a file; every request that is not file:/data:/about: is recorded and aborted."""
+    """Open ``html`` from a file (in tests/conftest.py's ``browser``); every request that is not file:/data:/about:
+    is recorded and aborted."""
     path.write_text(html, encoding="utf-8")
     page = browser.new_page(viewport={"width": 1000, "height": 800})
     seen = {"requests": [], "blocked": [], "errors": []}

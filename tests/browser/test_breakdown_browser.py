@@ -3,7 +3,7 @@ is the cell's (the z plotly.js holds for it)."""
 import re
 
 import pytest
-from chromium import exception_texts, open_page, wait_idle
+from chromium import exception_texts, open_page, settled_on_screen, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -24,7 +24,7 @@ def test_clicking_a_cell_opens_its_breakdown(server, browser):
         wait_idle(page)
         page.wait_for_function(f"() => {HEATMAP}?._fullLayout?.xaxis2 !== undefined", timeout=60_000)
         page.evaluate(f"() => {HEATMAP}.scrollIntoView({{block: 'center'}})")
-        page.wait_for_timeout(500)
+        settled_on_screen(page, CELL_CENTRE, [10, 8])
         x, y = page.evaluate(CELL_CENTRE, [10, 8])   # "it" → "street"
         page.mouse.move(x - 3, y - 3)
         page.mouse.move(x, y)

@@ -1,82 +1,10 @@
-"""Every page opened in headless Chromium against the real server: drawn charts, no exception, no request
-leaving the machine; a screenshot of each saved under test-artifacts/."""
+"""The heatmap page in headless Chromium against the real server: typed text, the overview's tiles (hover, click),
+deep links on a fresh server. Every page's own visit (charts, errors, accessibility) is tests/browser/test_pages.py.
+"""
 import pytest
-from chromium import Server, app_pages, exception_texts, open_page, screenshot, wait_idle
+from chromium import GROWN_MARGINS, TILE_CENTRE, Server, exception_texts, open_page, screenshot, wait_idle
 
 pytestmark = pytest.mark.browser
-PAGES = app_pages()
-
-
-def test_app_registers_pages():
-    assert len(PAGES) >= 1 and PAGES[0][0] == ""
-
-
-def drive_once(page, path: str) -> str:
-    """Interact once like a student: home follows its example link; other pages move their first slider, or
-    step their first number box, and the page must rerun without errors."""
-    if not path:
-        page.get_by_text("Open the flip demo").first.click()
-        wait_idle(page)
-        return "link"
-    main = page.locator('[data-testid="stMain"]')
-    ranges = main.locator('[data-testid="stSlider"] input[type="range"]')
-    if ranges.count():
-        slider = ranges.first
-        before, low = slider.input_value(), slider.get_attribute("min")
-        slider.focus()
-        slider.press("End" if before == low else "Home")
-        wait_idle(page)
-        assert ranges.first.input_value() != before
-        return "slider"
-    for kind, selector in (("number", '[data-testid="stNumberInputStepUp"]'),
-                           ("button", '[data-testid="stButton"] button')):
-        control = main.locator(selector).filter(visible=True)
-        if control.count():
-            before = main.inner_text()
-            control.first.click()
-            wait_idle(page)
-            for _ in range(40):  # the page recomputed (give a slow rerun a few seconds to show it)
-                if main.inner_text() != before:
-                    break
-                page.wait_for_timeout(250)
-            assert main.inner_text() != before
-            return kind
-    return "none"  # nothing to nudge without knowing the page: it was still opened and checked
-
-
-DRAWN_ONCE = {"heatmaps": 4, "compare": 6, "flip": 5, "lab_worked_example": 1, "lab_softmax": 3}   # page -> its charts
-GROWN_MARGINS = """() => [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')].flatMap(gd => {
-  const L = gd._fullLayout;
-  return ['l', 'r', 't'].filter(s => Math.abs(L._size[s] - L.margin[s]) >= 1)
-    .map(s => `${(L.title || {}).text}: ${s} ${L.margin[s]} -> ${L._size[s]}`);
-})"""
-
-
-@pytest.mark.parametrize("path,title", PAGES, ids=[t for _, t in PAGES])
-def test_page_draws_offline_without_errors(server, browser, path, title):
-    page = open_page(browser, f"{server.url}/{path}")
-    try:
-        assert exception_texts(page) == []
-        assert page.locator("h1").first.inner_text().strip()
-        if path not in {"", "classroom", "lessons", "glossary"}:  # every other page draws at least one chart
-            page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
-        if path in DRAWN_ONCE:   # the pages a class moves between most: no chart's margin grown by plotly
-            page.wait_for_function(f"() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= "
-                                   f"{DRAWN_ONCE[path]}", timeout=60_000)
-            assert page.evaluate(GROWN_MARGINS) == []
-        screenshot(page, f"page-{path or 'home'}.png")
-        if path == "classroom":   # start a class: its join QR code is drawn, as an image
-            page.get_by_role("button", name="Start a class").click()
-            wait_idle(page)
-            page.wait_for_selector('[data-testid="stMain"] [data-testid="stImage"] img', timeout=60_000)
-        else:
-            drive_once(page, path)
-        assert exception_texts(page) == []
-        if path not in {"classroom", "glossary"}:   # the glossary draws no chart, before or after
-            page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)  # still (or now, for home) drawn
-        assert page.external == [], f"requests left the machine: {page.external[:5]}"
-    finally:
-        page.context.close()
 
 
 def test_heatmap_follows_the_typed_text(server, browser):
@@ -102,15 +30,6 @@ def test_heatmap_follows_the_typed_text(server, browser):
         page.context.close()
 
 
-# Where the centre of the overview tile (layer, head) is on the page: plotly's own axis maps, in page pixels.
-TILE_CENTRE = """([layer, head]) => {
-  const gd = [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')]
-    .find(g => g._fullLayout && (g._fullLayout.yaxis.title || {}).text === 'layer');
-  const box = gd.querySelector('.main-svg').getBoundingClientRect(), L = gd._fullLayout;
-  return [box.left + L._size.l + L.xaxis.l2p(head), box.top + L._size.t + L.yaxis.l2p(layer)];
-}"""
-
-
 def test_overview_tile_hovers_its_statistics_and_a_click_opens_that_head(server, browser):
     """The layers × heads overview: hovering a tile names the head and its statistics; clicking it shows it."""
     page = open_page(browser, f"{server.url}/heatmaps")
@@ -120,7 +39,8 @@ def test_overview_tile_hovers_its_statistics_and_a_click_opens_that_head(server,
                                ".some(g => g._fullLayout && (g._fullLayout.yaxis.title || {}).text === 'layer')",
                                timeout=60_000)   # drawn (a busy machine may take a while)
         page.evaluate(f"() => {OVERVIEW}.scrollIntoView({{block: 'center'}})")   # every tile on the screen
-        page.wait_for_timeout(500)
+        page.wait_for_function(f"() => {{ const r = {OVERVIEW}.getBoundingClientRect(); "
+                               "return r.top >= 0 && r.bottom <= innerHeight }", timeout=10_000)
         x, y = page.evaluate(TILE_CENTRE, [4, 7])
         page.mouse.move(x - 5, y - 5)
         page.mouse.move(x, y)
@@ -162,14 +82,6 @@ FRAMED = f"""() => [...({OVERVIEW}?.querySelectorAll('.shapelayer path') ?? [])]
   .filter(p => getComputedStyle(p).strokeOpacity === '1').map(p => +p.dataset.index)"""
 MARK_OVERVIEW = f"() => {{ {OVERVIEW}.__drawnBefore = true; }}"
 MARKED = f"() => {OVERVIEW}?.__drawnBefore === true"
-
-
-def test_every_page_routes_deep_links_through_app_navigation():
-    """Each page starts with ui.use_app_navigation(), so a link straight to a page works on a fresh server."""
-    from chromium import ROOT
-    for path, _ in PAGES:
-        source = (ROOT / "pages" / f"{path or 'home'}.py").read_text()
-        assert "use_app_navigation()" in source, path
 
 
 def test_deep_link_on_a_fresh_server_opens_the_linked_view(browser):

@@ -11,13 +11,16 @@ key once opened.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import re
 import statistics
 import time
 
 import pytest
-from chromium import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, Server, need_chromium
-from live_class import WAIT_MS, idle, opened  # the live-class helpers shared with the follow tests
+from chromium import ARTIFACTS, CHARTS_FIT, CHROMIUM, CHROMIUM_ARGS, Server, need_chromium
+from live_class import RUNS, WAIT_MS, idle, opened, runs  # the live-class helpers shared with the follow tests
+from playwright.async_api import TimeoutError as PlaywrightTimeout
 from playwright.async_api import expect
 
 pytestmark = pytest.mark.browser
@@ -142,8 +145,12 @@ async def lesson(browser, url: str, db: str, server: Server) -> dict:
     loner = students[-1]
     await click(loner, "Explore on my own")
     await sees(loner, "you are exploring on your own")
+    before = await runs(loner)
     await change_head(teacher, students[:-1], 1, 6)
-    await loner.wait_for_timeout(2500)
+    # the change reached the loner's session too (the server reruns every student of the room when the view
+    # moves): once that run has finished, the loner must still show the head it had
+    await loner.wait_for_function(f"() => ({RUNS})() > {before}", timeout=WAIT_MS)
+    await idle(loner)
     assert "layer 1 · head 5" in await loner.evaluate(TITLE)
     await click(loner, "Catch up with the teacher")
     await title_shows(loner, "layer 1 · head 6", timeout=10_000)
@@ -161,11 +168,10 @@ async def lesson(browser, url: str, db: str, server: Server) -> dict:
     await sees(teacher, f"{N} of {N} answered", timeout=30_000)   # the server reruns the teacher's page
     assert await teacher.evaluate(COUNTS) is None   # no count on the teacher's screen before "Show answers"
     await click(teacher, "Show answers")
-    for _ in range(300):
-        counts = await teacher.evaluate(COUNTS)
-        if counts == expected:
-            break
-        await teacher.wait_for_timeout(100)
+    with contextlib.suppress(PlaywrightTimeout):   # the counts drawn (the assertion below says what was shown)
+        await teacher.wait_for_function(f"() => JSON.stringify(({COUNTS})()) === {json.dumps(json.dumps(expected))}",
+                                        timeout=30_000)
+    counts = await teacher.evaluate(COUNTS)
     assert counts == expected, (counts, expected)
     await click(teacher, "Reveal the answer")
     await sees(teacher, "Revealed to the class: the answer is about 16")
@@ -174,8 +180,7 @@ async def lesson(browser, url: str, db: str, server: Server) -> dict:
     await students[0].screenshot(path=str(ARTIFACTS / "classroom-class-chart.png"), full_page=True)
 
     # -- the server dies and comes back on the same port with the same file: all is back, followers reconnect
-    server.stop()
-    await asyncio.sleep(1)
+    server.stop()   # returns once the process has gone, and with it the port
     server = Server(env={"EXPLORER_CLASSROOM_DB": db, "EXPLORER_CLASSROOM_URL": ""}, port=server.port,
                     log_prefix="classroom-restarted")
     report["server"] = server
@@ -194,7 +199,8 @@ async def lesson(browser, url: str, db: str, server: Server) -> dict:
     await teacher.set_viewport_size({"width": 1280, "height": 720})
     await teacher.get_by_text("Projector view").click()
     await idle(teacher)
-    await teacher.wait_for_timeout(1000)
+    await sees(teacher, "Join at")   # the projector's banner, and its charts redrawn at 1280 px
+    await teacher.wait_for_function(CHARTS_FIT, timeout=WAIT_MS)
     await teacher.screenshot(path=str(ARTIFACTS / "classroom-projector-1280x720.png"))
     key_free(teacher, key)
     report["errors"] = [e for p in [teacher, *students] for e in p.errors]

@@ -4,7 +4,16 @@ next poll without a reload; the closed room turns a new student away. Screenshot
 from __future__ import annotations
 
 import pytest
-from chromium import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, Server, exception_texts, need_chromium, wait_idle
+from chromium import (
+    ARTIFACTS,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    Server,
+    charts_fit,
+    exception_texts,
+    need_chromium,
+    wait_idle,
+)
 
 from explorer.classroom import SqliteStore, pretty_code
 
@@ -80,7 +89,7 @@ def lesson(browser, url: str, db) -> None:
     late.screenshot(path=str(ARTIFACTS / "classroom-closed-390.png"), full_page=True)
     teacher.screenshot(path=str(ARTIFACTS / "classroom-teacher-closed-1366.png"), full_page=True)
     teacher.set_viewport_size({"width": 390, "height": 2200})   # Streamlit scrolls inside its main block
-    teacher.wait_for_timeout(800)
+    charts_fit(teacher)   # redrawn at the phone's width
     teacher.screenshot(path=str(ARTIFACTS / "classroom-teacher-closed-390.png"), full_page=True)
     assert store.room(room).students == 0 and not store.room(room).joinable
     assert all(exception_texts(pg) == [] for pg in (teacher, phone, late))

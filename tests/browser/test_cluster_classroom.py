@@ -180,12 +180,30 @@ def class_is_intact(klass) -> None:
     assert klass.store.counts(klass.room, "softmax") == {o: n for o, n in zip(OPTIONS, EXPECTED) if n}
 
 
+LOCKED = "locked => document.querySelector('[data-testid=stMain]')?.innerText.includes('the text is locked') === locked"
+
+
+def reached_through_the_restarted_redis(klass) -> None:
+    """Changes written to Redis reach every open page, so each page's server read the restarted Redis: the text
+    locked and unlocked reaches each student (their replica's watch reruns them); a student joining and then
+    removed reaches the teacher ("n of m answered": the teacher's replica reruns the page when the count moves)."""
+    for locked in (True, False):
+        klass.store.set_lock(klass.room, klass.key, locked)
+        for page in klass.students:
+            page.wait_for_function(LOCKED, arg=locked, timeout=60_000)
+    answered = sum(EXPECTED)
+    klass.store.join(klass.room, "probe-student", "probe")
+    sees(klass.teacher, f"{answered} of {STUDENTS + 1} answered")
+    klass.store.remove(klass.room, klass.key, ["probe-student"])
+    sees(klass.teacher, f"{answered} of {STUDENTS} answered")
+
+
 def test_a_redis_restart_keeps_room_view_and_answers(klass):
     with alarm(240):
         before = klass.store.view(klass.room)
         klass.cluster.restart_redis()
         assert klass.store.view(klass.room) == before
-        klass.teacher.wait_for_timeout(3000)   # every open page polled the restarted Redis a few times
+        reached_through_the_restarted_redis(klass)
         assert [exception_texts(p) for p in [klass.teacher, *klass.students]] == [[]] * (1 + STUDENTS)
         class_is_intact(klass)
     assert [exception_texts(p) for p in [klass.teacher, *klass.students]] == [[]] * (1 + STUDENTS)

@@ -1,9 +1,11 @@
 """Following that cannot strand anyone: one teacher and seven followers, each in their own Chromium context, on one
 real server. The teacher opens three or four pages about 400 ms apart (as a teacher looking for a page clicks),
 then changes a widget, four times over; after each burst every follower must show the teacher's last page and view
-(address, deep-link parameters, page title) and still show it a few seconds later. No follower's browser loads a
-page for it, and none dies: Streamlit's frontend rejecting a late message ("Bad delta path index", seen in 0-2 of 28
-follower-bursts while followers polled in a fragment) fails the test like a follower on a wrong view. The seconds
+(address, deep-link parameters, page title), and still show it once a later change of the room (the text locked or
+unlocked) has reached every one of them, so that nothing the server still had to send is missed. No follower's
+browser loads a page for it, and none dies: Streamlit's frontend rejecting a late message ("Bad delta path index",
+seen in 0-2 of 28 follower-bursts while followers polled in a fragment) fails the test like a follower on a wrong
+view. The seconds
 until the last one arrived are printed (the speed targets are rows in docs/benchmarks.md, measured by
 bench/classroom_bench.py --browsers).
 """
@@ -18,6 +20,8 @@ from chromium import ARTIFACTS
 from live_class import class_of, idle, nav, new_room, on_a_fresh_server, page_problems, reaches, shows, teacher_view
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
+from explorer.classroom import open_store
+
 pytestmark = pytest.mark.browser
 
 N = 7
@@ -27,7 +31,8 @@ BURSTS = [   # pages clicked ~400 ms apart, then a widget on the last one
     ["What heads do", "Compare heads", "Softmax saturation"],
     ["Attention heatmaps", "Permutation", "Antecedent flip"],
 ]
-GAP_MS = 400
+GAP_MS = 400   # the teacher's pace between clicks: part of what is tested, not a wait for the app
+LOCKED = "locked => document.querySelector('[data-testid=stMain]')?.innerText.includes('the text is locked') === locked"
 STEP_RAN = ("before => location.search !== before || "
             "document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'running'")
 
@@ -56,15 +61,20 @@ async def lesson(browser, url: str, db: str) -> dict:
     report = {"arrivals": [], "stranded": []}
     for b, burst in enumerate(BURSTS):
         for title in burst:
-            await nav(teacher, title, wait=False)
+            path = await nav(teacher, title, wait=False)
             await teacher.wait_for_timeout(GAP_MS)
         await change_widget(teacher)
         start = time.monotonic()
-        wanted = await teacher_view(teacher)
+        wanted = await teacher_view(teacher, db, room, path)
         done = await asyncio.gather(*(reaches(p, wanted) for p in followers))
         report["arrivals"].append(max((t - start for t in done if t), default=None))
-        await asyncio.sleep(3)   # nothing late may move them off again (the teacher changes nothing meanwhile,
-        for i, page in enumerate(followers):   # so nothing would bring a follower that was moved off back)
+        # nothing late may move them off again: a change of the room that every follower must show (the text locked
+        # on even bursts, unlocked on odd ones) is read by each follower's session after whatever came before it;
+        # the view stays the teacher's, so nothing would bring a follower that was moved off back
+        locked = b % 2 == 0
+        open_store({"EXPLORER_CLASSROOM_DB": db}).set_lock(room, key, locked)
+        await asyncio.gather(*(p.wait_for_function(LOCKED, arg=locked, timeout=60_000) for p in followers))
+        for i, page in enumerate(followers):
             if await reaches(page, wanted, timeout_s=15):   # settled: a rerun may be under way just now
                 continue
             shown = await shows(page)

@@ -11,7 +11,7 @@ test-artifacts/follow-phone-*.png.
 from __future__ import annotations
 
 import pytest
-from chromium import ARTIFACTS
+from chromium import ARTIFACTS, CHARTS_FIT
 from live_class import class_of, nav, new_room, on_a_fresh_server, page_problems, reaches, teacher_view
 
 pytestmark = pytest.mark.browser
@@ -36,12 +36,11 @@ async def lesson(browser, url: str, db: str) -> dict:
     teacher, [phone] = await class_of(browser, url, room, key, ids, viewports={0: PHONE})
     report = {}
     for title, name in PAGES:
-        await nav(teacher, title)
-        wanted = await teacher_view(teacher)
+        wanted = await teacher_view(teacher, db, room, await nav(teacher, title))
         assert await reaches(phone, wanted), (name, wanted)
         await phone.wait_for_selector('[data-testid="stMain"] .js-plotly-plot .main-svg', timeout=60_000)
         await phone.evaluate("() => document.querySelector('[data-testid=stMain]').scrollTo(0, 0)")
-        await phone.wait_for_timeout(800)   # let the charts settle to their width
+        await phone.wait_for_function(CHARTS_FIT, timeout=60_000)   # the charts redrawn at the phone's width
         # a tap on the chart (plotly shows its toolbar on hover, which a tap is on a phone)
         box = await phone.locator('[data-testid="stMain"] .js-plotly-plot').first.bounding_box()
         await phone.mouse.move(box["x"] + box["width"] / 2, box["y"] + min(box["height"] / 2, 200))

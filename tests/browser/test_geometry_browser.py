@@ -4,7 +4,7 @@ the heatmap link for that sentence."""
 import re
 
 import pytest
-from chromium import exception_texts, open_page, screenshot, wait_idle
+from chromium import exception_texts, open_page, screenshot, settled_on_screen, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -29,7 +29,7 @@ def hover_map(page, point: str, failed: str) -> tuple[float, float, str]:
                            ".some(t => t.textContent.startsWith('layer 0 · head 2 ('))", timeout=240_000)
     wait_idle(page, 240)
     page.evaluate(f"() => ({MAP})().scrollIntoView({{block: 'center'}})")
-    page.wait_for_timeout(800)
+    settled_on_screen(page, point)
     x, y = page.evaluate(point)
     page.mouse.move(x, y)
     hover = page.locator(".hoverlayer .hovertext")
@@ -79,8 +79,7 @@ def test_clicking_a_small_map_of_the_grid_shows_that_head(server, browser):
         page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')].some(g => g._fullData && "
                                "(g._fullData[0].name || '') === 'head 0 queries')", timeout=240_000)
         wait_idle(page, 240)
-        page.evaluate(GRID_POINT, 5)
-        page.wait_for_timeout(800)
+        settled_on_screen(page, GRID_POINT, 5)   # scrolled into view (GRID_POINT scrolls)
         x, y = page.evaluate(GRID_POINT, 5)
         page.mouse.click(x, y)
         page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot .gtitle')]"

@@ -1,10 +1,15 @@
 """What heads do in headless Chromium against the real server: a click on the knockout map adds that head, a second
 click takes it out again, and the sweep button runs a shared job whose maps and Spearman sentence appear."""
+import contextlib
+
 import pytest
-from chromium import exception_texts, open_page, screenshot, wait_idle
-from test_browser import TILE_CENTRE
+from chromium import TILE_CENTRE, exception_texts, open_page, screenshot, settled_on_screen, wait_idle
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 pytestmark = pytest.mark.browser
+
+
+CHOSEN = "() => document.querySelector('[data-testid=\"stMultiSelect\"]')?.innerText ?? ''"
 
 
 def chosen(page) -> str:
@@ -18,11 +23,13 @@ def test_click_toggles_a_head_and_the_sweep_draws(server, browser):
         page.wait_for_function("() => [...document.querySelectorAll('[data-testid=\"stMain\"] .js-plotly-plot')]"
                                ".some(g => g._fullLayout && (g._fullLayout.yaxis.title || {}).text === 'layer')",
                                timeout=60_000)   # the map is drawn (a busy machine may take a while)
-        page.wait_for_timeout(500)
+        settled_on_screen(page, TILE_CENTRE, [3, 1])
         for expected in (True, False):
             x, y = page.evaluate(TILE_CENTRE, [3, 1])
             page.mouse.click(x, y)
-            page.wait_for_timeout(800)
+            with contextlib.suppress(PlaywrightTimeout):   # the click's run chose (or dropped) the head
+                page.wait_for_function(f"want => ({CHOSEN})().includes('layer 3 · head 1') === want", arg=expected,
+                                       timeout=60_000)
             wait_idle(page)
             assert ("layer 3 · head 1" in chosen(page)) is expected
             assert (page.get_by_text("Without 1 head").count() > 0) is expected

@@ -79,7 +79,7 @@ async def lesson(browser, url: str, db: str) -> dict:
         if n > 1:
             await teacher.get_by_role("button", name="Next").first.click(timeout=WAIT_MS)
             await teacher.get_by_text(f"step {n} of 3").first.wait_for(timeout=WAIT_MS)
-        wanted = await teacher_view(teacher)
+        wanted = await teacher_view(teacher, db, room)
         reached = [await reaches(s, wanted) is not None for s in students]
         step_shown = [await s.get_by_text(f"Step {n} of 3").count() > 0 for s in students]
         notes = [await s.get_by_text("PRIVATE NOTE").count() for s in students]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from chromium import ARTIFACTS
+from chromium import ARTIFACTS, CHARTS_FIT
 from live_class import WAIT_MS, class_of, idle, nav, new_room, on_a_fresh_server, page_problems
 
 pytestmark = pytest.mark.browser
@@ -57,7 +57,7 @@ async def counts(page, wanted, tries: int = 300):
 
 
 async def shot(page, name: str, full: bool = True) -> None:
-    await page.wait_for_timeout(600)   # charts settle to their width
+    await page.wait_for_function(CHARTS_FIT, timeout=WAIT_MS)   # charts drawn at their width
     await page.screenshot(path=str(ARTIFACTS / f"votes-{name}.png"), full_page=full)
 
 

@@ -1,5 +1,7 @@
 """Watch it write in headless Chromium against the real server: the tokens are written, the step slider and a
 click on a written token change the step shown, and a student in a class follows the teacher's step."""
+import contextlib
+
 import pytest
 from chromium import exception_texts, open_page, screenshot, wait_idle
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -16,6 +18,11 @@ def shows(page, wanted: str, timeout: float = WAIT_MS) -> None:
 
 def pills(page):
     return page.locator('[data-testid="stButtonGroup"] button')
+
+
+# the written tokens' pills (after the two pick buttons) drawn as selected are exactly ``wanted``
+CHECKED = """wanted => JSON.stringify([...document.querySelectorAll('[data-testid="stButtonGroup"] button')].slice(2)
+  .flatMap((b, i) => b.getAttribute('aria-checked') === 'true' ? [i] : [])) === JSON.stringify(wanted)"""
 
 
 def checked(page) -> list[int]:
@@ -45,7 +52,8 @@ def test_generate_step_and_click_a_token(server, browser):
         slider.press("ArrowLeft")                     # the slider's step 2 selects the first "⏎", not both
         wait_idle(page)
         shows(page, "Step 2: where")
-        page.wait_for_timeout(500)
+        with contextlib.suppress(PlaywrightTimeout):   # the pills redrawn (the assertion says what they show)
+            page.wait_for_function(CHECKED, arg=[2], timeout=30_000)
         assert checked(page) == [2]
         pills(page).nth(2 + 4).click()                # the fifth written token
         wait_idle(page)

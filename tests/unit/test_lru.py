@@ -1,8 +1,12 @@
 """The shared result store: bounded by bytes, computes once, counts self-referencing results once."""
+import gc
 import threading
+import tracemalloc
 
 import numpy as np
+import pytest
 
+from explorer.serving import cache
 from explorer.serving.cache import ByteLRU, nbytes
 
 
@@ -51,3 +55,33 @@ def test_concurrent_requests_compute_once():
     for t in threads:
         t.join()
     assert len(calls) == 1
+
+
+def test_failing_inputs_leave_nothing_behind():
+    """Students typing bad texts: nothing is stored or counted for any of them, a key that failed is computed
+    afresh when asked again, and the store keeps no memory per failed key (a per-key lock left behind would
+    grow it by every bad text: measured here on the allocations made in cache.py)."""
+    store = ByteLRU(1 << 20)
+
+    def fail():
+        raise ValueError("The text is empty")
+    store.get_or_compute(("warm", "", None), lambda: Result(1))   # the store's own structures exist
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.take_snapshot()
+        for i in range(2000):
+            with pytest.raises(ValueError):
+                store.get_or_compute(("model", " " * (i % 30), i), fail)
+        gc.collect()
+        after = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    only_cache = [tracemalloc.Filter(True, cache.__file__)]
+    kept = sum(d.size_diff for d in after.filter_traces(only_cache).compare_to(before.filter_traces(only_cache),
+                                                                               "filename"))
+    assert kept < 2000 * 8, f"{kept} bytes kept by 2000 failed keys"   # a lock alone is 56 bytes a key
+    assert len(store) == 1 and store.misses == 1 and store.peek(("model", "", 0)) is None
+    calls = []
+    assert isinstance(store.get_or_compute(("model", "", 0), lambda: calls.append(1) or Result(1)), Result)
+    assert calls == [1] and len(store) == 2
