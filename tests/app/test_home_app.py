@@ -2,6 +2,7 @@
 from pathlib import Path
 from urllib.parse import parse_qs
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer.examples import ANIMAL_TIRED, ANIMAL_WIDE
