@@ -10,8 +10,10 @@ import contextlib
 import hmac
 import json
 import os
+import queue
 import sqlite3
 import threading
+import weakref
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -76,6 +78,7 @@ class SqliteStore(ClassroomStore):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
+        self._pool: queue.SimpleQueue = queue.SimpleQueue()   # (pid, connection) left by finished threads
         db = self._db()
         db.executescript(SCHEMA)
         for table, column, decl in _ADDED:
@@ -88,14 +91,31 @@ class SqliteStore(ClassroomStore):
                     db.execute(statement)
 
     def _db(self) -> sqlite3.Connection:
+        """This thread's connection. Streamlit runs every script run in a new thread, so a connection outlives its
+        thread: when the thread is gone it goes back to a pool the next thread takes it from, instead of each run
+        of each student opening (and setting up) a connection of its own. One thread uses a connection at a time."""
         db = getattr(self._local, "db", None)
         if db is None or self._local.pid != os.getpid():
-            db = sqlite3.connect(self.path, timeout=30, isolation_level=None)  # autocommit; we BEGIN ourselves
-            db.execute("PRAGMA busy_timeout=30000")
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
+            db = self._pooled()
+            if db is None:
+                db = sqlite3.connect(self.path, timeout=30, isolation_level=None,   # autocommit; we BEGIN ourselves
+                                     check_same_thread=False)   # handed on to the next thread, never shared
+                db.execute("PRAGMA busy_timeout=30000")
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
             self._local.db, self._local.pid = db, os.getpid()
+            weakref.finalize(threading.current_thread(), self._pool.put, (os.getpid(), db))
         return db
+
+    def _pooled(self) -> sqlite3.Connection | None:
+        """A connection a finished thread of this process left, if any."""
+        while True:
+            try:
+                pid, db = self._pool.get_nowait()
+            except queue.Empty:
+                return None
+            if pid == os.getpid():
+                return db
 
     @contextmanager
     def _write(self):

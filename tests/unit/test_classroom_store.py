@@ -481,3 +481,33 @@ def test_a_lecture_hall_sets_its_own_room_size(tmp_path):
         small.join(code, "s3", "S3")
     hall.join(code, "s3", "S3")   # the same room, opened by a server that seats 300
     assert hall.room(code).students == 4
+
+
+def test_each_run_does_not_open_a_connection_of_its_own(tmp_path, monkeypatch):
+    """Streamlit runs every script run in a new thread: a thread that has finished hands its SQLite connection to
+    the next, so thirty followers' runs do not each open and set up one."""
+    import gc
+    import sqlite3
+    import threading
+
+    from explorer.classroom import sqlite_store
+
+    opened = []
+    real = sqlite3.connect
+    monkeypatch.setattr(sqlite_store.sqlite3, "connect", lambda *a, **k: opened.append(1) or real(*a, **k))
+    store = SqliteStore(tmp_path / "c.sqlite3")
+    code, key = store.create_room()
+    before = len(opened)
+    for _ in range(20):   # one run after another, each in its own thread
+        t = threading.Thread(target=lambda: store.version(code))
+        t.start()
+        t.join()
+        del t
+        gc.collect()
+    assert len(opened) - before <= 2
+    store.set_view(code, key, {"page": "pages/heatmaps.py"})   # and the store still writes and reads
+    got = []
+    t = threading.Thread(target=lambda: got.append(store.view(code)[1]["page"]))
+    t.start()
+    t.join()
+    assert got == ["pages/heatmaps.py"]
