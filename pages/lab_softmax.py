@@ -26,7 +26,7 @@ st.markdown("A score is a dot product of a query and a key: a sum of d_k product
 st.latex(r"\begin{gathered}\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k\\"
          r"\Rightarrow\quad \operatorname{sd}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right)=1\end{gathered}")
 
-std_256 = st.cache_data(maths.score_std)(256)   # 4000 random pairs: once per server
+std_256 = st.cache_data(maths.score_std, max_entries=1)(256)   # 4000 random pairs: once per server
 predict_then_reveal(Question(
     prompt="With d_k = 256 and unit-variance random q and k, how big is a typical raw score q·k "
            "(its standard deviation)?",
@@ -36,7 +36,7 @@ predict_then_reveal(Question(
            f"comes back to {std_256 / 16:.2f}."), key="softmax")
 
 d_k = st.select_slider("d_k (dimensions per query and key)", options=maths.LOG_DK, value=64, help=tip("d_k"))
-stats = st.cache_data(maths.saturation_stats)(d_k)
+stats = st.cache_data(maths.saturation_stats, max_entries=len(maths.LOG_DK))(d_k)
 c = st.columns(4)
 c[0].metric("measured sd of q·k", f"{stats['score_std']:.2f}")
 c[1].metric("√d_k", f"{stats['sqrt_d_k']:.2f}")

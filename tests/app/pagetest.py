@@ -8,6 +8,7 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")   # the whole app, navigation included
 MESSAGES = ("markdown", "caption", "info", "warning", "success", "error")   # what texts() reads
 
 

@@ -7,8 +7,9 @@ import csv
 import io
 
 import pytest
+from pagetest import APP, click
 from streamlit.testing.v1 import AppTest
-from test_lessons_app import APP, click, texts
+from test_lessons_app import texts
 
 from explorer.lessons import catalogue, find
 from explorer.ui.live import homework, lesson_bar, membership
