@@ -5,7 +5,8 @@
 One server, one headless Chromium, nobody else (a class's followers are timed server-side by
 bench/lesson_bench.py, since thirty browsers on two cores would measure the machine). The teacher starts the lesson
 from Home with one click ("Start with a class"), then presses Next through every step; per step, the time until
-the bar says "step n of N", the script has finished and every chart of the page has been drawn by plotly. Loopback
+the bar says "step n of N", the script has finished, no shared job is still computing (no progress bar) and the
+page's charts (every page of the lessons draws at least one) have been drawn by plotly. Loopback
 only; the server started here is stopped here.
 """
 from __future__ import annotations
@@ -27,8 +28,9 @@ SOURCES = {"1": "app:1-attention-in-20-minutes", "2": "app:2-how-a-decoder-write
            "3": "app:3-is-attention-an-explanation"}
 DRAWN = """() => {
   const running = document.querySelector('[data-testid="stStatusWidget"]');
+  const waiting = document.querySelector('[data-testid="stProgress"]');   // a shared job still computing
   const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')];
-  return !running && charts.every(c => c.querySelector('.main-svg'));
+  return !running && !waiting && charts.length > 0 && charts.every(c => c.querySelector('.main-svg'));
 }"""
 
 
