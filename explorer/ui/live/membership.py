@@ -208,20 +208,9 @@ def join(typed: str, nickname: str = "") -> str:
     """Join the room ``typed`` as a student -> the nickname stored. Raises ClassroomError (with a sentence to show)
     for a wrong code, a closed or full room or a bad nickname; after FREE_TRIES wrong codes in this session, or
     WRONG_FREE_TRIES from this address in any sessions, each try waits longer. A new join is a new student id."""
-    address = client_address()
-    _slowed(address)
-    try:
-        room = normalise_code(typed)
-    except InvalidCode:
-        _wrong_try(None)
-        raise
-    try:
-        me = st.session_state.get(ME) or secrets.token_urlsafe(12)
-        nick = store().join(room, me, nickname.strip() or NO_NICKNAME, address=address)
-    except NoSuchRoom:
-        _wrong_try(address)
-        raise
-    st.session_state[WRONG] = (0, 0.0)
+    me = st.session_state.get(ME) or secrets.token_urlsafe(12)
+    room, nick = guarded(typed, lambda room: (room, store().join(room, me, nickname.strip() or NO_NICKNAME,
+                                                                 address=client_address())))
     _enter(room, me=me)
     return nick
 
