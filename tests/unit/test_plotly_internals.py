@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from guards import uses_outside
 
 from explorer.plots import base
 
@@ -28,17 +29,8 @@ UNUSED_HERE = {"a private plotly module"}   # forbidden everywhere, used nowhere
 
 
 def check_tree(root: Path) -> list[str]:
-    """Each use of a private plotly name outside HOME in the tree at ``root`` (its explorer/, pages/, app.py):
-    "path:line: name"."""
-    files = [*root.glob("explorer/**/*.py"), *root.glob("pages/**/*.py"), *root.glob("app.py")]
-    found = []
-    for path in sorted(files):
-        rel = path.relative_to(root).as_posix()
-        if rel == HOME:
-            continue
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            found += [f"{rel}:{number}: {name}" for name, pattern in FORBIDDEN.items() if re.search(pattern, line)]
-    return found
+    """Each use of a private plotly name outside HOME in the tree at ``root``: "path:line: name"."""
+    return uses_outside(root, HOME, FORBIDDEN)
 
 
 def test_no_private_plotly_name_outside_the_figure_base():

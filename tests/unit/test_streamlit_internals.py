@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+from guards import uses_outside
 
 from explorer.ui.live import streamlit_internals as internals
 
@@ -51,17 +52,8 @@ FORBIDDEN = {
 
 
 def check_tree(root: Path) -> list[str]:
-    """Each use of a private Streamlit name outside HOME in the tree at ``root`` (its explorer/, pages/, app.py):
-    "path:line: name"."""
-    files = [*root.glob("explorer/**/*.py"), *root.glob("pages/**/*.py"), *root.glob("app.py")]
-    found = []
-    for path in sorted(files):
-        rel = path.relative_to(root).as_posix()
-        if rel == HOME:
-            continue
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            found += [f"{rel}:{number}: {name}" for name, pattern in FORBIDDEN.items() if re.search(pattern, line)]
-    return found
+    """Each use of a private Streamlit name outside HOME in the tree at ``root``: "path:line: name"."""
+    return uses_outside(root, HOME, FORBIDDEN)
 
 
 def test_no_private_streamlit_name_outside_the_internals_module():
