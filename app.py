@@ -34,19 +34,23 @@ READY_PATH = "/_explorer/ready"
 
 
 def navigation() -> None:
+    from explorer.ui import language  # the session's language, before any text is made
     from explorer.ui.live import (
         following,  # live mode: followers follow, the teacher's view is published after the page
         lesson_bar,  # a running lesson's bar, above the page
         own_lesson,  # "Add this view as a step", while building one's own lesson
     )
+    from explorer.words.i18n import _
     from explorer.words.pages import SECTIONS  # every page's file, title, icon and section: one table
 
-    st.set_page_config(page_title="Attention explorer", page_icon=str(FAVICON), layout="wide")
-    if "_nav_pages" not in st.session_state:   # made once a session: st.Page resolves its file on the disk
-        st.session_state["_nav_pages"] = {section.title: [st.Page(p.file, title=p.title, icon=p.icon,
-                                                                  default=p.default) for p in section.pages]
-                                          for section in SECTIONS}
-    pages = st.session_state["_nav_pages"]
+    lang = language.choose()
+    st.set_page_config(page_title=_("Attention explorer"), page_icon=str(FAVICON), layout="wide")
+    nav = st.session_state.get("_nav_pages")
+    if nav is None or nav[0] != lang:   # made once a session and language: st.Page resolves its file on the disk
+        nav = st.session_state["_nav_pages"] = (lang, {
+            _(section.title): [st.Page(p.file, title=_(p.title), icon=p.icon, default=p.default)
+                               for p in section.pages] for section in SECTIONS})
+    pages = nav[1]
     # st.navigation, but a following student's run is the teacher's page (run here, not loaded by the browser)
     page = following.navigation(pages, position=following.nav_position())
     lesson_bar.bar()   # may open the lesson's step instead (Next, Back, a lesson just started)

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 
 from explorer.serving.cache import ByteLRU, argument_key
 from explorer.ui.live import streamlit_internals as internals
+from explorer.words import i18n
 
 DEFAULT_MB = 64
 
@@ -60,7 +61,8 @@ def drawn_once(view: tuple, draw: Callable[[], None]) -> bool:
         drew.append(True)
         return internals.record(draw)
 
-    recording = STORE.get_or_compute(view_key(internals.running_page().get("script_path", ""), *view), first)
+    key = view_key(internals.running_page().get("script_path", ""), i18n.current(), *view)   # the language's own
+    recording = STORE.get_or_compute(key, first)
     if not drew:
         internals.replay(recording)
     return not drew

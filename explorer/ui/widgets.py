@@ -27,6 +27,7 @@ from explorer.ui.drawn_once import drawn_once, view_key
 from explorer.ui.live import following, membership, streamlit_internals
 from explorer.ui.text import literal
 from explorer.ui.words import on_this_page
+from explorer.words import i18n
 
 MAX_TEXT = 20_000
 
@@ -151,8 +152,8 @@ def show_figure(fig, key: str, filename: str, on_select="ignore", where=None, fr
         chart_text.table_under(key, text)
         return None
     if view is not None:   # a chart a click acts on: each session draws it, but builds it once per view
-        fig = figure_for_view(view_key(streamlit_internals.running_page().get("script_path", ""), key, filename,
-                                       view), fig if callable(fig) else lambda: fig)
+        fig = figure_for_view(view_key(streamlit_internals.running_page().get("script_path", ""), i18n.current(),
+                                       key, filename, view), fig if callable(fig) else lambda: fig)
     text = text_alternative(fig)   # from the full-precision numbers
     scale_fonts(at_shown_precision(fig), scale)
     name = chart_text.accessible_name(text)   # the chart's own name for screen readers; the details follow it

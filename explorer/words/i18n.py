@@ -1,0 +1,106 @@
+"""The app's words in the class's language: English in the code, German and Spanish from gettext catalogues.
+
+Every text the app shows is written in English inside ``_()`` (or ``N_()`` where a table holds it and the
+translation happens where it is shown); the English text is the message's id. ``explorer/words/locale/<lang>.po``
+holds one language's translations, sorted by id and without source lines, so two changes that add different
+messages merge cleanly. Babel reads the catalogues (``babel.messages.pofile``) and builds one
+``babel.support.Translations`` per language, once per process.
+
+The language is per session, never per process: gettext's ``install()`` would let one student's choice change
+another's page on a shared server. ``_()`` asks, in this order: a language set for this thread with ``language()``
+(tests, a prefetch thread working for one language), then the UI's resolver (``explorer.ui.language`` registers one
+that reads the running session's choice), then English.
+
+Placeholders are ``str.format`` fields, ``_("Layer {layer}").format(layer=2)``; a test formats every translation
+with the English fields (``tests/unit/test_catalogues.py``). An f-string cannot be translated: its text is not
+known until it runs.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+from contextvars import ContextVar
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable, Iterator
+
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po
+from babel.support import NullTranslations, Translations
+
+SOURCE = "en"
+LANGUAGES = {"en": "English", "de": "Deutsch", "es": "Español"}   # code -> its own name, as the picker shows it
+LOCALE_DIR = Path(__file__).resolve().parent / "locale"
+
+_chosen: ContextVar[str | None] = ContextVar("explorer_language", default=None)
+_resolver: Callable[[], str | None] | None = None
+
+
+def catalogue_path(lang: str) -> Path:
+    return LOCALE_DIR / f"{lang}.po"
+
+
+@lru_cache(maxsize=len(LANGUAGES))
+def translations(lang: str) -> NullTranslations:
+    """``lang``'s messages (English: the ids themselves). Built once per process from the .po file."""
+    if lang == SOURCE or not catalogue_path(lang).exists():
+        return NullTranslations()
+    with catalogue_path(lang).open("rb") as po:
+        catalog = read_po(po, locale=lang)
+    mo = io.BytesIO()
+    write_mo(mo, catalog, use_fuzzy=False)
+    mo.seek(0)
+    return Translations(mo)
+
+
+def known(lang: object) -> str | None:
+    """``lang`` as a language the app speaks ("de", "de-AT", "es_MX" -> "de", "es"), or None."""
+    if not isinstance(lang, str):
+        return None
+    code = lang.strip().replace("_", "-").split("-")[0].lower()
+    return code if code in LANGUAGES else None
+
+
+def set_resolver(resolver: Callable[[], str | None] | None) -> None:
+    """The UI's way of naming the running session's language (None outside a session)."""
+    global _resolver
+    _resolver = resolver
+
+
+def current() -> str:
+    """The language of the text being made now."""
+    chosen = _chosen.get()
+    if chosen is None and _resolver is not None:
+        chosen = _resolver()
+    return known(chosen) or SOURCE
+
+
+@contextlib.contextmanager
+def language(lang: str) -> Iterator[None]:
+    """Make text in ``lang`` inside the block (this thread only)."""
+    token = _chosen.set(known(lang) or SOURCE)
+    try:
+        yield
+    finally:
+        _chosen.reset(token)
+
+
+def _(message: str) -> str:
+    """``message`` (English) in the current language."""
+    return translations(current()).gettext(message)
+
+
+def ngettext(singular: str, plural: str, n: int) -> str:
+    """The singular or plural form for ``n``, in the current language (German and Spanish: two forms)."""
+    return translations(current()).ngettext(singular, plural, n)
+
+
+def pgettext(context: str, message: str) -> str:
+    """``message`` where the same English needs two translations ("Head" a noun on an axis, ...)."""
+    return translations(current()).pgettext(context, message)
+
+
+def N_(message: str) -> str:
+    """Marks ``message`` for the catalogues without translating it now: for tables made at import time, whose
+    texts are passed through ``_()`` where they are shown."""
+    return message
