@@ -40,7 +40,7 @@ def distinct(tokens: list[str]) -> list[str]:
 
 def heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], *, title: str = "",
             zmax: float | None = 1.0, masked: np.ndarray | None = None, height: int | None = None,
-            show_scale: bool = True, value_name: str = "weight", clickable: bool = False,
+            show_scale: bool = True, value_name: str | None = None, clickable: bool = False,
             cell: tuple[int, int] | None = None) -> go.Figure:
     """One head's ``weights[query, key]`` as a heatmap.
 
@@ -49,6 +49,7 @@ def heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str],
     ``clickable`` (up to ``CLICKABLE_CELLS`` cells) lays an invisible point on every cell (:func:`cell_points`).
     ``cell`` = (row, column): a frame around that cell (the score taken apart, or the one a link takes apart).
     """
+    value_name = value_name or _("weight")   # what the colours are, in the session's language
     z = np.asarray(weights, dtype=np.float32)
     n_q, n_k = z.shape
     if masked is not None:
@@ -128,11 +129,12 @@ def clicked_cell(selection: dict | None) -> tuple[int, int] | None:
 
 
 def query_bars(weights_row: np.ndarray, key_tokens: list[str], query_token: str, top: int = 12, *,
-               key_positions: list[int] | None = None, value_name: str = "weight") -> go.Figure:
+               key_positions: list[int] | None = None, value_name: str | None = None) -> go.Figure:
     """One query's attention as ranked horizontal bars: the "it → animal 0.51, tired 0.19 …" picture.
 
     Each bar is named "token · position" (``key_positions[i]`` when given, else i); keys beyond ``top`` are
     summed up in the subtitle."""
+    value_name = value_name or _("weight")
     row = np.asarray(weights_row, dtype=np.float64)
     order = np.argsort(-row, kind="stable")[:top]
     where = key_positions if key_positions is not None else range(len(row))

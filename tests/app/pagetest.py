@@ -116,3 +116,70 @@ def breakdown_weight(at: AppTest) -> float:
     found = re.search(r"weight = softmax of the row at this key = \*\*([0-9.]+)\*\*", texts(at, raw=True))
     assert found, "no breakdown on the page"
     return float(found.group(1))
+
+
+# ---------------------------------------------------------------------------------------------- languages
+
+# Words that are the same in English, German and Spanish on these pages (terms the translations keep, per
+# docs/translating.md, and the short notation around them); a text made of these, numbers, tokens and model names
+# alone is not English left behind.
+SAME_IN_EVERY_LANGUAGE = frozenset("""
+softmax token tokens query key value heatmap encoder decoder embedding head heads csv rollout log odds cos nats
+bertviz alibi rope ln max min mean sum of the vs id is png
+""".split())
+WIDGETS = ("selectbox", "multiselect", "radio", "slider", "select_slider", "checkbox", "toggle", "button",
+           "text_input", "text_area", "number_input", "color_picker", "date_input")
+
+
+def _figure_texts(spec: dict) -> list[str]:
+    """The words a plotly figure's JSON shows: its title, axis and colour-bar titles, annotations, trace names,
+    hover templates (plotly's ``%{…}`` taken out) and the first of each trace's hover texts."""
+    import re
+
+    def title(part) -> str:
+        found = (part or {}).get("title")
+        return (found or {}).get("text", "") if isinstance(found, dict) else (found or "")
+    layout = spec.get("layout", {})
+    out = [title(layout), *(title(v) for k, v in layout.items() if k.startswith(("xaxis", "yaxis", "coloraxis"))),
+           *(a.get("text", "") for a in layout.get("annotations", []))]
+    for trace in spec.get("data", []):
+        shown = layout.get("showlegend") is not False and trace.get("showlegend") is not False
+        out += [trace.get("name", "") if shown else "", title(trace.get("colorbar")), re.sub(r"%\{[^}]*\}", "",
+                                                                             trace.get("hovertemplate", ""))]
+        for key in ("hovertext", "text"):
+            values = trace.get(key)
+            if isinstance(values, list) and values and isinstance(values[0], str):
+                out.append(values[0])
+    return [re.sub(r"<[^>]+>", " ", t) for t in out if t]
+
+
+def shown_texts(at: AppTest) -> set[str]:
+    """Every text a page wrote, one set: messages and headings, widget labels, help, placeholders and options,
+    metrics, links, expanders, table columns, and its figures' words (``_figure_texts``)."""
+    out = [str(e.value) for kind in (*MESSAGES, "title", "header", "subheader") for e in getattr(at, kind)]
+    for kind in WIDGETS:
+        for w in getattr(at, kind, []):
+            out += [getattr(w, name, None) for name in ("label", "help", "placeholder")]
+            out += [str(o) for o in getattr(w, "options", None) or []]
+    out += [m.label for m in at.metric] + [e.label for e in at.expander]
+    out += [e.proto.label for e in at.get("page_link")] + [e.proto.label for e in at.get("download_button")]
+    for frame in at.dataframe:
+        out += [str(c) for c in frame.value.columns]
+    for spec in figures(at).values():
+        out += _figure_texts(spec)
+    return {str(t).replace("\\", "").strip() for t in out if t and str(t).strip()}
+
+
+def english_left(texts_en: set[str], texts_other: set[str], allowed=frozenset()) -> list[str]:
+    """The texts a page wrote the same in English and in another language that hold an English word: each word of
+    two letters or more, once ``allowed`` (the page's tokens, example words, model names) and
+    ``SAME_IN_EVERY_LANGUAGE`` are set aside. Numbers, tokens and notation alone are not English left."""
+    import re
+
+    keep = {w.lower() for w in (*SAME_IN_EVERY_LANGUAGE, *allowed)}
+    left = []
+    for text in sorted(texts_en & texts_other):
+        words = [w for w in re.findall(r"[^\W\d_]{2,}", text) if w.lower() not in keep]
+        if words:
+            left.append(text)
+    return left
