@@ -9,6 +9,7 @@ from pagetest import english_left, open_page, shown_texts, texts
 
 from explorer.examples import ANIMAL_TIRED, ANIMAL_WIDE, FLIP_PAIRS
 from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
+from explorer.ui.views.heads_do import KNOCK_OPEN
 
 PAGES = {   # page: its URL parameters (the breakdown open, so that its sentences and figures are read too)
     "pages/heatmaps.py": {"breakdown": "1"},
@@ -16,7 +17,8 @@ PAGES = {   # page: its URL parameters (the breakdown open, so that its sentence
     "pages/flip.py": {},
     "pages/heads_do.py": {},
 }
-CLICKS = {"pages/heads_do.py": ("ko_top", "sweep_run")}   # buttons pressed after opening (by key): knock out, sweep
+OPENED = {"pages/flip.py": {KNOCK_OPEN: True}}   # Session State set after the first run: the flip's knock-out section
+CLICKS = {"pages/heads_do.py": ("ko_top", "sweep_run"), "pages/flip.py": ("flipko_top",)}   # then buttons, by key
 EXAMPLE_WORDS = frozenset(re.findall(r"[^\W\d_]+", " ".join([ANIMAL_TIRED, ANIMAL_WIDE, *FLIP_PAIRS, EMBEDDED_ENCODER,
                                                              EMBEDDED_DECODER, "MiniLM SmolLM2 Instruct CLS SEP"])))
 # Texts these pages show that the shared widgets make (pickers, the text box, chart text, the glossary's words, the
@@ -34,6 +36,10 @@ PENDING_ELSEWHERE = tuple(re.compile(p) for p in (
 
 def page_words(path: str, lang: str | None) -> set[str]:
     at = open_page(path, **PAGES[path], **({"lang": lang} if lang else {}))
+    if path in OPENED:
+        for key, value in OPENED[path].items():
+            at.session_state[key] = value
+        at.run()
     for key in CLICKS.get(path, ()):
         if any(b.key == key for b in at.button):   # the sweep, once run, is shared: its button is gone
             at.button(key=key).click().run()
