@@ -15,7 +15,7 @@ PAGES = {   # page: its URL parameters (the breakdown open, so that its sentence
     "pages/heatmaps.py": {"breakdown": "1"},
     "pages/compare.py": {},
     "pages/flip.py": {},
-    "pages/heads_do.py": {},
+    "pages/heads_do.py": {"ablation": "mean"},   # its own sweep: test_heads_do_app runs the zero one's button
 }
 OPENED = {"pages/flip.py": {KNOCK_OPEN: True}}   # Session State set after the first run: the flip's knock-out section
 CLICKS = {"pages/heads_do.py": ("ko_top", "sweep_run"), "pages/flip.py": ("flipko_top",)}   # then buttons, by key
