@@ -28,8 +28,8 @@ st.markdown(_("Q, K and V are computed once at full width, then their {d} column
               "**d_head = {d} / {h} = {d_head}**. Each head attends inside its slice only.").format(
     d=d_model, h=n_heads, d_head=cost.d_head))
 show_figure(head_split(d_model, n_heads, n_tokens), "split", "head-split")
-st.latex(r"\text{head}_i = \mathrm{softmax}\!\Big(\tfrac{Q_i K_i^\top}{\sqrt{d_{head}}}\Big) V_i,\qquad "
-         r"\mathrm{MultiHead}(X) = \big[\text{head}_1;\dots;\text{head}_h\big]\,W^O")
+st.latex(r"\text{%s}_i = \mathrm{softmax}\!\Big(\tfrac{Q_i K_i^\top}{\sqrt{d_{head}}}\Big) V_i,\qquad "
+         r"\mathrm{MultiHead}(X) = \big[\text{%s}_1;\dots;\text{%s}_h\big]\,W^O" % ((_("head"),) * 3))
 rng = np.random.default_rng(0)
 x = rng.normal(size=(n_tokens, d_model))
 w = [rng.normal(size=(d_model, d_model)) / np.sqrt(d_model) for _unused in range(4)]

@@ -19,9 +19,9 @@ use_app_navigation()
 st.title(_("Masks: who may look at whom"))
 st.markdown(_("A mask is a yes/no table over (query, key) pairs. Where it says no, the score is set to −∞ before "
               "the softmax, so that key gets weight exactly 0 and the row's weight is shared among the rest."))
-st.latex(r"\mathrm{weights} = \mathrm{softmax}\!\Big(\frac{QK^\top}{\sqrt{d_k}} + M\Big),\qquad "
+st.latex(r"\text{%s} = \mathrm{softmax}\!\Big(\frac{QK^\top}{\sqrt{d_k}} + M\Big),\qquad "
          r"M_{ij} = \begin{cases} 0 & \text{%s} \\ -\infty & \text{%s} \end{cases}"
-         % (_("key j allowed"), _("blocked")))
+         % (_("weights"), _("key j allowed"), _("blocked")))
 
 st.header(_("1 · Encoder vs decoder"))
 text = st.text_input(_("Sentence"), "The animal didn't cross the street because it was too tired.", max_chars=300,

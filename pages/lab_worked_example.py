@@ -48,15 +48,16 @@ steps[2].markdown(_("##### Step 3 · softmax each row"))
 steps[2].latex(r"\mathrm{softmax} = " + latex_matrix(s["weights"]))
 steps[2].caption(_("Exponentiate, then divide by the row total: each row is positive and sums to 1."))
 steps[3].markdown(_("##### Step 4 · blend the value vectors"))
-steps[3].latex(r"\mathrm{output} = \mathrm{weights}\,V = " + latex_matrix(s["output"]))
+scores, weights, output = _("scores"), _("weights"), _("output")   # the formulas' words, in the session's language
+steps[3].latex(rf"\text{{{output}}} = \text{{{weights}}}\,V = " + latex_matrix(s["output"]))
 
 left, right = st.columns([3, 2])
 i = left.selectbox(_("Follow one query through all four steps"), [1, 2, 3],
                    format_func=lambda r: _("token {n}").format(n=r)) - 1
-left.latex(rf"\text{{scores}} = {latex_matrix(s['scaled'][i])},\quad "
-           rf"e^{{\text{{scores}}}} = {latex_matrix(s['exp'][i])}")
-left.latex(rf"\textstyle\sum e^{{\text{{scores}}}} = {latex_number(s['exp_sum'][i])},\quad"
-           rf"\text{{weights}} = {latex_matrix(s['weights'][i])}")
+left.latex(rf"\text{{{scores}}} = {latex_matrix(s['scaled'][i])},\quad "
+           rf"e^{{\text{{{scores}}}}} = {latex_matrix(s['exp'][i])}")
+left.latex(rf"\textstyle\sum e^{{\text{{{scores}}}}} = {latex_number(s['exp_sum'][i])},\quad"
+           rf"\text{{{weights}}} = {latex_matrix(s['weights'][i])}")
 left.latex(latex_weighted_sum(s["weights"][i], mats["V"]))
 labels = [_("token {n}").format(n=r) for r in (1, 2, 3)]
 show_figure(lambda: labelled_heatmap(s["weights"], labels, labels, title=_("Attention weights (rows sum to 1)")),
