@@ -64,8 +64,8 @@ long = c2.text_input(_("Long sentence"), "The report that the committee finally 
 encoder = get_model(EMBEDDED_ENCODER)
 try:
     exp = kept(("padding", short, long), lambda: blocks.padding_experiment(encoder, short, long))
-except ValueError as err:
-    st.warning(literal(err))
+except blocks.PaddingError as err:
+    st.warning(literal(_(err.message).format(**err.fields)))
     st.stop()
 real = exp.tokens[:exp.n_real]
 mean_off, mean_on = float(exp.change_unmasked.mean()), float(exp.change_masked.max())

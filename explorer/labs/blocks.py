@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from explorer.maths import attention
-from explorer.words.i18n import N_, _
+from explorer.words.i18n import N_
 
 # The seed's demo: three 4-dimensional token vectors, weights drawn with np.random.seed(42).
 SEED_X = np.array([[1.0, 0.5, 0.2, 0.1],
@@ -201,6 +201,16 @@ class PaddingExperiment:
         return len(self.tokens) - self.n_real
 
 
+class PaddingError(ValueError):
+    """Why the padding experiment cannot run: an English message (marked for the catalogues) and its fields, which
+    the page translates where it shows them; the experiment itself runs in the forward queue's thread, which
+    knows no session and so no language."""
+
+    def __init__(self, message: str, **fields):
+        super().__init__(message.format(**fields))
+        self.message, self.fields = message, fields
+
+
 def padding_experiment(loaded, short: str, long: str) -> PaddingExperiment:
     """Run ``[short, long]`` padded to the same length twice (mask on / mask off) and ``short`` alone.
 
@@ -210,13 +220,13 @@ def padding_experiment(loaded, short: str, long: str) -> PaddingExperiment:
 
     tok, model = loaded.tokenizer, loaded.model
     if tok.pad_token is None:
-        raise ValueError(_("{model} has no padding token; the padding lesson needs an encoder such as BERT")
-                         .format(model=loaded.spec.name))
+        raise PaddingError(N_("{model} has no padding token; the padding lesson needs an encoder such as BERT"),
+                           model=loaded.spec.name)
     batch = tok([short, long], padding=True, return_tensors="pt").to(loaded.device)
     alone = tok([short], return_tensors="pt").to(loaded.device)
     n_real = int(alone["input_ids"].shape[1])
     if int(batch["attention_mask"][0].sum()) != n_real or batch["input_ids"].shape[1] <= n_real:
-        raise ValueError(_("The first sentence must be shorter (in tokens) than the second."))
+        raise PaddingError(N_("the first sentence must be shorter (in tokens) than the second"))
 
     def run(enc, attention_mask):
         with loaded.lock, torch.inference_mode():
