@@ -17,7 +17,8 @@ from explorer.words.i18n import _
 
 use_app_navigation()
 
-curves = st.cache_data(maths.saturation_curves)()
+busy = _("Computing…")   # while a cached computation first runs (Streamlit would name the function)
+curves = st.cache_data(maths.saturation_curves, show_spinner=busy)()
 
 st.title(_("Softmax saturation: why divide by √d_k"))
 st.markdown(_("A score is a dot product of a query and a key: a sum of d_k products. If every component is random "
@@ -28,7 +29,7 @@ st.markdown(_("A score is a dot product of a query and a key: a sum of d_k produ
 st.latex(r"\begin{gathered}\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k\\"
          r"\Rightarrow\quad \operatorname{sd}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right)=1\end{gathered}")
 
-std_256 = st.cache_data(maths.score_std, max_entries=1)(256)   # 4000 random pairs: once per server
+std_256 = st.cache_data(maths.score_std, max_entries=1, show_spinner=busy)(256)   # 4000 random pairs: once per server
 sizes = {_("about {n}").format(n=n): n for n in (1, 16, 256)}
 predict_then_reveal(Question(
     prompt=_("With d_k = 256 and unit-variance random q and k, how big is a typical raw score q·k "
@@ -38,7 +39,7 @@ predict_then_reveal(Question(
              "{scaled:.2f}.").format(std=std_256, scaled=std_256 / 16)), key="softmax")
 
 d_k = st.select_slider(_("d_k (dimensions per query and key)"), options=maths.LOG_DK, value=64, help=tip("d_k"))
-stats = st.cache_data(maths.saturation_stats, max_entries=len(maths.LOG_DK))(d_k)
+stats = st.cache_data(maths.saturation_stats, max_entries=len(maths.LOG_DK), show_spinner=busy)(d_k)
 c = st.columns(4)
 c[0].metric(_("measured sd of q·k"), f"{stats['score_std']:.2f}")
 c[1].metric("√d_k", f"{stats['sqrt_d_k']:.2f}")
