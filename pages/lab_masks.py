@@ -7,7 +7,7 @@ from explorer.labs import blocks
 from explorer.labs.quiz import Question
 from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.plots.positions import MASKED_COLOR, UNMASKED_COLOR, line, padding_change_bars, side_by_side
-from explorer.ui.cached import get_model, kept
+from explorer.ui import cached
 from explorer.ui.labs import english_only
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.text import literal
@@ -58,14 +58,12 @@ st.markdown(_("To run sentences as one batch they must have the same length, so 
               "The `attention_mask` tells the model which positions are real. Forget it, and nothing crashes: "
               "the real tokens simply attend to padding too, and their vectors quietly change."))
 c1, c2 = st.columns(2)
-short = c1.text_input(_("Short sentence"), "I love cats.", max_chars=200)
-long = c2.text_input(_("Long sentence"), "The report that the committee finally published last Tuesday was "
-                                      "widely condemned.", max_chars=400)
-encoder = get_model(EMBEDDED_ENCODER)
+short = c1.text_input(_("Short sentence"), blocks.PADDING_PAIR[0], max_chars=200)
+long = c2.text_input(_("Long sentence"), blocks.PADDING_PAIR[1], max_chars=400)
 try:
-    exp = kept(("padding", short, long), lambda: blocks.padding_experiment(encoder, short, long))
-except blocks.PaddingError as err:
-    st.warning(literal(_(err.message).format(**err.fields)))
+    exp = cached.padding_experiment(short, long)
+except ValueError as err:   # a PaddingError says why in English and its fields: translated here
+    st.warning(literal(_(err.message).format(**err.fields) if isinstance(err, blocks.PaddingError) else err))
     st.stop()
 real = exp.tokens[:exp.n_real]
 mean_off, mean_on = float(exp.change_unmasked.mean()), float(exp.change_masked.max())

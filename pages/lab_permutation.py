@@ -6,7 +6,7 @@ from explorer.labs import real_model
 from explorer.labs.quiz import Question
 from explorer.model.registry import EMBEDDED_ENCODER
 from explorer.plots.concepts import labelled_heatmap
-from explorer.ui.cached import get_model, kept
+from explorer.ui.cached import get_model, permutation_demo
 from explorer.ui.labs import english_only
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.text import literal
@@ -22,7 +22,7 @@ st.markdown(_("Self-attention compares tokens by their vectors only. Nothing in 
               "{model}'s embedding table (random but fixed W_Q, W_K, W_V).").format(model=EMBEDDED_ENCODER))
 st.latex(r"\mathrm{Attn}(PX) = P\,\mathrm{Attn}(X)\quad\text{%s } P" % _("for every permutation matrix"))
 
-text = st.text_input(_("Sentence"), "dog bites man", help=english_only(EMBEDDED_ENCODER))
+text = st.text_input(_("Sentence"), real_model.PERMUTATION_TEXT, help=english_only(EMBEDDED_ENCODER))
 loaded = get_model(EMBEDDED_ENCODER)
 ids = real_model.content_token_ids(loaded, text) if text.strip() else []
 if not 2 <= len(ids) <= 16:
@@ -37,14 +37,14 @@ def shuffle():
 
 
 if key not in st.session_state:
-    st.session_state[key] = labels[::-1]
+    st.session_state[key] = [labels[i] for i in real_model.first_order(len(labels))]
 picked = st.multiselect(_("Shuffle by hand: pick the tokens in their new order"), labels, key=key)
 st.button(_("Shuffle randomly"), on_click=shuffle)
 if len(picked) != len(labels):
     st.info(_("Pick every token once to complete the new order."))
     st.stop()
 order = [labels.index(p) for p in picked]
-demo = kept(("permutation", text, *order), lambda: real_model.permutation_demo(loaded, text, order))
+demo = permutation_demo(text, order)
 st.markdown(_("**Original:** {original}  →  **shuffled:** {shuffled}").format(
     original=literal(" ".join(demo.tokens)), shuffled=literal(" ".join(demo.shuffled))))
 

@@ -17,8 +17,7 @@ from explorer.words.i18n import _
 
 use_app_navigation()
 
-busy = _("Computing…")   # while a cached computation first runs (Streamlit would name the function)
-curves = st.cache_data(maths.saturation_curves, show_spinner=busy)()
+curves = cached.saturation_curves()
 
 st.title(_("Softmax saturation: why divide by √d_k"))
 st.markdown(_("A score is a dot product of a query and a key: a sum of d_k products. If every component is random "
@@ -29,7 +28,7 @@ st.markdown(_("A score is a dot product of a query and a key: a sum of d_k produ
 st.latex(r"\begin{gathered}\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k\\"
          r"\Rightarrow\quad \operatorname{sd}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right)=1\end{gathered}")
 
-std_256 = st.cache_data(maths.score_std, max_entries=1, show_spinner=busy)(256)   # 4000 random pairs: once per server
+std_256 = cached.score_std(256)   # 4000 random pairs: once per server
 sizes = {_("about {n}").format(n=n): n for n in (1, 16, 256)}
 predict_then_reveal(Question(
     prompt=_("With d_k = 256 and unit-variance random q and k, how big is a typical raw score q·k "
@@ -38,8 +37,9 @@ predict_then_reveal(Question(
     reveal=_("Measured over 4000 random pairs: **{std:.2f}**, close to √256 = 16. Divided by √d_k it comes back to "
              "{scaled:.2f}.").format(std=std_256, scaled=std_256 / 16)), key="softmax")
 
-d_k = st.select_slider(_("d_k (dimensions per query and key)"), options=maths.LOG_DK, value=64, help=tip("d_k"))
-stats = st.cache_data(maths.saturation_stats, max_entries=len(maths.LOG_DK), show_spinner=busy)(d_k)
+d_k = st.select_slider(_("d_k (dimensions per query and key)"), options=maths.LOG_DK, value=real_model.SOFTMAX_D_K,
+                       help=tip("d_k"))
+stats = cached.saturation_stats(d_k)
 c = st.columns(4)
 c[0].metric(_("measured sd of q·k"), f"{stats['score_std']:.2f}")
 c[1].metric("√d_k", f"{stats['sqrt_d_k']:.2f}")
@@ -68,15 +68,16 @@ st.markdown(_("Pre-softmax scores of one head of {model} (already divided by its
               "temperature T below 1 widens the gaps, just like a larger d_k without scaling; T = 1 is the "
               "model's own attention.").format(model=EMBEDDED_ENCODER))
 left, right = st.columns([3, 2])
-text = right.text_input(_("Sentence"), "The animal did not cross the street because it was too tired.",
-                        help=english_only(EMBEDDED_ENCODER))
+text = right.text_input(_("Sentence"), real_model.TEMPERATURE_TEXT, help=english_only(EMBEDDED_ENCODER))
 if not text.strip():
     st.info(_("Type a sentence to see a real head."))
     st.stop()
 result = attention_or_stop(EMBEDDED_ENCODER, text)  # says when the text was cut or the GPU fell back
 c = right.columns(2)
-layer = c[0].selectbox(_("Layer"), range(result.facts.n_layers), 2, lambda i: _("layer {n}").format(n=i + 1))
-head = c[1].selectbox(_("Head"), range(result.facts.n_heads), 0, lambda i: _("head {n}").format(n=i + 1))
+layer = c[0].selectbox(_("Layer"), range(result.facts.n_layers), real_model.TEMPERATURE_HEAD[0],
+                       lambda i: _("layer {n}").format(n=i + 1))
+head = c[1].selectbox(_("Head"), range(result.facts.n_heads), real_model.TEMPERATURE_HEAD[1],
+                      lambda i: _("head {n}").format(n=i + 1))
 t = right.select_slider(_("Temperature T"), options=[0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0], value=1.0,
                         help=tip("temperature"))
 view = real_model.temperature_view(cached.head_scores(result, layer, head), t)

@@ -201,6 +201,9 @@ class PaddingExperiment:
         return len(self.tokens) - self.n_real
 
 
+PADDING_PAIR = ("I love cats.", "The report that the committee finally published last Tuesday was widely condemned.")
+
+
 class PaddingError(ValueError):
     """Why the padding experiment cannot run: an English message (marked for the catalogues) and its fields, which
     the page translates where it shows them; the experiment itself runs in the forward queue's thread, which
