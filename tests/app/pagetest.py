@@ -118,68 +118,61 @@ def breakdown_weight(at: AppTest) -> float:
     return float(found.group(1))
 
 
-# ---------------------------------------------------------------------------------------------- languages
-
-# Words that are the same in English, German and Spanish on these pages (terms the translations keep, per
-# docs/translating.md, and the short notation around them); a text made of these, numbers, tokens and model names
-# alone is not English left behind.
-SAME_IN_EVERY_LANGUAGE = frozenset("""
-softmax token tokens query key value heatmap encoder decoder embedding head heads csv rollout log odds cos nats
-bertviz alibi rope ln max min mean sum of the vs id is png
-""".split())
-WIDGETS = ("selectbox", "multiselect", "radio", "slider", "select_slider", "checkbox", "toggle", "button",
-           "text_input", "text_area", "number_input", "color_picker", "date_input")
+# ------------------------------------------------------------------------------------------------ languages
+WIDGETS = ("button", "checkbox", "toggle", "radio", "selectbox", "multiselect", "slider", "select_slider",
+           "text_input", "text_area", "number_input", "color_picker", "date_input", "time_input")
 
 
 def _figure_texts(spec: dict) -> list[str]:
-    """The words a plotly figure's JSON shows: its title, axis and colour-bar titles, annotations, trace names,
-    hover templates (plotly's ``%{…}`` taken out) and the first of each trace's hover texts."""
+    """A chart's words: its title, axis and colour-bar titles, subplot titles, legend names and hover words."""
     import re
 
-    def title(part) -> str:
-        found = (part or {}).get("title")
-        return (found or {}).get("text", "") if isinstance(found, dict) else (found or "")
-    layout = spec.get("layout", {})
-    out = [title(layout), *(title(v) for k, v in layout.items() if k.startswith(("xaxis", "yaxis", "coloraxis"))),
-           *(a.get("text", "") for a in layout.get("annotations", []))]
+    layout, out = spec.get("layout", {}), []
+    for key, value in layout.items():
+        if key == "title" or key.startswith(("xaxis", "yaxis")):
+            title = (value or {}).get("title") if key != "title" else value
+            out.append((title or {}).get("text") if isinstance(title, dict) else title)
+    out += [a.get("text") for a in layout.get("annotations", [])]
     for trace in spec.get("data", []):
-        shown = layout.get("showlegend") is not False and trace.get("showlegend") is not False
-        out += [trace.get("name", "") if shown else "", title(trace.get("colorbar")), re.sub(r"%\{[^}]*\}", "",
-                                                                             trace.get("hovertemplate", ""))]
-        for key in ("hovertext", "text"):
-            values = trace.get(key)
-            if isinstance(values, list) and values and isinstance(values[0], str):
-                out.append(values[0])
-    return [re.sub(r"<[^>]+>", " ", t) for t in out if t]
+        out += [trace.get("name"), ((trace.get("colorbar") or {}).get("title") or {}).get("text")]
+        hover = re.sub(r"%\{[^}]*\}|<[^>]*>", " ", trace.get("hovertemplate") or "")
+        out.append(hover)
+    return [str(t) for t in out if t and str(t).strip()]
 
 
-def shown_texts(at: AppTest) -> set[str]:
-    """Every text a page wrote, one set: messages and headings, widget labels, help, placeholders and options,
-    metrics, links, expanders, table columns, and its figures' words (``_figure_texts``)."""
-    out = [str(e.value) for kind in (*MESSAGES, "title", "header", "subheader") for e in getattr(at, kind)]
+def page_texts(at: AppTest) -> list[str]:
+    """Every text a page showed, for the language checks: headings, messages (``MESSAGES``), widget labels,
+    options and help, metric labels, tab and expander labels, table headers, and each chart's words."""
+    out = [str(e.value) for kind in ("title", "header", "subheader", *MESSAGES) for e in getattr(at, kind)]
     for kind in WIDGETS:
-        for w in getattr(at, kind, []):
-            out += [getattr(w, name, None) for name in ("label", "help", "placeholder")]
-            out += [str(o) for o in getattr(w, "options", None) or []]
-    out += [m.label for m in at.metric] + [e.label for e in at.expander]
-    out += [e.proto.label for e in at.get("page_link")] + [e.proto.label for e in at.get("download_button")]
+        for w in at.get(kind):
+            out += [w.label, getattr(w, "help", None) or ""]
+            out += [str(o) for o in getattr(w, "options", None) or ()]
+            if kind == "text_input" and w.placeholder:
+                out.append(w.placeholder)
+    out += [m.label for m in at.metric] + [m.help or "" for m in at.metric]
+    out += [e.proto.label for kind in ("tabs", "expander") for e in at.get(kind) if hasattr(e.proto, "label")]
+    for tab in at.get("tab"):
+        out.append(tab.label)
     for frame in at.dataframe:
-        out += [str(c) for c in frame.value.columns]
+        value = frame.value
+        out += [str(c) for c in value.columns] + [str(i) for i in value.index if isinstance(i, str)]
     for spec in figures(at).values():
         out += _figure_texts(spec)
-    return {str(t).replace("\\", "").strip() for t in out if t and str(t).strip()}
+    return [t.replace("\\", "").strip() for t in out if t and t.strip()]
 
 
-def english_left(texts_en: set[str], texts_other: set[str], allowed=frozenset()) -> list[str]:
-    """The texts a page wrote the same in English and in another language that hold an English word: each word of
-    two letters or more, once ``allowed`` (the page's tokens, example words, model names) and
-    ``SAME_IN_EVERY_LANGUAGE`` are set aside. Numbers, tokens and notation alone are not English left."""
+def english_left(texts_en: list[str], texts_other: list[str], allowed: set[str] | frozenset[str] = frozenset()
+                 ) -> list[str]:
+    """The texts of a page in another language that stayed as they are in English, leaving out those whose words
+    are all in ``allowed`` (case-insensitive: model tokens, model names, words the same in every language such as
+    softmax, token, Query, Key, Value, Heatmap, Encoder, Decoder, Embedding). Numbers and symbols never count."""
     import re
 
-    keep = {w.lower() for w in (*SAME_IN_EVERY_LANGUAGE, *allowed)}
-    left = []
-    for text in sorted(texts_en & texts_other):
-        words = [w for w in re.findall(r"[^\W\d_]{2,}", text) if w.lower() not in keep]
-        if words:
-            left.append(text)
-    return left
+    allowed = {a.casefold() for a in allowed}
+    english = set(texts_en)
+
+    def words(text: str) -> list[str]:   # names from code (d_model, attention_mask) are no words to translate
+        return re.findall(r"[^\W\d_]{2,}", re.sub(r"\w*_\w*", " ", text))
+
+    return sorted({t for t in texts_other if t in english and any(w.casefold() not in allowed for w in words(t))})
