@@ -65,12 +65,12 @@ def similar_heads(frame: pd.DataFrame, badges: pd.Series | None = None, selected
     hover = [named.format(layer=i, head=j) + (f"<br>{b}" if b else "") for i, j, b in zip(layer, head, names)]
     fig = go.Figure(go.Scatter(
         x=frame["x"], y=frame["y"], mode="markers", customdata=np.stack([layer, head], 1).tolist(),
-        hovertext=hover, hoverinfo="text", name="heads",
+        hovertext=hover, hoverinfo="text", name=_("heads"),
         marker=dict(size=11, color=layer, colorscale="Viridis", line=dict(width=0.5, color="white"),
                     colorbar=dict(title=dict(text=_("layer")), thickness=12))))
     if selected:
         pick = frame.set_index(["layer", "head"]).reindex([tuple(s) for s in selected]).dropna()
-        fig.add_trace(go.Scatter(x=pick["x"], y=pick["y"], mode="markers", hoverinfo="skip", name="chosen",
+        fig.add_trace(go.Scatter(x=pick["x"], y=pick["y"], mode="markers", hoverinfo="skip", name=_("chosen"),
                                  marker=dict(size=18, color="rgba(0,0,0,0)", line=dict(width=2.5, color=SELECTED))))
     fig.update_layout(height=460, showlegend=False, clickmode="event+select", plot_bgcolor="white", dragmode=False,
                       title=dict(text=_("Similar heads: close points attend alike"), x=0.0, font=dict(size=14)),

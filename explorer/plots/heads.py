@@ -50,11 +50,11 @@ def value_per_head(values: np.ndarray, *, title: str = "", value_name: str = "va
         x=head.ravel(), y=layer.ravel(), mode="markers", customdata=np.stack([layer.ravel(), head.ravel()], 1).tolist(),
         marker=dict(symbol="square", size=cell, opacity=0), hovertext=text, hoverinfo="text",
         selected=dict(marker=dict(opacity=0)), unselected=dict(marker=dict(opacity=0)), showlegend=False,
-        name="heads"))
+        name=_("heads")))
     if marked is not None and np.any(marked):
         ml, mh = np.nonzero(np.asarray(marked, dtype=bool))
         fig.add_trace(go.Scatter(x=mh, y=ml, mode="markers", hoverinfo="skip", showlegend=False,
-                                 name=mark_name or "marked",
+                                 name=mark_name or _("marked"),
                                  marker=dict(symbol="circle", size=max(5, cell // 3), color=MARK)))
     if selected is not None:
         l, h = selected
