@@ -116,3 +116,72 @@ def breakdown_weight(at: AppTest) -> float:
     found = re.search(r"weight = softmax of the row at this key = \*\*([0-9.]+)\*\*", texts(at, raw=True))
     assert found, "no breakdown on the page"
     return float(found.group(1))
+
+
+# ---------------------------------------------------------------------------------------------- languages
+
+WIDGETS = ("slider", "number_input", "text_area", "text_input", "toggle", "checkbox", "radio", "selectbox",
+           "multiselect", "select_slider", "button", "segmented_control", "pills")
+OPTIONS = ("radio", "selectbox", "multiselect", "segmented_control")   # options shown as the app words them
+
+
+def _figure_texts(spec: dict) -> list[str]:
+    """A figure's own words: its title, axis and colour-bar titles, trace names, annotations (subplot titles) and
+    hover templates (their ``%{…}`` fields and tags taken out)."""
+    import re
+
+    layout, out = spec.get("layout", {}), []
+    out.append((layout.get("title") or {}).get("text") or "")
+    for name, axis in layout.items():
+        if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
+            out.append((axis.get("title") or {}).get("text") or "")
+    out += [str(a.get("text") or "") for a in layout.get("annotations") or []]
+    out.append((((layout.get("coloraxis") or {}).get("colorbar") or {}).get("title") or {}).get("text") or "")
+    for trace in spec.get("data", []):
+        out.append(str(trace.get("name") or ""))
+        out.append(((trace.get("colorbar") or {}).get("title") or {}).get("text") or "")
+        hover = trace.get("hovertemplate")
+        if isinstance(hover, str):
+            out.append(re.sub(r"%\{[^}]*\}|<[^>]*>", " ", hover))
+    return [t for t in out if t]
+
+
+def page_texts(at: AppTest) -> list[str]:
+    """Every text the page wrote, one line each: messages, titles, widget labels, help and options, metrics,
+    expanders, page links, table columns and the figures' words (``_figure_texts``). Markdown escapes removed."""
+    out = texts(at).splitlines()
+    out += [str(e.value) for kind in ("title", "header", "subheader") for e in getattr(at, kind)]
+    for kind in WIDGETS:
+        for w in at.get(kind):
+            out += [str(getattr(w, "label", "") or ""), str(getattr(w, "help", "") or "")]
+            if kind in OPTIONS:
+                out += [str(o) for o in getattr(w, "options", [])]
+    for m in at.metric:
+        out += [str(m.label), str(m.proto.help or "")]
+    out += [str(e.label) for e in at.expander]
+    out += [e.proto.label for e in at.get("page_link")]
+    out += [str(c) for d in at.dataframe for c in d.value.columns]
+    for spec in figures(at).values():
+        out += _figure_texts(spec)
+    return [t.replace("\\", "").strip() for t in out if t and t.strip()]
+
+
+def english_left(texts_en: list[str], texts_other: list[str], allowed: list[str] = ()) -> list[str]:
+    """The texts of a page in another language that are the same as in English and still hold a word once the
+    ``allowed`` phrases (model tokens, user and example text, model names, words both languages write alike) are
+    taken out, with numbers and punctuation: what a translator missed. Compared line by line."""
+    import re
+
+    english = {line.strip() for text in texts_en for line in text.splitlines()}
+    phrases = sorted({a for a in allowed if a}, key=len, reverse=True)
+    left = []
+    for text in texts_other:
+        for line in (line.strip() for line in text.splitlines()):
+            if line not in english:
+                continue
+            rest = line
+            for phrase in phrases:
+                rest = re.sub(rf"(?<![^\W\d_]){re.escape(phrase)}(?![^\W\d_])", " ", rest, flags=re.IGNORECASE)
+            if re.search(r"[^\W\d_]{2,}", rest):
+                left.append(line)
+    return sorted(set(left))
