@@ -118,70 +118,61 @@ def breakdown_weight(at: AppTest) -> float:
     return float(found.group(1))
 
 
-# ---------------------------------------------------------------------------------------------- languages
-
-WIDGETS = ("slider", "number_input", "text_area", "text_input", "toggle", "checkbox", "radio", "selectbox",
-           "multiselect", "select_slider", "button", "segmented_control", "pills")
-OPTIONS = ("radio", "selectbox", "multiselect", "segmented_control")   # options shown as the app words them
+# ------------------------------------------------------------------------------------------------ languages
+WIDGETS = ("button", "checkbox", "toggle", "radio", "selectbox", "multiselect", "slider", "select_slider",
+           "text_input", "text_area", "number_input", "color_picker", "date_input", "time_input")
 
 
 def _figure_texts(spec: dict) -> list[str]:
-    """A figure's own words: its title, axis and colour-bar titles, trace names, annotations (subplot titles) and
-    hover templates (their ``%{…}`` fields and tags taken out)."""
+    """A chart's words: its title, axis and colour-bar titles, subplot titles, legend names and hover words."""
     import re
 
     layout, out = spec.get("layout", {}), []
-    out.append((layout.get("title") or {}).get("text") or "")
-    for name, axis in layout.items():
-        if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
-            out.append((axis.get("title") or {}).get("text") or "")
-    out += [str(a.get("text") or "") for a in layout.get("annotations") or []]
-    out.append((((layout.get("coloraxis") or {}).get("colorbar") or {}).get("title") or {}).get("text") or "")
+    for key, value in layout.items():
+        if key == "title" or key.startswith(("xaxis", "yaxis")):
+            title = (value or {}).get("title") if key != "title" else value
+            out.append((title or {}).get("text") if isinstance(title, dict) else title)
+    out += [a.get("text") for a in layout.get("annotations", [])]
     for trace in spec.get("data", []):
-        out.append(str(trace.get("name") or ""))
-        out.append(((trace.get("colorbar") or {}).get("title") or {}).get("text") or "")
-        hover = trace.get("hovertemplate")
-        if isinstance(hover, str):
-            out.append(re.sub(r"%\{[^}]*\}|<[^>]*>", " ", hover))
-    return [t for t in out if t]
+        out += [trace.get("name"), ((trace.get("colorbar") or {}).get("title") or {}).get("text")]
+        hover = re.sub(r"%\{[^}]*\}|<[^>]*>", " ", trace.get("hovertemplate") or "")
+        out.append(hover)
+    return [str(t) for t in out if t and str(t).strip()]
 
 
 def page_texts(at: AppTest) -> list[str]:
-    """Every text the page wrote, one line each: messages, titles, widget labels, help and options, metrics,
-    expanders, page links, table columns and the figures' words (``_figure_texts``). Markdown escapes removed."""
-    out = texts(at).splitlines()
-    out += [str(e.value) for kind in ("title", "header", "subheader") for e in getattr(at, kind)]
+    """Every text a page showed, for the language checks: headings, messages (``MESSAGES``), widget labels,
+    options and help, metric labels, tab and expander labels, table headers, and each chart's words."""
+    out = [str(e.value) for kind in ("title", "header", "subheader", *MESSAGES) for e in getattr(at, kind)]
     for kind in WIDGETS:
         for w in at.get(kind):
-            out += [str(getattr(w, "label", "") or ""), str(getattr(w, "help", "") or "")]
-            if kind in OPTIONS:
-                out += [str(o) for o in getattr(w, "options", [])]
-    for m in at.metric:
-        out += [str(m.label), str(m.proto.help or "")]
-    out += [str(e.label) for e in at.expander]
-    out += [e.proto.label for e in at.get("page_link")]
-    out += [str(c) for d in at.dataframe for c in d.value.columns]
+            out += [w.label, getattr(w, "help", None) or ""]
+            out += [str(o) for o in getattr(w, "options", None) or ()]
+            if kind == "text_input" and w.placeholder:
+                out.append(w.placeholder)
+    out += [m.label for m in at.metric] + [m.help or "" for m in at.metric]
+    out += [e.proto.label for kind in ("tabs", "expander") for e in at.get(kind) if hasattr(e.proto, "label")]
+    for tab in at.get("tab"):
+        out.append(tab.label)
+    for frame in at.dataframe:
+        value = frame.value
+        out += [str(c) for c in value.columns] + [str(i) for i in value.index if isinstance(i, str)]
     for spec in figures(at).values():
         out += _figure_texts(spec)
     return [t.replace("\\", "").strip() for t in out if t and t.strip()]
 
 
-def english_left(texts_en: list[str], texts_other: list[str], allowed: list[str] = ()) -> list[str]:
-    """The texts of a page in another language that are the same as in English and still hold a word once the
-    ``allowed`` phrases (model tokens, user and example text, model names, words both languages write alike) are
-    taken out, with numbers and punctuation: what a translator missed. Compared line by line."""
+def english_left(texts_en: list[str], texts_other: list[str], allowed: set[str] | frozenset[str] = frozenset()
+                 ) -> list[str]:
+    """The texts of a page in another language that stayed as they are in English, leaving out those whose words
+    are all in ``allowed`` (case-insensitive: model tokens, model names, words the same in every language such as
+    softmax, token, Query, Key, Value, Heatmap, Encoder, Decoder, Embedding). Numbers and symbols never count."""
     import re
 
-    english = {line.strip() for text in texts_en for line in text.splitlines()}
-    phrases = sorted({a for a in allowed if a}, key=len, reverse=True)
-    left = []
-    for text in texts_other:
-        for line in (line.strip() for line in text.splitlines()):
-            if line not in english:
-                continue
-            rest = line
-            for phrase in phrases:
-                rest = re.sub(rf"(?<![^\W\d_]){re.escape(phrase)}(?![^\W\d_])", " ", rest, flags=re.IGNORECASE)
-            if re.search(r"[^\W\d_]{2,}", rest):
-                left.append(line)
-    return sorted(set(left))
+    allowed = {a.casefold() for a in allowed}
+    english = set(texts_en)
+
+    def words(text: str) -> list[str]:   # names from code (d_model, attention_mask) are no words to translate
+        return re.findall(r"[^\W\d_]{2,}", re.sub(r"\w*_\w*", " ", text))
+
+    return sorted({t for t in texts_other if t in english and any(w.casefold() not in allowed for w in words(t))})
