@@ -142,6 +142,7 @@ def run_pass(loaded: LoadedModel, sentences: tuple[str, ...] = SENTENCES, progre
     pass for a model it cannot map, and after the first when its queries and keys cannot be captured.
     """
     report = progress or (lambda fraction, message: None)
+    report(0.0, Later(N_("Reading the corpus…")))   # each waiting session reads it in its own language
     start = time.perf_counter()
     encoded = _tokens(loaded.tokenizer, sentences, max_tokens)
     n = sum(len(e["ids"]) for e in encoded)

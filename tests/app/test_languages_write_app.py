@@ -20,16 +20,17 @@ NOT_YET = [r"^-? ?\*\*[^*]+\*\*: ", r" · .*(embedded|hub \(needs network\))$", 
            r"^trace \d+: ", r"^Take “.*” apart on the heatmap page$", r"^(Show as table|Words on this page|Model|Text|"
            r"Every word: the glossary|Other hub id or folder…|Commit my answer|Your prediction|Examples|Query word|"
            r"Candidate [12]|weight|A figure without numbers to read out\.|Choose a head in this chart by name .*|"
-           r"Every head as a thumbnail: .*)$", r"^(Long-range agreement|Masked word|Negation|Pronoun: .*|"
-           r"Repeated words|Word order: .*)$"]
+           r"Every head as a thumbnail: .*|e\.g\. L0H1, then Enter)$",
+           r"^(Long-range agreement|Masked word|Negation|Pronoun: .*|Repeated words|Word order: .*)$"]
 
 
 def shown(at: AppTest) -> list[str]:
     """``page_texts`` and what it leaves out that these pages show: the pick control's label and options, the
     page links' labels."""
     out = page_texts(at)
-    for control in at.get("segmented_control"):
-        out += [control.label, *map(str, control.options)]
+    for control in at.get("button_group"):   # st.segmented_control and st.pills (the pills are tokens)
+        if control.key != "_step_pick":
+            out += [control.proto.label, *(o.content for o in control.proto.options)]
     return out + [link.proto.label for link in at.get("page_link")]
 
 

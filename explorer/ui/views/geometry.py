@@ -25,7 +25,7 @@ from explorer.ui import widgets as ui
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.text import literal
 from explorer.ui.views import breakdown_link as breakdown
-from explorer.words.i18n import _
+from explorer.words.i18n import N_, Later, _
 
 PASSES = Jobs(int(os.environ.get("EXPLORER_GEOMETRY_MODELS", "2")))
 MAPS = Jobs(512)
@@ -47,8 +47,12 @@ def corpus_pass(model: str) -> CorpusPass:
 
 def head_map(run: CorpusPass, layer: int, head: int, method: str) -> maps.HeadMap:
     """``geometry.maps.head_map``, one head's map, computed once per server in ``MAPS`` (progress in the page)."""
-    job = MAPS.run((run.facts.name, layer, head, method), lambda progress: maps.head_map(run, layer, head, method),
-                   f"the {NAMES[method]} map of layer {layer} · head {head}")
+    def work(progress):
+        progress(0.0, Later(N_("Drawing the {method} map of layer {layer} · head {head}…"), method=NAMES[method],
+                            layer=layer, head=head))   # a shared job's words: each waiting session's language
+        return maps.head_map(run, layer, head, method)
+    job = MAPS.run((run.facts.name, layer, head, method), work,
+                   f"the {NAMES[method]} map of layer {layer} · head {head}")   # the job's name: the server's log
     return cached.wait_or_stop(job, errors=UNAVAILABLE)
 
 
