@@ -6,6 +6,7 @@ charts whose points are heads, a box that chooses a head from the keyboard, as a
 """
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 
@@ -17,6 +18,7 @@ from explorer.attention.heads import parse_heads
 from explorer.plots.alt import TextAlternative
 from explorer.plots.attention import FRAME
 from explorer.ui.text import literal
+from explorer.words.i18n import _
 
 TYPED = "_typed_head"   # (chart key, (layer, head)) while a head chosen from the keyboard runs the chart's callback
 
@@ -33,7 +35,7 @@ def describe(alt: TextAlternative, key: str, heads: list[tuple[int, int]], on_se
 def table_under(key: str, alt: Callable[[], TextAlternative]) -> None:
     """"Show as table" under chart ``key``: ``alt()`` (the chart's text alternative, which may build the figure) is
     asked for only while the table is open."""
-    table = st.expander("Show as table", key=f"{key}_table", on_change="rerun", type="compact")
+    table = st.expander(_("Show as table"), key=f"{key}_table", on_change="rerun", type="compact")
     if table.open:
         keyboard_scrolling()   # a table wider than the screen scrolls: make it focusable
         with table:
@@ -47,7 +49,7 @@ def accessible_name(alt: TextAlternative, most: int = 160) -> str:
     """A short name for the chart itself (its summary's first sentence), pointing to the rest below it."""
     first = alt.summary.split(". ")[0].rstrip(".")
     first = first if len(first) <= most else first[:most - 1].rstrip() + "…"
-    return f"Chart: {first}. Described in words and as a table below it."
+    return _("Chart: {summary}. Described in words and as a table below it.").format(summary=first)
 
 
 def head_box(key: str, heads: list[tuple[int, int]], on_select) -> None:
@@ -66,13 +68,15 @@ def head_box(key: str, heads: list[tuple[int, int]], on_select) -> None:
             finally:
                 st.session_state.pop(TYPED, None)
         elif typed:
-            st.session_state[f"{box}_note"] = (f"{typed[:20]!r} is not a head of this chart: write layer and head like "
-                                               f"{head_name(*heads[0])} (layers and heads count from 0).")
+            st.session_state[f"{box}_note"] = _("{typed} is not a head of this chart: write layer and head like "
+                                                "{example} (layers and heads count from 0).").format(
+                typed=repr(typed[:20]), example=head_name(*heads[0]))
         st.session_state[box] = ""
 
     last = heads[-1]
-    st.text_input(f"Choose a head in this chart by name ({head_name(*heads[0])} to {head_name(*last)})", key=box,
-                  on_change=chosen, placeholder="e.g. L0H1, then Enter", width=360)
+    st.text_input(_("Choose a head in this chart by name ({first} to {last})").format(
+        first=head_name(*heads[0]), last=head_name(*last)), key=box, on_change=chosen,
+        placeholder=_("e.g. L0H1, then Enter"), width=360)
     if note := st.session_state.pop(f"{box}_note", None):
         st.caption(literal(note))
 
@@ -105,8 +109,7 @@ _FOCUSABLE_FORMULAS = """<script>
     if (scrolls(box)) {
       if (!box.hasAttribute('tabindex')) {
         box.setAttribute('tabindex', '0'); box.setAttribute('role', 'region');
-        box.setAttribute('aria-label', (box.closest('[data-testid="stTable"]') ? 'Table' : 'Formula')
-                         + ' (scrolls sideways)');
+        box.setAttribute('aria-label', box.closest('[data-testid="stTable"]') ? TABLE_NAME : FORMULA_NAME);
       }
     } else if (box.getAttribute('role') === 'region') {
       box.removeAttribute('tabindex'); box.removeAttribute('role'); box.removeAttribute('aria-label');
@@ -132,7 +135,11 @@ def keyboard_scrolling() -> None:
     moves between pages (a reload starts a new session, which sends it again)."""
     if not st.session_state.get("_keyboard_scrolling"):
         st.session_state["_keyboard_scrolling"] = True
-        st.html(_FOCUSABLE_FORMULAS, unsafe_allow_javascript=True)
+        names = {"TABLE_NAME": _("Table (scrolls sideways)"), "FORMULA_NAME": _("Formula (scrolls sideways)")}
+        script = _FOCUSABLE_FORMULAS
+        for name, text in names.items():   # the session's language at its first run (the script is sent once)
+            script = script.replace(name, json.dumps(text), 1)
+        st.html(script, unsafe_allow_javascript=True)
 
 
 def show_frame(key: str, index: int) -> None:
