@@ -2,6 +2,7 @@
 back what it wrote and drew; a browser session of app.py (``session``), a button click, a student joining a class."""
 import base64
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -116,3 +117,85 @@ def breakdown_weight(at: AppTest) -> float:
     found = re.search(r"weight = softmax of the row at this key = \*\*([0-9.]+)\*\*", texts(at, raw=True))
     assert found, "no breakdown on the page"
     return float(found.group(1))
+
+
+# ---------------------------------------------------------------------------------------------- no English left
+
+# Words that stay as they are in every language (the term table in docs/translating.md): model terms a German or
+# Spanish course writes in English, abbreviations, file kinds, model families.
+ALLOWED = frozenset(w.lower() for w in (
+    "softmax", "token", "tokens", "Query", "Queries", "Key", "Keys", "Value", "Values", "Heatmap", "Heatmaps",
+    "Encoder", "Decoder", "Embedding", "Embeddings", "Unembedding", "Transformer", "Transformers", "logit", "logits",
+    "nats", "nat", "Rollout", "top", "CSV", "PNG", "HTML", "QR", "PCA", "SNE", "RoPE", "GQA", "MLP", "MLPs", "RNN",
+    "KV", "BERT", "GPT", "Llama", "GGUF", "LayerNorm", "RMSNorm", "QK", "QKᵀ", "ln", "max", "min", "CLS", "SEP",
+    "PAD", "W_Q", "W_K", "W_V", "W_O", "d_k", "d_model", "Hub", "ok", "OK", "CPU", "GPU", "MPS", "MB", "GB",
+    "safetensors", "odds", "log", "Spearman",
+))
+# Words a language shares with English where the translation is the same word (German "Head", "Text", "Start").
+ALLOWED_IN = {
+    "de": frozenset(w.lower() for w in (
+        "Head", "Heads", "Score", "Scores", "Text", "Start", "Position", "Permutation", "Seed", "Sampling",
+        "Knockout", "Attention", "Cache", "Download", "Link", "Handout", "Name", "Bias", "Gradient", "Attribution",
+        "Matrix", "Enter", "Code")),
+    "es": frozenset(w.lower() for w in ("rollout", "embedding", "unembedding", "transformer", "top", "hub", "Intro",
+                                        "link", "Code")),
+}
+_WORD = re.compile(r"[^\W\d_]{2,}")   # a word of two letters or more (one letter: "A", "k", "p" are names)
+_ICON = re.compile(r":material/[a-z_]+:|:[a-z]+\[[^\]]*\]")   # material icons, colour directives
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text`` (two letters or more), icons and markdown taken out."""
+    return _WORD.findall(_ICON.sub(" ", str(text)))
+
+
+def english_left(texts_en, texts_other, allowed=ALLOWED, keep=()) -> list[str]:
+    """The texts of a render in another language that stayed English: those that are the same in the English
+    render and hold a word other than a number, an ``allowed`` word (any case) or a word of ``keep`` (texts that
+    are never translated: model tokens, user and example text, model names).
+
+    ``texts_en``, ``texts_other``: what the page wrote in each render (``page_texts``). A text only the other
+    render has is translated by construction; one both have is English left unless every word in it may stay."""
+    english = set(texts_en)
+    kept = {w.lower() for text in keep for w in words(text)} | set(allowed)
+    return sorted({t for t in texts_other if t in english and any(w.lower() not in kept for w in words(t))})
+
+
+HEADINGS = ("title", "header", "subheader")
+LABELLED = ("button", "checkbox", "color_picker", "date_input", "multiselect", "number_input", "radio", "selectbox",
+            "select_slider", "slider", "text_area", "text_input", "time_input", "toggle", "expander", "tab",
+            "download_button", "page_link", "metric", "chat_input")
+
+
+def page_texts(at: AppTest) -> list[str]:
+    """Everything a page wrote in words: headings, markdown, captions and message boxes (one an element), every
+    widget's label, options, help and placeholder, link and button labels, tab and expander labels, and every
+    chart's title, axis titles, legend names and annotations."""
+    out = [str(e.value) for kind in (*HEADINGS, *MESSAGES) for e in getattr(at, kind)]
+    for kind in LABELLED:
+        for element in at.get(kind):
+            proto = getattr(element, "proto", None)
+            for field in ("label", "help", "placeholder"):
+                value = getattr(proto, field, None) if proto is not None else None
+                if isinstance(value, str) and value:
+                    out.append(value)
+            out.extend(str(o) for o in (getattr(proto, "options", None) or ()) if isinstance(o, str))
+    for spec in figures(at).values():
+        layout = spec.get("layout", {})
+        out.append((layout.get("title") or {}).get("text") or "")
+        for name, axis in layout.items():
+            if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
+                out.append((axis.get("title") or {}).get("text") or "")
+        out.extend(str(a.get("text") or "") for a in layout.get("annotations") or ())
+        out.extend(str(t.get("name") or "") for t in spec.get("data") or ())
+    return [t.replace("\\", "") for t in out if t]
+
+
+def ticks(at: AppTest) -> list[str]:
+    """The tick labels of every chart: model tokens, which stay as the model wrote them."""
+    out = []
+    for spec in figures(at).values():
+        for name, axis in spec.get("layout", {}).items():
+            if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
+                out.extend(str(t) for t in axis.get("ticktext") or ())
+    return out
