@@ -11,6 +11,7 @@ Pages that other branches are still translating are listed in ``NOT_YET_TRANSLAT
 from __future__ import annotations
 
 from functools import cache
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 from pagetest import ALLOWED, ALLOWED_IN, ROOT, english_left, page_texts, ticks
@@ -18,6 +19,7 @@ from streamlit.testing.v1 import AppTest
 
 from explorer.examples import EXAMPLES, FLIP_PAIRS
 from explorer.model.registry import EMBEDDED, KNOWN_HUB
+from explorer.ui import language
 from explorer.words.i18n import LANGUAGES
 from explorer.words.pages import PAGES
 
@@ -81,3 +83,78 @@ def test_english_left_ignores_tokens_numbers_and_allowed_words():
     de = ["Schicht 3", "Take “it” → “animal” apart", "it → animal 0.51", "Softmax", "12"]
     assert english_left(en, de, ALLOWED, keep=["The animal didn't cross the street because it was too tired."]) \
         == ["Take “it” → “animal” apart"]
+
+
+# ---------------------------------------------------------------------------------------------- choosing
+
+def glossary_page(**params) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.query_params.update(params)
+    at.run()
+    at.switch_page("pages/glossary.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_the_picker_reruns_the_page_in_that_language_and_keeps_the_rest():
+    at = glossary_page()
+    assert at.sidebar.selectbox(key=language.PICKED).options == ["English", "Deutsch", "Español"]
+    at.text_input(key="find").input("nucleus").run()
+    assert "lang" not in at.query_params   # an English session on a plain link: the link stays plain
+    at.sidebar.selectbox(key=language.PICKED).select("de").run()
+    assert not at.exception
+    assert at.title[0].value == "Glossar" and at.text_input(key="find").label == "Wort suchen"
+    assert at.text_input(key="find").value == "nucleus" and "**Top-p**" in at.markdown[0].value
+    assert at.query_params["lang"] == "de" and at.query_params["find"] == "nucleus"   # the link opens in German
+    at.sidebar.selectbox(key=language.PICKED).select("es").run()
+    assert at.title[0].value == "Glosario" and at.query_params["lang"] == "es"
+
+
+def test_the_link_language_is_kept_and_every_page_link_carries_it():
+    at = glossary_page(lang="es")
+    assert at.sidebar.selectbox(key=language.PICKED).value == "es"
+    at.switch_page("pages/lab_worked_example.py").run()   # the navigation drops the address's parameters
+    assert not at.exception and at.query_params["lang"] == "es"   # written back: the address names the language
+    assert [e.proto.query_string for e in at.get("page_link")] == ["lang=es"]   # "Every word: the glossary"
+    home = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    home.query_params["lang"] = "de"
+    home.run()
+    links = [dict(parse_qsl(e.proto.query_string)) for e in home.get("page_link")]
+    assert links and all(link.get("lang") == "de" for link in links)
+
+
+def _join_link():
+    import streamlit as st
+
+    from explorer.ui import language
+    from explorer.ui.live import membership
+
+    language.choose()
+    st.markdown(membership.join_url("K7M2QX"))
+    st.markdown(membership.teacher_url("K7M2QX", "secret"))
+
+
+def test_join_links_carry_the_session_language_and_english_links_stay_plain():
+    at = AppTest.from_function(_join_link)
+    at.query_params["lang"] = "de"
+    at.run()
+    assert [urlsplit(m.value).query for m in at.markdown] == ["join=K7M2QX&lang=de",
+                                                              "room=K7M2QX&teacher=secret&lang=de"]
+    plain = AppTest.from_function(_join_link).run()
+    assert [urlsplit(m.value).query for m in plain.markdown] == ["join=K7M2QX", "room=K7M2QX&teacher=secret"]
+
+
+def _marks(at: AppTest) -> list[str]:
+    return [h.proto.body for h in at.get("html") if "documentElement.lang" in h.proto.body]
+
+
+def test_the_page_names_its_language_for_the_browser():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.query_params["lang"] = "de"
+    at.run()
+    assert _marks(at) == ['<script>(window.parent && window.parent.document ? window.parent.document : document)'
+                          '.documentElement.lang = "de";</script>']
+    at.run()   # sent once a language: not again on the next run
+    assert not _marks(at)
+    at.sidebar.selectbox(key=language.PICKED).select("es").run()
+    assert [m.endswith('lang = "es";</script>') for m in _marks(at)] == [True]
