@@ -6,7 +6,6 @@ charts whose points are heads, a box that chooses a head from the keyboard, as a
 """
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 
@@ -90,7 +89,8 @@ def typed_head(key: str) -> tuple[int, int] | None:
 # A formula or table wider than its column (st.latex in a narrow column, a chart's table on a phone) scrolls
 # sideways, but Streamlit's KaTeX box and its table wrapper take no keyboard focus, so a keyboard user could never
 # read their ends (axe: scrollable-region-focusable). This makes each such box focusable (arrow keys then scroll
-# it) and names it, and undoes that when it fits again. It also adds one style rule to the page: on a narrow or
+# it) and names it (in the page's language, its <html lang>: a constant script, so the names are in it), and undoes
+# that when it fits again. It also adds one style rule to the page: on a narrow or
 # touch screen plotly's toolbar, which a tap brings up over the chart's title, stays hidden (Streamlit's own
 # fullscreen button stays; the camera button is a desktop tool).
 _FOCUSABLE_FORMULAS = """<script>
@@ -104,12 +104,16 @@ _FOCUSABLE_FORMULAS = """<script>
     doc.head.appendChild(style);
   }
   const BOXES = '.katex-display, [data-testid="stTable"] div';
+  const NAMES = {en: ['Table (scrolls sideways)', 'Formula (scrolls sideways)'],   // by the page's <html lang>
+                 de: ['Tabelle (seitlich scrollbar)', 'Formel (seitlich scrollbar)'],
+                 es: ['Tabla (se desplaza de lado)', 'Fórmula (se desplaza de lado)']};
   const scrolls = box => box.scrollWidth > box.clientWidth && /auto|scroll/.test(getComputedStyle(box).overflowX);
   const mark = () => doc.querySelectorAll(BOXES).forEach(box => {
     if (scrolls(box)) {
       if (!box.hasAttribute('tabindex')) {
         box.setAttribute('tabindex', '0'); box.setAttribute('role', 'region');
-        box.setAttribute('aria-label', box.closest('[data-testid="stTable"]') ? TABLE_NAME : FORMULA_NAME);
+        const names = NAMES[(doc.documentElement.lang || 'en').slice(0, 2)] || NAMES.en;
+        box.setAttribute('aria-label', names[box.closest('[data-testid="stTable"]') ? 0 : 1]);
       }
     } else if (box.getAttribute('role') === 'region') {
       box.removeAttribute('tabindex'); box.removeAttribute('role'); box.removeAttribute('aria-label');
@@ -135,11 +139,7 @@ def keyboard_scrolling() -> None:
     moves between pages (a reload starts a new session, which sends it again)."""
     if not st.session_state.get("_keyboard_scrolling"):
         st.session_state["_keyboard_scrolling"] = True
-        names = {"TABLE_NAME": _("Table (scrolls sideways)"), "FORMULA_NAME": _("Formula (scrolls sideways)")}
-        script = _FOCUSABLE_FORMULAS
-        for name, text in names.items():   # the session's language at its first run (the script is sent once)
-            script = script.replace(name, json.dumps(text), 1)
-        st.html(script, unsafe_allow_javascript=True)
+        st.html(_FOCUSABLE_FORMULAS, unsafe_allow_javascript=True)
 
 
 def show_frame(key: str, index: int) -> None:

@@ -98,10 +98,18 @@ def picker() -> None:
 
 
 def mark_page() -> None:
-    """Set the page's ``<html lang>`` to the session's language: a two-line script, sent when the language of
+    """Set the page's ``<html lang>`` to the session's language: a one-line script, sent when the language of
     this session's tab changes (its first run, the picker), not on every run."""
     lang = current()
     if st.session_state.get(MARKED) != lang:
         st.session_state[MARKED] = lang
-        st.sidebar.html(f"<script>(window.parent && window.parent.document ? window.parent.document : document)"
-                        f".documentElement.lang = {json.dumps(lang)};</script>", unsafe_allow_javascript=True)
+        st.sidebar.html(lang_script(lang), unsafe_allow_javascript=True)
+
+
+def lang_script(lang: str) -> str:
+    """The script of :func:`mark_page`. Nothing a user sends can enter it: ``lang`` must be one of the app's
+    language codes (``i18n.LANGUAGES``), else ValueError."""
+    if not isinstance(lang, str) or lang not in i18n.LANGUAGES:
+        raise ValueError(f"not a language of the app: {lang!r}")
+    return ("<script>(window.parent && window.parent.document ? window.parent.document : document)"
+            f".documentElement.lang = {json.dumps(lang)};</script>")

@@ -152,8 +152,7 @@ def test_the_page_names_its_language_for_the_browser():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     at.query_params["lang"] = "de"
     at.run()
-    assert _marks(at) == ['<script>(window.parent && window.parent.document ? window.parent.document : document)'
-                          '.documentElement.lang = "de";</script>']
+    assert _marks(at) == [language.lang_script("de")]
     at.run()   # sent once a language: not again on the next run
     assert not _marks(at)
     at.sidebar.selectbox(key=language.PICKED).select("es").run()
