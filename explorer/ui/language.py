@@ -23,7 +23,9 @@ from explorer.ui.live import streamlit_internals as internals
 from explorer.words import i18n
 from explorer.words.i18n import _
 
-KEY = "lang"
+KEY = "lang"               # the link's parameter
+STATE = "_lang"            # the session's language in its Session State: not KEY, which a class follower's run
+                           # clears with every other parameter of the teacher's view (following._apply)
 PICKED = "_lang_picked"    # the picker's widget
 MARKED = "_lang_marked"    # the language the browser's <html lang> was last set to in this session
 
@@ -31,7 +33,7 @@ MARKED = "_lang_marked"    # the language the browser's <html lang> was last set
 def _session_language() -> str | None:
     if internals.script_context() is None:
         return None
-    return st.session_state.get(KEY)
+    return st.session_state.get(STATE)
 
 
 i18n.set_resolver(_session_language)
@@ -42,15 +44,15 @@ def choose() -> str:
     another one; else the browser's)."""
     asked = i18n.known(st.query_params.get(KEY))
     if asked is not None:
-        st.session_state[KEY] = asked
-    elif KEY not in st.session_state:
-        st.session_state[KEY] = i18n.known(st.context.locale) or i18n.SOURCE
-    return st.session_state[KEY]
+        st.session_state[STATE] = asked
+    elif STATE not in st.session_state:
+        st.session_state[STATE] = i18n.known(st.context.locale) or i18n.SOURCE
+    return st.session_state[STATE]
 
 
 def current() -> str:
     """The session's language (English before ``choose`` ran)."""
-    return i18n.known(st.session_state.get(KEY)) or i18n.SOURCE
+    return i18n.known(st.session_state.get(STATE)) or i18n.SOURCE
 
 
 def in_link(query: dict | None = None) -> dict:
@@ -85,7 +87,7 @@ def keep_in_link() -> None:
 
 def _picked() -> None:
     lang = i18n.known(st.session_state.get(PICKED)) or i18n.SOURCE
-    st.session_state[KEY] = lang
+    st.session_state[STATE] = lang
     params.put(KEY, lang)   # choose() reads the link first: it must name the new language
 
 

@@ -157,3 +157,20 @@ def test_the_page_names_its_language_for_the_browser():
     assert not _marks(at)
     at.sidebar.selectbox(key=language.PICKED).select("es").run()
     assert [m.endswith('lang = "es";</script>') for m in _marks(at)] == [True]
+
+
+def test_a_follower_keeps_its_own_language_when_the_teacher_moves(fresh_store):
+    from pagetest import classroom_page
+
+    from explorer.ui.live import membership
+
+    teacher = classroom_page(lang="de")
+    next(b for b in teacher.button if b.key == "_class_start").click().run()
+    student = classroom_page(lang="es")
+    student.text_input(key="_class_typed").input(teacher.session_state[membership.ROOM])
+    next(b for b in student.button if b.key == "_class_join").click().run()
+    teacher.switch_page("pages/glossary.py").run()
+    assert teacher.title[0].value == "Glossar"
+    student.run()
+    assert not student.exception and student.title[0].value == "Glosario"
+    assert student.query_params["lang"] == "es" and student.session_state[language.STATE] == "es"
