@@ -21,6 +21,7 @@ from explorer.model.registry import ModelSpec, ModelUnavailable, hub_policy, res
 from explorer.serving import policy
 from explorer.ui import cached
 from explorer.ui.text import literal
+from explorer.words import i18n
 from explorer.words.i18n import N_, _
 
 CONFIRMED = "_models_confirmed"   # session state: the models this session said "Load it" to
@@ -37,8 +38,9 @@ class Download:
     refused: bool = False    # the size check refuses it: loading it would fail the same way
 
 
-_sizes: dict[str, tuple[float, Download]] = {}   # hub id -> (when, Download): the hub is asked once a minute at most
-_works: dict[str, tuple[float, str | None]] = {}   # model -> (when, family and what works, or None)
+# (hub id, language) -> (when, Download): the hub is asked once a minute at most; its words are in that language
+_sizes: dict[tuple[str, str], tuple[float, Download]] = {}
+_works: dict[tuple[str, str], tuple[float, str | None]] = {}   # (model, language) -> (when, what works, or None)
 
 
 def needs_asking(name: str) -> ModelSpec | None:
@@ -63,8 +65,8 @@ def needs_asking(name: str) -> ModelSpec | None:
 def download(spec: ModelSpec) -> Download:
     """The hub's file list for ``spec`` through the size check a load runs (the cap, free disk and memory), asked
     once a minute at most; offline it is not asked."""
-    now = time.monotonic()
-    known = _sizes.get(spec.name)
+    now, at = time.monotonic(), (spec.name, i18n.current())
+    known = _sizes.get(at)
     if known and now - known[0] < 60:
         return known[1]
     if not loading.hub_reachable():
@@ -78,7 +80,7 @@ def download(spec: ModelSpec) -> Download:
             found = Download(None, _("Its size is unknown ({error})").format(error=err))
         except policy.PolicyRefusal as err:
             found = Download(None, str(err), refused=True)
-    _sizes[spec.name] = (now, found)
+    _sizes[at] = (now, found)
     return found
 
 
@@ -105,8 +107,8 @@ def question(spec: ModelSpec, typed: bool = False) -> str:
 def what_works(spec: ModelSpec) -> str | None:
     """The model's family and which capabilities work on it, from its config alone (a local folder's
     ``config.json``, or the hub's, a few kB, no weights); None when it cannot be read. Asked once a minute."""
-    now = time.monotonic()
-    known = _works.get(spec.name)
+    now, at = time.monotonic(), (spec.name, i18n.current())
+    known = _works.get(at)
     if known and now - known[0] < 60:
         return known[1]
     data = None
@@ -119,7 +121,7 @@ def what_works(spec: ModelSpec) -> str | None:
         except policy.PolicyRefusal:
             data = None
     text = None if data is None else preview.what_works(preview.config_of(data))
-    _works[spec.name] = (now, text)
+    _works[at] = (now, text)
     return text
 
 
