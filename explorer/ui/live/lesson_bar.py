@@ -220,6 +220,7 @@ def _follower_bar() -> None:
         return
     if not isinstance(where, dict) or not isinstance(where.get("step"), int):
         return
+    prefetch.follow(where)   # on a replica the teacher is not on, the followers' runs start the preparation
     st.markdown(f":material/assignment: **Step {where['step'] + 1} of {where.get('n', '?')}** · "
                 f"{literal(where.get('step_title', ''))}")
     raw = where.get("question")
