@@ -2,9 +2,11 @@
 text that it also writes, word for word, in English, apart from what is never translated: model tokens, user
 and example text, numbers, model names and the words every language keeps (``pagetest.ALLOWED``).
 
-Each page is opened through app.py (its navigation, sidebar and "Words on this page" included) with ``lang=en``,
-``lang=de`` and ``lang=es``; ``pagetest.english_left`` compares what the renders wrote (``pagetest.page_texts``:
-headings, text, widget labels, options and help, link labels, chart titles and axis titles).
+Each page, and each step of every shipped lesson (its page on the step's view), is opened through app.py (its
+navigation, sidebar and "Words on this page" included) with ``lang=en``, ``lang=de`` and ``lang=es``;
+``pagetest.english_left`` compares what the renders wrote (``pagetest.page_texts``: headings, text, widget labels,
+options and help, link labels, chart titles and axis titles). The lessons' own words (the bar, the step's question)
+are not on these pages: a step is opened as its link opens it, not run as a lesson.
 
 Pages that other branches are still translating are listed in ``NOT_YET_TRANSLATED``: they are expected to fail
 (strict: a page that came out clean fails its xfail, and its entry must go as its branch is merged)."""
@@ -49,11 +51,12 @@ NEVER = (*EXAMPLES.values(), *(s for pair in FLIP_PAIRS.values() for s in pair[:
 
 
 @cache
-def rendered(page: str, lang: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """What ``page`` wrote in ``lang`` (``page_texts``), and what it shows that is never translated: the chart's
-    tick labels (tokens) and the text boxes' contents (a user's or an example's text)."""
+def rendered(page: str, lang: str, params: tuple[tuple[str, str], ...] = ()) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What ``page`` wrote in ``lang`` (``page_texts``), opened with ``params`` in its link (a lesson step's view),
+    and what it shows that is never translated: the chart's tick labels (tokens) and the text boxes' contents (a
+    user's or an example's text)."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
-    at.query_params["lang"] = lang
+    at.query_params.update({**dict(params), "lang": lang})
     at.run()
     if page != "pages/home.py":
         at.switch_page(page).run()
@@ -70,12 +73,35 @@ def cases():
             yield pytest.param(page, lang, marks=marks, id=f"{page.removeprefix('pages/').removesuffix('.py')}-{lang}")
 
 
+def english_in(page: str, lang: str, params: tuple[tuple[str, str], ...] = ()) -> list[str]:
+    en, en_kept = rendered(page, "en", params)
+    other, other_kept = rendered(page, lang, params)
+    return english_left(en, other, ALLOWED | ALLOWED_IN[lang], keep=(*NEVER, *en_kept, *other_kept))
+
+
 @pytest.mark.parametrize("page,lang", list(cases()))
 def test_no_english_left(page, lang):
-    en, en_kept = rendered(page, "en")
-    other, other_kept = rendered(page, lang)
-    left = english_left(en, other, ALLOWED | ALLOWED_IN[lang], keep=(*NEVER, *en_kept, *other_kept))
+    left = english_in(page, lang)
     assert not left, f"{page} in {lang} still writes English:\n" + "\n".join(left)
+
+
+def step_cases():
+    """Every step of every shipped lesson: its page opened on the step's view (the parameters its link sets)."""
+    from explorer.lessons import catalogue
+
+    for lesson in catalogue({})[0]:
+        for i, step in enumerate(lesson.steps, 1):
+            why = f"its page is translated on another branch: {NOT_YET_TRANSLATED.get(step.page)}"
+            marks = [pytest.mark.xfail(strict=True, reason=why)] if step.page in NOT_YET_TRANSLATED else []
+            for lang in LANGS:
+                yield pytest.param(step.page, tuple(sorted(step.params.items())), lang, marks=marks,
+                                   id=f"{lesson.source.split(':')[-1]}-{i}-{lang}")
+
+
+@pytest.mark.parametrize("page,params,lang", list(step_cases()))
+def test_no_english_left_on_a_lesson_step(page, params, lang):
+    left = english_in(page, lang, params)
+    assert not left, f"{page} with {dict(params)} in {lang} still writes English:\n" + "\n".join(left)
 
 
 def test_english_left_ignores_tokens_numbers_and_allowed_words():
