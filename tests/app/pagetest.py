@@ -199,3 +199,17 @@ def ticks(at: AppTest) -> list[str]:
             if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
                 out.extend(str(t) for t in axis.get("ticktext") or ())
     return out
+
+
+def rerun(at: AppTest) -> AppTest:
+    """``at.run()`` for a session that shows another language than English. AppTest reads a select box's value back
+    through the widget's ``format_func`` in the test's own thread, where no session runs and ``_()`` gives
+    English: a box whose options were written in German (the token picker's "· Position 3") would not find its
+    value. In the session's language, it does."""
+    from explorer.ui import language
+    from explorer.words import i18n
+
+    with i18n.language(at.session_state[language.STATE] if language.STATE in at.session_state else i18n.SOURCE):
+        at.run()
+    assert not at.exception, at.exception
+    return at
