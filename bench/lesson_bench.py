@@ -10,7 +10,7 @@ end (script_finished) of the first run that drew "Step n of N" on the new step's
 "Attention in 20 minutes" (heatmaps and flip on the encoder, then five labs) by default, every step once per
 round; ``--lesson`` picks another of the app's three (or ``all``). Per follower and step, the bytes it received
 from the publish to that run's end are counted too (websocket frames as sent: a class shares one Wi-Fi).
-``--url`` sends the class to a server already running (HAProxy in front of replicas: bench/cluster_lesson.py);
+``--url`` sends the class to a server already running (``--replicas N`` starts N behind HAProxy, deploy/cluster.py);
 ``--classroom`` then names its store (a SQLite file or a redis:// URL). Loopback only; a server started here is
 stopped here.
 """

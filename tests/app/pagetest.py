@@ -119,76 +119,88 @@ def breakdown_weight(at: AppTest) -> float:
     return float(found.group(1))
 
 
-# ---------------------------------------------------------------------------------------------- no English left
-
+# ------------------------------------------------------------------------------------------------ languages
 # Words that stay as they are in every language (the term table in docs/translating.md): model terms a German or
 # Spanish course writes in English, abbreviations, file kinds, model families.
-ALLOWED = frozenset(w.lower() for w in (
+ALLOWED = frozenset(w.casefold() for w in (
     "softmax", "token", "tokens", "Query", "Queries", "Key", "Keys", "Value", "Values", "Heatmap", "Heatmaps",
     "Encoder", "Decoder", "Embedding", "Embeddings", "Unembedding", "Transformer", "Transformers", "logit", "logits",
     "nats", "nat", "Rollout", "top", "CSV", "PNG", "HTML", "QR", "PCA", "SNE", "RoPE", "GQA", "MLP", "MLPs", "RNN",
     "KV", "BERT", "GPT", "Llama", "GGUF", "LayerNorm", "RMSNorm", "QK", "QKᵀ", "ln", "max", "min", "CLS", "SEP",
-    "PAD", "W_Q", "W_K", "W_V", "W_O", "d_k", "d_model", "Hub", "ok", "OK", "CPU", "GPU", "MPS", "MB", "GB",
-    "safetensors", "odds", "log", "Spearman",
+    "PAD", "Hub", "ok", "OK", "CPU", "GPU", "MPS", "MB", "GB", "safetensors", "odds", "log", "Spearman",
 ))
 # Words a language shares with English where the translation is the same word (German "Head", "Text", "Start").
 ALLOWED_IN = {
-    "de": frozenset(w.lower() for w in (
+    "de": frozenset(w.casefold() for w in (
         "Head", "Heads", "Score", "Scores", "Text", "Start", "Position", "Permutation", "Seed", "Sampling",
         "Knockout", "Attention", "Cache", "Download", "Link", "Handout", "Name", "Bias", "Gradient", "Attribution",
         "Matrix", "Enter", "Code")),
-    "es": frozenset(w.lower() for w in ("rollout", "embedding", "unembedding", "transformer", "top", "hub", "Intro",
-                                        "link", "Code")),
+    "es": frozenset(w.casefold() for w in ("rollout", "embedding", "unembedding", "transformer", "top", "hub",
+                                           "Intro", "link", "Code")),
 }
-_WORD = re.compile(r"[^\W\d_]{2,}")   # a word of two letters or more (one letter: "A", "k", "p" are names)
+WIDGETS = ("button", "checkbox", "toggle", "radio", "selectbox", "multiselect", "slider", "select_slider",
+           "text_input", "text_area", "number_input", "color_picker", "date_input", "time_input")
 _ICON = re.compile(r":material/[a-z_]+:|:[a-z]+\[[^\]]*\]")   # material icons, colour directives
 
 
-def words(text: str) -> list[str]:
-    """The words of ``text`` (two letters or more), icons and markdown taken out."""
-    return _WORD.findall(_ICON.sub(" ", str(text)))
-
-
-def english_left(texts_en, texts_other, allowed=ALLOWED, keep=()) -> list[str]:
-    """The texts of a render in another language that stayed English: those that are the same in the English
-    render and hold a word other than a number, an ``allowed`` word (any case) or a word of ``keep`` (texts that
-    are never translated: model tokens, user and example text, model names).
-
-    ``texts_en``, ``texts_other``: what the page wrote in each render (``page_texts``). A text only the other
-    render has is translated by construction; one both have is English left unless every word in it may stay."""
-    english = set(texts_en)
-    kept = {w.lower() for text in keep for w in words(text)} | set(allowed)
-    return sorted({t for t in texts_other if t in english and any(w.lower() not in kept for w in words(t))})
-
-
-HEADINGS = ("title", "header", "subheader")
-LABELLED = ("button", "checkbox", "color_picker", "date_input", "multiselect", "number_input", "radio", "selectbox",
-            "select_slider", "slider", "text_area", "text_input", "time_input", "toggle", "expander", "tab",
-            "download_button", "page_link", "metric", "chat_input")
+def _figure_texts(spec: dict) -> list[str]:
+    """A chart's words: its title, axis and colour-bar titles, subplot titles, legend names and hover words."""
+    layout, out = spec.get("layout", {}), []
+    for key, value in layout.items():
+        if key == "title" or key.startswith(("xaxis", "yaxis")):
+            title = (value or {}).get("title") if key != "title" else value
+            out.append((title or {}).get("text") if isinstance(title, dict) else title)
+    out += [a.get("text") for a in layout.get("annotations", [])]
+    for trace in spec.get("data", []):
+        out += [trace.get("name"), ((trace.get("colorbar") or {}).get("title") or {}).get("text")]
+        hover = re.sub(r"%\{[^}]*\}|<[^>]*>", " ", trace.get("hovertemplate") or "")
+        out.append(hover)
+    return [str(t) for t in out if t and str(t).strip()]
 
 
 def page_texts(at: AppTest) -> list[str]:
-    """Everything a page wrote in words: headings, markdown, captions and message boxes (one an element), every
-    widget's label, options, help and placeholder, link and button labels, tab and expander labels, and every
-    chart's title, axis titles, legend names and annotations."""
-    out = [str(e.value) for kind in (*HEADINGS, *MESSAGES) for e in getattr(at, kind)]
-    for kind in LABELLED:
-        for element in at.get(kind):
-            proto = getattr(element, "proto", None)
-            for field in ("label", "help", "placeholder"):
-                value = getattr(proto, field, None) if proto is not None else None
-                if isinstance(value, str) and value:
-                    out.append(value)
-            out.extend(str(o) for o in (getattr(proto, "options", None) or ()) if isinstance(o, str))
+    """Every text a page showed, for the language checks: headings, messages (``MESSAGES``), widget labels,
+    options and help, metric labels, tab and expander labels, link and download labels, table headers, and each
+    chart's words."""
+    out = [str(e.value) for kind in ("title", "header", "subheader", *MESSAGES) for e in getattr(at, kind)]
+    for kind in WIDGETS:
+        for w in at.get(kind):
+            out += [w.label, getattr(w, "help", None) or ""]
+            out += [str(o) for o in getattr(w, "options", None) or ()]
+            if kind in ("text_input", "text_area") and w.placeholder:
+                out.append(w.placeholder)
+    out += [m.label for m in at.metric] + [m.help or "" for m in at.metric]
+    out += [e.proto.label for kind in ("tabs", "expander") for e in at.get(kind) if hasattr(e.proto, "label")]
+    out += [e.proto.label for kind in ("page_link", "download_button") for e in at.get(kind)]
+    out += [e.proto.help for e in at.get("download_button")]
+    for tab in at.get("tab"):
+        out.append(tab.label)
+    for frame in at.dataframe:
+        value = frame.value
+        out += [str(c) for c in value.columns] + [str(i) for i in value.index if isinstance(i, str)]
     for spec in figures(at).values():
-        layout = spec.get("layout", {})
-        out.append((layout.get("title") or {}).get("text") or "")
-        for name, axis in layout.items():
-            if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
-                out.append((axis.get("title") or {}).get("text") or "")
-        out.extend(str(a.get("text") or "") for a in layout.get("annotations") or ())
-        out.extend(str(t.get("name") or "") for t in spec.get("data") or ())
-    return [t.replace("\\", "") for t in out if t]
+        out += _figure_texts(spec)
+    return [t.replace("\\", "").strip() for t in out if t and t.strip()]
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text`` to translate (two letters or more): icons, numbers, symbols and names from code
+    (d_model, attention_mask) taken out."""
+    return re.findall(r"[^\W\d_]{2,}", re.sub(r"\w*_\w*", " ", _ICON.sub(" ", str(text))))
+
+
+def english_left(texts_en: list[str], texts_other: list[str], allowed: set[str] | frozenset[str] = ALLOWED,
+                 keep=()) -> list[str]:
+    """The texts of a page in another language that stayed as they are in English, leaving out those whose words
+    are all in ``allowed`` (case-insensitive: words the same in every language such as softmax, token, Query, Key,
+    Value, Heatmap, Encoder, Decoder, Embedding; model tokens, model names) or in a text of ``keep`` (texts never
+    translated: the model's tokens, a user's or an example's text). Numbers and symbols never count.
+
+    ``texts_en``, ``texts_other``: what the page wrote in each render (``page_texts``). A text only the other
+    render has is translated by construction; one both have is English left unless every word in it may stay."""
+    kept = {a.casefold() for a in allowed} | {w.casefold() for text in keep for w in words(text)}
+    english = set(texts_en)
+    return sorted({t for t in texts_other if t in english and any(w.casefold() not in kept for w in words(t))})
 
 
 def ticks(at: AppTest) -> list[str]:
