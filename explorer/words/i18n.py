@@ -120,6 +120,12 @@ def pgettext(context: str, message: str) -> str:
     return translations(current()).pgettext(context, message)
 
 
+def NP_(context: str, message: str) -> str:
+    """``N_`` with a context, for a table's texts shown through ``pgettext(context, text)`` (the glossary's term
+    names: "value" the term is "Value" in German, where a table's "value" column is "Wert")."""
+    return message
+
+
 def N_(message: str) -> str:
     """Marks ``message`` for the catalogues without translating it now: for tables made at import time, whose
     texts are passed through ``_()`` where they are shown."""
