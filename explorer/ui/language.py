@@ -24,8 +24,8 @@ from explorer.words import i18n
 from explorer.words.i18n import _
 
 KEY = "lang"               # the link's parameter
-STATE = "_lang"            # the session's language in its Session State: not KEY, which a class follower's run
-                           # clears with every other parameter of the teacher's view (following._apply)
+STATE = KEY                # the session's language in its Session State, under the link's parameter name (a class
+                           # follower's run must not clear it with the teacher's view: following leaves lang out)
 PICKED = "_lang_picked"    # the picker's widget
 MARKED = "_lang_marked"    # the language the browser's <html lang> was last set to in this session
 

@@ -26,24 +26,24 @@ from explorer.words.i18n import LANGUAGES
 from explorer.words.pages import PAGES
 
 LANGS = ("de", "es")
-NOT_YET_TRANSLATED = {   # page file -> whose branch translates it
-    "pages/home.py": "lessons (the lesson list on Home)",
-    "pages/lessons.py": "classroom and lessons",
-    "pages/classroom.py": "classroom and lessons",
-    "pages/heatmaps.py": "explore pages",
-    "pages/flip.py": "explore pages",
-    "pages/compare.py": "explore pages",
-    "pages/geometry.py": "explore pages",
-    "pages/heads_do.py": "explore pages",
-    "pages/write.py": "explore pages (write)",
-    "pages/explain.py": "explore pages",
-    "pages/lab_worked_example.py": "labs",
-    "pages/lab_softmax.py": "labs",
-    "pages/lab_permutation.py": "labs",
-    "pages/lab_positions.py": "labs",
-    "pages/lab_masks.py": "labs",
-    "pages/lab_block.py": "labs",
-    "pages/lab_why_attention.py": "labs",
+QUIZ = "the quiz's “Your prediction” and “Commit my answer” (explorer/ui/quiz.py, classroom branch)"
+NOT_YET_TRANSLATED = {   # page file -> what still writes English there, and whose branch translates it
+    "pages/home.py": "the lessons on Home (classroom and lessons branch)",
+    "pages/lessons.py": "classroom and lessons branch",
+    "pages/classroom.py": "classroom and lessons branch",
+    "pages/heatmaps.py": "explore pages branch",
+    "pages/flip.py": "explore pages branch",
+    "pages/compare.py": "explore pages branch",
+    "pages/geometry.py": "explore pages branch",
+    "pages/heads_do.py": "explore pages branch",
+    "pages/write.py": "write branch",
+    "pages/explain.py": "explore pages branch",
+    "pages/lab_worked_example.py": QUIZ,
+    "pages/lab_softmax.py": QUIZ,
+    "pages/lab_permutation.py": QUIZ,
+    "pages/lab_masks.py": QUIZ,
+    "pages/lab_block.py": QUIZ + "; in Spanish also “feed-forward” (labs)",
+    "pages/lab_why_attention.py": QUIZ,
 }
 # never translated: the example sentences (the models read English) and the model names
 NEVER = (*EXAMPLES.values(), *(s for pair in FLIP_PAIRS.values() for s in pair[:2]), *EMBEDDED, *KNOWN_HUB,
@@ -185,6 +185,8 @@ def test_the_page_names_its_language_for_the_browser():
     assert [m.endswith('lang = "es";</script>') for m in _marks(at)] == [True]
 
 
+@pytest.mark.xfail(strict=True, reason="following.py must leave lang out of the teacher's shared view (_shared), "
+                                        "as the classroom branch does: a follower's run clears every shared name")
 def test_a_follower_keeps_its_own_language_when_the_teacher_moves(fresh_store):
     from pagetest import classroom_page
 
