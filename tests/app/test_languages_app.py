@@ -36,7 +36,7 @@ NOT_YET_TRANSLATED = {   # page file -> what still writes English there, and who
     "pages/compare.py": "explore pages branch",
     "pages/geometry.py": "explore pages branch",
     "pages/heads_do.py": "explore pages branch",
-    "pages/write.py": "write branch",
+    "pages/write.py": "the breakdown link and the thumbnails' caption (explore pages branch); “Prompt”, “weight”",
     "pages/explain.py": "explore pages branch",
     "pages/lab_worked_example.py": QUIZ,
     "pages/lab_softmax.py": QUIZ,
