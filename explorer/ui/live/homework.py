@@ -15,7 +15,7 @@ from explorer.classroom import report as class_report
 from explorer.classroom.homework import HomeworkInfo
 from explorer.labs.quiz import Question
 from explorer.lessons import Lesson
-from explorer.ui import cached, params
+from explorer.ui import cached, language, params
 from explorer.ui.live import membership
 from explorer.ui.text import literal
 
@@ -51,7 +51,8 @@ def set_homework(lesson: Lesson) -> None:
 
 
 def student_url(code: str, me: str | None = None) -> str:
-    return f"{membership.app_url()}/lessons?{URL_CODE}={code}" + (f"&{URL_ME}={me}" if me else "")
+    return language.with_lang(f"{membership.app_url()}/lessons?{URL_CODE}={code}"
+                              + (f"&{URL_ME}={me}" if me else ""))
 
 
 def teacher_url(code: str, key: str) -> str:
