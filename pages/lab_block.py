@@ -6,7 +6,7 @@ import streamlit as st
 from explorer.labs import blocks
 from explorer.labs.quiz import Question
 from explorer.plots.positions import head_split, heads_side_by_side, matrix_grid
-from explorer.ui.quiz import predict_then_reveal
+from explorer.ui.quiz import ask_first
 from explorer.ui.widgets import show_figure, use_app_navigation
 from explorer.ui.words import tip
 
@@ -37,17 +37,19 @@ st.markdown(f"Random tokens and weights: every head finds its own pattern ({min(
             f"W^O ({d_model} × {d_model}) mixes the heads' answers into the output, also "
             f"{mh.output.shape[0]} × {mh.output.shape[1]}.")
 show_figure(heads_side_by_side(mh.weights, [f"t{i + 1}" for i in range(n_tokens)]), "heads", "block-heads")
-st.dataframe(pd.DataFrame({"multiplications": [cost.per_head, cost.all_heads, cost.one_full_head, cost.projections]},
-                          index=[f"one head (QKᵀ and weights·V, width {cost.d_head})", f"all {n_heads} heads",
-                                 f"one head of full width {d_model}", "projections W^Q, W^K, W^V, W^O"]))
-predict_then_reveal(Question(
+if ask_first(Question(
     prompt=f"One head {d_model} wide needs {cost.one_full_head:,} multiplications for QKᵀ and weights·V on "
-           f"{n_tokens} tokens. Split into {n_heads} heads {cost.d_head} wide, all heads together need…",
+           f"{n_tokens} tokens. Split into {n_heads} heads {cost.d_head} wide, do all heads together need more, the "
+           "same or less? Which of these three?",
     options=("more: every head pays for all n² pairs", "the same", "less: each head is narrower"),
     correct="the same",
     reveal=f"{n_heads} × 2 · {n_tokens}² · {cost.d_head} = **{cost.all_heads:,}** = 2 · {n_tokens}² · {d_model}. "
            "Each head does n² comparisons, but in a slice 1/h as wide: the h relationship types come free."),
-    key="heads")
+        "heads", "The count of multiplications"):
+    st.dataframe(pd.DataFrame({"multiplications": [cost.per_head, cost.all_heads, cost.one_full_head,
+                                                   cost.projections]},
+                              index=[f"one head (QKᵀ and weights·V, width {cost.d_head})", f"all {n_heads} heads",
+                                     f"one head of full width {d_model}", "projections W^Q, W^K, W^V, W^O"]))
 
 st.header("2 · One block from scratch")
 norm = st.radio("Where the layer norm sits", ["post", "pre"], horizontal=True, help=tip("layer norm"),

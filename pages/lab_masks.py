@@ -8,7 +8,7 @@ from explorer.labs.quiz import Question
 from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.plots.positions import MASKED_COLOR, UNMASKED_COLOR, line, padding_change_bars, side_by_side
 from explorer.ui.cached import get_model, kept
-from explorer.ui.quiz import predict_then_reveal
+from explorer.ui.quiz import ask_first
 from explorer.ui.text import literal
 from explorer.ui.widgets import attention_or_stop, show_figure, use_app_navigation
 
@@ -63,17 +63,17 @@ except ValueError as err:
 real = exp.tokens[:exp.n_real]
 mean_off, mean_on = float(exp.change_unmasked.mean()), float(exp.change_masked.max())
 options = ("not at all (under 0.01%)", "a little (under 5%)", "a lot (5% or more)")
-answered = predict_then_reveal(Question(
+if not ask_first(Question(
     prompt=f"“{literal(short)}” ({exp.n_real} tokens) is padded with {exp.n_pad} [PAD] tokens and the batch is run "
            "through "
            f"{EMBEDDED_ENCODER} **without** the attention mask. Compared with running it alone, how far do its "
-           "real tokens' final vectors move (relative distance, averaged over its tokens)?",
+           "real tokens' final vectors move (relative distance, averaged over its tokens)? Which of these three "
+           "bands, from under 0.01% to 5% or more?",
     options=options, correct=options[0 if mean_off < 1e-4 else 1 if mean_off < 0.05 else 2],
     reveal=f"Without the mask they move by **{mean_off:.1%}** on average (most: {exp.change_unmasked.max():.1%}, "
            f"at “{literal(real[int(exp.change_unmasked.argmax())])}”). With the mask the largest change is "
-           f"**{mean_on:.1e}**: float rounding, the same vectors as running the sentence alone."), key="padding")
-if answered is None:
-    st.caption("Commit a prediction to see the measurements.")
+           f"**{mean_on:.1e}**: float rounding, the same vectors as running the sentence alone."), "padding",
+        "The measurements"):
     st.stop()
 show_figure(lambda: padding_change_bars(real, exp.change_masked, exp.change_unmasked), "padding", "padding-change",
             view=(short, long))

@@ -7,18 +7,16 @@ from explorer.labs.quiz import Question
 from explorer.model.registry import EMBEDDED_ENCODER
 from explorer.plots.concepts import labelled_heatmap
 from explorer.ui.cached import get_model, kept
-from explorer.ui.quiz import predict_then_reveal
+from explorer.ui.quiz import ask_first
 from explorer.ui.text import literal
 from explorer.ui.widgets import show_figure, use_app_navigation
 
 use_app_navigation()
 
-st.title("Permutation: attention has no sense of order")
-st.markdown("Self-attention compares tokens by their vectors only. Nothing in the scores says which token came "
-            "first, so shuffling the input just shuffles the outputs: each token ends up with exactly the same "
-            "vector, wherever it sits. Below, attention is built from scratch on the real token vectors of "
-            f"{EMBEDDED_ENCODER}'s embedding table (random but fixed W_Q, W_K, W_V).")
-st.latex(r"\mathrm{Attn}(PX) = P\,\mathrm{Attn}(X)\quad\text{for every permutation matrix } P")
+st.title("Permutation: does attention know word order?")
+st.markdown("Self-attention compares tokens by their vectors only. Below, attention is built from scratch on the "
+            f"real token vectors of {EMBEDDED_ENCODER}'s embedding table (random but fixed W_Q, W_K, W_V), without "
+            "any position. Shuffle the words and predict what happens to each word's output.")
 
 text = st.text_input("Sentence", "dog bites man")
 loaded = get_model(EMBEDDED_ENCODER)
@@ -46,13 +44,17 @@ demo = kept(("permutation", text, *order), lambda: real_model.permutation_demo(l
 st.markdown(f"**Original:** {literal(' '.join(demo.tokens))}  →  **shuffled:** {literal(' '.join(demo.shuffled))}")
 
 first = demo.tokens[0]
-predict_then_reveal(Question(
-    prompt=f"With no positions, does “{literal(first)}” get the same output vector in both orders?",
+if not ask_first(Question(
+    prompt=f"With no positions, does “{literal(first)}” get the same output vector in both orders? Which of these two?",
     options=("yes, the same vector", "no, a different vector"),
     correct="yes, the same vector" if demo.gap_plain[demo.order.tolist().index(0)] < 1e-5 else "no, a different vector",
     reveal=f"Largest difference between its two outputs: **{demo.gap_plain[demo.order.tolist().index(0)]:.1e}**. "
            "That is float32 rounding (about 7 significant digits; the sums run in a different order), not a "
-           "real difference."), key="perm")
+           "real difference."), "perm", "The outputs in both orders and why"):
+    st.stop()
+st.markdown("Nothing in the scores says which token came first, so shuffling the input just shuffles the outputs: "
+            "each token ends up with exactly the same vector, wherever it sits.")
+st.latex(r"\mathrm{Attn}(PX) = P\,\mathrm{Attn}(X)\quad\text{for every permutation matrix } P")
 
 c = st.columns(4)
 c[0].metric("no positions", f"{demo.gap_plain.max():.1e}", help="From-scratch attention on the token vectors alone")

@@ -64,7 +64,7 @@ unscaled = maths.softmax(s["raw"])
 w, w_raw = s["weights"][0, 1], unscaled[0, 1]
 predict_then_reveal(Question(
     prompt=f"Skip step 2 (no division by √d_k). Token 1's weight on token 2 is {w:.3f} now; without the "
-           "division it would be…",
+           "division, which of these three would it be: larger, smaller or unchanged?",
     options=("larger", "smaller", "unchanged"),
     correct=compare_option(w_raw, w, "larger", "smaller", "unchanged", tol=5e-4),
     reveal=f"Without the division, token 1's row is softmax({format_list(s['raw'][0])}) = "

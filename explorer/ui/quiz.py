@@ -4,6 +4,9 @@ Inside a classroom the same question becomes a class question, run as Peer Instr
 (a new commit replaces the vote), nobody sees any count (the teacher's screen and the projector included) until
 the teacher presses "Show answers"; the class may then discuss and vote again, and the reveal shows both rounds
 side by side with the right answer. The rounds live in the store (``explorer.classroom.polls``).
+
+A page asks its question before it draws what answers it (``ask_first``): those parts stay folded, not drawn, until
+the student commits a prediction or presses "Show me without predicting" (in a class: until the teacher reveals).
 """
 from __future__ import annotations
 
@@ -42,6 +45,11 @@ def _nothing_typed(key: str) -> None:
     st.session_state[f"{key}_error"] = "Type a word first (or pick one of the options)."
 
 
+def _skip(key: str, question: Question) -> None:
+    """Shown without a prediction: this and every later version of the question, until "Predict again"."""
+    st.session_state[f"{key}_committed"] = (None, question.fingerprint)
+
+
 def _commit(key: str, question: Question) -> None:
     given = _given(question, key)
     if given is None:
@@ -62,24 +70,59 @@ def _said(question: Question, answer: str) -> str:
 def predict_then_reveal(question: Question, key: str) -> bool | None:
     """Ask ``question``; reveal the computed answer only after the student commits.
 
-    Returns None before a commit, else whether the committed answer was right. An answer given to an earlier
-    version of the question (the controls have moved since) is discarded.
+    Returns None before a commit, else whether the committed answer was right (False when the student chose to see
+    it without predicting). An answer given to an earlier version of the question (the controls have moved since)
+    is discarded.
     """
+    return asked(question, key)[0]
+
+
+def ask_first(question: Question, key: str, folded: str) -> bool:
+    """Ask ``question`` (as :func:`predict_then_reveal`) before the parts of the page that answer it, and say whether
+    they may be drawn now: True once the student has committed a prediction or chosen to see them without one (in a
+    class: once the teacher has revealed the answer). Before that a line names what stays folded (``folded``, e.g.
+    "The measured spread and its charts") and the page draws none of it: ``if ask_first(...): draw the answer``."""
+    return asked(question, key)[1] or folded_line(folded)
+
+
+def folded_line(folded: str) -> bool:
+    """The line that stands in for what a question folds (``folded``, plural: "The measurements"); -> False."""
+    until = ("your teacher reveals the answer" if membership.code() else
+             "you commit a prediction (or choose “Show me without predicting”)")
+    st.caption(f":material/visibility_off: {folded} stay folded until {until}.")
+    return False
+
+
+def asked(question: Question, key: str) -> tuple[bool | None, bool]:
+    """Draw ``question`` -> (whether the answer given was right, None before one; whether what answers it may be
+    drawn: committed or shown without a prediction, in a class revealed by the teacher)."""
     if membership.code():
         return _class_question(question, key)
     committed = st.session_state.get(f"{key}_committed")
-    if committed is not None and committed[1] != question.fingerprint:
-        _retry(key)
+    if committed is not None and committed[0] is not None and committed[1] != question.fingerprint:
+        _retry(key)   # an answer to an earlier version; "without predicting" holds until the student predicts again
         committed = None
     with st.container(border=True):
         st.markdown(f"**Predict, then reveal.** {question.prompt}")
         answer = _answer_widgets(question, key, disabled=committed is not None)
         if committed is None:
             _show_error(key)
-            st.button("Commit my answer", key=f"{key}_commit", disabled=answer is None,
-                      on_click=_commit, args=(key, question))
-            return None
-        return _verdict(question, committed[0], retry=key)
+            with st.container(horizontal=True, gap="small"):
+                st.button("Commit my answer", key=f"{key}_commit", disabled=answer is None,
+                          on_click=_commit, args=(key, question))
+                st.button("Show me without predicting", key=f"{key}_skip", type="tertiary",
+                          on_click=_skip, args=(key, question))
+            return None, False
+        if committed[0] is None:
+            _unanswered(question)
+            st.button("Predict again", key=f"{key}_retry", on_click=_retry, args=(key,))
+            return False, True
+        return _verdict(question, committed[0], retry=key), True
+
+
+def _unanswered(question: Question) -> None:
+    st.info(f"You did not predict. The answer is {question.correct}.")
+    st.markdown(question.reveal)
 
 
 def _verdict(question: Question, answer: str, retry: str | None = None) -> bool:
@@ -181,14 +224,14 @@ def _teacher_side(question: Question, key: str, poll: Progress) -> None:
                    "or reveal the answer.")
 
 
-def _class_question(question: Question, key: str) -> bool | None:
+def _class_question(question: Question, key: str) -> tuple[bool | None, bool]:
     room, me = membership.code(), membership.student()
     try:
         poll = membership.store().progress(room, key)
         mine = membership.store().my_answers(room, me).get(key, {}) if me else {}
     except ClassroomError as err:
         st.warning(literal(err))
-        return None
+        return None, True   # nothing to wait for: the page is not held back
     with st.container(border=True):
         st.markdown(f":material/groups: **Class question{' · round 2' if poll.round == 2 else ''}.** "
                     f"{question.prompt}")
@@ -198,8 +241,8 @@ def _class_question(question: Question, key: str) -> bool | None:
                 _teacher_side(question, key, poll)
             except ClassroomError as err:
                 st.warning(literal(err))
-            return None
-        return _student_side(question, key, poll, mine)
+            return None, poll.revealed
+        return _student_side(question, key, poll, mine), poll.revealed
 
 
 def _student_side(question: Question, key: str, poll: Progress, mine: dict[int, str]) -> bool | None:
