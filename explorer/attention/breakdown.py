@@ -205,6 +205,6 @@ def dimension_question(b: ScoreBreakdown, n_options: int = 4) -> Question:
               f"**{b.products[correct]:+.3f}**, {share:.0%} of the whole dot product {b.dot:+.3f}. "
               f"The query alone is largest in dimension {tempting[0]} and the key alone in dimension {tempting[1]}: "
               "a dimension carries the score only where both are large (and of matching sign).")
-    return Question(prompt=f"“{b.query_token}” → “{b.key_token}”, layer {b.layer}, head {b.head}: which of the "
-                           f"{b.d_head} dimensions of q·k adds most to this score?",
+    return Question(prompt=f"“{b.query_token}” → “{b.key_token}”, layer {b.layer}, head {b.head}: which of these "
+                           f"{len(picks)} dimensions of q·k (it has {b.d_head}) adds most to this score?",
                     options=tuple(label[i] for i in sorted(picks)), correct=label[correct], reveal=reveal)

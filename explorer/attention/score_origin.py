@@ -313,5 +313,6 @@ def distance_question(rotary: RotaryView, b: ScoreBreakdown, n_options: int = 4)
               "at every distance.")
     return Question(prompt=f"Layer {b.layer}, head {b.head}: keep the vectors of “{b.query_token}” and "
                            f"“{b.key_token}” and move the key. At what distance from the query would this head "
-                           "score the pair highest?",
+                           f"score the pair highest: which of these {len(picks)}, from {label(min(picks))} to "
+                           f"{label(max(picks))}?",
                     options=tuple(label(d) for d in sorted(picks)), correct=label(peak), reveal=reveal)

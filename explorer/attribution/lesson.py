@@ -68,4 +68,5 @@ def top_word_question(e: Explanation) -> Question:
                  if same else "Where the last layer looks is not what the prediction depends on: attention "
                  "describes one step of the computation, integrated gradients the whole model's sensitivity."))
     return Question("Will raw attention (last layer, mean of heads) and integrated gradients agree on the most "
-                    "important word?", (AGREE, DISAGREE), AGREE if same else DISAGREE, reveal)
+                    "important word? Of these two: the same top word, or different ones?", (AGREE, DISAGREE),
+                    AGREE if same else DISAGREE, reveal)

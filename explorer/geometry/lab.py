@@ -41,7 +41,7 @@ def previous_token_question(run: CorpusPass) -> tuple[Question, list[tuple[int, 
     reveal = ("Over the whole corpus, the previous-token head puts most of each query's weight on the token just "
               "before it. In its map every query sits next to the key of the previous token, so the points form "
               "bands by position instead of clusters by word.\n\n" + "\n".join(lines))
-    question = Question(prompt="Which of these maps is the previous-token head (each query attends mostly to the "
-                               "token just before it)?",
+    question = Question(prompt=f"Which of these {len(heads)} maps, {options[0][4:]} to {options[-1][4:]}, is the "
+                               "previous-token head (each query attends mostly to the token just before it)?",
                         options=options, correct=options[heads.index(answer)], reveal=reveal)
     return question, heads

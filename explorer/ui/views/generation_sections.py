@@ -226,7 +226,7 @@ def predict_question(gen: Generation, step: int) -> Question:
     context = literal(gen_decode_many(gen, gen.ids[:gen.n_prompt + step])[-120:])
     probs = process(gen.logits[step])
     reveal = " · ".join(f"{labels[i]} {probs[i]:.1%}" for i in ids)
-    return Question(prompt=f"The model has read “…{context}”. Which token does it write next? Pick one of the "
-                           "likely ones, or type your own word.",
+    return Question(prompt=f"The model has read “…{context}”. Which token does it write next? Pick one of these "
+                           f"{len(ids)} likely tokens, or type your own word.",
                     options=tuple(labels[i] for i in ids), correct=labels[picked],
                     reveal=f"The model's probabilities: {literal(reveal)}.", typed=True)
