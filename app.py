@@ -49,9 +49,9 @@ def navigation() -> None:
     pages = st.session_state["_nav_pages"]
     # st.navigation, but a following student's run is the teacher's page (run here, not loaded by the browser)
     page = following.navigation(pages, position=following.nav_position())
-    lesson_bar.bar()   # may open the lesson's step instead (Next, Back, a lesson just started)
+    shown = lesson_bar.bar()   # may open the lesson's step instead (Next, Back, a lesson just started)
     own_lesson.builder_bar()
-    following.run_page(page)
+    following.run_page(page, folded=not shown)   # folded: the step's question is not answered yet
 
 
 PRELOADED = threading.Event()   # set when the start hook's preload has finished (loaded, or failed and logged)

@@ -8,6 +8,10 @@ the step. A follower's bar: "step n of N", the step's title and its class questi
 who comes back to a class (the teacher link, a server restart) finds the lesson where the store says it is.
 Without a class the same bar runs a lesson alone. When the teacher finishes the lesson, each follower's bar shows
 the recap of their own answers to the lesson's questions and the right ones, without leaving the class.
+
+A step's own question is asked before its page answers it: the page stays folded (not run: its title and one line
+stand in for it) until the question is answered here (committed or shown without a prediction; in a class, revealed
+by the teacher, on the teacher's screen and every follower's alike; in a homework, voted).
 """
 from __future__ import annotations
 
@@ -20,9 +24,8 @@ from explorer.labs.quiz import Question
 from explorer.lessons import Lesson
 from explorer.lessons.pages import STEP_PAGES
 from explorer.lessons.run import ended, place, resume
-from explorer.ui import cached, prefetch
+from explorer.ui import cached, prefetch, quiz
 from explorer.ui.live import homework, membership, report_panel
-from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.text import literal
 
 LESSON, STEP, STARTED, STEP_STARTED, GO, RESUMED = (
@@ -117,16 +120,16 @@ def _resume() -> None:
                                  STEP_STARTED: float(where.get("step_started") or time.time())})
 
 
-def bar() -> None:
-    """The lesson bar for this session: the teacher's (or a lone runner's), a follower's, or nothing."""
+def bar() -> bool:
+    """The lesson bar for this session: the teacher's (or a lone runner's), a follower's, or nothing. -> whether the
+    page may run: False while the step's question folds it (the bar then draws its title in its place)."""
     if membership.following():
-        _follower_bar()
-        return
+        return _follower_bar()
     _resume()
     now = running()
     if now is None:
         _ended_bar()
-        return
+        return True
     lesson, index = now
     st.session_state[membership.LESSON_PLACE] = place(lesson, index, st.session_state[STARTED],
                                                       st.session_state[STEP_STARTED])
@@ -137,8 +140,9 @@ def bar() -> None:
     if asked is not None:   # the class sees the question as computed here (or the sentence shown instead)
         st.session_state[membership.LESSON_PLACE] = place(lesson, index, st.session_state[STARTED],
                                                           st.session_state[STEP_STARTED], asked)
-    _teacher_bar(lesson, index, asked)
+    shown = _teacher_bar(lesson, index, asked)
     prefetch.next_step(lesson, index)   # while the class is here, the server prepares the next step
+    return shown
 
 
 def _close_recap() -> None:
@@ -165,7 +169,7 @@ def _clock(seconds: float) -> str:
     return f"{seconds // 60}:{seconds % 60:02d}"
 
 
-def _teacher_bar(lesson: Lesson, index: int, asked: Question | str | None) -> None:
+def _teacher_bar(lesson: Lesson, index: int, asked: Question | str | None) -> bool:
     step, n = lesson.steps[index], len(lesson.steps)
     used = time.time() - st.session_state[STARTED]
     planned = lesson.planned_until(index)
@@ -197,29 +201,37 @@ def _teacher_bar(lesson: Lesson, index: int, asked: Question | str | None) -> No
             contradicted = cached.lesson_contradiction(lesson, index)
             if contradicted:   # a claim of the lesson that the model on screen does not show
                 st.warning(literal(contradicted), icon=":material/rule:")
-    if on_step:
-        _question(step.question.question() if step.question else asked, lesson.question_id(index),
-                  step.page_question)
+    if not on_step:
+        return True
+    return _question(step.question.question() if step.question else asked, lesson.question_id(index),
+                     step.page_question, step.page)
 
 
-def _question(question: Question | str | None, qid: str, page_question: bool) -> None:
+def _question(question: Question | str | None, qid: str, page_question: bool, page: str) -> bool:
+    """The step's question, above its page -> whether the page may run (its question answered, or none here)."""
+    shown = True
     if isinstance(question, Question) and homework.mine():   # one round, this student's vote, the answer after
-        homework.question(question, qid)
+        shown = homework.question(question, qid)
     elif isinstance(question, Question):
-        predict_then_reveal(question, qid)
+        shown = quiz.asked(question, qid)[1]
     elif isinstance(question, str):   # a computed question that could not be computed on this model
         st.caption(f":material/info: {literal(question)}")
     elif page_question:
         st.caption(":material/quiz: This step's question is the page's own: predict, then reveal, below.")
+    if not isinstance(question, Question) or shown:
+        return True
+    quiz.folded_line("The step's page, with its charts and sentences,")
+    st.title(STEP_PAGES[page].title)   # the page's own title, as the screen would show it
+    return False
 
 
-def _follower_bar() -> None:
+def _follower_bar() -> bool:
     where = st.session_state.get(membership.LESSON_SEEN)
     if isinstance(where, dict) and where.get("ended"):
         report_panel.lesson_recap(str(where.get("title", "")), [str(q) for q in where.get("qids") or []])
-        return
+        return True
     if not isinstance(where, dict) or not isinstance(where.get("step"), int):
-        return
+        return True
     st.markdown(f":material/assignment: **Step {where['step'] + 1} of {where.get('n', '?')}** · "
                 f"{literal(where.get('step_title', ''))}")
     raw = where.get("question")
@@ -229,7 +241,11 @@ def _follower_bar() -> None:
             question = Question(raw["prompt"], tuple(raw["options"]), raw["answer"], raw["explain"])
         except (KeyError, TypeError, ValueError):
             question = None
-    if question is not None:
-        predict_then_reveal(question, str(where["qid"]))
+    page = where.get("page")
+    if question is not None and page in STEP_PAGES and membership.current_page() == page:
+        return _question(question, str(where["qid"]), False, page)   # folds the page as the teacher's is folded
+    if question is not None:   # the teacher is on another page than the step's: its question, the page unfolded
+        quiz.asked(question, str(where["qid"]))
     elif isinstance(where.get("note"), str):   # the step's computed question could not be computed
         st.caption(f":material/info: {literal(where['note'])}")
+    return True
