@@ -51,7 +51,7 @@ def navigation() -> None:
     page = following.navigation(pages, position=following.nav_position())
     shown = lesson_bar.bar()   # may open the lesson's step instead (Next, Back, a lesson just started)
     own_lesson.builder_bar()
-    following.run_page(page, folded=not shown)   # folded: the step's question is not answered yet
+    following.run_page(page if shown else lesson_bar.Folded(page))   # the step's question not answered yet
 
 
 PRELOADED = threading.Event()   # set when the start hook's preload has finished (loaded, or failed and logged)

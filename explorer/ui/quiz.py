@@ -87,8 +87,8 @@ def ask_first(question: Question, key: str, folded: str) -> bool:
 
 def folded_line(folded: str) -> bool:
     """The line that stands in for what a question folds (``folded``, plural: "The measurements"); -> False."""
-    until = ("your teacher reveals the answer" if membership.code() else
-             "you commit a prediction (or choose “Show me without predicting”)")
+    until = ("you reveal the answer" if membership.teacher_key() else "your teacher reveals the answer"
+             if membership.code() else "you commit a prediction (or choose “Show me without predicting”)")
     st.caption(f":material/visibility_off: {folded} stay folded until {until}.")
     return False
 

@@ -306,18 +306,14 @@ def _moved_meanwhile() -> None:
                 st.rerun()
 
 
-def run_page(page, folded: bool = False) -> None:
+def run_page(page) -> None:
     """app.py's ``page.run()``, then publish the teacher's view (also after st.stop; not after a rerun), or, for a
-    follower, check that the teacher has not moved on meanwhile. ``folded``: the page is not run (a lesson step's
-    question holds it back), and the view is shared all the same.
+    follower, check that the teacher has not moved on meanwhile.
 
     After the page's own ``st.stop()`` (a question not yet answered, as the Masks lab does) the view is still
     shared: Streamlit would raise the stop again at the bookkeeping's first read of the session state, so it runs
     with stops paused. A run that a newer one stopped (the same exception) publishes nothing: its view is stale,
     and published from this thread it could land after the newer run's."""
-    if folded:
-        _finished()
-        return
     try:
         page.run()
     except internals.StopException:

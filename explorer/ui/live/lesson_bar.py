@@ -9,9 +9,10 @@ who comes back to a class (the teacher link, a server restart) finds the lesson 
 Without a class the same bar runs a lesson alone. When the teacher finishes the lesson, each follower's bar shows
 the recap of their own answers to the lesson's questions and the right ones, without leaving the class.
 
-A step's own question is asked before its page answers it: the page stays folded (not run: its title and one line
-stand in for it) until the question is answered here (committed or shown without a prediction; in a class, revealed
-by the teacher, on the teacher's screen and every follower's alike; in a homework, voted).
+A step's own question is asked before its page answers it: the page stays folded (not run: ``Folded``, its title
+and the class's banner, stands in for it) until the question is answered here (committed or shown without a
+prediction; in a class, revealed by the teacher, on the teacher's screen and every follower's alike; in a homework,
+voted).
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from explorer.lessons import Lesson
 from explorer.lessons.pages import STEP_PAGES
 from explorer.lessons.run import ended, place, resume
 from explorer.ui import cached, prefetch, quiz
-from explorer.ui.live import homework, membership, report_panel
+from explorer.ui.live import following, homework, membership, report_panel
 from explorer.ui.text import literal
 
 LESSON, STEP, STARTED, STEP_STARTED, GO, RESUMED = (
@@ -193,21 +194,30 @@ def _teacher_bar(lesson: Lesson, index: int, asked: Question | str | None) -> bo
         if not on_step:
             st.button(f"Back to step {index + 1}", icon=":material/undo:", key="_lesson_return",
                       on_click=_back_to_step)
-        elif not membership.projector() and not homework.mine():   # never on a student's screen
-            if step.notes:
-                with st.expander("Your notes (only on this screen, never in projector view)",
-                                 icon=":material/notes:"):
-                    st.markdown(literal(step.notes))
-            contradicted = cached.lesson_contradiction(lesson, index)
-            if contradicted:   # a claim of the lesson that the model on screen does not show
-                st.warning(literal(contradicted), icon=":material/rule:")
+        notes = st.container() if on_step and not membership.projector() and not homework.mine() else None
     if not on_step:
         return True
-    return _question(step.question.question() if step.question else asked, lesson.question_id(index),
-                     step.page_question, step.page)
+    shown = _question(step.question.question() if step.question else asked, lesson.question_id(index),
+                      step.page_question)
+    if notes is not None and (shown or membership.code()):   # never on a student's screen; alone, after the answer
+        with notes:
+            _notes(lesson, index)
+    return shown
 
 
-def _question(question: Question | str | None, qid: str, page_question: bool, page: str) -> bool:
+def _notes(lesson: Lesson, index: int) -> None:
+    """The teacher's notes (they may hold the answer: a lesson run alone shows them once the step's question is
+    answered) and any claim of the lesson the model on screen does not show."""
+    step = lesson.steps[index]
+    if step.notes:
+        with st.expander("Your notes (only on this screen, never in projector view)", icon=":material/notes:"):
+            st.markdown(literal(step.notes))
+    contradicted = cached.lesson_contradiction(lesson, index)
+    if contradicted:   # a claim of the lesson that the model on screen does not show
+        st.warning(literal(contradicted), icon=":material/rule:")
+
+
+def _question(question: Question | str | None, qid: str, page_question: bool) -> bool:
     """The step's question, above its page -> whether the page may run (its question answered, or none here)."""
     shown = True
     if isinstance(question, Question) and homework.mine():   # one round, this student's vote, the answer after
@@ -221,8 +231,19 @@ def _question(question: Question | str | None, qid: str, page_question: bool, pa
     if not isinstance(question, Question) or shown:
         return True
     quiz.folded_line("The step's page, with its charts and sentences,")
-    st.title(STEP_PAGES[page].title)   # the page's own title, as the screen would show it
     return False
+
+
+class Folded:
+    """What app.py runs in place of a step's page while the step's question folds it: the room's poll and banner
+    (``following.on_page``, which every page calls first) and the page's title."""
+
+    def __init__(self, page):
+        self.page = page   # app.py's st.Page
+
+    def run(self) -> None:
+        following.on_page()
+        st.title(self.page.title)
 
 
 def _follower_bar() -> bool:
@@ -243,7 +264,7 @@ def _follower_bar() -> bool:
             question = None
     page = where.get("page")
     if question is not None and page in STEP_PAGES and membership.current_page() == page:
-        return _question(question, str(where["qid"]), False, page)   # folds the page as the teacher's is folded
+        return _question(question, str(where["qid"]), False)   # folds the page as the teacher's is folded
     if question is not None:   # the teacher is on another page than the step's: its question, the page unfolded
         quiz.asked(question, str(where["qid"]))
     elif isinstance(where.get("note"), str):   # the step's computed question could not be computed
