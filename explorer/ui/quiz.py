@@ -85,10 +85,11 @@ def ask_first(question: Question, key: str, folded: str) -> bool:
     return asked(question, key)[1] or folded_line(folded)
 
 
-def folded_line(folded: str) -> bool:
-    """The line that stands in for what a question folds (``folded``, plural: "The measurements"); -> False."""
-    until = ("you reveal the answer" if membership.teacher_key() else "your teacher reveals the answer"
-             if membership.code() else "you commit a prediction (or choose “Show me without predicting”)")
+def folded_line(folded: str, until: str | None = None) -> bool:
+    """The line that stands in for what a question folds (``folded``, plural: "The measurements") until ``until``
+    (by default what opens a page's question here: a commit, or the teacher's reveal in a class); -> False."""
+    until = until or ("you reveal the answer" if membership.teacher_key() else "your teacher reveals the answer"
+                      if membership.code() else "you commit a prediction (or choose “Show me without predicting”)")
     st.caption(f":material/visibility_off: {folded} stay folded until {until}.")
     return False
 

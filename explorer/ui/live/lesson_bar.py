@@ -230,7 +230,8 @@ def _question(question: Question | str | None, qid: str, page_question: bool) ->
         st.caption(":material/quiz: This step's question is the page's own: predict, then reveal, below.")
     if not isinstance(question, Question) or shown:
         return True
-    quiz.folded_line("The step's page, with its charts and sentences,")
+    quiz.folded_line("The step's page, with its charts and sentences,",
+                     "you send your answer" if homework.mine() else None)
     return False
 
 
