@@ -123,7 +123,7 @@ def _resume() -> None:
 
 def bar() -> bool:
     """The lesson bar for this session: the teacher's (or a lone runner's), a follower's, or nothing. -> whether the
-    page may run: False while the step's question folds it (the bar then draws its title in its place)."""
+    page may run: False while the step's question folds it (app.py then runs ``Folded`` in its place)."""
     if membership.following():
         return _follower_bar()
     _resume()
