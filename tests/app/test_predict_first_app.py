@@ -235,3 +235,30 @@ def test_a_lessons_question_folds_its_page_until_answered(lesson, index):
     assert not any("The step's page" in t for t in drawn(at)), "the step's page is still folded"
     assert at.get("plotly_chart") or at.dataframe or any("Predict, then reveal" in t for t in drawn(at)), \
         "the step's page is not drawn after the prediction (or asks its own question first)"
+
+
+def test_in_a_class_the_step_stays_folded_for_everyone_until_the_teacher_reveals():
+    """The first lesson's first step with a class: the teacher's page and a follower's are folded alike while the
+    class votes and while the counts are shown; "Reveal the answer" opens both."""
+    from pagetest import join
+
+    from explorer.ui.live import membership
+
+    lesson = LESSONS[0]
+    teacher = session()
+    click(teacher, "Start with a class")
+    student = join(teacher.session_state[membership.ROOM], "ada")
+    student.run()
+    for at in (teacher, student):
+        assert not at.get("plotly_chart") and any("stay folded until" in t for t in drawn(at))
+    qid = lesson.question_id(0)
+    student.radio(key=f"{qid}_answer").set_value(lesson.steps[0].question.answer).run()
+    click(student, "Commit my answer")
+    click(teacher, "Show answers")
+    student.run()
+    assert not [c for c in student.get("plotly_chart") if "Class answers" not in c.proto.spec]   # counts only
+    click(teacher, "Reveal the answer")
+    student.run()
+    for at in (teacher, student):
+        assert [c for c in at.get("plotly_chart") if "Class answers" not in c.proto.spec], "the page is not drawn"
+        assert not any("The step's page" in t for t in drawn(at))
