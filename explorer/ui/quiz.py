@@ -105,6 +105,10 @@ def asked(question: Question, key: str) -> tuple[bool | None, bool]:
         committed = None
     with st.container(border=True):
         st.markdown(f"**Predict, then reveal.** {question.prompt}")
+        if committed is not None and committed[0] is None:   # shown without a prediction: no options to grey out
+            _unanswered(question)
+            st.button("Predict again", key=f"{key}_retry", on_click=_retry, args=(key,))
+            return False, True
         answer = _answer_widgets(question, key, disabled=committed is not None)
         if committed is None:
             _show_error(key)
@@ -114,10 +118,6 @@ def asked(question: Question, key: str) -> tuple[bool | None, bool]:
                 st.button("Show me without predicting", key=f"{key}_skip", type="tertiary",
                           on_click=_skip, args=(key, question))
             return None, False
-        if committed[0] is None:
-            _unanswered(question)
-            st.button("Predict again", key=f"{key}_retry", on_click=_retry, args=(key,))
-            return False, True
         return _verdict(question, committed[0], retry=key), True
 
 
