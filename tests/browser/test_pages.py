@@ -147,6 +147,9 @@ def test_page(server, browser, streamlit_own, path, title):
         assert exception_texts(page) == []
         assert page.locator("h1").first.inner_text().strip()
         show = page.get_by_role("button", name="Show me without predicting")
+        if path not in CHARTLESS:   # a chart, or a question that folds the charts (a model may still be loading)
+            page.wait_for_selector('.js-plotly-plot .main-svg, button:has-text("Show me without predicting")',
+                                   timeout=120_000)
         if show.count():   # a page that asks first folds its charts: a student who does not want to predict
             show.first.click()
             wait_idle(page)
