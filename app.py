@@ -58,9 +58,9 @@ def navigation() -> None:
     language.keep_in_link()   # after following: a follower's address is the teacher's view with its own lang=
     language.picker()
     language.mark_page()   # <html lang>
-    lesson_bar.bar()   # may open the lesson's step instead (Next, Back, a lesson just started)
+    shown = lesson_bar.bar()   # may open the lesson's step instead (Next, Back, a lesson just started)
     own_lesson.builder_bar()
-    following.run_page(page)
+    following.run_page(page if shown else lesson_bar.Folded(page))   # the step's question not answered yet
 
 
 PRELOADED = threading.Event()   # set when the start hook's preload has finished (loaded, or failed and logged)

@@ -7,7 +7,7 @@ from explorer.model.registry import EMBEDDED_DECODER
 from explorer.ui import pickers
 from explorer.ui import widgets as ui
 from explorer.ui.live.teacher_controls import teacher_driven
-from explorer.ui.quiz import predict_then_reveal
+from explorer.ui.quiz import ask_first
 from explorer.ui.views import attribution as ax
 from explorer.ui.views import heads_do as fx
 from explorer.words.i18n import _
@@ -27,7 +27,8 @@ ui.show_link_notes()
 e = ax.explanation(model, text, query, candidates)
 st.subheader(_("The prediction"))
 ax.show_prediction(e)
-predict_then_reveal(lesson.top_word_question(e), "explain_top_word")
+if not ask_first(lesson.top_word_question(e), "explain_top_word", _("The six explanations and what they say")):
+    st.stop()
 
 st.subheader(_("Six explanations"))
 ax.show_scores(e)

@@ -8,19 +8,18 @@ from explorer.model.registry import EMBEDDED_ENCODER
 from explorer.plots.concepts import labelled_heatmap
 from explorer.ui.cached import get_model, permutation_demo
 from explorer.ui.labs import english_only
-from explorer.ui.quiz import predict_then_reveal
+from explorer.ui.quiz import ask_first
 from explorer.ui.text import literal
 from explorer.ui.widgets import show_figure, use_app_navigation
 from explorer.words.i18n import _
 
 use_app_navigation()
 
-st.title(_("Permutation: attention has no sense of order"))
-st.markdown(_("Self-attention compares tokens by their vectors only. Nothing in the scores says which token came "
-              "first, so shuffling the input just shuffles the outputs: each token ends up with exactly the same "
-              "vector, wherever it sits. Below, attention is built from scratch on the real token vectors of "
-              "{model}'s embedding table (random but fixed W_Q, W_K, W_V).").format(model=EMBEDDED_ENCODER))
-st.latex(r"\mathrm{Attn}(PX) = P\,\mathrm{Attn}(X)\quad\text{%s } P" % _("for every permutation matrix"))
+st.title(_("Permutation: does attention know word order?"))
+st.markdown(_("Self-attention compares tokens by their vectors only. Below, attention is built from scratch on the "
+              "real token vectors of {model}'s embedding table (random but fixed W_Q, W_K, W_V), without any "
+              "position. Shuffle the words and predict what happens to each word's output.").format(
+    model=EMBEDDED_ENCODER))
 
 text = st.text_input(_("Sentence"), real_model.PERMUTATION_TEXT, help=english_only(EMBEDDED_ENCODER))
 loaded = get_model(EMBEDDED_ENCODER)
@@ -50,12 +49,16 @@ st.markdown(_("**Original:** {original}  →  **shuffled:** {shuffled}").format(
 
 first, gap = demo.tokens[0], demo.gap_plain[demo.order.tolist().index(0)]
 same, different = _("yes, the same vector"), _("no, a different vector")
-predict_then_reveal(Question(
-    prompt=_("With no positions, does “{token}” get the same output vector in both orders?").format(
-        token=literal(first)), options=(same, different), correct=same if gap < 1e-5 else different,
+if not ask_first(Question(
+    prompt=_("With no positions, does “{token}” get the same output vector in both orders? Which of these "
+             "two?").format(token=literal(first)), options=(same, different), correct=same if gap < 1e-5 else different,
     reveal=_("Largest difference between its two outputs: **{gap:.1e}**. That is float32 rounding (about 7 "
              "significant digits; the sums run in a different order), not a real difference.").format(gap=gap)),
-    key="perm")
+        "perm", _("The outputs in both orders and why")):
+    st.stop()
+st.markdown(_("Nothing in the scores says which token came first, so shuffling the input just shuffles the outputs: "
+              "each token ends up with exactly the same vector, wherever it sits."))
+st.latex(r"\mathrm{Attn}(PX) = P\,\mathrm{Attn}(X)\quad\text{%s } P" % _("for every permutation matrix"))
 
 c = st.columns(4)
 c[0].metric(_("no positions"), f"{demo.gap_plain.max():.1e}",

@@ -10,7 +10,7 @@ from explorer.plots.concepts import labelled_heatmap, saturation_figure, weights
 from explorer.ui import cached
 from explorer.ui.drawn_once import drawn_once
 from explorer.ui.labs import english_only
-from explorer.ui.quiz import predict_then_reveal
+from explorer.ui.quiz import ask_first
 from explorer.ui.widgets import attention_or_stop, show_figure, use_app_navigation
 from explorer.ui.words import tip
 from explorer.words.i18n import _
@@ -20,41 +20,42 @@ use_app_navigation()
 curves = cached.saturation_curves()
 
 st.title(_("Softmax saturation: why divide by √d_k"))
-st.markdown(_("A score is a dot product of a query and a key: a sum of d_k products. If every component is random "
-              "with variance 1, each product has variance 1 and the variances add up, so scores spread like √d_k. "
-              "Softmax turns large gaps between scores into near-certainty, and a near-certain softmax barely "
-              "responds when the scores change, so the layer stops learning. Dividing by √d_k undoes the spread."))
-# two lines, so that the formula fits a phone
-st.latex(r"\begin{gathered}\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k\\"
-         r"\Rightarrow\quad \operatorname{sd}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right)=1\end{gathered}")
-
+st.markdown(_("A score is a dot product of a query and a key: a sum of d_k products, one per dimension. Softmax then "
+              "turns the scores of a row into weights."))
 std_256 = cached.score_std(256)   # 4000 random pairs: once per server
 sizes = {_("about {n}").format(n=n): n for n in (1, 16, 256)}
-predict_then_reveal(Question(
-    prompt=_("With d_k = 256 and unit-variance random q and k, how big is a typical raw score q·k "
-             "(its standard deviation)?"),
+if ask_first(Question(
+    prompt=_("With d_k = 256 and unit-variance random q and k, how big is a typical raw score q·k (its standard "
+             "deviation)? Which of these three sizes, 1, 16 or 256, is it closest to?"),
     options=tuple(sizes), correct=nearest_option(std_256, sizes),
     reveal=_("Measured over 4000 random pairs: **{std:.2f}**, close to √256 = 16. Divided by √d_k it comes back to "
-             "{scaled:.2f}.").format(std=std_256, scaled=std_256 / 16)), key="softmax")
-
-d_k = st.select_slider(_("d_k (dimensions per query and key)"), options=maths.LOG_DK, value=real_model.SOFTMAX_D_K,
-                       help=tip("d_k"))
-stats = cached.saturation_stats(d_k)
-c = st.columns(4)
-c[0].metric(_("measured sd of q·k"), f"{stats['score_std']:.2f}")
-c[1].metric("√d_k", f"{stats['sqrt_d_k']:.2f}")
-c[2].metric(_("largest weight, raw"), f"{stats['max_weight_raw']:.3f}")
-c[3].metric(_("largest weight, ÷√d_k"), f"{stats['max_weight_scaled']:.3f}")
-q, k = maths.random_queries_keys(d_k, 1, 8, seed=0)
-raw = maths.attention_scores(q, k, scale=1.0)[0]
-left, right = st.columns([2, 3])
-show_figure(lambda: weights_bars([_("key {n}").format(n=i + 1) for i in range(8)], {
-    "softmax(q·k)": maths.softmax(raw), "softmax(q·k / √d_k)": maths.softmax(raw / d_k ** 0.5)},
-    title=_("One random query, 8 random keys, d_k = {d_k}").format(d_k=d_k)), "bars", "softmax-bars", where=left,
-    view=(d_k,))
-show_figure(lambda: saturation_figure(curves, d_k), "saturation", "saturation", where=right, view=(d_k,))
-st.caption(_("Averages over 2000 random queries, 8 keys each. Gradient size is the Frobenius norm of the "
-             "softmax Jacobian: how much the weights move per unit change of the scores."))
+             "{scaled:.2f}.").format(std=std_256, scaled=std_256 / 16)),
+        "softmax", _("The explanation and the spread measured for every d_k")):
+    st.markdown(_("If every component is random with variance 1, each product has variance 1 and the variances add "
+                  "up, so scores spread like √d_k. Softmax turns large gaps between scores into near-certainty, and a "
+                  "near-certain softmax barely responds when the scores change, so the layer stops learning. Dividing "
+                  "by √d_k undoes the spread."))
+    # two lines, so that the formula fits a phone
+    st.latex(r"\begin{gathered}\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k\\"
+             r"\Rightarrow\quad \operatorname{sd}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right)=1\end{gathered}")
+    d_k = st.select_slider(_("d_k (dimensions per query and key)"), options=maths.LOG_DK,
+                           value=real_model.SOFTMAX_D_K, help=tip("d_k"))
+    stats = cached.saturation_stats(d_k)
+    c = st.columns(4)
+    c[0].metric(_("measured sd of q·k"), f"{stats['score_std']:.2f}")
+    c[1].metric("√d_k", f"{stats['sqrt_d_k']:.2f}")
+    c[2].metric(_("largest weight, raw"), f"{stats['max_weight_raw']:.3f}")
+    c[3].metric(_("largest weight, ÷√d_k"), f"{stats['max_weight_scaled']:.3f}")
+    q, k = maths.random_queries_keys(d_k, 1, 8, seed=0)
+    raw = maths.attention_scores(q, k, scale=1.0)[0]
+    left, right = st.columns([2, 3])
+    show_figure(lambda: weights_bars([_("key {n}").format(n=i + 1) for i in range(8)], {
+        "softmax(q·k)": maths.softmax(raw), "softmax(q·k / √d_k)": maths.softmax(raw / d_k ** 0.5)},
+        title=_("One random query, 8 random keys, d_k = {d_k}").format(d_k=d_k)), "bars", "softmax-bars", where=left,
+        view=(d_k,))
+    show_figure(lambda: saturation_figure(curves, d_k), "saturation", "saturation", where=right, view=(d_k,))
+    st.caption(_("Averages over 2000 random queries, 8 keys each. Gradient size is the Frobenius norm of the "
+                 "softmax Jacobian: how much the weights move per unit change of the scores."))
 
 drawn_once(("three scores",), lambda: (   # the same for everyone: drawn once per server
     st.subheader(_("The same three scores, eight times larger")),

@@ -5,7 +5,7 @@ from explorer import maths
 from explorer.labs import real_model
 from explorer.labs.quiz import Question, nearest_option
 from explorer.plots.concepts import cost_figure, path_length_figure
-from explorer.ui.quiz import predict_then_reveal
+from explorer.ui.quiz import ask_first
 from explorer.ui.widgets import show_figure, use_app_navigation
 from explorer.words.i18n import _
 
@@ -37,38 +37,40 @@ show_figure(path_length_figure(maths.path_length_matrix(n_show, "recurrent"),
                                    maths.path_length_matrix(n_show, "attention"),
                                    pair=(i + 1, j + 1) if max(i, j) < n_show else None), "paths", "path-lengths")
 
-st.subheader(_("The price: an n × n table for every head"))
-st.markdown(_("Attention compares every position with every other, so each head in each layer fills an n × n "
-              "table of weights, and training keeps them all for the backward pass. A recurrent model does "
-              "n·d² work in n steps that must wait for each other; attention does n²·d work all at once, which is "
-              "more arithmetic once n exceeds d, but arithmetic that a GPU can do in parallel."))
-st.latex(r"\begin{aligned}\text{%s: }& O(n^2 d)\ \text{%s}, O(1)\ \text{%s}\\"   # fits a phone
-         r"\text{%s: }& O(n d^2)\ \text{%s}, O(n)\ \text{%s}\end{aligned}"
-         % (_("attention"), _("work"), _("steps"), _("recurrent"), _("work"), _("steps")))
+st.subheader(_("The price: a table of weights for every head"))
 c = st.columns(2)
 n = c[0].select_slider(_("Sequence length n"), options=[2 ** p for p in range(4, 14)], value=512)
 d = c[1].selectbox(_("Model width d (BERT-base: 768)"), [384, 768, 1024], index=1)
 t = maths.cost_table([n, 2 * n], d_model=d)
 grow = {_("{k}× larger").format(k=k): k for k in (2, 4, 8)}
-predict_then_reveal(Question(
-    prompt=_("The input doubles from {n} to {n2} tokens. Each head's attention table becomes…").format(n=n, n2=2 * n),
+if ask_first(Question(
+    prompt=_("Each head fills a table of weights: one for every query and key it compares. The input doubles from {n} "
+             "to {n2} tokens. Which of these three factors, 2×, 4× or 8×, does each head's table grow by?").format(
+        n=n, n2=2 * n),
     options=tuple(grow),
     correct=nearest_option(t["score_entries"][1] / t["score_entries"][0], grow),
     reveal=_("{before:,} entries become {after:,}: ×{factor:g}. For 12 layers × 12 heads that is {mem_before} → "
              "{mem_after} per sequence.").format(
         before=t["score_entries"][0], after=t["score_entries"][1], factor=t["score_entries"][1] / t["score_entries"][0],
         mem_before=real_model.format_bytes(t["attention_memory_bytes"][0]),
-        mem_after=real_model.format_bytes(t["attention_memory_bytes"][1]))), key="why")
-ns = [2 ** p for p in range(4, 14)]
-show_figure(cost_figure(maths.cost_table(ns, d_model=d), d_model=d, selected_n=n), "cost", "cost")
-st.dataframe(real_model.cost_frame(ns, d_model=d), hide_index=True)
-
-st.subheader(_("Why 512 tokens"))
-m512 = real_model.format_bytes(maths.cost_table([512])["attention_memory_bytes"][0])
-st.markdown(_("BERT-base has 12 layers × 12 heads. At 512 tokens its attention weights alone take {memory} per "
-              "sequence in 32-bit floats, and a training batch holds dozens of sequences next to every other "
-              "activation, on the accelerators of 2018, typically with 16 GB of memory or less. Each doubling of "
-              "the length multiplies that by four, so the original BERT spent most of its pre-training on 128-token "
-              "inputs and only the last part on 512. Once trained, the limit is built in: the learned position "
-              "table has 512 rows, so there is no position vector for token 513. Longer documents must be cut, "
-              "split into chunks, or given to a model designed for long inputs.").format(memory=m512))
+        mem_after=real_model.format_bytes(t["attention_memory_bytes"][1]))),
+        "why", _("The cost for every length and why BERT stops at 512 tokens")):
+    st.markdown(_("Attention compares every position with every other, so each head in each layer fills an n × n "
+                  "table of weights, and training keeps them all for the backward pass. A recurrent model does "
+                  "n·d² work in n steps that must wait for each other; attention does n²·d work all at once, which "
+                  "is more arithmetic once n exceeds d, but arithmetic that a GPU can do in parallel."))
+    st.latex(r"\begin{aligned}\text{%s: }& O(n^2 d)\ \text{%s}, O(1)\ \text{%s}\\"   # fits a phone
+             r"\text{%s: }& O(n d^2)\ \text{%s}, O(n)\ \text{%s}\end{aligned}"
+             % (_("attention"), _("work"), _("steps"), _("recurrent"), _("work"), _("steps")))
+    ns = [2 ** p for p in range(4, 14)]
+    show_figure(cost_figure(maths.cost_table(ns, d_model=d), d_model=d, selected_n=n), "cost", "cost")
+    st.dataframe(real_model.cost_frame(ns, d_model=d), hide_index=True)
+    st.subheader(_("Why 512 tokens"))
+    m512 = real_model.format_bytes(maths.cost_table([512])["attention_memory_bytes"][0])
+    st.markdown(_("BERT-base has 12 layers × 12 heads. At 512 tokens its attention weights alone take {memory} per "
+                  "sequence in 32-bit floats, and a training batch holds dozens of sequences next to every other "
+                  "activation, on the accelerators of 2018, typically with 16 GB of memory or less. Each doubling of "
+                  "the length multiplies that by four, so the original BERT spent most of its pre-training on "
+                  "128-token inputs and only the last part on 512. Once trained, the limit is built in: the learned "
+                  "position table has 512 rows, so there is no position vector for token 513. Longer documents must "
+                  "be cut, split into chunks, or given to a model designed for long inputs.").format(memory=m512))

@@ -67,7 +67,7 @@ unscaled = maths.softmax(s["raw"])
 w, w_raw = s["weights"][0, 1], unscaled[0, 1]
 predict_then_reveal(Question(
     prompt=_("Skip step 2 (no division by √d_k). Token 1's weight on token 2 is {w:.3f} now; without the "
-             "division it would be…").format(w=w),
+             "division, which of these three would it be: larger, smaller or unchanged?").format(w=w),
     options=(_("larger"), _("smaller"), _("unchanged")),
     correct=compare_option(w_raw, w, _("larger"), _("smaller"), _("unchanged"), tol=5e-4),
     reveal=_("Without the division, token 1's row is softmax({raw}) = {weights}: weight **{w_raw:.3f}** instead "

@@ -6,7 +6,7 @@ from explorer.ui import pickers
 from explorer.ui import widgets as ui
 from explorer.ui.live import membership
 from explorer.ui.live.teacher_controls import teacher_driven
-from explorer.ui.quiz import predict_then_reveal
+from explorer.ui.quiz import ask_first
 from explorer.ui.views import generation_run as gx
 from explorer.ui.views import generation_sections as views
 from explorer.words.i18n import _
@@ -40,9 +40,7 @@ ui.show_link_notes()
 
 if hide:
     st.subheader(_("Predict the next token"))
-    answered = predict_then_reveal(views.predict_question(gen, step), key="write_next")
-    if answered is None:
-        st.caption(_("Commit a prediction (or switch “Predict first” off) to see what the model did at this step."))
+    if not ask_first(views.predict_question(gen, step), "write_next", _("What the model did at this step")):
         st.stop()
 
 st.subheader(_("Where the new token looks"))

@@ -210,7 +210,8 @@ def dimension_question(b: ScoreBreakdown, n_options: int = 4) -> Question:
         d=correct, q=f"{b.query_vector[correct]:+.3f}", k=f"{b.key_vector[correct]:+.3f}",
         product=f"{b.products[correct]:+.3f}", share=f"{share:.0%}", dot=f"{b.dot:+.3f}", query_top=tempting[0],
         key_top=tempting[1])
-    return Question(prompt=_("“{query}” → “{key}”, layer {layer}, head {head}: which of the {d_head} dimensions of q·k "
-                             "adds most to this score?").format(query=b.query_token, key=b.key_token, layer=b.layer,
-                                                                head=b.head, d_head=b.d_head),
+    return Question(prompt=_("“{query}” → “{key}”, layer {layer}, head {head}: which of these {n} dimensions of q·k "
+                             "(it has {d_head}) adds most to this score?").format(
+                        query=b.query_token, key=b.key_token, layer=b.layer, head=b.head, n=len(picks),
+                        d_head=b.d_head),
                     options=tuple(label[i] for i in sorted(picks)), correct=label[correct], reveal=reveal)

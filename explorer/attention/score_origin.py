@@ -319,6 +319,8 @@ def distance_question(rotary: RotaryView, b: ScoreBreakdown, n_options: int = 4)
                "distance.").format(peak=peak, at_peak=f"{rotary.curve[rotary.distances == peak][0]:+.3f}",
                                    own=rotary.own, at_own=f"{rotary.at_own:+.3f}", before=f"{rotary.before:+.3f}")
     return Question(prompt=_("Layer {layer}, head {head}: keep the vectors of “{query}” and “{key}” and move the key. "
-                             "At what distance from the query would this head score the pair highest?").format(
-                        layer=b.layer, head=b.head, query=b.query_token, key=b.key_token),
+                             "At what distance from the query would this head score the pair highest: which of "
+                             "these {n}, from {nearest} to {farthest}?").format(
+                        layer=b.layer, head=b.head, query=b.query_token, key=b.key_token, n=len(picks),
+                        nearest=label(min(picks)), farthest=label(max(picks))),
                     options=tuple(label(d) for d in sorted(picks)), correct=label(peak), reveal=reveal)

@@ -91,5 +91,6 @@ def top_word_question(e: Explanation) -> Question:
                    "computation, integrated gradients the whole model's sensitivity.")
     agree, disagree = _(AGREE), _(DISAGREE)
     return Question(_("Will raw attention (last layer, mean of heads) and integrated gradients agree on the most "
-                      "important word?"), (agree, disagree), agree if same else disagree,
+                      "important word? Of these two: the same top word, or different ones?"), (agree, disagree),
+                    agree if same else disagree,
                     reveal.format(first=words[0], second=words[1]))

@@ -49,7 +49,8 @@ def previous_token_question(run: CorpusPass) -> tuple[Question, list[tuple[int, 
     reveal = (_("Over the whole corpus, the previous-token head puts most of each query's weight on the token just "
                 "before it. In its map every query sits next to the key of the previous token, so the points form "
                 "bands by position instead of clusters by word.") + "\n\n" + "\n".join(lines))
-    question = Question(prompt=_("Which of these maps is the previous-token head (each query attends mostly to the "
-                                 "token just before it)?"),
+    question = Question(prompt=_("Which of these {n} maps, {first} to {last}, is the previous-token head (each query "
+                                 "attends mostly to the token just before it)?").format(
+                            n=len(heads), first=LETTERS[0], last=LETTERS[len(heads) - 1]),
                         options=options, correct=options[heads.index(answer)], reveal=reveal)
     return question, heads

@@ -109,7 +109,8 @@ def logit_lens_first_top(loaded: LoadedModel, params: Params) -> Question:
                 "unembedding).")
     context = _MARKDOWN.sub(r"\\\1", loaded.tokenizer.decode(gen.ids[:gen.n_prompt + step])[-80:])
     prompt = (f"“…{context}”: the model writes {token} next. Reading the residual stream after each of its {n} "
-              f"layers (0–{n - 1}) with the logit lens, from which layer on is {token} the top guess?")
+              f"layers (0–{n - 1}) with the logit lens, from which layer on is {token} the top guess? Which of these "
+              f"{len(labels)} runs of layers, from layer 0 to the last, {n - 1}?")
     return Question(prompt, tuple(labels), right, reveal)
 
 

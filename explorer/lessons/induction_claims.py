@@ -50,7 +50,8 @@ def repeat_loss(loaded: LoadedModel, params: Params) -> Question:
     result, offset, n = _repeat(loaded, params)
     loss = _losses(loaded, result.token_ids)
     prompt = (f"The text ends with {n} tokens written twice. On the first copy the model's loss is "
-              f"{loss.first:.1f} nats per token: random words cannot be guessed. On the second copy its loss is…")
+              f"{loss.first:.1f} nats per token: random words cannot be guessed. On the second copy, which of "
+              "these four is its loss, from higher than on the first copy to less than half of it?")
     reveal = (f"Measured: **{loss.second:.2f}** nats per token on the second copy against {loss.first:.2f} on the "
               f"first, so the right next token's probability goes from about {np.exp(-loss.first):.0e} to "
               f"{np.exp(-loss.second):.0%} on average. Nothing in the model knows these words go together: it "
@@ -66,7 +67,8 @@ def where_head_looks(loaded: LoadedModel, params: Params) -> Question:
     best = max(found, key=found.get)
     shares = "; ".join(f"{repeats.LOOKS[k]}: {v:.0%}" for k, v in sorted(found.items(), key=lambda kv: -kv[1]))
     return Question(f"Layer {layer}, head {head}: from each token of the second copy, where does this head put most "
-                    "of its attention?", tuple(repeats.LOOKS.values()), repeats.LOOKS[best],
+                    f"of its attention? Which of these {len(repeats.LOOKS)} tokens?", tuple(repeats.LOOKS.values()),
+                    repeats.LOOKS[best],
                     f"Averaged over the {n} tokens of the second copy: {shares}.")
 
 
@@ -108,7 +110,8 @@ def knockout_repeat_loss(loaded: LoadedModel, params: Params) -> Question:
               f"out ({alone}); the first copy's is {clean.first:.2f}. Knocking out the probe's five strongest "
               f"induction heads together gives {fives:.2f}: other heads copy too, so no single pair carries it all.")
     return Question(f"Knock out {names} together (their outputs set to 0). The loss on the second copy, "
-                    f"{clean.second:.2f} nats per token with every head…", options, right, reveal)
+                    f"{clean.second:.2f} nats per token with every head, then: which of these three, from hardly "
+                    "moving to half the first copy's or more?", options, right, reveal)
 
 
 # ---------------------------------------------------------------------------------------------- checks

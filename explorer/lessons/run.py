@@ -21,8 +21,8 @@ def place(lesson: Lesson, index: int, started: float, step_started: float,
     ``asked``: a computed step's question as computed on its model, or the sentence shown instead ("note")."""
     step = lesson.steps[index]
     where = {"source": lesson.source, "title": lesson.title, "step": index, "n": len(lesson.steps),
-             "step_title": step.title, "started": started, "step_started": step_started, "qid": None,
-             "question": None}
+             "step_title": step.title, "page": step.page, "started": started, "step_started": step_started,
+             "qid": None, "question": None}
     if step.question:
         q = step.question
         where["qid"] = lesson.question_id(index)

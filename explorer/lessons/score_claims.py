@@ -50,8 +50,8 @@ def without_the_scale(loaded: LoadedModel, params: Params) -> Question:
               f"without it the row's scores are {1 / b.scale:.1f} times further apart, so the softmax is sharper: "
               "the row's largest scores take more, the others less.")
     return Question(f"“{b.query_token}” → “{b.key_token}” has weight {b.weight:.1%}. Every score of the row is "
-                    f"multiplied by 1/√d_k = 1/√{b.d_head} before the softmax. Without that scale, this weight "
-                    "would be…", options, right, reveal)
+                    f"multiplied by 1/√d_k = 1/√{b.d_head} before the softmax. Without that scale, which of these "
+                    "three would this weight be: larger, smaller or the same?", options, right, reveal)
 
 
 def position_part(loaded: LoadedModel, params: Params) -> Question:
@@ -79,7 +79,8 @@ def shared_key_head(loaded: LoadedModel, params: Params) -> Question:
     groups = [f"query heads {g * share}–{(g + 1) * share - 1}" for g in range(b.n_kv_heads)]
     options = (f"only head {b.head} itself", *groups, f"all {b.n_heads} query heads")
     return Question(f"This model has {b.n_heads} query heads but only {b.n_kv_heads} key heads per layer. Which "
-                    f"query heads score against the same keys as head {b.head}?", options, groups[b.kv_head],
+                    f"query heads score against the same keys as head {b.head}? Which of these {len(options)}, "
+                    f"from head {b.head} alone to all {b.n_heads}?", options, groups[b.kv_head],
                     bd.group_note(b) + " Their queries differ, so their rows of weights differ too.")
 
 

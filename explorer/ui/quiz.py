@@ -4,6 +4,9 @@ Inside a classroom the same question becomes a class question, run as Peer Instr
 (a new commit replaces the vote), nobody sees any count (the teacher's screen and the projector included) until
 the teacher presses "Show answers"; the class may then discuss and vote again, and the reveal shows both rounds
 side by side with the right answer. The rounds live in the store (``explorer.classroom.polls``).
+
+A page asks its question before it draws what answers it (``ask_first``): those parts stay folded, not drawn, until
+the student commits a prediction or presses "Show me without predicting" (in a class: until the teacher reveals).
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from explorer.plots.classroom import answer_bars, answer_rounds
 from explorer.ui.live import following, membership
 from explorer.ui.text import literal
 from explorer.ui.widgets import show_figure
+from explorer.words.i18n import _
 
 OTHER = "Another word…"  # the choice that opens a text box, on questions that take typed answers
 
@@ -42,6 +46,11 @@ def _nothing_typed(key: str) -> None:
     st.session_state[f"{key}_error"] = "Type a word first (or pick one of the options)."
 
 
+def _skip(key: str, question: Question) -> None:
+    """Shown without a prediction: this and every later version of the question, until "Predict again"."""
+    st.session_state[f"{key}_committed"] = (None, question.fingerprint)
+
+
 def _commit(key: str, question: Question) -> None:
     given = _given(question, key)
     if given is None:
@@ -62,24 +71,67 @@ def _said(question: Question, answer: str) -> str:
 def predict_then_reveal(question: Question, key: str) -> bool | None:
     """Ask ``question``; reveal the computed answer only after the student commits.
 
-    Returns None before a commit, else whether the committed answer was right. An answer given to an earlier
-    version of the question (the controls have moved since) is discarded.
+    Returns None before a commit, else whether the committed answer was right (False when the student chose to see
+    it without predicting). An answer given to an earlier version of the question (the controls have moved since)
+    is discarded.
     """
+    return asked(question, key)[0]
+
+
+def ask_first(question: Question, key: str, folded: str) -> bool:
+    """Ask ``question`` (as :func:`predict_then_reveal`) before the parts of the page that answer it, and say whether
+    they may be drawn now: True once the student has committed a prediction or chosen to see them without one (in a
+    class: once the teacher has revealed the answer). Before that a line names what stays folded (``folded``, e.g.
+    "The measured spread and its charts") and the page draws none of it: ``if ask_first(...): draw the answer``."""
+    return asked(question, key)[1] or folded_line(folded)
+
+
+def folded_line(folded: str, homework: bool = False) -> bool:
+    """The line that stands in for what a question folds (``folded``, plural: "The measurements", translated) until
+    what opens it: a homework vote sent (``homework``), else a commit here, or the teacher's reveal in a class;
+    -> False. One whole sentence for each, for the translators."""
+    if homework:
+        line = _("{folded} stay folded until you send your answer.")
+    elif membership.teacher_key():
+        line = _("{folded} stay folded until you reveal the answer.")
+    elif membership.code():
+        line = _("{folded} stay folded until your teacher reveals the answer.")
+    else:
+        line = _("{folded} stay folded until you commit a prediction (or choose “Show me without predicting”).")
+    st.caption(":material/visibility_off: " + line.format(folded=folded))
+    return False
+
+
+def asked(question: Question, key: str) -> tuple[bool | None, bool]:
+    """Draw ``question`` -> (whether the answer given was right, None before one; whether what answers it may be
+    drawn: committed or shown without a prediction, in a class revealed by the teacher)."""
     if membership.code():
         return _class_question(question, key)
     committed = st.session_state.get(f"{key}_committed")
-    if committed is not None and committed[1] != question.fingerprint:
-        _retry(key)
+    if committed is not None and committed[0] is not None and committed[1] != question.fingerprint:
+        _retry(key)   # an answer to an earlier version; "without predicting" holds until the student predicts again
         committed = None
     with st.container(border=True):
         st.markdown(f"**Predict, then reveal.** {question.prompt}")
+        if committed is not None and committed[0] is None:   # shown without a prediction: no options to grey out
+            _unanswered(question)
+            st.button(_("Predict again"), key=f"{key}_retry", on_click=_retry, args=(key,))
+            return False, True
         answer = _answer_widgets(question, key, disabled=committed is not None)
         if committed is None:
             _show_error(key)
-            st.button("Commit my answer", key=f"{key}_commit", disabled=answer is None,
-                      on_click=_commit, args=(key, question))
-            return None
-        return _verdict(question, committed[0], retry=key)
+            with st.container(horizontal=True, gap="small"):
+                st.button("Commit my answer", key=f"{key}_commit", disabled=answer is None,
+                          on_click=_commit, args=(key, question))
+                st.button(_("Show me without predicting"), key=f"{key}_skip", type="tertiary",
+                          on_click=_skip, args=(key, question))
+            return None, False
+        return _verdict(question, committed[0], retry=key), True
+
+
+def _unanswered(question: Question) -> None:
+    st.info(_("You did not predict. The answer is {answer}.").format(answer=question.correct))
+    st.markdown(question.reveal)
 
 
 def _verdict(question: Question, answer: str, retry: str | None = None) -> bool:
@@ -181,14 +233,14 @@ def _teacher_side(question: Question, key: str, poll: Progress) -> None:
                    "or reveal the answer.")
 
 
-def _class_question(question: Question, key: str) -> bool | None:
+def _class_question(question: Question, key: str) -> tuple[bool | None, bool]:
     room, me = membership.code(), membership.student()
     try:
         poll = membership.store().progress(room, key)
         mine = membership.store().my_answers(room, me).get(key, {}) if me else {}
     except ClassroomError as err:
         st.warning(literal(err))
-        return None
+        return None, True   # nothing to wait for: the page is not held back
     with st.container(border=True):
         st.markdown(f":material/groups: **Class question{' · round 2' if poll.round == 2 else ''}.** "
                     f"{question.prompt}")
@@ -198,8 +250,8 @@ def _class_question(question: Question, key: str) -> bool | None:
                 _teacher_side(question, key, poll)
             except ClassroomError as err:
                 st.warning(literal(err))
-            return None
-        return _student_side(question, key, poll, mine)
+            return None, poll.revealed
+        return _student_side(question, key, poll, mine), poll.revealed
 
 
 def _student_side(question: Question, key: str, poll: Progress, mine: dict[int, str]) -> bool | None:

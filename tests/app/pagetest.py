@@ -82,6 +82,19 @@ def click(at: AppTest, label: str, nth: int = 0) -> AppTest:
     return at
 
 
+SHOW = "Show me without predicting"   # a question's button that unfolds what it folds, for the rest of the session
+
+
+def unfolded(at: AppTest) -> AppTest:
+    """``at`` after a click on each question's "Show me without predicting" (the parts of the page each question
+    folds are then drawn, as they are after a prediction); the run must raise nothing."""
+    for _ in range(5):   # one question a click: a lesson's, then its page's own
+        if not any(b.label == SHOW for b in at.button):
+            break
+        click(at, SHOW)
+    return at
+
+
 def classroom_page(**params) -> AppTest:
     """A session switched to the classroom page."""
     at = session(**params)
@@ -114,6 +127,7 @@ def breakdown_weight(at: AppTest) -> float:
     """The weight the heatmap page's open breakdown shows ("weight = softmax of the row at this key = **w**")."""
     import re
 
+    unfolded(at)   # the breakdown's question folds the score until it is answered
     found = re.search(r"weight = softmax of the row at this key = \*\*([0-9.]+)\*\*", texts(at, raw=True))
     assert found, "no breakdown on the page"
     return float(found.group(1))

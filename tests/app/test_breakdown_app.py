@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+from pagetest import unfolded
 from streamlit.testing.v1 import AppTest
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "heatmaps.py")
@@ -17,7 +18,7 @@ def page(**params) -> AppTest:
         at.query_params[key] = str(value)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    return at
+    return unfolded(at)   # the breakdown's question folds the score until answered: shown without predicting
 
 
 def chart(at, key: str) -> dict:
@@ -50,6 +51,8 @@ def test_choosing_a_cell_opens_its_breakdown_with_the_cells_weight():
     assert "weight = softmax" not in "\n".join(m.value for m in at.markdown)   # closed until asked
     at.toggle(key="breakdown").set_value(True).run()
     assert at.query_params["breakdown"] == "1"
+    assert "weight = softmax" not in "\n".join(m.value for m in at.markdown)   # folded under its question
+    unfolded(at)   # for the rest of the session, whichever cell
     for query, key in [(10, 8), (10, 2), (4, 0)]:
         at.selectbox(key="query").set_value(query)
         at.selectbox(key="key").set_value(key).run()
@@ -95,7 +98,7 @@ def tiny_family_page(tmp_path, family: str, **params) -> AppTest:
     if any(b.key == "model_ask_load" for b in at.button):      # a folder nobody loaded asks first
         at.button(key="model_ask_load").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    return at
+    return unfolded(at)
 
 
 def test_an_alibi_model_shows_its_bias_checked_against_the_slope(tmp_path):

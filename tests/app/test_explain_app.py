@@ -1,11 +1,9 @@
 """AppTest of "Which words mattered?": the encoder's six rows, agreement and faithfulness against the core's own
 numbers, the predict-then-reveal question, the decoder default, and bad input (a text too long for attention flow,
 a candidate of several tokens, candidates that share their first token)."""
-from functools import partial
-
 import numpy as np
 import pytest
-from pagetest import array, figures, open_page, texts
+from pagetest import array, figures, open_page, texts, unfolded
 
 from explorer.attribution import flow
 from explorer.attribution.explain import METHODS, explain
@@ -17,7 +15,9 @@ from explorer.ui import cached
 ROWS = "Which words mattered, by each method"
 
 
-run = partial(open_page, "pages/explain.py")
+def run(**params):
+    """The page with what its question folds shown (as after "Show me without predicting")."""
+    return unfolded(open_page("pages/explain.py", **params))
 
 
 def test_encoder_rows_agreement_and_faithfulness_match_the_core():
@@ -42,7 +42,8 @@ def test_encoder_rows_agreement_and_faithfulness_match_the_core():
 
 
 def test_question_is_answered_by_the_computation():
-    at = run(model=EMBEDDED_ENCODER)
+    at = open_page("pages/explain.py", model=EMBEDDED_ENCODER)
+    assert ROWS not in figures(at)   # the six explanations are folded until the prediction
     e = explain(cached.WORKER.get(EMBEDDED_ENCODER), ANIMAL_TIRED)
     same = e.top("attention", 1) == e.top("ig", 1)
     radio = at.radio(key="explain_top_word_answer")

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from labs_helpers import answer as _answer
 from labs_helpers import run_page as _run
+from pagetest import click, unfolded
 from streamlit.testing.v1 import AppTest
 
 from explorer import maths
@@ -72,7 +73,7 @@ def test_worked_example_question():
 # ---------------------------------------------------------------------------------------------- softmax
 
 def test_softmax_lab_d_k_slider_matches_the_measurements():
-    at = _run("pages/lab_softmax.py")
+    at = unfolded(_run("pages/lab_softmax.py"))   # the spread for every d_k is folded under the question
     for d_k in (1, 1024):
         next(s for s in at.select_slider if s.label.startswith("d_k")).set_value(d_k).run()
         stats, m = maths.saturation_stats(d_k), _metrics(at)
@@ -116,7 +117,7 @@ def test_softmax_lab_question():
 # ------------------------------------------------------------------------------------------ permutation
 
 def test_permutation_lab_default_and_shuffle_by_hand(encoder):
-    at = _run("pages/lab_permutation.py")
+    at = unfolded(_run("pages/lab_permutation.py"))
     demo = real_model.permutation_demo(encoder, "dog bites man", [2, 1, 0])
     m = _metrics(at)
     assert m["no positions"] == f"{demo.gap_plain.max():.1e}" and float(m["no positions"]) < 1e-6
@@ -141,9 +142,10 @@ def test_permutation_lab_new_sentence_and_question():
     at = _run("pages/lab_permutation.py")
     at.text_input[0].set_value("the cat sat on the mat").run()
     assert at.multiselect[0].value[0] == "6 · mat" and len(at.multiselect[0].options) == 6
-    assert list(at.dataframe[0].value["token"]) == ["mat", "the", "on", "sat", "cat", "the"]
+    assert not at.dataframe   # the outputs are folded until the prediction
     at = _answer(at, "no, a different vector")
     assert at.error and "yes, the same vector" in at.error[0].value
+    assert list(at.dataframe[0].value["token"]) == ["mat", "the", "on", "sat", "cat", "the"]
     assert "float32 rounding" in _texts(at)
 
 
@@ -159,7 +161,7 @@ def test_why_attention_path_lengths():
 
 
 def test_why_attention_cost_and_question():
-    at = _run("pages/lab_why_attention.py")
+    at = unfolded(_run("pages/lab_why_attention.py"))   # the cost table is folded under the question
     frame = at.dataframe[0].value
     assert frame.loc[frame["n"] == 512, "weights, 12×12 heads"].item() == "144 MiB"
     assert "144 MiB per sequence" in _texts(at)
@@ -167,5 +169,5 @@ def test_why_attention_cost_and_question():
     next(s for s in at.selectbox if s.label.startswith("Model width")).set_value(384).run()
     frame = at.dataframe[0].value
     assert frame.loc[frame["n"] == 1024, "work: attention ÷ recurrent"].item() == pytest.approx(1024 / 384)
-    at = _answer(at, "4× larger")
+    at = _answer(click(at, "Predict again"), "4× larger")
     assert at.success and "1,048,576 entries become 4,194,304" in _texts(at)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from labs_helpers import answer as _answer
 from labs_helpers import run_page as _run
+from pagetest import click, unfolded
 from streamlit.testing.v1 import AppTest
 
 from explorer.labs import blocks
@@ -33,7 +34,7 @@ def _texts(at: AppTest) -> str:
 
 # ------------------------------------------------------------------------------------------------- block
 def test_block_lab_heads_controls_and_quiz():
-    at = _run("pages/lab_block.py")
+    at = unfolded(_run("pages/lab_block.py"))   # the count of multiplications is folded under the question
     sliders = {s.label: s for s in at.select_slider}
     sliders["Model width d_model"].set_value(64).run()
     {s.label: s for s in at.select_slider}["Heads h"].set_value(4).run()
@@ -41,7 +42,7 @@ def test_block_lab_heads_controls_and_quiz():
     assert "d_head = 64 / 4 = 16" in _texts(at)
     table = at.dataframe[0].value
     assert list(table["multiplications"]) == [2 * 4 * 4 * 16, 2 * 4 * 4 * 64, 2 * 4 * 4 * 64, 4 * 4 * 64 * 64]
-    at = _answer(at, "the same")
+    at = _answer(click(at, "Predict again"), "the same")
     assert "Right: the same" in _texts(at)
     assert "**2,048**" in _texts(at)
 
@@ -52,7 +53,7 @@ def test_block_lab_wrong_answer_is_checked():
 
 
 def test_block_lab_norm_switch_and_seed_output():
-    at = _run("pages/lab_block.py")
+    at = unfolded(_run("pages/lab_block.py"))
     expected = np.array2string(np.round(blocks.seed_block().output, 3))
     assert expected in [c.value for c in at.code]
     assert "1.674" in expected and "-0.828" in expected
@@ -77,7 +78,7 @@ def test_masks_lab_patterns_sliders_and_padding_quiz(encoder):
     text = _texts(at)
     assert "the decoder's largest is **0**: exactly zero" in text
     assert len(at.get("plotly_chart")) == 2  # measurements stay hidden until a prediction is committed
-    assert "Commit a prediction to see the measurements." in text
+    assert "The measurements stay folded until you commit a prediction" in text
     exp = blocks.padding_experiment(encoder, "I love cats.", "The report that the committee finally published last "
                                                              "Tuesday was widely condemned.")
     assert exp.change_unmasked.mean() > 0.05 and exp.change_masked.max() < 1e-5
@@ -145,8 +146,9 @@ def test_positions_lab_rope_settings_and_quiz():
     _slider(at, "Key position n").set_value(3).run()
     _slider(at, "Then move both by").set_value(500).run()
     _slider(at, "Pair i").set_value(31).run()
-    assert "largest spread" in _figure(at, "q_m · k_n")["layout"]["title"]["text"]
+    assert not any("q_m · k_n" in str(c.proto.spec) for c in at.get("plotly_chart"))   # folded until answered
     at = _answer(at, "the same")
+    assert "largest spread" in _figure(at, "q_m · k_n")["layout"]["title"]["text"]
     text = _texts(at)
     assert "Right: the same" in text
     assert "(q at 510, k at 503)" in text

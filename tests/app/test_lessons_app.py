@@ -86,12 +86,12 @@ def test_a_teacher_who_comes_back_carries_on_at_the_stores_step():
     room, key = teacher.session_state[membership.ROOM], teacher.session_state[membership.KEY]
     click(teacher, "Next")
     click(teacher, "Next")
-    assert teacher.title[0].value == "Worked example: attention by hand"
+    assert teacher.title[0].value.startswith("Worked example")   # folded under the step's question: its title
     again = session(room=room, teacher=key)   # the teacher link, in a new session
     assert again.session_state[lesson_bar.STEP] == 2
     assert "step **3 of 7**" in texts(again) and literal(lesson.steps[2].title) in texts(again)
     click(again, "Back to step 3")
-    assert again.title[0].value == "Worked example: attention by hand"
+    assert again.title[0].value.startswith("Worked example")
     click(again, "Next")
     assert again.title[0].value.startswith("Softmax saturation")
     assert membership.store().view(normalise_code(room))[1]["lesson"]["step"] == 3

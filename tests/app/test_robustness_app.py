@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from pagetest import unfolded
 from streamlit.testing.v1 import AppTest
 
 from explorer.model import loading, registry
@@ -201,8 +202,9 @@ def test_typed_text(page: TextPage, row: Row, tiny_model):
 @pytest.mark.parametrize("page", LAB_TEXT, ids=[p.id for p in LAB_TEXT])
 @pytest.mark.parametrize("row", REAL_ROWS, ids=[r.id for r in REAL_ROWS])
 def test_typed_text_on_real_models(page: TextPage, row: Row):
-    """The labs on the embedded models: the rows that reach a model's limits or the page's markdown."""
-    check_typed_text(open_page(page.file), page, row)
+    """The labs on the embedded models: the rows that reach a model's limits or the page's markdown (what a lab's
+    question folds shown without predicting, for the rest of the session)."""
+    check_typed_text(unfolded(open_page(page.file)), page, row)
 
 
 def test_typed_text_on_a_real_model_page():

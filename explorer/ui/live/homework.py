@@ -218,15 +218,17 @@ def _vote(qid: str) -> None:
         st.session_state[f"_hw_{qid}_error"] = str(err)
 
 
-def question(asked: Question, qid: str) -> None:
+def question(asked: Question, qid: str) -> bool:
     """One round: the student votes alone, then sees their answer beside the right one and why. A vote already
-    cast (here, on another device, before a restart) is shown and stays."""
+    cast (here, on another device, before a restart) is shown and stays. -> whether it is answered (the step's page
+    is folded until then)."""
     now = mine()
     try:
         mine_now = membership.store().my_answer(now["code"], qid, now["me"], round=1)
     except NoSuchRoom as err:
         _ended(err)
-        return ended_note()
+        ended_note()
+        return True
     with st.container(border=True, key=f"_hw_q_{qid}"):
         st.markdown(f":material/home_work: **Homework question.** {asked.prompt}")
         error = st.session_state.pop(f"_hw_{qid}_error", None)
@@ -235,9 +237,10 @@ def question(asked: Question, qid: str) -> None:
         if mine_now is None:
             st.radio("Your answer", asked.options, index=None, key=f"_hw_{qid}_answer")
             st.button("Send my answer", key=f"_hw_{qid}_send", type="primary", on_click=_vote, args=(qid,))
-            return
+            return False
         if asked.check(mine_now):
             st.success(f"You said {literal(mine_now)}: right.")
         else:
             st.error(f"You said {literal(mine_now)}; the answer is {asked.correct}.")
         st.markdown(asked.reveal)
+    return True

@@ -8,6 +8,11 @@ the step. A follower's bar: "step n of N", the step's title and its class questi
 who comes back to a class (the teacher link, a server restart) finds the lesson where the store says it is.
 Without a class the same bar runs a lesson alone. When the teacher finishes the lesson, each follower's bar shows
 the recap of their own answers to the lesson's questions and the right ones, without leaving the class.
+
+A step's own question is asked before its page answers it: the page stays folded (not run: ``Folded``, its title
+and the class's banner, stands in for it) until the question is answered here (committed or shown without a
+prediction; in a class, revealed by the teacher, on the teacher's screen and every follower's alike; in a homework,
+voted).
 """
 from __future__ import annotations
 
@@ -20,10 +25,10 @@ from explorer.labs.quiz import Question
 from explorer.lessons import Lesson
 from explorer.lessons.pages import STEP_PAGES
 from explorer.lessons.run import ended, place, resume
-from explorer.ui import cached, prefetch
-from explorer.ui.live import homework, membership, report_panel
-from explorer.ui.quiz import predict_then_reveal
+from explorer.ui import cached, prefetch, quiz
+from explorer.ui.live import following, homework, membership, report_panel
 from explorer.ui.text import literal
+from explorer.words.i18n import _
 
 LESSON, STEP, STARTED, STEP_STARTED, GO, RESUMED = (
     "_lesson", "_lesson_step", "_lesson_started", "_lesson_step_started", "_lesson_go", "_lesson_resumed")
@@ -117,16 +122,16 @@ def _resume() -> None:
                                  STEP_STARTED: float(where.get("step_started") or time.time())})
 
 
-def bar() -> None:
-    """The lesson bar for this session: the teacher's (or a lone runner's), a follower's, or nothing."""
+def bar() -> bool:
+    """The lesson bar for this session: the teacher's (or a lone runner's), a follower's, or nothing. -> whether the
+    page may run: False while the step's question folds it (app.py then runs ``Folded`` in its place)."""
     if membership.following():
-        _follower_bar()
-        return
+        return _follower_bar()
     _resume()
     now = running()
     if now is None:
         _ended_bar()
-        return
+        return True
     lesson, index = now
     st.session_state[membership.LESSON_PLACE] = place(lesson, index, st.session_state[STARTED],
                                                       st.session_state[STEP_STARTED])
@@ -137,8 +142,9 @@ def bar() -> None:
     if asked is not None:   # the class sees the question as computed here (or the sentence shown instead)
         st.session_state[membership.LESSON_PLACE] = place(lesson, index, st.session_state[STARTED],
                                                           st.session_state[STEP_STARTED], asked)
-    _teacher_bar(lesson, index, asked)
+    shown = _teacher_bar(lesson, index, asked)
     prefetch.next_step(lesson, index)   # while the class is here, the server prepares the next step
+    return shown
 
 
 def _close_recap() -> None:
@@ -165,7 +171,7 @@ def _clock(seconds: float) -> str:
     return f"{seconds // 60}:{seconds % 60:02d}"
 
 
-def _teacher_bar(lesson: Lesson, index: int, asked: Question | str | None) -> None:
+def _teacher_bar(lesson: Lesson, index: int, asked: Question | str | None) -> bool:
     step, n = lesson.steps[index], len(lesson.steps)
     used = time.time() - st.session_state[STARTED]
     planned = lesson.planned_until(index)
@@ -189,37 +195,65 @@ def _teacher_bar(lesson: Lesson, index: int, asked: Question | str | None) -> No
         if not on_step:
             st.button(f"Back to step {index + 1}", icon=":material/undo:", key="_lesson_return",
                       on_click=_back_to_step)
-        elif not membership.projector() and not homework.mine():   # never on a student's screen
-            if step.notes:
-                with st.expander("Your notes (only on this screen, never in projector view)",
-                                 icon=":material/notes:"):
-                    st.markdown(literal(step.notes))
-            contradicted = cached.lesson_contradiction(lesson, index)
-            if contradicted:   # a claim of the lesson that the model on screen does not show
-                st.warning(literal(contradicted), icon=":material/rule:")
-    if on_step:
-        _question(step.question.question() if step.question else asked, lesson.question_id(index),
-                  step.page_question)
+        notes = st.container() if on_step and not membership.projector() and not homework.mine() else None
+    if not on_step:
+        return True
+    shown = _question(step.question.question() if step.question else asked, lesson.question_id(index),
+                      step.page_question)
+    if notes is not None and (shown or membership.code()):   # never on a student's screen; alone, after the answer
+        with notes:
+            _notes(lesson, index)
+    return shown
 
 
-def _question(question: Question | str | None, qid: str, page_question: bool) -> None:
+def _notes(lesson: Lesson, index: int) -> None:
+    """The teacher's notes (they may hold the answer: a lesson run alone shows them once the step's question is
+    answered) and any claim of the lesson the model on screen does not show."""
+    step = lesson.steps[index]
+    if step.notes:
+        with st.expander("Your notes (only on this screen, never in projector view)", icon=":material/notes:"):
+            st.markdown(literal(step.notes))
+    contradicted = cached.lesson_contradiction(lesson, index)
+    if contradicted:   # a claim of the lesson that the model on screen does not show
+        st.warning(literal(contradicted), icon=":material/rule:")
+
+
+def _question(question: Question | str | None, qid: str, page_question: bool) -> bool:
+    """The step's question, above its page -> whether the page may run (its question answered, or none here)."""
+    shown = True
     if isinstance(question, Question) and homework.mine():   # one round, this student's vote, the answer after
-        homework.question(question, qid)
+        shown = homework.question(question, qid)
     elif isinstance(question, Question):
-        predict_then_reveal(question, qid)
+        shown = quiz.asked(question, qid)[1]
     elif isinstance(question, str):   # a computed question that could not be computed on this model
         st.caption(f":material/info: {literal(question)}")
     elif page_question:
         st.caption(":material/quiz: This step's question is the page's own: predict, then reveal, below.")
+    if not isinstance(question, Question) or shown:
+        return True
+    quiz.folded_line(_("The step's page, with its charts and sentences,"), homework=bool(homework.mine()))
+    return False
 
 
-def _follower_bar() -> None:
+class Folded:
+    """What app.py runs in place of a step's page while the step's question folds it: the room's poll and banner
+    (``following.on_page``, which every page calls first) and the page's title."""
+
+    def __init__(self, page):
+        self.page = page   # app.py's st.Page
+
+    def run(self) -> None:
+        following.on_page()
+        st.title(self.page.title)
+
+
+def _follower_bar() -> bool:
     where = st.session_state.get(membership.LESSON_SEEN)
     if isinstance(where, dict) and where.get("ended"):
         report_panel.lesson_recap(str(where.get("title", "")), [str(q) for q in where.get("qids") or []])
-        return
+        return True
     if not isinstance(where, dict) or not isinstance(where.get("step"), int):
-        return
+        return True
     prefetch.follow(where)   # on a replica the teacher is not on, the followers' runs start the preparation
     st.markdown(f":material/assignment: **Step {where['step'] + 1} of {where.get('n', '?')}** · "
                 f"{literal(where.get('step_title', ''))}")
@@ -230,7 +264,11 @@ def _follower_bar() -> None:
             question = Question(raw["prompt"], tuple(raw["options"]), raw["answer"], raw["explain"])
         except (KeyError, TypeError, ValueError):
             question = None
-    if question is not None:
-        predict_then_reveal(question, str(where["qid"]))
+    page = where.get("page")
+    if question is not None and page in STEP_PAGES and membership.current_page() == page:
+        return _question(question, str(where["qid"]), False)   # folds the page as the teacher's is folded
+    if question is not None:   # the teacher is on another page than the step's: its question, the page unfolded
+        quiz.asked(question, str(where["qid"]))
     elif isinstance(where.get("note"), str):   # the step's computed question could not be computed
         st.caption(f":material/info: {literal(where['note'])}")
+    return True

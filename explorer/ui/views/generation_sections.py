@@ -246,7 +246,7 @@ def predict_question(gen: Generation, step: int) -> Question:
     context = literal(gen_decode_many(gen, gen.ids[:gen.n_prompt + step])[-120:])
     probs = process(gen.logits[step])
     reveal = " · ".join(f"{labels[i]} {probs[i]:.1%}" for i in ids)
-    return Question(prompt=_("The model has read “…{text}”. Which token does it write next? Pick one of the likely "
-                             "ones, or type your own word.").format(text=context),
+    return Question(prompt=_("The model has read “…{text}”. Which token does it write next? Pick one of these {n} "
+                             "likely tokens, or type your own word.").format(text=context, n=len(ids)),
                     options=tuple(labels[i] for i in ids), correct=labels[picked],
                     reveal=_("The model's probabilities: {list}.").format(list=literal(reveal)), typed=True)

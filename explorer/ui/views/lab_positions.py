@@ -17,9 +17,9 @@ from explorer.ui.drawn_once import drawn_once
 from explorer.ui.labs import english_only
 from explorer.ui.live.teacher_controls import teacher_driven
 from explorer.ui.pickers import option_picker
-from explorer.ui.quiz import predict_then_reveal
+from explorer.ui.quiz import ask_first
 from explorer.ui.widgets import attention_or_stop, show_figure, show_link_notes
-from explorer.words.i18n import _
+from explorer.words.i18n import _, pgettext
 
 
 def sinusoidal_lesson() -> None:
@@ -124,38 +124,39 @@ def rope_lesson(loaded: LoadedModel) -> None:
         model=loaded.spec.name, theta=rope["theta"], d_head=rope["d_head"], pairs=rope["d_head"] // 2,
         n_heads=rope["n_heads"], n_kv=rope["n_kv_heads"]))
     st.latex(r"q_m = R(m\,\omega_i)\,q,\quad k_n = R(n\,\omega_i)\,k,\qquad \omega_i = \theta^{-2i/d_{head}}")
-    st.latex(r"q_m\cdot k_n = q\cdot R(-m\,\omega_i)\,R(n\,\omega_i)\,k = q\cdot R\big((n-m)\,\omega_i\big)\,k")
     c1, c2, c3 = st.columns(3)
     pair = c1.slider(_("Pair i"), 0, rope["d_head"] // 2 - 1, 0)
     m = c2.slider(_("Query position m"), 0, 64, 5)
     n = c3.slider(_("Key position n"), 0, 64, 2)
     w = P.rope_frequencies(rope["d_head"], rope["theta"])[pair]
     q2, k2 = np.array([1.0, 0.2]), np.array([0.6, 0.7])
+    rng = np.random.default_rng(0)
+    q, k = rng.normal(size=rope["d_head"]), rng.normal(size=rope["d_head"])
+    rel = _relative_check(q, k, rope["theta"])
+    shift = st.slider(_("Then move both by"), 1, 1000, 100)
+    moved = P.rope_score(q, k, m + shift, n + shift, rope["theta"])
+    before = float(rel.scores[m, n])
+    options = (_("larger"), _("smaller"), pgettext("a score", "the same"))   # "the same" count elsewhere
+    if not ask_first(Question(
+        prompt=_("With q at {m} and k at {n}, the score is {before:.4f}. Move both {shift} positions later (q at "
+                 "{m_later}, k at {n_later}). Which of these three does the score become: larger, smaller or the "
+                 "same?").format(m=m, n=n, before=before, shift=shift, m_later=m + shift, n_later=n + shift),
+        options=options, correct=compare_option(moved, before, *options, tol=1e-8),
+        reveal=_("Computed: **{moved:.4f}** (difference {gap:.1e}). Both vectors turned by the same angles, so the "
+                 "angle between them, and the dot product, did not change: only m − n counts.").format(
+            moved=moved, gap=abs(moved - before))),
+            "rope_shift", _("The score's formula and the rotations drawn")):
+        return
+    st.latex(r"q_m\cdot k_n = q\cdot R(-m\,\omega_i)\,R(n\,\omega_i)\,k = q\cdot R\big((n-m)\,\omega_i\big)\,k")
     show_figure(lambda: rope_pair({"q": q2, _("q at {m}").format(m=m): P.rotate_pair(q2, m * w),
                                    _("k at {n}").format(n=n): P.rotate_pair(k2, n * w)},
                                   title=_("Pair {pair}: ω = {w:.3g} rad per position; the angle between q and k "
                                           "changes only with m − n").format(pair=pair, w=w)), "rope_pair", "rope-pair",
                 view=(loaded.spec.name, pair, m, n))
-    rng = np.random.default_rng(0)
-    q, k = rng.normal(size=rope["d_head"]), rng.normal(size=rope["d_head"])
-    rel = _relative_check(q, k, rope["theta"])
     show_figure(lambda: matrix_heatmap(rel.scores, title=_("q_m · k_n for one random q, k with the real θ: constant "
                                                            "along every diagonal (largest spread {spread:.1e})").format(
         spread=rel.max_spread), x_title=_("key position n"), y_title=_("query position m"), zmid=0, height=460),
                 "rope_rel", "rope-relative", view=(loaded.spec.name,))
-    shift = st.slider(_("Then move both by"), 1, 1000, 100)
-    moved = P.rope_score(q, k, m + shift, n + shift, rope["theta"])
-    before = float(rel.scores[m, n])
-    options = (_("larger"), _("smaller"), _("the same"))
-    predict_then_reveal(Question(
-        prompt=_("With q at {m} and k at {n}, the score is {before:.4f}. Move both {shift} positions later (q at "
-                 "{m_later}, k at {n_later}). The score becomes…").format(
-            m=m, n=n, before=before, shift=shift, m_later=m + shift, n_later=n + shift),
-        options=options, correct=compare_option(moved, before, *options, tol=1e-8),
-        reveal=_("Computed: **{moved:.4f}** (difference {gap:.1e}). Both vectors turned by the same angles, so the "
-                 "angle between them, and the dot product, did not change: only m − n counts.").format(
-            moved=moved, gap=abs(moved - before))),
-        key="rope_shift")
 
 
 @remembered(2**20)

@@ -19,7 +19,7 @@ from explorer.plots import breakdown as plots
 from explorer.plots.attention import clicked_cell
 from explorer.ui import cached, params, pickers
 from explorer.ui import widgets as ui
-from explorer.ui.quiz import predict_then_reveal
+from explorer.ui.quiz import ask_first
 from explorer.ui.views.breakdown_link import OPEN, strongest_key
 from explorer.words.i18n import _
 
@@ -121,18 +121,33 @@ def section(model: str, raw: AttentionResult, part: str, view: matrices.MatrixVi
             len(res.tokens), len(res.keys)):
         st.caption(":material/info: " + _("The heatmap hides or merges tokens here; this is the model's own score "
                                           "and weight for these two tokens."))
+    if b.masked:
+        _parts(b, layer, head, query, key)
+        st.caption(":material/info: " + _("This key comes after the query: the causal mask hides it, whatever its "
+                                          "score."))
+        return
+    heatmap_score = float(res.head_scores(layer, head)[query, key])   # the model's vectors, our float32 recompute
+    where = so.origin(cached.get_model(model).model, res, b)
+    question = (so.distance_question(where.rotary, b) if where.rotary is not None and query > 0
+                else bd.dimension_question(b))
+    if not ask_first(question, "bd_question", _("The score written out, its parts and where it comes from")):
+        return
+    _parts(b, layer, head, query, key)
+    _origin(b, where, heatmap_score, layer, head, query, key)
+
+
+def _parts(b: bd.ScoreBreakdown, layer: int, head: int, query: int, key: int) -> None:
+    """The score written out, the weight checked against the model's, the two vectors and their products."""
     st.markdown(score_line(b) + "  \n" + _("weight = softmax of the row at this key = **{weight}**").format(
         weight=f"{b.weight:.4f}"))
     _check(b.gap < TOLERANCE, _("The model's own weight for this cell: {weight} (difference {gap}).").format(
         weight=f"{b.model_weight:.4f}", gap=f"{b.gap:.1e}"))
     ui.show_figure(plots.vectors(b), "bd_vectors", f"vectors-L{layer}H{head}-{query}-{key}")
     ui.show_figure(plots.products(b), "bd_products", f"products-L{layer}H{head}-{query}-{key}")
-    if b.masked:
-        st.caption(":material/info: " + _("This key comes after the query: the causal mask hides it, whatever its "
-                                          "score."))
-        return
-    heatmap_score = float(res.head_scores(layer, head)[query, key])   # the model's vectors, our float32 recompute
-    where = so.origin(cached.get_model(model).model, res, b)
+
+
+def _origin(b: bd.ScoreBreakdown, where, heatmap_score: float, layer: int, head: int, query: int, key: int) -> None:
+    """Where the score comes from, by the family's positions, each part checked against the heatmap's score."""
     st.markdown(_("**Where the score comes from.** {sentence}").format(sentence=where.sentence))
     if where.split is not None:
         gap = abs(where.split.total - heatmap_score)
@@ -160,9 +175,6 @@ def section(model: str, raw: AttentionResult, part: str, view: matrices.MatrixVi
                    own=r.own, at_own=f"{r.at_own:+.5f}", score=f"{heatmap_score:+.5f}"))
         ui.page_link("pages/lab_positions.py", _("Positional encodings lab: how RoPE turns each pair"),
                      icon=":material/school:")
-    question = (so.distance_question(where.rotary, b) if where.rotary is not None and query > 0
-                else bd.dimension_question(b))
-    predict_then_reveal(question, "bd_question")
 
 
 def _chosen_queries(view: matrices.MatrixView) -> list[int]:
