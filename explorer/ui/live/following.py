@@ -52,6 +52,7 @@ from explorer.ui.live.membership import (
     text_locked,
 )
 from explorer.ui.text import literal
+from explorer.words import i18n
 from explorer.words.i18n import _, ngettext
 
 RAN = "_class_ran"   # the page this session ran last (its st.Page's script hash)
@@ -68,8 +69,9 @@ def _address(view: dict) -> dict[str, str]:
     """The URL parameters a follower's page shows for the teacher's ``view``: the teacher's, and its own room,
     student id and language (so a reload keeps the language this student chose, whatever the teacher's)."""
     address = {**_shared(view.get("params") or {}), URL_ROOM: code(), URL_ME: student()}
-    if st.session_state.get(language.KEY):
-        address[language.KEY] = st.session_state[language.KEY]
+    mine = st.session_state.get(language.KEY)
+    if mine and (mine != i18n.SOURCE or language.KEY in st.query_params):   # English without asking: no lang=
+        address[language.KEY] = mine
     return address
 
 

@@ -1,0 +1,76 @@
+"""AppTest of a class in three languages (issue 37): a teacher in Spanish runs a lesson; students in German,
+English and Spanish follow. Each follower keeps the language it chose (the teacher's ``lang`` never reaches it),
+the teacher's Next brings each the step in its own language, and the three votes, one cast in each language,
+count once under one option id; the teacher's report reads in Spanish."""
+import pytest
+from pagetest import click, session, texts
+from streamlit.testing.v1 import AppTest
+
+from explorer.classroom import normalise_code
+from explorer.classroom import report as class_report
+from explorer.lessons.files import find
+from explorer.ui.live import membership
+from explorer.ui.text import literal
+from explorer.words import i18n
+
+pytestmark = pytest.mark.usefixtures("fresh_store")   # tests/app/conftest.py
+
+SOURCE = "app:1-attention-in-20-minutes"
+JOIN = {"de": "Beitreten", "en": "Join", "es": "Entrar"}
+
+
+def joined(room: str, lang: str | None) -> AppTest:
+    """A student's session in ``lang`` (its link's ``lang=``; None: no lang in the link, English) that joins."""
+    student = session(**({"lang": lang} if lang else {}))
+    student.switch_page("pages/classroom.py").run()
+    student.text_input(key="_class_typed").input(room)
+    return click(student, JOIN[lang or "en"])
+
+
+def test_each_follower_keeps_its_language_and_three_languages_vote_under_one_option_id():
+    lessons = {lang: find(SOURCE, {}, lang) for lang in ("en", "de", "es")}
+    assert {lang: lesson.lang for lang, lesson in lessons.items()} == {"en": "en", "de": "de", "es": "es"}
+    teacher = session(lang="es")
+    click(teacher, "Empezar con una clase")   # Home, in Spanish: a class and step 1
+    room = teacher.session_state[membership.ROOM]
+    assert "paso **1 de 7**" in texts(teacher) and literal(lessons["es"].steps[0].title) in texts(teacher)
+    students = {"de": joined(room, "de"), "en": joined(room, None), "es": joined(room, "es")}
+    qid = lessons["en"].question_id(0)
+    assert {lesson.question_id(0) for lesson in lessons.values()} == {qid}   # one question, one id
+    for lang, student in students.items():
+        student.run()
+        shown = texts(student)
+        step = lessons[lang].steps[0]
+        assert student.title[0].value == teacher.title[0].value   # the teacher's page
+        with i18n.language(lang):
+            assert i18n._("**Step {n} of {total}** · {title}").format(n=1, total=7, title=step.title) in shown
+        assert step.question.prompt in shown   # the class question in the student's own language
+        assert student.query_params.get("lang", "en") == lang   # never the teacher's "es" (unless chosen)
+        assert list(student.radio(key=f"{qid}_answer").options) == list(step.question.options)
+        student.radio(key=f"{qid}_answer").set_value(step.question.answer).run()   # the right one, in its words
+        click(student, {"de": "Antwort abgeben", "en": "Commit my answer", "es": "Enviar mi respuesta"}[lang])
+    assert membership.store().counts(normalise_code(room), qid) == {"#0": 3}   # three votes, one option id
+
+    teacher.run()
+    assert "**3 de 3 han respondido**" in texts(teacher)
+    click(teacher, "Descubrir la respuesta")
+    click(teacher, "Siguiente")   # the teacher's Next: each follower gets step 2 in its own language
+    for lang, student in students.items():
+        student.run()
+        with i18n.language(lang):
+            assert i18n._("**Step {n} of {total}** · {title}").format(
+                n=2, total=7, title=lessons[lang].steps[1].title) in texts(student)
+        assert lessons[lang].steps[1].question.prompt in texts(student)
+        assert student.query_params.get("lang", "en") == lang
+
+    with i18n.language("es"):   # the report, as the teacher (Spanish) downloads it
+        reports = class_report.collect(membership.store(), normalise_code(room), teacher.session_state[membership.KEY])
+        first = next(r for r in reports if r.asked.qid == qid)
+        assert first.answers(1)[0] == (lessons["es"].steps[0].question.answer, 3)
+        csv = class_report.csv_text(reports)
+    assert csv.splitlines()[0] == "pregunta,ronda,opción,recuento,correcta"
+    assert f"{lessons['es'].steps[0].question.answer},3,sí" in csv
+    teacher.switch_page("pages/classroom.py").run()
+    table = teacher.dataframe(key="_class_report_table").value
+    assert list(table.columns) == ["#", "pregunta", "respuesta correcta", "ronda 1", "ronda 2", "cambio"]
+    assert table.iloc[0]["ronda 1"] == "3 de 3 correctas (100%)"
