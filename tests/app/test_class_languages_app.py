@@ -10,7 +10,6 @@ from explorer.classroom import normalise_code
 from explorer.classroom import report as class_report
 from explorer.lessons.files import find
 from explorer.ui.live import membership
-from explorer.ui.text import literal
 from explorer.words import i18n
 
 pytestmark = pytest.mark.usefixtures("fresh_store")   # tests/app/conftest.py
@@ -33,7 +32,7 @@ def test_each_follower_keeps_its_language_and_three_languages_vote_under_one_opt
     teacher = session(lang="es")
     click(teacher, "Empezar con una clase")   # Home, in Spanish: a class and step 1
     room = teacher.session_state[membership.ROOM]
-    assert "paso **1 de 7**" in texts(teacher) and literal(lessons["es"].steps[0].title) in texts(teacher)
+    assert "paso **1 de 7**" in texts(teacher) and lessons["es"].steps[0].title in texts(teacher)
     students = {"de": joined(room, "de"), "en": joined(room, None), "es": joined(room, "es")}
     qid = lessons["en"].question_id(0)
     assert {lesson.question_id(0) for lesson in lessons.values()} == {qid}   # one question, one id
