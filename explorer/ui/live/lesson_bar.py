@@ -18,7 +18,7 @@ import streamlit as st
 from explorer.classroom import ClassroomError
 from explorer.labs.quiz import Question
 from explorer.lessons import Lesson
-from explorer.lessons.files import untranslated
+from explorer.lessons.files import find, untranslated
 from explorer.lessons.pages import STEP_PAGES
 from explorer.lessons.run import ended, place, resume
 from explorer.ui import cached, prefetch
@@ -237,7 +237,10 @@ def _in_my_language(where: dict) -> tuple[Lesson, int] | None:
 def _follower_bar() -> None:
     where = st.session_state.get(membership.LESSON_SEEN)
     if isinstance(where, dict) and where.get("ended"):
-        report_panel.lesson_recap(str(where.get("title", "")), [str(q) for q in where.get("qids") or []])
+        source = str(where.get("source", ""))
+        mine = find(source) if source.startswith(("app:", "dir:")) else None   # its texts in my language
+        report_panel.lesson_recap(mine.title if mine else str(where.get("title", "")),
+                                  [str(q) for q in where.get("qids") or []], mine)
         return
     if not isinstance(where, dict) or not isinstance(where.get("step"), int):
         return

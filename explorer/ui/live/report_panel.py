@@ -4,13 +4,15 @@ is kept after the class ends; both views say so."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
 
 from explorer.classroom import ClassroomError, pretty_code
 from explorer.classroom import report as class_report
-from explorer.classroom.polls import answer_text
+from explorer.classroom.polls import Asked, answer_text
+from explorer.lessons import Lesson
 from explorer.ui.live import membership
 from explorer.ui.text import literal
 from explorer.words.i18n import N_, _
@@ -96,12 +98,30 @@ def _rounds(said: dict[int, str]) -> str:
             or _("you did not answer"))
 
 
-def lesson_recap(title: str, qids: list[str]) -> None:
+def _in_my_language(questions: list[Asked], lesson: Lesson | None) -> list[Asked]:
+    """The room's questions (stored as the teacher's page showed them, in the teacher's language) with the texts of
+    ``lesson`` (the same lesson in this student's language) where it asks the same question: same id, as many
+    options."""
+    if lesson is None:
+        return questions
+    mine = {lesson.question_id(i): step.question for i, step in enumerate(lesson.steps) if step.question}
+    out = []
+    for q in questions:
+        own = mine.get(q.qid)
+        fits = own is not None and len(own.options) == len(q.options)
+        out.append(replace(q, prompt=own.prompt, options=own.options, correct=None if q.correct is None else
+                           own.answer) if fits else q)
+    return out
+
+
+def lesson_recap(title: str, qids: list[str], lesson: Lesson | None = None) -> None:
     """A follower's recap when the teacher finishes a lesson: each of the lesson's questions (``qids``) with the
-    student's own answers and the right answer, in the lesson bar's place (the student stays in the class)."""
+    student's own answers and the right answer, in the lesson bar's place (the student stays in the class).
+    ``lesson``: the lesson in this student's language, whose texts the recap then shows."""
     room, me = membership.code(), membership.student()
     try:
-        lines = class_report.recap(membership.store().questions(room), membership.store().my_answers(room, me), qids)
+        questions = _in_my_language(membership.store().questions(room), lesson)
+        lines = class_report.recap(questions, membership.store().my_answers(room, me), qids)
     except ClassroomError:
         return
     with st.container(border=True, key="lesson_recap"):
