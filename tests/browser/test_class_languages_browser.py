@@ -56,7 +56,7 @@ async def lesson(browser, url: str, db: str) -> dict:
         await sees(page, STEP[lang].format(n=1))
         await sees(page, step.question.prompt)
         report["step_1"][lang] = True
-        radio = page.locator('[data-testid="stRadio"]').last
+        radio = page.locator('[data-testid="stRadio"]', has_text=step.question.options[1]).first
         await radio.locator("label", has_text=re.compile(f"^{re.escape(step.question.answer)}$")).click()
         await idle(page)
         await click(page, COMMIT[lang])
