@@ -22,6 +22,7 @@ from explorer.lessons.files import find, untranslated
 from explorer.lessons.pages import STEP_PAGES
 from explorer.lessons.run import ended, place, resume
 from explorer.ui import cached, prefetch
+from explorer.ui.language import KEY
 from explorer.ui.live import homework, membership, report_panel
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.text import literal
@@ -99,7 +100,8 @@ def _open_step(lesson: Lesson, index: int) -> None:
     for name in STEP_PAGES[step.page].params:
         st.session_state.pop(name, None)
         st.session_state.pop(f"_kept_{name}", None)
-    st.switch_page(step.page, query_params=dict(step.params))
+    kept = {KEY: st.query_params[KEY]} if KEY in st.query_params else {}   # the language the link chose stays
+    st.switch_page(step.page, query_params={**step.params, **kept})
 
 
 def _resume() -> None:
