@@ -66,11 +66,20 @@ def _preload() -> None:
         from explorer.ui import cached  # imports torch: in this thread, not while the server starts
 
         cached.preload(cached.preload_names())
+        _warm_pages()
     finally:
         PRELOADED.set()
     from explorer.model import loading
 
     loading.freeze_heap()   # the imports and models stay: the garbage collector stops walking them on every rerun
+
+
+def _warm_pages() -> None:
+    from explorer.ui import prefetch
+    from explorer.words.pages import PAGES
+
+    root = Path(__file__).resolve().parent
+    prefetch.warm([root / "app.py", *(root / file for file in PAGES)])
 
 
 def _gzip() -> None:

@@ -44,7 +44,9 @@ class Follower(Session):
         self.drawn: int | None = None   # the step the run under way has drawn
         self.finished: dict[int, float] = {}
         self.received = 0                # bytes since the last publish
+        self.messages = 0                # messages since the last publish
         self.bytes: dict[int, int] = {}  # step -> bytes received from its publish to its run's end
+        self.count: dict[int, int] = {}  # step -> messages received from its publish to its run's end
 
     def _seen(self, element) -> None:
         text = element_text(element)
@@ -54,12 +56,14 @@ class Follower(Session):
     def _handle(self, data: bytes) -> None:
         super()._handle(data)
         self.received += len(data)
+        self.messages += 1
         msg = ForwardMsg()
         msg.ParseFromString(data)
         if msg.WhichOneof("type") == "script_finished" and msg.script_finished != EARLY:
             if self.drawn is not None:
                 self.finished.setdefault(self.drawn, time.monotonic())
                 self.bytes.setdefault(self.drawn, self.received)
+                self.count.setdefault(self.drawn, self.messages)
             self.drawn = None
 
 
@@ -140,7 +144,8 @@ async def run(url: str, store_env: dict, n: int, rounds: int, source: str = LESS
                 for f in followers:
                     f.finished.pop(i + 1, None)
                     f.bytes.pop(i + 1, None)
-                    f.received = 0
+                    f.count.pop(i + 1, None)
+                    f.received = f.messages = 0
                 t0, cpu0 = time.monotonic(), cpu_seconds(pids)
                 publish(i)
                 limit = t0 + 30
@@ -153,10 +158,13 @@ async def run(url: str, store_env: dict, n: int, rounds: int, source: str = LESS
                 out["per_step"].setdefault(f"{i + 1} {lesson.steps[i].page}", []).extend(got)
                 sizes = [f.bytes[i + 1] for f in followers if i + 1 in f.bytes]
                 out["bytes"][f"{i + 1} {lesson.steps[i].page}"] = sizes
+                counts = [f.count[i + 1] for f in followers if i + 1 in f.count]
+                out.setdefault("messages", {})[f"{i + 1} {lesson.steps[i].page}"] = counts
                 out["cpu"][f"{i + 1} {lesson.steps[i].page}"] = cpu
                 print(f"  step {i + 1} ({lesson.steps[i].page}): {len(got)}/{n}, p50 {fmt_ms(median(got))}, "
                       f"p95 {fmt_ms(quantile(got, 0.95))}, max {fmt_ms(max(got) if got else None)}, "
-                      f"{median(sizes) / 1000 if sizes else 0:.0f} kB a follower"
+                      f"{median(sizes) / 1000 if sizes else 0:.0f} kB and {median(counts) if counts else 0:.0f} "
+                      "messages a follower"
                       + (f", server CPU {cpu * 1000:.0f} ms a follower" if cpu is not None else ""), flush=True)
     finally:
         await asyncio.gather(*(f.close() for f in followers), return_exceptions=True)

@@ -7,7 +7,7 @@ from explorer.labs import blocks
 from explorer.labs.quiz import Question
 from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.plots.positions import MASKED_COLOR, UNMASKED_COLOR, line, padding_change_bars, side_by_side
-from explorer.ui.cached import get_model, kept
+from explorer.ui import cached
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.text import literal
 from explorer.ui.widgets import attention_or_stop, show_figure, use_app_navigation
@@ -51,12 +51,10 @@ st.markdown("To run sentences as one batch they must have the same length, so sh
             "The `attention_mask` tells the model which positions are real. Forget it, and nothing crashes: "
             "the real tokens simply attend to padding too, and their vectors quietly change.")
 c1, c2 = st.columns(2)
-short = c1.text_input("Short sentence", "I love cats.", max_chars=200)
-long = c2.text_input("Long sentence", "The report that the committee finally published last Tuesday was "
-                                      "widely condemned.", max_chars=400)
-encoder = get_model(EMBEDDED_ENCODER)
+short = c1.text_input("Short sentence", blocks.PADDING_PAIR[0], max_chars=200)
+long = c2.text_input("Long sentence", blocks.PADDING_PAIR[1], max_chars=400)
 try:
-    exp = kept(("padding", short, long), lambda: blocks.padding_experiment(encoder, short, long))
+    exp = cached.padding_experiment(short, long)
 except ValueError as err:
     st.warning(literal(err))
     st.stop()

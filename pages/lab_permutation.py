@@ -6,7 +6,7 @@ from explorer.labs import real_model
 from explorer.labs.quiz import Question
 from explorer.model.registry import EMBEDDED_ENCODER
 from explorer.plots.concepts import labelled_heatmap
-from explorer.ui.cached import get_model, kept
+from explorer.ui.cached import get_model, permutation_demo
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.text import literal
 from explorer.ui.widgets import show_figure, use_app_navigation
@@ -20,7 +20,7 @@ st.markdown("Self-attention compares tokens by their vectors only. Nothing in th
             f"{EMBEDDED_ENCODER}'s embedding table (random but fixed W_Q, W_K, W_V).")
 st.latex(r"\mathrm{Attn}(PX) = P\,\mathrm{Attn}(X)\quad\text{for every permutation matrix } P")
 
-text = st.text_input("Sentence", "dog bites man")
+text = st.text_input("Sentence", real_model.PERMUTATION_TEXT)
 loaded = get_model(EMBEDDED_ENCODER)
 ids = real_model.content_token_ids(loaded, text) if text.strip() else []
 if not 2 <= len(ids) <= 16:
@@ -35,14 +35,14 @@ def shuffle():
 
 
 if key not in st.session_state:
-    st.session_state[key] = labels[::-1]
+    st.session_state[key] = [labels[i] for i in real_model.first_order(len(labels))]
 picked = st.multiselect("Shuffle by hand: pick the tokens in their new order", labels, key=key)
 st.button("Shuffle randomly", on_click=shuffle)
 if len(picked) != len(labels):
     st.info("Pick every token once to complete the new order.")
     st.stop()
 order = [labels.index(p) for p in picked]
-demo = kept(("permutation", text, *order), lambda: real_model.permutation_demo(loaded, text, order))
+demo = permutation_demo(text, order)
 st.markdown(f"**Original:** {literal(' '.join(demo.tokens))}  →  **shuffled:** {literal(' '.join(demo.shuffled))}")
 
 first = demo.tokens[0]

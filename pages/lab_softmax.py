@@ -15,7 +15,7 @@ from explorer.ui.words import tip
 
 use_app_navigation()
 
-curves = st.cache_data(maths.saturation_curves)()
+curves = cached.saturation_curves()
 
 st.title("Softmax saturation: why divide by √d_k")
 st.markdown("A score is a dot product of a query and a key: a sum of d_k products. If every component is random "
@@ -26,7 +26,7 @@ st.markdown("A score is a dot product of a query and a key: a sum of d_k product
 st.latex(r"\begin{gathered}\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k\\"
          r"\Rightarrow\quad \operatorname{sd}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right)=1\end{gathered}")
 
-std_256 = st.cache_data(maths.score_std, max_entries=1)(256)   # 4000 random pairs: once per server
+std_256 = cached.score_std(256)   # 4000 random pairs: once per server
 predict_then_reveal(Question(
     prompt="With d_k = 256 and unit-variance random q and k, how big is a typical raw score q·k "
            "(its standard deviation)?",
@@ -35,8 +35,9 @@ predict_then_reveal(Question(
     reveal=f"Measured over 4000 random pairs: **{std_256:.2f}**, close to √256 = 16. Divided by √d_k it "
            f"comes back to {std_256 / 16:.2f}."), key="softmax")
 
-d_k = st.select_slider("d_k (dimensions per query and key)", options=maths.LOG_DK, value=64, help=tip("d_k"))
-stats = st.cache_data(maths.saturation_stats, max_entries=len(maths.LOG_DK))(d_k)
+d_k = st.select_slider("d_k (dimensions per query and key)", options=maths.LOG_DK, value=real_model.SOFTMAX_D_K,
+                       help=tip("d_k"))
+stats = cached.saturation_stats(d_k)
 c = st.columns(4)
 c[0].metric("measured sd of q·k", f"{stats['score_std']:.2f}")
 c[1].metric("√d_k", f"{stats['sqrt_d_k']:.2f}")
@@ -63,14 +64,16 @@ st.markdown(f"Pre-softmax scores of one head of {EMBEDDED_ENCODER} (already divi
             "a temperature T below 1 widens the gaps, just like a larger d_k without scaling; T = 1 is the "
             "model's own attention.")
 left, right = st.columns([3, 2])
-text = right.text_input("Sentence", "The animal did not cross the street because it was too tired.")
+text = right.text_input("Sentence", real_model.TEMPERATURE_TEXT)
 if not text.strip():
     st.info("Type a sentence to see a real head.")
     st.stop()
 result = attention_or_stop(EMBEDDED_ENCODER, text)  # says when the text was cut or the GPU fell back
 c = right.columns(2)
-layer = c[0].selectbox("Layer", range(result.facts.n_layers), index=2, format_func=lambda i: f"layer {i + 1}")
-head = c[1].selectbox("Head", range(result.facts.n_heads), format_func=lambda i: f"head {i + 1}")
+layer = c[0].selectbox("Layer", range(result.facts.n_layers), index=real_model.TEMPERATURE_HEAD[0],
+                        format_func=lambda i: f"layer {i + 1}")
+head = c[1].selectbox("Head", range(result.facts.n_heads), index=real_model.TEMPERATURE_HEAD[1],
+                      format_func=lambda i: f"head {i + 1}")
 t = right.select_slider("Temperature T", options=[0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0], value=1.0,
                         help=tip("temperature"))
 view = real_model.temperature_view(cached.head_scores(result, layer, head), t)

@@ -200,6 +200,9 @@ class PaddingExperiment:
         return len(self.tokens) - self.n_real
 
 
+PADDING_PAIR = ("I love cats.", "The report that the committee finally published last Tuesday was widely condemned.")
+
+
 def padding_experiment(loaded, short: str, long: str) -> PaddingExperiment:
     """Run ``[short, long]`` padded to the same length twice (mask on / mask off) and ``short`` alone.
 

@@ -20,6 +20,18 @@ from explorer.labs.positions import learned_position_table
 # --------------------------------------------------------------------------------------- a real head's scores
 
 
+# The labs' first views (what a page opens on; ``ui.prefetch`` prepares the same before a class arrives)
+SOFTMAX_D_K = 64
+TEMPERATURE_TEXT = "The animal did not cross the street because it was too tired."
+TEMPERATURE_HEAD = (2, 0)   # (layer, head) as indices
+PERMUTATION_TEXT = "dog bites man"
+
+
+def first_order(n: int) -> list[int]:
+    """The permutation lab's first shuffle of ``n`` tokens: reversed."""
+    return list(range(n))[::-1]
+
+
 def head_scores(result, layer: int, head: int) -> np.ndarray:
     """Pre-softmax scores ``(query, key)`` of one head of an ``AttentionResult`` (scale included, -inf = masked)."""
     if result.score_records is None:

@@ -34,6 +34,7 @@ import re
 import tomllib
 import unicodedata
 from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import Path
 
 from explorer.words import i18n
@@ -372,13 +373,30 @@ def catalogue(env: Mapping[str, str] = os.environ, lang: str | None = None
                 if path.stat().st_size > MAX_BYTES:
                     raise LessonError(path.name, f"is {path.stat().st_size:,} bytes; a lesson file is at most "
                                                  f"{MAX_BYTES:,}")
-                lesson = parse(path.read_bytes(), path.name, f"{prefix}:{path.stem}")
-                lessons.append(in_language(lesson, folder, path.name, lang))
+                other = translation_path(folder, path.name, lang)
+                lessons.append(_read(str(path), _stamp(path), f"{prefix}:{path.stem}", lang, _stamp(other)))
             except LessonError as err:
                 errors.append(err)
             except OSError as err:
                 errors.append(LessonError(path.name, f"cannot be read ({err.strerror})"))
     return lessons, errors
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """What changes when a file changes (its modification time and size), or None when there is none."""
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return found.st_mtime_ns, found.st_size
+
+
+@lru_cache(maxsize=256)
+def _read(path: str, stamp: tuple, source: str, lang: str, translated_stamp: tuple | None) -> Lesson:
+    """The lesson file at ``path`` in ``lang``, read once per version of the file and of its translation (a
+    follower's run reads the teacher's lesson again in its own language: a lookup, not a parse)."""
+    file = Path(path)
+    return in_language(parse(file.read_bytes(), file.name, source), file.parent, file.name, lang)
 
 
 def find(source: str, env: Mapping[str, str] = os.environ, lang: str | None = None) -> Lesson | None:

@@ -17,11 +17,12 @@ from typing import TypeVar
 import streamlit as st
 import torch
 
+from explorer import maths
 from explorer.attention import analysis
 from explorer.attention.result import AttentionResult, extract
 from explorer.attribution.explain import explain
 from explorer.examples import EXAMPLES
-from explorer.labs import real_model
+from explorer.labs import blocks, real_model
 from explorer.labs.quiz import Question
 from explorer.lessons import computed
 from explorer.lessons.model import Lesson
@@ -140,6 +141,36 @@ def explanation_job(model: str, text: str, query: str, cands: list[str]) -> Job:
     return EXPLANATIONS.run((model, text, query, *cands),
                             lambda progress: explain(loaded, text, cands, query, progress=progress),
                             "explaining the prediction")
+
+
+# The labs' shared experiments: one function each, called by the page and by ``ui.prefetch`` (the same key).
+@st.cache_data(max_entries=1)
+def saturation_curves() -> dict:
+    """``maths.saturation_curves()``: seconds of random draws, the same for everyone."""
+    return maths.saturation_curves()
+
+
+@st.cache_data(max_entries=len(maths.LOG_DK) + 1)
+def score_std(d_k: int) -> float:
+    return maths.score_std(d_k)
+
+
+@st.cache_data(max_entries=len(maths.LOG_DK))
+def saturation_stats(d_k: int) -> dict:
+    return maths.saturation_stats(d_k)
+
+
+def permutation_demo(text: str, order: list[int]):
+    """The permutation lab's experiment on the embedded encoder, once per (text, order) for the server."""
+    return kept(("permutation", text, *order),
+                lambda: real_model.permutation_demo(get_model(registry.EMBEDDED_ENCODER), text, order))
+
+
+def padding_experiment(short: str, long: str):
+    """The masks lab's padding experiment on the embedded encoder, once per pair for the server (ValueError for a
+    pair it cannot batch)."""
+    return kept(("padding", short, long),
+                lambda: blocks.padding_experiment(get_model(registry.EMBEDDED_ENCODER), short, long))
 
 
 def kept(key: tuple, work: Callable[[], T]) -> T:

@@ -10,6 +10,7 @@ from explorer.examples import ANIMAL_TIRED
 from explorer.heads_do import values
 from explorer.model.registry import EMBEDDED_ENCODER
 from explorer.ui import cached
+from explorer.ui.views.heads_do import KNOCK_OPEN
 
 
 def run(page: str, **params) -> AppTest:
@@ -53,7 +54,10 @@ def test_compare_adds_sinks_roles_and_similar_heads():
 
 def test_flip_page_knocks_out_its_top_heads():
     at = run("flip.py")
-    assert "Knock these heads out" in [h.value for h in at.subheader]
+    assert "Knock these heads out" in [e.label for e in at.expander]
+    assert not [b for b in at.button if b.key == "flipko_top"]   # folded: nothing of it drawn
+    at.session_state[KNOCK_OPEN] = True   # the student opens it
+    at.run()
     at.button(key="flipko_top").click().run()
     assert not at.exception
     shown = {m.label: m.value for m in at.metric}

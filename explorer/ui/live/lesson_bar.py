@@ -246,6 +246,7 @@ def _follower_bar() -> None:
         return
     if not isinstance(where, dict) or not isinstance(where.get("step"), int):
         return
+    prefetch.follow(where)   # on a replica the teacher is not on, the followers' runs start the preparation
     mine = _in_my_language(where)
     title = mine[0].steps[mine[1]].title if mine else where.get("step_title", "")
     st.markdown(":material/assignment: " + _("**Step {n} of {total}** · {title}").format(

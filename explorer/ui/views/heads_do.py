@@ -157,15 +157,22 @@ def knock_section(model: str, a: str, b: str, query: str, cands: list[str], flip
             st.warning(literal(note))
 
 
+KNOCK_OPEN = "flipko_open"   # the flip page's knock-out section is open (Session State)
+
+
 def knock_these(model: str, a: str, b: str, query: str, cands: list[str], flip) -> None:
-    """The flip page's short version: knock out the top of its flip ranking (or any heads) and see the measure."""
-    st.subheader("Knock these heads out")
-    st.caption("Looking is not doing: remove heads and see whether the model's answer for the pair changes. "
-               "The full version, with a sweep over every head, is on the page What heads do.")
-    if len(cands) != 2:
-        st.info("Pick exactly two candidates to measure the model's answer.")
+    """The flip page's short version: knock out the top of its flip ranking (or any heads) and see the measure.
+    Folded, and drawn only once opened: a class following the flip step gets one element, not a dozen widgets."""
+    box = st.expander("Knock these heads out", key=KNOCK_OPEN, on_change="rerun", icon=":material/block:")
+    if not box.open:
         return
-    knock_section(model, a, b, query, cands, flip, "zero", prefix="flipko", with_map=False)
+    with box:
+        st.caption("Looking is not doing: remove heads and see whether the model's answer for the pair changes. "
+                   "The full version, with a sweep over every head, is on the page What heads do.")
+        if len(cands) != 2:
+            st.info("Pick exactly two candidates to measure the model's answer.")
+            return
+        knock_section(model, a, b, query, cands, flip, "zero", prefix="flipko", with_map=False)
 
 
 # ---------------------------------------------------------------------------------------------- sweep
