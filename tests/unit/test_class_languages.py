@@ -64,3 +64,17 @@ def test_three_votes_in_three_languages_count_once_under_one_option_in_the_teach
     assert rows[0] == ["pregunta", "ronda", "opción", "recuento", "correcta"]
     assert rows[1] == ["¿Cuánto suma una fila?", "1", "exactamente 1", "3", "sí"]
     assert "3 de 3 correctas (100%)" in page and "<html lang='es'>" in page and "Clase K7M-2QX: informe" in page
+
+
+def test_a_homework_takes_votes_by_option_place_and_refuses_a_place_it_does_not_have(store):
+    from explorer.classroom import BadInput
+
+    code, key = store.set_homework("app:1", "Rows", [("q", "¿Cuánto suma una fila?", ES, ES[0])], steps=1)
+    for sid, options, said in (("de-1", DE, "genau 1"), ("en-1", EN, "exactly 1")):
+        store.join(code, sid, sid)
+        store.homework_answer(code, "q", sid, vote_of(options, said))
+    store.join(code, "x-1", "x")
+    with pytest.raises(BadInput):
+        store.homework_answer(code, "q", "x-1", "#3")   # three options: no fourth place
+    assert store.counts(code, "q") == {"#0": 2}
+    assert answer_text(store.my_answer(code, "q", "de-1"), DE) == "genau 1"
