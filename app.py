@@ -7,7 +7,8 @@ local image, since a `:material/…:` page icon makes the browser fetch the favi
 `streamlit run app.py` reads this file twice over. It first imports it as the server's ASGI app (the `st.App` at
 the bottom), whose start hook loads the default model in the background, so the first student does not wait for
 torch and the weights; then every session runs it as a script (``__main__``), which builds the navigation.
-The App also answers ``/_explorer/ready`` (503 until that preload has finished), for load balancers, and sends
+The App also answers ``/_explorer/ready`` (503 until that preload has finished), for load balancers, and
+``/_explorer/stats`` (the shared stores' sizes), and sends
 Streamlit's JavaScript gzipped, each file compressed once (``explorer.web.compress``), its icon font cut to the
 icons that can be drawn (``explorer.web.icons``), and pages that have the browser fetch the chart code at once
 (``explorer.web.preload``).
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import streamlit as st
 from starlette.middleware import Middleware
-from starlette.responses import PlainTextResponse
+from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 
 from explorer.web.compress import GzipStatic
@@ -31,6 +32,7 @@ from explorer.web.preload import PreloadCharts
 
 FAVICON = Path(__file__).resolve().parent / "assets" / "favicon.png"
 READY_PATH = "/_explorer/ready"
+STATS_PATH = "/_explorer/stats"
 
 
 def navigation() -> None:
@@ -106,8 +108,17 @@ async def ready(_request) -> PlainTextResponse:
     return PlainTextResponse("loading", status_code=503)
 
 
+async def stats(_request) -> JSONResponse:
+    """GET /_explorer/stats: the sizes of this process's shared stores (the render store's views and bytes, the
+    attention results'), for the benchmark's memory row and an operator; no session's data."""
+    from explorer.ui import cached, drawn_once
+
+    return JSONResponse({name: {"bytes": store.size, "entries": len(store), "max_bytes": store.max_bytes}
+                         for name, store in (("render_store", drawn_once.STORE), ("results", cached.result_cache()))})
+
+
 if __name__ == "__main__":
     navigation()
 else:
-    app = st.App("app.py", lifespan=preload_models, routes=[Route(READY_PATH, ready)],
+    app = st.App("app.py", lifespan=preload_models, routes=[Route(READY_PATH, ready), Route(STATS_PATH, stats)],
                  middleware=[Middleware(SubsetIcons), Middleware(GzipStatic), Middleware(PreloadCharts)])

@@ -216,13 +216,17 @@ async def in_browsers(url: str, db: str, n: int, phones: int, rounds: int, heads
             for i, page in enumerate(followers):
                 page.on("load", lambda _p, i=i: loads.__setitem__(i, loads[i] + 1))
             where = {}
+            out["first"] = {}
             for title in BROWSER_PAGES:   # warm-up: every page once (models, the followers' first draw)
+                start = time.monotonic()
                 path = await nav(teacher, title)
                 where[title] = {k: v for k, v in (await teacher_view(teacher, db, room, path)).items()
                                 if k in ("path", "title")}
                 got = await asyncio.gather(*(_arrival(f, where[title]["path"], where[title]["title"], None, 180)
                                              for f in followers))
-                print(f"  warm-up {title}: {len(got) - got.count(None)}/{n} followers there", flush=True)
+                out["first"][title] = [t - start for t in got if t]
+                print(f"  first change to {title}: {len(got) - got.count(None)}/{n} followers there, max "
+                      f"{max(out['first'][title], default=0):.2f} s", flush=True)
             for r in range(rounds):
                 for title in BROWSER_PAGES:
                     await asyncio.sleep(1 + rng.random())   # a random phase against the followers' poll
@@ -332,6 +336,8 @@ def main(argv=None) -> int:
     p.add_argument("--phones", type=int, default=3, help="of the --browsers followers, how many on a 390 × 844 screen")
     p.add_argument("--rounds", type=int, default=3, help="rounds through the pages (--browsers)")
     p.add_argument("--heads", type=int, default=8, help="head changes on the heatmap (--browsers)")
+    p.add_argument("--replicas", type=int, default=0,
+                   help="with --browsers: the class through this many replicas behind HAProxy with Redis")
     args = p.parse_args(argv)
     results = {}
     if not args.skip_follow:
@@ -346,7 +352,17 @@ def main(argv=None) -> int:
                                                        args.changes, args.idle_seconds))
             finally:
                 server.stop()
-    if args.browsers:
+    if args.browsers and args.replicas:
+        from deploy.cluster import Cluster
+
+        cluster = Cluster(args.replicas, redis=True)
+        try:
+            cluster.start()
+            results["browsers"] = asyncio.run(in_browsers(cluster.url, cluster.env["EXPLORER_CLASSROOM_URL"],
+                                                          args.browsers, args.phones, args.rounds, args.heads))
+        finally:
+            cluster.stop()
+    elif args.browsers:
         from chromium import Server
 
         with tempfile.TemporaryDirectory() as tmp:

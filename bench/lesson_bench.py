@@ -10,7 +10,7 @@ end (script_finished) of the first run that drew "Step n of N" on the new step's
 "Attention in 20 minutes" (heatmaps and flip on the encoder, then five labs) by default, every step once per
 round; ``--lesson`` picks another of the app's three (or ``all``). Per follower and step, the bytes it received
 from the publish to that run's end are counted too (websocket frames as sent: a class shares one Wi-Fi).
-``--url`` sends the class to a server already running (HAProxy in front of replicas: bench/cluster_lesson.py);
+``--url`` sends the class to a server already running (``--replicas N`` starts N behind HAProxy, deploy/cluster.py);
 ``--classroom`` then names its store (a SQLite file or a redis:// URL). Loopback only; a server started here is
 stopped here.
 """
@@ -24,6 +24,7 @@ import secrets
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,6 +94,16 @@ async def floor(url: str, n: int, rounds: int, pids: list[int]) -> dict:
 
 LESSONS = {"1": "app:1-attention-in-20-minutes", "2": "app:2-how-a-decoder-writes",
            "3": "app:3-is-attention-an-explanation"}
+
+
+def stores(url: str) -> dict:
+    """The server's shared stores after the lessons (app.py's /_explorer/stats): the render store's views and bytes."""
+    with urllib.request.urlopen(url + "/_explorer/stats", timeout=10) as answer:
+        got = json.loads(answer.read())
+    render = got["render_store"]
+    print(f"render store after the lessons: {render['entries']} views in {render['bytes'] / 2**20:.2f} MB "
+          f"(bound {render['max_bytes'] / 2**20:.0f} MB)", flush=True)
+    return got
 
 
 def cpu_seconds(pids: list[int]) -> float:
@@ -218,6 +229,7 @@ def main(argv=None) -> int:
             server = Server(env=env, log_prefix="lesson-bench")
             try:
                 result = every(server.url, env, [server.proc.pid])
+                result.append({"stores": stores(server.url)})
             finally:
                 server.stop()
     if args.floor:

@@ -12,10 +12,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
+import json
 import os
 import platform
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -231,8 +233,14 @@ async def rows_in_browser(table: Table, which: set[int], args, encoder: str, dec
                     table.notes += [f"row 7: {e}" for e in got["errors"][:10]]
             if 8 in which and which & {3, 5, 6, 7}:   # 8b: a server the rows above have used, not a fresh one
                 rss = server.rss()
+                with urllib.request.urlopen(server.url + "/_explorer/stats", timeout=10) as answer:
+                    stores = json.loads(answer.read())   # app.py's /_explorer/stats: the shared stores' sizes
+                render, results = stores["render_store"], stores["results"]
                 table.add("8b", "Server RSS at the end of the run, its result cache filled by the rows above "
-                                "(512-token texts, 30 sessions' texts)", rss, "B", None, 1, "(≤ 1.5 GB)", rss <= 1.5e9)
+                                "(512-token texts, 30 sessions' texts); of it, the render store "
+                                f"{render['entries']} views in {fmt(render['bytes'], 'B')} (bound "
+                                f"{fmt(render['max_bytes'], 'B')}), the results {results['entries']} in "
+                                f"{fmt(results['bytes'], 'B')}", rss, "B", None, 1, "(≤ 1.5 GB)", rss <= 1.5e9)
             if 9 in which:
                 print(f"row 9: {args.ws_sessions} browserless sessions for {args.ws_seconds:g} s…", flush=True)
                 await ws_load.settle(server.proc.pid)

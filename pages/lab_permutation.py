@@ -7,24 +7,26 @@ from explorer.labs.quiz import Question
 from explorer.model.registry import EMBEDDED_ENCODER
 from explorer.plots.concepts import labelled_heatmap
 from explorer.ui.cached import get_model, permutation_demo
+from explorer.ui.labs import english_only
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.text import literal
 from explorer.ui.widgets import show_figure, use_app_navigation
+from explorer.words.i18n import _
 
 use_app_navigation()
 
-st.title("Permutation: attention has no sense of order")
-st.markdown("Self-attention compares tokens by their vectors only. Nothing in the scores says which token came "
-            "first, so shuffling the input just shuffles the outputs: each token ends up with exactly the same "
-            "vector, wherever it sits. Below, attention is built from scratch on the real token vectors of "
-            f"{EMBEDDED_ENCODER}'s embedding table (random but fixed W_Q, W_K, W_V).")
-st.latex(r"\mathrm{Attn}(PX) = P\,\mathrm{Attn}(X)\quad\text{for every permutation matrix } P")
+st.title(_("Permutation: attention has no sense of order"))
+st.markdown(_("Self-attention compares tokens by their vectors only. Nothing in the scores says which token came "
+              "first, so shuffling the input just shuffles the outputs: each token ends up with exactly the same "
+              "vector, wherever it sits. Below, attention is built from scratch on the real token vectors of "
+              "{model}'s embedding table (random but fixed W_Q, W_K, W_V).").format(model=EMBEDDED_ENCODER))
+st.latex(r"\mathrm{Attn}(PX) = P\,\mathrm{Attn}(X)\quad\text{%s } P" % _("for every permutation matrix"))
 
-text = st.text_input("Sentence", real_model.PERMUTATION_TEXT)
+text = st.text_input(_("Sentence"), real_model.PERMUTATION_TEXT, help=english_only(EMBEDDED_ENCODER))
 loaded = get_model(EMBEDDED_ENCODER)
 ids = real_model.content_token_ids(loaded, text) if text.strip() else []
 if not 2 <= len(ids) <= 16:
-    st.info("Type a sentence of 2 to 16 tokens.")
+    st.info(_("Type a sentence of 2 to 16 tokens."))
     st.stop()
 labels = [f"{i + 1} · {t}" for i, t in enumerate(loaded.tokenizer.convert_ids_to_tokens(ids))]
 key = f"perm_order_{text}"
@@ -36,40 +38,46 @@ def shuffle():
 
 if key not in st.session_state:
     st.session_state[key] = [labels[i] for i in real_model.first_order(len(labels))]
-picked = st.multiselect("Shuffle by hand: pick the tokens in their new order", labels, key=key)
-st.button("Shuffle randomly", on_click=shuffle)
+picked = st.multiselect(_("Shuffle by hand: pick the tokens in their new order"), labels, key=key)
+st.button(_("Shuffle randomly"), on_click=shuffle)
 if len(picked) != len(labels):
-    st.info("Pick every token once to complete the new order.")
+    st.info(_("Pick every token once to complete the new order."))
     st.stop()
 order = [labels.index(p) for p in picked]
 demo = permutation_demo(text, order)
-st.markdown(f"**Original:** {literal(' '.join(demo.tokens))}  →  **shuffled:** {literal(' '.join(demo.shuffled))}")
+st.markdown(_("**Original:** {original}  →  **shuffled:** {shuffled}").format(
+    original=literal(" ".join(demo.tokens)), shuffled=literal(" ".join(demo.shuffled))))
 
-first = demo.tokens[0]
+first, gap = demo.tokens[0], demo.gap_plain[demo.order.tolist().index(0)]
+same, different = _("yes, the same vector"), _("no, a different vector")
 predict_then_reveal(Question(
-    prompt=f"With no positions, does “{literal(first)}” get the same output vector in both orders?",
-    options=("yes, the same vector", "no, a different vector"),
-    correct="yes, the same vector" if demo.gap_plain[demo.order.tolist().index(0)] < 1e-5 else "no, a different vector",
-    reveal=f"Largest difference between its two outputs: **{demo.gap_plain[demo.order.tolist().index(0)]:.1e}**. "
-           "That is float32 rounding (about 7 significant digits; the sums run in a different order), not a "
-           "real difference."), key="perm")
+    prompt=_("With no positions, does “{token}” get the same output vector in both orders?").format(
+        token=literal(first)), options=(same, different), correct=same if gap < 1e-5 else different,
+    reveal=_("Largest difference between its two outputs: **{gap:.1e}**. That is float32 rounding (about 7 "
+             "significant digits; the sums run in a different order), not a real difference.").format(gap=gap)),
+    key="perm")
 
 c = st.columns(4)
-c[0].metric("no positions", f"{demo.gap_plain.max():.1e}", help="From-scratch attention on the token vectors alone")
-c[1].metric("with positions", f"{demo.gap_positions.max():.3f}", help="The same, after adding the learned positions")
-c[2].metric("real model", f"{demo.gap_model.max():.3f}", help="Final-layer hidden states of the whole encoder")
-c[3].metric("model, positions = 0", f"{demo.gap_model_no_pos.max():.1e}", help="The encoder with every position id 0")
-st.caption("Largest difference between a token's output in the original and in the shuffled sentence.")
+c[0].metric(_("no positions"), f"{demo.gap_plain.max():.1e}",
+            help=_("From-scratch attention on the token vectors alone"))
+c[1].metric(_("with positions"), f"{demo.gap_positions.max():.3f}",
+            help=_("The same, after adding the learned positions"))
+c[2].metric(_("real model"), f"{demo.gap_model.max():.3f}", help=_("Final-layer hidden states of the whole encoder"))
+c[3].metric(_("model, positions = 0"), f"{demo.gap_model_no_pos.max():.1e}",
+            help=_("The encoder with every position id 0"))
+st.caption(_("Largest difference between a token's output in the original and in the shuffled sentence."))
 lim = float(np.abs(demo.out[:, :16]).max())
-for col, rows, toks, name in zip(st.columns(2), (demo.out, demo.out_shuffled), (demo.tokens, demo.shuffled),
-                                 ("original", "shuffled")):
-    show_figure(lambda rows=rows, toks=toks, name=name: labelled_heatmap(
-        rows[:, :16], toks, [str(i + 1) for i in range(16)], colorscale="RdBu", annotate=False, fmt=".2f",
-        title=f"No positions, {name} order: outputs (16 of 64 dims)", x_title="output dimension", y_title="token",
+titles = (_("No positions, original order: outputs (16 of 64 dims)"),
+          _("No positions, shuffled order: outputs (16 of 64 dims)"))
+for col, rows, toks, name, title in zip(st.columns(2), (demo.out, demo.out_shuffled), (demo.tokens, demo.shuffled),
+                                        ("original", "shuffled"), titles):
+    show_figure(lambda rows=rows, toks=toks, title=title: labelled_heatmap(
+        rows[:, :16], toks, [str(i + 1) for i in range(16)], colorscale="RdBu", annotate=False, fmt=".2f", title=title,
+        x_title=_("output dimension"), y_title=_("token"),
         zmin=-lim, zmax=lim), f"out_{name}", f"outputs-{name}", where=col, view=(text, *order))
-st.markdown("Same rows, new order. Now add the model's learned position vectors to the token vectors: a token "
-            "that moves gets a different position vector, so its output changes. The real model does the same, "
-            "and if every position id is set to 0 it becomes blind to order again.")
+st.markdown(_("Same rows, new order. Now add the model's learned position vectors to the token vectors: a token "
+              "that moves gets a different position vector, so its output changes. The real model does the same, "
+              "and if every position id is set to 0 it becomes blind to order again."))
 st.dataframe(real_model.permutation_table(demo), hide_index=True,
              column_config={c: st.column_config.NumberColumn(format="%.1e") for c in
-                            ("no positions", "real model, positions = 0")})
+                            (_("no positions"), _("real model, positions = 0"))})

@@ -9,77 +9,82 @@ from explorer.model.registry import EMBEDDED_ENCODER
 from explorer.plots.concepts import labelled_heatmap, saturation_figure, weights_bars
 from explorer.ui import cached
 from explorer.ui.drawn_once import drawn_once
+from explorer.ui.labs import english_only
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.widgets import attention_or_stop, show_figure, use_app_navigation
 from explorer.ui.words import tip
+from explorer.words.i18n import _
 
 use_app_navigation()
 
 curves = cached.saturation_curves()
 
-st.title("Softmax saturation: why divide by √d_k")
-st.markdown("A score is a dot product of a query and a key: a sum of d_k products. If every component is random "
-            "with variance 1, each product has variance 1 and the variances add up, so scores spread like √d_k. "
-            "Softmax turns large gaps between scores into near-certainty, and a near-certain softmax barely "
-            "responds when the scores change, so the layer stops learning. Dividing by √d_k undoes the spread.")
+st.title(_("Softmax saturation: why divide by √d_k"))
+st.markdown(_("A score is a dot product of a query and a key: a sum of d_k products. If every component is random "
+              "with variance 1, each product has variance 1 and the variances add up, so scores spread like √d_k. "
+              "Softmax turns large gaps between scores into near-certainty, and a near-certain softmax barely "
+              "responds when the scores change, so the layer stops learning. Dividing by √d_k undoes the spread."))
 # two lines, so that the formula fits a phone
 st.latex(r"\begin{gathered}\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k\\"
          r"\Rightarrow\quad \operatorname{sd}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right)=1\end{gathered}")
 
 std_256 = cached.score_std(256)   # 4000 random pairs: once per server
+sizes = {_("about {n}").format(n=n): n for n in (1, 16, 256)}
 predict_then_reveal(Question(
-    prompt="With d_k = 256 and unit-variance random q and k, how big is a typical raw score q·k "
-           "(its standard deviation)?",
-    options=("about 1", "about 16", "about 256"),
-    correct=nearest_option(std_256, {"about 1": 1, "about 16": 16, "about 256": 256}),
-    reveal=f"Measured over 4000 random pairs: **{std_256:.2f}**, close to √256 = 16. Divided by √d_k it "
-           f"comes back to {std_256 / 16:.2f}."), key="softmax")
+    prompt=_("With d_k = 256 and unit-variance random q and k, how big is a typical raw score q·k "
+             "(its standard deviation)?"),
+    options=tuple(sizes), correct=nearest_option(std_256, sizes),
+    reveal=_("Measured over 4000 random pairs: **{std:.2f}**, close to √256 = 16. Divided by √d_k it comes back to "
+             "{scaled:.2f}.").format(std=std_256, scaled=std_256 / 16)), key="softmax")
 
-d_k = st.select_slider("d_k (dimensions per query and key)", options=maths.LOG_DK, value=real_model.SOFTMAX_D_K,
+d_k = st.select_slider(_("d_k (dimensions per query and key)"), options=maths.LOG_DK, value=real_model.SOFTMAX_D_K,
                        help=tip("d_k"))
 stats = cached.saturation_stats(d_k)
 c = st.columns(4)
-c[0].metric("measured sd of q·k", f"{stats['score_std']:.2f}")
+c[0].metric(_("measured sd of q·k"), f"{stats['score_std']:.2f}")
 c[1].metric("√d_k", f"{stats['sqrt_d_k']:.2f}")
-c[2].metric("largest weight, raw", f"{stats['max_weight_raw']:.3f}")
-c[3].metric("largest weight, ÷√d_k", f"{stats['max_weight_scaled']:.3f}")
+c[2].metric(_("largest weight, raw"), f"{stats['max_weight_raw']:.3f}")
+c[3].metric(_("largest weight, ÷√d_k"), f"{stats['max_weight_scaled']:.3f}")
 q, k = maths.random_queries_keys(d_k, 1, 8, seed=0)
 raw = maths.attention_scores(q, k, scale=1.0)[0]
 left, right = st.columns([2, 3])
-show_figure(lambda: weights_bars([f"key {i + 1}" for i in range(8)], {
+show_figure(lambda: weights_bars([_("key {n}").format(n=i + 1) for i in range(8)], {
     "softmax(q·k)": maths.softmax(raw), "softmax(q·k / √d_k)": maths.softmax(raw / d_k ** 0.5)},
-    title=f"One random query, 8 random keys, d_k = {d_k}"), "bars", "softmax-bars", where=left, view=(d_k,))
+    title=_("One random query, 8 random keys, d_k = {d_k}").format(d_k=d_k)), "bars", "softmax-bars", where=left,
+    view=(d_k,))
 show_figure(lambda: saturation_figure(curves, d_k), "saturation", "saturation", where=right, view=(d_k,))
-st.caption("Averages over 2000 random queries, 8 keys each. Gradient size is the Frobenius norm of the "
-           "softmax Jacobian: how much the weights move per unit change of the scores.")
+st.caption(_("Averages over 2000 random queries, 8 keys each. Gradient size is the Frobenius norm of the "
+             "softmax Jacobian: how much the weights move per unit change of the scores."))
 
 drawn_once(("three scores",), lambda: (   # the same for everyone: drawn once per server
-    st.subheader("The same three scores, eight times larger"),
+    st.subheader(_("The same three scores, eight times larger")),
     st.dataframe(real_model.softmax_rows_frame(), hide_index=True),
-    st.markdown(f"[8, 16, 24] is [1, 2, 3] times √64: the softmax goes from {format_weights(maths.softmax([1., 2, 3]))}"
-                f" to {format_weights(maths.softmax([8., 16, 24]))}, practically one-hot.")))
+    st.markdown(_("[8, 16, 24] is [1, 2, 3] times √64: the softmax goes from {small} to {large}, practically "
+                  "one-hot.").format(small=format_weights(maths.softmax([1., 2, 3])),
+                                     large=format_weights(maths.softmax([8., 16, 24]))))))
 
-st.subheader("A real head at different temperatures")
-st.markdown(f"Pre-softmax scores of one head of {EMBEDDED_ENCODER} (already divided by its √d_k). Dividing them by "
-            "a temperature T below 1 widens the gaps, just like a larger d_k without scaling; T = 1 is the "
-            "model's own attention.")
+st.subheader(_("A real head at different temperatures"))
+st.markdown(_("Pre-softmax scores of one head of {model} (already divided by its √d_k). Dividing them by a "
+              "temperature T below 1 widens the gaps, just like a larger d_k without scaling; T = 1 is the "
+              "model's own attention.").format(model=EMBEDDED_ENCODER))
 left, right = st.columns([3, 2])
-text = right.text_input("Sentence", real_model.TEMPERATURE_TEXT)
+text = right.text_input(_("Sentence"), real_model.TEMPERATURE_TEXT, help=english_only(EMBEDDED_ENCODER))
 if not text.strip():
-    st.info("Type a sentence to see a real head.")
+    st.info(_("Type a sentence to see a real head."))
     st.stop()
 result = attention_or_stop(EMBEDDED_ENCODER, text)  # says when the text was cut or the GPU fell back
 c = right.columns(2)
-layer = c[0].selectbox("Layer", range(result.facts.n_layers), index=real_model.TEMPERATURE_HEAD[0],
-                        format_func=lambda i: f"layer {i + 1}")
-head = c[1].selectbox("Head", range(result.facts.n_heads), index=real_model.TEMPERATURE_HEAD[1],
-                      format_func=lambda i: f"head {i + 1}")
-t = right.select_slider("Temperature T", options=[0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0], value=1.0,
+layer = c[0].selectbox(_("Layer"), range(result.facts.n_layers), real_model.TEMPERATURE_HEAD[0],
+                       lambda i: _("layer {n}").format(n=i + 1))
+head = c[1].selectbox(_("Head"), range(result.facts.n_heads), real_model.TEMPERATURE_HEAD[1],
+                      lambda i: _("head {n}").format(n=i + 1))
+t = right.select_slider(_("Temperature T"), options=[0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0], value=1.0,
                         help=tip("temperature"))
 view = real_model.temperature_view(cached.head_scores(result, layer, head), t)
-right.metric("mean largest weight", f"{view.mean_max_weight:.3f}")
-right.metric("mean entropy (nats)", f"{view.mean_entropy:.3f}")
-right.metric("one-hot rows (max > 0.99)", f"{view.one_hot_rows} of {len(result.tokens)}")
+right.metric(_("mean largest weight"), f"{view.mean_max_weight:.3f}")
+right.metric(_("mean entropy (nats)"), f"{view.mean_entropy:.3f}")
+right.metric(_("one-hot rows (max > 0.99)"), _("{n} of {total}").format(n=view.one_hot_rows, total=len(result.tokens)))
 show_figure(lambda: labelled_heatmap(view.weights, result.tokens, result.tokens, annotate=False,
-                                     title=f"softmax(scores / {t:g}), layer {layer + 1}, head {head + 1}"),
+                                     title=_("softmax(scores / {t:g}), layer {layer}, head {head}").format(
+                                         t=t, layer=layer + 1, head=head + 1)),
             "temperature", "temperature", where=left, view=(text, layer, head, t))

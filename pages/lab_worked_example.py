@@ -8,6 +8,7 @@ from explorer.labs.quiz import Question, compare_option
 from explorer.plots.concepts import labelled_heatmap
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.widgets import show_figure, use_app_navigation
+from explorer.words.i18n import _
 
 use_app_navigation()
 
@@ -20,10 +21,10 @@ def reset():
             st.session_state[f"{name}{r}{c}"] = float(v)
 
 
-st.title("Worked example: attention by hand")
-st.markdown("Three tokens, two dimensions each: small enough to check every number with a pencil. Each token "
-            "asks a question (its row of **Q**), advertises what it contains (its row of **K**) and carries a "
-            "payload (its row of **V**). Edit any entry and every step below is recomputed.")
+st.title(_("Worked example: attention by hand"))
+st.markdown(_("Three tokens, two dimensions each: small enough to check every number with a pencil. Each token "
+              "asks a question (its row of **Q**), advertises what it contains (its row of **K**) and carries a "
+              "payload (its row of **V**). Edit any entry and every step below is recomputed."))
 st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) V")
 
 if "Q00" not in st.session_state:
@@ -31,43 +32,46 @@ if "Q00" not in st.session_state:
 mats = {}
 for col, name in zip(st.columns(3), SEED):
     with col:
-        st.markdown(f"**{name}** (row = token)")
+        st.markdown(_("**{matrix}** (row = token)").format(matrix=name))
         mats[name] = np.array([[cell.number_input(f"{name}[{r + 1},{c + 1}]", step=0.5, key=f"{name}{r}{c}",
                                                   label_visibility="collapsed")
                                 for c, cell in enumerate(st.columns(2))] for r in range(3)])
-st.button("Reset to the worked example", on_click=reset)
+st.button(_("Reset to the worked example"), on_click=reset)
 
 s = maths.attention_steps(mats["Q"], mats["K"], mats["V"])
 steps = st.columns(2) + st.columns(2)
-steps[0].markdown("##### Step 1 · compare every query with every key")
+steps[0].markdown(_("##### Step 1 · compare every query with every key"))
 steps[0].latex(r"QK^\top = " + latex_matrix(mats["Q"]) + latex_matrix(mats["K"].T) + " = " + latex_matrix(s["raw"]))
-steps[1].markdown("##### Step 2 · divide by √d_k = √2")
+steps[1].markdown(_("##### Step 2 · divide by √d_k = √2"))
 steps[1].latex(r"\frac{QK^\top}{" + latex_number(s["sqrt_d_k"]) + "} = " + latex_matrix(s["scaled"]))
-steps[2].markdown("##### Step 3 · softmax each row")
+steps[2].markdown(_("##### Step 3 · softmax each row"))
 steps[2].latex(r"\mathrm{softmax} = " + latex_matrix(s["weights"]))
-steps[2].caption("Exponentiate, then divide by the row total: each row is positive and sums to 1.")
-steps[3].markdown("##### Step 4 · blend the value vectors")
-steps[3].latex(r"\mathrm{output} = \mathrm{weights}\,V = " + latex_matrix(s["output"]))
+steps[2].caption(_("Exponentiate, then divide by the row total: each row is positive and sums to 1."))
+steps[3].markdown(_("##### Step 4 · blend the value vectors"))
+scores, weights, output = _("scores"), _("weights"), _("output")   # the formulas' words, in the session's language
+steps[3].latex(rf"\text{{{output}}} = \text{{{weights}}}\,V = " + latex_matrix(s["output"]))
 
 left, right = st.columns([3, 2])
-i = left.selectbox("Follow one query through all four steps", [1, 2, 3], format_func=lambda r: f"token {r}") - 1
-left.latex(rf"\text{{scores}} = {latex_matrix(s['scaled'][i])},\quad "
-           rf"e^{{\text{{scores}}}} = {latex_matrix(s['exp'][i])}")
-left.latex(rf"\textstyle\sum e^{{\text{{scores}}}} = {latex_number(s['exp_sum'][i])},\quad"
-           rf"\text{{weights}} = {latex_matrix(s['weights'][i])}")
+i = left.selectbox(_("Follow one query through all four steps"), [1, 2, 3],
+                   format_func=lambda r: _("token {n}").format(n=r)) - 1
+left.latex(rf"\text{{{scores}}} = {latex_matrix(s['scaled'][i])},\quad "
+           rf"e^{{\text{{{scores}}}}} = {latex_matrix(s['exp'][i])}")
+left.latex(rf"\textstyle\sum e^{{\text{{{scores}}}}} = {latex_number(s['exp_sum'][i])},\quad"
+           rf"\text{{{weights}}} = {latex_matrix(s['weights'][i])}")
 left.latex(latex_weighted_sum(s["weights"][i], mats["V"]))
-labels = [f"token {r}" for r in (1, 2, 3)]
-show_figure(lambda: labelled_heatmap(s["weights"], labels, labels, title="Attention weights (rows sum to 1)"),
+labels = [_("token {n}").format(n=r) for r in (1, 2, 3)]
+show_figure(lambda: labelled_heatmap(s["weights"], labels, labels, title=_("Attention weights (rows sum to 1)")),
             "weights", "worked-weights", where=right, view=tuple(mats["Q"].ravel()) + tuple(mats["K"].ravel()))
 
 unscaled = maths.softmax(s["raw"])
 w, w_raw = s["weights"][0, 1], unscaled[0, 1]
 predict_then_reveal(Question(
-    prompt=f"Skip step 2 (no division by √d_k). Token 1's weight on token 2 is {w:.3f} now; without the "
-           "division it would be…",
-    options=("larger", "smaller", "unchanged"),
-    correct=compare_option(w_raw, w, "larger", "smaller", "unchanged", tol=5e-4),
-    reveal=f"Without the division, token 1's row is softmax({format_list(s['raw'][0])}) = "
-           f"{format_list(unscaled[0])}: weight **{w_raw:.3f}** "
-           f"instead of **{w:.3f}**. Bigger gaps between scores make softmax pick harder, so the "
-           "low-scoring keys lose weight and the high-scoring ones gain it."), key="worked")
+    prompt=_("Skip step 2 (no division by √d_k). Token 1's weight on token 2 is {w:.3f} now; without the "
+             "division it would be…").format(w=w),
+    options=(_("larger"), _("smaller"), _("unchanged")),
+    correct=compare_option(w_raw, w, _("larger"), _("smaller"), _("unchanged"), tol=5e-4),
+    reveal=_("Without the division, token 1's row is softmax({raw}) = {weights}: weight **{w_raw:.3f}** instead "
+             "of **{w:.3f}**. Bigger gaps between scores make softmax pick harder, so the low-scoring keys lose "
+             "weight and the high-scoring ones gain it.").format(raw=format_list(s['raw'][0]),
+                                                                 weights=format_list(unscaled[0]), w_raw=w_raw, w=w)),
+    key="worked")

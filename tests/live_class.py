@@ -50,11 +50,16 @@ async def opened(browser, url: str, viewport=(1400, 1000)):
     return page
 
 
+def store_env(db: str) -> dict:
+    """The environment naming the classroom store ``db``: a SQLite file, or a redis:// URL (replicas)."""
+    return {"EXPLORER_CLASSROOM_URL": db} if db.startswith(("redis://", "rediss://")) else {"EXPLORER_CLASSROOM_DB": db}
+
+
 def new_room(db: str, n: int) -> tuple[str, str, list[str]]:
     """A room in the classroom file ``db`` with ``n`` students joined -> (code, teacher key, student ids)."""
     from explorer.classroom import open_store
 
-    store = open_store({"EXPLORER_CLASSROOM_DB": db})
+    store = open_store(store_env(db))
     room, key = store.create_room()
     ids = [secrets.token_urlsafe(12) for _ in range(n)]
     for i, me in enumerate(ids):
@@ -65,7 +70,7 @@ def new_room(db: str, n: int) -> tuple[str, str, list[str]]:
 def room_view(db: str, room: str) -> tuple[int, dict]:
     from explorer.classroom import open_store
 
-    return open_store({"EXPLORER_CLASSROOM_DB": db}).view(room)
+    return open_store(store_env(db)).view(room)
 
 
 async def class_of(browser, url: str, room: str, key: str, ids: list[str], viewports=None) -> tuple:

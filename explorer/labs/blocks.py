@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from explorer.maths import attention
+from explorer.words.i18n import N_
 
 # The seed's demo: three 4-dimensional token vectors, weights drawn with np.random.seed(42).
 SEED_X = np.array([[1.0, 0.5, 0.2, 0.1],
@@ -140,25 +141,25 @@ def transformer_block(x: np.ndarray, p: BlockParams, norm: str = "post", mask: n
     """One block. ``norm="post"`` (2017): ``x = LN(x + Attn(x)); x = LN(x + FFN(x))``.
     ``norm="pre"``: ``x = x + Attn(LN(x)); x = x + FFN(LN(x))``, then one final LN when ``final_norm``
     (a pre-norm stack normalises once after its last block)."""
-    steps = {"input": x}
+    steps = {N_("input"): x}   # step names marked for the catalogues, translated where shown
     if norm == "post":
         mh = multi_head_attention(x, p.wq, p.wk, p.wv, p.n_heads, p.wo, mask)
-        steps["attention"] = mh.output
-        steps["x + attention"] = x + mh.output
-        steps["layer norm 1"] = h = layer_norm(x + mh.output, eps)
-        steps["feed-forward"] = ff = feed_forward(h, p)
-        steps["h + feed-forward"] = h + ff
-        steps["layer norm 2 = output"] = layer_norm(h + ff, eps)
+        steps[N_("attention")] = mh.output
+        steps[N_("x + attention")] = x + mh.output
+        steps[N_("layer norm 1")] = h = layer_norm(x + mh.output, eps)
+        steps[N_("feed-forward")] = ff = feed_forward(h, p)
+        steps[N_("h + feed-forward")] = h + ff
+        steps[N_("layer norm 2 = output")] = layer_norm(h + ff, eps)
     elif norm == "pre":
-        steps["layer norm 1"] = n1 = layer_norm(x, eps)
+        steps[N_("layer norm 1")] = n1 = layer_norm(x, eps)
         mh = multi_head_attention(n1, p.wq, p.wk, p.wv, p.n_heads, p.wo, mask)
-        steps["attention"] = mh.output
-        steps["x + attention"] = h = x + mh.output
-        steps["layer norm 2"] = n2 = layer_norm(h, eps)
-        steps["feed-forward"] = ff = feed_forward(n2, p)
-        steps["h + feed-forward"] = h + ff
+        steps[N_("attention")] = mh.output
+        steps[N_("x + attention")] = h = x + mh.output
+        steps[N_("layer norm 2")] = n2 = layer_norm(h, eps)
+        steps[N_("feed-forward")] = ff = feed_forward(n2, p)
+        steps[N_("h + feed-forward")] = h + ff
         if final_norm:
-            steps["final layer norm = output"] = layer_norm(h + ff, eps)
+            steps[N_("final layer norm = output")] = layer_norm(h + ff, eps)
     else:
         raise ValueError(f"norm must be 'post' or 'pre', got {norm!r}")
     return BlockTrace(norm, steps, mh.weights)
@@ -203,6 +204,16 @@ class PaddingExperiment:
 PADDING_PAIR = ("I love cats.", "The report that the committee finally published last Tuesday was widely condemned.")
 
 
+class PaddingError(ValueError):
+    """Why the padding experiment cannot run: an English message (marked for the catalogues) and its fields, which
+    the page translates where it shows them; the experiment itself runs in the forward queue's thread, which
+    knows no session and so no language."""
+
+    def __init__(self, message: str, **fields):
+        super().__init__(message.format(**fields))
+        self.message, self.fields = message, fields
+
+
 def padding_experiment(loaded, short: str, long: str) -> PaddingExperiment:
     """Run ``[short, long]`` padded to the same length twice (mask on / mask off) and ``short`` alone.
 
@@ -212,12 +223,13 @@ def padding_experiment(loaded, short: str, long: str) -> PaddingExperiment:
 
     tok, model = loaded.tokenizer, loaded.model
     if tok.pad_token is None:
-        raise ValueError(f"{loaded.spec.name} has no padding token; the padding lesson needs an encoder such as BERT")
+        raise PaddingError(N_("{model} has no padding token; the padding lesson needs an encoder such as BERT"),
+                           model=loaded.spec.name)
     batch = tok([short, long], padding=True, return_tensors="pt").to(loaded.device)
     alone = tok([short], return_tensors="pt").to(loaded.device)
     n_real = int(alone["input_ids"].shape[1])
     if int(batch["attention_mask"][0].sum()) != n_real or batch["input_ids"].shape[1] <= n_real:
-        raise ValueError("the first sentence must be shorter (in tokens) than the second")
+        raise PaddingError(N_("the first sentence must be shorter (in tokens) than the second"))
 
     def run(enc, attention_mask):
         with loaded.lock, torch.inference_mode():
@@ -229,7 +241,7 @@ def padding_experiment(loaded, short: str, long: str) -> PaddingExperiment:
         pad_weight = att[:, :, :n_real, n_real:].sum(-1).mean(axis=(1, 2))  # (layer,)
         return hidden, pad_weight
 
-    ref, _ = run(alone, alone["attention_mask"])
+    ref, _unused = run(alone, alone["attention_mask"])
     masked, pad_masked = run(batch, batch["attention_mask"])
     unmasked, pad_unmasked = run(batch, torch.ones_like(batch["attention_mask"]))
     norm = np.linalg.norm(ref, axis=-1)

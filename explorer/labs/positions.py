@@ -15,8 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from explorer.words.i18n import N_
+
 SINUSOID_BASE = 10000.0  # the 2017 paper's base
-TABS = ("Sinusoidal", "Learned table", "Rotary (RoPE)", "Real heads")   # the lab's parts, as its tabs name them
+# the lab's parts: English ids in the link (?pos_tab=Real heads, which a class follows), labels translated where shown
+TABS = (N_("Sinusoidal"), N_("Learned table"), N_("Rotary (RoPE)"), N_("Real heads"))
 
 
 # ----------------------------------------------------------------------------------------------- sinusoidal

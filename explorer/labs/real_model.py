@@ -16,6 +16,7 @@ import torch
 from explorer import maths
 from explorer.labs.notation import format_weights
 from explorer.labs.positions import learned_position_table
+from explorer.words.i18n import _
 
 # --------------------------------------------------------------------------------------- a real head's scores
 
@@ -65,7 +66,7 @@ def content_token_ids(loaded, text: str) -> list[int]:
     """Token ids of ``text`` without the special tokens ([CLS], [SEP])."""
     ids = loaded.tokenizer(text, add_special_tokens=False)["input_ids"]
     if not ids:
-        raise ValueError("The text has no tokens: type a few words.")
+        raise ValueError(_("The text has no tokens: type a few words."))
     return ids
 
 
@@ -124,10 +125,10 @@ def permutation_demo(loaded, text: str, order, d_k: int = 64, seed: int = 0) -> 
     x, shuffled_ids = token_vectors(loaded, ids), [ids[i] for i in order]
     w = maths.random_projections(x.shape[1], d_k, seed)
     pos = position_vectors(loaded, len(ids))
-    out, _ = maths.self_attention(x, *w, standardize=True)
-    out_s, _ = maths.self_attention(x[order], *w, standardize=True)
-    out_p, _ = maths.self_attention(x, *w, positions=pos, standardize=True)
-    out_ps, _ = maths.self_attention(x[order], *w, positions=pos, standardize=True)
+    out, _w = maths.self_attention(x, *w, standardize=True)
+    out_s, _w = maths.self_attention(x[order], *w, standardize=True)
+    out_p, _w = maths.self_attention(x, *w, positions=pos, standardize=True)
+    out_ps, _w = maths.self_attention(x[order], *w, positions=pos, standardize=True)
     gaps_model = [_per_token_gap(model_states(loaded, ids, z), model_states(loaded, shuffled_ids, z), order)
                   for z in (False, True)]
     return PermutationDemo(tokens, order, [tokens[i] for i in order], out, out_s, _per_token_gap(out, out_s, order),
@@ -147,12 +148,12 @@ def new_order(items: list, current: list, rng=random) -> list:
 def permutation_table(demo: PermutationDemo) -> pd.DataFrame:
     """One row per token (in the shuffled order): its largest output difference in each setting."""
     return pd.DataFrame({
-        "token": demo.shuffled,
-        "moved": [f"{i + 1} → {j + 1}" for j, i in enumerate(demo.order)],
-        "no positions": demo.gap_plain,
-        "with positions": demo.gap_positions,
-        "real model": demo.gap_model,
-        "real model, positions = 0": demo.gap_model_no_pos,
+        _("token"): demo.shuffled,
+        _("moved"): [f"{i + 1} → {j + 1}" for j, i in enumerate(demo.order)],
+        _("no positions"): demo.gap_plain,
+        _("with positions"): demo.gap_positions,
+        _("real model"): demo.gap_model,
+        _("real model, positions = 0"): demo.gap_model_no_pos,
     })
 
 
@@ -172,11 +173,12 @@ def cost_frame(ns, d_model: int = 768, n_layers: int = 12, n_heads: int = 12) ->
     t = maths.cost_table(ns, d_model, n_layers, n_heads)
     return pd.DataFrame({
         "n": t["n"],
-        "n² per head": t["score_entries"],
-        f"weights, {n_layers}×{n_heads} heads": [format_bytes(b) for b in t["attention_memory_bytes"]],
-        "work: attention ÷ recurrent": t["attention_macs"] / t["recurrent_macs"],
-        "steps: recurrent": t["recurrent_steps"],
-        "steps: attention": t["attention_steps"],
+        _("n² per head"): t["score_entries"],
+        _("weights, {layers}×{heads} heads").format(layers=n_layers, heads=n_heads):
+            [format_bytes(b) for b in t["attention_memory_bytes"]],
+        _("work: attention ÷ recurrent"): t["attention_macs"] / t["recurrent_macs"],
+        _("steps: recurrent"): t["recurrent_steps"],
+        _("steps: attention"): t["attention_steps"],
     })
 
 
@@ -191,7 +193,7 @@ def softmax_rows_frame(rows=SEED_SCORE_ROWS) -> pd.DataFrame:
     out = []
     for row in rows:
         p = maths.softmax(np.asarray(row, dtype=np.float64))
-        out.append({"scores": "[" + ", ".join(f"{v:g}" for v in row) + "]", "softmax": format_weights(p),
-                    "entropy (nats)": float(maths.entropy(p)), "largest weight": float(p.max()),
-                    "gradient size": float(maths.softmax_gradient_size(p))})
+        out.append({_("scores"): "[" + ", ".join(f"{v:g}" for v in row) + "]", "softmax": format_weights(p),
+                    _("entropy (nats)"): float(maths.entropy(p)), _("largest weight"): float(p.max()),
+                    _("gradient size"): float(maths.softmax_gradient_size(p))})
     return pd.DataFrame(out)

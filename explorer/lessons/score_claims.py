@@ -12,7 +12,7 @@ from explorer.attention.result import extract
 from explorer.labs.quiz import Question
 from explorer.maths import softmax
 from explorer.model.loading import LoadedModel
-from explorer.words.i18n import N_, _
+from explorer.words.i18n import N_, _, pgettext
 
 from .claims import NotComputable, Params, param
 
@@ -44,7 +44,7 @@ def without_the_scale(loaded: LoadedModel, params: Params) -> Question:
     if b.masked or b.softcap or b.bias or b.mask_bias:
         raise NotComputable(_("this cell is masked, or its score has a soft cap or a bias besides q·k"))
     unscaled = float(softmax(b.row_scores / b.scale)[b.key])   # hidden keys stay at −∞
-    options = (_("larger"), _("smaller"), _("the same"))
+    options = (_("larger"), _("smaller"), pgettext("a weight compared", "the same"))
     right = options[2] if abs(unscaled - b.weight) < 0.005 else options[0] if unscaled > b.weight else options[1]
     reveal = _("q·k = {dot}; times the scale 1/√{d_head} = {scale} it is {scaled}. The row's softmax gives this "
                "cell **{weight}** with the scale and {unscaled} without it: without it the row's scores are "

@@ -108,17 +108,21 @@ SHOWN_ARRAYS = ("x", "y", "z", "customdata", "text")   # a trace's array propert
 def at_shown_precision(fig: go.Figure) -> go.Figure:
     """``fig`` with every float64 array of its traces sent as float32: plotly sends numpy arrays as typed arrays,
     4 bytes a number instead of 8, and no chart shows more than 4 significant digits (float32 keeps 7). The
-    positional-encodings lab's step sent 1.5 MB to each student before. Returned for chaining; a
-    :class:`LightFigure`'s traces are changed as given (they are a caller's copies)."""
+    positional-encodings lab's step sent 1.5 MB to each student before. Returns a :class:`LightFigure`: its
+    traces are changed as given (they are a caller's copies); a built figure is first copied into one, since
+    plotly's own trace objects turn a float32 array back into float64 (the numbers rounded, the bytes not)."""
     traces = fig.light_traces() if isinstance(fig, LightFigure) else None
-    for trace in traces if traces is not None else fig.data:
+    if traces is None:
+        alt = getattr(fig, "_text_alternative", None)
+        fig = LightFigure([t.to_plotly_json() for t in fig.data], fig.layout.to_plotly_json())
+        if alt is not None:
+            fig._text_alternative = alt
+        traces = fig.light_traces()
+    for trace in traces:
         for name in SHOWN_ARRAYS:
-            value = trace.get(name) if isinstance(trace, dict) else getattr(trace, name, None)
+            value = trace.get(name)
             if isinstance(value, np.ndarray) and value.dtype == np.float64:
-                if isinstance(trace, dict):
-                    trace[name] = value.astype(np.float32)
-                else:
-                    setattr(trace, name, value.astype(np.float32))
+                trace[name] = value.astype(np.float32)
     return fig
 
 

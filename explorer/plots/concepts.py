@@ -14,6 +14,7 @@ from plotly.subplots import make_subplots
 from explorer.plots import room as plot_room
 from explorer.plots.base import label as literal_label  # tokens as literal text, not plotly's HTML subset
 from explorer.plots.remember import remembered_figure
+from explorer.words.i18n import _
 
 RAW_COLOR = "#d62728"     # scores used as they are
 SCALED_COLOR = "#1f77b4"  # scores divided by sqrt(d_k)
@@ -83,10 +84,13 @@ def position_ticks(n: int, labels: Sequence[str] | None, max_labels: int = 40) -
 
 
 def labelled_heatmap(values: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str], *,
-                     title: str = "", x_title: str = "key", y_title: str = "query", fmt: str = ".3f",
+                     title: str = "", x_title: str | None = None, y_title: str | None = None, fmt: str = ".3f",
                      zmin: float | None = 0.0, zmax: float | None = 1.0, colorscale: str = "Blues",
                      annotate: bool | None = None, height: int | None = None) -> go.Figure:
-    """A query × key matrix of tokens (weights by default: 0 to 1, blues, labels on top)."""
+    """A query × key matrix of tokens (weights by default: 0 to 1, blues, labels on top); the axes are named "key"
+    and "query" in the session's language unless named here."""
+    x_title = _("key") if x_title is None else x_title
+    y_title = _("query") if y_title is None else y_title
     return matrix_heatmap(values, row_labels, col_labels, title=title, x_title=x_title, y_title=y_title, fmt=fmt,
                           zmin=zmin, zmax=zmax, colorscale=colorscale, annotate=annotate, height=height,
                           labels_on_top=True)
@@ -101,7 +105,7 @@ def weights_bars(labels: Sequence[str], series: dict[str, np.ndarray], title: st
         fig.add_bar(x=list(range(len(labels))), y=np.asarray(values), name=name, marker_color=color,
                     hovertemplate="%{y:.4f}<extra>" + name + "</extra>")
     fig.update_xaxes(tickmode="array", tickvals=list(range(len(labels))), ticktext=[literal_label(t) for t in labels])
-    fig.update_yaxes(range=[0, 1.02], title="weight")
+    fig.update_yaxes(range=[0, 1.02], title=_("weight"))
     fig.update_layout(title=title, barmode="group", height=380, margin=dict(l=70, r=10, t=50, b=72),  # measured room
                       legend=dict(orientation="h", yanchor="top", y=-0.12, x=0.5, xanchor="center"))
     return fig
@@ -115,8 +119,8 @@ def saturation_figure(curves: dict[str, np.ndarray], selected_d_k: int | None = 
     d_k = curves["d_k"]
     cells = ((1, 1), (1, 2), (2, 1), (2, 2))
     fig = make_subplots(rows=2, cols=2, horizontal_spacing=0.12, vertical_spacing=0.2, subplot_titles=(
-        "std of raw q·k", "entropy (nats)", "largest weight", "gradient size"))   # short: two fit on a phone
-    fig.add_scatter(x=d_k, y=curves["score_std"], name="measured std of q·k", mode="lines+markers",
+        _("std of raw q·k"), _("entropy (nats)"), _("largest weight"), _("gradient size")))   # short: two fit a phone
+    fig.add_scatter(x=d_k, y=curves["score_std"], name=_("measured std of q·k"), mode="lines+markers",
                     line_color=RAW_COLOR, row=1, col=1)
     fig.add_scatter(x=d_k, y=curves["sqrt_d_k"], name="√d_k", mode="lines", line=dict(color="gray", dash="dot"),
                     row=1, col=1)
@@ -141,19 +145,20 @@ def path_length_figure(recurrent: np.ndarray, attention: np.ndarray, pair: tuple
     """Side-by-side heatmaps of path lengths between positions, recurrent vs attention, same colour scale."""
     n = recurrent.shape[0]
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08,
-                        subplot_titles=("recurrent model: |i − j| steps", "self-attention: 1 step"))
+                        subplot_titles=(_("recurrent model: |i − j| steps"), _("self-attention: 1 step")))
     zmax = max(int(recurrent.max()), 1)
     for col, z in ((1, recurrent), (2, attention)):
         fig.add_heatmap(z=z, x=list(range(1, n + 1)), y=list(range(1, n + 1)), zmin=0, zmax=zmax,
-                        colorscale="Oranges", showscale=col == 2, colorbar=dict(title="steps"),
+                        colorscale="Oranges", showscale=col == 2, colorbar=dict(title=_("steps")),
                         texttemplate="%{z}" if n <= 16 else None,
-                        hovertemplate="from %{y} to %{x}: %{z} steps<extra></extra>", row=1, col=col)
+                        hovertemplate=_("from {i} to {j}: {steps} steps").format(i="%{y}", j="%{x}", steps="%{z}")
+                        + "<extra></extra>", row=1, col=col)
         if pair is not None:
             i, j = pair
             fig.add_shape(type="rect", x0=j - 0.5, x1=j + 0.5, y0=i - 0.5, y1=i + 0.5,
                           line=dict(color="black", width=3), row=1, col=col)
-    fig.update_yaxes(autorange="reversed", title="position i")
-    fig.update_xaxes(title="position j")
+    fig.update_yaxes(autorange="reversed", title=_("position i"))
+    fig.update_xaxes(title=_("position j"))
     fig.update_layout(height=430, margin=dict(l=10, r=10, t=50, b=10))
     return fig
 
@@ -163,12 +168,12 @@ def cost_figure(table: dict[str, np.ndarray], d_model: int, selected_n: int | No
     """Log-log lines of work per layer (n²·d vs n·d²) and memory for the attention weights, against n."""
     n = table["n"]
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
-        "multiply-adds per layer", "attention weights, MiB per sequence"))
-    fig.add_scatter(x=n, y=table["attention_macs"], name="attention n²·d", mode="lines+markers",
+        _("multiply-adds per layer"), _("attention weights, MiB per sequence")))
+    fig.add_scatter(x=n, y=table["attention_macs"], name=_("attention n²·d"), mode="lines+markers",
                     line_color=SCALED_COLOR, row=1, col=1)
-    fig.add_scatter(x=n, y=table["recurrent_macs"], name="recurrent n·d²", mode="lines+markers",
+    fig.add_scatter(x=n, y=table["recurrent_macs"], name=_("recurrent n·d²"), mode="lines+markers",
                     line_color=RAW_COLOR, row=1, col=1)
-    fig.add_scatter(x=n, y=table["attention_memory_bytes"] / 2 ** 20, name="attention weights (MiB)",
+    fig.add_scatter(x=n, y=table["attention_memory_bytes"] / 2 ** 20, name=_("attention weights (MiB)"),
                     mode="lines+markers", line_color="#2ca02c", row=1, col=2)
     fig.add_vline(x=d_model, line=dict(color="gray", dash="dot"), row=1, col=1)
     fig.add_annotation(x=np.log10(d_model), y=0.02, xref="x", yref="y domain", text=f" n = d = {d_model}",
@@ -177,7 +182,7 @@ def cost_figure(table: dict[str, np.ndarray], d_model: int, selected_n: int | No
         for col in (1, 2):
             fig.add_vline(x=selected_n, line=dict(color="black", width=1, dash="dash"), row=1, col=col)
     ticks = [v for v in (16, 64, 256, 1024, 4096, 16384, 65536) if n.min() <= v <= n.max()]
-    fig.update_xaxes(type="log", title="sequence length n", tickvals=ticks, ticktext=[str(v) for v in ticks])
+    fig.update_xaxes(type="log", title=_("sequence length n"), tickvals=ticks, ticktext=[str(v) for v in ticks])
     fig.update_yaxes(type="log")
     fig.update_yaxes(title="MiB", row=1, col=2)
     fig.update_layout(height=380, margin=dict(l=10, r=10, t=50, b=10),

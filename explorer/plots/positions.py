@@ -15,6 +15,7 @@ from explorer.plots import alt
 from explorer.plots.base import label as literal_label  # tokens as literal text, not plotly's HTML subset
 from explorer.plots.concepts import cell_hover
 from explorer.plots.concepts import position_ticks as _ticks
+from explorer.words.i18n import _
 
 MASKED_COLOR = "#1f77b4"
 UNMASKED_COLOR = "#d62728"
@@ -26,9 +27,10 @@ def dimension_curves(encoding: np.ndarray, dims: Sequence[int], title: str = "")
     pos = np.arange(encoding.shape[0])
     for j in dims:
         kind = "sin" if j % 2 == 0 else "cos"
-        fig.add_scatter(x=pos, y=encoding[:, j], mode="lines", name=f"dim {j} ({kind}, pair {j // 2})")
-    fig.update_xaxes(title="position")
-    fig.update_yaxes(title="value", range=[-1.1, 1.1])
+        fig.add_scatter(x=pos, y=encoding[:, j], mode="lines",
+                        name=_("dim {dim} ({kind}, pair {pair})").format(dim=j, kind=kind, pair=j // 2))
+    fig.update_xaxes(title=_("position"))
+    fig.update_yaxes(title=_("value"), range=[-1.1, 1.1])
     fig.update_layout(title=title, height=320, margin=dict(l=10, r=10, t=50, b=10),
                       legend=dict(orientation="h", yanchor="bottom", y=1.0, x=1, xanchor="right"))
     return fig
@@ -61,8 +63,8 @@ def rope_pair(vectors: dict[str, np.ndarray], title: str = "") -> go.Figure:
     for name, v in vectors.items():
         fig.add_scatter(x=[0, v[0]], y=[0, v[1]], mode="lines+markers+text", name=name, text=["", name],
                         textposition="top center", marker=dict(size=[0, 10]))
-    fig.update_xaxes(range=[-radius, radius], zeroline=True, title="first dimension of the pair")
-    fig.update_yaxes(range=[-radius, radius], zeroline=True, scaleanchor="x", title="second dimension")
+    fig.update_xaxes(range=[-radius, radius], zeroline=True, title=_("first dimension of the pair"))
+    fig.update_yaxes(range=[-radius, radius], zeroline=True, scaleanchor="x", title=_("second dimension"))
     fig.update_layout(title=title, height=420, margin=dict(l=10, r=10, t=50, b=10), showlegend=False)
     return fig
 
@@ -70,19 +72,23 @@ def rope_pair(vectors: dict[str, np.ndarray], title: str = "") -> go.Figure:
 def distance_bars(distances: np.ndarray, means: np.ndarray, title: str = "") -> go.Figure:
     """Mean attention weight per relative distance ``query - key`` (positive = looking back)."""
     fig = go.Figure(go.Bar(x=distances, y=means, marker_color=MASKED_COLOR,
-                           hovertemplate="distance %{x}: mean weight %{y:.3f}<extra></extra>"))
-    fig.update_xaxes(title="query − key (positive: the key is earlier; negative: later)")
-    fig.update_yaxes(title="mean weight")
+                           hovertemplate=_("distance {d}: mean weight {w}").format(d="%{x}", w="%{y:.3f}")
+                           + "<extra></extra>"))
+    fig.update_xaxes(title=_("query − key (positive: the key is earlier; negative: later)"))
+    fig.update_yaxes(title=_("mean weight"))
     fig.update_layout(title=title, height=320, margin=dict(l=10, r=10, t=50, b=10))
     return fig
 
 
 def side_by_side(mats: dict[str, tuple[np.ndarray, Sequence[str] | None]], *, colorscale: str = "Blues",
-                 zmin: float = 0.0, zmax: float = 1.0, title: str = "", x_title: str = "key",
-                 y_title: str = "query") -> go.Figure:
-    """Two or more square matrices next to each other, each with its own tokens as tick text (None: plain numbers)."""
+                 zmin: float = 0.0, zmax: float = 1.0, title: str = "", x_title: str | None = None,
+                 y_title: str | None = None) -> go.Figure:
+    """Two or more square matrices next to each other, each with its own tokens as tick text (None: plain numbers);
+    the axes are "key" and "query" in the session's language unless named."""
+    x_title = _("key") if x_title is None else x_title
+    y_title = _("query") if y_title is None else y_title
     names = list(mats)
-    shared = len({tuple(t) if t is not None else None for _, t in mats.values()}) == 1  # label the first only
+    shared = len({tuple(t) if t is not None else None for _values, t in mats.values()}) == 1  # label the first only
     many = len(names) > 3
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=names,
                         horizontal_spacing=min(0.12, 0.3 / max(1, len(names) - 1)) if shared else 0.12)
@@ -104,7 +110,7 @@ def side_by_side(mats: dict[str, tuple[np.ndarray, Sequence[str] | None]], *, co
                          showticklabels=col == 1 or not shared, **_ticks(n, tokens))
     if many:
         n_max = min(n_max, 8)  # narrow panels: keep them roughly square
-    if all(t is None for _, t in mats.values()):
+    if all(t is None for _values, t in mats.values()):
         n_max = 14  # numeric axes: a fixed, roughly square size whatever n is
     fig.update_layout(title=title, height=int(min(620, max(300 if many else 340, 150 + 22 * n_max))),
                       margin=dict(l=10, r=10, t=70, b=10))
@@ -115,14 +121,14 @@ def padding_change_bars(tokens: Sequence[str], masked: np.ndarray, unmasked: np.
     """Relative change of each real token's final vector, mask on vs off, on a log axis (they differ ~10⁵×)."""
     x = list(range(len(tokens)))
     fig = go.Figure()
-    fig.add_bar(x=x, y=unmasked, name="padding NOT masked", marker_color=UNMASKED_COLOR,
-                hovertemplate="%{y:.2e}<extra>not masked</extra>")
-    fig.add_bar(x=x, y=masked, name="padding masked", marker_color=MASKED_COLOR,
-                hovertemplate="%{y:.2e}<extra>masked</extra>")
+    fig.add_bar(x=x, y=unmasked, name=_("padding NOT masked"), marker_color=UNMASKED_COLOR,
+                hovertemplate="%{y:.2e}<extra>" + _("not masked") + "</extra>")
+    fig.add_bar(x=x, y=masked, name=_("padding masked"), marker_color=MASKED_COLOR,
+                hovertemplate="%{y:.2e}<extra>" + _("masked") + "</extra>")
     fig.update_xaxes(tickmode="array", tickvals=x, ticktext=[literal_label(t) for t in tokens])
-    fig.update_yaxes(type="log", title="relative change vs. sentence alone", exponentformat="power")
+    fig.update_yaxes(type="log", title=_("relative change vs. sentence alone"), exponentformat="power")
     fig.update_layout(barmode="group", height=340, margin=dict(l=10, r=10, t=50, b=10),
-                      title="How far each real token's final vector moved",
+                      title=_("How far each real token's final vector moved"),
                       legend=dict(orientation="h", yanchor="bottom", y=1.0, x=1, xanchor="right"))
     return fig
 
@@ -132,20 +138,22 @@ def head_split(d_model: int, n_heads: int, n_tokens: int = 1) -> go.Figure:
     number, which stays so with red–green colour blindness; a rainbow such as Turbo does not)."""
     owner = np.repeat(np.arange(n_heads), d_model // n_heads)[None, :].repeat(n_tokens, axis=0)
     fig = go.Figure(go.Heatmap(z=owner, colorscale="Viridis" if n_heads > 1 else "Blues", showscale=False,
-                               hovertemplate="column %{x} → head %{z}<extra></extra>"))
-    fig.update_xaxes(title=f"the {d_model} columns of Q (and of K, V)")
-    fig.update_yaxes(title="tokens", autorange="reversed", showticklabels=False)
+                               hovertemplate=_("column {column} → head {head}").format(column="%{x}", head="%{z}")
+                               + "<extra></extra>"))
+    fig.update_xaxes(title=_("the {d} columns of Q (and of K, V)").format(d=d_model))
+    fig.update_yaxes(title=_("tokens"), autorange="reversed", showticklabels=False)
     fig.update_layout(height=140 + 10 * n_tokens, margin=dict(l=10, r=10, t=20, b=10))
     width = d_model // n_heads
-    owners = "; ".join(f"head {h}: columns {h * width}–{(h + 1) * width - 1}" for h in range(min(n_heads, 24)))
-    return alt.attach(fig, f"The {d_model} columns of Q, K and V split among {n_heads} heads of {width} columns each: "
-                      f"{owners}" + ("; …" if n_heads > 24 else "") + ".")
+    owners = "; ".join(_("head {h}: columns {first}–{last}").format(h=h, first=h * width, last=(h + 1) * width - 1)
+                       for h in range(min(n_heads, 24)))
+    return alt.attach(fig, _("The {d} columns of Q, K and V split among {h} heads of {width} columns each: {owners}.")
+                      .format(d=d_model, h=n_heads, width=width, owners=owners + ("; …" if n_heads > 24 else "")))
 
 
 def heads_side_by_side(weights: np.ndarray, tokens: Sequence[str], max_heads: int = 8) -> go.Figure:
     """Each head's ``(query, key)`` weights in a row of small heatmaps (at most ``max_heads``)."""
     h = min(weights.shape[0], max_heads)
-    return side_by_side({f"head {i}": (weights[i], tokens) for i in range(h)})
+    return side_by_side({_("head {n}").format(n=i): (weights[i], tokens) for i in range(h)})
 
 
 def matrix_grid(mats: dict[str, np.ndarray], cols: int = 4, fmt: str = ".2f", row_labels: Sequence[str] | None = None,
@@ -160,7 +168,8 @@ def matrix_grid(mats: dict[str, np.ndarray], cols: int = 4, fmt: str = ".2f", ro
         r, c = divmod(i, cols)
         fig.add_trace(go.Heatmap(z=m, colorscale="RdBu", zmid=0, zmin=-lim, zmax=lim, showscale=i == 0,
                                  text=np.vectorize(lambda v: format(v, fmt))(m), texttemplate="%{text}",
-                                 hovertemplate="row %{y}, column %{x}: %{z:.4f}<extra></extra>"),
+                                 hovertemplate=_("row {row}, column {column}: {value}").format(
+                                     row="%{y}", column="%{x}", value="%{z:.4f}") + "<extra></extra>"),
                       row=r + 1, col=c + 1)
         fig.update_yaxes(autorange="reversed", row=r + 1, col=c + 1, showticklabels=c == 0,
                          **_ticks(m.shape[0], row_labels))

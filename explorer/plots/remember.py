@@ -9,10 +9,12 @@ keyed by its arguments (:func:`explorer.serving.cache.remembered`), and hands ou
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from explorer.plots.base import LightFigure, plain_copy
 from explorer.serving.cache import MAX_CELLS, ByteLRU, remembered  # noqa: F401 - MAX_CELLS: the largest array keyed
+from explorer.words import i18n
 
 MAX_BYTES = 8 * 2**20   # per builder: its figures' arrays (a lab figure holds a few kB)
 BY_VIEW = ByteLRU(32 * 2**20)   # figures kept by the view they draw (their arrays' bytes)
@@ -36,8 +38,18 @@ def _copy(parts: tuple) -> LightFigure:
 def remembered_figure(builder: Callable) -> Callable:
     """``builder`` (returning a plotly figure) with its figures kept in a store of ``MAX_BYTES``; arguments it cannot
     key (other objects, arrays of more than ``MAX_CELLS``) just call it. The text alternative a builder attached
-    travels with each copy."""
-    return remembered(MAX_BYTES, keep=_parts, give=_copy)(builder)
+    travels with each copy. The language the figure is made in is part of the key: a builder writes its own axis
+    titles and legend names with ``_()``."""
+    @remembered(MAX_BYTES, keep=_parts, give=_copy)
+    def in_language(lang: str, *args, **kwargs):
+        return builder(*args, **kwargs)
+
+    @functools.wraps(builder)
+    def wrapper(*args, **kwargs):
+        return in_language(i18n.current(), *args, **kwargs)
+
+    wrapper.memo = in_language.memo
+    return wrapper
 
 
 def figure_for_view(key, build: Callable):

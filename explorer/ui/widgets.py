@@ -135,13 +135,17 @@ def show_figure(fig, key: str, filename: str, on_select="ignore", where=None, fr
     ``view``: the validated values the figure is made of (every one: a page's parameters, the model, the text).
     With it, a chart nobody clicks is drawn once per server for that view and replayed to every other session
     that shows it (``drawn_once``: a class following its teacher pays for it once); ``fig`` may then be a
-    function that builds the figure, called only when the view is drawn first or its table is opened."""
+    function that builds the figure, called only when the view is drawn first or its table is opened. A chart a
+    click acts on is drawn that way too for a student following a class: the teacher picks, as with the folded
+    controls (``teacher_controls.teacher_driven``)."""
     if where is not None:
         with where:
             return show_figure(fig, key, filename, on_select, frame=frame, view=view)
     config = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": filename, "scale": 2}}
     chart_text.keyboard_scrolling()   # once a session: with it, the rule that hides plotly's toolbar on a phone
     scale = following.figure_scale()   # larger type in the teacher's projector view
+    if view is not None and on_select != "ignore" and membership.following():
+        on_select = "ignore"   # a click would pick what the teacher drives: a follower's chart is the class's one
     if view is not None and on_select == "ignore":
         built = functools.cache(lambda: fig() if callable(fig) else fig)
         text = functools.cache(lambda: text_alternative(built()))   # from the full-precision numbers
@@ -155,7 +159,7 @@ def show_figure(fig, key: str, filename: str, on_select="ignore", where=None, fr
         fig = figure_for_view(view_key(streamlit_internals.running_page().get("script_path", ""), i18n.current(),
                                        key, filename, view), fig if callable(fig) else lambda: fig)
     text = text_alternative(fig)   # from the full-precision numbers
-    scale_fonts(at_shown_precision(fig), scale)
+    fig = scale_fonts(at_shown_precision(fig), scale)
     name = chart_text.accessible_name(text)   # the chart's own name for screen readers; the details follow it
     if on_select == "ignore":
         event = st.plotly_chart(fig, key=key, config=config, alt=name)

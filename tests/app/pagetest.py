@@ -116,3 +116,63 @@ def breakdown_weight(at: AppTest) -> float:
     found = re.search(r"weight = softmax of the row at this key = \*\*([0-9.]+)\*\*", texts(at, raw=True))
     assert found, "no breakdown on the page"
     return float(found.group(1))
+
+
+# ------------------------------------------------------------------------------------------------ languages
+WIDGETS = ("button", "checkbox", "toggle", "radio", "selectbox", "multiselect", "slider", "select_slider",
+           "text_input", "text_area", "number_input", "color_picker", "date_input", "time_input")
+
+
+def _figure_texts(spec: dict) -> list[str]:
+    """A chart's words: its title, axis and colour-bar titles, subplot titles, legend names and hover words."""
+    import re
+
+    layout, out = spec.get("layout", {}), []
+    for key, value in layout.items():
+        if key == "title" or key.startswith(("xaxis", "yaxis")):
+            title = (value or {}).get("title") if key != "title" else value
+            out.append((title or {}).get("text") if isinstance(title, dict) else title)
+    out += [a.get("text") for a in layout.get("annotations", [])]
+    for trace in spec.get("data", []):
+        out += [trace.get("name"), ((trace.get("colorbar") or {}).get("title") or {}).get("text")]
+        hover = re.sub(r"%\{[^}]*\}|<[^>]*>", " ", trace.get("hovertemplate") or "")
+        out.append(hover)
+    return [str(t) for t in out if t and str(t).strip()]
+
+
+def page_texts(at: AppTest) -> list[str]:
+    """Every text a page showed, for the language checks: headings, messages (``MESSAGES``), widget labels,
+    options and help, metric labels, tab and expander labels, table headers, and each chart's words."""
+    out = [str(e.value) for kind in ("title", "header", "subheader", *MESSAGES) for e in getattr(at, kind)]
+    for kind in WIDGETS:
+        for w in at.get(kind):
+            out += [w.label, getattr(w, "help", None) or ""]
+            out += [str(o) for o in getattr(w, "options", None) or ()]
+            if kind == "text_input" and w.placeholder:
+                out.append(w.placeholder)
+    out += [m.label for m in at.metric] + [m.help or "" for m in at.metric]
+    out += [e.proto.label for kind in ("tabs", "expander") for e in at.get(kind) if hasattr(e.proto, "label")]
+    for tab in at.get("tab"):
+        out.append(tab.label)
+    for frame in at.dataframe:
+        value = frame.value
+        out += [str(c) for c in value.columns] + [str(i) for i in value.index if isinstance(i, str)]
+    for spec in figures(at).values():
+        out += _figure_texts(spec)
+    return [t.replace("\\", "").strip() for t in out if t and t.strip()]
+
+
+def english_left(texts_en: list[str], texts_other: list[str], allowed: set[str] | frozenset[str] = frozenset()
+                 ) -> list[str]:
+    """The texts of a page in another language that stayed as they are in English, leaving out those whose words
+    are all in ``allowed`` (case-insensitive: model tokens, model names, words the same in every language such as
+    softmax, token, Query, Key, Value, Heatmap, Encoder, Decoder, Embedding). Numbers and symbols never count."""
+    import re
+
+    allowed = {a.casefold() for a in allowed}
+    english = set(texts_en)
+
+    def words(text: str) -> list[str]:   # names from code (d_model, attention_mask) are no words to translate
+        return re.findall(r"[^\W\d_]{2,}", re.sub(r"\w*_\w*", " ", text))
+
+    return sorted({t for t in texts_other if t in english and any(w.casefold() not in allowed for w in words(t))})

@@ -582,3 +582,22 @@ def test_a_follower_is_sent_the_teachers_address_even_when_its_session_believes_
     sent.clear()
     goes_to(student, "pages/heatmaps.py")
     assert sent and sent[-1] == dict(student.query_params) == wanted   # the browser was told, last
+
+
+def test_a_followers_clickable_chart_is_the_classs_one_drawn_once_and_not_clickable():
+    """While following, a chart a click acts on (the flip map picks a head) is drawn once for the class and
+    replayed: the teacher picks the head, as with the folded controls; the figure is the teacher's."""
+    teacher, room, _ = start()
+    student = join(room)
+    teacher.switch_page("pages/flip.py").run(timeout=300)
+    assert not teacher.exception
+    student = goes_to(student, "pages/flip.py")
+
+    def flip_map(at):
+        [chart] = [c for c in at.get("plotly_chart") if "flip" in json.loads(c.proto.spec)["layout"]["title"]["text"]
+                   .lower()]
+        return chart.proto, json.loads(chart.proto.spec)
+    mine, theirs = flip_map(student), flip_map(teacher)
+    assert list(theirs[0].selection_mode) and not list(mine[0].selection_mode)   # only the teacher's takes clicks
+    theirs[1]["layout"].pop("meta", None)   # the teacher's click counter (widgets._counting_clicks)
+    assert mine[1]["data"] == theirs[1]["data"] and mine[1]["layout"]["title"] == theirs[1]["layout"]["title"]

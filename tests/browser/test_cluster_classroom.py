@@ -9,6 +9,7 @@ the module, always stopped; every test has an alarm.
 """
 from __future__ import annotations
 
+import re
 import shutil
 import signal
 import time
@@ -19,7 +20,7 @@ import pytest
 from chromium import exception_texts, wait_idle
 
 from deploy.cluster import COOKIE, Cluster
-from explorer.classroom import RedisStore, pretty_code
+from explorer.classroom import RedisStore, normalise_code, pretty_code
 
 pytestmark = [pytest.mark.browser, pytest.mark.cluster]
 
@@ -90,6 +91,26 @@ def teacher_counts(teacher, expected, timeout_s: float = 20):
     return expected
 
 
+def joined_on(browser, url: str, room: str, away_from: str, n: int, contexts: list) -> list:
+    """``n`` students ("student 0", …) joined to ``room`` whose browsers HAProxy put on the replica other than
+    ``away_from``; their browser contexts are added to ``contexts`` (for the caller to close)."""
+    students, tries = [], 0
+    while len(students) < n:
+        tries += 1
+        assert tries <= 4 * n, "HAProxy never put a student on the other replica"
+        page = new_page(browser, f"{url}/classroom?join={room}")
+        if replica_of(page.context) == away_from:
+            page.context.close()
+            continue
+        contexts.append(page.context)
+        page.get_by_label("Nickname").fill(f"student {len(students)}")
+        page.locator("button", has_text="Join").first.click()
+        wait_idle(page)
+        sees(page, f"Following class {pretty_code(room)}")
+        students.append(page)
+    return students
+
+
 @pytest.fixture(scope="module")
 def klass(browser):
     """The cluster, the room (made through the store, as the Classroom page does), the teacher's page on one
@@ -108,20 +129,7 @@ def klass(browser):
             contexts.append(teacher.context)
             sees(teacher, f"Teaching class {pretty_code(room)}")
             home = replica_of(teacher.context)
-            students, tries = [], 0
-            while len(students) < STUDENTS:
-                tries += 1
-                assert tries <= 4 * STUDENTS, "HAProxy never put a student on the other replica"
-                page = new_page(browser, f"{cluster.url}/classroom?join={room}")
-                if replica_of(page.context) == home:
-                    page.context.close()
-                    continue
-                contexts.append(page.context)
-                page.get_by_label("Nickname").fill(f"student {len(students)}")
-                page.locator("button", has_text="Join").first.click()
-                wait_idle(page)
-                sees(page, f"Following class {pretty_code(room)}")
-                students.append(page)
+            students = joined_on(browser, cluster.url, room, home, STUDENTS, contexts)
         yield SimpleNamespace(cluster=cluster, store=store, room=room, key=key, link=link, teacher=teacher,
                               students=students, home=home, away=replica_of(students[0].context))
     finally:
@@ -158,6 +166,33 @@ def test_followers_on_the_other_replica_follow_and_their_answers_count(klass):
         assert teacher_counts(teacher, EXPECTED) == EXPECTED
         assert klass.store.counts(klass.room, "softmax") == {o: n for o, n in zip(OPTIONS, EXPECTED) if n}
     assert [exception_texts(p) for p in [teacher, *students]] == [[]] * (1 + STUDENTS)
+
+
+def test_a_lesson_step_and_next_reach_followers_on_the_other_replica(klass, browser):
+    """A lesson started from Home with a class of its own; its two students on the other replica see step 1, and
+    after the teacher's Next, step 2 on its page (the flip), published on one replica and run on the other."""
+    teacher = new_page(browser, klass.cluster.url)   # Home
+    contexts = [teacher.context]
+    try:
+        with alarm(300):
+            card = teacher.locator(".st-key-lesson_card_app-1-attention-in-20-minutes")
+            card.get_by_role("button", name="Start with a class").first.click()
+            sees(teacher, "step 1 of 7")
+            wait_idle(teacher)
+            banner = teacher.get_by_text("Teaching class").first.inner_text()
+            room = normalise_code(re.search(r"class ([A-Z0-9]{3}-[A-Z0-9]{3})", banner)[1])
+            students = joined_on(browser, klass.cluster.url, room, replica_of(teacher.context), 2, contexts)
+            for page in students:
+                sees(page, "Step 1 of 7")
+            teacher.get_by_role("button", name="Next").first.click()
+            for page in students:
+                sees(page, "Step 2 of 7")
+                sees(page, "Antecedent flip")
+            assert {replica_of(s.context) for s in students} != {replica_of(teacher.context)}
+            assert [exception_texts(p) for p in [teacher, *students]] == [[]] * 3
+    finally:
+        for context in contexts:
+            context.close()
 
 
 def class_is_intact(klass) -> None:

@@ -1,4 +1,5 @@
 """Server start: app.py's st.App start hook loads the default model in the background (explorer.cached.preload)."""
+import json
 import logging
 import re
 import time
@@ -65,9 +66,13 @@ def test_the_server_loads_the_default_model_before_any_browser_asks():
         while time.monotonic() < deadline and "long-lived objects" not in log.read_text():
             time.sleep(0.2)   # then the start hook gzips the static files and freezes the heap
         text = log.read_text()
+        with urllib.request.urlopen(server.url + "/_explorer/stats", timeout=5) as answer:
+            stats = json.loads(answer.read())
     finally:
         server.stop()
     assert answers[-1] == (200, b"ready") and loaded_when_ready, (answers[-3:], text[-2000:])
+    assert stats["results"]["entries"] >= 1 and stats["results"]["bytes"] > 0   # the preloaded first example
+    assert stats["render_store"]["max_bytes"] == 64 * 2**20 and stats["render_store"]["entries"] == 0   # no page yet
     frozen = re.search(r"froze (\d+) long-lived objects", text)
     assert frozen and int(frozen.group(1)) > 100_000, text[-2000:]   # torch, transformers, Streamlit, the model
     assert set(answers[:-1]) <= {(503, b"loading")}, answers

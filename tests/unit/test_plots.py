@@ -217,3 +217,21 @@ def test_frames_mode_draws_a_hidden_frame_round_every_tile_in_tile_order():
     assert [(s["x0"], s["y0"]) for s in shapes] == [(-0.5, 0.5), (0.5, 0.5), (1.5, 0.5)]
     one = plots.overview(tiles, selected=(1, 2)).to_dict()["layout"]["shapes"]   # without frames: one, orange
     assert [(s["x0"], s["y0"], s["line"]["color"]) for s in one] == [(1.5, 0.5, plots.FRAME)]
+
+
+def _sent_dtype(fig) -> str:
+    return json.loads(pio.to_json(fig.to_dict(), validate=False))["data"][0]["z"]["dtype"]
+
+
+def test_figures_are_sent_at_the_shown_precision_whether_built_or_light():
+    z = np.array([[0.1234567891, 0.5], [0.25, 0.75]])
+    built = go.Figure(go.Heatmap(z=z))
+    built._text_alternative = "kept"
+    light = base.LightFigure([{"type": "heatmap", "z": z.copy()}], {})
+    for fig in (built, light):
+        sent = base.at_shown_precision(fig)
+        assert _sent_dtype(sent) == "f4"   # 4 bytes a number on the wire, not 8
+        shown = sent.light_traces()[0]["z"]
+        assert shown.dtype == np.float32 and np.allclose(shown, z, rtol=2 ** -24, atol=0)   # float32: 24 bits
+    assert base.at_shown_precision(built)._text_alternative == "kept"   # the words under the chart travel with it
+    assert _sent_dtype(built) == "f8"   # the caller's built figure is left as it was
