@@ -2,8 +2,10 @@
 English and Spanish follow. Each follower keeps the language it chose (the teacher's ``lang`` never reaches it),
 the teacher's Next brings each the step in its own language, and the three votes, one cast in each language,
 count once under one option id; the teacher's report reads in Spanish."""
+import re
+
 import pytest
-from pagetest import click, session, texts
+from pagetest import click, english_left, page_texts, session, texts
 from streamlit.testing.v1 import AppTest
 
 from explorer.classroom import normalise_code
@@ -80,33 +82,6 @@ def test_each_follower_keeps_its_language_and_three_languages_vote_under_one_opt
 
 # ---------------------------------------------------------------------------------------------- nothing left English
 
-try:   # the suite-wide check, once its helpers are in pagetest (tests/app/pagetest.py)
-    from pagetest import english_left, page_texts
-except ImportError:
-    import re
-
-    _WORD = re.compile(r"[^\W\d_]{2,}")
-    _ICON = re.compile(r":material/[a-z_]+:")
-
-    def page_texts(at: AppTest) -> list[str]:
-        """What the page wrote: headings, messages, and every widget's label, help, placeholder and options."""
-        out = [str(e.value) for kind in ("title", "header", "subheader", "markdown", "caption", "info", "warning",
-                                         "success", "error") for e in getattr(at, kind)]
-        for kind in ("button", "text_input", "text_area", "toggle", "checkbox", "radio", "expander",
-                     "download_button", "page_link", "multiselect", "number_input", "popover"):
-            for element in at.get(kind):
-                proto = getattr(element, "proto", None)
-                out += [v for f in ("label", "help", "placeholder") if isinstance(v := getattr(proto, f, None), str)]
-                out += [str(o) for o in (getattr(proto, "options", None) or ()) if isinstance(o, str)]
-        return [t.replace("\\", "") for t in out if t]
-
-    def english_left(texts_en, texts_other, allowed=frozenset(), keep=()) -> list[str]:
-        """The texts of the other language's render that are the same in English and hold a word that is not a
-        number, an ``allowed`` word or a word of ``keep`` (texts that are never translated)."""
-        kept = {w.lower() for t in keep for w in _WORD.findall(t)} | {w.lower() for w in allowed}
-        return sorted({t for t in texts_other if t in set(texts_en)
-                       and any(w.lower() not in kept for w in _WORD.findall(_ICON.sub(" ", t)))})
-
 ALLOWED = {"K7M", "QX", "Handout", "HTML", "CSV", "toml", "min", "TOML", "QR", "all", "MiniLM", "L6", "SmolLM2",
            "Instruct", "SmolLM", "no"}
 
@@ -132,5 +107,5 @@ def test_the_classroom_and_lessons_pages_leave_nothing_english(view, lang):
     english, other = render("en"), render(lang)
     assert not other.exception, other.exception
     room = other.session_state[membership.ROOM] if membership.ROOM in other.session_state else ""
-    keep = [room, room[:3], room[3:]]   # the room code (and the join link, which names it)
-    assert english_left(page_texts(english), page_texts(other), ALLOWED, keep) == []
+    code = set(re.findall(r"[^\W\d_]{2,}", room))   # the room code's letters (the join link names it too)
+    assert english_left(page_texts(english), page_texts(other), ALLOWED | code) == []
