@@ -10,12 +10,13 @@ from explorer.ui.live.teacher_controls import teacher_driven
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.views import attribution as ax
 from explorer.ui.views import heads_do as fx
+from explorer.words.i18n import _
 
 ui.use_app_navigation()
-st.title("Which words mattered?")
-st.caption("One prediction, six ways of saying which input words it depended on: three read the attention "
-           "weights, one weighs them by what each word sends, two ask the gradient. Do they agree? And if we "
-           "remove the words each one calls important, does the prediction change?")
+st.title(_("Which words mattered?"))
+st.caption(_("One prediction, six ways of saying which input words it depended on: three read the attention "
+             "weights, one weighs them by what each word sends, two ask the gradient. Do they agree? And if we "
+             "remove the words each one calls important, does the prediction change?"))
 
 with teacher_driven(("query", "ex_query")):   # folded away while a student follows
     model = pickers.model_picker(default=EMBEDDED_DECODER)
@@ -24,18 +25,18 @@ with teacher_driven(("query", "ex_query")):   # folded away while a student foll
 ui.show_link_notes()
 
 e = ax.explanation(model, text, query, candidates)
-st.subheader("The prediction")
+st.subheader(_("The prediction"))
 ax.show_prediction(e)
 predict_then_reveal(lesson.top_word_question(e), "explain_top_word")
 
-st.subheader("Six explanations")
+st.subheader(_("Six explanations"))
 ax.show_scores(e)
 
-st.subheader("Do they agree?")
+st.subheader(_("Do they agree?"))
 ax.show_agreement(e)
 
-st.subheader("Which one is faithful?")
-st.caption("ERASER's comprehensiveness test: take away a method's top k words and run the model again. If the "
-           "words really were what the prediction used, the score should move more than for words picked at "
-           "random.")
+st.subheader(_("Which one is faithful?"))
+st.caption(_("ERASER's comprehensiveness test: take away a method's top k words and run the model again. If the "
+             "words really were what the prediction used, the score should move more than for words picked at "
+             "random."))
 ax.show_faithfulness(e)

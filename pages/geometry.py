@@ -7,14 +7,15 @@ from explorer.ui import pickers
 from explorer.ui import widgets as ui
 from explorer.ui.live.teacher_controls import teacher_driven
 from explorer.ui.views import geometry as geo
+from explorer.words.i18n import N_, _
 
 ui.use_app_navigation()
-st.title("Head geometry")
-st.caption("A heatmap shows one head on one text. Here one head's queries and keys from 200 sentences share one "
-           "map: a query lands near the keys it gives weight to, so what the head does shows as a shape — bands by "
-           "position, clusters by word, or every query crowding one key.")
+st.title(_("Head geometry"))
+st.caption(_("A heatmap shows one head on one text. Here one head's queries and keys from 200 sentences share one "
+             "map: a query lands near the keys it gives weight to, so what the head does shows as a shape — bands "
+             "by position, clusters by word, or every query crowding one key."))
 
-controls = teacher_driven("layer", "head", ("map", "geo_method"), ("colour by", "geo_colour"))
+controls = teacher_driven("layer", "head", (N_("map"), "geo_method"), (N_("colour by"), "geo_colour"))
 with controls:   # folded away while a student follows
     top = st.columns([2, 1, 1])
     with top[0]:
@@ -23,27 +24,28 @@ run = geo.corpus_pass(model)   # its progress shows outside the fold
 facts = run.facts
 with controls:
     with top[1]:
-        layer = pickers.index_picker("Layer", "layer", facts.n_layers)
+        layer = pickers.index_picker(_("Layer"), "layer", facts.n_layers)
     with top[2]:
-        head = pickers.index_picker("Head", "head", facts.n_heads)
+        head = pickers.index_picker(_("Head"), "head", facts.n_heads)
     options = st.columns(2)
     with options[0]:
-        method = pickers.choice_picker("Map", "geo_method", METHODS, "pca",
-                                  help="PCA keeps the two widest directions (exact, instant). t-SNE keeps "
-                                       "neighbours together (distances between clusters mean little).")
+        method = pickers.choice_picker(_("Map"), "geo_method", {k: _(v) for k, v in METHODS.items()}, "pca",
+                                       help=_("PCA keeps the two widest directions (exact, instant). t-SNE keeps "
+                                              "neighbours together (distances between clusters mean little)."))
     with options[1]:
-        colour = pickers.choice_picker("Colour by", "geo_colour", COLOURS, "position")
-    text = ui.text_box(label="Your text (drawn among the corpus on a PCA map)", with_examples=False)
+        colour = pickers.choice_picker(_("Colour by"), "geo_colour", {k: _(v) for k, v in COLOURS.items()},
+                                       "position")
+    text = ui.text_box(label=_("Your text (drawn among the corpus on a PCA map)"), with_examples=False)
 ui.show_link_notes()
 geo.head_section(model, run, layer, head, method, colour, text)
 
-st.subheader("Heads side by side")
-st.caption("The same corpus in two to four heads' maps (a sample of the tokens each). Click a point to open that "
-           "head above with that query.")
+st.subheader(_("Heads side by side"))
+st.caption(_("The same corpus in two to four heads' maps (a sample of the tokens each). Click a point to open that "
+             "head above with that query."))
 geo.compare_section(run, method, colour)
 
-st.subheader(f"Layer {layer}: every head")
+st.subheader(_("Layer {layer}: every head").format(layer=layer))
 geo.grid_section(run, layer, head)
 
-st.subheader("Which one looks back one token?")
+st.subheader(_("Which one looks back one token?"))
 geo.quiz_section(run)

@@ -9,14 +9,15 @@ from explorer.ui.live.teacher_controls import teacher_driven
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.views import generation_run as gx
 from explorer.ui.views import generation_sections as views
+from explorer.words.i18n import _
 
 ui.use_app_navigation()
-st.title("Watch it write")
-st.caption("A decoder writes one token at a time. Each new token attends to every token before it, never after "
-           "(the causal mask), and the keys and values of earlier tokens are kept in a cache instead of being "
-           "computed again. Pick a step to see what the model looked at, what it considered, and why.")
+st.title(_("Watch it write"))
+st.caption(_("A decoder writes one token at a time. Each new token attends to every token before it, never after "
+             "(the causal mask), and the keys and values of earlier tokens are kept in a cache instead of being "
+             "computed again. Pick a step to see what the model looked at, what it considered, and why."))
 
-controls = teacher_driven(("layer", "layer"), ("head", "head"), text="your teacher's prompt")   # folded if following
+controls = teacher_driven(("layer", "layer"), ("head", "head"), text=_("your teacher's prompt"))   # folded if following
 with controls:
     top = st.columns([2, 3])
     with top[0]:
@@ -27,41 +28,41 @@ with controls:
 ui.show_link_notes()
 key, gen = gx.generation_or_stop(model, prompt, settings)
 
-hide = gx.flag("Predict first: hide this step's token and what follows until you commit a guess", "predict")
+hide = gx.flag(_("Predict first: hide this step's token and what follows until you commit a guess"), "predict")
 step = views.step_picker(gen, hide)
 with controls if membership.following() else st.container():   # below the step, unless folded with the rest
     pick = st.columns(2)
     with pick[0]:
-        layer = pickers.index_picker("Layer", "layer", gen.n_layers)
+        layer = pickers.index_picker(_("Layer"), "layer", gen.n_layers)
     with pick[1]:
-        head = pickers.index_picker("Head", "head", gen.n_heads)
+        head = pickers.index_picker(_("Head"), "head", gen.n_heads)
 ui.show_link_notes()
 
 if hide:
-    st.subheader("Predict the next token")
+    st.subheader(_("Predict the next token"))
     answered = predict_then_reveal(views.predict_question(gen, step), key="write_next")
     if answered is None:
-        st.caption("Commit a prediction (or switch “Predict first” off) to see what the model did at this step.")
+        st.caption(_("Commit a prediction (or switch “Predict first” off) to see what the model did at this step."))
         st.stop()
 
-st.subheader("Where the new token looks")
+st.subheader(_("Where the new token looks"))
 views.attention_section(gen, step, layer, head)
 
-st.subheader("What it considered")
+st.subheader(_("What it considered"))
 views.considered_section(gen, step)
 
 lens, effect = gx.readout(model, key, gen, step)
-st.subheader("Logit lens: the answer forming layer by layer")
-st.caption("The residual stream after each block, read through the final norm and the unembedding as if it were "
-           "the last layer. The last row is the model's own output.")
+st.subheader(_("Logit lens: the answer forming layer by layer"))
+st.caption(_("The residual stream after each block, read through the final norm and the unembedding as if it were "
+             "the last layer. The last row is the model's own output."))
 views.lens_section(gen, step, lens)
 
-st.subheader("Which heads wrote it: direct effects")
-st.caption("Each head's output, through its slice of the output projection W_O, the final norm (its scale at "
-           "this position held fixed) and the picked token's unembedding row. Red raises the logit, blue lowers "
-           "it. Only the direct path counts: what a head does through later layers is in theirs. Each layer's "
-           "MLP (multilayer perceptron, the part after attention) is counted the same way.")
+st.subheader(_("Which heads wrote it: direct effects"))
+st.caption(_("Each head's output, through its slice of the output projection W_O, the final norm (its scale at "
+             "this position held fixed) and the picked token's unembedding row. Red raises the logit, blue lowers "
+             "it. Only the direct path counts: what a head does through later layers is in theirs. Each layer's "
+             "MLP (multilayer perceptron, the part after attention) is counted the same way."))
 views.effect_section(gen, step, effect)
 
-st.subheader("Why the cache makes it fast")
+st.subheader(_("Why the cache makes it fast"))
 views.cache_section(gen, step)

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from explorer.heads_do.knockout import paired, spearman
+from explorer.words.i18n import _
 
 
 def top_k(scores, k: int) -> list[int]:
@@ -51,10 +52,11 @@ def summary(rho: np.ndarray, labels: list[str]) -> str:
     pairs = [(rho[a, b], a, b) for a in range(len(labels)) for b in range(a + 1, len(labels))
              if math.isfinite(rho[a, b])]
     if not pairs:
-        return "No two methods could be compared on this text."
+        return _("No two methods could be compared on this text.")
     best, worst = max(pairs), min(pairs)
     mean = float(np.mean([p[0] for p in pairs]))
-    return (f"The closest pair is {labels[best[1]]} and {labels[best[2]]} (ρ = {best[0]:+.2f}), the furthest "
-            f"{labels[worst[1]]} and {labels[worst[2]]} (ρ = {worst[0]:+.2f}); across all pairs ρ averages "
-            f"{mean:+.2f}, where 1 would mean every method orders the words the same way and 0 that their orders "
-            f"are unrelated.")
+    return _("The closest pair is {a} and {b} (ρ = {rho_best}), the furthest {c} and {d} (ρ = {rho_worst}); across "
+             "all pairs ρ averages {mean}, where 1 would mean every method orders the words the same way and 0 that "
+             "their orders are unrelated.").format(a=labels[best[1]], b=labels[best[2]], rho_best=f"{best[0]:+.2f}",
+                                                   c=labels[worst[1]], d=labels[worst[2]],
+                                                   rho_worst=f"{worst[0]:+.2f}", mean=f"{mean:+.2f}")

@@ -31,15 +31,23 @@ from explorer.heads_do.measures import make_probe
 from explorer.heads_do.values import value_weighted
 from explorer.model import families
 from explorer.model.loading import LoadedModel
+from explorer.words.i18n import N_, Later, _
 
 METHODS = ("attention", "rollout", "flow", "value", "grad_input", "ig")
-LABELS = {"attention": "last-layer attention", "rollout": "attention rollout", "flow": "attention flow",
-          "value": "value-weighted (last layer)", "grad_input": "gradient × input", "ig": "integrated gradients"}
-SHORT = {"attention": "last-layer attention", "rollout": "rollout", "flow": "flow", "value": "value-weighted",
-         "grad_input": "gradient × input", "ig": "integrated grad."}      # figure labels: fit a phone
-RANDOM = "random order"
+LABELS = {"attention": N_("last-layer attention"), "rollout": N_("attention rollout"), "flow": N_("attention flow"),
+          "value": N_("value-weighted (last layer)"), "grad_input": N_("gradient × input"),
+          "ig": N_("integrated gradients")}   # in English; ``label()`` says one in the current language
+SHORT = {"attention": N_("last-layer attention"), "rollout": N_("rollout"), "flow": N_("flow"),
+         "value": N_("value-weighted"), "grad_input": N_("gradient × input"),
+         "ig": N_("integrated grad.")}      # figure labels: fit a phone
+RANDOM = N_("random order")
 MAX_TOKENS = int(os.environ.get("EXPLORER_EXPLAIN_MAX_TOKENS", "64"))   # IG runs the model 2 × steps times
-Progress = Callable[[float, str], None]
+Progress = Callable[[float, object], None]   # (fraction, message: a ``Later``, read in each waiting session's language)
+
+
+def label(method: str) -> str:
+    """A method's name, in the current language."""
+    return _(LABELS[method])
 
 
 @dataclass
@@ -67,16 +75,18 @@ class Explanation:
     removal: str               # "deleted" | "masked"
     n_tokens: int
     first_is_sink: bool = False   # a decoder without a start token: the text's first word is its first token
-    notes: list[str] = field(default_factory=list)
+    notes: list = field(default_factory=list)   # texts (``str()`` each where shown: some are ``Later``)
     seconds: dict[str, float] = field(default_factory=dict)
 
     @property
     def labels(self) -> list[str]:
-        return [LABELS[m] for m in METHODS]
+        """The methods' names in the current language (an explanation is computed once for every session; its
+        words are made where it is shown)."""
+        return [label(m) for m in METHODS]
 
     @property
     def short_labels(self) -> list[str]:
-        return [SHORT[m] for m in METHODS]
+        return [_(SHORT[m]) for m in METHODS]
 
     @property
     def moved(self) -> np.ndarray:
@@ -88,14 +98,17 @@ class Explanation:
     @property
     def score_name(self) -> str:
         c1, c2 = self.candidates
-        return f"log-odds {c1} vs {c2}" if self.kind == "next-token" else f"cos difference {c1} − {c2}"
+        if self.kind == "next-token":
+            return _("log-odds {first} vs {second}").format(first=c1, second=c2)
+        return _("cos difference {first} − {second}").format(first=c1, second=c2)
 
 
 def _text_tokens(loaded: LoadedModel, text: str, ids: list[int]) -> int:
     """How many of the decoder's input tokens belong to ``text`` (the rest is the question after it)."""
     own = loaded.tokenizer(text.rstrip())["input_ids"]
     if ids[:len(own)] != list(own):
-        raise ValueError("The text's tokens change when the question is appended; end the text with a full stop.")
+        raise ValueError(Later(N_("The text's tokens change when the question is appended; end the text with a full "
+                                  "stop.")))
     return len(own)
 
 
@@ -105,7 +118,7 @@ def explain(loaded: LoadedModel, text: str, candidates=("animal", "street"), que
     report = progress or (lambda fraction, message: None)
     families.require(loaded.model, "explain")
     if not text or not text.strip():
-        raise ValueError("The text is empty: type a sentence to explain.")
+        raise ValueError(Later(N_("The text is empty: type a sentence to explain.")))
     seconds, notes = {}, []
 
     def timed(name, fn):
@@ -114,12 +127,12 @@ def explain(loaded: LoadedModel, text: str, candidates=("animal", "street"), que
         seconds[name] = time.perf_counter() - start
         return out
 
-    report(0.02, "Measuring the prediction and reading attention…")
+    report(0.02, Later(N_("Measuring the prediction and reading attention…")))
     probe = make_probe(loaded, text, list(candidates), query)
     if probe.inputs["input_ids"].shape[1] > MAX_TOKENS:
-        raise ValueError(f"This page explains texts of up to {MAX_TOKENS} tokens (what the model reads here is "
-                         f"{probe.inputs['input_ids'].shape[1]}): integrated gradients run the model {2 * steps} "
-                         "times over. Shorten the text.")
+        raise ValueError(Later(N_("This page explains texts of up to {most} tokens (what the model reads here is "
+                                  "{n}): integrated gradients run the model {runs} times over. Shorten the text."),
+                               most=MAX_TOKENS, n=probe.inputs['input_ids'].shape[1], runs=2 * steps))
     notes += probe.notes
     no_values = families.refusal(loaded.model, "values")
     if no_values:   # that method's row stays NaN, and the note says why
@@ -130,7 +143,8 @@ def explain(loaded: LoadedModel, text: str, candidates=("animal", "street"), que
         result = vw.result
     ids = probe.inputs["input_ids"][0].tolist()
     if result.token_ids != ids:
-        raise ValueError(f"The text is longer than {loaded.spec.name} reads at once: shorten it.")
+        raise ValueError(Later(N_("The text is longer than {model} reads at once: shorten it."),
+                               model=loaded.spec.name))
     n = len(ids)
     if loaded.kind == "decoder":
         n_text, positions = _text_tokens(loaded, text, ids), [n - 1]
@@ -147,41 +161,42 @@ def explain(loaded: LoadedModel, text: str, candidates=("animal", "street"), que
     rows["attention"] = weights[-1].mean(0)[positions].mean(0)
     rows["rollout"] = timed("rollout", lambda: rollout(weights)[-1][positions].mean(0))
     rows["value"] = np.full(n, np.nan) if vw is None else vw.normalised[-1].mean(0)[positions].mean(0)
-    report(0.1, "Attention flow…")
+    report(0.1, Later(N_("Attention flow…")))
     try:
         rows["flow"] = timed("flow", lambda: flow.attention_flow(weights, positions))
     except ValueError as err:
-        notes.append(str(err))
+        notes.append(err.args[0] if err.args else str(err))   # a Later: read where shown
         rows["flow"] = np.full(n, np.nan)
-    report(0.25, "Gradient × input…")
+    report(0.25, Later(N_("Gradient × input…")))
     rows["grad_input"] = timed("grad_input", lambda: gradients.gradient_x_input(loaded, probe))
-    report(0.3, f"Integrated gradients ({steps} steps)…")
+    report(0.3, Later(N_("Integrated gradients ({steps} steps)…"), steps=steps))
     attributed = sorted(t for toks in word_tokens for t in toks)
     first_is_sink = loaded.kind == "decoder" and bool(attributed) and attributed[0] == 0
     if first_is_sink:
         attributed = attributed[1:]   # the first token stays in the baseline (see gradients.integrated_gradients)
-        notes.append(f"Integrated gradients keep the first token ({result.tokens[0]!r}) in the baseline, so it gets "
-                     "0 there: this decoder has no start token, its first token becomes the place where attention "
-                     "rests, and blanking it makes the path from the baseline jump (the gap grew to the size of "
-                     "the prediction itself).")
+        notes.append(Later(N_("Integrated gradients keep the first token ({token}) in the baseline, so it gets 0 "
+                              "there: this decoder has no start token, its first token becomes the place where "
+                              "attention rests, and blanking it makes the path from the baseline jump (the gap grew "
+                              "to the size of the prediction itself)."), token=repr(result.tokens[0])))
     ig = timed("ig", lambda: gradients.integrated_gradients(loaded, probe, attributed, steps))
     rows["ig"] = ig.scores
     scores = np.stack([to_words @ np.asarray(rows[m], dtype=np.float64) for m in METHODS])
     rho, tau = agreement.agreement(scores)
 
-    report(0.75, "Removing each method's top words…")
+    removing = Later(N_("Removing each method's top words…"))
+    report(0.75, removing)
     orders = [agreement.top_k(row, len(words)) if not np.isnan(row).all() else [] for row in scores]
     randoms = faithfulness.random_orders(len(words))
     ks = faithfulness.KS
     found = timed("faithfulness", lambda: faithfulness.removal_scores(
         loaded, probe, word_tokens, [o for o in orders if o] + randoms, ks,
-        lambda f: report(0.75 + 0.25 * f, "Removing each method's top words…")))
+        lambda f: report(0.75 + 0.25 * f, removing)))
     removed, it = np.full((len(METHODS) + 1, len(ks)), np.nan), iter(found)
     for i, order in enumerate(orders):
         if order:
             removed[i] = next(it)
     removed[-1] = np.mean(list(it), axis=0)
-    report(1.0, "Done.")
+    report(1.0, Later(N_("Done.")))
     return Explanation(loaded.spec.name, probe.kind, text, probe.prompt, list(candidates),
                        faithfulness.score(loaded, probe),
                        [result.words[w] for w in words], scores, rho, tau, removed, ks, ig,

@@ -16,6 +16,7 @@ import torch
 
 from explorer.heads_do.measures import Probe
 from explorer.model.loading import LoadedModel
+from explorer.words.i18n import N_, Later
 
 KS = (1, 2, 3)
 N_RANDOM = 4          # random orders averaged for the chance row
@@ -60,7 +61,7 @@ def removal_scores(loaded: LoadedModel, probe: Probe, word_tokens: list[list[int
     delete = loaded.kind == "decoder"
     fill = None if delete else fill_token(loaded.tokenizer)
     if not delete and fill is None:
-        raise ValueError("This tokenizer has no mask, pad or unknown token to stand in for a removed word.")
+        raise ValueError(Later(N_("This tokenizer has no mask, pad or unknown token to stand in for a removed word.")))
     sets = sorted({frozenset(order[:k]) for order in orders for k in ks}, key=sorted)
     variants = [without(probe.inputs, sorted(p for w in words for p in word_tokens[w]), delete, fill)
                 for words in sets]

@@ -20,6 +20,8 @@ import networkx as nx
 import numpy as np
 from networkx.algorithms.flow import build_residual_network, shortest_augmenting_path
 
+from explorer.words.i18n import N_, Later
+
 BUDGET = int(os.environ.get("EXPLORER_FLOW_BUDGET", str(30 * 28 ** 3)))   # layers × tokens³
 
 
@@ -55,9 +57,10 @@ def attention_flow(weights: np.ndarray, positions: list[int], residual: float = 
     steps = mixed_layers(weights, residual)
     n_layers, n = steps.shape[0], steps.shape[-1]
     if n > max_tokens(n_layers):
-        raise ValueError(f"Attention flow is computed for inputs of up to {max_tokens(n_layers)} tokens on a model "
-                         f"of {n_layers} layers (one maximum-flow problem per token; longer takes too long); this "
-                         f"input has {n}. The other methods are shown without it.")
+        raise ValueError(Later(N_("Attention flow is computed for inputs of up to {most} tokens on a model of {layers} "
+                                  "layers (one maximum-flow problem per token; longer takes too long); this input has "
+                                  "{n}. The other methods are shown without it."), most=max_tokens(n_layers),
+                               layers=n_layers, n=n))
     graph = flow_graph(steps)
     residual_net = build_residual_network(graph, "capacity")
     out = np.zeros(n)

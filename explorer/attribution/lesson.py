@@ -4,10 +4,11 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.attribution.agreement import summary
-from explorer.attribution.explain import LABELS, METHODS, Explanation
+from explorer.attribution.explain import METHODS, Explanation, label
 from explorer.labs.quiz import Question
+from explorer.words.i18n import N_, _
 
-AGREE, DISAGREE = "Yes: the same top word", "No: different top words"
+AGREE, DISAGREE = N_("Yes: the same top word"), N_("No: different top words")   # the question's options, in English
 
 
 def agreement_sentence(e: Explanation) -> str:
@@ -15,10 +16,15 @@ def agreement_sentence(e: Explanation) -> str:
     gradients, the pair the question asks about."""
     a, b = METHODS.index("attention"), METHODS.index("ig")
     rho = e.spearman[a, b]
-    pair = ("" if not np.isfinite(rho) else f" Raw attention and integrated gradients: ρ = {rho:+.2f}, "
-            + ("they hardly agree on this text." if abs(rho) < 0.3 else "a partial agreement." if rho < 0.7
-               else "a close agreement."))
-    return summary(e.spearman, e.labels) + pair
+    if not np.isfinite(rho):
+        return summary(e.spearman, e.labels)
+    if abs(rho) < 0.3:
+        pair = _("Raw attention and integrated gradients: ρ = {rho}, they hardly agree on this text.")
+    elif rho < 0.7:
+        pair = _("Raw attention and integrated gradients: ρ = {rho}, a partial agreement.")
+    else:
+        pair = _("Raw attention and integrated gradients: ρ = {rho}, a close agreement.")
+    return summary(e.spearman, e.labels) + " " + pair.format(rho=f"{rho:+.2f}")
 
 
 def faithfulness_summary(e: Explanation) -> str:
@@ -26,23 +32,29 @@ def faithfulness_summary(e: Explanation) -> str:
     size = np.array([np.abs(row).mean() if np.isfinite(row).all() else np.nan for row in e.moved])  # (method+1,)
     methods = [i for i in range(len(METHODS)) if np.isfinite(size[i])]
     if not methods:
-        return "No method could be tested by removal on this text."
+        return _("No method could be tested by removal on this text.")
     best = max(methods, key=lambda i: size[i])
     worst = min(methods, key=lambda i: size[i])
     chance = size[-1]
-    beaten = [LABELS[METHODS[i]] for i in methods if size[i] <= chance]
-    verb = "deleting" if e.removal == "deleted" else "masking"
-    out = (f"On this text, {verb} the top words of {LABELS[METHODS[best]]} moves the {e.score_name} most "
-           f"({size[best]:.2f} on average over k = {', '.join(map(str, e.ks))}), those of "
-           f"{LABELS[METHODS[worst]]} least ({size[worst]:.2f}); words taken in a random order move it by "
-           f"{chance:.2f}.")
+    beaten = [label(METHODS[i]) for i in methods if size[i] <= chance]
+    if e.removal == "deleted":
+        said = _("On this text, deleting the top words of {best} moves the {score} most ({best_size} on average over "
+                 "k = {ks}), those of {worst} least ({worst_size}); words taken in a random order move it by "
+                 "{chance}.")
+    else:
+        said = _("On this text, masking the top words of {best} moves the {score} most ({best_size} on average over "
+                 "k = {ks}), those of {worst} least ({worst_size}); words taken in a random order move it by "
+                 "{chance}.")
+    out = said.format(best=label(METHODS[best]), score=e.score_name, best_size=f"{size[best]:.2f}",
+                      ks=", ".join(map(str, e.ks)), worst=label(METHODS[worst]), worst_size=f"{size[worst]:.2f}",
+                      chance=f"{chance:.2f}")
     if beaten:
-        out += f" {', '.join(beaten).capitalize()} did no better than chance here."
-    first = [LABELS[METHODS[i]] for i in methods if e.top(METHODS[i], 1) == [0]]
+        out += " " + _("{methods} did no better than chance here.").format(methods=", ".join(beaten).capitalize())
+    first = [label(METHODS[i]) for i in methods if e.top(METHODS[i], 1) == [0]]
     if e.first_is_sink and first:
-        out += (f" Careful with the first word ({', '.join(first)} rank it top): deleting it also deletes the "
-                "token where this decoder parks its attention, which shakes the model whatever the word means. "
-                "Removal tests judge the model on inputs it never saw.")
+        out += " " + _("Careful with the first word ({methods} rank it top): deleting it also deletes the token where "
+                       "this decoder parks its attention, which shakes the model whatever the word means. Removal "
+                       "tests judge the model on inputs it never saw.").format(methods=", ".join(first))
     return out
 
 
@@ -50,12 +62,19 @@ def ig_line(e: Explanation) -> str:
     """Integrated gradients' completeness check in one line: the sum, the difference it should equal, the gap."""
     ig = e.ig
     span = ig.f_input - ig.f_baseline
-    return (f"Integrated gradients, {ig.steps} evenly spaced steps from a blank-text baseline: the token scores sum to "
-            f"{ig.scores.sum():+.3f}. Completeness says they should sum to f(text) − f(blank), here "
-            f"{ig.f_input:+.3f} and {ig.f_baseline:+.3f}, a difference of {span:+.3f}. Gap (convergence delta): "
-            f"{ig.delta:+.3f} ({ig.relative_gap:.0%} of the difference)"
-            + (": small, so the row is a trustworthy split of the difference." if ig.relative_gap <= 0.1 else
-               ": large, so read the integrated-gradients row with care (more steps would shrink it, at a cost)."))
+    if ig.relative_gap <= 0.1:
+        said = _("Integrated gradients, {steps} evenly spaced steps from a blank-text baseline: the token scores sum "
+                 "to {total}. Completeness says they should sum to f(text) − f(blank), here {f_text} and {f_blank}, a "
+                 "difference of {span}. Gap (convergence delta): {gap} ({share} of the difference): small, so the "
+                 "row is a trustworthy split of the difference.")
+    else:
+        said = _("Integrated gradients, {steps} evenly spaced steps from a blank-text baseline: the token scores sum "
+                 "to {total}. Completeness says they should sum to f(text) − f(blank), here {f_text} and {f_blank}, a "
+                 "difference of {span}. Gap (convergence delta): {gap} ({share} of the difference): large, so read "
+                 "the integrated-gradients row with care (more steps would shrink it, at a cost).")
+    return said.format(steps=ig.steps, total=f"{ig.scores.sum():+.3f}", f_text=f"{ig.f_input:+.3f}",
+                       f_blank=f"{ig.f_baseline:+.3f}", span=f"{span:+.3f}", gap=f"{ig.delta:+.3f}",
+                       share=f"{ig.relative_gap:.0%}")
 
 
 def top_word_question(e: Explanation) -> Question:
@@ -63,9 +82,14 @@ def top_word_question(e: Explanation) -> Question:
     att, ig = e.top("attention", 1), e.top("ig", 1)
     same = bool(att and ig and att[0] == ig[0])
     words = [e.words[t[0]] if t else "—" for t in (att, ig)]
-    reveal = (f"Last-layer attention's top word is **{words[0]}**; integrated gradients' is **{words[1]}**. "
-              + ("They agree here, which is not the rule: look at the other rows and at the agreement map."
-                 if same else "Where the last layer looks is not what the prediction depends on: attention "
-                 "describes one step of the computation, integrated gradients the whole model's sensitivity."))
-    return Question("Will raw attention (last layer, mean of heads) and integrated gradients agree on the most "
-                    "important word?", (AGREE, DISAGREE), AGREE if same else DISAGREE, reveal)
+    if same:
+        reveal = _("Last-layer attention's top word is **{first}**; integrated gradients' is **{second}**. They agree "
+                   "here, which is not the rule: look at the other rows and at the agreement map.")
+    else:
+        reveal = _("Last-layer attention's top word is **{first}**; integrated gradients' is **{second}**. Where the "
+                   "last layer looks is not what the prediction depends on: attention describes one step of the "
+                   "computation, integrated gradients the whole model's sensitivity.")
+    agree, disagree = _(AGREE), _(DISAGREE)
+    return Question(_("Will raw attention (last layer, mean of heads) and integrated gradients agree on the most "
+                      "important word?"), (agree, disagree), agree if same else disagree,
+                    reveal.format(first=words[0], second=words[1]))

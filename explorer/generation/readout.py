@@ -25,6 +25,7 @@ from explorer.heads_do.measures import output_embedding
 from explorer.model import anatomy, families
 from explorer.model.anatomy import attention_layers
 from explorer.model.loading import LoadedModel
+from explorer.words.i18n import N_, Later
 
 
 def _norm_parts(model: torch.nn.Module, norm: torch.nn.Module,
@@ -44,8 +45,9 @@ def _norm_parts(model: torch.nn.Module, norm: torch.nn.Module,
         theirs = norm(x.to(next(model.parameters()))[None])[0].float().cpu()
     if not torch.allclose(ours, theirs, rtol=1e-4, atol=1e-4 * float(theirs.abs().max())):
         kind = families.family_of(model).norm
-        raise families.Unsupported(f"The final norm ({type(norm).__name__}) does not compute what a {kind} "
-                                   "computes: its direct effects cannot be read here.")
+        raise families.Unsupported(Later(N_("The final norm ({norm}) does not compute what a {kind} computes: its "
+                                            "direct effects cannot be read here."), norm=type(norm).__name__,
+                                         kind=kind))
     return g, s, bias if centred else None, centred
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer import maths
+from explorer.words.i18n import N_, _
 
 DEFAULT_NEW_TOKENS = 20
 
@@ -36,16 +37,20 @@ class Settings:
     seed: int = 0
 
     def describe(self) -> str:
+        """The settings in words, in the current language."""
         if self.greedy:
-            return f"greedy, up to {self.new_tokens} new tokens"
-        parts = [f"temperature {self.temperature:g}"]
+            return _("greedy, up to {n} new tokens").format(n=self.new_tokens)
+        parts = [_("temperature {t}").format(t=f"{self.temperature:g}")]
         if self.top_k:
-            parts.append(f"top-k {self.top_k}")
+            parts.append(_("top-k {k}").format(k=self.top_k))
         if self.top_p < 1:
-            parts.append(f"top-p {self.top_p:g}")
-        return f"sampling ({', '.join(parts)}, seed {self.seed}), up to {self.new_tokens} new tokens"
+            parts.append(_("top-p {p}").format(p=f"{self.top_p:g}"))
+        return _("sampling ({parts}, seed {seed}), up to {n} new tokens").format(
+            parts=", ".join(parts), seed=self.seed, n=self.new_tokens)
 
 
+NAMES = {"new_tokens": N_("new tokens"), "temperature": N_("temperature"), "top_k": N_("top k"), "top_p": N_("top p"),
+         "seed": N_("seed")}   # each setting as a link's note names it
 LIMITS = {  # name: (lowest, highest)
     "new_tokens": (1, None), "temperature": (0.05, 5.0), "top_k": (0, 1000), "top_p": (0.01, 1.0),
     "seed": (0, 2**31 - 1),
@@ -65,12 +70,14 @@ def clamp_settings(raw: dict) -> tuple[Settings, list[str]]:
             if not np.isfinite(value):
                 raise ValueError
         except (TypeError, ValueError, OverflowError):
-            notes.append(f"{name.replace('_', ' ')} {str(value)[:30]!r} is not a number; using {default}.")
+            notes.append(_("{setting} {value} is not a number; using {default}.").format(
+                setting=_(NAMES[name]), value=repr(str(value)[:30]), default=default))
             value = default
         high = max_new_tokens() if name == "new_tokens" else high
         fixed = min(max(value, low), high)
         if fixed != value:
-            notes.append(f"{name.replace('_', ' ')} {value:g} is out of range ({low:g}–{high:g}); using {fixed:g}.")
+            notes.append(_("{setting} {value} is out of range ({low}–{high}); using {fixed}.").format(
+                setting=_(NAMES[name]), value=f"{value:g}", low=f"{low:g}", high=f"{high:g}", fixed=f"{fixed:g}"))
         values[name] = fixed
     greedy = str(raw.get("greedy", True)).strip().lower() not in {"0", "false", "no", "off", "sample"}
     return Settings(greedy=greedy, **values), notes

@@ -22,6 +22,9 @@ from explorer.heads_do.measures import output_embedding
 from explorer.model import families
 from explorer.model.capture import recording
 from explorer.model.loading import LoadedModel
+from explorer.words.i18n import N_, Later
+
+KINDS = {"encoder": N_("encoder"), "decoder": N_("decoder"), "encoder-decoder": N_("encoder-decoder")}   # in words
 
 Runner = Callable[[Callable[[], object]], object]
 
@@ -158,15 +161,16 @@ def generate(loaded: LoadedModel, prompt: str, settings: Settings, *, run: Runne
     from transformers import DynamicCache
 
     if loaded.kind != "decoder":
-        raise ValueError(f"{loaded.spec.name} is an {loaded.kind}: generation needs a causal decoder, which "
-                         "predicts each next token from the ones before it.")
+        kind = Later(KINDS.get(loaded.kind, loaded.kind))
+        raise ValueError(Later(N_("{model} is an {kind}: generation needs a causal decoder, which predicts each next "
+                                  "token from the ones before it."), model=loaded.spec.name, kind=kind))
     families.require(loaded.model, "generation")
     run = run or (lambda fn: fn())
     model, tok = loaded.model, loaded.tokenizer
     taps.install(model)
     ids, truncated = prompt_ids(loaded, prompt)
     if not ids:
-        raise ValueError("The prompt is empty: type a few words for the model to continue.")
+        raise ValueError(Later(N_("The prompt is empty: type a few words for the model to continue.")))
     n_prompt, stop, limit = len(ids), eos_ids(loaded), context_length(model.config)
     draws = np.full(settings.new_tokens, np.nan) if settings.greedy else uniforms(settings.seed, settings.new_tokens)
     cache = DynamicCache(config=model.config)

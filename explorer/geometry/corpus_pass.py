@@ -26,6 +26,7 @@ from explorer.attention.result import ModelFacts, model_facts, token_texts
 from explorer.geometry.corpus import SENTENCES
 from explorer.model.capture import recompute_tensors, recording
 from explorer.model.loading import LoadedModel
+from explorer.words.i18n import N_, Later
 
 BUDGET_MB = int(os.environ.get("EXPLORER_GEOMETRY_MB", "256"))
 BATCH = 16   # sentences per forward pass, padded on the right (real tokens never see the padding)
@@ -89,18 +90,19 @@ def check_model(loaded: LoadedModel, n_tokens: int, budget_mb: int | None = None
     """The model's facts, or GeometryUnavailable when the pass cannot run (encoder-decoder, over budget)."""
     facts = model_facts(loaded)
     if loaded.kind == "encoder-decoder":
-        raise GeometryUnavailable(
-            f"{facts.name} is an encoder-decoder. Head geometry does not support its attention yet (cross-attention "
-            "takes queries from the decoder and keys from the encoder, and its heads add a position bias the map "
-            "would leave out). Pick an encoder or a decoder, such as the embedded ones.")
+        raise GeometryUnavailable(Later(N_(
+            "{model} is an encoder-decoder. Head geometry does not support its attention yet (cross-attention takes "
+            "queries from the decoder and keys from the encoder, and its heads add a position bias the map would "
+            "leave out). Pick an encoder or a decoder, such as the embedded ones."), model=facts.name))
     budget = BUDGET_MB if budget_mb is None else budget_mb
     need = estimate_bytes(facts, n_tokens)
     if need > budget * 2**20:
-        raise GeometryUnavailable(
-            f"{facts.name} is too large for the head-geometry pass on this server: its queries and keys over the "
-            f"corpus ({n_tokens:,} tokens × {facts.n_layers} layers × {facts.n_heads + facts.n_kv_heads} heads × "
-            f"{facts.d_head} dims, float16) need {need / 2**20:,.0f} MB; the budget is {budget:,} MB "
-            "(EXPLORER_GEOMETRY_MB). Pick a smaller model.")
+        raise GeometryUnavailable(Later(N_(
+            "{model} is too large for the head-geometry pass on this server: its queries and keys over the corpus "
+            "({tokens} tokens × {layers} layers × {heads} heads × {dims} dims, float16) need {need} MB; the budget "
+            "is {budget} MB (EXPLORER_GEOMETRY_MB). Pick a smaller model."), model=facts.name, tokens=f"{n_tokens:,}",
+            layers=facts.n_layers, heads=facts.n_heads + facts.n_kv_heads, dims=facts.d_head,
+            need=f"{need / 2**20:,.0f}", budget=f"{budget:,}"))
     return facts
 
 
@@ -140,6 +142,7 @@ def run_pass(loaded: LoadedModel, sentences: tuple[str, ...] = SENTENCES, progre
     pass for a model it cannot map, and after the first when its queries and keys cannot be captured.
     """
     report = progress or (lambda fraction, message: None)
+    report(0.0, Later(N_("Reading the corpus…")))   # each waiting session reads it in its own language
     start = time.perf_counter()
     encoded = _tokens(loaded.tokenizer, sentences, max_tokens)
     n = sum(len(e["ids"]) for e in encoded)
@@ -154,8 +157,9 @@ def run_pass(loaded: LoadedModel, sentences: tuple[str, ...] = SENTENCES, progre
         with recording() as records, loaded.lock, torch.inference_mode():
             loaded.model(**_padded(batch, loaded.device), use_cache=False)
         if len(records) != L or any(r["bias"] is not None for r in records):
-            raise GeometryUnavailable(f"The queries and keys of {facts.name} could not be captured "
-                                      f"({len(records)} attention calls for {L} layers).")
+            raise GeometryUnavailable(Later(N_("The queries and keys of {model} could not be captured ({calls} "
+                                               "attention calls for {layers} layers)."), model=facts.name,
+                                            calls=len(records), layers=L))
         for layer, record in enumerate(records):
             scaling[layer] = record["scaling"] if record["scaling"] is not None else D ** -0.5
             here = at
@@ -175,7 +179,8 @@ def run_pass(loaded: LoadedModel, sentences: tuple[str, ...] = SENTENCES, progre
         at += sum(len(e["ids"]) for e in batch)
         counted += sum(len(e["ids"]) - 1 for e in batch)
         done = min(b + BATCH, len(encoded))
-        report(done / len(encoded), f"Reading the corpus: sentence {done} of {len(encoded)}…")
+        report(done / len(encoded), Later(N_("Reading the corpus: sentence {done} of {n}…"), done=done,
+                                          n=len(encoded)))
     queries.setflags(write=False)
     keys.setflags(write=False)
     return CorpusPass(

@@ -13,6 +13,7 @@ import numpy as np
 
 from explorer.geometry.corpus_pass import CorpusPass
 from explorer.labs.quiz import Question
+from explorer.words.i18n import _
 
 LETTERS = "ABCD"
 
@@ -32,16 +33,23 @@ def candidate_heads(run: CorpusPass) -> tuple[list[tuple[int, int]], tuple[int, 
     return [chosen[i] for i in order], answer
 
 
+def map_name(i: int) -> str:
+    """"Map A" … "Map D", in the current language."""
+    return _("Map {letter}").format(letter=LETTERS[i])
+
+
 def previous_token_question(run: CorpusPass) -> tuple[Question, list[tuple[int, int]]]:
     """The question and the heads of maps A, B, C, D (in that order)."""
     heads, answer = candidate_heads(run)
-    options = tuple(f"Map {LETTERS[i]}" for i in range(len(heads)))
-    lines = [f"- Map {LETTERS[i]}: layer {l} · head {h}, mean weight on the previous token "
-             f"{run.previous[l, h]:.2f}, on the first token {run.first[l, h]:.2f}" for i, (l, h) in enumerate(heads)]
-    reveal = ("Over the whole corpus, the previous-token head puts most of each query's weight on the token just "
-              "before it. In its map every query sits next to the key of the previous token, so the points form "
-              "bands by position instead of clusters by word.\n\n" + "\n".join(lines))
-    question = Question(prompt="Which of these maps is the previous-token head (each query attends mostly to the "
-                               "token just before it)?",
+    options = tuple(map_name(i) for i in range(len(heads)))
+    line = _("- Map {letter}: layer {layer} · head {head}, mean weight on the previous token {previous}, on the first "
+             "token {first}")
+    lines = [line.format(letter=LETTERS[i], layer=l, head=h, previous=f"{run.previous[l, h]:.2f}",
+                         first=f"{run.first[l, h]:.2f}") for i, (l, h) in enumerate(heads)]
+    reveal = (_("Over the whole corpus, the previous-token head puts most of each query's weight on the token just "
+                "before it. In its map every query sits next to the key of the previous token, so the points form "
+                "bands by position instead of clusters by word.") + "\n\n" + "\n".join(lines))
+    question = Question(prompt=_("Which of these maps is the previous-token head (each query attends mostly to the "
+                                 "token just before it)?"),
                         options=options, correct=options[heads.index(answer)], reveal=reveal)
     return question, heads

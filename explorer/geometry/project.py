@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-METHODS = {"pca": "PCA (instant)", "tsne": "t-SNE (a few seconds, then cached)"}
+from explorer.words.i18n import N_
+
+METHODS = {"pca": N_("PCA (instant)"), "tsne": N_("t-SNE (a few seconds, then cached)")}   # English: _() where shown
+NAMES = {"pca": "PCA", "tsne": "t-SNE"}   # each method's own name
 PCA_DIMS = 30
 PERPLEXITY = 20
 ITERATIONS = 400

@@ -9,6 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.plots.base import label, labels
+from explorer.words.i18n import _
 
 TOP = "#1a202c"      # outline of a method's top words
 
@@ -29,10 +30,11 @@ def method_rows(scores: np.ndarray, words: list[str], methods: list[str], tops: 
     z = np.divide(s, peak, out=np.zeros_like(s), where=peak > 0)
     z[np.isnan(s)] = np.nan
     ranks = [{w: i + 1 for i, w in enumerate(top)} for top in tops]
-    text = [[("not computed" if np.isnan(s[m, w]) and w == 0 else "") if np.isnan(s[m, w])
+    missing, share = _("not computed"), _("{value} ({share} of the row's largest)")
+    text = [[(missing if np.isnan(s[m, w]) and w == 0 else "") if np.isnan(s[m, w])
              else (f"#{ranks[m][w]}" if w in ranks[m] else "") for w in range(s.shape[1])] for m in range(len(s))]
-    hover = [[f"{label(methods[m])} · {label(words[w])}: " + ("not computed" if np.isnan(s[m, w]) else
-              f"{s[m, w]:+.4g} ({z[m, w]:+.2f} of the row's largest)") for w in range(s.shape[1])]
+    hover = [[f"{label(methods[m])} · {label(words[w])}: " + (missing if np.isnan(s[m, w]) else share.format(
+              value=f"{s[m, w]:+.4g}", share=f"{z[m, w]:+.2f}")) for w in range(s.shape[1])]
              for m in range(len(s))]
     fig = go.Figure(go.Heatmap(
         z=z, x=np.arange(len(words)), y=np.arange(len(methods)), text=text, texttemplate="%{text}",
@@ -54,8 +56,10 @@ def agreement_matrix(rho: np.ndarray, tau: np.ndarray, methods: list[str],
     hover."""
     n = len(methods)
     text = [["–" if np.isnan(rho[a, b]) else f"{rho[a, b]:+.2f}" for b in range(n)] for a in range(n)]
-    hover = [[f"{label(methods[a])} vs {label(methods[b])}: " + ("not computed" if np.isnan(rho[a, b]) else
-              f"Spearman ρ {rho[a, b]:+.3f}, Kendall τ {tau[a, b]:+.3f}") for b in range(n)] for a in range(n)]
+    pair, missing = _("{first} vs {second}: {numbers}"), _("not computed")
+    hover = [[pair.format(first=label(methods[a]), second=label(methods[b]), numbers=missing if np.isnan(rho[a, b])
+                          else f"Spearman ρ {rho[a, b]:+.3f}, Kendall τ {tau[a, b]:+.3f}") for b in range(n)]
+             for a in range(n)]
     fig = go.Figure(go.Heatmap(
         z=rho, x=np.arange(n), y=np.arange(n), text=text, texttemplate="%{text}", customdata=hover,
         hovertemplate="%{customdata}<extra></extra>", colorscale="RdBu", zmid=0, zmin=-1, zmax=1, xgap=2, ygap=2,
@@ -73,15 +77,17 @@ def faithfulness_rows(moved: np.ndarray, methods: list[str], ks, score_name: str
     of these figures, so they carry no colour bar: a phone has no room for one.)"""
     m = np.asarray(moved, dtype=np.float64)
     bound = float(np.nanmax(np.abs(m))) if np.isfinite(m).any() else 1.0
-    text = [["not computed" if np.isnan(v) else f"{v:+.2f}" for v in row] for row in m]
-    hover = [[f"{label(methods[i])}, top {k} removed: " + ("not computed" if np.isnan(v) else
-              f"{label(score_name)} moves by {v:+.3f}") for k, v in zip(ks, row)] for i, row in enumerate(m)]
+    missing = _("not computed")
+    text = [[missing if np.isnan(v) else f"{v:+.2f}" for v in row] for row in m]
+    line, moves = _("{method}, top {k} removed: {change}"), _("{score} moves by {value}")
+    hover = [[line.format(method=label(methods[i]), k=k, change=missing if np.isnan(v) else moves.format(
+              score=label(score_name), value=f"{v:+.3f}")) for k, v in zip(ks, row)] for i, row in enumerate(m)]
     fig = go.Figure(go.Heatmap(
         z=m, x=np.arange(len(ks)), y=np.arange(len(methods)), text=text, texttemplate="%{text}", customdata=hover,
         hovertemplate="%{customdata}<extra></extra>", colorscale="RdBu", zmid=0, zmin=-max(bound, 1e-9),
         zmax=max(bound, 1e-9), xgap=2, ygap=2, showscale=False))
-    fig.update_xaxes(tickmode="array", tickvals=list(range(len(ks))), ticktext=[f"top {k} removed" for k in ks],
-                     showgrid=False)
+    fig.update_xaxes(tickmode="array", tickvals=list(range(len(ks))),
+                     ticktext=[_("top {k} removed").format(k=k) for k in ks], showgrid=False)
     fig.update_yaxes(tickmode="array", tickvals=list(range(len(methods))), ticktext=labels(methods),
                      autorange="reversed", showgrid=False)
     return _layout(fig, title, 130 + 40 * len(methods))

@@ -9,6 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.plots.base import figure, label, labels
+from explorer.words.i18n import _, pgettext
 
 BLUE, ORANGE, GREY = "#2b6cb0", "#dd6b20", "#a0aec0"
 
@@ -26,7 +27,7 @@ def context_bars(row: np.ndarray, tokens: list[str], n_prompt: int, title: str =
         title=dict(text=label(title), x=0.0, font=dict(size=14)), height=300, margin=dict(l=10, r=10, t=40, b=10),
         xaxis=dict(tickmode="auto" if many else "array", tickvals=None if many else list(x),
                    ticktext=None if many else labels(tokens[:len(row)]), tickangle=-60),
-        yaxis=dict(title=dict(text="weight"), range=[0, max(1e-9, float(row.max())) * 1.1]), bargap=0.15))
+        yaxis=dict(title=dict(text=_("weight")), range=[0, max(1e-9, float(row.max())) * 1.1]), bargap=0.15))
 
 
 def considered_bars(names: list[str], before: np.ndarray, after: np.ndarray, picked: int | None,
@@ -36,16 +37,16 @@ def considered_bars(names: list[str], before: np.ndarray, after: np.ndarray, pic
     n = len(names)
     y = [f"{i + 1}. {label(t)}" for i, t in enumerate(names)]
     colours = [ORANGE if i == picked else BLUE for i in range(n)]
-    traces = [dict(type="bar", orientation="h", x=np.asarray(before), y=y, name="model's own (T = 1)",
-                   marker=dict(color=GREY), hovertemplate="%{y}: %{x:.3f}<extra>before</extra>"),
-              dict(type="bar", orientation="h", x=np.asarray(after), y=y, name="after the settings",
+    traces = [dict(type="bar", orientation="h", x=np.asarray(before), y=y, name=_("model's own (T = 1)"),
+                   marker=dict(color=GREY), hovertemplate="%{y}: %{x:.3f}<extra>" + _("before") + "</extra>"),
+              dict(type="bar", orientation="h", x=np.asarray(after), y=y, name=_("after the settings"),
                    marker=dict(color=colours), text=[f"{v:.2f}" for v in after], textposition="outside",
-                   cliponaxis=False, hovertemplate="%{y}: %{x:.3f}<extra>after</extra>")]
+                   cliponaxis=False, hovertemplate="%{y}: %{x:.3f}<extra>" + _("after") + "</extra>")]
     top = float(max(np.max(before, initial=0), np.max(after, initial=0), 1e-9))
     return figure(traces, dict(
         title=dict(text=label(title), x=0.0, font=dict(size=14)), barmode="group", height=130 + 34 * n,
         margin=dict(l=10, r=40, t=40, b=70), yaxis=dict(autorange="reversed"),
-        xaxis=dict(range=[0, top * 1.2], title=dict(text="probability")),
+        xaxis=dict(range=[0, top * 1.2], title=dict(text=_("probability"))),
         legend=dict(orientation="h", yanchor="top", y=-0.18, x=0)))
 
 
@@ -57,11 +58,12 @@ def effect_map(heads: np.ndarray, title: str = "") -> go.Figure:
     trace = dict(type="heatmap", z=z, x=np.arange(n_heads), y=np.arange(n_layers), zmin=-top, zmax=top, zmid=0,
                  colorscale=[[0, "#2b6cb0"], [0.5, "#ffffff"], [1, "#c53030"]],
                  colorbar=dict(title=dict(text="logit"), thickness=12),
-                 hovertemplate="layer %{y} · head %{x}: %{z:+.3f}<extra></extra>")
+                 hovertemplate=_("layer {layer} · head {head}: {value}").format(
+                     layer="%{y}", head="%{x}", value="%{z:+.3f}") + "<extra></extra>")
     return figure([trace], dict(
         title=dict(text=label(title), x=0.0, font=dict(size=14)), height=min(760, 120 + 16 * n_layers),
-        margin=dict(l=10, r=10, t=40, b=10), xaxis=dict(title=dict(text="head"), dtick=1),
-        yaxis=dict(title=dict(text="layer"), autorange="reversed")))
+        margin=dict(l=10, r=10, t=40, b=10), xaxis=dict(title=dict(text=pgettext("axis", "head")), dtick=1),
+        yaxis=dict(title=dict(text=pgettext("axis", "layer")), autorange="reversed")))
 
 
 def parts_bars(names: list[str], values: np.ndarray, title: str = "") -> go.Figure:
@@ -72,7 +74,7 @@ def parts_bars(names: list[str], values: np.ndarray, title: str = "") -> go.Figu
     return figure([bars], dict(
         title=dict(text=label(title), x=0.0, font=dict(size=14)), height=min(900, 80 + 18 * len(names)),
         margin=dict(l=10, r=10, t=40, b=10), yaxis=dict(autorange="reversed"),
-        xaxis=dict(title=dict(text="contribution to the logit"), zeroline=True)))
+        xaxis=dict(title=dict(text=_("contribution to the logit")), zeroline=True)))
 
 
 def cache_growth(tokens: np.ndarray, sizes: np.ndarray, step: int | None = None) -> go.Figure:
@@ -80,10 +82,12 @@ def cache_growth(tokens: np.ndarray, sizes: np.ndarray, step: int | None = None)
     kb = np.asarray(sizes, dtype=np.float64) / 1024
     steps = np.arange(len(kb))
     traces = [dict(type="scatter", x=steps, y=kb, mode="lines+markers", marker=dict(color=BLUE), customdata=tokens,
-                   hovertemplate="step %{x}: %{customdata} tokens cached, %{y:,.0f} kB<extra></extra>")]
+                   hovertemplate=_("step {step}: {n} tokens cached, {size} kB").format(
+                       step="%{x}", n="%{customdata}", size="%{y:,.0f}") + "<extra></extra>")]
     if step is not None and 0 <= step < len(kb):
         traces.append(dict(type="scatter", x=[step], y=[kb[step]], mode="markers", showlegend=False,
                            marker=dict(color=ORANGE, size=12), hoverinfo="skip"))
     return figure(traces, dict(
         height=260, margin=dict(l=10, r=10, t=20, b=10), showlegend=False,
-        xaxis=dict(title=dict(text="step")), yaxis=dict(title=dict(text="cache size (kB)"), rangemode="tozero")))
+        xaxis=dict(title=dict(text=pgettext("axis", "step"))),
+        yaxis=dict(title=dict(text=_("cache size (kB)")), rangemode="tozero")))

@@ -11,12 +11,14 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.plots.base import figure, label
+from explorer.words.i18n import N_, _
 
-COLOURS = {"position": "position in the sentence", "token": "token", "kind": "query or key"}
+COLOURS = {"position": N_("position in the sentence"), "token": N_("token"), "kind": N_("query or key")}   # English
 QUERY, KEY, LINE, TEXT = "#d95f02", "#1b9e77", "#e53e3e", "#111111"
-TEXT_NAME = "your text: queries/keys"
+TEXT_NAME = N_("your text: queries/keys")   # the legend's name of the student's text (``_(TEXT_NAME)`` as drawn)
 SYMBOLS = {"query": "circle", "key": "x-thin-open"}
-PLURAL = {"query": "queries", "key": "keys"}
+PLURAL = {"query": N_("queries"), "key": N_("keys")}
+ONE = {"query": N_("query"), "key": N_("key")}
 
 
 def token_colour(token_ids: np.ndarray) -> np.ndarray:
@@ -51,9 +53,9 @@ def joint_map(xy: np.ndarray, positions: np.ndarray, token_ids: np.ndarray, hove
     hover = None if hover is None else [label(h) for h in hover]   # plotly would render HTML in hover labels
     data = []
     for kind, part in (("query", xy[:n]), ("key", xy[n:])):
-        hovering = (dict(hovertext=hover, hovertemplate=f"<b>{kind}</b> %{{hovertext}}<extra></extra>")
+        hovering = (dict(hovertext=hover, hovertemplate=f"<b>{_(ONE[kind])}</b> %{{hovertext}}<extra></extra>")
                     if hover is not None else dict(hoverinfo="skip"))
-        data.append(go.Scatter(x=part[:, 0], y=part[:, 1], mode="markers", name=PLURAL[kind], customdata=points,
+        data.append(go.Scatter(x=part[:, 0], y=part[:, 1], mode="markers", name=_(PLURAL[kind]), customdata=points,
                                marker=_marker(kind, colour, positions, token_ids, size), **hovering))
     if text is not None and len(text[0]):
         data.append(_text_trace(*text))
@@ -67,7 +69,7 @@ def joint_map(xy: np.ndarray, positions: np.ndarray, token_ids: np.ndarray, hove
             notes.append(dict(x=kx, y=ky, text=f"{label(token)} {weight:.2f}",
                               showarrow=False, yshift=12, font=dict(color=LINE, size=12),
                               bgcolor="rgba(255,255,255,0.8)"))
-        data.append(go.Scatter(x=[qx], y=[qy], mode="markers", name="chosen query", hoverinfo="skip",
+        data.append(go.Scatter(x=[qx], y=[qy], mode="markers", name=_("chosen query"), hoverinfo="skip",
                                marker=dict(symbol="circle-open", size=16, color=LINE, line=dict(width=3, color=LINE))))
     layout = dict(
         title=dict(text=title, x=0.0, font=dict(size=14)), height=height, dragmode="pan", clickmode="event+select",
@@ -76,16 +78,18 @@ def joint_map(xy: np.ndarray, positions: np.ndarray, token_ids: np.ndarray, hove
         xaxis=dict(showticklabels=False, showgrid=False, zeroline=False),
         yaxis=dict(showticklabels=False, showgrid=False, zeroline=False, scaleanchor="x"),
         coloraxis=dict(colorscale="Viridis", showscale=not small,
-                       colorbar=dict(title=dict(text="position"), thickness=12)))
+                       colorbar=dict(title=dict(text=_("position")), thickness=12)))
     return figure(data, layout)
 
 
 def _text_trace(xy: np.ndarray, hover: list[str]) -> go.Scatter:
     t = len(hover)
     words = [label(h) for h in hover]
-    return go.Scatter(x=xy[:, 0], y=xy[:, 1], mode="markers", name=TEXT_NAME, customdata=np.full(2 * t, -1, np.int8),
-                      hovertext=[f"query {w}" for w in words] + [f"key {w}" for w in words],
-                      hovertemplate="<b>your text</b> %{hovertext}<extra></extra>",
+    query, key = _(ONE["query"]), _(ONE["key"])
+    return go.Scatter(x=xy[:, 0], y=xy[:, 1], mode="markers", name=_(TEXT_NAME),
+                      customdata=np.full(2 * t, -1, np.int8),
+                      hovertext=[f"{query} {w}" for w in words] + [f"{key} {w}" for w in words],
+                      hovertemplate="<b>" + _("your text") + "</b> %{hovertext}<extra></extra>",
                       marker=dict(symbol=["circle-open"] * t + ["x-thin-open"] * t, size=11, color=TEXT,
                                   line=dict(width=2, color=TEXT)))
 
@@ -98,16 +102,18 @@ def layer_grid(maps: list[np.ndarray], positions: np.ndarray, *, layer: int, sel
     queries then keys, so a click's ``curve_number // 2`` is the head."""
     rows = -(-len(maps) // columns)
     fig = make_subplots(rows=rows, cols=columns, horizontal_spacing=0.02, vertical_spacing=0.06,
-                        subplot_titles=[f"head {h}" for h in range(len(maps))])
+                        subplot_titles=[_("head {head}").format(head=h) for h in range(len(maps))])
     n = len(positions)
     for h, xy in enumerate(maps):
         for kind, part in (("query", xy[:n]), ("key", xy[n:])):
-            fig.add_trace(go.Scatter(x=part[:, 0], y=part[:, 1], mode="markers", name=f"head {h} {PLURAL[kind]}",
-                                       hovertemplate=f"layer {layer} · head {h} ({PLURAL[kind]}): click to open"
-                                                     "<extra></extra>",
-                                       marker=dict(symbol=SYMBOLS[kind], size=3, color=positions.astype(np.int16),
-                                                   coloraxis="coloraxis", line=dict(width=0.8 if kind == "key"
-                                                                                    else 0))),
+            name = _("head {head} {kind}").format(head=h, kind=_(PLURAL[kind]))
+            hover = _("layer {layer} · head {head} ({kind}): click to open").format(layer=layer, head=h,
+                                                                                   kind=_(PLURAL[kind]))
+            fig.add_trace(go.Scatter(x=part[:, 0], y=part[:, 1], mode="markers", name=name,
+                                     hovertemplate=hover + "<extra></extra>",
+                                     marker=dict(symbol=SYMBOLS[kind], size=3, color=positions.astype(np.int16),
+                                                 coloraxis="coloraxis", line=dict(width=0.8 if kind == "key"
+                                                                                  else 0))),
                           row=h // columns + 1, col=h % columns + 1)
     fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
     fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False)

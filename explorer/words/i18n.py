@@ -104,3 +104,30 @@ def N_(message: str) -> str:
     """Marks ``message`` for the catalogues without translating it now: for tables made at import time, whose
     texts are passed through ``_()`` where they are shown."""
     return message
+
+
+class Later:
+    """A text translated when it is shown, not when it is made: ``str(Later(N_("{n} tokens"), n=3))`` formats the
+    message in the language current at that moment. Work that runs for every session at once (a shared job, a
+    cached result) keeps these instead of sentences, and raises errors with one as their message, so that each
+    session reads them in its own language."""
+    __slots__ = ("message", "fields")
+
+    def __init__(self, message: str, /, **fields: object) -> None:
+        self.message, self.fields = message, fields
+
+    def __str__(self) -> str:
+        return _(self.message).format(**{k: str(v) if isinstance(v, Later) else v for k, v in self.fields.items()})
+
+    def __repr__(self) -> str:
+        return f"Later({self.message!r}, {self.fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Later) and (self.message, self.fields) == (other.message, other.fields)
+
+    def __hash__(self) -> int:
+        return hash(self.message)
+
+    def __contains__(self, part: str) -> bool:   # ``"word" in note`` reads the English, as tests do
+        with language(SOURCE):
+            return part in str(self)

@@ -16,7 +16,7 @@ import streamlit as st
 
 from explorer.generation.readout import direct_effect, logit_lens
 from explorer.generation.sampling import URL_KEYS, Settings, clamp_settings, max_new_tokens
-from explorer.generation.steps import Generation, generate
+from explorer.generation.steps import KINDS, Generation, generate
 from explorer.model.registry import ModelUnavailable
 from explorer.serving import process
 from explorer.serving.fairqueue import QueueFull, Replaced
@@ -27,6 +27,7 @@ from explorer.ui.live import streamlit_internals as internals
 from explorer.ui.text import literal
 from explorer.ui.widgets import from_url, link_note
 from explorer.ui.words import tip
+from explorer.words.i18n import _
 
 GENERATIONS = Jobs(keep=2)   # finished ones live on in the byte-bounded result cache
 DEFAULT_PROMPT = "The capital of France is"
@@ -43,11 +44,12 @@ class Abandoned(RuntimeError):
 def prompt_box() -> str:
     value = str(from_url("prompt", DEFAULT_PROMPT))
     if len(value) > MAX_PROMPT_CHARS:
-        link_note(f"The linked prompt was {len(value):,} characters; it was cut to {MAX_PROMPT_CHARS:,}.")
+        link_note(_("The linked prompt was {n} characters; it was cut to {most}.").format(
+            n=f"{len(value):,}", most=f"{MAX_PROMPT_CHARS:,}"))
         st.session_state["prompt"] = value[:MAX_PROMPT_CHARS]
     locked = membership.text_locked()
-    prompt = st.text_area("Prompt", key="prompt", max_chars=MAX_PROMPT_CHARS, height=80, disabled=locked,
-                          help="Locked by the teacher: follow along, or explore on your own." if locked else None)
+    prompt = st.text_area(_("Prompt"), key="prompt", max_chars=MAX_PROMPT_CHARS, height=80, disabled=locked,
+                          help=_("Locked by the teacher: follow along, or explore on your own.") if locked else None)
     params.put("prompt", prompt)
     return prompt
 
@@ -66,21 +68,22 @@ def settings_controls() -> Settings:
     raw["greedy"] = from_url("mode", "greedy") != "sample"
     settings, notes = clamp_settings(raw)
     for message in notes:
-        link_note(f"Link: {message}")
+        link_note(_("Link: {note}").format(note=message))
     for name, key in URL.items():
         st.session_state[key] = getattr(settings, name)
     st.session_state["mode"] = "greedy" if settings.greedy else "sample"
     row = st.columns([2, 3, 2, 2, 2, 2], vertical_alignment="bottom")
-    new = row[0].number_input(f"New tokens (≤ {max_new_tokens()})", 1, max_new_tokens(), key="new")
-    mode = row[1].segmented_control("Pick the next token", ["greedy", "sample"], key="mode",
-                                    format_func={"greedy": "most likely", "sample": "sample"}.get) or "greedy"
+    new = row[0].number_input(_("New tokens (≤ {most})").format(most=max_new_tokens()), 1, max_new_tokens(), key="new")
+    mode = row[1].segmented_control(_("Pick the next token"), ["greedy", "sample"], key="mode",
+                                    format_func={"greedy": _("most likely"), "sample": _("sample")}.get) or "greedy"
     sample = mode == "sample"
-    temp = row[2].number_input("Temperature", 0.05, 5.0, step=0.1, key="temp", disabled=not sample,
+    temp = row[2].number_input(_("Temperature"), 0.05, 5.0, step=0.1, key="temp", disabled=not sample,
                                help=tip("temperature"))
-    top_k = row[3].number_input("Top-k (0: off)", 0, 1000, step=1, key="topk", disabled=not sample, help=tip("top-k"))
-    top_p = row[4].number_input("Top-p (1: off)", 0.01, 1.0, step=0.05, key="topp", disabled=not sample,
+    top_k = row[3].number_input(_("Top-k (0: off)"), 0, 1000, step=1, key="topk", disabled=not sample,
+                                help=tip("top-k"))
+    top_p = row[4].number_input(_("Top-p (1: off)"), 0.01, 1.0, step=0.05, key="topp", disabled=not sample,
                                 help=tip("top-p"))
-    seed = row[5].number_input("Seed", 0, 2**31 - 1, step=1, key="seed", disabled=not sample)
+    seed = row[5].number_input(_("Seed"), 0, 2**31 - 1, step=1, key="seed", disabled=not sample)
     chosen = Settings(int(new), not sample, float(temp), int(top_k), float(top_p), int(seed))
     params.put_all({"mode": mode, "new": str(chosen.new_tokens)})
     for name in ("temperature", "top_k", "top_p", "seed"):
@@ -128,12 +131,14 @@ def generation_or_stop(model: str, prompt: str, settings: Settings) -> tuple[tup
     """The generation for these plain values: from the cache, or run now with its tokens shown as they come.
     An empty prompt, an encoder or a failure is one clear message and the page stops."""
     if not prompt.strip():
-        st.info("Type a prompt for the model to continue.", icon=":material/edit:")
+        st.info(_("Type a prompt for the model to continue."), icon=":material/edit:")
         st.stop()
     loaded = cached.get_model(model)
     if loaded.kind != "decoder":
-        st.info(f"{model} is an {loaded.kind}: it reads a whole text at once and has no next-token head. "
-                "Generation needs a causal decoder such as the embedded SmolLM2.", icon=":material/block:")
+        st.info(_("{model} is an {kind}: it reads a whole text at once and has no next-token head. Generation needs "
+                  "a causal decoder such as the embedded SmolLM2.").format(model=model,
+                                                                           kind=_(KINDS.get(loaded.kind, loaded.kind))),
+                icon=":material/block:")
         st.stop()
     key = ("generate", model, prompt, settings)
     session = internals.session_id() or "server"
@@ -152,8 +157,8 @@ def generation_or_stop(model: str, prompt: str, settings: Settings) -> tuple[tup
         with live.container(border=True):
             written = job.message if job.fraction else ""   # the job's message is the text written so far
             st.markdown(f"{literal(prompt)}:orange[{literal(written)}]▌")
-            st.progress(job.fraction, text=f"Writing… {round(job.fraction * settings.new_tokens)} of at most "
-                                           f"{settings.new_tokens} tokens")
+            st.progress(job.fraction, text=_("Writing… {n} of at most {most} tokens").format(
+                n=round(job.fraction * settings.new_tokens), most=settings.new_tokens))
     live.empty()
     try:   # a finished job outlives its cache entry (Jobs keeps the last two): store it again
         gen = job.wait()
@@ -166,7 +171,7 @@ def generation_or_stop(model: str, prompt: str, settings: Settings) -> tuple[tup
 
 
 def readout(model: str, key: tuple, gen: Generation, step: int):
-    """``(logit lens, direct effect or an error message)`` of ``step``: computed once, through the fair queue."""
+    """``(logit lens, direct effect or the error why not)`` of ``step``: computed once, through the fair queue."""
     rkey = ("readout", key, step)
     hit = cached.result_cache().peek(rkey)
     if hit is not None:
@@ -176,7 +181,7 @@ def readout(model: str, key: tuple, gen: Generation, step: int):
     def compute():
         try:
             effect = direct_effect(loaded, gen, step)
-        except ValueError as err:
-            effect = str(err)
+        except ValueError as err:   # kept as the error: its message is read in each session's language
+            effect = err
         return logit_lens(loaded, gen, step), effect
     return cached.forward(rkey, lambda: cached.result_cache().get_or_compute(rkey, compute))

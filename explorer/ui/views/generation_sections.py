@@ -11,6 +11,7 @@ from explorer.generation.sampling import considered, draw, process
 from explorer.generation.steps import Generation, text_for
 from explorer.labs.quiz import Question
 from explorer.maths import causal_mask, pool
+from explorer.model import families
 from explorer.plots import attention as attention_plots
 from explorer.plots import generation as plots
 from explorer.plots.base import label
@@ -19,6 +20,10 @@ from explorer.ui.pickers import index_picker
 from explorer.ui.text import literal
 from explorer.ui.views import breakdown_link as breakdown
 from explorer.ui.widgets import from_url, link_note, open_head, page_link, show_figure
+from explorer.words.i18n import N_, _, ngettext, pgettext
+
+STOPPED = {"eos": N_("it wrote its end-of-sequence token"), "length": N_("it reached the number of new tokens asked"),
+           "context": N_("the model's context was full")}   # why a generation stopped
 
 
 def token_text(gen: Generation, token_id: int) -> str:
@@ -40,18 +45,19 @@ def _pick_step() -> None:
 def step_picker(gen: Generation, hide: bool = False) -> int:
     """The written text as clickable tokens and a step slider (deep-linked ``step``); returns the step. ``hide``:
     the step's own token and everything after it are not shown (a "?" stands for them), for predicting."""
-    reason = {"eos": "it wrote its end-of-sequence token", "length": "it reached the number of new tokens asked",
-              "context": "the model's context was full"}[gen.stopped]
-    st.caption(f"{gen.steps} new token{'s' if gen.steps != 1 else ''} ({gen.settings.describe()}); it stopped "
-               f"because {reason}." + (" The prompt was cut to its first tokens." if gen.truncated else ""))
-    step = index_picker("Step", "step", gen.steps)
+    said = ngettext("{n} new token ({settings}); it stopped because {reason}.",
+                    "{n} new tokens ({settings}); it stopped because {reason}.", gen.steps).format(
+        n=gen.steps, settings=gen.settings.describe(), reason=_(STOPPED[gen.stopped]))
+    st.caption(said + (" " + _("The prompt was cut to its first tokens.") if gen.truncated else ""))
+    step = index_picker(_("Step"), "step", gen.steps)
     st.session_state["_step_pick"] = step
-    st.markdown(f"{literal(gen_decode_many(gen, gen.ids[:gen.n_prompt]))} → *click a written token:*")
+    st.markdown(_("{prompt} → *click a written token:*").format(
+        prompt=literal(gen_decode_many(gen, gen.ids[:gen.n_prompt]))))
     names = pill_names(gen.tokens[gen.n_prompt:])
     shown = gen.steps
     if hide:
         names[step], shown = "?", step + 1
-    st.pills("Written tokens", list(range(shown)), key="_step_pick", on_change=_pick_step,
+    st.pills(_("Written tokens"), list(range(shown)), key="_step_pick", on_change=_pick_step,
              format_func=names.__getitem__, label_visibility="collapsed")
     return step
 
@@ -78,19 +84,21 @@ def attention_section(gen: Generation, step: int, layer: int, head: int) -> None
     reader = gen.tokens[q]
     left, right = st.columns([3, 2])
     with left:
-        show_figure(lambda: plots.context_bars(row, tokens, gen.n_prompt, f"Step {step}: where “{reader}” looks, "
-                                               f"L{layer} H{head}"), "write_bars", f"write-row-s{step}-L{layer}H{head}",
-                    view=view_of(gen, step, layer, head))
-        st.caption("Blue: the prompt; orange: tokens the model wrote itself.")
+        title = _("Step {step}: where “{token}” looks, L{layer} H{head}").format(step=step, token=reader, layer=layer,
+                                                                                head=head)
+        show_figure(lambda: plots.context_bars(row, tokens, gen.n_prompt, title), "write_bars",
+                    f"write-row-s{step}-L{layer}H{head}", view=view_of(gen, step, layer, head))
+        st.caption(_("Blue: the prompt; orange: tokens the model wrote itself."))
     with right:
         show_figure(lambda: attention_plots.heatmap(gen.weights[layer, head, :q + 1, :q + 1], tokens, tokens,
-                                                    masked=~causal_mask(q + 1), title="The causal heatmap so far "
-                                                    "(last row: this step)", height=340,
+                                                    masked=~causal_mask(q + 1),
+                                                    title=_("The causal heatmap so far (last row: this step)"),
+                                                    height=340,
                                                     cell=(q, int(np.argmax(row)))),
                     "write_heatmap", f"write-heatmap-s{step}-L{layer}H{head}", view=view_of(gen, step, layer, head))
     heatmap_link(gen, q, layer, head)   # under both columns: a link's label does not wrap
-    st.markdown(f"**Every layer × head at step {step}**: each tile is one head's row over the context, left to "
-                "right; click a tile to show that head above.")
+    st.markdown(_("**Every layer × head at step {step}**: each tile is one head's row over the context, left to "
+                  "right; click a tile to show that head above.").format(step=step))
     show_figure(lambda: overview(gen, q, tokens, layer), "write_overview", f"write-overview-s{step}",
                 on_select=open_head("write_overview"), frame=head, view=view_of(gen, step, layer))
 
@@ -99,8 +107,10 @@ def overview(gen: Generation, q: int, tokens: list[str], layer: int):
     """Every layer × head at the step whose query is ``q``: one tile a head, its row over the context."""
     rows = gen.weights[:, :, q, :q + 1][:, :, None, :]                       # (layer, head, 1, key)
     strongest = rows[:, :, 0].argmax(-1)
-    hover = [[f"layer {a} · head {b}: most on {label(tokens[strongest[a, b]])} · {strongest[a, b]} "
-              f"({rows[a, b, 0, strongest[a, b]]:.2f})" for b in range(gen.n_heads)] for a in range(gen.n_layers)]
+    line = _("layer {layer} · head {head}: most on {token} · {position} ({weight})")
+    hover = [[line.format(layer=a, head=b, token=label(tokens[strongest[a, b]]), position=strongest[a, b],
+                          weight=f"{rows[a, b, 0, strongest[a, b]]:.2f}") for b in range(gen.n_heads)]
+             for a in range(gen.n_layers)]
     return attention_plots.overview(pool(rows, 24), hover=hover, frame_row=layer)
 
 
@@ -115,8 +125,9 @@ def heatmap_link(gen: Generation, q: int, layer: int, head: int) -> None:
     text so far, when that text is read back as exactly these tokens (else a caption says why there is none)."""
     text = text_for(cached.get_model(gen.model).tokenizer, gen.ids[:q + 1])
     if text is None:
-        st.caption(":material/info: The tokenizer would split the text so far into other tokens than the ones the "
-                   "model wrote, so the heatmap page cannot show this step's row: no link to take a score apart.")
+        st.caption(":material/info: " + _("The tokenizer would split the text so far into other tokens than the ones "
+                                          "the model wrote, so the heatmap page cannot show this step's row: no link "
+                                          "to take a score apart."))
         return
     breakdown.cell_link(gen.model, text, (layer, head), gen.weights[layer, head, :q + 1, :q + 1], gen.tokens, q)
 
@@ -127,71 +138,78 @@ def considered_section(gen: Generation, step: int) -> None:
     try:
         shown = float(from_url("vtemp", default))
     except (TypeError, ValueError):
-        link_note(f"Temperature {str(from_url('vtemp', default))[:20]!r} in the link is not a number.")
+        link_note(_("Temperature {value} in the link is not a number.").format(
+            value=repr(str(from_url('vtemp', default))[:20])))
         shown = default
     st.session_state["vtemp"] = min(max(shown, 0.05), 5.0)
     left, right = st.columns([3, 2])
     with right:
-        t = st.slider("Temperature for this view", 0.05, 5.0, step=0.05, key="vtemp",
-                      help="Reshapes the stored logits of this step; the model does not run again.")
+        t = st.slider(_("Temperature for this view"), 0.05, 5.0, step=0.05, key="vtemp",
+                      help=_("Reshapes the stored logits of this step; the model does not run again."))
         params.put("vtemp", str(t))
         top_k, top_p = (0, 1.0) if s.greedy else (s.top_k, s.top_p)
         seen = considered(gen.logits[step], t, top_k, top_p)
         picked = gen.picked(step)
-        st.markdown(f"Picked: **{literal(token_text(gen, picked))}** "
-                    f"({'the most likely token' if s.greedy else 'a draw'}; {seen.kept:,} tokens left after "
-                    f"top-k / top-p at T = {t:g}).")
+        how = _("the most likely token") if s.greedy else _("a draw")
+        st.markdown(_("Picked: **{token}** ({how}; {n} tokens left after top-k / top-p at T = {t}).").format(
+            token=literal(token_text(gen, picked)), how=how, n=f"{seen.kept:,}", t=f"{t:g}"))
         if not s.greedy:
             u = float(gen.draws[step])
             again = draw(process(gen.logits[step], t, top_k, top_p), u)
-            st.markdown(f"The draw u = **{u:.4f}**: walking down the candidates, most likely first, the running "
-                        f"total of probabilities passes u at the picked token. At T = {t:g} the same u picks "
-                        f"**{literal(token_text(gen, again))}**.")
-        page_link("pages/lab_softmax.py", "Temperature inside attention: softmax lab",
+            st.markdown(_("The draw u = **{u}**: walking down the candidates, most likely first, the running total "
+                          "of probabilities passes u at the picked token. At T = {t} the same u picks "
+                          "**{token}**.").format(u=f"{u:.4f}", t=f"{t:g}", token=literal(token_text(gen, again))))
+        page_link("pages/lab_softmax.py", _("Temperature inside attention: softmax lab"),
                   icon=":material/thermostat:")
     with left:
         names = [gen_decode(gen, i).replace(" ", "␣") for i in seen.ids]
         at = int(np.flatnonzero(seen.ids == picked)[0]) if picked in seen.ids else None
-        show_figure(lambda: plots.considered_bars(names, seen.before, seen.after, at,
-                                                  f"What it considered at step {step} (top 10)"),
+        title = _("What it considered at step {step} (top 10)").format(step=step)
+        show_figure(lambda: plots.considered_bars(names, seen.before, seen.after, at, title),
                     "write_considered", f"write-considered-s{step}", view=view_of(gen, step, t))
 
 
 def lens_section(gen: Generation, step: int, lens) -> None:
     picked = token_text(gen, gen.picked(step))
+    p_picked = _("p of {token}").format(token=picked)
     frame = pd.DataFrame({
-        "layer": np.arange(gen.n_layers),
-        "top token": [token_text(gen, i) for i in lens.ids[:, 0]],
+        pgettext("table column", "layer"): np.arange(gen.n_layers),
+        _("top token"): [token_text(gen, i) for i in lens.ids[:, 0]],
         "p": lens.probs[:, 0],
-        "next": [", ".join(token_text(gen, i) for i in row[1:]) for row in lens.ids],
-        f"rank of {picked}": lens.picked_rank + 1,
-        f"p of {picked}": lens.picked_prob})
+        _("next"): [", ".join(token_text(gen, i) for i in row[1:]) for row in lens.ids],
+        _("rank of {token}").format(token=picked): lens.picked_rank + 1,
+        p_picked: lens.picked_prob})
     st.dataframe(frame, hide_index=True, height=min(600, 38 + 35 * len(frame)), column_config={
         "p": st.column_config.NumberColumn(format="%.3f"),
-        f"p of {picked}": st.column_config.NumberColumn(format="%.1e")})
+        p_picked: st.column_config.NumberColumn(format="%.1e")})
 
 
 def effect_section(gen: Generation, step: int, effect) -> None:
-    if isinstance(effect, str):
+    if isinstance(effect, Exception):   # its message made now, in this session's language
         st.info(literal(effect))
         return
     left, right = st.columns(2)
     with left:
-        show_figure(lambda: plots.effect_map(effect.heads, f"Each head's direct effect on the logit of "
-                                             f"{token_text(gen, effect.token)}"), "write_effect",
-                    f"write-effect-s{step}", view=view_of(gen, step))
-    with right:
-        names = ["embeddings", "all heads", *(f"MLP {i}" for i in range(len(effect.mlps))), "biases"]
-        values = np.array([effect.embeddings, effect.heads.sum(), *effect.mlps, effect.biases])
-        show_figure(lambda: plots.parts_bars(names, values, "The other parts"), "write_parts", f"write-parts-s{step}",
+        title = _("Each head's direct effect on the logit of {token}").format(token=token_text(gen, effect.token))
+        show_figure(lambda: plots.effect_map(effect.heads, title), "write_effect", f"write-effect-s{step}",
                     view=view_of(gen, step))
+    with right:
+        names = [_("embeddings"), _("all heads"), *(_("MLP {layer}").format(layer=i) for i in range(len(effect.mlps))),
+                 _("biases")]
+        values = np.array([effect.embeddings, effect.heads.sum(), *effect.mlps, effect.biases])
+        show_figure(lambda: plots.parts_bars(names, values, _("The other parts")), "write_parts",
+                    f"write-parts-s{step}", view=view_of(gen, step))
     icon = ":material/check_circle:" if effect.gap <= 1e-3 * max(1.0, abs(effect.logit)) else ":material/warning:"
-    st.markdown(f"{icon} **Sum check**: embeddings {effect.embeddings:+.3f} + heads {effect.heads.sum():+.3f} + "
-                f"MLPs {effect.mlps.sum():+.3f} + biases {effect.biases:+.3f} = **{effect.total:.4f}**; the model's "
-                f"logit is **{effect.logit:.4f}** (difference {effect.gap:.1e}). The final norm's scale at this "
-                f"position, 1/rms = {effect.scale:.4f}, is held fixed: that is what makes the parts add up.")
-    if getattr(effect, "note", ""):
-        st.caption(effect.note)
+    st.markdown(icon + " " + _(
+        "**Sum check**: embeddings {embeddings} + heads {heads} + MLPs {mlps} + biases {biases} = **{total}**; the "
+        "model's logit is **{logit}** (difference {gap}). The final norm's scale at this position, 1/rms = {scale}, "
+        "is held fixed: that is what makes the parts add up.").format(
+        embeddings=f"{effect.embeddings:+.3f}", heads=f"{effect.heads.sum():+.3f}", mlps=f"{effect.mlps.sum():+.3f}",
+        biases=f"{effect.biases:+.3f}", total=f"{effect.total:.4f}", logit=f"{effect.logit:.4f}",
+        gap=f"{effect.gap:.1e}", scale=f"{effect.scale:.4f}"))
+    note = families.mlp_note(cached.get_model(gen.model).model) if getattr(effect, "note", "") else None
+    if note:   # made here, not kept with the cached effect: in this session's language
+        st.caption(note)
 
 
 def cache_section(gen: Generation, step: int) -> None:
@@ -201,16 +219,18 @@ def cache_section(gen: Generation, step: int) -> None:
         show_figure(lambda: plots.cache_growth(tokens, sizes, step), "write_cache", "write-cache",
                     view=view_of(gen, step))
     with right:
-        st.metric(f"Cache at step {step}", f"{sizes[step] / 1024:,.0f} kB",
-                  help=f"{gen.n_layers} layers × {gen.n_kv_heads} key/value heads × {tokens[step]} tokens × "
-                       f"{gen.d_head} numbers × 2 (keys and values) × {gen.dtype_bytes} bytes")
+        st.metric(_("Cache at step {step}").format(step=step), f"{sizes[step] / 1024:,.0f} kB",
+                  help=_("{layers} layers × {heads} key/value heads × {tokens} tokens × {d} numbers × 2 (keys and "
+                         "values) × {bytes} bytes").format(layers=gen.n_layers, heads=gen.n_kv_heads,
+                                                           tokens=tokens[step], d=gen.d_head, bytes=gen.dtype_bytes))
         cached_ms = float(np.median(gen.step_ms[1:])) if gen.steps > 1 else float("nan")
-        st.metric("A cached step (median, this run)", f"{cached_ms:.0f} ms" if gen.steps > 1 else "—")
-        st.metric(f"One full pass over all {gen.weights.shape[-1]} tokens", f"{gen.full_ms:.0f} ms")
+        st.metric(_("A cached step (median, this run)"), f"{cached_ms:.0f} ms" if gen.steps > 1 else "—")
+        st.metric(_("One full pass over all {n} tokens").format(n=gen.weights.shape[-1]), f"{gen.full_ms:.0f} ms")
         ok = gen.fidelity <= 1e-5
-        st.markdown(f"{':material/check_circle:' if ok else ':material/warning:'} **Fidelity**: every cached step's "
-                    f"attention row equals the same row of one full forward pass over the final sequence: largest "
-                    f"difference **{gen.fidelity:.1e}**.")
+        icon = ":material/check_circle:" if ok else ":material/warning:"
+        st.markdown(icon + " " + _("**Fidelity**: every cached step's attention row equals the same row of one full "
+                                   "forward pass over the final sequence: largest difference **{gap}**.").format(
+            gap=f"{gen.fidelity:.1e}"))
 
 
 def predict_question(gen: Generation, step: int) -> Question:
@@ -226,7 +246,7 @@ def predict_question(gen: Generation, step: int) -> Question:
     context = literal(gen_decode_many(gen, gen.ids[:gen.n_prompt + step])[-120:])
     probs = process(gen.logits[step])
     reveal = " · ".join(f"{labels[i]} {probs[i]:.1%}" for i in ids)
-    return Question(prompt=f"The model has read “…{context}”. Which token does it write next? Pick one of the "
-                           "likely ones, or type your own word.",
+    return Question(prompt=_("The model has read “…{text}”. Which token does it write next? Pick one of the likely "
+                             "ones, or type your own word.").format(text=context),
                     options=tuple(labels[i] for i in ids), correct=labels[picked],
-                    reveal=f"The model's probabilities: {literal(reveal)}.", typed=True)
+                    reveal=_("The model's probabilities: {list}.").format(list=literal(reveal)), typed=True)

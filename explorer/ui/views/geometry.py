@@ -16,7 +16,7 @@ import streamlit as st
 
 from explorer.geometry import lab, maps, overlay
 from explorer.geometry.corpus_pass import CorpusPass, run_pass
-from explorer.geometry.project import METHODS
+from explorer.geometry.project import METHODS, NAMES
 from explorer.model.registry import ModelUnavailable, resolve_spec
 from explorer.plots import geometry as plots
 from explorer.serving.worker import Jobs
@@ -25,6 +25,7 @@ from explorer.ui import widgets as ui
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.text import literal
 from explorer.ui.views import breakdown_link as breakdown
+from explorer.words.i18n import N_, Later, _
 
 PASSES = Jobs(int(os.environ.get("EXPLORER_GEOMETRY_MODELS", "2")))
 MAPS = Jobs(512)
@@ -46,8 +47,12 @@ def corpus_pass(model: str) -> CorpusPass:
 
 def head_map(run: CorpusPass, layer: int, head: int, method: str) -> maps.HeadMap:
     """``geometry.maps.head_map``, one head's map, computed once per server in ``MAPS`` (progress in the page)."""
-    job = MAPS.run((run.facts.name, layer, head, method), lambda progress: maps.head_map(run, layer, head, method),
-                   f"the {METHODS[method].split(' (')[0]} map of layer {layer} · head {head}")
+    def work(progress):
+        progress(0.0, Later(N_("Drawing the {method} map of layer {layer} · head {head}…"), method=NAMES[method],
+                            layer=layer, head=head))   # a shared job's words: each waiting session's language
+        return maps.head_map(run, layer, head, method)
+    job = MAPS.run((run.facts.name, layer, head, method), work,
+                   f"the {NAMES[method]} map of layer {layer} · head {head}")   # the job's name: the server's log
     return cached.wait_or_stop(job, errors=UNAVAILABLE)
 
 
@@ -71,20 +76,21 @@ def _text_layer(run: CorpusPass, hm: maps.HeadMap, text: str):
         return None, ""
     xy = overlay.place(typed.run, hm)
     if xy is None:
-        return None, ("Your text is not drawn on a t-SNE map: t-SNE places only the points it was fitted on and has "
-                      "no rule for a new one. Switch the map to PCA to see your text among the corpus.")
+        return None, _("Your text is not drawn on a t-SNE map: t-SNE places only the points it was fitted on and "
+                       "has no rule for a new one. Switch the map to PCA to see your text among the corpus.")
     t = typed.run.n_points
     xy = overlay.drawn(xy)
     shown = len(xy) // 2
-    cut = (f" Your text needs {typed.n_text_tokens:,} tokens; this model reads at most {t:,}, so it read the first "
-           f"{t:,}." if typed.truncated else "")
+    said = [_("Black outlines: the {n} tokens of your text (the box above), each a query (open circle) and a key "
+              "(cross), moved by this head's alignment and placed by the same PCA as the corpus, so the corpus map "
+              "does not move.").format(n=shown)]
+    if typed.truncated:
+        said.append(_("Your text needs {n} tokens; this model reads at most {most}, so it read the first "
+                      "{most}.").format(n=f"{typed.n_text_tokens:,}", most=f"{t:,}"))
     if shown < t:
-        cut += (f" The map draws the first {shown} of its {t:,} tokens (each token adds to what the browser must "
-                "load); on the heatmap page the whole text shows.")
-    return (xy, _hover(typed.run, range(shown))), (
-        f"Black outlines: the {shown} tokens of your text (the box above), each a query (open circle) and a key "
-        "(cross), moved by this head's alignment and placed by the same PCA as the corpus, so the corpus map does "
-        "not move." + cut)
+        said.append(_("The map draws the first {shown} of its {n} tokens (each token adds to what the browser must "
+                      "load); on the heatmap page the whole text shows.").format(shown=shown, n=f"{t:,}"))
+    return (xy, _hover(typed.run, range(shown))), " ".join(said)
 
 
 def _hover(run: CorpusPass, idx) -> list[str]:
@@ -124,30 +130,40 @@ def head_section(model: str, run: CorpusPass, layer: int, head: int, method: str
     fig = plots.joint_map(hm.xy, run.position[hm.tokens], run.token_ids[hm.tokens], _hover(run, hm.tokens),
                           colour=colour, chosen=drawn.get(point), points=hm.tokens,
                           top=[(drawn[k], w, run.tokens[k]) for k, w in top if k in drawn],
-                          title=f"layer {layer} · head {head} (key head {run.kv_head(head)}) · {METHODS[method]}",
+                          title=_("layer {layer} · head {head} (key head {kv_head}) · {method}").format(
+                              layer=layer, head=head, kv_head=run.kv_head(head), method=_(METHODS[method])),
                           text=typed)
     ui.show_figure(fig, "geo_map", f"{run.facts.name}-geometry-L{layer}H{head}-{method}",
                    on_select=lambda: _pick("geo_query", "geo_map", run.facts.name))
     if typed_caption:
         st.caption(typed_caption)
     a = hm.alignment
-    st.caption(f"{len(hm.tokens):,} tokens of {len(run.sentences)} sentences"
-               f"{' (an even sample of the corpus: t-SNE slows with the points)' if method == 'tsne' else ''}, "
-               "each a query (circle) and a key (cross). "
-               f"Keys moved by one vector of length {np.linalg.norm(a.shift):.2f} so both clouds share a centre, "
-               f"then queries × {a.scale:.3f} and keys ÷ {a.scale:.3f} so both have mean length "
-               f"{a.query_norm[1]:.2f} (before: queries {a.query_norm[0]:.2f}, keys {a.key_norm[0]:.2f}). Largest "
-               f"change of any attention weight over the corpus: {hm.max_change:.1e} — attention is unchanged.")
-    st.caption(f"The queries and keys the model multiplies"
-               f"{' (after RoPE)' if run.facts.position == 'rope' else ''}: recomputed from them, every head's "
-               f"weights match the model's to {run.fidelity:.1e}. Stored as float16: {run.nbytes / 2**20:.0f} MB.")
+    if method == "tsne":
+        drawn_text = _("{n} tokens of {sentences} sentences (an even sample of the corpus: t-SNE slows with the "
+                       "points), each a query (circle) and a key (cross).")
+    else:
+        drawn_text = _("{n} tokens of {sentences} sentences, each a query (circle) and a key (cross).")
+    aligned = _("Keys moved by one vector of length {shift} so both clouds share a centre, then queries × {scale} and "
+                "keys ÷ {scale} so both have mean length {length} (before: queries {queries}, keys {keys}). Largest "
+                "change of any attention weight over the corpus: {change} — attention is unchanged.")
+    st.caption(drawn_text.format(n=f"{len(hm.tokens):,}", sentences=len(run.sentences)) + " " + aligned.format(
+        shift=f"{np.linalg.norm(a.shift):.2f}", scale=f"{a.scale:.3f}", length=f"{a.query_norm[1]:.2f}",
+        queries=f"{a.query_norm[0]:.2f}", keys=f"{a.key_norm[0]:.2f}", change=f"{hm.max_change:.1e}"))
+    if run.facts.position == "rope":
+        stored = _("The queries and keys the model multiplies (after RoPE): recomputed from them, every head's weights "
+                   "match the model's to {gap}. Stored as float16: {size} MB.")
+    else:
+        stored = _("The queries and keys the model multiplies: recomputed from them, every head's weights match the "
+                   "model's to {gap}. Stored as float16: {size} MB.")
+    st.caption(stored.format(gap=f"{run.fidelity:.1e}", size=f"{run.nbytes / 2**20:.0f}"))
     if point is None:
-        st.info("Click a query (circle) to draw lines to the keys it attends to most.", icon=":material/touch_app:")
+        st.info(_("Click a query (circle) to draw lines to the keys it attends to most."), icon=":material/touch_app:")
         return
     s, pos = int(run.sentence[point]), int(run.position[point])
     keys = ", ".join(f"{run.tokens[k]!r} ({w:.2f})" for k, w in top)
-    st.markdown(f"**Query {literal(run.tokens[point])!s} at position {pos}** of: {literal(run.sentences[s])}  \n"
-                f"Top keys: {literal(keys)}")
+    st.markdown(_("**Query {token} at position {position}** of: {sentence}").format(
+        token=literal(run.tokens[point]), position=pos, sentence=literal(run.sentences[s])) + "  \n"
+        + _("Top keys: {keys}").format(keys=literal(keys)))
     a = int(run.starts[s])   # the sentence's points a … in position order: the heatmap page's token positions
     breakdown.cell_link(model, run.sentences[s], (layer, head), None, run.tokens[a:int(run.starts[s + 1])], pos,
                         top[0][0] - a)   # this sentence on the heatmap page, the top key's score taken apart
@@ -164,12 +180,13 @@ def compare_section(run: CorpusPass, method: str, colour: str) -> None:
     """Two to four heads' maps side by side; clicking a point opens that head above, with that query."""
     facts = run.facts
     default, answer = lab.candidate_heads(run)
-    chosen = pickers.heads_picker("Heads side by side (2–4)", "geo_heads", facts.n_layers, facts.n_heads,
+    chosen = pickers.heads_picker(_("Heads side by side (2–4)"), "geo_heads", facts.n_layers, facts.n_heads,
                                   [answer, *[h for h in default if h != answer][:1]])
     for i, (column, (l, h)) in enumerate(zip(st.columns(max(2, len(chosen))), chosen)):
         with column:
             hm = head_map(run, l, h, method)
-            ui.show_figure(_small(run, hm, SIDE_POINTS, colour, f"layer {l} · head {h}"), f"geo_side_{i}",
+            title = _("layer {layer} · head {head}").format(layer=l, head=h)
+            ui.show_figure(_small(run, hm, SIDE_POINTS, colour, title), f"geo_side_{i}",
                            f"{facts.name}-geometry-L{l}H{h}", on_select=_open(f"geo_side_{i}", l, h, facts.name))
 
 
@@ -194,8 +211,8 @@ def grid_section(run: CorpusPass, layer: int, head: int) -> None:
     tokens, rows = sample(small[0], GRID_POINTS)                  # PCA maps all draw every token, in order
     fig = plots.layer_grid([hm.xy[rows] for hm in small], run.position[tokens], layer=layer, selected=head)
     ui.show_figure(fig, "geo_grid", f"{run.facts.name}-geometry-layer{layer}", on_select=lambda: _grid_pick(layer))
-    st.caption(f"PCA maps of {len(tokens)} evenly spread tokens each, coloured by position. Click a map to show that "
-               "head above.")
+    st.caption(_("PCA maps of {n} evenly spread tokens each, coloured by position. Click a map to show that head "
+                 "above.").format(n=len(tokens)))
 
 
 def quiz_section(run: CorpusPass) -> None:
@@ -204,6 +221,6 @@ def quiz_section(run: CorpusPass) -> None:
     for i, (column, (l, h)) in enumerate(zip(st.columns(len(shown)), shown)):
         with column:
             hm = head_map(run, l, h, "pca")
-            ui.show_figure(_small(run, hm, SIDE_POINTS // 2, "position", f"Map {lab.LETTERS[i]}", hover=False),
+            ui.show_figure(_small(run, hm, SIDE_POINTS // 2, "position", lab.map_name(i), hover=False),
                            f"geo_quiz_{i}", f"{run.facts.name}-geometry-map-{lab.LETTERS[i]}")
     predict_then_reveal(question, "geo_prev")
