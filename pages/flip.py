@@ -9,11 +9,12 @@ from explorer.ui import widgets as ui
 from explorer.ui.live.teacher_controls import teacher_driven
 from explorer.ui.views import heads_do as fx
 from explorer.ui.views.flip import show_head_in_both
+from explorer.words.i18n import _
 
 ui.use_app_navigation()
-st.title("Antecedent flip")
-st.caption("Change one word and some heads change their mind: in A, *it* should point at the animal; in B, at "
-           "the street. Each head's flip = (lean to the first candidate in A) − (lean in B).")
+st.title(_("Antecedent flip"))
+st.caption(_("Change one word and some heads change their mind: in A, *it* should point at the animal; in B, at "
+             "the street. Each head's flip = (lean to the first candidate in A) − (lean in B)."))
 
 PAIRS = {name: dict(text=a, text_b=b, query=q, cands=list(c)) for name, (a, b, q, c) in FLIP_PAIRS.items()}
 NEW_HEAD = ("layer", "head")   # a new pair opens on its own strongest head
@@ -24,15 +25,16 @@ with controls:
     model = pickers.model_picker()
     text_a, text_b = ui.sentence_pair((ANIMAL_TIRED, ANIMAL_WIDE))
     for column, name in zip(st.columns(len(FLIP_PAIRS)), FLIP_PAIRS):
-        column.button(f"Use the pair: {name}", on_click=ui.set_values, args=(PAIRS[name], NEW_HEAD), key=f"pair_{name}")
+        column.button(_("Use the pair: {name}").format(name=name), on_click=ui.set_values, args=(PAIRS[name], NEW_HEAD),
+                      key=f"pair_{name}")
 a, b = ui.attention_or_stop(model, text_a), ui.attention_or_stop(model, text_b)
 facts, options = a.facts, heads.word_options(a.words)
 left, right = controls.columns([1, 2])
 with left:
-    query = pickers.word_picker("Query word", "query", options, "it",
+    query = pickers.word_picker(_("Query word"), "query", options, "it",
                                    [a.words[w] if w >= 0 else "" for w in a.word_ids])
 with right:
-    candidates = pickers.words_picker("Candidate antecedents (two)", "cands", options, ["animal", "street"])
+    candidates = pickers.words_picker(_("Candidate antecedents (two)"), "cands", options, ["animal", "street"])
 try:
     result = cached.flip(a, b, query, candidates)   # once per server for the class
 except ValueError as err:
@@ -43,9 +45,9 @@ except ValueError as err:
 best = heads.best_head(result.table)
 left, right = controls.columns(2)
 with left:
-    layer = pickers.index_picker("Layer", "layer", facts.n_layers, default=best[0])
+    layer = pickers.index_picker(_("Layer"), "layer", facts.n_layers, default=best[0])
 with right:
-    head = pickers.index_picker("Head", "head", facts.n_heads, default=best[1])
+    head = pickers.index_picker(_("Head"), "head", facts.n_heads, default=best[1])
 ui.show_link_notes()
 if result.query_sees_change:
     (st.success if result.table["flips"].any() else st.info)(ui.literal(result.message))
@@ -56,20 +58,23 @@ if result.query_sees_change:
         ui.show_figure(lambda: head_plots.flip_map(result.table, facts.n_layers, facts.n_heads, selected=(layer, head)),
                        "flip_map", "flip-map", on_select=ui.open_head("flip_map"),
                        view=(model, text_a, text_b, query, tuple(candidates), layer, head))
-        st.caption("Blue: leans to the first candidate in A more than in B. ● the head flips. Click a cell to open it.")
+        st.caption(_("Blue: leans to the first candidate in A more than in B. ● the head flips. Click a cell to open "
+                     "it."))
     with right:
         ranked, flipping = heads.ranked_flips(result.table)
-        st.markdown("**Heads that flip**, largest first" if flipping else "**No head flips**; the largest changes:")
-        st.dataframe(ranked, key="ranked", hide_index=True, on_select=ui.open_head("ranked", ranked),
+        st.markdown(_("**Heads that flip**, largest first") if flipping else
+                    _("**No head flips**; the largest changes:"))
+        st.dataframe(heads.readable(ranked), key="ranked", hide_index=True, on_select=ui.open_head("ranked", ranked),
                      selection_mode="single-row")
-        st.caption("Select a row to open that head below. Sort by clicking a column header.")
-        ui.download_csv(result.table, "flip-all-heads.csv", "flip_csv", "All heads as CSV")
+        st.caption(_("Select a row to open that head below. Sort by clicking a column header."))
+        ui.download_csv(result.table, "flip-all-heads.csv", "flip_csv", _("All heads as CSV"))
 else:
     st.warning(ui.literal(result.message))
     later = heads.words_after(a.words, a.word_ids, result.first_difference)
-    st.markdown("Query words after the change, which can see it: " + (", ".join(f"*{ui.literal(w)}*" for w in later) or
-                "none yet; add words after it, or use the pair below."))
-    st.button(f"Switch to the pair written for decoders: {DECODER_PAIR}", on_click=ui.set_values,
+    st.markdown(_("Query words after the change, which can see it: {words}").format(
+        words=", ".join(f"*{ui.literal(w)}*" for w in later)) if later else
+        _("Query words after the change, which can see it: none yet; add words after it, or use the pair below."))
+    st.button(_("Switch to the pair written for decoders: {pair}").format(pair=DECODER_PAIR), on_click=ui.set_values,
               args=(PAIRS[DECODER_PAIR], NEW_HEAD), type="primary")
 
 show_head_in_both(model, a, b, result, layer, head)

@@ -12,6 +12,7 @@ import pandas as pd
 
 from explorer import maths
 from explorer.attention.result import AttentionResult
+from explorer.words.i18n import _, ngettext
 
 # ---------------------------------------------------------------------------------------------- head statistics
 
@@ -157,7 +158,8 @@ def find_word(result: AttentionResult, word: str, last: bool = False) -> int:
     found = [i for i, w in enumerate(result.words) if target and _key_or_word(w) == target]
     if found:
         return found[-1] if last else found[0]
-    raise ValueError(f"{word!r} is not a word of {result.text!r}. Its words are: {', '.join(result.words)}.")
+    raise ValueError(_("{word} is not a word of {text}. Its words are: {words}.").format(
+        word=repr(word), text=repr(result.text), words=", ".join(result.words)))
 
 
 def word_positions(result: AttentionResult, word_index: int) -> list[int]:
@@ -185,14 +187,32 @@ class FlipResult:
     ``table`` columns: layer, head, ``A:<cand>``, ``B:<cand>`` per candidate, lean_a, lean_b (first candidate
     minus second), flip = lean_a − lean_b, flips (A leans to the first candidate and B to the second).
     ``query_sees_change`` is False when a causal model's query comes before the words that differ: its row is
-    then identical in both texts, which ``message`` explains.
+    then identical in both texts, which ``message`` explains. ``changed``: the first differing token in A and in B.
+    The result is shared by every session (``ui.cached.flip``): ``message`` is written when read, in the language of
+    the session reading it.
     """
     query: str
     candidates: list[str]
     table: pd.DataFrame
     query_sees_change: bool
-    message: str
     first_difference: int
+    changed: tuple[str, str] = ("", "")
+
+    @property
+    def message(self) -> str:
+        """What the table says in one sentence (or why the query's row cannot change)."""
+        c1, c2 = self.candidates[0], self.candidates[1]
+        if not self.query_sees_change:
+            return _("{query} comes before the first word that differs ({a} vs {b}). This model is causal: a token "
+                     "only sees the tokens before it, so {query}'s attention is the same in both texts. Pick a query "
+                     "after the change to see a difference.").format(query=repr(self.query),
+                                                                      a=repr(self.changed[0]), b=repr(self.changed[1]))
+        n = int(self.table["flips"].sum())
+        if not n:
+            return _("No head leans to {c1} in A and to {c2} in B.").format(c1=repr(c1), c2=repr(c2))
+        return ngettext("{n} of {total} heads lean to {c1} in A and to {c2} in B.",   # English: "1 of 4 heads lean"
+                        "{n} of {total} heads lean to {c1} in A and to {c2} in B.", n).format(
+            n=n, total=len(self.table), c1=repr(c1), c2=repr(c2))
 
 
 def flip(a: AttentionResult, b: AttentionResult, query: str, candidates: list[str]) -> FlipResult:
@@ -202,7 +222,7 @@ def flip(a: AttentionResult, b: AttentionResult, query: str, candidates: list[st
     first occurrence. Sub-tokens are merged into words: query rows averaged, candidate columns summed.
     """
     if len(candidates) < 2:
-        raise ValueError("Pick at least two candidate words to compare.")
+        raise ValueError(_("Pick at least two candidate words to compare."))
     diff = next((i for i, (x, y) in enumerate(zip(a.token_ids, b.token_ids)) if x != y),
                 min(len(a.token_ids), len(b.token_ids)))
     rows = {}
@@ -223,12 +243,5 @@ def flip(a: AttentionResult, b: AttentionResult, query: str, candidates: list[st
     table["lean_b"] = table[f"B:{c1}"] - table[f"B:{c2}"]
     table["flip"] = table["lean_a"] - table["lean_b"]
     table["flips"] = (table["lean_a"] > 0) & (table["lean_b"] < 0)
-    if sees:
-        n = int(table["flips"].sum())
-        message = (f"{n} of {len(table)} heads lean to {c1!r} in A and to {c2!r} in B." if n else
-                   f"No head leans to {c1!r} in A and to {c2!r} in B.")
-    else:
-        message = (f"{query!r} comes before the first word that differs ({a.tokens[diff]!r} vs {b.tokens[diff]!r}). "
-                   f"This model is causal: a token only sees the tokens before it, so {query!r}'s attention is the "
-                   "same in both texts. Pick a query after the change to see a difference.")
-    return FlipResult(query, list(candidates), table, sees, message, diff)
+    changed = (a.tokens[diff], b.tokens[diff]) if not sees else ("", "")
+    return FlipResult(query, list(candidates), table, sees, diff, changed)

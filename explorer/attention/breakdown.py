@@ -20,6 +20,7 @@ from explorer.attention.result import AttentionResult
 from explorer.labs.quiz import Question
 from explorer.maths import softmax
 from explorer.model import families
+from explorer.words.i18n import N_, _
 
 MOST_CARRIERS = 8   # at most this many dimensions are marked as carrying the score
 
@@ -146,14 +147,15 @@ def breakdown(result: AttentionResult, layer: int, head: int, query: int, key: i
     """
     if result.score_records is None:
         family = families.FAMILIES.get(result.facts.family)
-        raise ValueError(f"{result.facts.name} ({family.name if family else result.facts.family}) computes attention "
-                         "in its own code: its queries and keys could not be captured, so no score can be taken "
-                         "apart (only the weights it returns are shown).")
+        raise ValueError(_("{model} ({family}) computes attention in its own code: its queries and keys could not be "
+                           "captured, so no score can be taken apart (only the weights it returns are shown).").format(
+            model=result.facts.name, family=family.name if family else result.facts.family))
     n_layers, n_heads, n_q, n_k = result.weights.shape
-    for name, value, top in (("layer", layer, n_layers), ("head", head, n_heads), ("query", query, n_q),
-                             ("key", key, n_k)):
+    for name, value, top in ((N_("layer"), layer, n_layers), (N_("head"), head, n_heads), (N_("query"), query, n_q),
+                             (N_("key"), key, n_k)):
         if not 0 <= value < top:
-            raise ValueError(f"{name} {value} is out of range (0–{top - 1})")
+            raise ValueError(_("{name} {value} is out of range (0–{last})").format(name=_(name), value=value,
+                                                                                   last=top - 1))
     record = result.score_records[layer]
     q_all, k_all = record["q"][0], record["k"][0]               # (n_heads, Q, d_head), (n_kv_heads, K, d_head)
     n_kv = k_all.shape[0]
@@ -185,11 +187,12 @@ def breakdown(result: AttentionResult, layer: int, head: int, query: int, key: i
 def group_note(b: ScoreBreakdown) -> str:
     """One sentence on which key head this query head reads."""
     if not b.grouped:
-        return f"Each query head has its own key head: head {b.head} reads key head {b.head}."
+        return _("Each query head has its own key head: head {head} reads key head {head}.").format(head=b.head)
     share = b.n_heads // b.n_kv_heads
     first = b.kv_head * share
-    return (f"Grouped-query attention: {b.n_heads} query heads share {b.n_kv_heads} key heads, so query head "
-            f"{b.head} reads key head {b.kv_head} (shared by query heads {first}–{first + share - 1}).")
+    return _("Grouped-query attention: {n_heads} query heads share {n_kv} key heads, so query head {head} reads key "
+             "head {kv_head} (shared by query heads {first}–{last}).").format(
+        n_heads=b.n_heads, n_kv=b.n_kv_heads, head=b.head, kv_head=b.kv_head, first=first, last=first + share - 1)
 
 
 def dimension_question(b: ScoreBreakdown, n_options: int = 4) -> Question:
@@ -199,12 +202,15 @@ def dimension_question(b: ScoreBreakdown, n_options: int = 4) -> Question:
     correct = order[0]
     tempting = [int(np.argmax(np.abs(b.query_vector))), int(np.argmax(np.abs(b.key_vector))), *order[1:]]
     picks = list(dict.fromkeys([correct, *tempting]))[:n_options]
-    label = {i: f"dimension {i}" for i in picks}
+    label = {i: _("dimension {i}").format(i=i) for i in picks}
     share = b.products[correct] / b.dot if b.dot else float("nan")
-    reveal = (f"Dimension {correct}: query {b.query_vector[correct]:+.3f} × key {b.key_vector[correct]:+.3f} = "
-              f"**{b.products[correct]:+.3f}**, {share:.0%} of the whole dot product {b.dot:+.3f}. "
-              f"The query alone is largest in dimension {tempting[0]} and the key alone in dimension {tempting[1]}: "
-              "a dimension carries the score only where both are large (and of matching sign).")
-    return Question(prompt=f"“{b.query_token}” → “{b.key_token}”, layer {b.layer}, head {b.head}: which of the "
-                           f"{b.d_head} dimensions of q·k adds most to this score?",
+    reveal = _("Dimension {d}: query {q} × key {k} = **{product}**, {share} of the whole dot product {dot}. The query "
+               "alone is largest in dimension {query_top} and the key alone in dimension {key_top}: a dimension "
+               "carries the score only where both are large (and of matching sign).").format(
+        d=correct, q=f"{b.query_vector[correct]:+.3f}", k=f"{b.key_vector[correct]:+.3f}",
+        product=f"{b.products[correct]:+.3f}", share=f"{share:.0%}", dot=f"{b.dot:+.3f}", query_top=tempting[0],
+        key_top=tempting[1])
+    return Question(prompt=_("“{query}” → “{key}”, layer {layer}, head {head}: which of the {d_head} dimensions of q·k "
+                             "adds most to this score?").format(query=b.query_token, key=b.key_token, layer=b.layer,
+                                                                head=b.head, d_head=b.d_head),
                     options=tuple(label[i] for i in sorted(picks)), correct=label[correct], reveal=reveal)

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from explorer.attention.analysis import word_key
+from explorer.words.i18n import N_, _
 
 Head = tuple[int, int]
 
@@ -80,13 +81,24 @@ def ranked_flips(table: pd.DataFrame, top: int = 15) -> tuple[pd.DataFrame, bool
     return out.round(3), bool(len(flipping))
 
 
+RANKED_NAMES = {"layer": N_("layer"), "head": N_("head"), "flip": N_("flip"), "lean A": N_("lean A"),
+                "lean B": N_("lean B")}
+
+
+def readable(ranked: pd.DataFrame) -> pd.DataFrame:
+    """``ranked_flips``'s table with its column names in the session's language (``A → animal`` stays: a sentence's
+    letter and the model's word). The untranslated one keeps naming the heads for a selection."""
+    return ranked.rename(columns={c: _(name) for c, name in RANKED_NAMES.items()})
+
+
 def small_flip_note(table: pd.DataFrame, small: float = 0.05) -> str:
     """A caution when even the largest change is small (else an empty string)."""
     top = float(table["flip"].abs().max()) if len(table) else 0.0
     if top >= small:
         return ""
-    return (f"Even the largest flip is small ({top:.3f}): in this model, changing the word barely moves where the "
-            "query looks. Heads that 'flip' by less than a few hundredths are noise, not a decision.")
+    return _("Even the largest flip is small ({top}): in this model, changing the word barely moves where the "
+             "query looks. Heads that 'flip' by less than a few hundredths are noise, not a decision.").format(
+        top=f"{top:.3f}")
 
 
 def max_row_difference(a: np.ndarray, b: np.ndarray, rows: list[int]) -> float:
@@ -98,12 +110,20 @@ def max_row_difference(a: np.ndarray, b: np.ndarray, rows: list[int]) -> float:
 
 # ---------------------------------------------------------------------------------------------- head statistics
 
+PATTERN_TITLES = {"previous-token": N_("Previous-token"), "attention sink": N_("Attention sink"),
+                  "sharp": N_("Sharp"), "broad": N_("Broad")}
+
+
 @dataclass(frozen=True)
 class Pattern:
-    name: str
+    name: str            # the pattern's id (English); ``title`` names it in the session's language
     heads: list[Head]
     values: list[float]
-    meaning: str
+    meaning: str         # in the language of the session that found it
+
+    @property
+    def title(self) -> str:
+        return _(PATTERN_TITLES[self.name])
 
 
 def patterns(stats: pd.DataFrame, n_tokens: int, special_sinks: bool = True, top: int = 5) -> list[Pattern]:
@@ -114,23 +134,25 @@ def patterns(stats: pd.DataFrame, n_tokens: int, special_sinks: bool = True, top
     - sharp: mean top weight above 0.7 (one key per query), not counting sinks or previous-token heads
     - broad: entropy above 80 % of a uniform row's ln(n)
     """
-    where = "the special tokens ([CLS], [SEP], …)" if special_sinks else "the first token"
+    sink_meaning = (_("Most weight goes to the special tokens ([CLS], [SEP], …). A head with nothing relevant to "
+                      "find for a query parks its weight there (rows must sum to 1), so read it as 'this head is "
+                      "mostly idle on this text', not as 'this token matters'.") if special_sinks else
+                    _("Most weight goes to the first token. A head with nothing relevant to find for a query parks "
+                      "its weight there (rows must sum to 1), so read it as 'this head is mostly idle on this text', "
+                      "not as 'this token matters'."))
     broad_cut = 0.8 * math.log(max(n_tokens, 2))
     prev = stats["previous_token"] > 0.5
     sink = stats["sink"] > 0.5
     rules = [
         ("previous-token", prev, "previous_token",
-         "Each token looks mostly at the token just before it. These heads carry local word order; "
-         "later heads can build on them (for example to copy what followed an earlier occurrence)."),
-        ("attention sink", sink, "sink",
-         f"Most weight goes to {where}. A head with nothing relevant to find for a query parks its weight "
-         "there (rows must sum to 1), so read it as 'this head is mostly idle on this text', not as "
-         "'this token matters'."),
+         _("Each token looks mostly at the token just before it. These heads carry local word order; "
+           "later heads can build on them (for example to copy what followed an earlier occurrence).")),
+        ("attention sink", sink, "sink", sink_meaning),
         ("sharp", (stats["max_weight"] > 0.7) & ~prev & ~sink, "max_weight",
-         "Each query puts most of its weight on one key: a precise lookup (a particular word, a delimiter, "
-         "itself)."),
+         _("Each query puts most of its weight on one key: a precise lookup (a particular word, a delimiter, "
+           "itself).")),
         ("broad", stats["entropy"] > broad_cut, "entropy",
-         "Weight is spread over most of the text: the head averages context, like a bag of words."),
+         _("Weight is spread over most of the text: the head averages context, like a bag of words.")),
     ]
     found = []
     for name, mask, column, meaning in rules:
@@ -173,17 +195,19 @@ def parse_heads(raw: str, n_layers: int, n_heads: int, most: int = 4) -> tuple[l
     for part in [p for p in str(raw).split(",") if p.strip()]:
         match = _HEAD.match(part)
         if not match:
-            notes.append(f"{part.strip()[:20]!r} is not a head (write L4H0); it was skipped.")
+            notes.append(_("{part} is not a head (write L4H0); it was skipped.").format(part=repr(part.strip()[:20])))
             continue
         layer, head = int(match[1]), int(match[2])
         fixed = (min(max(layer, 0), n_layers - 1), min(max(head, 0), n_heads - 1))
         if fixed != (layer, head):
-            notes.append(f"Layer {layer} head {head} does not exist (layers 0–{n_layers - 1}, heads "
-                         f"0–{n_heads - 1}); showing layer {fixed[0]} head {fixed[1]}.")
+            notes.append(_("Layer {layer} head {head} does not exist (layers 0–{last_layer}, heads 0–{last_head}); "
+                           "showing layer {shown_layer} head {shown_head}.").format(
+                layer=layer, head=head, last_layer=n_layers - 1, last_head=n_heads - 1, shown_layer=fixed[0],
+                shown_head=fixed[1]))
         if fixed not in heads:
             heads.append(fixed)
     if len(heads) > most:
-        notes.append(f"At most {most} heads side by side; the first {most} are shown.")
+        notes.append(_("At most {most} heads side by side; the first {most} are shown.").format(most=most))
     return heads[:most], notes
 
 

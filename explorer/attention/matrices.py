@@ -15,16 +15,25 @@ from explorer.attention import analysis
 from explorer.attention.result import AttentionResult
 from explorer.maths import causal_mask, pool
 from explorer.serving import cache
+from explorer.words.i18n import N_, _
 
-PARTS = {"encoder": "encoder self-attention", "decoder": "decoder self-attention",
-         "cross": "cross attention (decoder → encoder)"}
-OPTIONS = {  # the heatmap page's check boxes, key: (label, help)
-    "hide": ("Hide special tokens", "Drop [CLS], [SEP], <s>… and renormalise each row over the tokens left."),
-    "merge": ("Merge sub-tokens", "One row and column per word: rows averaged over its tokens, columns summed."),
-    "mean": ("Mean of heads", "The average of every head of this layer instead of one head."),
-    "rollout": ("Rollout", "Attention rollout: heads averaged, residual mixed in, layers multiplied up to this one."),
-    "shared": ("Shared colour scale", "Colour every figure from 0 to 1 instead of each to its own maximum."),
+PARTS = {"encoder": N_("encoder self-attention"), "decoder": N_("decoder self-attention"),
+         "cross": N_("cross attention (decoder → encoder)")}   # English; part_names() in the session's language
+OPTIONS = {  # the heatmap page's check boxes, key: (label, help), marked here and translated where shown
+    "hide": (N_("Hide special tokens"), N_("Drop [CLS], [SEP], <s>… and renormalise each row over the tokens left.")),
+    "merge": (N_("Merge sub-tokens"), N_("One row and column per word: rows averaged over its tokens, columns "
+                                         "summed.")),
+    "mean": (N_("Mean of heads"), N_("The average of every head of this layer instead of one head.")),
+    "rollout": (N_("Rollout"), N_("Attention rollout: heads averaged, residual mixed in, layers multiplied up to "
+                                  "this one.")),
+    "shared": (N_("Shared colour scale"), N_("Colour every figure from 0 to 1 instead of each to its own maximum.")),
 }
+
+
+def part_names() -> dict[str, str]:
+    """``PARTS`` in the session's language (the part picker's labels)."""
+    return {key: _(name) for key, name in PARTS.items()}
+VALUE_NAMES = (N_("weight"), N_("weight × value size"), N_("rollout"))   # what a view shows: English, drawn _()
 ROLLOUT_RESIDUAL = 0.5
 OVERVIEW_SIDE = 24   # thumbnails are average-pooled to at most this many rows and columns
 MEMO_BYTES = 8 * 2**20   # per function (a 512-token rollout is 1 MB)
@@ -90,15 +99,16 @@ def _transform(base: np.ndarray, res: AttentionResult, key_words: tuple[list[int
     if options.hide_special:
         q_sp, k_sp = np.asarray(res.special, bool), np.asarray(res.keys_special, bool)
         if not (q_sp.any() or k_sp.any()):
-            notes.append("This model adds no special tokens to this text: there is nothing to hide.")
+            notes.append(_("This model adds no special tokens to this text: there is nothing to hide."))
         elif q_sp.all() or k_sp.all():
-            notes.append("Every token here is a special token: nothing would be left, so none are hidden.")
+            notes.append(_("Every token here is a special token: nothing would be left, so none are hidden."))
         else:
             share = float(np.asarray(base)[..., ~q_sp, :][..., k_sp].sum(-1).mean())
             base, rows, cols = analysis.without_special(base, q_sp, k_sp)
             hidden = sorted({t for t, s in zip([*res.tokens, *res.keys], [*q_sp, *k_sp]) if s})
-            notes.append(f"Special tokens hidden ({', '.join(hidden)}). They took {share:.0%} of an average "
-                         "row's attention; each row is renormalised to sum to 1 over the tokens left.")
+            notes.append(_("Special tokens hidden ({tokens}). They took {share} of an average row's attention; "
+                           "each row is renormalised to sum to 1 over the tokens left.").format(
+                tokens=", ".join(hidden), share=f"{share:.0%}"))
             q_lab, k_lab = [q_lab[i] for i in rows], [k_lab[j] for j in cols]
             q_pos, k_pos = [q_pos[i] for i in rows], [k_pos[j] for j in cols]
             visible = None if visible is None else visible[np.ix_(rows, cols)]
@@ -106,7 +116,7 @@ def _transform(base: np.ndarray, res: AttentionResult, key_words: tuple[list[int
         row_groups, col_groups = _groups(q_pos, res.word_ids), _groups(k_pos, key_words[0])
         multi = any(len({g for g in gs if g >= 0}) < sum(g >= 0 for g in gs) for gs in (row_groups, col_groups))
         if not multi:
-            notes.append("Every word here is a single token: merging sub-tokens changes nothing.")
+            notes.append(_("Every word here is a single token: merging sub-tokens changes nothing."))
         base = analysis.group_matrix(base, row_groups, col_groups)
         if visible is not None:
             visible = analysis.group_matrix(visible.astype(float), row_groups, col_groups) > 0
@@ -114,8 +124,8 @@ def _transform(base: np.ndarray, res: AttentionResult, key_words: tuple[list[int
         q_lab = analysis.group_labels(q_lab, row_groups, res.words)
         k_lab = analysis.group_labels(k_lab, col_groups, key_words[1])
         if multi:
-            notes.append("Sub-tokens merged into words: a word's row is the mean of its tokens' rows and its "
-                         "column the sum of its tokens' columns, so every row still sums to 1.")
+            notes.append(_("Sub-tokens merged into words: a word's row is the mean of its tokens' rows and its "
+                           "column the sum of its tokens' columns, so every row still sums to 1."))
     masked = None if visible is None else ~visible
     return np.asarray(base, dtype=np.float32), q_lab, k_lab, q_pos, k_pos, masked, notes
 
@@ -138,27 +148,30 @@ def matrix_view(result: AttentionResult, part: str, layer: int, head: int, optio
     up to ``layer``; then special tokens hidden and/or sub-tokens merged."""
     res = part_of(result, part)
     facts = res.facts
-    name = f"{facts.name}" + (f" · {PARTS.get(res.part, res.part)}" if result.parts else "")
+    name = f"{facts.name}" + (f" · {_(PARTS[res.part]) if res.part in PARTS else res.part}" if result.parts else "")
     notes, value_name, real = [], res.measure, True
     rollout = options.rollout
     if rollout and res.part == "cross":
-        notes.append("Rollout follows one stack of self-attention layers; cross attention is shown as it is.")
+        notes.append(_("Rollout follows one stack of self-attention layers; cross attention is shown as it is."))
         rollout = False
     if rollout:
         base = _rollout(res, layer)
-        title, value_name, real = f"{name} · rollout through layers 0–{layer}", "rollout", False
-        notes.append(f"Attention rollout: each layer's heads averaged, the residual path mixed in "
-                     f"({ROLLOUT_RESIDUAL:g}·I + {1 - ROLLOUT_RESIDUAL:g}·A), and layers 0–{layer} multiplied "
-                     "together. It estimates how much each input token flows into each position; it is not a "
-                     "matrix the model computes." + (" The mean-of-heads option is part of it." if
-                                                     options.mean_heads else ""))
+        title = _("{name} · rollout through layers 0–{layer}").format(name=name, layer=layer)
+        value_name, real = N_("rollout"), False   # value names stay English here; translated where drawn
+        mix = f"{ROLLOUT_RESIDUAL:g}·I + {1 - ROLLOUT_RESIDUAL:g}·A"
+        notes.append(_("Attention rollout: each layer's heads averaged, the residual path mixed in ({mix}), and "
+                       "layers 0–{layer} multiplied together. It estimates how much each input token flows into each "
+                       "position; it is not a matrix the model computes.").format(mix=mix, layer=layer)
+                     + (" " + _("The mean-of-heads option is part of it.") if options.mean_heads else ""))
     elif options.mean_heads:
         base = res.weights[layer].mean(0)
-        title, real = f"{name} · layer {layer} · mean of {facts.n_heads} heads", False
-        notes.append(f"Mean of the {facts.n_heads} heads of layer {layer}: no single head attends like this.")
+        title = _("{name} · layer {layer} · mean of {n} heads").format(name=name, layer=layer, n=facts.n_heads)
+        real = False
+        notes.append(_("Mean of the {n} heads of layer {layer}: no single head attends like this.").format(
+            n=facts.n_heads, layer=layer))
     else:
         base = res.weights[layer, head]
-        title = f"{name} · layer {layer} · head {head}"
+        title = _("{name} · layer {layer} · head {head}").format(name=name, layer=layer, head=head)
     causal = facts.causal and res.part != "cross"
     matrix, q_lab, k_lab, q_pos, k_pos, masked, more = _transform(base, res, key_side(result, part), options,
                                                                   causal)
@@ -176,7 +189,8 @@ def layer_view(result: AttentionResult, part: str, layer: int, options: Options)
     causal = res.facts.causal and res.part != "cross"
     matrix, q_lab, k_lab, q_pos, k_pos, masked, notes = _transform(res.weights[layer], res, key_side(result, part),
                                                                    options, causal)
-    return MatrixView(matrix, q_lab, k_lab, q_pos, k_pos, masked, f"Layer {layer}: every head", notes=notes)
+    return MatrixView(matrix, q_lab, k_lab, q_pos, k_pos, masked, _("Layer {layer}: every head").format(layer=layer),
+                      notes=notes)
 
 
 def row_of(view: MatrixView, position: int) -> int:
@@ -238,9 +252,15 @@ def overview_tiles(result: AttentionResult, part: str, hide_special: bool = Fals
 STATS = ("sink", "previous_token", "self", "entropy", "mean_distance")   # of analysis.STAT_NAMES
 STATS_BYTES = 64 * 2**20   # temporaries head_stat_arrays may hold at once (a 512-token decoder layer is 38 MB)
 # Hover of an overview tile: plotly fills in the numbers from the point's customdata [layer, head, *STATS].
-OVERVIEW_HOVER = ("layer %{customdata[0]} · head %{customdata[1]}<br>on special/first tokens %{customdata[2]:.2f} · "
-                  "previous token %{customdata[3]:.2f} · self %{customdata[4]:.2f}<br>entropy %{customdata[5]:.2f} "
-                  "nats · mean distance %{customdata[6]:.1f} tokens")
+OVERVIEW_HOVER = N_("layer {layer} · head {head}<br>on special/first tokens {sink} · previous token {previous} · self "
+                     "{self}<br>entropy {entropy} nats · mean distance {distance} tokens")   # see overview_hover()
+
+
+def overview_hover() -> str:
+    """``OVERVIEW_HOVER`` in the session's language, its fields as plotly's placeholders for the customdata."""
+    return _(OVERVIEW_HOVER).format(layer="%{customdata[0]}", head="%{customdata[1]}", sink="%{customdata[2]:.2f}",
+                                    previous="%{customdata[3]:.2f}", self="%{customdata[4]:.2f}",
+                                    entropy="%{customdata[5]:.2f}", distance="%{customdata[6]:.1f}")
 
 
 @per_result
@@ -257,10 +277,17 @@ def overview_stats(result: AttentionResult, part: str) -> np.ndarray:
 
 def overview_caption(hide_special: bool, shared: bool) -> str:
     """What the overview's thumbnails show, for the caption above them."""
-    return ("Thumbnails of each head (averaged down to at most 24 × 24 cells"
-            + (", special tokens hidden" if hide_special else "")
-            + ("; all on one 0–1 scale" if shared else "; each scaled to its own maximum")
-            + "). Hover for statistics; click a tile to show that head.")
+    captions = {(False, False): N_("Thumbnails of each head (averaged down to at most 24 × 24 cells; each scaled to "
+                                   "its own maximum). Hover for statistics; click a tile to show that head."),
+                (False, True): N_("Thumbnails of each head (averaged down to at most 24 × 24 cells; all on one 0–1 "
+                                  "scale). Hover for statistics; click a tile to show that head."),
+                (True, False): N_("Thumbnails of each head (averaged down to at most 24 × 24 cells, special tokens "
+                                  "hidden; each scaled to its own maximum). Hover for statistics; click a tile to "
+                                  "show that head."),
+                (True, True): N_("Thumbnails of each head (averaged down to at most 24 × 24 cells, special tokens "
+                                 "hidden; all on one 0–1 scale). Hover for statistics; click a tile to show that "
+                                 "head.")}
+    return _(captions[bool(hide_special), bool(shared)])
 
 
 def _layer_chunks(weights: np.ndarray) -> list[slice]:

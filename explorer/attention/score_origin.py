@@ -31,10 +31,11 @@ from explorer.attention.result import AttentionResult
 from explorer.labs.positions import rope_cos_sin, rotate_halves, unrotate_halves
 from explorer.labs.quiz import Question
 from explorer.model import anatomy, families
+from explorer.words.i18n import N_, _, ngettext
 
 SIDES = ("token", "position", "type", "shift", "bias")   # what each side's vector is split into
 MAIN = ("token", "position")
-LATER_LAYERS = ("From layer 1 on, each token's vector is the sum of everything earlier layers wrote into it: "
+LATER_LAYERS = N_("From layer 1 on, each token's vector is the sum of everything earlier layers wrote into it: "
                 "attention mixed other tokens' token and position parts in, and the norms and the feed-forward "
                 "block's nonlinearity blend them, so it no longer splits into a token part and a position part.")
 CURVE_SPAN = 128   # the relative-position curve reaches at least this many positions back
@@ -243,7 +244,7 @@ class Origin:
     alibi: AlibiView | None = None
 
 
-CROSS = ("Cross attention compares decoder queries with encoder keys: they come from two different stacks, so "
+CROSS = N_("Cross attention compares decoder queries with encoder keys: they come from two different stacks, so "
          "there is no single input to split.")
 
 
@@ -261,36 +262,39 @@ def _origin(model: torch.nn.Module, result: AttentionResult, b: ScoreBreakdown) 
     if why:
         return Origin("none", why)
     if result.part == "cross":
-        return Origin("none", CROSS)
+        return Origin("none", _(CROSS))
     fam, kind = families.family_of(model), families.positions_of(model)
     if kind == "learned":
         parts = anatomy.first_input(model, decoder=result.part == "decoder")
         if parts is None:
-            return Origin("none", f"The split into token and position parts is worked out for {fam.name}'s encoder; "
-                                  "its decoder makes its input from tables of its own, not shown here.")
+            return Origin("none", _("The split into token and position parts is worked out for {family}'s encoder; "
+                                    "its decoder makes its input from tables of its own, not shown here.").format(
+                family=fam.name))
         if b.layer > 0:
-            return Origin("later", LATER_LAYERS)
-        bias = f" {fam.name}'s relative-position bias is its own part." if b.bias else ""
-        reads = "a linear map of norm(token + position embedding)" if parts.project else \
-            "norm(token + position embedding)" if parts.gamma is not None else "token + position embedding"
-        return Origin(kind, f"Layer 0 reads {reads}: with each token's norm scale held at its own value the norm is "
-                            "linear, so the score splits exactly into these parts." + bias,
+            return Origin("later", _(LATER_LAYERS))
+        bias = " " + _("{family}'s relative-position bias is its own part.").format(family=fam.name) if b.bias else ""
+        reads = _("a linear map of norm(token + position embedding)") if parts.project else \
+            _("norm(token + position embedding)") if parts.gamma is not None else _("token + position embedding")
+        return Origin(kind, _("Layer 0 reads {reads}: with each token's norm scale held at its own value the norm is "
+                              "linear, so the score splits exactly into these parts.").format(reads=reads) + bias,
                       split=learned_split(parts, result, b))
     if kind == "rope":
         inv_freq, scaling = anatomy.rope_table(model, b.layer)
-        return Origin(kind, "The query and key are rotated by angles proportional to their positions; turned back, "
-                            "the same two vectors can be scored at any distance.",
+        return Origin(kind, _("The query and key are rotated by angles proportional to their positions; turned "
+                              "back, the same two vectors can be scored at any distance."),
                       rotary=rotary_view(inv_freq, scaling, fam.rotary_layout, b, len(result.tokens),
                                          result.facts.causal))
     if kind == "alibi":
         a = alibi_view(b, fam.bias_scaled)
-        scaled = " × scale" if fam.bias_scaled else ""
-        return Origin(kind, f"ALiBi adds slope × key position to every score: this head's slope is {a.slope:.6g}, so "
-                            f"{a.slope:.6g} × {b.key}{scaled} = {a.expected:+.4f}. Along the row that is −slope × "
-                            f"distance ({a.penalty:+.4f} for distance {a.distance}) plus {a.constant:+.4f} for every "
-                            "key, which the softmax ignores.", alibi=a)
-    return Origin(kind, f"{fam.name} adds a term that depends on how far apart the two tokens are to each score: "
-                        f"here {b.bias:+.4f}, beside the content part q·k × scale = {b.dot * b.scale:+.4f}.")
+        scaled = " × " + _("scale") if fam.bias_scaled else ""
+        return Origin(kind, _("ALiBi adds slope × key position to every score: this head's slope is {slope}, so "
+                              "{product} = {expected}. Along the row that is −slope × distance ({penalty} for distance "
+                              "{distance}) plus {constant} for every key, which the softmax ignores.").format(
+            slope=f"{a.slope:.6g}", product=f"{a.slope:.6g} × {b.key}{scaled}", expected=f"{a.expected:+.4f}",
+            penalty=f"{a.penalty:+.4f}", distance=a.distance, constant=f"{a.constant:+.4f}"), alibi=a)
+    return Origin(kind, _("{family} adds a term that depends on how far apart the two tokens are to each score: here "
+                          "{bias}, beside the content part q·k × scale = {content}.").format(
+        family=fam.name, bias=f"{b.bias:+.4f}", content=f"{b.dot * b.scale:+.4f}"))
 
 
 def distance_question(rotary: RotaryView, b: ScoreBreakdown, n_options: int = 4) -> Question:
@@ -305,13 +309,16 @@ def distance_question(rotary: RotaryView, b: ScoreBreakdown, n_options: int = 4)
              if rotary.earliest <= d <= within][:n_options]
 
     def label(d: int) -> str:
-        way = "back" if d > 0 else "ahead"
-        return "0 (itself)" if d == 0 else f"1 token {way}" if abs(d) == 1 else f"{abs(d)} tokens {way}"
-    reveal = (f"The same two vectors score highest **{peak}** positions apart "
-              f"({rotary.curve[rotary.distances == peak][0]:+.3f}); at their real distance, {rotary.own}, they "
-              f"score {rotary.at_own:+.3f}, the heatmap's score. Unrotated they would score {rotary.before:+.3f} "
-              "at every distance.")
-    return Question(prompt=f"Layer {b.layer}, head {b.head}: keep the vectors of “{b.query_token}” and "
-                           f"“{b.key_token}” and move the key. At what distance from the query would this head "
-                           "score the pair highest?",
+        if d == 0:
+            return _("0 (itself)")
+        if d > 0:
+            return ngettext("{n} token back", "{n} tokens back", abs(d)).format(n=abs(d))
+        return ngettext("{n} token ahead", "{n} tokens ahead", abs(d)).format(n=abs(d))
+    reveal = _("The same two vectors score highest **{peak}** positions apart ({at_peak}); at their real distance, "
+               "{own}, they score {at_own}, the heatmap's score. Unrotated they would score {before} at every "
+               "distance.").format(peak=peak, at_peak=f"{rotary.curve[rotary.distances == peak][0]:+.3f}",
+                                   own=rotary.own, at_own=f"{rotary.at_own:+.3f}", before=f"{rotary.before:+.3f}")
+    return Question(prompt=_("Layer {layer}, head {head}: keep the vectors of “{query}” and “{key}” and move the key. "
+                             "At what distance from the query would this head score the pair highest?").format(
+                        layer=b.layer, head=b.head, query=b.query_token, key=b.key_token),
                     options=tuple(label(d) for d in sorted(picks)), correct=label(peak), reveal=reveal)

@@ -20,6 +20,7 @@ import torch
 from explorer.heads_do.measures import Measure, PairMeasure, Probe, make_probe, pair_notes
 from explorer.model import anatomy, families
 from explorer.model.loading import LoadedModel
+from explorer.words.i18n import _
 
 Progress = Callable[[float, str], None]
 attention_layers = anatomy.attention_layers   # where heads live: explorer.model.anatomy finds them, per family
@@ -38,7 +39,7 @@ def _head_hook(n_heads: int, keep: torch.Tensor, fill: torch.Tensor | None):
 
 
 def _install(model, plan: dict[int, torch.Tensor], fills: dict[int, torch.Tensor] | None) -> list:
-    _, projs = attention_layers(model)
+    _layers, projs = attention_layers(model)
     n = n_heads_of(model)
     return [projs[layer].register_forward_pre_hook(_head_hook(n, keep, None if fills is None else fills[layer]))
             for layer, keep in plan.items()]
@@ -160,7 +161,7 @@ class Sweep:
 
 
 def _sweep_text(loaded, probe: Probe, clean: _Clean, mode, means, max_rows, report) -> np.ndarray:
-    layers, _ = attention_layers(loaded.model)
+    layers, _projs = attention_layers(loaded.model)
     n_layers, n = len(layers), n_heads_of(loaded.model)
     scores = np.zeros((n_layers, n))
     todo = [(layer, head) for layer in range(n_layers) for head in range(n)]
@@ -207,10 +208,11 @@ def sweep(loaded: LoadedModel, text_a: str, text_b: str, mode: str = "zero", mea
         for i, (p, c) in enumerate(zip(probes, cleans)):
             label = "AB"[i]
             out.append(_sweep_text(loaded, p, c, mode, means, max_rows,
-                                   lambda f, i=i, label=label: report((i + f) / 2, f"Text {label}: {f:.0%} of heads")))
+                                   lambda f, i=i, label=label: report((i + f) / 2, _(
+                                       "Text {label}: {share} of heads").format(label=label, share=f"{f:.0%}"))))
     pair = PairMeasure(base[0], base[1], base[0].score - base[1].score, pair_notes(base[0], base[1]))
     effect = (out[0] - out[1]) - pair.shift
-    report(1.0, "Done.")
+    report(1.0, _("Done."))
     return Sweep(mode, pair, out[0], out[1], effect, time.perf_counter() - start, list(probes[0].notes))
 
 

@@ -21,6 +21,7 @@ import torch
 
 from explorer.model import families
 from explorer.model.loading import LoadedModel
+from explorer.words.i18n import _
 
 PROMPT = ' The word "{query}" refers to the'
 _heads: weakref.WeakKeyDictionary[torch.nn.Module, tuple] = weakref.WeakKeyDictionary()
@@ -53,8 +54,10 @@ class PairMeasure:
 
 def pair_notes(a: Measure, b: Measure) -> list[str]:
     if a.prefers == b.prefers:
-        return [f"The model prefers {a.prefers!r} in both texts (score {a.score:+.2f} in A, {b.score:+.2f} in B)."]
-    return [f"The model prefers {a.prefers!r} in A ({a.score:+.2f}) and {b.prefers!r} in B ({b.score:+.2f})."]
+        return [_("The model prefers {word} in both texts (score {a} in A, {b} in B).").format(
+            word=repr(a.prefers), a=f"{a.score:+.2f}", b=f"{b.score:+.2f}")]
+    return [_("The model prefers {word_a} in A ({a}) and {word_b} in B ({b}).").format(
+        word_a=repr(a.prefers), a=f"{a.score:+.2f}", word_b=repr(b.prefers), b=f"{b.score:+.2f}")]
 
 
 @dataclass
@@ -118,13 +121,15 @@ def _decoder_probe(loaded, text, candidates, query, prompt) -> Probe:
     for cand in candidates:
         pieces = tok(" " + cand.strip(), add_special_tokens=False)["input_ids"]
         if not pieces:
-            raise ValueError(f"{cand!r} gives no token.")
+            raise ValueError(_("{word} gives no token.").format(word=repr(cand)))
         if len(pieces) > 1:
-            notes.append(f"{cand!r} is {len(pieces)} tokens ({', '.join(repr(tok.decode([p])) for p in pieces)}): "
-                         "its first token's probability stands for the word.")
+            notes.append(_("{word} is {n} tokens ({tokens}): its first token's probability stands for the "
+                           "word.").format(word=repr(cand), n=len(pieces),
+                                           tokens=", ".join(repr(tok.decode([p])) for p in pieces)))
         ids.append(pieces[0])
     if ids[0] == ids[1]:
-        raise ValueError(f"{candidates[0]!r} and {candidates[1]!r} start with the same token: pick other words.")
+        raise ValueError(_("{first} and {second} start with the same token: pick other words.").format(
+            first=repr(candidates[0]), second=repr(candidates[1])))
     weight, bias = output_embedding(loaded)
     chosen = torch.tensor(ids, device=weight.device)
 
@@ -144,13 +149,13 @@ def _encoder_probe(loaded, text, candidates, query) -> Probe:
     view = SimpleNamespace(text=text, words=tok["words"], word_ids=tok["word_ids"])
     q = word_positions(view, find_word(view, query, last=True))
     cands = [word_positions(view, find_word(view, c)) for c in candidates]
-    notes = [("Representation measure: cosine of the final state of "
-             f"{query!r} with each candidate's final state (this encoder has no masked-word head here).")]
+    notes = [_("Representation measure: cosine of the final state of {query} with each candidate's final state "
+               "(this encoder has no masked-word head here).").format(query=repr(query))]
     for cand, pos in zip(candidates, cands):
         if len(pos) > 1:
             pieces = ", ".join(repr(tok["tokens"][p]) for p in pos)
-            notes.append(f"{cand!r} is {len(pos)} tokens ({pieces}): the mean of their final states stands for the "
-                         "word.")
+            notes.append(_("{word} is {n} tokens ({tokens}): the mean of their final states stands for the "
+                           "word.").format(word=repr(cand), n=len(pos), tokens=pieces))
 
     def values_of(hidden):
         h = hidden.double()
@@ -164,9 +169,9 @@ def make_probe(loaded: LoadedModel, text: str, candidates=("animal", "street"), 
                prompt: str = PROMPT) -> Probe:
     """The probe for ``text``: next-token for decoders, representation for encoders."""
     if len(candidates) != 2:
-        raise ValueError("The measure compares exactly two candidate words.")
+        raise ValueError(_("The measure compares exactly two candidate words."))
     if loaded.kind == "decoder":
         return _decoder_probe(loaded, text, list(candidates), query, prompt)
     if loaded.kind == "encoder":
         return _encoder_probe(loaded, text, list(candidates), query)
-    raise ValueError(f"No measure for a {loaded.kind} model yet.")
+    raise ValueError(_("No measure for a {kind} model yet.").format(kind=loaded.kind))

@@ -22,10 +22,11 @@ import torch
 from explorer.heads_do.knockout import head_means, knockout
 from explorer.heads_do.measures import PROMPT, PairMeasure, make_probe, pair_notes
 from explorer.model.loading import LoadedModel
+from explorer.words.i18n import N_, _
 
 Head = tuple[int, int]
-ROLE_LABELS = {"previous_token": "previous token", "first_token": "first token", "broad": "broad",
-               "duplicate": "duplicate", "induction": "induction"}
+ROLE_LABELS = {"previous_token": N_("previous token"), "first_token": N_("first token"), "broad": N_("broad"),
+               "duplicate": N_("duplicate"), "induction": N_("induction")}   # English; role_badges translates
 ROLE_CUTS = {"previous_token": 0.5, "first_token": 0.5, "broad": 0.85, "duplicate": 0.3, "induction": 0.3}
 
 
@@ -51,34 +52,42 @@ def measure_table(pair: PairMeasure) -> pd.DataFrame:
     decoder = pair.a.kind == "next-token"
     rows = []
     for side, m in (("A", pair.a), ("B", pair.b)):
-        rows.append({"sentence": side, (f"P({c1})" if decoder else f"cos(it, {c1})"): m.values[c1],
+        rows.append({_("sentence"): side, (f"P({c1})" if decoder else f"cos(it, {c1})"): m.values[c1],
                      (f"P({c2})" if decoder else f"cos(it, {c2})"): m.values[c2],
-                     ("log-odds" if decoder else "difference"): m.score, "prefers": m.prefers})
+                     (_("log-odds") if decoder else _("difference")): m.score, _("prefers"): m.prefers})
     return pd.DataFrame(rows)
 
 
 def explain(pair: PairMeasure) -> str:
     """What the intact model does with the pair, said plainly (and what to watch when it gets it wrong)."""
     c1, c2 = pair.a.candidates
-    what = "log-odds" if pair.a.kind == "next-token" else "cosine difference"
+    decoder = pair.a.kind == "next-token"
     if pair.a.prefers == c1 and pair.b.prefers == c2:
-        return (f"The model gets the pair right: {c1!r} in A, {c2!r} in B. A head matters if knocking it out "
-                f"moves the two {what}s towards each other.")
+        right = (_("The model gets the pair right: {c1} in A, {c2} in B. A head matters if knocking it out moves the "
+                   "two log-odds towards each other.") if decoder else
+                 _("The model gets the pair right: {c1} in A, {c2} in B. A head matters if knocking it out moves the "
+                   "two cosine differences towards each other."))
+        return right.format(c1=repr(c1), c2=repr(c2))
     toward = c1 if pair.shift > 0 else c2
-    return (f"The model does not get the pair right: it prefers {pair.a.prefers!r} in A and {pair.b.prefers!r} "
-            f"in B. What still changes is the shift: A leans {abs(pair.shift):.2f} further towards {toward!r} than B "
-            f"({what} {pair.a.score:+.2f} vs {pair.b.score:+.2f}). Knockouts are judged by how they move that shift.")
+    wrong = (_("The model does not get the pair right: it prefers {a} in A and {b} in B. What still changes is the "
+               "shift: A leans {shift} further towards {toward} than B (log-odds {score_a} vs {score_b}). Knockouts "
+               "are judged by how they move that shift.") if decoder else
+             _("The model does not get the pair right: it prefers {a} in A and {b} in B. What still changes is the "
+               "shift: A leans {shift} further towards {toward} than B (cosine difference {score_a} vs {score_b}). "
+               "Knockouts are judged by how they move that shift."))
+    return wrong.format(a=repr(pair.a.prefers), b=repr(pair.b.prefers), shift=f"{abs(pair.shift):.2f}",
+                        toward=repr(toward), score_a=f"{pair.a.score:+.2f}", score_b=f"{pair.b.score:+.2f}")
 
 
 def knockout_notes(heads: list[Head], n_layers: int, n_heads: int, pair: PairMeasure) -> list[str]:
     """Warnings about a knockout's result: every head gone, or a number that is not a number."""
     notes = []
     if len(set(heads)) >= n_layers * n_heads:
-        notes.append("Every head is knocked out: no token can read any other, so what is left is each token alone "
-                     "(embeddings and feed-forward layers). The number still exists but says nothing about "
-                     "attention.")
+        notes.append(_("Every head is knocked out: no token can read any other, so what is left is each token "
+                       "alone (embeddings and feed-forward layers). The number still exists but says nothing about "
+                       "attention."))
     if not all(math.isfinite(x) for x in (pair.a.score, pair.b.score)):
-        notes.append("The measure is not a number with these heads out (a state became zero).")
+        notes.append(_("The measure is not a number with these heads out (a state became zero)."))
     return notes
 
 
@@ -88,9 +97,10 @@ def flip_texts(kind: str, text_a: str, text_b: str, query: str, prompt: str = PR
         return text_a, text_b, query, ""
     ending = prompt.format(query=query)
     last = ending.split()[-1]
-    note = (f"The decoder's {query!r} cannot see the changed word (it comes first, and a causal model never looks "
-            f"ahead). The flip is therefore read at the token that makes the prediction: the last {last!r} of "
-            f"the prompt {ending.strip()!r}, which sees both sentences whole.")
+    note = _("The decoder's {query} cannot see the changed word (it comes first, and a causal model never looks "
+             "ahead). The flip is therefore read at the token that makes the prediction: the last {last} of the "
+             "prompt {prompt}, which sees both sentences whole.").format(query=repr(query), last=repr(last),
+                                                                         prompt=repr(ending.strip()))
     return text_a.rstrip() + ending, text_b.rstrip() + ending, last, note
 
 
@@ -103,13 +113,19 @@ def top_flips(table: pd.DataFrame, k: int) -> list[Head]:
 def agreement(rho: float) -> str:
     """A sentence on a Spearman correlation between the attention flip and the knockout effect."""
     if not math.isfinite(rho):
-        return "No rank correlation: one of the two maps is constant."
-    size = "hardly" if abs(rho) < 0.2 else "weakly" if abs(rho) < 0.4 else "clearly"
-    way = "the same" if rho >= 0 else "opposite"
-    return (f"Spearman ρ = {rho:+.2f}: the two rankings agree {size}" + ("" if size == "hardly" else f", in {way} "
-            "directions") + ". They need not agree: the flip says where a head looks, the knockout what the answer "
-            "loses without it. A head can look at the right word and pass on little, and a head that looks "
-            "elsewhere can still carry what the answer needs.")
+        return _("No rank correlation: one of the two maps is constant.")
+    if abs(rho) < 0.2:
+        found = _("Spearman ρ = {rho}: the two rankings agree hardly.")
+    elif abs(rho) < 0.4:
+        found = (_("Spearman ρ = {rho}: the two rankings agree weakly, in the same directions.") if rho >= 0 else
+                 _("Spearman ρ = {rho}: the two rankings agree weakly, in opposite directions."))
+    else:
+        found = (_("Spearman ρ = {rho}: the two rankings agree clearly, in the same directions.") if rho >= 0 else
+                 _("Spearman ρ = {rho}: the two rankings agree clearly, in opposite directions."))
+    return found.format(rho=f"{rho:+.2f}") + " " + _(
+        "They need not agree: the flip says where a head looks, the knockout what the answer loses without it. A "
+        "head can look at the right word and pass on little, and a head that looks elsewhere can still carry what "
+        "the answer needs.")
 
 
 def toggle(heads: list[Head], head: Head) -> list[Head]:
@@ -121,7 +137,7 @@ def role_badges(roles: pd.DataFrame) -> pd.Series:
     """Per head, the names of the roles whose score passes its cut (``ROLE_CUTS``), strongest first, or ''."""
     def badge(row) -> str:
         found = sorted(((row[c] / cut, c) for c, cut in ROLE_CUTS.items() if row[c] >= cut), reverse=True)
-        return ", ".join(ROLE_LABELS[c] for _, c in found)
+        return ", ".join(_(ROLE_LABELS[c]) for _ratio, c in found)
     return roles.apply(badge, axis=1)
 
 

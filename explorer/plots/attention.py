@@ -19,6 +19,7 @@ from explorer.plots import alt
 from explorer.plots import room as plot_room
 from explorer.plots.base import NO_TEMPLATE, figure, label, labels
 from explorer.plots.thumbnails import LEVELS, png_uri, shades
+from explorer.words.i18n import _, ngettext
 
 COLORSCALE = pcolors.get_colorscale("Blues")   # written out: figures skip plotly's validation (base.figure)
 MASKED = "#d4d4d4"       # cells a causal model cannot see
@@ -39,7 +40,7 @@ def distinct(tokens: list[str]) -> list[str]:
 
 def heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], *, title: str = "",
             zmax: float | None = 1.0, masked: np.ndarray | None = None, height: int | None = None,
-            show_scale: bool = True, value_name: str = "weight", clickable: bool = False,
+            show_scale: bool = True, value_name: str | None = None, clickable: bool = False,
             cell: tuple[int, int] | None = None) -> go.Figure:
     """One head's ``weights[query, key]`` as a heatmap.
 
@@ -48,6 +49,7 @@ def heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str],
     ``clickable`` (up to ``CLICKABLE_CELLS`` cells) lays an invisible point on every cell (:func:`cell_points`).
     ``cell`` = (row, column): a frame around that cell (the score taken apart, or the one a link takes apart).
     """
+    value_name = value_name or _("weight")   # what the colours are, in the session's language
     z = np.asarray(weights, dtype=np.float32)
     n_q, n_k = z.shape
     if masked is not None:
@@ -55,7 +57,8 @@ def heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str],
     trace = dict(z=z, x=np.arange(n_k), y=np.arange(n_q), colorscale=COLORSCALE, zmin=0.0,
                  zmax=float(np.nanmax(z)) if zmax is None and np.isfinite(z).any() else (zmax or 1.0),
                  showscale=show_scale, xgap=0, ygap=0, colorbar=dict(title=dict(text=value_name), thickness=12),
-                 hovertemplate="query %{y} → key %{x}: %{z:.3f}<extra></extra>")
+                 hovertemplate=_("query {query} → key {key}: {weight}").format(query="%{y}", key="%{x}",
+                                                                               weight="%{z:.3f}") + "<extra></extra>")
     named = max(n_q, n_k) <= HOVER_LABELS_UP_TO
     x_at, y_at = list(range(n_k)), list(range(n_q))
     if named:   # tokens as distinct categories: hover names them from 2n labels instead of n² strings
@@ -106,7 +109,8 @@ def cell_points(z: np.ndarray, query_labels: list[str], key_labels: list[str], v
     carry the heatmap's hover text ("it → street: 0.196") and the heatmap's own is switched off."""
     n_q, n_k = z.shape
     query, key = np.divmod(np.arange(n_q * n_k, dtype=np.int32), n_k)
-    text = [f"{query_labels[a]} → {key_labels[b]}: " + ("hidden by the causal mask" if np.isnan(v) else f"{v:.3f}")
+    hidden = _("hidden by the causal mask")
+    text = [f"{query_labels[a]} → {key_labels[b]}: " + (hidden if np.isnan(v) else f"{v:.3f}")
             for a, b, v in zip(query, key, z.ravel())]
     return dict(type="scatter", x=key.astype(np.int16), y=query.astype(np.int16), xaxis="x2", yaxis="y2",
                 mode="markers", marker=dict(size=14, color="rgba(0,0,0,0)", symbol="square"), text=text,
@@ -125,11 +129,12 @@ def clicked_cell(selection: dict | None) -> tuple[int, int] | None:
 
 
 def query_bars(weights_row: np.ndarray, key_tokens: list[str], query_token: str, top: int = 12, *,
-               key_positions: list[int] | None = None, value_name: str = "weight") -> go.Figure:
+               key_positions: list[int] | None = None, value_name: str | None = None) -> go.Figure:
     """One query's attention as ranked horizontal bars: the "it → animal 0.51, tired 0.19 …" picture.
 
     Each bar is named "token · position" (``key_positions[i]`` when given, else i); keys beyond ``top`` are
     summed up in the subtitle."""
+    value_name = value_name or _("weight")
     row = np.asarray(weights_row, dtype=np.float64)
     order = np.argsort(-row, kind="stable")[:top]
     where = key_positions if key_positions is not None else range(len(row))
@@ -138,19 +143,22 @@ def query_bars(weights_row: np.ndarray, key_tokens: list[str], query_token: str,
     bars = dict(type="bar", x=row[order], y=names, orientation="h", marker=dict(color="#2b6cb0"),
                 text=[f"{v:.2f}" for v in row[order]], textposition="outside", cliponaxis=False,
                 hovertemplate="%{y}: %{x:.3f}<extra></extra>")
-    others = "the other key has" if rest == 1 else f"the other {rest} keys share"
-    subtitle = f"<br><sup>{others} {row.sum() - row[order].sum():.2f}</sup>" if rest > 0 else ""
+    others = ngettext("{n} other key has {weight}", "the other {n} keys share {weight}", rest).format(
+        n=rest, weight=f"{row.sum() - row[order].sum():.2f}")
+    subtitle = f"<br><sup>{others}</sup>" if rest > 0 else ""
     fig = figure([bars], dict(
-        title=dict(text=f"Where {label(query_token)!s} looks{subtitle}", x=0.0, font=dict(size=14)),
+        title=dict(text=_("Where {token} looks").format(token=label(query_token)) + subtitle, x=0.0,
+                   font=dict(size=14)),
         height=(78 if subtitle else 60) + 26 * len(order), margin=dict(l=plot_room.bar_label_margin(names), r=40,
                                                                        t=58 if subtitle else 40, b=70),
         yaxis=dict(autorange="reversed"),
         xaxis=dict(range=[0, max(1e-9, float(row[order].max())) * 1.18], title=dict(text=value_name))))
     keys = [f"{key_tokens[i]} · {where[i]}" for i in range(len(row))]
     ranked = np.argsort(-row, kind="stable")
-    return alt.attach(fig, summary.largest(row, keys, k=3, what=f"Where {query_token} looks most"),
-                      lambda: [(f"where {query_token} looks", pd.DataFrame(
-                          {"key": [keys[i] for i in ranked], value_name: np.round(row[ranked], 3)}))])
+    return alt.attach(fig, summary.largest(row, keys, k=3, what=_("Where {token} looks most").format(
+                          token=query_token)),
+                      lambda: [(_("where {token} looks").format(token=query_token), pd.DataFrame(
+                          {_("key"): [keys[i] for i in ranked], value_name: np.round(row[ranked], 3)}))])
 
 # ---------------------------------------------------------------------------------------------- grids, overview
 
@@ -210,17 +218,19 @@ def head_grid(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str
         seen = ~np.asarray(masked, bool)
         w = np.where(seen & (seen.sum(-1, keepdims=True) > 1), w, -1.0)
     qi, ki = np.divmod(w.reshape(n_heads, -1).argmax(-1), w.shape[-1])
-    hover = [f"head {h}: strongest {label(query_tokens[a])} → {label(key_tokens[b])} {w[h, a, b]:.2f}"
-             if w[h, a, b] >= 0 else f"head {h}" for h, a, b in zip(range(n_heads), qi, ki)]
+    strongest, plain = _("head {head}: strongest {query} → {key} {weight}"), _("head {head}")
+    hover = [strongest.format(head=h, query=label(query_tokens[a]), key=label(key_tokens[b]),
+                              weight=f"{w[h, a, b]:.2f}")
+             if w[h, a, b] >= 0 else plain.format(head=h) for h, a, b in zip(range(n_heads), qi, ki)]
     picture = dict(type="image", source=png_uri(image, MASKED), x0=0.5, dx=1, y0=0.5, dy=1, hoverinfo="skip")
     points = dict(type="scatter", x=centre_x, y=centre_y, mode="markers", text=hover,
                   customdata=[[int(layer), h] if layer is not None else [h] for h in range(n_heads)],
                   marker=dict(size=12, color="rgba(0,0,0,0)", symbol="square"),
                   selected=dict(marker=dict(opacity=0)), unselected=dict(marker=dict(opacity=0)),
-                  hovertemplate="%{text}<br>click to show this head<extra></extra>", showlegend=False)
+                  hovertemplate="%{text}<br>" + _("click to show this head") + "<extra></extra>", showlegend=False)
     selected = None if frames else selected
     titles = [dict(x=x, y=r * cell_h + band / 2, xref="x", yref="y", showarrow=False, font=dict(size=13),
-                   text=f"<b>head {h} ◀</b>" if h == selected else f"head {h}")
+                   text=f"<b>{plain.format(head=h)} ◀</b>" if h == selected else plain.format(head=h))
               for h, (x, r) in enumerate(zip(centre_x, rows))]
     frame = _frames([(c * cell_w - gap / 2, c * cell_w + q + gap / 2, r * cell_h + band - gap / 2,
                       r * cell_h + band + p + gap / 2) for r, c in zip(rows, cols)], selected, frames)
@@ -237,8 +247,9 @@ def head_grid(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str
         hovermode="closest", hoverdistance=-1, dragmode=False, plot_bgcolor="white",
         title=dict(text=title, x=0.0, font=dict(size=14))))
     said = summary.strongest_links(weights, query_tokens, key_tokens, masked)
-    where = f"Layer {layer}: {n_heads} heads. " if layer is not None else f"{n_heads} heads. "
-    return alt.attach(fig, where + said, lambda: [("strongest link of each head", _links_table(
+    where = (_("Layer {layer}: {n} heads.").format(layer=layer, n=n_heads) if layer is not None else
+             _("{n} heads.").format(n=n_heads))
+    return alt.attach(fig, where + " " + said, lambda: [(_("strongest link of each head"), _links_table(
         weights, query_tokens, key_tokens, masked, layer))])
 
 
@@ -252,9 +263,9 @@ def _links_table(weights, query_tokens, key_tokens, masked, layer) -> pd.DataFra
     for h in range(w.shape[0]):
         finite = np.isfinite(w[h]).any()
         q, k = np.unravel_index(int(np.nanargmax(w[h])), w[h].shape) if finite else (0, 0)
-        rows.append({**({"layer": layer} if layer is not None else {}), "head": h,
-                     "query": f"{q} · {query_tokens[q]}" if finite else "", "key": f"{k} · {key_tokens[k]}"
-                     if finite else "", "weight": round(float(w[h, q, k]), 3) if finite else np.nan})
+        rows.append({**({_("layer"): layer} if layer is not None else {}), _("head"): h,
+                     _("query"): f"{q} · {query_tokens[q]}" if finite else "", _("key"): f"{k} · {key_tokens[k]}"
+                     if finite else "", _("weight"): round(float(w[h, q, k]), 3) if finite else np.nan})
     return pd.DataFrame(rows)
 
 
@@ -290,7 +301,9 @@ def overview(tiles: np.ndarray, masked: np.ndarray | None = None, *, selected: t
                    y0=-0.5 + 0.5 / cell_h, dy=1 / cell_h, hoverinfo="skip")
     layer, head = np.meshgrid(np.arange(n_layers), np.arange(n_heads), indexing="ij")
     text = (np.array(hover, dtype=object).ravel() if hover is not None else
-            np.array([f"layer {a} · head {b}" for a, b in zip(layer.ravel(), head.ravel())], dtype=object))
+            np.array([_("layer {layer} · head {head}").format(layer=a, head=b) for a, b in zip(layer.ravel(),
+                                                                                              head.ravel())],
+                     dtype=object))
     # customdata as plain lists: a numpy array travels as a typed array and a click returns {"0": …, "1": …}
     customdata = [[int(a), int(b)] for a, b in zip(layer.ravel(), head.ravel())]
     if stats is not None:
@@ -300,7 +313,7 @@ def overview(tiles: np.ndarray, masked: np.ndarray | None = None, *, selected: t
                   customdata=customdata, marker=dict(size=12, color="rgba(0,0,0,0)", symbol="square"),
                   selected=dict(marker=dict(opacity=0)), unselected=dict(marker=dict(opacity=0)),
                   hovertemplate=(stats_hover if stats is not None else "%{text}")
-                  + "<br>click to show this head<extra></extra>", showlegend=False)
+                  + "<br>" + _("click to show this head") + "<extra></extra>", showlegend=False)
     if stats is None:
         points["text"] = text
     def around(a: int, b: int) -> tuple[float, float, float, float]:
@@ -312,10 +325,10 @@ def overview(tiles: np.ndarray, masked: np.ndarray | None = None, *, selected: t
     tile = int(min(max(min(1000 / n_layers, 1000 / n_heads), 18), 72))
     fig = figure([picture, points], dict(
         xaxis=dict(range=[-0.5, n_heads - 0.5], tickmode="array", tickvals=list(range(n_heads)),
-                   ticktext=[str(h) for h in range(n_heads)], side="top", title=dict(text="head"), showgrid=False,
+                   ticktext=[str(h) for h in range(n_heads)], side="top", title=dict(text=_("head")), showgrid=False,
                    zeroline=False),
         yaxis=dict(range=[n_layers - 0.5, -0.5], tickmode="array", tickvals=list(range(n_layers)),
-                   ticktext=[str(i) for i in range(n_layers)], title=dict(text="layer"), showgrid=False,
+                   ticktext=[str(i) for i in range(n_layers)], title=dict(text=_("layer")), showgrid=False,
                    zeroline=False),
         width=tile * n_heads + 88, height=tile * n_layers + 82 + (24 if title else 0),
         margin=dict(l=68, r=20, t=72 + (24 if title else 0), b=10),   # room for the labels: drawn once
@@ -323,10 +336,11 @@ def overview(tiles: np.ndarray, masked: np.ndarray | None = None, *, selected: t
         dragmode=False, plot_bgcolor="white", title=dict(text=title, x=0.0, font=dict(size=14)),
         shapes=frame, template=FRAMED if frame else NO_TEMPLATE))
     if stats is None:
-        return alt.attach(fig, f"Every head as a thumbnail: {n_layers} layers × {n_heads} heads.")
+        return alt.attach(fig, _("Every head as a thumbnail: {n_layers} layers × {n_heads} heads.").format(
+            n_layers=n_layers, n_heads=n_heads))
     s = np.asarray(stats, dtype=np.float64)
     names = list(stat_names) if stat_names and len(stat_names) == s.shape[-1] else [
         f"statistic {i}" for i in range(s.shape[-1])]
-    return alt.attach(fig, summary.head_traits(s, names), lambda: [("statistics of every head", pd.DataFrame(
-        {"layer": layer.ravel(), "head": head.ravel(),
+    return alt.attach(fig, summary.head_traits(s, names), lambda: [(_("statistics of every head"), pd.DataFrame(
+        {_("layer"): layer.ravel(), _("head"): head.ravel(),
          **{n: np.round(s[..., i].ravel(), 3) for i, n in enumerate(names)}}))])

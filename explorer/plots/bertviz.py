@@ -34,6 +34,8 @@ from typing import Literal, Sequence
 
 import numpy as np
 
+from explorer.words.i18n import _
+
 VENDOR_DIR = Path(__file__).resolve().parents[2] / "assets" / "vendor"
 VENDORED_JS = ("d3-5.7.0.min.js", "jquery-2.2.4.min.js")   # inlined in this order, before the shim
 
@@ -68,10 +70,13 @@ class TooManyTokens(ValueError):
     def __init__(self, view: str, n_tokens: int, max_tokens: int, n_layers: int, n_heads: int):
         self.view, self.n_tokens, self.max_tokens = view, n_tokens, max_tokens
         self.n_layers, self.n_heads = n_layers, n_heads
-        super().__init__(
-            f"The bertviz {view} shows at most {max_tokens} tokens for {n_layers} layer(s) × {n_heads} heads "
-            f"(its page holds and draws every weight: tokens² × layers × heads); this input has {n_tokens} "
-            "tokens. Shorten the text, or show fewer layers.")
+        said = (_("The bertviz head view shows at most {most} tokens for {n_layers} layer(s) × {n_heads} heads (its "
+                  "page holds and draws every weight: tokens² × layers × heads); this input has {n} tokens. Shorten "
+                  "the text, or show fewer layers.") if view == "head" else
+                _("The bertviz model view shows at most {most} tokens for {n_layers} layer(s) × {n_heads} heads (its "
+                  "page holds and draws every weight: tokens² × layers × heads); this input has {n} tokens. Shorten "
+                  "the text, or show fewer layers."))
+        super().__init__(said.format(most=max_tokens, n_layers=n_layers, n_heads=n_heads, n=n_tokens))
 
 
 class BertvizFormatError(RuntimeError):
@@ -314,7 +319,7 @@ def _offline_page(bertviz_html: str, js_file: str, title: str, background: str =
     if "<script" in markup.lower() or at < 0:
         raise BertvizFormatError("bertviz's markup or its 'const params = …' line is not where expected.")
     try:
-        params, _ = json.JSONDecoder().raw_decode(bertviz_html, at + len(anchor))
+        params, _end = json.JSONDecoder().raw_decode(bertviz_html, at + len(anchor))
     except json.JSONDecodeError as err:
         raise BertvizFormatError(f"bertviz's parameters are not JSON: {err}") from err
 

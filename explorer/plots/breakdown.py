@@ -14,6 +14,7 @@ from explorer.attention.breakdown import ScoreBreakdown
 from explorer.attention.score_origin import PositionSplit, RotaryView
 from explorer.plots import alt
 from explorer.plots.base import figure, label
+from explorer.words.i18n import _
 
 CARRIER = "#c05621"   # the dimensions that carry the score
 OTHER = "#90cdf4"
@@ -34,23 +35,28 @@ def products(b: ScoreBreakdown, shown: int = SHOWN) -> go.Figure:
     marked = set(int(i) for i in b.carriers)
     names = [f"d{i}" for i in order]
     rest = b.products[b.order[shown:]].sum() if len(b.order) > shown else 0.0
-    more = f"; {len(b.order) - shown} more add {rest:+.3f}" if len(b.order) > shown else ""
-    sub = f"<br><sup>the {len(marked)} marked add {b.products[b.carriers].sum():+.3f} of {b.dot:+.3f}{more}</sup>"
+    more = ("; " + _("{n} more add {rest}").format(n=len(b.order) - shown, rest=f"{rest:+.3f}")
+            if len(b.order) > shown else "")
+    sub = "<br><sup>" + _("the {n} marked add {sum} of {dot}").format(
+        n=len(marked), sum=f"{b.products[b.carriers].sum():+.3f}", dot=f"{b.dot:+.3f}") + more + "</sup>"
     bars = dict(type="bar", x=names, y=values, marker=dict(color=[CARRIER if i in marked else OTHER for i in order]),
                 customdata=np.stack([b.query_vector[order], b.key_vector[order]], axis=-1).round(4).tolist(),
-                hovertemplate="%{x}: query %{customdata[0]:+.3f} × key %{customdata[1]:+.3f} = %{y:+.3f}"
-                              "<extra></extra>")
+                hovertemplate=_("{dimension}: query {query} × key {key} = {product}").format(
+                    dimension="%{x}", query="%{customdata[0]:+.3f}", key="%{customdata[1]:+.3f}", product="%{y:+.3f}")
+                              + "<extra></extra>")
     fig = figure([bars], dict(
-        title=_title(f"q·k, dimension by dimension{sub}"),
+        title=_title(_("q·k, dimension by dimension") + sub),
         height=300, margin=dict(l=50, r=10, t=60, b=50), bargap=0.15,
-        xaxis=dict(type="category", tickangle=-90, title=dict(text="dimension (sorted)")),
-        yaxis=dict(title=dict(text="query × key"), zeroline=True)))
-    table = pd.DataFrame({"dimension": b.order, "query": b.query_vector[b.order], "key": b.key_vector[b.order],
-                          "product": b.products[b.order], "marked": [int(i) in marked for i in b.order]})
-    text = (f"Products of the query and key, dimension by dimension, sorted. Marked: "
-            f"{', '.join(f'dimension {int(i)} ({b.products[i]:+.3f})' for i in b.carriers)}; they add "
-            f"{b.products[b.carriers].sum():+.3f} of the dot product {b.dot:+.3f}.")
-    return alt.attach(fig, text, lambda: [("every dimension", table.round(4))])
+        xaxis=dict(type="category", tickangle=-90, title=dict(text=_("dimension (sorted)"))),
+        yaxis=dict(title=dict(text=_("query × key")), zeroline=True)))
+    table = pd.DataFrame({_("dimension"): b.order, _("query"): b.query_vector[b.order], _("key"): b.key_vector[b.order],
+                          _("product"): b.products[b.order], _("marked"): [int(i) in marked for i in b.order]})
+    dimension = _("dimension {i} ({product})")
+    text = _("Products of the query and key, dimension by dimension, sorted. Marked: {marked}; they add {sum} of the "
+             "dot product {dot}.").format(
+        marked=", ".join(dimension.format(i=int(i), product=f"{b.products[i]:+.3f}") for i in b.carriers),
+        sum=f"{b.products[b.carriers].sum():+.3f}", dot=f"{b.dot:+.3f}")
+    return alt.attach(fig, text, lambda: [(_("every dimension"), table.round(4))])
 
 
 def vectors(b: ScoreBreakdown) -> go.Figure:
@@ -60,85 +66,99 @@ def vectors(b: ScoreBreakdown) -> go.Figure:
     top = float(np.abs(z).max()) or 1.0
     heat = dict(type="heatmap", z=z.round(4), x=list(range(b.d_head)), y=[0, 1], colorscale=DIVERGING, zmid=0,
                 zmin=-top, zmax=top, colorbar=dict(thickness=10, len=1.0),
-                hovertemplate="%{y} dimension %{x}: %{z:+.3f}<extra></extra>")
+                hovertemplate=_("{vector} dimension {dimension}: {value}").format(vector="%{y}", dimension="%{x}",
+                                                                                   value="%{z:+.3f}")
+                + "<extra></extra>")
     shapes = [dict(type="rect", x0=i - 0.5, x1=i + 0.5, y0=-0.5, y1=1.5, line=dict(color=CARRIER, width=2))
               for i in b.carriers]
-    q_name, k_name = f"query · {label(b.query_token)}", f"key · {label(b.key_token)}"
+    q_name, k_name = _("query · {token}").format(token=label(b.query_token)), _("key · {token}").format(
+        token=label(b.key_token))
     fig = figure([heat], dict(
-        title=_title(f"Query and key, {b.d_head} numbers each<br><sup>framed: the dimensions that carry the score"
-                     "</sup>"),
+        title=_title(_("Query and key, {n} numbers each").format(n=b.d_head) + "<br><sup>"
+                     + _("framed: the dimensions that carry the score") + "</sup>"),
         height=200, margin=dict(l=10, r=10, t=50, b=30), shapes=shapes,
-        xaxis=dict(title=dict(text="dimension"), showgrid=False),
+        xaxis=dict(title=dict(text=_("dimension")), showgrid=False),
         yaxis=dict(tickmode="array", tickvals=[0, 1], ticktext=[q_name, k_name], autorange="reversed",
                    automargin=True, showgrid=False)))
-    text = (f"Query vector of “{b.query_token}” (head {b.head}) and key vector of “{b.key_token}” (key head "
-            f"{b.kv_head}), {b.d_head} numbers each. " + summary.largest(np.abs(b.query_vector),
-                                                                     [f"dimension {i}" for i in range(b.d_head)],
-                                                                     what="Largest query entries (size)"))
-    return alt.attach(fig, text, lambda: [("the two vectors", pd.DataFrame(
-        {"dimension": range(b.d_head), "query": b.query_vector, "key": b.key_vector}).round(4))])
+    text = _("Query vector of “{query}” (head {head}) and key vector of “{key}” (key head {kv_head}), {n} numbers "
+             "each.").format(query=b.query_token, head=b.head, key=b.key_token, kv_head=b.kv_head, n=b.d_head)
+    text += " " + summary.largest(np.abs(b.query_vector), [_("dimension {i}").format(i=i) for i in range(b.d_head)],
+                                  what=_("Largest query entries (size)"))
+    return alt.attach(fig, text, lambda: [(_("the two vectors"), pd.DataFrame(
+        {_("dimension"): range(b.d_head), _("query"): b.query_vector, _("key"): b.key_vector}).round(4))])
 
 
 def split_parts(split: PositionSplit) -> go.Figure:
     """The learned-position split: one bar per part and the total beside the score it must equal."""
-    names = {"token·token": "token · token", "token·position": "token · position",
-             "position·token": "position · token", "position·position": "position · position",
-             "rest": "touching the rest", "position bias": "position bias"}
-    y = [names[k] for k in split.parts] + ["sum of the parts"]
+    names = {"token·token": _("token · token"), "token·position": _("token · position"),
+             "position·token": _("position · token"), "position·position": _("position · position"),
+             "rest": _("touching the rest"), "position bias": _("position bias")}
+    y = [names[k] for k in split.parts] + [_("sum of the parts")]
     x = [*split.parts.values(), split.total]
     bars = dict(type="bar", x=x, y=y, orientation="h", text=[f"{v:+.3f}" for v in x], textposition="outside",
                 cliponaxis=False, marker=dict(color=[QUERY] * len(split.parts) + ["#2f855a"]),
                 hovertemplate="%{y}: %{x:+.4f}<extra></extra>")
     span = max(abs(v) for v in x) or 1.0
     fig = figure([bars], dict(
-        title=_title(f"Where the score {split.score:+.3f} comes from<br><sup>query part · key part</sup>"),
+        title=_title(_("Where the score {score} comes from").format(score=f"{split.score:+.3f}") + "<br><sup>"
+                     + _("query part · key part") + "</sup>"),
         height=270, margin=dict(l=140, r=50, t=50, b=40), yaxis=dict(autorange="reversed"),
-        xaxis=dict(range=[-span * 1.35, span * 1.35], zeroline=True, title=dict(text="part of the score"))))
-    table = pd.DataFrame({"query part": [a for a, _ in split.terms], "key part": [b for _, b in split.terms],
-                          "term": list(split.terms.values())})
-    text = ("The score split by where the query and key vectors come from: "
-            + "; ".join(f"{names[k]} {v:+.4f}" for k, v in split.parts.items())
-            + f". They add up to {split.total:+.4f}; the score is {split.score:+.4f}.")
-    return alt.attach(fig, text, lambda: [("every term", table.round(5))])
+        xaxis=dict(range=[-span * 1.35, span * 1.35], zeroline=True, title=dict(text=_("part of the score")))))
+    table = pd.DataFrame({_("query part"): [a for a, _key in split.terms],
+                          _("key part"): [b for _query, b in split.terms], _("term"): list(split.terms.values())})
+    text = _("The score split by where the query and key vectors come from: {parts}. They add up to {total}; the "
+             "score is {score}.").format(parts="; ".join(f"{names[k]} {v:+.4f}" for k, v in split.parts.items()),
+                                         total=f"{split.total:+.4f}", score=f"{split.score:+.4f}")
+    return alt.attach(fig, text, lambda: [(_("every term"), table.round(5))])
 
 
 def rotary_curve(r: RotaryView, within: int) -> go.Figure:
     """The same two vectors' score at every distance (query − key), the pair's own distance marked, the distances
     this text allows shaded, and the score without rotation as a dotted line."""
     line = dict(type="scatter", x=r.distances, y=r.curve.round(5), mode="lines", line=dict(color=QUERY),
-                name="rotated", hovertemplate="distance %{x}: %{y:+.3f}<extra></extra>")
-    own = dict(type="scatter", x=[r.own], y=[round(r.at_own, 5)], mode="markers", name="this pair",
-               marker=dict(color=CARRIER, size=10), hovertemplate="this pair, distance %{x}: %{y:+.3f}<extra></extra>")
+                name=_("rotated"),
+                hovertemplate=_("distance {distance}: {score}").format(distance="%{x}", score="%{y:+.3f}")
+                + "<extra></extra>")
+    own = dict(type="scatter", x=[r.own], y=[round(r.at_own, 5)], mode="markers", name=_("this pair"),
+               marker=dict(color=CARRIER, size=10),
+               hovertemplate=_("this pair, distance {distance}: {score}").format(distance="%{x}", score="%{y:+.3f}")
+               + "<extra></extra>")
     flat = dict(type="scatter", x=[int(r.distances.min()), int(r.distances.max())], y=[r.before, r.before],
                 mode="lines",
-                line=dict(color="gray", dash="dot"), name="not rotated", hoverinfo="skip")
+                line=dict(color="gray", dash="dot"), name=_("not rotated"), hoverinfo="skip")
     fig = figure([line, own, flat], dict(
-        title=_title(f"The same two vectors at every distance<br><sup>highest at {r.peak()}; this pair at {r.own}"
-                     "</sup>"),
+        title=_title(_("The same two vectors at every distance") + "<br><sup>"
+                     + _("highest at {peak}; this pair at {own}").format(peak=r.peak(), own=r.own) + "</sup>"),
         height=330, margin=dict(l=50, r=10, t=55, b=95),
         legend=dict(orientation="h", yanchor="top", y=-0.42, x=0.5, xanchor="center"),
         shapes=[dict(type="rect", xref="x", yref="paper", x0=r.earliest, x1=within, y0=0, y1=1, line=dict(width=0),
                      fillcolor="rgba(43,108,176,0.08)", layer="below")],
-        xaxis=dict(title=dict(text="distance: query − key (positions)")), yaxis=dict(title=dict(text="score"))))
-    text = (f"The same query and key vectors scored at every distance from {int(r.distances.min())} to "
-            f"{int(r.distances.max())}: highest "
-            f"at {r.peak()} ({r.curve.max():+.3f}), lowest at {int(r.distances[np.argmin(r.curve)])} "
-            f"({r.curve.min():+.3f}); at their own distance {r.own} it is {r.at_own:+.3f}. Without rotation: "
-            f"{r.before:+.3f} at every distance.")
-    return alt.attach(fig, text, lambda: [("score by distance", pd.DataFrame(
-        {"distance": r.distances, "score": r.curve}).round(5))])
+        xaxis=dict(title=dict(text=_("distance: query − key (positions)"))),
+        yaxis=dict(title=dict(text=_("score")))))
+    text = _("The same query and key vectors scored at every distance from {low} to {high}: highest at {peak} "
+             "({max}), lowest at {bottom} ({min}); at their own distance {own} it is {at_own}. Without rotation: "
+             "{before} at every distance.").format(
+        low=int(r.distances.min()), high=int(r.distances.max()), peak=r.peak(), max=f"{r.curve.max():+.3f}",
+        bottom=int(r.distances[np.argmin(r.curve)]), min=f"{r.curve.min():+.3f}", own=r.own,
+        at_own=f"{r.at_own:+.3f}", before=f"{r.before:+.3f}")
+    return alt.attach(fig, text, lambda: [(_("score by distance"), pd.DataFrame(
+        {_("distance"): r.distances, _("score"): r.curve}).round(5))])
 
 
 def several_queries(frame: pd.DataFrame, title: str = "") -> go.Figure:
     """The summed attention of several queries per key (``matrices.several_queries``), with the mean as hover."""
     bars = dict(type="bar", x=frame["sum"].to_numpy(), y=list(frame.index), orientation="h",
                 customdata=frame["mean"].round(4).tolist(), marker=dict(color=QUERY),
-                hovertemplate="%{y}: sum %{x:.3f}, mean %{customdata:.3f}<extra></extra>")
+                hovertemplate=_("{key}: sum {sum}, mean {mean}").format(key="%{y}", sum="%{x:.3f}",
+                                                                         mean="%{customdata:.3f}")
+                + "<extra></extra>")
     n = frame.shape[1] - 2
-    fig = figure([bars], dict(title=_title(title or f"Attention of {n} queries summed (mean = sum / {n})"),
+    title = title or _("Attention of {n} queries summed (mean = sum / {n})").format(n=n)
+    fig = figure([bars], dict(title=_title(title),
                               height=80 + 20 * len(frame), margin=dict(l=10, r=20, t=40, b=40),
                               yaxis=dict(autorange="reversed", automargin=True, type="category"),
-                              xaxis=dict(title=dict(text=f"summed weight (of {n})"))))
+                              xaxis=dict(title=dict(text=_("summed weight (of {n})").format(n=n)))))
     text = summary.largest(frame["sum"].to_numpy(), list(frame.index), k=3,
-                           what=f"Where the {n} chosen queries look most together (sum; divide by {n} for the mean)")
-    return alt.attach(fig, text, lambda: [("summed and mean attention", frame.round(4))])
+                           what=_("Where the {n} chosen queries look most together (sum; divide by {n} for the "
+                                  "mean)").format(n=n))
+    return alt.attach(fig, text, lambda: [(_("summed and mean attention"), frame.round(4))])

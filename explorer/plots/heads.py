@@ -14,6 +14,7 @@ from explorer.maths import causal_mask
 from explorer.plots import alt
 from explorer.plots import attention as plots
 from explorer.plots import room as plot_room
+from explorer.words.i18n import _
 
 SELECTED = "#e53e3e"     # outline of the chosen head / highlighted rows
 MARK = "#1a202c"
@@ -39,7 +40,8 @@ def value_per_head(values: np.ndarray, *, title: str = "", value_name: str = "va
     fig = go.Figure(go.Heatmap(z=z, x=np.arange(n_heads), y=np.arange(n_layers), hoverinfo="skip", xgap=1, ygap=1,
                                colorbar=dict(title=dict(text=value_name), thickness=12), **scale))
     layer, head = np.meshgrid(np.arange(n_layers), np.arange(n_heads), indexing="ij")
-    text = [f"layer {l} head {h}: {v:.3f}" for l, h, v in zip(layer.ravel(), head.ravel(), z.ravel())]
+    said = _("layer {layer} head {head}: {value}")
+    text = [said.format(layer=l, head=h, value=f"{v:.3f}") for l, h, v in zip(layer.ravel(), head.ravel(), z.ravel())]
     if marked is not None:
         flags = np.asarray(marked, dtype=bool).ravel()
         text = [t + (f" · {mark_name}" if f and mark_name else "") for t, f in zip(text, flags)]
@@ -48,11 +50,11 @@ def value_per_head(values: np.ndarray, *, title: str = "", value_name: str = "va
         x=head.ravel(), y=layer.ravel(), mode="markers", customdata=np.stack([layer.ravel(), head.ravel()], 1).tolist(),
         marker=dict(symbol="square", size=cell, opacity=0), hovertext=text, hoverinfo="text",
         selected=dict(marker=dict(opacity=0)), unselected=dict(marker=dict(opacity=0)), showlegend=False,
-        name="heads"))
+        name=_("heads")))
     if marked is not None and np.any(marked):
         ml, mh = np.nonzero(np.asarray(marked, dtype=bool))
         fig.add_trace(go.Scatter(x=mh, y=ml, mode="markers", hoverinfo="skip", showlegend=False,
-                                 name=mark_name or "marked",
+                                 name=mark_name or _("marked"),
                                  marker=dict(symbol="circle", size=max(5, cell // 3), color=MARK)))
     if selected is not None:
         l, h = selected
@@ -62,12 +64,14 @@ def value_per_head(values: np.ndarray, *, title: str = "", value_name: str = "va
                       margin=dict(l=68, r=plot_room.colorbar_margin(value_name), t=40 if title else 10, b=74),
                       plot_bgcolor="white", dragmode=False,
                       showlegend=False)
-    fig.update_xaxes(title="head", tickmode="array", tickvals=list(range(n_heads)), range=[-0.5, n_heads - 0.5],
+    fig.update_xaxes(title=_("head"), tickmode="array", tickvals=list(range(n_heads)), range=[-0.5, n_heads - 0.5],
                      showgrid=False, zeroline=False)
-    fig.update_yaxes(title="layer", tickmode="array", tickvals=list(range(n_layers)), range=[n_layers - 0.5, -0.5],
+    fig.update_yaxes(title=_("layer"), tickmode="array", tickvals=list(range(n_layers)), range=[n_layers - 0.5, -0.5],
                      showgrid=False, zeroline=False)
     said = summary.head_extremes(z, value_name, signed=diverging, marked=marked, mark_name=mark_name)
-    return alt.attach(fig, f"{alt.plain(title)}: {n_layers} layers × {n_heads} heads. {said}" if title else said,
+    grid = _("{title}: {n_layers} layers × {n_heads} heads.").format(title=alt.plain(title), n_layers=n_layers,
+                                                                     n_heads=n_heads)
+    return alt.attach(fig, f"{grid} {said}" if title else said,
                       lambda: [(value_name, _heads_table(z, value_name, marked, mark_name))])
 
 
@@ -136,12 +140,12 @@ def flip_map(table, n_layers: int, n_heads: int, selected: tuple[int, int] | Non
     flip, flips = np.full((n_layers, n_heads), np.nan), np.zeros((n_layers, n_heads), dtype=bool)
     layer, head = table["layer"].to_numpy(), table["head"].to_numpy()
     flip[layer, head], flips[layer, head] = table["flip"].to_numpy(dtype=float), table["flips"].to_numpy(dtype=bool)
-    return value_per_head(flip, marked=flips, mark_name="flips", selected=selected, diverging=True, value_name="flip",
-                          title="Flip per head")
+    return value_per_head(flip, marked=flips, mark_name=_("flips"), selected=selected, diverging=True,
+                          value_name=_("flip"), title=_("Flip per head"))
 
 
 def difference_heatmap(a: np.ndarray, b: np.ndarray, tokens: list[str], keys: list[str]) -> go.Figure:
     """|a − b| for one causal head on two texts of equal length: zero in every row before the first change."""
     return plots.heatmap(np.abs(np.asarray(a) - np.asarray(b)), tokens, keys, zmax=None, value_name="|A−B|",
                          masked=~causal_mask(len(tokens), len(keys)),
-                         title="|A − B|: every row before the changed word is exactly 0")
+                         title=_("|A − B|: every row before the changed word is exactly 0"))

@@ -35,6 +35,7 @@ from explorer.serving.worker import Job, Jobs, ModelWorker
 from explorer.ui.live import streamlit_internals as internals
 from explorer.ui.text import literal
 from explorer.words import i18n
+from explorer.words.i18n import N_, _, ngettext
 
 T = TypeVar("T")
 
@@ -103,7 +104,7 @@ def get_attention(name: str, text: str, target: str | None = None) -> AttentionR
             torch.cuda.empty_cache()
             loaded.model.to("cpu")
             loaded.device = "cpu"
-            loaded.notes.append("The GPU ran out of memory: this model now runs on the CPU.")
+            loaded.notes.append(N_("The GPU ran out of memory: this model now runs on the CPU."))   # shown with _()
             result = extract(loaded, text, target)
         for part in {id(p): p for p in [result, *result.parts.values()]}.values():
             part.weights.setflags(write=False)
@@ -140,7 +141,7 @@ def explanation_job(model: str, text: str, query: str, cands: list[str]) -> Job:
     loaded = get_model(model)
     return EXPLANATIONS.run((model, text, query, *cands),
                             lambda progress: explain(loaded, text, cands, query, progress=progress),
-                            "explaining the prediction")
+                            _("explaining the prediction"))
 
 
 # The labs' shared experiments: one function each, called by the page and by ``ui.prefetch`` (the same key).
@@ -203,7 +204,7 @@ def _queued(key: tuple, work: Callable[[], T]) -> T:
     except QueueFull:
         if ctx is None:
             raise
-        st.warning("The server is busy: too many requests are waiting. Try again in a few seconds.")
+        st.warning(_("The server is busy: too many requests are waiting. Try again in a few seconds."))
         st.stop()
     if ctx is None:            # the preload thread, tests: block
         return ticket.result()
@@ -213,7 +214,8 @@ def _queued(key: tuple, work: Callable[[], T]) -> T:
             value = ticket.result(timeout=NOTE_EVERY)
         except TimeoutError:
             ahead = ticket.position()
-            text = f"Waiting for {ahead} other{'s' if ahead != 1 else ''}…" if ahead else "Computing…"
+            text = (ngettext("Waiting for {n} other…", "Waiting for {n} others…", ahead).format(n=ahead) if ahead
+                    else _("Computing…"))
             if text != said:   # each caption is a message to the browser, and a full server has many waiting
                 note = note or st.empty()
                 note.caption(text)
@@ -269,7 +271,7 @@ def lesson_contradiction(lesson: Lesson, index: int) -> str | None:
         return None
     found = _lesson_measure("lesson-check", lesson, index,
                             lambda loaded: computed.contradiction(step, index + 1, loaded) or "",
-                            lambda why: i18n._("Step {n}'s claims could not be checked on {model}: {why}").format(
+                            lambda why: _("Step {n}'s claims could not be checked on {model}: {why}").format(
                                 n=index + 1, model=computed.step_model(step), why=why))
     return found or None
 

@@ -24,6 +24,7 @@ from explorer.model.registry import EMBEDDED_ENCODER
 from explorer.plots import thumbnails
 from explorer.serving.worker import Jobs
 from explorer.ui import cached
+from explorer.words.i18n import _
 
 _LOG = logging.getLogger(__name__)
 PREPARED = Jobs(16)   # the last steps prepared, by (lesson source, step index)
@@ -87,7 +88,7 @@ def next_step(lesson: Lesson, index: int) -> None:
         except Exception as err:   # the page meets it again and says so
             _LOG.warning("preparing %s step %d failed: %s", lesson.source, index + 2, err)
 
-    PREPARED.run((lesson.source, index + 1), work, "preparing the next step")
+    PREPARED.run((lesson.source, index + 1), work, _("preparing the next step"))
 
 
 def follow(where: object) -> None:

@@ -22,12 +22,13 @@ from explorer.plots.alt import clickable_heads, text_alternative
 from explorer.plots.base import LightFigure, at_shown_precision
 from explorer.plots.classroom import scale_fonts
 from explorer.plots.remember import figure_for_view
-from explorer.ui import cached, chart_text, params
+from explorer.ui import cached, chart_text, language, params
 from explorer.ui.drawn_once import drawn_once, view_key
 from explorer.ui.live import following, membership, streamlit_internals
 from explorer.ui.text import literal
 from explorer.ui.words import on_this_page
 from explorer.words import i18n
+from explorer.words.i18n import _
 
 MAX_TEXT = 20_000
 
@@ -104,7 +105,7 @@ def attention_or_stop(model: str, text: str, target: str | None = None) -> Atten
         st.stop()
     loaded = cached.get_model(model)
     for message in loaded.notes:
-        st.info(message)
+        st.info(_(message))
     if result.truncated:
         st.info(f"The text needs {result.n_text_tokens} tokens; this model reads at most {len(result.tokens)}, "
                 "so only the first part is shown.", icon=":material/content_cut:")
@@ -115,12 +116,12 @@ def fidelity_badge(result: AttentionResult, layer: int, head: int) -> None:
     """How exactly our own from-scratch recompute matches the weights the model returned for this head."""
     if result.fidelity is None:
         why = families.family_refusal(result.facts.family, "scores")
-        st.caption(why or "Fidelity check unavailable: this model's queries and keys could not be captured.")
+        st.caption(why or _("Fidelity check unavailable: this model's queries and keys could not be captured."))
         return
     diff = result.fidelity[layer, head]
     icon = ":material/check_circle:" if diff < 1e-5 else ":material/warning:"
-    st.caption(f"{icon} Recomputed from the model's own queries and keys with our from-scratch softmax(QKᵀ/√d_k): "
-               f"max difference {diff:.1e}")
+    st.caption(icon + " " + _("Recomputed from the model's own queries and keys with our from-scratch "
+                              "softmax(QKᵀ/√d_k): max difference {diff}").format(diff=f"{diff:.1e}"))
 
 
 # ---------------------------------------------------------------------------------------------- figures and heads
@@ -261,6 +262,7 @@ def use_app_navigation() -> None:
     """
     if streamlit_internals.leave_folder_navigation():
         st.rerun()
+    language.choose()   # a page run on its own (AppTest of one file) reads ?lang= too; through app.py: already done
     following.on_page()   # classroom live mode: rejoin from the URL, follow the teacher, the room's banner
     page_file = sys._getframe(1).f_code.co_filename
     on_this_page(page_file)   # the sidebar's "Words on this page"

@@ -5,6 +5,7 @@ import streamlit as st
 
 from explorer.attention import matrices
 from explorer.plots import bertviz
+from explorer.words.i18n import _
 
 
 def show_bertviz(result, part: str, layer: int) -> None:
@@ -19,6 +20,9 @@ def show_bertviz(result, part: str, layer: int) -> None:
             st.info(str(err), icon=":material/content_cut:")
             continue
         if len(layers) < n_layers:
-            st.caption(f"The bertviz {view} view holds layers {layers[0]}–{layers[-1]} only: all {n_layers} "
-                       f"layers of {n} tokens would be too heavy for the browser.")
+            said = (_("The bertviz head view holds layers {first}–{last} only: all {n_layers} layers of {n} tokens "
+                      "would be too heavy for the browser.") if view == "head" else
+                    _("The bertviz model view holds layers {first}–{last} only: all {n_layers} layers of {n} tokens "
+                      "would be too heavy for the browser."))
+            st.caption(said.format(first=layers[0], last=layers[-1], n_layers=n_layers, n=n))
         st.iframe(page, height=bertviz.bertviz_height(view, n, len(layers), n_heads))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.ui import widgets as ui
+from explorer.words.i18n import _
 
 OPEN = "breakdown"   # the toggle's key, and its deep link (1 = open)
 PAGE = "pages/heatmaps.py"   # the breakdown's one room
@@ -33,7 +34,7 @@ def cell_link(model: str, text: str, head: tuple[int, int], matrix, tokens: list
     teacher's)."""
     key = strongest_key(matrix[query]) if key is None else key
     names = [ui.literal(_short(t)) for t in (tokens[query], (keys or tokens)[key])]
-    ui.page_link(PAGE, f"Take “{names[0]}” → “{names[1]}” apart on the heatmap page",   # one line at 390 px
+    ui.page_link(PAGE, _("Take “{query}” → “{key}” apart on the heatmap page").format(query=names[0], key=names[1]),
                  icon=":material/calculate:", query_params=cell_params(model, text, *head, query, key, part))
 
 

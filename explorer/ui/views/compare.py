@@ -10,6 +10,7 @@ from explorer.maths import causal_mask
 from explorer.plots import attention as plots
 from explorer.ui import widgets as ui
 from explorer.ui.views import breakdown_link as breakdown
+from explorer.words.i18n import _
 
 
 def side_by_side(model: str, text: str, result: AttentionResult, chosen: list[tuple[int, int]]) -> None:
@@ -19,14 +20,16 @@ def side_by_side(model: str, text: str, result: AttentionResult, chosen: list[tu
     facts = result.facts
     zmax = max(float(result.weights[l, h].max()) for l, h in chosen)
     hidden = ~causal_mask(len(result.tokens), len(result.keys)) if facts.causal else None
-    st.caption(f"One colour scale for all: 0 to {zmax:.2f} (the largest weight among these heads).")
+    st.caption(_("One colour scale for all: 0 to {zmax} (the largest weight among these heads).").format(
+        zmax=f"{zmax:.2f}"))
     query = matrices.default_query(result)   # each head's link takes apart this row's strongest score
-    columns = [c for _ in range(0, len(chosen), 2) for c in st.columns(2)]  # two per row: labels stay readable
+    columns = [c for _row in range(0, len(chosen), 2) for c in st.columns(2)]  # two per row: labels stay readable
     for i, (column, (l, h)) in enumerate(zip(columns, chosen)):
         with column:
             key = breakdown.strongest_key(result.weights[l, h, query])   # framed: the cell its link takes apart
             fig = plots.heatmap(result.weights[l, h], result.tokens, result.keys, zmax=zmax, masked=hidden, cell=(
-                query, key), title=f"layer {l} · head {h}", show_scale=i % 2 == 1 or i == len(chosen) - 1)
+                query, key), title=_("layer {layer} · head {head}").format(layer=l, head=h),
+                show_scale=i % 2 == 1 or i == len(chosen) - 1)
             ui.show_figure(fig, f"heat_{i}", f"{facts.name}-L{l}H{h}")
             ui.fidelity_badge(result, l, h)
             ui.download_csv(heads.matrix_frame(result.weights[l, h], result.tokens, result.keys),

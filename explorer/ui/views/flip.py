@@ -11,6 +11,7 @@ from explorer.plots import attention as plots
 from explorer.plots import heads as head_plots
 from explorer.ui import widgets as ui
 from explorer.ui.views import breakdown_link as breakdown
+from explorer.words.i18n import _
 
 
 def show_head_in_both(model: str, a: AttentionResult, b: AttentionResult, result: analysis.FlipResult, layer: int,
@@ -20,8 +21,8 @@ def show_head_in_both(model: str, a: AttentionResult, b: AttentionResult, result
     causal model whose query cannot see the change, also their difference (zero on the query's row)."""
     rows = {"A": analysis.query_rows(a, result.query), "B": analysis.query_rows(b, result.query)}
     same = heads.max_row_difference(a.weights[layer, head], b.weights[layer, head], rows["A"])
-    label = "" if result.query_sees_change else f"identical in A and B (max diff {same:.0e})"
-    st.subheader(f"Layer {layer} · head {head}")
+    label = "" if result.query_sees_change else _("identical in A and B (max diff {diff})").format(diff=f"{same:.0e}")
+    st.subheader(_("Layer {layer} · head {head}").format(layer=layer, head=head))
     lean = {side: analysis.leaned_candidate(res, layer, head, rows[side], result.candidates)   # the link's key
             for side, res in (("A", a), ("B", b))}
 
@@ -33,7 +34,8 @@ def show_head_in_both(model: str, a: AttentionResult, b: AttentionResult, result
                                                   query_rows=rows[side], changed=result.first_difference,
                                                   causal=a.facts.causal, row_label=label,
                                                   cell=(rows[side][0], lean[side]),
-                                                  title=f"Sentence {side} · layer {layer} · head {head}")
+                                                  title=_("Sentence {side} · layer {layer} · head {head}").format(
+                                                      side=side, layer=layer, head=head))
             bars[side] = plots.query_bars(res.weights[layer, head, rows[side]].mean(0), res.keys,
                                           f"{result.query} ({side})")
         head_plots.same_x_range(*bars.values())

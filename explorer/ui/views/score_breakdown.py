@@ -21,6 +21,7 @@ from explorer.ui import cached, params, pickers
 from explorer.ui import widgets as ui
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.views.breakdown_link import OPEN, strongest_key
+from explorer.words.i18n import _
 
 CHART = "heatmap"   # the heatmap's chart key on the page
 TOLERANCE = 1e-5    # parts and softmax against the model: to 1e-5 of the score's size (float32 rounding: ~1e-7)
@@ -54,8 +55,9 @@ def sections(model: str, raw: AttentionResult, part: str, view: matrices.MatrixV
     """Under the heatmap: the breakdown of cell (row, column) of (layer, head) = ``where`` when its toggle is on
     (then a click on a cell chooses it), then several queries at once."""
     is_open()
-    shown = st.toggle("Take a score apart: click a heatmap cell, or pick the key token above", key=OPEN,
-                      help="The query and key vectors, their products, the scale and the softmax behind one weight.")
+    shown = st.toggle(_("Take a score apart: click a heatmap cell, or pick the key token above"), key=OPEN,
+                      help=_("The query and key vectors, their products, the scale and the softmax behind one "
+                             "weight."))
     params.put(OPEN, "1" if shown else "0")
     if shown:
         section(model, raw, part, view, *where)
@@ -68,23 +70,25 @@ def key_picker(view: matrices.MatrixView, row: int, tokens: tuple[str, ...]) -> 
     default = view.key_positions[strongest][0]
     if not is_open():   # closed: no box and no link parameter (a follower's address stays the teacher's)
         return strongest
-    return pickers.token_picker("Key token (for the breakdown)", "key", view.key_positions, view.key_labels, default,
+    return pickers.token_picker(_("Key token (for the breakdown)"), "key", view.key_positions, view.key_labels, default,
                            tokens=tokens)
 
 
 def score_line(b: bd.ScoreBreakdown) -> str:
     """The score written out: scale × Σ qᵢ·kᵢ, Gemma 2's soft cap, the position bias and what Falcon's mask adds."""
     core = f"{b.scale:.4f} × {b.dot:+.4f}"
-    formula = "scale × Σ qᵢ·kᵢ"
+    formula = _("scale") + " × Σ qᵢ·kᵢ"
     if b.softcap:
         cap = f"{b.softcap:g}"
         formula, core = f"{cap} × tanh({formula} / {cap})", f"{cap} × tanh({core} / {cap})"
     if b.bias:
-        formula, core = formula + " + bias", core + f" {b.bias:+.4f} (position bias)"
+        formula = formula + " + " + _("bias")
+        core = core + " " + _("{bias} (position bias)").format(bias=f"{b.bias:+.4f}")
     if b.mask_bias:
-        formula, core = formula + " + mask", core + f" {b.mask_bias:+.4f} (added by the model's mask)"
-    return (f"score = {formula} = {core} = **{b.score:+.4f}**"
-            + (" · hidden by the causal mask: weight 0" if b.masked else ""))
+        formula = formula + " + " + _("mask")
+        core = core + " " + _("{bias} (added by the model's mask)").format(bias=f"{b.mask_bias:+.4f}")
+    return (_("score = {formula} = {core} = **{score}**").format(formula=formula, core=core, score=f"{b.score:+.4f}")
+            + (" · " + _("hidden by the causal mask: weight 0") if b.masked else ""))
 
 
 def _check(ok: bool, text: str) -> None:
@@ -94,9 +98,9 @@ def _check(ok: bool, text: str) -> None:
 def section(model: str, raw: AttentionResult, part: str, view: matrices.MatrixView, layer: int, head: int,
             row: int, column: int) -> None:
     """Take apart the score of the view's cell (``row``, ``column``) in (``layer``, ``head``)."""
-    st.subheader("Why does this head look there? One score taken apart")
+    st.subheader(_("Why does this head look there? One score taken apart"))
     if not view.real_head:
-        st.info("A mean of heads or a rollout is no single head's score: turn those options off to take one apart.",
+        st.info(_("A mean of heads or a rollout is no single head's score: turn those options off to take one apart."),
                 icon=":material/info:")
         return
     res = matrices.part_of(raw, part)
@@ -106,47 +110,55 @@ def section(model: str, raw: AttentionResult, part: str, view: matrices.MatrixVi
     except ValueError as err:
         st.info(ui.literal(err), icon=":material/info:")
         return
-    st.markdown(f"Query **{ui.literal(b.query_token)}** (position {query}) → key **{ui.literal(b.key_token)}** "
-                f"(position {key}), layer {layer}, head {head}. {bd.group_note(b)}")
+    st.markdown(_("Query **{query}** (position {query_position}) → key **{key}** (position {key_position}), layer "
+                  "{layer}, head {head}.").format(query=ui.literal(b.query_token), query_position=query,
+                                                 key=ui.literal(b.key_token), key_position=key, layer=layer, head=head)
+                + " " + bd.group_note(b))
     if view.value_name != "weight":
-        st.caption(f":material/info: The heatmap shows {ui.literal(view.value_name)}; this is the model's own "
-                   "score and weight for these two tokens.")
+        st.caption(":material/info: " + _("The heatmap shows {what}; this is the model's own score and weight for "
+                                          "these two tokens.").format(what=ui.literal(_(view.value_name))))
     elif len(view.query_positions[row]) > 1 or len(view.key_positions[column]) > 1 or view.matrix.shape != (
             len(res.tokens), len(res.keys)):
-        st.caption(":material/info: The heatmap hides or merges tokens here; this is the model's own score and "
-                   "weight for these two tokens.")
-    st.markdown(score_line(b) + f"  \nweight = softmax of the row at this key = **{b.weight:.4f}**")
-    _check(b.gap < TOLERANCE, f"The model's own weight for this cell: {b.model_weight:.4f} "
-                              f"(difference {b.gap:.1e}).")
+        st.caption(":material/info: " + _("The heatmap hides or merges tokens here; this is the model's own score "
+                                          "and weight for these two tokens."))
+    st.markdown(score_line(b) + "  \n" + _("weight = softmax of the row at this key = **{weight}**").format(
+        weight=f"{b.weight:.4f}"))
+    _check(b.gap < TOLERANCE, _("The model's own weight for this cell: {weight} (difference {gap}).").format(
+        weight=f"{b.model_weight:.4f}", gap=f"{b.gap:.1e}"))
     ui.show_figure(plots.vectors(b), "bd_vectors", f"vectors-L{layer}H{head}-{query}-{key}")
     ui.show_figure(plots.products(b), "bd_products", f"products-L{layer}H{head}-{query}-{key}")
     if b.masked:
-        st.caption(":material/info: This key comes after the query: the causal mask hides it, whatever its score.")
+        st.caption(":material/info: " + _("This key comes after the query: the causal mask hides it, whatever its "
+                                          "score."))
         return
     heatmap_score = float(res.head_scores(layer, head)[query, key])   # the model's vectors, our float32 recompute
     where = so.origin(cached.get_model(model).model, res, b)
-    st.markdown(f"**Where the score comes from.** {where.sentence}")
+    st.markdown(_("**Where the score comes from.** {sentence}").format(sentence=where.sentence))
     if where.split is not None:
         gap = abs(where.split.total - heatmap_score)
         ui.show_figure(plots.split_parts(where.split), "bd_split", f"split-L{layer}H{head}-{query}-{key}")
-        _check(gap <= TOLERANCE * b.size, f"The parts add up to {where.split.total:+.5f}; the score is "
-                                          f"{heatmap_score:+.5f} (difference {gap:.1e}).")
+        _check(gap <= TOLERANCE * b.size, _("The parts add up to {total}; the score is {score} (difference "
+                                            "{gap}).").format(total=f"{where.split.total:+.5f}",
+                                                              score=f"{heatmap_score:+.5f}", gap=f"{gap:.1e}"))
     if where.alibi is not None:
         a = where.alibi
-        _check(abs(a.bias - a.expected) <= TOLERANCE * b.size, f"The bias the model added is {a.bias:+.5f}; slope × "
-                                                               f"key position gives {a.expected:+.5f}.")
+        _check(abs(a.bias - a.expected) <= TOLERANCE * b.size, _("The bias the model added is {bias}; slope × key "
+                                                                 "position gives {expected}.").format(
+            bias=f"{a.bias:+.5f}", expected=f"{a.expected:+.5f}"))
         if b.mask_bias:
-            st.caption(f":material/info: This model's code adds the same bias a second time through its attention "
-                       f"mask ({b.mask_bias:+.4f}); the score and weight above include both, as the model computes.")
+            st.caption(":material/info: " + _("This model's code adds the same bias a second time through its "
+                                              "attention mask ({bias}); the score and weight above include both, as "
+                                              "the model computes.").format(bias=f"{b.mask_bias:+.4f}"))
     if where.rotary is not None:
         r = where.rotary
-        st.markdown(f"Before rotation the two vectors score **{r.before:+.4f}**; rotated to positions {query} and "
-                    f"{key} they score **{r.after:+.4f}**. The Positional encodings lab shows the rotation itself.")
+        st.markdown(_("Before rotation the two vectors score **{before}**; rotated to positions {query} and {key} "
+                      "they score **{after}**. The Positional encodings lab shows the rotation itself.").format(
+            before=f"{r.before:+.4f}", query=query, key=key, after=f"{r.after:+.4f}"))
         ui.show_figure(plots.rotary_curve(r, within=query), "bd_curve", f"distance-L{layer}H{head}-{query}-{key}")
         _check(abs(r.at_own - heatmap_score) <= TOLERANCE * b.size,
-               f"At their own distance {r.own} the curve gives {r.at_own:+.5f}; the heatmap's score is "
-               f"{heatmap_score:+.5f}.")
-        ui.page_link("pages/lab_positions.py", "Positional encodings lab: how RoPE turns each pair",
+               _("At their own distance {own} the curve gives {at_own}; the heatmap's score is {score}.").format(
+                   own=r.own, at_own=f"{r.at_own:+.5f}", score=f"{heatmap_score:+.5f}"))
+        ui.page_link("pages/lab_positions.py", _("Positional encodings lab: how RoPE turns each pair"),
                      icon=":material/school:")
     question = (so.distance_question(where.rotary, b) if where.rotary is not None and query > 0
                 else bd.dimension_question(b))
@@ -160,8 +172,9 @@ def _chosen_queries(view: matrices.MatrixView) -> list[int]:
         linked = str(st.query_params.get("queries", "")).split(",")
         st.session_state["bd_queries"] = [int(p) for p in linked if p.strip().isdigit() and int(p) in firsts]
     st.session_state["bd_queries"] = [p for p in st.session_state["bd_queries"] if p in firsts]
-    chosen = st.multiselect("Query tokens to add up", firsts, key="bd_queries", placeholder="Choose two or more…",
-                            format_func=lambda p: f"{view.query_labels[firsts.index(p)]} · position {p}")
+    chosen = st.multiselect(_("Query tokens to add up"), firsts, key="bd_queries", placeholder=_("Choose two or more…"),
+                            format_func=lambda p: _("{token} · position {position}").format(
+                                token=view.query_labels[firsts.index(p)], position=p))
     if chosen:   # an empty value would be written again on every rerun (and sent to every follower)
         params.put("queries", ",".join(str(p) for p in chosen))
     else:
@@ -171,12 +184,12 @@ def _chosen_queries(view: matrices.MatrixView) -> list[int]:
 
 def several_queries(view: matrices.MatrixView, name: str) -> None:
     """Several query tokens' attention summed and averaged, with its CSV."""
-    st.subheader("Several queries at once")
+    st.subheader(_("Several queries at once"))
     rows = _chosen_queries(view)
     if len(rows) < 2:
-        st.caption("Choose two or more query tokens to see where they look together: their rows summed, and "
-                   "averaged (a row that again sums to 1).")
+        st.caption(_("Choose two or more query tokens to see where they look together: their rows summed, and "
+                     "averaged (a row that again sums to 1)."))
         return
     frame = matrices.several_queries(view, rows)
     ui.show_figure(plots.several_queries(frame), "bd_several", f"several-{name}")
-    ui.download_lazy("These rows, their sum and mean as CSV", lambda: frame, f"several-{name}.csv", "csv_several")
+    ui.download_lazy(_("These rows, their sum and mean as CSV"), lambda: frame, f"several-{name}.csv", "csv_several")
