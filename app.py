@@ -55,6 +55,9 @@ def navigation() -> None:
     pages = nav[1]
     # st.navigation, but a following student's run is the teacher's page (run here, not loaded by the browser)
     page = following.navigation(pages, position=following.nav_position())
+    language.keep_in_link()   # after following: a follower's address is the teacher's view with its own lang=
+    language.picker()
+    language.mark_page()   # <html lang>
     lesson_bar.bar()   # may open the lesson's step instead (Next, Back, a lesson just started)
     own_lesson.builder_bar()
     following.run_page(page)

@@ -4,14 +4,15 @@ import streamlit as st
 from explorer.ui import params, words
 from explorer.ui import widgets as ui
 from explorer.words import glossary
+from explorer.words.i18n import _
 
 ui.use_app_navigation()
-st.title("Glossary")
-st.caption(f"{len(glossary.TERMS)} words of attention and transformers, each in a sentence or three. On every page, "
-           "“Words on this page” in the sidebar lists its own, and a widget that names one explains it beside "
-           "its label (the small question mark).")
+st.title(_("Glossary"))
+st.caption(_("{n} words of attention and transformers, each in a sentence or three. On every page, “Words on this "
+             "page” in the sidebar lists its own, and a widget that names one explains it beside its label (the "
+             "small question mark).").format(n=len(glossary.TERMS)))
 ui.from_url("find", "")
-query = st.text_input("Find a word", key="find", max_chars=60, placeholder="softmax, head, top-p…",
+query = st.text_input(_("Find a word"), key="find", max_chars=60, placeholder=_("softmax, head, top-p…"),
                       icon=":material/search:")
 if query:
     params.put("find", query)

@@ -2,7 +2,8 @@
 
 Each function takes the numbers a figure draws and returns one plain-text paragraph (no markdown; the UI
 escapes it): where each query of a heatmap looks most, the largest bars, the heads at either end of a
-``[layer, head]`` map. Long lists stop after ``most`` items and say how many more the table holds.
+``[layer, head]`` map. Long lists stop after ``most`` items and say how many more the table holds. The words are
+in the session's language (``explorer.words.i18n``); a ``what`` or ``name`` a caller passes is already translated.
 """
 from __future__ import annotations
 
@@ -10,11 +11,20 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from explorer.words.i18n import N_, _, ngettext
+
 MOST = 12   # items named in one summary (every byte is sent on each rerun); the chart's table holds them all
 
 
 def _more(shown: int, total: int, what: str) -> str:
-    return "" if total <= shown else f"; … and {total - shown} more {what} (see the table)"
+    """"; … and 4 more rows (see the table)" (``what``: "rows" or "heads"), or "" when nothing was left out."""
+    if total <= shown:
+        return ""
+    n = total - shown
+    if what == "heads":
+        return ngettext("; … and {n} more head (see the table)", "; … and {n} more heads (see the table)",
+                        n).format(n=n)
+    return ngettext("; … and {n} more row (see the table)", "; … and {n} more rows (see the table)", n).format(n=n)
 
 
 def row_peaks(matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], masked: np.ndarray | None = None,
@@ -22,28 +32,34 @@ def row_peaks(matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], mask
     """Where each row of ``matrix[row, col]`` peaks: "Where each query looks most: it → animal 0.51; …".
 
     ``masked`` (bool ``[row, col]``, True = hidden) and NaN cells are never named; a row with nothing left is
-    skipped. Values are written with two decimals, as the heatmap's hover does."""
+    skipped. Values are written with two decimals, as the heatmap's hover does. ``row_word`` "query" (a heatmap of
+    attention, the default) or "row" (any other matrix: "Largest value in each row")."""
     z = np.asarray(matrix, dtype=np.float32)
     seen = np.isfinite(z) if masked is None else np.isfinite(z) & ~np.asarray(masked, dtype=bool)
     rows_seen = np.flatnonzero(seen.any(axis=1))
+    grid = row_word != "query" or col_word != "key"
     if rows_seen.size == 0:
-        return f"No {row_word} has a visible {col_word}."
+        return _("No row has a visible column.") if grid else _("No query has a visible key.")
     shown = rows_seen[:most]
     peak = np.where(seen[shown], z[shown], -np.inf).argmax(axis=1)   # only the rows written out
     parts = [f"{rows[r]} → {cols[c]} {z[r, c]:.2f}" for r, c in zip(shown, peak)]
-    return (f"Where each {row_word} looks most ({rows_seen.size} rows, {z.shape[1]} {col_word}s): "
-            + "; ".join(parts) + _more(len(parts), rows_seen.size, "rows") + ".")
+    heading = (_("Largest value in each row ({rows} rows, {cols} columns): {peaks}") if grid
+               else _("Where each query looks most ({rows} rows, {cols} keys): {peaks}"))
+    return heading.format(rows=rows_seen.size, cols=z.shape[1],
+                          peaks="; ".join(parts) + _more(len(parts), rows_seen.size, "rows")) + "."
 
 
-def largest(values: Sequence[float], labels: Sequence[str], *, k: int = 3, what: str = "Largest") -> str:
-    """"Largest: animal 0.51, tired 0.19, the 0.08 (of 12)." over the finite ``values``."""
+def largest(values: Sequence[float], labels: Sequence[str], *, k: int = 3, what: str | None = None) -> str:
+    """"Largest: animal 0.51, tired 0.19, the 0.08 (of 12)." over the finite ``values`` (``what``: the heading,
+    already in the session's language; "Largest" when None)."""
     v = np.asarray(values, dtype=np.float64)
     keep = np.flatnonzero(np.isfinite(v))
     if keep.size == 0:
-        return "No values to show."
+        return _("No values to show.")
     order = keep[np.argsort(-v[keep], kind="stable")][:k]
     named = ", ".join(f"{labels[i]} {v[i]:.2f}" for i in order)
-    return f"{what}: {named}" + (f" (of {keep.size})." if keep.size > len(order) else ".")
+    of = " " + _("(of {n}).").format(n=keep.size) if keep.size > len(order) else "."
+    return f"{what or _('Largest')}: {named}" + of
 
 
 def head_name(layer: int, head: int) -> str:
@@ -58,19 +74,20 @@ def head_extremes(values: np.ndarray, name: str, *, k: int = 3, signed: bool = F
     layer, head = np.meshgrid(np.arange(z.shape[0]), np.arange(z.shape[1]), indexing="ij")
     names = [head_name(a, b) for a, b in zip(layer.ravel(), head.ravel())]
     flat = z.ravel()
-    text = [largest(flat, names, k=k, what=f"Highest {name}")]
+    text = [largest(flat, names, k=k, what=_("Highest {name}").format(name=name))]
     if signed and np.isfinite(flat).any() and np.nanmin(flat) < 0:
         text.append(_negated(flat, names, k, name))
     if marked is not None:
         hit = [n for n, m in zip(names, np.asarray(marked, dtype=bool).ravel()) if m]
         if hit:
-            text.append(f"Marked {mark_name or 'heads'} ({len(hit)}): " + ", ".join(hit[:MOST])
-                        + _more(min(len(hit), MOST), len(hit), "heads") + ".")
+            text.append(_("Marked {what} ({n}): {heads}").format(
+                what=mark_name or _("heads"), n=len(hit),
+                heads=", ".join(hit[:MOST]) + _more(min(len(hit), MOST), len(hit), "heads")) + ".")
     return " ".join(text)
 
 
 def _negated(flat: np.ndarray, names: list[str], k: int, name: str) -> str:
-    return _smallest(np.where(flat < 0, flat, np.nan), names, k, f"Lowest {name}")
+    return _smallest(np.where(flat < 0, flat, np.nan), names, k, _("Lowest {name}").format(name=name))
 
 
 def _smallest(values: np.ndarray, names: Sequence[str], k: int, what: str) -> str:
@@ -81,11 +98,11 @@ def _smallest(values: np.ndarray, names: Sequence[str], k: int, what: str) -> st
 
 
 # What a high (or, for entropy, low) value of each overview statistic says about a head.
-HEAD_TRAITS = {"entropy": ("Most focused (lowest entropy, nats)", False),
-               "sink": ("Most on special or first tokens (sinks)", True),
-               "previous_token": ("Most on the previous token", True),
-               "self": ("Most on themselves", True),
-               "mean_distance": ("Looking farthest (mean distance, tokens)", True)}
+HEAD_TRAITS = {"entropy": (N_("Most focused (lowest entropy, nats)"), False),   # English (N_), shown through _()
+               "sink": (N_("Most on special or first tokens (sinks)"), True),
+               "previous_token": (N_("Most on the previous token"), True),
+               "self": (N_("Most on themselves"), True),
+               "mean_distance": (N_("Looking farthest (mean distance, tokens)"), True)}
 
 
 def head_traits(stats: np.ndarray, names: Sequence[str], *, k: int = 3) -> str:
@@ -97,9 +114,10 @@ def head_traits(stats: np.ndarray, names: Sequence[str], *, k: int = 3) -> str:
     parts = []
     for i, stat in enumerate(names):
         what, high = HEAD_TRAITS.get(stat, (stat, True))
+        what = _(what)
         column = s[..., i].ravel()
         parts.append(largest(column, heads, k=k, what=what) if high else _smallest(column, heads, k, what))
-    return f"{n_layers} layers × {n_heads} heads. " + " ".join(parts)
+    return _("{layers} layers × {heads} heads.").format(layers=n_layers, heads=n_heads) + " " + " ".join(parts)
 
 
 def strongest_links(weights: np.ndarray, rows: Sequence[str], cols: Sequence[str],
@@ -116,9 +134,11 @@ def strongest_links(weights: np.ndarray, rows: Sequence[str], cols: Sequence[str
     parts = []
     for h, flat in enumerate(best[:most]):
         q, c = divmod(int(flat), n_k)
-        parts.append(f"head {h}: {rows[q]} → {cols[c]} {w[h, q, c]:.2f}" if ok[h, q, c]
-                     else f"head {h}: nothing to name")
-    return "Each head's strongest link: " + "; ".join(parts) + _more(len(parts), n_heads, "heads") + "."
+        parts.append(_("head {head}: {query} → {key} {weight}").format(head=h, query=rows[q], key=cols[c],
+                                                                        weight=f"{w[h, q, c]:.2f}") if ok[h, q, c]
+                     else _("head {head}: nothing to name").format(head=h))
+    return _("Each head's strongest link: {links}").format(
+        links="; ".join(parts) + _more(len(parts), n_heads, "heads")) + "."
 
 
 def number(v) -> str:
@@ -137,8 +157,9 @@ def series_ends(x: Sequence, y: Sequence[float], name: str) -> str:
     yv = np.asarray(y, dtype=np.float64)
     keep = np.flatnonzero(np.isfinite(yv))
     if keep.size == 0:
-        return f"{name}: no values."
+        return _("{name}: no values.").format(name=name)
     a, b, top = keep[0], keep[-1], keep[np.argmax(yv[keep])]
     at = [x[i] if isinstance(x[i], str) else number(x[i]) for i in (a, b, top)]
-    return (f"{name}: {number(yv[a])} at {at[0]} to {number(yv[b])} at {at[1]}, "
-            f"highest {number(yv[top])} at {at[2]}.")
+    return _("{name}: {start} at {start_at} to {end} at {end_at}, highest {top} at {top_at}.").format(
+        name=name, start=number(yv[a]), start_at=at[0], end=number(yv[b]), end_at=at[1], top=number(yv[top]),
+        top_at=at[2])

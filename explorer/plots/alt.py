@@ -16,6 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from explorer.access import summary
+from explorer.words.i18n import _
 
 Tables = Callable[[], list[tuple[str, pd.DataFrame]]]
 
@@ -114,7 +115,7 @@ def text_alternative(fig: go.Figure) -> TextAlternative:
         panels = []
     for i, trace in enumerate(fig.data):
         name = plain(getattr(trace, "name", None)) or (panels[i] if panels else "" if len(fig.data) == 1
-                                                        else f"trace {i + 1}")
+                                                        else _("trace {n}").format(n=i + 1))
         axes = _axes(fig, trace)
         if trace.type == "heatmap" and trace.z is not None:
             z = np.asarray(trace.z, dtype=np.float64)
@@ -122,20 +123,22 @@ def text_alternative(fig: go.Figure) -> TextAlternative:
                 continue
             rows, cols = _ticks(axes[1], trace.y, z.shape[0]), _ticks(axes[0], trace.x, z.shape[1])
             said = summary.row_peaks(z, rows, cols, row_word="row", col_word="column", most=8)
-            said = said.replace("Where each row looks most", "Largest value in each row")
             parts.append(f"{name}: {said}" if name else said)
-            tables.append((name or "values", matrix_table(z, rows, cols)))
+            tables.append((name or _("values"), matrix_table(z, rows, cols)))
         elif trace.type == "bar" and trace.y is not None and trace.x is not None:
             values, where = (trace.x, trace.y) if trace.orientation == "h" else (trace.y, trace.x)
             labels = _ticks(axes[1] if trace.orientation == "h" else axes[0], where, len(where))
             parts.append(f"{name}: " * bool(name) + summary.largest(values, labels, k=4))
-            tables.append((name or "bars", pd.DataFrame({"label": labels, "value": np.asarray(values, dtype=float)})))
+            tables.append((name or _("bars"), pd.DataFrame({_("label"): labels,
+                                                             _("value"): np.asarray(values, dtype=float)})))
         elif trace.type == "scatter" and trace.y is not None and trace.x is not None and len(trace.x) > 1 \
                 and "lines" in (trace.mode or "lines"):
-            parts.append(summary.series_ends(_ticks(axes[0], trace.x, len(trace.x)), trace.y, name or "the line"))
-            tables.append((name or "line", pd.DataFrame({"x": list(trace.x), "y": np.asarray(trace.y, dtype=float)})))
+            parts.append(summary.series_ends(_ticks(axes[0], trace.x, len(trace.x)), trace.y,
+                                             name or _("the line")))
+            tables.append((name or _("line"), pd.DataFrame({"x": list(trace.x),
+                                                            "y": np.asarray(trace.y, dtype=float)})))
     title = _title(fig)
-    text = " ".join(parts) or "A figure without numbers to read out."
+    text = " ".join(parts) or _("A figure without numbers to read out.")
     return TextAlternative(f"{title}. {text}" if title else text, lambda: tables)
 
 

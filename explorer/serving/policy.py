@@ -21,6 +21,8 @@ import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 
+from explorer.words.i18n import N_, _
+
 ON = {"1", "true", "yes", "on"}
 DEFAULT_MAX_MODEL_MB = 2048
 MB = 1_000_000            # the hub shows sizes in decimal megabytes, and so do we
@@ -28,8 +30,8 @@ MEMORY_FACTOR = 1.2       # resident size / float32 weight bytes (activations, t
 DISK_FACTOR = 1.1         # download size + 10 % (partial files, lock files, the tokenizer cache)
 BYTES_PER_PARAMETER = 4   # the loader always asks for float32 (models.py: dtype=torch.float32)
 
-LOCAL_OFF = ("Model folders on this server's disk cannot be opened here: the deployer has not switched them on "
-             "(EXPLORER_ALLOW_LOCAL=1, with EXPLORER_LOCAL_ROOT set to the folder that holds them).")
+LOCAL_OFF = N_("Model folders on this server's disk cannot be opened here: the deployer has not switched them on "
+                "(EXPLORER_ALLOW_LOCAL=1, with EXPLORER_LOCAL_ROOT set to the folder that holds them).")
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?$")  # a hub id
 
@@ -99,10 +101,10 @@ def check_local(name: str, env: Mapping[str, str] | None = None) -> Path:
     outside and not-a-folder give the same message, so paths outside the root cannot be probed.
     """
     if not local_allowed(env):
-        raise LocalRefused(LOCAL_OFF)
+        raise LocalRefused(_(LOCAL_OFF))
     root = local_root(env)
-    where = " under this server's model folder" if root else ""
-    refused = LocalRefused(f"There is no model folder {name!r}{where}.")
+    refused = LocalRefused((_("There is no model folder {name} under this server's model folder.") if root
+                            else _("There is no model folder {name}.")).format(name=repr(name)))
     if not name or len(name) >= 4096 or "\0" in name:
         raise refused
     base = None
@@ -110,7 +112,7 @@ def check_local(name: str, env: Mapping[str, str] | None = None) -> Path:
         try:
             base = root.resolve(strict=True)
         except (OSError, RuntimeError):
-            raise LocalRefused("EXPLORER_LOCAL_ROOT does not name an existing folder on this server.") from None
+            raise LocalRefused(_("EXPLORER_LOCAL_ROOT does not name an existing folder on this server.")) from None
     candidate = Path(name).expanduser()
     if base is not None:
         candidate = candidate if candidate.is_absolute() else base / candidate
@@ -123,7 +125,8 @@ def check_local(name: str, env: Mapping[str, str] | None = None) -> Path:
         raise refused from None
     if (base is not None and not folder.is_relative_to(base)) or not folder.is_dir():
         raise refused
-    no_config = LocalRefused(f"The folder {name!r} has no config.json, so it is not a model folder.")
+    no_config = LocalRefused(_("The folder {name} has no config.json, so it is not a model folder.").format(
+        name=repr(name)))
     try:
         config = (folder / "config.json").resolve(strict=True)
     except (OSError, RuntimeError):
@@ -133,7 +136,8 @@ def check_local(name: str, env: Mapping[str, str] | None = None) -> Path:
     if base is not None:
         for entry in folder.iterdir():
             if entry.is_symlink() and not entry.resolve().is_relative_to(base):
-                raise LocalRefused(f"The folder {name!r} links to files outside this server's model folder.")
+                raise LocalRefused(_("The folder {name} links to files outside this server's model "
+                                     "folder.").format(name=repr(name)))
     return folder
 
 
@@ -147,7 +151,7 @@ _FORMATS = [
     (".msgpack", "flax_model.msgpack", r"flax_model-\d+-of-\d+\.msgpack"), (".onnx", None, None),
     (".gguf", None, None),
 ]
-_WEIGHT_SUFFIXES = tuple(s for s, _, _ in _FORMATS) + (".ot", ".tflite", ".ckpt", ".mlmodel")
+_WEIGHT_SUFFIXES = tuple(s for s, *_formats in _FORMATS) + (".ot", ".tflite", ".ckpt", ".mlmodel")
 _SMALL_SUFFIXES = (".json", ".txt", ".model", ".jinja", ".tiktoken")   # config, tokenizer, vocab, merges
 
 
@@ -156,8 +160,8 @@ def _size(sibling: dict) -> int:
     if size is None and sibling.get("lfs"):
         size = sibling["lfs"].get("size")
     if size is None:
-        raise MetadataUnavailable(f"The hub did not give the size of {sibling.get('rfilename')!r} "
-                                  "(ask with ?blobs=true).")
+        raise MetadataUnavailable(_("The hub did not give the size of {file} (ask with ?blobs=true).").format(
+            file=repr(sibling.get("rfilename"))))
     return int(size)
 
 
@@ -219,18 +223,21 @@ def check_download(name: str, metadata: dict, env: Mapping[str, str] | None = No
     size_mb = -(-size // MB)
     cap = max_model_mb(env)
     if size_mb > cap:
-        raise ModelTooLarge(f"{name} is a {_mb(size)} download; this server loads hub models up to {cap:,} MB "
-                            f"(the deployer sets EXPLORER_MAX_MODEL_MB).")
+        raise ModelTooLarge(_("{model} is a {size} download; this server loads hub models up to {cap} MB (the "
+                              "deployer sets EXPLORER_MAX_MODEL_MB).").format(model=name, size=_mb(size),
+                                                                              cap=f"{cap:,}"))
     disk = int(size * DISK_FACTOR)
     if free_disk_bytes is not None and free_disk_bytes < disk:
-        raise NotEnoughDisk(f"{name} needs {_mb(disk)} of disk (its {_mb(size)} download + 10 %), but only "
-                            f"{_mb(free_disk_bytes)} is free in the hub cache (HF_HUB_CACHE or HF_HOME chooses "
-                            f"where; EXPLORER_MAX_MODEL_MB={cap} caps downloads).")
+        raise NotEnoughDisk(_("{model} needs {disk} of disk (its {size} download + 10 %), but only {free} is free "
+                              "in the hub cache (HF_HUB_CACHE or HF_HOME chooses where; EXPLORER_MAX_MODEL_MB={cap} "
+                              "caps downloads).").format(model=name, disk=_mb(disk), size=_mb(size),
+                                                         free=_mb(free_disk_bytes), cap=cap))
     memory = memory_bytes(metadata)
     if free_memory_bytes is not None and free_memory_bytes < memory:
-        raise NotEnoughMemory(f"{name} needs about {_mb(memory)} of memory (float32 weights x 1.2), but only "
-                              f"{_mb(free_memory_bytes)} is available (lower EXPLORER_MAX_MODEL_MB={cap} to refuse "
-                              f"such models before asking, or free memory, e.g. fewer EXPLORER_MAX_MODELS).")
+        raise NotEnoughMemory(_("{model} needs about {memory} of memory (float32 weights x 1.2), but only {free} "
+                                "is available (lower EXPLORER_MAX_MODEL_MB={cap} to refuse such models before "
+                                "asking, or free memory, e.g. fewer EXPLORER_MAX_MODELS).").format(
+            model=name, memory=_mb(memory), free=_mb(free_memory_bytes), cap=cap))
     return size_mb
 
 
@@ -243,20 +250,23 @@ def fetch_metadata(name: str, timeout: float = 5.0, env: Mapping[str, str] | Non
     """
     env = _env(env)
     if env.get("HF_HUB_OFFLINE", "0").strip().lower() in ON:
-        raise MetadataUnavailable(f"Cannot check the size of {name}: this server is offline (HF_HUB_OFFLINE=1).")
+        raise MetadataUnavailable(_("Cannot check the size of {model}: this server is offline "
+                                    "(HF_HUB_OFFLINE=1).").format(model=name))
     if ".." in name or not HUB_ID.match(name):
-        raise MetadataUnavailable(f"{name!r} is not a hub id (like 'gpt2' or 'org/model').")
+        raise MetadataUnavailable(_("{model} is not a hub id (like 'gpt2' or 'org/model').").format(model=repr(name)))
     endpoint = env.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
     url = f"{endpoint}/api/models/{urllib.parse.quote(name, safe='/')}?blobs=true"
     try:
         with urllib.request.urlopen(url, timeout=timeout) as answer:
             data = json.loads(answer.read(20 * MB))
     except urllib.error.HTTPError as err:
-        raise MetadataUnavailable(f"The hub has no model {name} that this server may read (HTTP {err.code}).") from err
+        raise MetadataUnavailable(_("The hub has no model {model} that this server may read (HTTP {code}).").format(
+            model=name, code=err.code)) from err
     except (OSError, ValueError) as err:
-        raise MetadataUnavailable(f"The hub did not answer about {name} ({str(err)[:120]}).") from err
+        raise MetadataUnavailable(_("The hub did not answer about {model} ({error}).").format(
+            model=name, error=str(err)[:120])) from err
     if not isinstance(data, dict) or not isinstance(data.get("siblings"), list):
-        raise MetadataUnavailable(f"The hub's answer about {name} has no file list.")
+        raise MetadataUnavailable(_("The hub's answer about {model} has no file list.").format(model=name))
     return data
 
 

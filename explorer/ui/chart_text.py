@@ -17,6 +17,7 @@ from explorer.attention.heads import parse_heads
 from explorer.plots.alt import TextAlternative
 from explorer.plots.attention import FRAME
 from explorer.ui.text import literal
+from explorer.words.i18n import _
 
 TYPED = "_typed_head"   # (chart key, (layer, head)) while a head chosen from the keyboard runs the chart's callback
 
@@ -33,7 +34,7 @@ def describe(alt: TextAlternative, key: str, heads: list[tuple[int, int]], on_se
 def table_under(key: str, alt: Callable[[], TextAlternative]) -> None:
     """"Show as table" under chart ``key``: ``alt()`` (the chart's text alternative, which may build the figure) is
     asked for only while the table is open."""
-    table = st.expander("Show as table", key=f"{key}_table", on_change="rerun", type="compact")
+    table = st.expander(_("Show as table"), key=f"{key}_table", on_change="rerun", type="compact")
     if table.open:
         keyboard_scrolling()   # a table wider than the screen scrolls: make it focusable
         with table:
@@ -47,7 +48,7 @@ def accessible_name(alt: TextAlternative, most: int = 160) -> str:
     """A short name for the chart itself (its summary's first sentence), pointing to the rest below it."""
     first = alt.summary.split(". ")[0].rstrip(".")
     first = first if len(first) <= most else first[:most - 1].rstrip() + "…"
-    return f"Chart: {first}. Described in words and as a table below it."
+    return _("Chart: {summary}. Described in words and as a table below it.").format(summary=first)
 
 
 def head_box(key: str, heads: list[tuple[int, int]], on_select) -> None:
@@ -66,13 +67,15 @@ def head_box(key: str, heads: list[tuple[int, int]], on_select) -> None:
             finally:
                 st.session_state.pop(TYPED, None)
         elif typed:
-            st.session_state[f"{box}_note"] = (f"{typed[:20]!r} is not a head of this chart: write layer and head like "
-                                               f"{head_name(*heads[0])} (layers and heads count from 0).")
+            st.session_state[f"{box}_note"] = _("{typed} is not a head of this chart: write layer and head like "
+                                                "{example} (layers and heads count from 0).").format(
+                typed=repr(typed[:20]), example=head_name(*heads[0]))
         st.session_state[box] = ""
 
     last = heads[-1]
-    st.text_input(f"Choose a head in this chart by name ({head_name(*heads[0])} to {head_name(*last)})", key=box,
-                  on_change=chosen, placeholder="e.g. L0H1, then Enter", width=360)
+    st.text_input(_("Choose a head in this chart by name ({first} to {last})").format(
+        first=head_name(*heads[0]), last=head_name(*last)), key=box, on_change=chosen,
+        placeholder=_("e.g. L0H1, then Enter"), width=360)
     if note := st.session_state.pop(f"{box}_note", None):
         st.caption(literal(note))
 
@@ -86,7 +89,8 @@ def typed_head(key: str) -> tuple[int, int] | None:
 # A formula or table wider than its column (st.latex in a narrow column, a chart's table on a phone) scrolls
 # sideways, but Streamlit's KaTeX box and its table wrapper take no keyboard focus, so a keyboard user could never
 # read their ends (axe: scrollable-region-focusable). This makes each such box focusable (arrow keys then scroll
-# it) and names it, and undoes that when it fits again. It also adds one style rule to the page: on a narrow or
+# it) and names it (in the page's language, its <html lang>: a constant script, so the names are in it), and undoes
+# that when it fits again. It also adds one style rule to the page: on a narrow or
 # touch screen plotly's toolbar, which a tap brings up over the chart's title, stays hidden (Streamlit's own
 # fullscreen button stays; the camera button is a desktop tool).
 _FOCUSABLE_FORMULAS = """<script>
@@ -100,13 +104,16 @@ _FOCUSABLE_FORMULAS = """<script>
     doc.head.appendChild(style);
   }
   const BOXES = '.katex-display, [data-testid="stTable"] div';
+  const NAMES = {en: ['Table (scrolls sideways)', 'Formula (scrolls sideways)'],   // by the page's <html lang>
+                 de: ['Tabelle (seitlich scrollbar)', 'Formel (seitlich scrollbar)'],
+                 es: ['Tabla (se desplaza de lado)', 'Fórmula (se desplaza de lado)']};
   const scrolls = box => box.scrollWidth > box.clientWidth && /auto|scroll/.test(getComputedStyle(box).overflowX);
   const mark = () => doc.querySelectorAll(BOXES).forEach(box => {
     if (scrolls(box)) {
       if (!box.hasAttribute('tabindex')) {
         box.setAttribute('tabindex', '0'); box.setAttribute('role', 'region');
-        box.setAttribute('aria-label', (box.closest('[data-testid="stTable"]') ? 'Table' : 'Formula')
-                         + ' (scrolls sideways)');
+        const names = NAMES[(doc.documentElement.lang || 'en').slice(0, 2)] || NAMES.en;
+        box.setAttribute('aria-label', names[box.closest('[data-testid="stTable"]') ? 0 : 1]);
       }
     } else if (box.getAttribute('role') === 'region') {
       box.removeAttribute('tabindex'); box.removeAttribute('role'); box.removeAttribute('aria-label');

@@ -21,10 +21,12 @@ from explorer.model.registry import ModelSpec, ModelUnavailable, hub_policy, res
 from explorer.serving import policy
 from explorer.ui import cached
 from explorer.ui.text import literal
+from explorer.words import i18n
+from explorer.words.i18n import N_, _
 
 CONFIRMED = "_models_confirmed"   # session state: the models this session said "Load it" to
-OFFLINE = ("Its size is unknown: the hub cannot be reached from this server, so it loads only if it is already "
-           "in this server's cache.")
+OFFLINE = N_("Its size is unknown: the hub cannot be reached from this server, so it loads only if it is "
+             "already in this server's cache.")   # English: Download.why is translated where it is shown
 
 
 @dataclass(frozen=True)
@@ -32,12 +34,13 @@ class Download:
     """What the hub's file list says about loading a model: its size, or why that is not known, or why the
     server's size check refuses it."""
     size_mb: int | None
-    why: str = ""            # why the size is unknown, or the size check's refusal
+    why: str = ""            # why the size is unknown, or the size check's refusal (shown through _())
     refused: bool = False    # the size check refuses it: loading it would fail the same way
 
 
-_sizes: dict[str, tuple[float, Download]] = {}   # hub id -> (when, Download): the hub is asked once a minute at most
-_works: dict[str, tuple[float, str | None]] = {}   # model -> (when, family and what works, or None)
+# (hub id, language) -> (when, Download): the hub is asked once a minute at most; its words are in that language
+_sizes: dict[tuple[str, str], tuple[float, Download]] = {}
+_works: dict[tuple[str, str], tuple[float, str | None]] = {}   # (model, language) -> (when, what works, or None)
 
 
 def needs_asking(name: str) -> ModelSpec | None:
@@ -62,8 +65,8 @@ def needs_asking(name: str) -> ModelSpec | None:
 def download(spec: ModelSpec) -> Download:
     """The hub's file list for ``spec`` through the size check a load runs (the cap, free disk and memory), asked
     once a minute at most; offline it is not asked."""
-    now = time.monotonic()
-    known = _sizes.get(spec.name)
+    now, at = time.monotonic(), (spec.name, i18n.current())
+    known = _sizes.get(at)
     if known and now - known[0] < 60:
         return known[1]
     if not loading.hub_reachable():
@@ -74,10 +77,10 @@ def download(spec: ModelSpec) -> Download:
             found = Download(policy.check_download(spec.name, metadata, free_disk_bytes=policy.free_disk(),
                                                    free_memory_bytes=policy.free_memory()))
         except policy.MetadataUnavailable as err:
-            found = Download(None, f"Its size is unknown ({err})")
+            found = Download(None, _("Its size is unknown ({error})").format(error=err))
         except policy.PolicyRefusal as err:
             found = Download(None, str(err), refused=True)
-    _sizes[spec.name] = (now, found)
+    _sizes[at] = (now, found)
     return found
 
 
@@ -85,22 +88,27 @@ def question(spec: ModelSpec, typed: bool = False) -> str:
     """"This link asks for X from the hub, 499 MB. Load it?" (or why the size is unknown, or why this server would
     refuse it); ``typed``: the picker's wording. X is user text: show it literally."""
     if spec.source == "local":
-        return f"This link asks for the model folder {spec.name} on this server. Load it?"
-    subject = (f"{spec.name} is not on this server yet: a download from the hub" if typed
-               else f"This link asks for {spec.name} from the hub")
+        return _("This link asks for the model folder {model} on this server. Load it?").format(model=spec.name)
     found = download(spec)
+    why = _(found.why) if found.why else ""
     if found.refused:
-        return f"{subject}, which this server refuses: {found.why}"
-    if found.size_mb is None:
-        return f"{subject}. {found.why} Load it?"
-    return f"{subject}, {preview.size_words(found.size_mb)}. Load it?"
+        text = (_("{model} is not on this server yet: a download from the hub, which this server refuses: {why}")
+                if typed else _("This link asks for {model} from the hub, which this server refuses: {why}"))
+    elif found.size_mb is None:
+        text = (_("{model} is not on this server yet: a download from the hub. {why} Load it?") if typed
+                else _("This link asks for {model} from the hub. {why} Load it?"))
+    else:
+        text = (_("{model} is not on this server yet: a download from the hub, {size}. Load it?") if typed
+                else _("This link asks for {model} from the hub, {size}. Load it?"))
+    size = "" if found.size_mb is None else preview.size_words(found.size_mb)
+    return text.format(model=spec.name, why=why, size=size)
 
 
 def what_works(spec: ModelSpec) -> str | None:
     """The model's family and which capabilities work on it, from its config alone (a local folder's
     ``config.json``, or the hub's, a few kB, no weights); None when it cannot be read. Asked once a minute."""
-    now = time.monotonic()
-    known = _works.get(spec.name)
+    now, at = time.monotonic(), (spec.name, i18n.current())
+    known = _works.get(at)
     if known and now - known[0] < 60:
         return known[1]
     data = None
@@ -113,7 +121,7 @@ def what_works(spec: ModelSpec) -> str | None:
         except policy.PolicyRefusal:
             data = None
     text = None if data is None else preview.what_works(preview.config_of(data))
-    _works[spec.name] = (now, text)
+    _works[at] = (now, text)
     return text
 
 
@@ -127,7 +135,8 @@ def show_what_works(name: str) -> None:
         return
     works = what_works(spec)
     if works and spec.source == "hub" and policy.cached_snapshot(spec.name) is not None:
-        st.caption(literal(f"{spec.name}, in this server's hub cache (no download): {works}"))
+        st.caption(literal(_("{model}, in this server's hub cache (no download): {works}").format(model=spec.name,
+                                                                                                  works=works)))
     elif works:
         size = download(spec).size_mb if spec.source == "hub" else None
         st.caption(literal(f"{spec.name}, {preview.size_words(size)}: {works}" if size is not None else works))
@@ -154,13 +163,14 @@ def card(spec: ModelSpec, key: str, typed: bool, stay_label: str, load: Callable
         if works:
             st.caption(literal(works))
         elif spec.source == "hub":
-            st.caption("Its config could not be read either, so its family and what works on it show once it has "
-                       "loaded.")
+            st.caption(_("Its config could not be read either, so its family and what works on it show once it "
+                         "has loaded."))
         busy = loading.current_download()
         if busy:
-            st.caption(f"Another download is running on this server ({literal(busy)}); this one would wait for it.")
+            st.caption(_("Another download is running on this server ({model}); this one would wait for it.").format(
+                model=literal(busy)))
         if not (spec.source == "hub" and download(spec).refused):
-            st.button("Load it", key=f"{key}_load", on_click=lambda: (_confirm(spec.name), load()),
+            st.button(_("Load it"), key=f"{key}_load", on_click=lambda: (_confirm(spec.name), load()),
                       icon=":material/download:")
         st.button(stay_label, key=f"{key}_stay", on_click=stay, icon=":material/undo:")
 
@@ -191,7 +201,7 @@ def ask_before_loading(key: str, default: str) -> str | None:
         st.session_state.pop(pending, None)
         st.session_state[key] = st.session_state[f"_kept_{key}"] = default
 
-    card(spec, f"{key}_ask", False, f"Stay on {default}", load, stay)
+    card(spec, f"{key}_ask", False, _("Stay on {model}").format(model=default), load, stay)
     return asked
 
 
@@ -208,5 +218,5 @@ def picked_waits(key: str, name: str, shown: str) -> bool:
         st.session_state.pop(f"{key}_other", None)
         st.session_state.pop(f"_typed_{key}", None)   # the free box forgets the id it was not to load
 
-    card(spec, f"{key}_pick", True, f"Stay on {shown}", lambda: None, stay)
+    card(spec, f"{key}_pick", True, _("Stay on {model}").format(model=shown), lambda: None, stay)
     return True

@@ -15,11 +15,12 @@ from explorer.ui import params
 from explorer.ui.linkask import ask_before_loading, picked_waits, show_what_works
 from explorer.ui.widgets import from_url, link_note
 from explorer.ui.words import tip
+from explorer.words.i18n import N_, _
 
-OTHER = "Other hub id or folder…"   # the model menu's last entry: a free box for any hub id or local folder
+OTHER = "Other hub id or folder…"   # the model menu's last entry (its value; shown through _()): a free box
 
 
-def model_picker(key: str = "model", default: str = EMBEDDED_ENCODER, label: str = "Model") -> str:
+def model_picker(key: str = "model", default: str = EMBEDDED_ENCODER, label: str | None = None) -> str:
     """Embedded models first, then known hub ids, then a free box for any hub id or local folder.
 
     A hub model this server would have to download, named by the link, picked or typed, waits for the student's
@@ -37,18 +38,20 @@ def model_picker(key: str = "model", default: str = EMBEDDED_ENCODER, label: str
         if allowed and not allowlist and wanted.strip():
             free, st.session_state[key] = wanted, OTHER
         else:
-            link_note(f"Model {wanted[:80]!r} is not offered here; showing {default}.")
+            link_note(_("Model {model} is not offered here; showing {default}.").format(model=repr(wanted[:80]),
+                                                                                        default=default))
             st.session_state[key] = default
-    label_of = {**{n: s.label for n, s in EMBEDDED.items()}, **{n: f"{n} · {d} · hub (needs network)"
-                                                                   for n, (_, d) in KNOWN_HUB.items()}}
-    choice = st.selectbox(label, choices, key=key, format_func=lambda n: label_of.get(n, n))
+    label_of = {**{n: _(s.label) for n, s in EMBEDDED.items()}, OTHER: _("Other hub id or folder…"),
+                **{n: _("{model} · {about} · hub (needs network)").format(model=n, about=d)
+                   for n, (_kind, d) in KNOWN_HUB.items()}}
+    choice = st.selectbox(label or _("Model"), choices, key=key, format_func=lambda n: label_of.get(n, n))
     name = choice
     if choice == OTHER:
         # the free box's text follows the student from page to page as from_url's values do (set through the
         # Session State API); a model named by the link, a follow or "Stay on" replaces it
         other = f"{key}_other"
         st.session_state[other] = free or st.session_state.get(other, st.session_state.get(f"_typed_{key}", ""))
-        name = st.text_input("Hub id (e.g. prajjwal1/bert-tiny) or local folder", key=other, max_chars=200,
+        name = st.text_input(_("Hub id (e.g. prajjwal1/bert-tiny) or local folder"), key=other, max_chars=200,
                              help=preview.curated_text() if allowed and not allowlist else None).strip()
         st.session_state[f"_typed_{key}"] = name
     if name and picked_waits(key, name, shown):
@@ -71,12 +74,13 @@ def choice_picker(label: str, key: str, choices: dict[str, str], default: str, h
     params.put(key, choice)
     return choice
 
-def parse_index(raw, label: str, default: int, what: str = "a number") -> int:
-    """``raw`` from a link as an int, or ``default`` with a visible note."""
+def parse_index(raw, label: str, default: int, what: str = N_("a number")) -> int:
+    """``raw`` from a link as an int, or ``default`` with a visible note (``what``: English, marked ``N_``)."""
     try:
         return int(raw)
     except (TypeError, ValueError):
-        link_note(f"{label} {str(raw)[:40]!r} in the link is not {what}; using {default}.")
+        link_note(_("{label} {value} in the link is not {what}; using {default}.").format(
+            label=label, value=repr(str(raw)[:40]), what=_(what), default=default))
         return default
 
 def index_picker(label: str, key: str, count: int, default: int = 0, widget: str = "slider") -> int:
@@ -85,11 +89,12 @@ def index_picker(label: str, key: str, count: int, default: int = 0, widget: str
     value = parse_index(from_url(key, default), label, default)
     if not 0 <= value < count:
         clamped = min(max(value, 0), count - 1)
-        link_note(f"{label} {value} is out of range (0–{count - 1}); showing {clamped}.")
+        link_note(_("{label} {value} is out of range (0–{last}); showing {clamped}.").format(
+            label=label, value=value, last=count - 1, clamped=clamped))
         value = clamped
     st.session_state[key] = value
     if count <= 1:
-        st.caption(f"{label}: 0 (the only one)")
+        st.caption(_("{label}: 0 (the only one)").format(label=label))
         result = 0
     elif widget == "slider":
         result = st.slider(label, 0, count - 1, key=key, help=tip(label))
@@ -105,7 +110,8 @@ def option_picker(label: str, key: str, options: list, default):
     try:
         value = min(options, key=lambda o: abs(o - float(raw)))
     except (TypeError, ValueError):
-        link_note(f"{label} {str(raw)[:40]!r} in the link is not a number; using {default}.")
+        link_note(_("{label} {value} in the link is not a number; using {default}.").format(
+            label=label, value=repr(str(raw)[:40]), default=default))
         value = default
     st.session_state[key] = value
     chosen = st.select_slider(label, options, key=key, help=tip(label))
@@ -126,16 +132,18 @@ def token_picker(label: str, key: str, rows: list[list[int]], names: list[str], 
     st.session_state[f"_tokens_{key}"] = tuple(tokens)
     if seen is not None and seen != tuple(tokens):
         st.session_state[key] = st.session_state[f"_kept_{key}"] = default
-    value = parse_index(from_url(key, default), label, default, "a token position")
+    value = parse_index(from_url(key, default), label, default, N_("a token position"))
     last = max(max(r) for r in rows)
     if not 0 <= value <= last:
-        link_note(f"{label} position {value} is out of range (0–{last}); showing the nearest token.")
+        link_note(_("{label} position {value} is out of range (0–{last}); showing the nearest token.").format(
+            label=label, value=value, last=last))
     row = next((i for i, r in enumerate(rows) if value in r), None)
     if row is None:
         row = min(range(len(rows)), key=lambda i: abs(firsts[i] - value))
     st.session_state[key] = firsts[row]
     chosen = st.selectbox(label, firsts, key=key, help=tip(label),
-                          format_func=lambda p: f"{names[firsts.index(p)]}  ·  position {p}")
+                          format_func=lambda p: _("{token}  ·  position {position}").format(
+                              token=names[firsts.index(p)], position=p))
     params.put(key, str(chosen))
     return firsts.index(chosen)
 
@@ -143,10 +151,11 @@ def part_picker(parts: dict[str, str], key: str = "part", default: str = "encode
     """For encoder-decoder models: which attention to show (deep-linked; an unknown value falls back)."""
     raw = str(from_url(key, default))
     if raw not in parts:
-        link_note(f"Attention part {raw[:30]!r} does not exist; showing {parts[default]}.")
+        link_note(_("Attention part {part} does not exist; showing {default}.").format(part=repr(raw[:30]),
+                                                                                       default=parts[default]))
         raw = default
     st.session_state[key] = raw
-    chosen = st.radio("Attention", list(parts), key=key, format_func=parts.get, horizontal=True)
+    chosen = st.radio(_("Attention"), list(parts), key=key, format_func=parts.get, horizontal=True)
     params.put(key, chosen)
     return chosen
 
@@ -161,7 +170,8 @@ def word_picker(label: str, key: str, options: list[str], default: str, token_wo
         raw = token_words[int(raw)]
     value = pick_word(options, raw, default)
     if match_word(options, raw) is None and options:
-        link_note(f"{label}: {raw[:40]!r} is not a word of the text; using {value!r}.")
+        link_note(_("{label}: {word} is not a word of the text; using {value}.").format(
+            label=label, word=repr(raw[:40]), value=repr(value)))
     st.session_state[key] = value
     chosen = st.selectbox(label, options, key=key, help=tip(label))
     params.put(key, chosen)
@@ -174,7 +184,8 @@ def words_picker(label: str, key: str, options: list[str], default: list[str], m
     wanted = [w.strip() for w in (raw.split(",") if isinstance(raw, str) else raw) if w.strip()]
     missing = [w for w in wanted if match_word(options, w) is None]
     if missing:
-        link_note(f"{label}: {', '.join(repr(m[:30]) for m in missing)} not in the text; dropped.")
+        link_note(_("{label}: {words} not in the text; dropped.").format(
+            label=label, words=", ".join(repr(m[:30]) for m in missing)))
     st.session_state[key] = list(dict.fromkeys(filter(None, (match_word(options, w) for w in wanted))))[:most]
     chosen = st.multiselect(label, options, key=key, max_selections=most, help=tip(label))
     params.put(key, ",".join(chosen))
@@ -191,6 +202,12 @@ def heads_picker(label: str, key: str, n_layers: int, n_heads: int, default: lis
     st.session_state[key] = [head_id(h) for h in heads]
     options = [head_id((l, h)) for l in range(n_layers) for h in range(n_heads)]
     chosen = st.multiselect(label, options, key=key, max_selections=most,
-                            format_func=lambda s: s.replace("L", "layer ").replace("H", " · head "))
+                            format_func=_head_words)
     params.put(key, ",".join(chosen))
     return parse_heads(",".join(chosen), n_layers, n_heads, most)[0]
+
+
+def _head_words(head: str) -> str:
+    """"L4H0" as "layer 4 · head 0", in the session's language."""
+    layer, head_index = head.lstrip("L").split("H")
+    return _("layer {layer} · head {head}").format(layer=layer, head=head_index)

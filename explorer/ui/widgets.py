@@ -66,21 +66,23 @@ def set_values(values: dict, forget: tuple[str, ...] = ()) -> None:
         params.drop(key)
 
 
-def text_box(key: str = "text", default: str = next(iter(EXAMPLES.values())), label: str = "Text",
+def text_box(key: str = "text", default: str = next(iter(EXAMPLES.values())), label: str | None = None,
              with_examples: bool = True) -> str:
-    """A text area (from the URL when linked) with curated examples to pick from."""
+    """A text area (from the URL when linked) with curated examples to pick from; ``label``: already in the
+    session's language (default "Text")."""
     value = str(from_url(key, default))
     if len(value) > MAX_TEXT:
-        link_note(f"The linked text was {len(value):,} characters; it was cut to {MAX_TEXT:,}.")
+        link_note(_("The linked text was {n} characters; it was cut to {most}.").format(n=f"{len(value):,}",
+                                                                                 most=f"{MAX_TEXT:,}"))
         st.session_state[key] = value = value[:MAX_TEXT]
     if with_examples:
         def use_example():
             st.session_state[key] = EXAMPLES[st.session_state[f"{key}_example"]]
-        st.selectbox("Examples", list(EXAMPLES), index=None, placeholder="Pick an example sentence…",
-                     key=f"{key}_example", on_change=use_example, disabled=membership.text_locked())
+        st.selectbox(_("Examples"), list(EXAMPLES), index=None, placeholder=_("Pick an example sentence…"),
+                     key=f"{key}_example", on_change=use_example, disabled=membership.text_locked(), format_func=_)
     locked = membership.text_locked()
-    text = st.text_area(label, key=key, max_chars=MAX_TEXT, height=90, disabled=locked,
-                        help="Locked by the teacher: follow along, or explore on your own." if locked else None)
+    text = st.text_area(label or _("Text"), key=key, max_chars=MAX_TEXT, height=90, disabled=locked,
+                        help=_("Locked by the teacher: follow along, or explore on your own.") if locked else None)
     params.put(key, text)
     return text
 
@@ -89,9 +91,9 @@ def sentence_pair(defaults: tuple[str, str]) -> tuple[str, str]:
     """Two deep-linked sentence boxes side by side (keys ``text`` and ``text_b``), for the minimal-pair pages."""
     left, right = st.columns(2)
     with left:
-        a = text_box("text", defaults[0], "Sentence A", with_examples=False)
+        a = text_box("text", defaults[0], _("Sentence A"), with_examples=False)
     with right:
-        b = text_box("text_b", defaults[1], "Sentence B", with_examples=False)
+        b = text_box("text_b", defaults[1], _("Sentence B"), with_examples=False)
     return a, b
 
 
@@ -107,8 +109,8 @@ def attention_or_stop(model: str, text: str, target: str | None = None) -> Atten
     for message in loaded.notes:
         st.info(_(message))
     if result.truncated:
-        st.info(f"The text needs {result.n_text_tokens} tokens; this model reads at most {len(result.tokens)}, "
-                "so only the first part is shown.", icon=":material/content_cut:")
+        st.info(_("The text needs {n} tokens; this model reads at most {most}, so only the first part is "
+                  "shown.").format(n=result.n_text_tokens, most=len(result.tokens)), icon=":material/content_cut:")
     return result
 
 
@@ -179,10 +181,11 @@ def _chart(text, fig, key: str, config: dict) -> None:
     st.caption(literal(text.summary))
 
 
-def download_csv(frame, filename: str, key: str, label: str = "Matrix as CSV") -> None:
+def download_csv(frame, filename: str, key: str, label: str | None = None) -> None:
     """A button that downloads ``frame`` (a DataFrame, or a function returning one) as ``filename``. The CSV is
     made when the button is pressed, not on every run of the page (nor for every student of a class)."""
-    st.download_button(label, lambda: (frame() if callable(frame) else frame).to_csv().encode("utf-8"),
+    st.download_button(label or _("Matrix as CSV"),
+                       lambda: (frame() if callable(frame) else frame).to_csv().encode("utf-8"),
                        file_name=filename, mime="text/csv", key=key, icon=":material/download:")
 
 
@@ -232,13 +235,14 @@ def open_head(key: str, frame=None, layer_key: str = "layer", head_key: str = "h
 
 
 def page_link(page: str, label: str, query_params: dict | None = None, icon: str | None = None) -> None:
-    """st.page_link, or the label as plain text when ``page`` is not part of the running app."""
+    """st.page_link, or the label as plain text when ``page`` is not part of the running app. The link carries the
+    session's language (``language.in_link``)."""
     from streamlit.errors import StreamlitAPIException
 
     try:
-        st.page_link(page, label=label, icon=icon, query_params=query_params)
+        st.page_link(page, label=label, icon=icon, query_params=language.in_link(query_params) or query_params)
     except StreamlitAPIException:
-        st.markdown(f"{icon or '•'} {label} *(not in this app)*")
+        st.markdown(f"{icon or '•'} {label} *" + _("(not in this app)") + "*")
 
 
 def download_lazy(label: str, build, filename: str, key: str, mime: str = "text/csv") -> None:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from explorer.ui import language
 from explorer.ui.live import membership
 from explorer.ui.text import literal
 from explorer.words import glossary, pages
+from explorer.words.i18n import _
 
 GLOSSARY_PAGE = "pages/glossary.py"
 
@@ -15,7 +17,7 @@ def tip(word: str) -> str | None:
     """The definition of the term ``word`` names (a widget label such as "Layer" or "Top-k (0: off)"), for a
     widget's ``help=``; None when it names none."""
     term = glossary.lookup(word)
-    return f"**{term.title}**: {term.meaning}" if term else None
+    return f"**{term.title}**: {term.shown_meaning}" if term else None
 
 
 def on_this_page(page_file: str) -> None:
@@ -24,8 +26,8 @@ def on_this_page(page_file: str) -> None:
     terms = pages.terms_of(page_file)
     if not terms or membership.projector():
         return
-    with st.sidebar.expander("Words on this page", icon=":material/book:"):
-        st.markdown("\n".join(f"- **{t.title}**: {t.meaning}" for t in terms))
+    with st.sidebar.expander(_("Words on this page"), icon=":material/book:"):
+        st.markdown("\n".join(f"- **{t.title}**: {t.shown_meaning}" for t in terms))
         _link_to_glossary()
 
 
@@ -33,24 +35,27 @@ def _link_to_glossary() -> None:
     from streamlit.errors import StreamlitAPIException
 
     try:
-        st.page_link(GLOSSARY_PAGE, label="Every word: the glossary", icon=":material/arrow_forward:")
+        st.page_link(GLOSSARY_PAGE, label=_("Every word: the glossary"), icon=":material/arrow_forward:",
+                     query_params=language.in_link() or None)
     except StreamlitAPIException:   # the page run alone, outside app.py's navigation
-        st.caption("Every word: the Glossary page.")
+        st.caption(_("Every word: the Glossary page."))
 
 
 def glossary_list(query: str) -> None:
     """The whole glossary by idea, or the terms matching ``query``, each with the pages that use it."""
     found = set(t.name for t in glossary.matching(query))
     if not found:
-        st.info(f"No word matches “{literal(query)}”. Try part of it, or clear the box.", icon=":material/search:")
+        st.info(_("No word matches “{query}”. Try part of it, or clear the box.").format(query=literal(query)),
+                icon=":material/search:")
         return
     for group, terms in glossary.GROUPS.items():
         shown = [t for t in terms if t.name in found]
         if not shown:
             continue
-        st.subheader(group)
+        st.subheader(_(group))
         half = (len(shown) + 1) // 2
         for column, part in zip(st.columns(2, gap="large"), (shown[:half], shown[half:])):   # one on a phone
             for term in part:
-                on = ", ".join(g.title for g in pages.pages_using(term.name))
-                column.markdown(f"**{term.title}**  \n{term.meaning}" + (f"  \n*On: {on}*" if on else ""))
+                on = ", ".join(_(g.title) for g in pages.pages_using(term.name))
+                on_pages = "  \n*" + _("On: {pages}").format(pages=on) + "*" if on else ""
+                column.markdown(f"**{term.title}**  \n{term.shown_meaning}" + on_pages)

@@ -4,9 +4,9 @@ keeps after the code dropped them, and the update that brings a language's file 
     python -m explorer.words.catalogues update    # add new messages (untranslated) to de.po and es.po, drop gone ones
     python -m explorer.words.catalogues check     # list what is missing, stale or untranslated; exit 1 if any
 
-Babel's extractor reads every ``_()``, ``N_()``, ``ngettext()`` and ``pgettext()`` call with a literal text in
-app.py, pages/ and explorer/ (``pybabel extract`` would do the same from the command line). The files are written
-sorted by id and without source lines, so a change in one page does not move every other entry.
+Babel's extractor reads every ``_()``, ``N_()``, ``NP_()``, ``ngettext()`` and ``pgettext()`` call with a
+literal text in app.py, pages/ and explorer/ (``pybabel extract`` would do the same from the command line). The
+files are written sorted by id and without source lines, so a change in one page does not move every other entry.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from explorer.words.i18n import LANGUAGES, SOURCE, catalogue_path
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ("app.py", "pages", "explorer")
-KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2), "pgettext": ((1, "c"), 2)}
+KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2), "pgettext": ((1, "c"), 2), "NP_": ((1, "c"), 2)}
 HEADER = "# The attention explorer's messages; English in the code is each message's id (explorer/words/i18n.py)."
 FIXED_DATE = datetime(2026, 12, 3, tzinfo=timezone.utc)
 Key = str | tuple[str, str]   # a message's id: the English text, or (context, text) for pgettext

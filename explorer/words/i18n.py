@@ -53,6 +53,26 @@ def translations(lang: str) -> NullTranslations:
     return Translations(mo)
 
 
+@lru_cache(maxsize=len(LANGUAGES))
+def _sources(lang: str) -> dict[str, str]:
+    """``lang``'s translations -> the English texts they translate (the first id, where two share one)."""
+    if lang == SOURCE or not catalogue_path(lang).exists():
+        return {}
+    with catalogue_path(lang).open("rb") as po:
+        catalog = read_po(po, locale=lang)
+    found: dict[str, str] = {}
+    for message in catalog:
+        if message.id and isinstance(message.id, str) and isinstance(message.string, str) and message.string:
+            found.setdefault(message.string, message.id)
+    return found
+
+
+def source_text(text: str, lang: str) -> str | None:
+    """The English text whose translation into ``lang`` is ``text`` (a translated widget label read back to its
+    English id, for the glossary's lookup), or None."""
+    return _sources(lang).get(text)
+
+
 def known(lang: object) -> str | None:
     """``lang`` as a language the app speaks ("de", "de-AT", "es_MX" -> "de", "es"), or None."""
     if not isinstance(lang, str):
@@ -98,6 +118,12 @@ def ngettext(singular: str, plural: str, n: int) -> str:
 def pgettext(context: str, message: str) -> str:
     """``message`` where the same English needs two translations ("Head" a noun on an axis, ...)."""
     return translations(current()).pgettext(context, message)
+
+
+def NP_(context: str, message: str) -> str:
+    """``N_`` with a context, for a table's texts shown through ``pgettext(context, text)`` (the glossary's term
+    names: "value" the term is "Value" in German, where a table's "value" column is "Wert")."""
+    return message
 
 
 def N_(message: str) -> str:

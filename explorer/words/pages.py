@@ -16,6 +16,7 @@ from typing import Mapping
 from explorer.labs.positions import TABS
 from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.words.glossary import TERMS, Term
+from explorer.words.i18n import N_
 
 
 @dataclass(frozen=True)
@@ -35,10 +36,10 @@ class Param:
 @dataclass(frozen=True)
 class Page:
     file: str                   # the page file, from the repository root: "pages/heatmaps.py"
-    title: str                  # as the navigation and Home name it
+    title: str                  # as the navigation and Home name it (English, N_: shown through _())
     icon: str                   # a Material Symbol, ":material/grid_on:" (a font Streamlit ships: drawn offline)
-    does: str                   # what a student does there
-    asks: str                   # the question the page answers
+    does: str                   # what a student does there (English, N_)
+    asks: str                   # the question the page answers (English, N_)
     terms: tuple[str, ...] = ()  # glossary names, in the order a student meets them
     params: Mapping[str, Param] | None = None   # what a lesson step may set; None: no step opens this page
     model_param: str = "model"  # the parameter naming the model (whose layers and heads bound "layer", "head")
@@ -49,8 +50,8 @@ class Page:
 
 @dataclass(frozen=True)
 class Section:
-    title: str                  # the navigation's heading
-    on_home: str                # Home's heading for the same pages
+    title: str                  # the navigation's heading (English, N_: shown through _())
+    on_home: str                # Home's heading for the same pages (English, N_)
     pages: tuple[Page, ...]
 
 
@@ -59,58 +60,58 @@ MODEL, LAYER, HEAD = Param("model"), Param("int", high="layers"), Param("int", h
 WEIGHTING = Param("choice", ("weights", "value"))
 NONE: Mapping[str, Param] = {}   # a page a step may open, with nothing to set
 
-START = Section("Start", "Teach and look up", (
-    Page("pages/home.py", "Home", ":material/home:",
-         "Read what the explorer is, start a lesson, and find every page.",
-         "Where do I start?", default=True),
-    Page("pages/lessons.py", "Lessons", ":material/assignment:",
-         "Pick a ready-made lesson, print its handout, or build your own from the views you open.",
-         "What do we look at, in what order, and what do we ask?"),
-    Page("pages/classroom.py", "Classroom", ":material/school:",
-         "Start a class as the teacher, or join one with a code, a link or a QR code and follow along.",
-         "How do we all look at the same thing?"),
-    Page("pages/glossary.py", "Glossary", ":material/book:",
-         "Look up any word the pages use, in plain words.",
-         "What does this word mean?"),
+START = Section(N_("Start"), N_("Teach and look up"), (
+    Page("pages/home.py", N_("Home"), ":material/home:",
+         N_("Read what the explorer is, start a lesson, and find every page."),
+         N_("Where do I start?"), default=True),
+    Page("pages/lessons.py", N_("Lessons"), ":material/assignment:",
+         N_("Pick a ready-made lesson, print its handout, or build your own from the views you open."),
+         N_("What do we look at, in what order, and what do we ask?")),
+    Page("pages/classroom.py", N_("Classroom"), ":material/school:",
+         N_("Start a class as the teacher, or join one with a code, a link or a QR code and follow along."),
+         N_("How do we all look at the same thing?")),
+    Page("pages/glossary.py", N_("Glossary"), ":material/book:",
+         N_("Look up any word the pages use, in plain words."),
+         N_("What does this word mean?")),
 ))
 
-EXPLORE = Section("Explore real models", "Explore real models", (
-    Page("pages/heatmaps.py", "Attention heatmaps", ":material/grid_on:",
-         "Type a sentence, pick a layer and a head, and see how much each word attends to every other.",
-         "Where does this head look?",
+EXPLORE = Section(N_("Explore real models"), N_("Explore real models"), (
+    Page("pages/heatmaps.py", N_("Attention heatmaps"), ":material/grid_on:",
+         N_("Type a sentence, pick a layer and a head, and see how much each word attends to every other."),
+         N_("Where does this head look?"),
          ("token", "sub-token", "special token", "query", "key", "layer", "head", "attention weight", "softmax",
           "d_k", "fidelity", "rollout", "weight × value size", "encoder", "decoder", "cross-attention", "RoPE"),
          {"model": MODEL, "text": TEXT, "weighting": WEIGHTING, "layer": LAYER, "head": HEAD,
           "query": Param("int", high=511), "key": Param("int", high=511), "breakdown": FLAG},
          asks_itself=True),   # the score breakdown's question, with breakdown = 1 (explorer.lessons.pages)
-    Page("pages/flip.py", "Antecedent flip", ":material/swap_horiz:",
-         "Change one word of a sentence (tired to wide) and find the heads whose attention from it moves.",
-         "Which heads notice what it refers to?",
+    Page("pages/flip.py", N_("Antecedent flip"), ":material/swap_horiz:",
+         N_("Change one word of a sentence (tired to wide) and find the heads whose attention from it moves."),
+         N_("Which heads notice what it refers to?"),
          ("minimal pair", "antecedent", "query", "layer", "head", "attention weight", "fidelity", "knockout",
           "log-odds", "decoder"),
          {"model": MODEL, "text": TEXT, "text_b": TEXT, "query": WORD, "cands": WORDS, "layer": LAYER, "head": HEAD}),
-    Page("pages/compare.py", "Compare heads", ":material/compare:",
-         "Put two to four heads side by side and sort every head by a statistic.",
-         "Which heads behave alike, and which patterns are common?",
+    Page("pages/compare.py", N_("Compare heads"), ":material/compare:",
+         N_("Put two to four heads side by side and sort every head by a statistic."),
+         N_("Which heads behave alike, and which patterns are common?"),
          ("head", "layer", "attention weight", "entropy", "nats", "sink", "previous-token head", "induction head",
           "weight × value size", "fidelity"),
          {"model": MODEL, "text": TEXT, "weighting": WEIGHTING, "heads": Param("heads")}),
-    Page("pages/geometry.py", "Head geometry", ":material/scatter_plot:",
-         "See one head's queries and keys from 200 sentences on one map, and your own text among them.",
-         "What shape does a head's job have?",
+    Page("pages/geometry.py", N_("Head geometry"), ":material/scatter_plot:",
+         N_("See one head's queries and keys from 200 sentences on one map, and your own text among them."),
+         N_("What shape does a head's job have?"),
          ("query", "key", "layer", "head", "attention weight", "PCA", "t-SNE", "RoPE"),
          {"model": MODEL, "text": TEXT, "layer": LAYER, "head": HEAD, "geo_method": Param("choice", ("pca", "tsne")),
           "geo_colour": Param("choice", ("position", "token", "kind")), "geo_heads": Param("heads")}),
-    Page("pages/heads_do.py", "What heads do", ":material/content_cut:",
-         "Knock heads out and watch the model's answer on a pair of sentences move.",
-         "Do the heads that look at a word also matter for the answer?",
+    Page("pages/heads_do.py", N_("What heads do"), ":material/content_cut:",
+         N_("Knock heads out and watch the model's answer on a pair of sentences move."),
+         N_("Do the heads that look at a word also matter for the answer?"),
          ("minimal pair", "knockout", "head", "layer", "log-odds", "cosine similarity", "attention weight",
           "rank correlation", "encoder", "decoder"),
          {"model": MODEL, "text": TEXT, "text_b": TEXT, "ko_query": WORD, "ko_c1": WORD, "ko_c2": WORD,
           "ablation": Param("choice", ("zero", "mean"))}),
-    Page("pages/write.py", "Watch it write", ":material/edit:",
-         "Let a decoder write a few tokens, guess each next one, and open any step.",
-         "How does a model choose its next word?",
+    Page("pages/write.py", N_("Watch it write"), ":material/edit:",
+         N_("Let a decoder write a few tokens, guess each next one, and open any step."),
+         N_("How does a model choose its next word?"),
          ("decoder", "token", "causal mask", "KV cache", "greedy", "sampling", "temperature", "top-k", "top-p",
           "seed", "logit", "logit lens", "residual stream", "layer norm", "unembedding", "direct effect", "MLP",
           "output projection", "GQA"),
@@ -120,50 +121,50 @@ EXPLORE = Section("Explore real models", "Explore real models", (
           "seed": Param("int", high=2**31 - 1), "predict": FLAG, "step": Param("int", high=63), "layer": LAYER,
           "head": HEAD, "vtemp": Param("number", low=0.05, high=5.0)},
          model_param="lm", default_model=EMBEDDED_DECODER, asks_itself=True),
-    Page("pages/explain.py", "Which words mattered?", ":material/troubleshoot:",
-         "Compare six explanations of one prediction and test which one is faithful.",
-         "Is attention an explanation?",
+    Page("pages/explain.py", N_("Which words mattered?"), ":material/troubleshoot:",
+         N_("Compare six explanations of one prediction and test which one is faithful."),
+         N_("Is attention an explanation?"),
          ("attribution", "attention weight", "rollout", "attention flow", "weight × value size", "gradient",
           "gradient × input", "integrated gradients", "faithfulness", "log-odds", "decoder"),
          {"model": MODEL, "text": TEXT, "ex_query": WORD, "ex_c1": WORD, "ex_c2": WORD},
          default_model=EMBEDDED_DECODER, asks_itself=True),
 ))
 
-CONCEPTS = Section("Concepts", "Concepts: the labs", (
-    Page("pages/lab_worked_example.py", "Worked example", ":material/edit_note:",
-         "Follow three tokens through queries, keys, scores, softmax and values, every number by hand.",
-         "What exactly does one head compute?",
+CONCEPTS = Section(N_("Concepts"), N_("Concepts: the labs"), (
+    Page("pages/lab_worked_example.py", N_("Worked example"), ":material/edit_note:",
+         N_("Follow three tokens through queries, keys, scores, softmax and values, every number by hand."),
+         N_("What exactly does one head compute?"),
          ("token", "query", "key", "value", "score", "d_k", "softmax", "attention weight"),
          NONE, asks_itself=True),
-    Page("pages/lab_softmax.py", "Softmax saturation", ":material/thermostat:",
-         "Grow d_k and the temperature and watch the softmax turn to one winner.",
-         "Why are the scores divided by √d_k?",
+    Page("pages/lab_softmax.py", N_("Softmax saturation"), ":material/thermostat:",
+         N_("Grow d_k and the temperature and watch the softmax turn to one winner."),
+         N_("Why are the scores divided by √d_k?"),
          ("score", "query", "key", "d_k", "softmax", "saturation", "temperature", "entropy", "layer", "head"),
          NONE, asks_itself=True),
-    Page("pages/lab_permutation.py", "Permutation", ":material/shuffle:",
-         "Shuffle a sentence's tokens and compare what attention gives back, with and without positions.",
-         "Does attention know word order by itself?",
+    Page("pages/lab_permutation.py", N_("Permutation"), ":material/shuffle:",
+         N_("Shuffle a sentence's tokens and compare what attention gives back, with and without positions."),
+         N_("Does attention know word order by itself?"),
          ("token", "permutation", "attention weight", "positional encoding", "embedding"),
          NONE, asks_itself=True),
-    Page("pages/lab_positions.py", "Positional encodings", ":material/place:",
-         "Explore sinusoidal, learned and rotary positions, and the distances real heads prefer.",
-         "How does a model know where a word stands?",
+    Page("pages/lab_positions.py", N_("Positional encodings"), ":material/place:",
+         N_("Explore sinusoidal, learned and rotary positions, and the distances real heads prefer."),
+         N_("How does a model know where a word stands?"),
          ("positional encoding", "RoPE", "d_model", "query", "key", "layer", "head"),
          {"pos_n": Param("int", low=16, high=256), "pos_d": Param("choice", ("16", "32", "64", "128", "256", "512")),
           "pos_at": Param("int", high=255), "pos_tab": Param("choice", TABS)}),
-    Page("pages/lab_masks.py", "Masks", ":material/visibility_off:",
-         "Compare an encoder's and a decoder's attention, and see what padding does.",
-         "Who may look at whom?",
+    Page("pages/lab_masks.py", N_("Masks"), ":material/visibility_off:",
+         N_("Compare an encoder's and a decoder's attention, and see what padding does."),
+         N_("Who may look at whom?"),
          ("mask", "causal mask", "padding mask", "score", "softmax", "encoder", "decoder", "layer", "head"),
          NONE, asks_itself=True),
-    Page("pages/lab_block.py", "Heads and the block", ":material/layers:",
-         "Split the model's width into heads and build one layer from scratch, norm first or last.",
-         "What happens around attention in a layer?",
+    Page("pages/lab_block.py", N_("Heads and the block"), ":material/layers:",
+         N_("Split the model's width into heads and build one layer from scratch, norm first or last."),
+         N_("What happens around attention in a layer?"),
          ("transformer", "head", "d_model", "output projection", "residual stream", "layer norm", "MLP", "layer"),
          NONE, asks_itself=True),
-    Page("pages/lab_why_attention.py", "Why attention", ":material/route:",
-         "Count the steps between two words in a recurrent network and in attention, and the cost of each.",
-         "What does attention buy over reading word by word?",
+    Page("pages/lab_why_attention.py", N_("Why attention"), ":material/route:",
+         N_("Count the steps between two words in a recurrent network and in attention, and the cost of each."),
+         N_("What does attention buy over reading word by word?"),
          ("RNN", "path length", "attention weight", "layer", "head"),
          NONE, asks_itself=True),
 ))

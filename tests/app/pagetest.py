@@ -2,6 +2,7 @@
 back what it wrote and drew; a browser session of app.py (``session``), a button click, a student joining a class."""
 import base64
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -119,14 +120,31 @@ def breakdown_weight(at: AppTest) -> float:
 
 
 # ------------------------------------------------------------------------------------------------ languages
+# Words that stay as they are in every language (the term table in docs/translating.md): model terms a German or
+# Spanish course writes in English, abbreviations, file kinds, model families.
+ALLOWED = frozenset(w.casefold() for w in (
+    "softmax", "token", "tokens", "Query", "Queries", "Key", "Keys", "Value", "Values", "Heatmap", "Heatmaps",
+    "Encoder", "Decoder", "Embedding", "Embeddings", "Unembedding", "Transformer", "Transformers", "logit", "logits",
+    "nats", "nat", "Rollout", "top", "CSV", "PNG", "HTML", "QR", "PCA", "SNE", "RoPE", "GQA", "MLP", "MLPs", "RNN",
+    "KV", "BERT", "GPT", "Llama", "GGUF", "LayerNorm", "RMSNorm", "QK", "QKᵀ", "ln", "max", "min", "CLS", "SEP",
+    "PAD", "Hub", "ok", "OK", "CPU", "GPU", "MPS", "MB", "GB", "MiB", "safetensors", "odds", "log", "Spearman",
+))
+# Words a language shares with English where the translation is the same word (German "Head", "Text", "Start").
+ALLOWED_IN = {
+    "de": frozenset(w.casefold() for w in (
+        "Head", "Heads", "Score", "Scores", "Text", "Start", "Position", "Permutation", "Seed", "Sampling",
+        "Knockout", "Attention", "Cache", "Download", "Link", "Handout", "Name", "Bias", "Gradient", "Attribution",
+        "Matrix", "Enter", "Code")),
+    "es": frozenset(w.casefold() for w in ("rollout", "embedding", "unembedding", "transformer", "top", "hub",
+                                           "Intro", "link", "Code", "Sinusoidal")),
+}
 WIDGETS = ("button", "checkbox", "toggle", "radio", "selectbox", "multiselect", "slider", "select_slider",
            "text_input", "text_area", "number_input", "color_picker", "date_input", "time_input")
+_ICON = re.compile(r":material/[a-z_]+:|:[a-z]+\[[^\]]*\]")   # material icons, colour directives
 
 
 def _figure_texts(spec: dict) -> list[str]:
     """A chart's words: its title, axis and colour-bar titles, subplot titles, legend names and hover words."""
-    import re
-
     layout, out = spec.get("layout", {}), []
     for key, value in layout.items():
         if key == "title" or key.startswith(("xaxis", "yaxis")):
@@ -142,16 +160,19 @@ def _figure_texts(spec: dict) -> list[str]:
 
 def page_texts(at: AppTest) -> list[str]:
     """Every text a page showed, for the language checks: headings, messages (``MESSAGES``), widget labels,
-    options and help, metric labels, tab and expander labels, table headers, and each chart's words."""
+    options and help, metric labels, tab and expander labels, link and download labels, table headers, and each
+    chart's words."""
     out = [str(e.value) for kind in ("title", "header", "subheader", *MESSAGES) for e in getattr(at, kind)]
     for kind in WIDGETS:
         for w in at.get(kind):
             out += [w.label, getattr(w, "help", None) or ""]
             out += [str(o) for o in getattr(w, "options", None) or ()]
-            if kind == "text_input" and w.placeholder:
+            if kind in ("text_input", "text_area") and w.placeholder:
                 out.append(w.placeholder)
     out += [m.label for m in at.metric] + [m.help or "" for m in at.metric]
     out += [e.proto.label for kind in ("tabs", "expander") for e in at.get(kind) if hasattr(e.proto, "label")]
+    out += [e.proto.label for kind in ("page_link", "download_button") for e in at.get(kind)]
+    out += [e.proto.help for e in at.get("download_button")]
     for tab in at.get("tab"):
         out.append(tab.label)
     for frame in at.dataframe:
@@ -162,17 +183,45 @@ def page_texts(at: AppTest) -> list[str]:
     return [t.replace("\\", "").strip() for t in out if t and t.strip()]
 
 
-def english_left(texts_en: list[str], texts_other: list[str], allowed: set[str] | frozenset[str] = frozenset()
-                 ) -> list[str]:
+def words(text: str) -> list[str]:
+    """The words of ``text`` to translate (two letters or more): icons, numbers, symbols and names from code
+    (d_model, attention_mask) taken out."""
+    return re.findall(r"[^\W\d_]{2,}", re.sub(r"\w*_\w*", " ", _ICON.sub(" ", str(text))))
+
+
+def english_left(texts_en: list[str], texts_other: list[str], allowed: set[str] | frozenset[str] = ALLOWED,
+                 keep=()) -> list[str]:
     """The texts of a page in another language that stayed as they are in English, leaving out those whose words
-    are all in ``allowed`` (case-insensitive: model tokens, model names, words the same in every language such as
-    softmax, token, Query, Key, Value, Heatmap, Encoder, Decoder, Embedding). Numbers and symbols never count."""
-    import re
+    are all in ``allowed`` (case-insensitive: words the same in every language such as softmax, token, Query, Key,
+    Value, Heatmap, Encoder, Decoder, Embedding; model tokens, model names) or in a text of ``keep`` (texts never
+    translated: the model's tokens, a user's or an example's text). Numbers and symbols never count.
 
-    allowed = {a.casefold() for a in allowed}
+    ``texts_en``, ``texts_other``: what the page wrote in each render (``page_texts``). A text only the other
+    render has is translated by construction; one both have is English left unless every word in it may stay."""
+    kept = {a.casefold() for a in allowed} | {w.casefold() for text in keep for w in words(text)}
     english = set(texts_en)
+    return sorted({t for t in texts_other if t in english and any(w.casefold() not in kept for w in words(t))})
 
-    def words(text: str) -> list[str]:   # names from code (d_model, attention_mask) are no words to translate
-        return re.findall(r"[^\W\d_]{2,}", re.sub(r"\w*_\w*", " ", text))
 
-    return sorted({t for t in texts_other if t in english and any(w.casefold() not in allowed for w in words(t))})
+def ticks(at: AppTest) -> list[str]:
+    """The tick labels of every chart: model tokens, which stay as the model wrote them."""
+    out = []
+    for spec in figures(at).values():
+        for name, axis in spec.get("layout", {}).items():
+            if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
+                out.extend(str(t) for t in axis.get("ticktext") or ())
+    return out
+
+
+def rerun(at: AppTest) -> AppTest:
+    """``at.run()`` for a session that shows another language than English. AppTest reads a select box's value back
+    through the widget's ``format_func`` in the test's own thread, where no session runs and ``_()`` gives
+    English: a box whose options were written in German (the token picker's "· Position 3") would not find its
+    value. In the session's language, it does."""
+    from explorer.ui import language
+    from explorer.words import i18n
+
+    with i18n.language(at.session_state[language.STATE] if language.STATE in at.session_state else i18n.SOURCE):
+        at.run()
+    assert not at.exception, at.exception
+    return at

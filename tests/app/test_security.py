@@ -63,6 +63,23 @@ def _the_frame_rule(path: Path, call: ast.Call) -> bool:
             and _dotted(call.args[0].func) == "frame_rule")
 
 
+def _the_language_mark(path: Path, call: ast.Call) -> bool:
+    """The page's ``<html lang>``: explorer/ui/language.py's ``st.sidebar.html(lang_script(lang), …)``, whose one
+    value is one of the app's language codes (checked below)."""
+    return (path.relative_to(ROOT).as_posix() == "explorer/ui/language.py" and _dotted(call.func) == "st.sidebar.html"
+            and len(call.args) == 1 and isinstance(call.args[0], ast.Call)
+            and _dotted(call.args[0].func) == "lang_script")
+
+
+def test_the_language_mark_sets_only_a_known_language_code():
+    from explorer.ui.language import lang_script
+
+    assert lang_script("de").endswith('.documentElement.lang = "de";</script>') and lang_script("de").count("<") == 2
+    for hostile in ('de";alert(1);"', "xx", "</script><script>", None):
+        with pytest.raises(ValueError):
+            lang_script(hostile)
+
+
 def test_a_frame_rule_is_one_style_element_of_a_plain_key_and_a_number():
     from explorer.ui.chart_text import frame_rule
 
@@ -84,7 +101,8 @@ def test_no_raw_html_or_javascript_sinks(path: Path):
     one that makes wide formulas focusable; one style element: a chart's frame (frame_rule, checked above).
     A follower reaches the teacher's page by Streamlit's own navigation."""
     source = path.read_text()
-    code = [c for c in _calls(path) if not _the_formula_script(path, c) and not _the_frame_rule(path, c)]
+    code = [c for c in _calls(path) if not _the_formula_script(path, c) and not _the_frame_rule(path, c)
+            and not _the_language_mark(path, c)]
     for call in code:
         for kw in call.keywords:
             assert kw.arg not in {"unsafe_allow_html", "unsafe_allow_javascript"}, (path, call.lineno)
@@ -93,7 +111,8 @@ def test_no_raw_html_or_javascript_sinks(path: Path):
         if name.endswith("iframe"):
             assert path.relative_to(ROOT).as_posix() == "explorer/ui/views/bertviz.py", (path, call.lineno)
     assert "<script" not in source.lower() or path.relative_to(ROOT).as_posix() in (
-        "explorer/plots/bertviz.py", "explorer/ui/chart_text.py"), path   # bertviz's iframe; the formula script
+        "explorer/plots/bertviz.py", "explorer/ui/chart_text.py", "explorer/ui/language.py"), path
+    # bertviz's iframe; the formula script; the page's <html lang>
     tree = ast.parse(source)
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):

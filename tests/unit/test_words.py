@@ -155,3 +155,36 @@ def test_a_page_that_writes_an_abbreviation_spells_it_out_in_its_words(guide):
     written = [t.name for t in TERMS.values() if t.expands
                and re.search(rf"(?<![\w-]){re.escape(t.name.split()[0])}(?![\w-])", text)]
     assert [name for name in written if name not in guide.terms] == []
+
+
+def test_a_translated_term_shows_the_english_one_beside_it():
+    from explorer.words.i18n import language
+
+    with language("de"):
+        assert TERMS["attention weight"].title == "Aufmerksamkeitsgewicht (attention weight)"
+        assert TERMS["MLP"].title == "MLP (mehrschichtiges Perzeptron)"   # the English name is the same
+        assert TERMS["softmax"].title == "Softmax"
+        assert TERMS["layer"].shown_meaning.startswith("Eine Stufe")
+    with language("es"):
+        assert TERMS["layer"].title == "capa (layer)"
+    assert TERMS["layer"].title == "layer"
+
+
+def test_lookup_reads_a_label_in_english_or_in_the_session_language():
+    from explorer.words import i18n
+
+    with i18n.language("de"):
+        assert lookup("Schicht").name == "layer"                 # a term's translated name
+        assert lookup("Layer").name == "layer"                   # the English label still works
+        assert lookup("Aufmerksamkeitsgewicht").name == "attention weight"
+        assert i18n.source_text("Heads und der Block", "de") == "Heads and the block"   # read back to its id
+    with i18n.language("es"):
+        assert lookup("cabeza").name == "head" and lookup("Temperatura").name == "temperature"
+    assert lookup("Schicht") is None   # an English session reads English labels
+
+
+def test_search_finds_a_term_by_its_translation():
+    from explorer.words.i18n import language
+
+    with language("de"):
+        assert [t.name for t in glossary.matching("Aufmerksamkeitsgewicht")][0] == "attention weight"

@@ -16,7 +16,7 @@ from explorer.classroom.homework import HomeworkInfo
 from explorer.classroom.polls import answer_text, vote_of
 from explorer.labs.quiz import Question
 from explorer.lessons import Lesson
-from explorer.ui import cached, params
+from explorer.ui import cached, language, params
 from explorer.ui.live import membership
 from explorer.ui.text import literal
 from explorer.words.i18n import _
@@ -53,7 +53,8 @@ def set_homework(lesson: Lesson) -> None:
 
 
 def student_url(code: str, me: str | None = None) -> str:
-    return f"{membership.app_url()}/lessons?{URL_CODE}={code}" + (f"&{URL_ME}={me}" if me else "")
+    return language.with_lang(f"{membership.app_url()}/lessons?{URL_CODE}={code}"
+                              + (f"&{URL_ME}={me}" if me else ""))
 
 
 def teacher_url(code: str, key: str) -> str:

@@ -24,7 +24,7 @@ from explorer.classroom import (
     pretty_code,
 )
 from explorer.classroom.address import client_address as _address_of
-from explorer.ui import params
+from explorer.ui import language, params
 from explorer.ui.live import push
 from explorer.ui.live import streamlit_internals as internals
 from explorer.words.i18n import _
@@ -116,11 +116,12 @@ def app_url() -> str:
 
 
 def join_url(room: str) -> str:
-    return f"{app_url()}/classroom?{URL_JOIN}={room}"
+    """The link (and QR code) students join with, in the teacher's language (each student can change it)."""
+    return language.with_lang(f"{app_url()}/classroom?{URL_JOIN}={room}")
 
 
 def teacher_url(room: str, key: str) -> str:
-    return f"{app_url()}/classroom?{URL_ROOM}={room}&{URL_KEY}={key}"
+    return language.with_lang(f"{app_url()}/classroom?{URL_ROOM}={room}&{URL_KEY}={key}")
 
 
 # ---------------------------------------------------------------------------------------------- entering, leaving
