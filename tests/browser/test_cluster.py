@@ -14,7 +14,7 @@ import time
 import urllib.parse
 
 import pytest
-from chromium import exception_texts, fetch, main_bundle, screenshot, wait_idle
+from chromium import exception_texts, fetch, main_bundle, screenshot, wait_idle, watch
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from deploy.cluster import COOKIE, Cluster
@@ -73,7 +73,7 @@ def run_sessions(browser, cluster: Cluster, words: list[str]) -> list[tuple[str,
     for start in range(0, len(words), BATCH):
         batch = []
         for word in words[start:start + BATCH]:   # pages of a batch load in parallel inside Chromium
-            context = browser.new_context(accept_downloads=True, viewport={"width": 1400, "height": 1000})
+            context = watch(browser.new_context(accept_downloads=True, viewport={"width": 1400, "height": 1000}))
             page = context.new_page()
             page.goto(heatmap_url(cluster, word))
             batch.append((word, context, page))
@@ -130,7 +130,7 @@ def test_static_files_reach_browsers_gzipped_through_haproxy(sticky):
 
 def test_a_killed_replica_hands_the_session_to_the_other(browser, sticky):
     """Last in the file: it kills one of the replicas of the shared ``sticky`` cluster."""
-    context = browser.new_context(accept_downloads=True, viewport={"width": 1400, "height": 1000})
+    context = watch(browser.new_context(accept_downloads=True, viewport={"width": 1400, "height": 1000}))
     try:
         page = context.new_page()
         page.goto(heatmap_url(sticky, "lighthouse"))

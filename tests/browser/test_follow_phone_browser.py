@@ -44,7 +44,9 @@ async def lesson(browser, url: str, db: str) -> dict:
         # a tap on the chart (plotly shows its toolbar on hover, which a tap is on a phone)
         box = await phone.locator('[data-testid="stMain"] .js-plotly-plot').first.bounding_box()
         await phone.mouse.move(box["x"] + box["width"] / 2, box["y"] + min(box["height"] / 2, 200))
-        await phone.wait_for_timeout(300)
+        # the pointer is over the chart, which is what shows plotly's toolbar (a CSS :hover rule) where it shows
+        await phone.wait_for_function(
+            "() => document.querySelector('[data-testid=stMain] .js-plotly-plot').matches(':hover')", timeout=60_000)
         top, overflow, folded, toolbar = await phone.evaluate(LAYOUT)
         report[name] = {"top": top, "overflow": overflow, "folded": folded, "toolbar": toolbar,
                         "params": wanted["params"]}
