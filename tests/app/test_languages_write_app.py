@@ -3,6 +3,7 @@ stays as it is: model tokens and names, numbers, the English example text, words
 what a shared job computed for an English session reads in the language of the session showing it."""
 import re
 
+import pagetest
 import pytest
 from pagetest import APP, english_left, page_texts
 from streamlit.testing.v1 import AppTest
@@ -11,8 +12,9 @@ from explorer.examples import ANIMAL_TIRED
 from explorer.ui.views.generation_run import DEFAULT_PROMPT
 
 PAGES = ("pages/write.py", "pages/explain.py", "pages/geometry.py")
-ALLOWED = {*"Prompt Head Heads logit Logit token Tokens MLP PCA SNE Top softmax Query Key Value Heatmap Encoder "
-           "Decoder Embedding kB ms MB".split(), *re.findall(r"[^\W\d_]+", DEFAULT_PROMPT + " " + ANIMAL_TIRED)}
+ALLOWED = {*pagetest.ALLOWED, *"Prompt Head Heads logit Logit token Tokens MLP PCA SNE Top softmax Query Key Value "
+           "Heatmap Encoder Decoder Embedding kB ms MB".split(),
+           *re.findall(r"[^\W\d_]+", DEFAULT_PROMPT + " " + ANIMAL_TIRED)}
 # Texts of shared modules that other parts of the work translate (the glossary, the model picker, the pickers'
 # head lists, the quiz, the examples box, chart descriptions, the heatmap links, the knockout measure's boxes):
 # each pattern goes once its module speaks German and Spanish.
