@@ -83,7 +83,9 @@ case "${1:-app}" in
     fi ;;
   quick)
     "$VENV/bin/ruff" check .
-    HF_HUB_OFFLINE=1 exec "$VENV/bin/python" -m pytest tests/unit tests/integration -m "not slow" -q --durations=10 "${@:2}" ;;
+    # on two workers, as the full suite (each worker imports torch and transformers once)
+    HF_HUB_OFFLINE=1 exec "$VENV/bin/python" -m pytest -n "${TEST_WORKERS:-2}" tests/unit tests/integration -m "not slow" -q \
+      --durations=10 "${@:2}" ;;
   cluster)
     setup_tests
     exec "$VENV/bin/python" deploy/cluster.py "${@:2}" ;;

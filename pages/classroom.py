@@ -3,9 +3,10 @@ import streamlit as st
 
 from explorer.ui.live import membership, room_panels
 from explorer.ui.widgets import use_app_navigation
+from explorer.words.i18n import _
 
 use_app_navigation()
-st.title("Classroom", anchor=False)
+st.title(_("Classroom"), anchor=False)
 if membership.teacher_key():
     room_panels.teacher()
 elif membership.student():

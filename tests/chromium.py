@@ -94,7 +94,7 @@ def is_local(url: str) -> bool:
 
 def open_page(browser, url: str, timeout: float = 120):
     """A new page at ``url`` that records (and blocks) every request leaving the machine."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = watch(browser.new_context(viewport={"width": 1400, "height": 1000}))
     page = context.new_page()
     page.external = []
 
@@ -114,6 +114,7 @@ async def new_page_async(browser, viewport=(1400, 1000), **options):
     """Async Playwright: a new page in its own context that records (and blocks) every request leaving the
     machine (``page.external``) and records page errors (``page.errors``)."""
     context = await browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, **options)
+    await context.add_init_script(WATCH)
     page = await context.new_page()
     page.external, page.errors = [], []
 
@@ -130,21 +131,83 @@ async def new_page_async(browser, viewport=(1400, 1000), **options):
 
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'   # the script has finished running
 
+# Streamlit's own messages, read inside the page so that a wait ends on what happened, not after a fixed time: the
+# time of the last script run the browser asked for (a BackMsg whose field is rerun_script, 11: a click, a typed
+# text, a page link), of the last run the server started (ForwardMsg.new_session, 4: also a run the server starts
+# itself, as a follower's or a fresh server's rerun through app.py) and of the last run's end with its status
+# (ForwardMsg.script_finished, 6; 2 = FINISHED_EARLY_FOR_RERUN: another run follows at once). Each websocket message
+# is one protobuf message: its top-level fields are read, payloads skipped.
+WATCH = r"""(() => {
+  if (window.__streamlit) return;
+  const w = window.__streamlit = {asked: 0, started: 0, finished: 0, status: -1};
+  const varint = (b, i) => {
+    let v = 0, s = 1, x;
+    do { x = b[i++]; v += (x & 127) * s; s *= 128; } while (x > 127);
+    return [v, i];
+  };
+  const field = b => {   // the first field past hash (1) and metadata (2): a message's kind -> [number, varint]
+    for (let i = 0, t, v; i < b.length;) {
+      [t, i] = varint(b, i);
+      const kind = t & 7, number = t >>> 3;
+      if (kind === 0) [v, i] = varint(b, i); else if (kind === 2) { [v, i] = varint(b, i); i += v; v = null; }
+      else if (kind === 1) i += 8; else if (kind === 5) i += 4; else return [0, null];
+      if (number > 2) return [number, v];
+    }
+    return [0, null];
+  };
+  const bytes = d => d instanceof ArrayBuffer ? new Uint8Array(d)
+    : ArrayBuffer.isView(d) ? new Uint8Array(d.buffer, d.byteOffset, d.byteLength) : null;
+  const send = WebSocket.prototype.send;
+  WebSocket.prototype.send = function (data) {
+    if (!this.__watched) {
+      this.__watched = true;
+      this.addEventListener('message', e => {
+        const b = bytes(e.data), [number, value] = b ? field(b) : [0, null];
+        if (number === 4) w.started = performance.now();
+        if (number === 6) { w.finished = performance.now(); w.status = value; }
+      });
+    }
+    const b = bytes(data);
+    if (b && b[0] === (11 << 3 | 2)) w.asked = performance.now();
+    return send.call(this, data);
+  };
+})()"""
+
+# Every run asked for or started has finished, the last not to be followed by another (a fresh server's first run
+# reruns itself through app.py), the app root says so, a page title is drawn when ``title``, no element waits for its
+# code (Streamlit's stSkeleton) and every shown chart has been drawn by plotly (it draws after the run); and that
+# has held for 50 ms with no message in between (a widget may send its value a moment after the key or click).
+SETTLED = """title => {
+  const w = window.__streamlit;
+  if (w === undefined) throw new Error('a page opened without chromium.watch on its context');
+  const drawn = c => c.getBoundingClientRect().width === 0 || c.querySelector('.js-plotly-plot')?._fullLayout
+    && c.querySelector('.main-svg') !== null;
+  const done = w.finished > w.asked && w.finished >= w.started && w.status !== 2
+    && document.querySelector('[data-testid="stApp"]')?.dataset.testScriptState === 'notRunning'
+    && (!title || document.querySelector('[data-testid="stMain"] h1') !== null)
+    && document.querySelector('[data-testid="stSkeleton"]') === null
+    && [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(drawn);
+  const key = done ? `${w.asked},${w.started},${w.finished}` : '', now = performance.now();
+  if (key !== w.heldKey) { w.heldKey = key; w.heldSince = now; }
+  return done && now - w.heldSince >= 50;
+}"""
+
+
+def watch(context):
+    """``context`` with every page of it watched (``WATCH``), which ``wait_idle`` needs -> the same context."""
+    context.add_init_script(WATCH)
+    return context
+
 
 def wait_idle(page, timeout: float = 120):
-    """Wait until Streamlit has finished running the script (the app root says so) and the page settled."""
-    page.wait_for_timeout(300)  # let a rerun triggered just before start
-    deadline = time.monotonic() + timeout
-    while True:
-        # a fresh server's first run reruns itself through app.py (use_app_navigation): on a busy machine the
-        # browser can show "not running" between the two runs for longer than the wait above, so it must hold
-        for selector in (IDLE, '[data-testid="stMain"] h1'):
-            page.wait_for_selector(selector, timeout=max(deadline - time.monotonic(), 1) * 1000)
-        page.wait_for_timeout(400)
-        if page.query_selector(IDLE) is not None:
-            return
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"the script was still running after {timeout} s")
+    """Wait until every script run the page asked for or the server started has finished, none follows, and the
+    page shows a title (``SETTLED``); the page's context must be watched (``watch``; ``open_page`` does)."""
+    page.wait_for_function(SETTLED, arg=True, timeout=timeout * 1000, polling=25)
+
+
+async def settled(page, timeout_ms: float, title: bool = False) -> None:
+    """Async ``wait_idle`` (pages from ``new_page_async``, which watches them)."""
+    await page.wait_for_function(SETTLED, arg=title, timeout=timeout_ms, polling=25)
 
 
 def exception_texts(page) -> list[str]:

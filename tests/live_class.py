@@ -9,7 +9,7 @@ import secrets
 import time
 from urllib.parse import parse_qsl, urlsplit
 
-from chromium import CHROMIUM, CHROMIUM_ARGS, IDLE, Server, need_chromium, new_page_async
+from chromium import CHROMIUM, CHROMIUM_ARGS, Server, need_chromium, new_page_async, settled
 
 WAIT_MS = 120_000
 PRIVATE = ("room", "me", "teacher", "join")
@@ -19,8 +19,8 @@ SHOWN = ("() => [location.pathname, location.search, document.querySelector('[da
 
 
 async def idle(page) -> None:
-    await page.wait_for_timeout(300)
-    await page.wait_for_selector(IDLE, timeout=WAIT_MS)
+    """Wait until every script run the page asked for or its server started has finished (``chromium.SETTLED``)."""
+    await settled(page, WAIT_MS)
 
 
 # the script runs this page has finished since the first call (a run is seen ending: the app root's state

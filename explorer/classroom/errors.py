@@ -4,6 +4,8 @@ Each ``*_error`` function makes one error with the sentence every backend raises
 backends use them, so a student reads the same words whichever backend the server runs)."""
 from __future__ import annotations
 
+from explorer.words.i18n import _
+
 
 class ClassroomError(Exception):
     """Base of every classroom error; ``str(e)`` is a sentence to show the teacher or student."""
@@ -57,38 +59,38 @@ class BadInput(ClassroomError, ValueError):
 
 
 def no_room_error() -> NoSuchRoom:
-    return NoSuchRoom("There is no open room with this code: it may have been closed or left idle for 12 hours. "
-                      "Please check the code with your teacher.")
+    return NoSuchRoom(_("There is no open room with this code: it may have been closed or left idle for 12 hours. "
+                      "Please check the code with your teacher."))
 
 
 def not_teacher_error() -> NotTeacher:
-    return NotTeacher("Only the teacher who started this room can do that.")
+    return NotTeacher(_("Only the teacher who started this room can do that."))
 
 
 def room_full_error(n: int) -> RoomFull:
-    return RoomFull(f"This room is full ({n} students); please ask your teacher.")
+    return RoomFull(_("This room is full ({n} students); please ask your teacher.").format(n=n))
 
 
 def room_closed_error() -> RoomClosed:
-    return RoomClosed("Your teacher has closed this class to new students; please ask your teacher to open it.")
+    return RoomClosed(_("Your teacher has closed this class to new students; please ask your teacher to open it."))
 
 
 def removed_error() -> Removed:
-    return Removed("Your teacher removed you from this class. To come back, join again with the code.")
+    return Removed(_("Your teacher removed you from this class. To come back, join again with the code."))
 
 
 def from_address_error(n: int) -> TooManyFromAddress:
-    return TooManyFromAddress(f"Too many students ({n}) have joined this class from your network address; please "
-                              "ask your teacher.")
+    return TooManyFromAddress(_("Too many students ({n}) have joined this class from your network address; please "
+                                "ask your teacher.").format(n=n))
 
 
 def too_many_rooms_error() -> TooManyRooms:
-    return TooManyRooms("The server already hosts as many classrooms as it can; please try again later.")
+    return TooManyRooms(_("The server already hosts as many classrooms as it can; please try again later."))
 
 
 def not_joined_error() -> NotJoined:
-    return NotJoined("Please join the room before answering.")
+    return NotJoined(_("Please join the room before answering."))
 
 
 def revealed_error() -> AlreadyRevealed:
-    return AlreadyRevealed("The answers to this question are already revealed; yours can no longer change.")
+    return AlreadyRevealed(_("The answers to this question are already revealed; yours can no longer change."))

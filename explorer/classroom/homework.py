@@ -18,8 +18,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from explorer.words.i18n import _
+
 from .errors import BadInput, ClassroomError, NoSuchRoom
 from .ids import check_id, clock, normalise_code
+from .polls import option_index
 
 HOMEWORK = "homework"   # the view's key that makes a room a homework
 STEPS_MAX = 60
@@ -30,20 +33,20 @@ class AlreadyAnswered(ClassroomError):
 
 
 def already_answered_error() -> AlreadyAnswered:
-    return AlreadyAnswered("You have already answered this question: your first answer counts.")
+    return AlreadyAnswered(_("You have already answered this question: your first answer counts."))
 
 
 def ended_error() -> NoSuchRoom:
-    return NoSuchRoom("This homework has ended: your teacher closed it, and its answers are gone. Ask your teacher "
-                      "for a new link if you still need it.")
+    return NoSuchRoom(_("This homework has ended: your teacher closed it, and its answers are gone. Ask your teacher "
+                      "for a new link if you still need it."))
 
 
 def not_homework_error() -> BadInput:
-    return BadInput("This code is for a live class, not homework: join it on the Classroom page.")
+    return BadInput(_("This code is for a live class, not homework: join it on the Classroom page."))
 
 
 def unknown_question_error() -> BadInput:
-    return BadInput("This is not a question of this homework, or not one of its options.")
+    return BadInput(_("This is not a question of this homework, or not one of its options."))
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,7 @@ class Homework:
         is no such room (ended, expired, or a code never given)."""
         room = normalise_code(code)
         try:
-            _, view = self.view(room, now)
+            _version, view = self.view(room, now)
         except NoSuchRoom as err:
             raise ended_error() from err
         found = view.get(HOMEWORK)
@@ -135,4 +138,4 @@ def allowed(asked_json: str | None, option: str) -> bool:
     if not asked_json:
         return False
     data = json.loads(asked_json)
-    return bool(data.get("typed")) or option in data.get("options", ())
+    return bool(data.get("typed")) or option_index(option, data.get("options", ())) is not None

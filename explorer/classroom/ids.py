@@ -5,6 +5,8 @@ from __future__ import annotations
 import secrets
 import time
 
+from explorer.words.i18n import _
+
 from .errors import BadInput, InvalidCode
 
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: nothing to confuse when read aloud
@@ -21,8 +23,8 @@ def normalise_code(text: object) -> str:
     """Typed code -> canonical code: strip, uppercase, drop spaces and dashes; InvalidCode if malformed."""
     code = "".join(str(text).split()).upper().replace("-", "") if isinstance(text, str) else ""
     if len(code) != CODE_LEN or any(ch not in ALPHABET for ch in code):
-        raise InvalidCode(f"That is not a room code: a room code has {CODE_LEN} letters and digits, like "
-                          "K7M-2QX, and never contains 0, O, 1, I or L.")
+        raise InvalidCode(_("That is not a room code: a room code has {n} letters and digits, like K7M-2QX, and "
+                            "never contains 0, O, 1, I or L.").format(n=CODE_LEN))
     return code
 
 

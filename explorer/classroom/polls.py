@@ -16,7 +16,11 @@ recap shows the right answer only once it is revealed. This mixin holds the publ
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+from explorer.words.i18n import _
 
 from .errors import AlreadyRevealed, BadInput
 from .ids import check_id, clock, normalise_code
@@ -26,12 +30,52 @@ ROUNDS = 2   # a first vote, and one more after the class has discussed
 ASKED_MAX = 16_000   # longest stored question (prompt, options, right answer), in characters of JSON
 
 
+_OPTION_VOTE = re.compile(r"#(\d{1,3})")
+
+
+def vote_of(options: Sequence[str], answer: str) -> str:
+    """An answer as the store keeps it: an option by its place in the question, "#0", "#1", … (the same place in
+    every language, so a vote cast in German and one cast in Spanish count as one option), a typed word as typed
+    (one that reads like an option's place is kept apart by a full-width "＃")."""
+    if answer in options:
+        return f"#{list(options).index(answer)}"
+    return "＃" + answer[1:] if _OPTION_VOTE.fullmatch(answer) else answer
+
+
+def option_index(vote: str, options: Sequence[str]) -> int | None:
+    """The place of the option a stored vote names, or None for a typed word. A vote stored before options were
+    kept by place (its text) still names the option with that text."""
+    found = _OPTION_VOTE.fullmatch(vote)
+    if found:
+        return int(found.group(1)) if not options or int(found.group(1)) < len(options) else None
+    return list(options).index(vote) if vote in options else None
+
+
+def answer_text(vote: str, options: Sequence[str]) -> str:
+    """A stored vote as it reads with the question's ``options`` (in the reader's language): the option, or the
+    typed word; "option 3" when the question's options were never stored."""
+    index = option_index(vote, options)
+    if index is None:
+        return vote
+    return options[index] if index < len(options) else _("option {n}").format(n=index + 1)
+
+
+def counts_by_text(counts: Mapping[str, int], options: Sequence[str]) -> dict[str, int]:
+    """The store's counts (option places and typed words) keyed by what they read with ``options``: one option's
+    votes counted once, whatever language each was cast in."""
+    merged: dict[str, int] = {}
+    for vote, n in counts.items():
+        text = answer_text(vote, options)
+        merged[text] = merged.get(text, 0) + int(n)
+    return merged
+
+
 class RoundClosed(AlreadyRevealed):
     """The teacher closed this round (its answers are shown, or a new round began): votes can no longer change."""
 
 
 def round_closed_error() -> RoundClosed:
-    return RoundClosed("This round of votes is closed: your answer can no longer change.")
+    return RoundClosed(_("This round of votes is closed: your answer can no longer change."))
 
 
 @dataclass(frozen=True)

@@ -154,7 +154,7 @@ if op == 'answer' then
   local a = cjson.decode(p.a)
   if not a.typed then
     local found = false
-    for _, o in ipairs(a.options) do if o == ARGV[7] then found = true end end
+    for i, o in ipairs(a.options) do if o == ARGV[7] or ('#' .. (i - 1)) == ARGV[7] then found = true end end
     if not found then return {'unknownq', 0} end
   end
   if redis.call('HSETNX', votes(R, ARGV[6], 1), ARGV[5], ARGV[7]) == 0 then return {'answered', 0} end

@@ -9,10 +9,12 @@ import html
 import io
 from dataclasses import dataclass
 
-from .errors import not_teacher_error
-from .polls import OPEN, REVEALED, SHOWN, Asked
+from explorer.words.i18n import N_, _, current, ngettext
 
-CSV_COLUMNS = ("question", "round", "option", "count", "correct")
+from .errors import not_teacher_error
+from .polls import OPEN, REVEALED, SHOWN, Asked, answer_text, counts_by_text
+
+CSV_COLUMNS = (N_("question"), N_("round"), N_("option"), N_("count"), N_("correct"))   # in the reader's language
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")   # a cell starting so is a formula to a spreadsheet
 
 
@@ -48,10 +50,13 @@ class QuestionReport:
 
 
 def collect(store, code: str, key: str) -> list[QuestionReport]:
-    """Every question of the room with its votes per round, in the order the questions came (teacher only)."""
+    """Every question of the room with its votes per round, in the order the questions came (teacher only). The
+    store keeps an option's votes by its place (``polls.vote_of``), so each option is counted once whatever
+    language its votes were cast in, and reads as the teacher's page stored it (the teacher's language)."""
     if not store.is_teacher(code, key):
         raise not_teacher_error()
-    return [QuestionReport(q, tuple(store.counts(code, q.qid, round=r) for r in range(1, q.round + 1)))
+    return [QuestionReport(q, tuple(counts_by_text(store.counts(code, q.qid, round=r), q.options)
+                                    for r in range(1, q.round + 1)))
             for q in store.questions(code)]
 
 
@@ -65,13 +70,13 @@ def csv_text(reports: list[QuestionReport]) -> str:
     whether it is the right answer ("yes"/"no"; "" when the page never stored the question)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    writer.writerow([_(column) for column in CSV_COLUMNS])
     for report in reports:
         right = report.asked.correct
         for r in range(1, len(report.rounds) + 1):
             for answer, count in report.answers(r):
                 writer.writerow([_cell(report.asked.prompt), r, _cell(answer), count,
-                                 "" if right is None else "yes" if answer == right else "no"])
+                                 "" if right is None else _("yes") if answer == right else _("no")])
     return out.getvalue()
 
 
@@ -84,24 +89,24 @@ def points(shift: float | None) -> str:
     if shift is None:
         return "–"
     value = round(shift * 100)
-    return f"{value:+d} points" if value else "0 points"
+    return ngettext("{value} point", "{value} points", abs(value)).format(value=f"{value:+d}" if value else "0")
 
 
 def round_line(report: QuestionReport, round_: int) -> str:
     """'3 of 5 right (60%)', or what stands in for it."""
     if round_ > len(report.rounds):
-        return "no second round"
+        return _("no second round")
     n, share = report.voters(round_), report.share_right(round_)
-    still = " · voting still open" if round_ == report.asked.round and report.asked.state == OPEN else ""
+    still = _(" · voting still open") if round_ == report.asked.round and report.asked.state == OPEN else ""
     if not n:
-        return "no votes" + still
+        return _("no votes") + still
     if share is None:
-        return f"{n} {'vote' if n == 1 else 'votes'}" + still
+        return ngettext("{n} vote", "{n} votes", n).format(n=n) + still
     right = report.rounds[round_ - 1].get(report.asked.correct, 0)
-    return f"{right} of {n} right ({percent(share)})" + still
+    return _("{right} of {n} right ({share})").format(right=right, n=n, share=percent(share)) + still
 
 
-_STATE = {OPEN: "voting", SHOWN: "answers shown", REVEALED: "revealed"}
+_STATE = {OPEN: N_("voting"), SHOWN: N_("answers shown"), REVEALED: N_("revealed")}
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem; color: #111; }
 h1 { font-size: 1.5rem; } h2 { font-size: 1.1rem; margin-top: 1.6rem; }
@@ -114,36 +119,42 @@ table { border-collapse: collapse; margin: .5rem 0; } th, td { border: 1px solid
 
 
 def summary_html(reports: list[QuestionReport], *, room: str, when: str, progress=None) -> str:
-    """A standalone, printable page: a table of every question (share right per round, shift), then each question's
-    counts per answer. Every text from the class (questions, typed answers) is escaped. ``progress`` (a homework's
-    ``homework.HomeworkProgress``) adds how many students started and finished."""
+    """A standalone, printable page in the reader's language: a table of every question (share right per round,
+    shift), then each question's counts per answer. Every text from the class (questions, typed answers) is
+    escaped. ``progress`` (a homework's ``homework.HomeworkProgress``) adds how many students started and
+    finished."""
     e = html.escape
-    started = "" if progress is None else (f"<p>Homework: {progress.started} "
-                                           f"{'student' if progress.started == 1 else 'students'} started, "
-                                           f"{progress.finished} finished.</p>")
+    started = "" if progress is None else "<p>" + e(ngettext(
+        "Homework: {started} student started, {finished} finished.",
+        "Homework: {started} students started, {finished} finished.", progress.started).format(
+        started=progress.started, finished=progress.finished)) + "</p>"
     rows = "".join(
         f"<tr><td>{i}</td><td>{e(r.asked.prompt)}</td><td>{e(r.asked.correct or '–')}</td>"
         f"<td>{e(round_line(r, 1))}</td><td>{e(round_line(r, 2))}</td><td class='n'>{e(points(r.shift))}</td></tr>"
         for i, r in enumerate(reports, 1))
     details = []
+    right_answer = e(_("(right answer)"))
     for i, r in enumerate(reports, 1):
-        head = "".join(f"<th>round {k}</th>" for k in range(1, len(r.rounds) + 1))
+        head = "".join(f"<th>{e(_('round {n}').format(n=k))}</th>" for k in range(1, len(r.rounds) + 1))
         tallies = [dict(r.answers(k)) for k in range(1, len(r.rounds) + 1)]
         body = "".join(
             f"<tr{' class=right' if a == r.asked.correct else ''}><td>{e(a)}"
-            f"{' (right answer)' if a == r.asked.correct else ''}</td>"
+            f"{' ' + right_answer if a == r.asked.correct else ''}</td>"
             + "".join(f"<td class='n'>{t.get(a, 0)}</td>" for t in tallies) + "</tr>"
-            for a in dict.fromkeys(a for k in range(1, len(r.rounds) + 1) for a, _ in r.answers(k)))
-        details.append(f"<section><h2>{i}. {e(r.asked.prompt)}</h2><p class='note'>{e(_STATE[r.asked.state])}</p>"
-                       f"<table><tr><th>answer</th>{head}</tr>{body}</table></section>")
-    table = (f"<table><tr><th>#</th><th>question</th><th>right answer</th><th>round 1</th><th>round 2</th>"
-             f"<th>shift</th></tr>{rows}</table>") if reports else "<p>No class questions were asked.</p>"
-    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Class {e(room)}: report</title>"
-            f"<style>{_STYLE}</style></head><body><h1>Class {e(room)}: report</h1><p>{e(when)} · "
-            f"{len(reports)} {'question' if len(reports) == 1 else 'questions'}. The shift is the share right in "
-            "round 2 minus the share right in round 1, in percentage points.</p>"
-            f"{started}<p class='note'>Print this page (Ctrl+P) or keep the file: the class's answers are deleted "
-            f"when the class ends.</p>{table}{''.join(details)}</body></html>")
+            for a in dict.fromkeys(a for k in range(1, len(r.rounds) + 1) for a, _n in r.answers(k)))
+        details.append(f"<section><h2>{i}. {e(r.asked.prompt)}</h2><p class='note'>{e(_(_STATE[r.asked.state]))}"
+                       f"</p><table><tr><th>{e(_('answer'))}</th>{head}</tr>{body}</table></section>")
+    columns = (_("question"), _("right answer"), _("round {n}").format(n=1), _("round {n}").format(n=2), _("shift"))
+    table = ("<table><tr><th>#</th>" + "".join(f"<th>{e(c)}</th>" for c in columns) + f"</tr>{rows}</table>"
+             if reports else f"<p>{e(_('No class questions were asked.'))}</p>")
+    title = e(_("Class {room}: report").format(room=room))
+    counted = ngettext("{n} question", "{n} questions", len(reports)).format(n=len(reports))
+    return (f"<!doctype html><html lang='{e(current())}'><head><meta charset='utf-8'><title>{title}</title>"
+            f"<style>{_STYLE}</style></head><body><h1>{title}</h1><p>{e(when)} · {e(counted)}. "
+            f"{e(_('The shift is the share right in round 2 minus the share right in round 1, in percentage points.'))}"
+            f"</p>{started}<p class='note'>"
+            f"{e(_('Print this page (Ctrl+P) or keep the file: the class’s answers are deleted when the class ends.'))}"
+            f"</p>{table}{''.join(details)}</body></html>")
 
 
 @dataclass(frozen=True)
@@ -166,5 +177,6 @@ def recap(questions: list[Asked], mine: dict[str, dict[int, str]], qids: list[st
     """A student's recap of the questions ``qids`` (a lesson's, in its order; ids the room never asked are left
     out): their answers per round (``store.my_answers``) beside the right answer."""
     asked = {q.qid: q for q in questions}
-    return [RecapLine(asked[qid].prompt, dict(mine.get(qid, {})), asked[qid].correct)
+    return [RecapLine(asked[qid].prompt, {r: answer_text(v, asked[qid].options) for r, v in mine.get(qid, {}).items()},
+                      asked[qid].correct)
             for qid in dict.fromkeys(qids) if qid in asked]

@@ -20,6 +20,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from explorer.words.i18n import _
+
 from .address import (  # noqa: F401 - WRONG_* re-exported
     WRONG_FIRST_WAIT_S,
     WRONG_FORGET_S,
@@ -98,12 +100,12 @@ def key_matches(stored_hash: str | None, key: object) -> bool:
 def clean_nickname(text: object) -> str:
     """Nickname as stored: whitespace -> space, control/format characters dropped, stripped, <= NICK_MAX chars."""
     if not isinstance(text, str):
-        raise BadInput("Please type a nickname.")
+        raise BadInput(_("Please type a nickname."))
     kept = "".join(" " if ch.isspace() else ch for ch in text if ch.isspace() or
                    unicodedata.category(ch) not in _DROPPED)
     nick = kept.strip()[:NICK_MAX].strip()
     if not nick:
-        raise BadInput("Please type a nickname (letters, digits or emoji).")
+        raise BadInput(_("Please type a nickname (letters, digits or emoji)."))
     return nick
 
 
@@ -137,11 +139,11 @@ class ClassroomStore(Polls, Homework, ABC):
         now = clock(now)
         self.expire(now)
         key = secrets.token_urlsafe(32)
-        for _ in range(20):  # a clash with a live code is rare: try another code
+        for _try in range(20):  # a clash with a live code is rare: try another code
             code = new_code()
             if self._create(code, hash_key(key), now):
                 return code, key
-        raise ClassroomError("No free room code was found; please try again.")
+        raise ClassroomError(_("No free room code was found; please try again."))
 
     def is_teacher(self, code: str, key: str, now: float | None = None) -> bool:
         try:

@@ -18,6 +18,7 @@ from explorer.heads_do import knockout
 from explorer.heads_do.measures import output_embedding
 from explorer.model import families
 from explorer.model.loading import LoadedModel
+from explorer.words.i18n import N_
 
 Heads = dict[int, list[int]]   # {layer: [head, …]}, as knockout.knockout takes them
 
@@ -70,8 +71,8 @@ def copy_losses(loaded: LoadedModel, ids: list[int], heads: Heads | None = None)
     return copy_loss(token_losses(loaded, ids, heads), offset, n)
 
 
-LOOKS = {"previous": "the token just before it", "first": "the first token",
-         "same": "the same token in the first copy", "after": "the token after that one in the first copy"}
+LOOKS = {"previous": N_("the token just before it"), "first": N_("the first token"),   # shown through _()
+         "same": N_("the same token in the first copy"), "after": N_("the token after that one in the first copy")}
 
 
 def looks(weights: np.ndarray, offset: int, n: int) -> dict[str, float]:

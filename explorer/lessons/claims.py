@@ -21,6 +21,8 @@ from explorer.generation.steps import Generation, generate
 from explorer.heads_do import knockout, pairs
 from explorer.labs.quiz import Question
 from explorer.model.loading import LoadedModel
+from explorer.words import i18n
+from explorer.words.i18n import _
 
 Params = Mapping[str, str]
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
@@ -34,7 +36,7 @@ def param(params: Params, name: str) -> str:
     """The step's parameter ``name``, stripped; NotComputable when the step gives none."""
     value = str(params.get(name, "")).strip()
     if not value:
-        raise NotComputable(f"the step gives no {name!r} to measure on")
+        raise NotComputable(_("the step gives no {name} to measure on").format(name=repr(name)))
     return value
 
 
@@ -50,7 +52,11 @@ def shown(tokenizer, token_id: int) -> str:
 
 
 def ordinal(n: int) -> str:
-    """1 -> "1st", 2 -> "2nd", 11 -> "11th", 23 -> "23rd"."""
+    """1 -> "1st", 2 -> "2nd", 11 -> "11th", 23 -> "23rd" (German "1.", Spanish "1.º")."""
+    if i18n.current() == "de":
+        return f"{n:,}."
+    if i18n.current() == "es":
+        return f"{n:,}.º"
     tail = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n:,}{tail}"
 
@@ -61,7 +67,7 @@ def written(loaded: LoadedModel, params: Params) -> tuple[Generation, int]:
     gen = generate(loaded, param(params, "prompt"), settings_from_params(params), check=False)
     step = int(params.get("step", 0))
     if step >= gen.steps:
-        raise NotComputable(f"the model stopped after {gen.steps} tokens, before step {step}")
+        raise NotComputable(_("the model stopped after {n} tokens, before step {step}").format(n=gen.steps, step=step))
     return gen, step
 
 
@@ -75,8 +81,9 @@ def layer_ranges(n_layers: int) -> list[tuple[int, int]]:
 
 def _range_label(low: int, high: int, last: int) -> str:
     if low == high == last:
-        return f"only after the last layer, {last}"
-    return f"after layer {low}" if low == high else f"after one of layers {low}–{high}"
+        return _("only after the last layer, {last}").format(last=last)
+    return (_("after layer {layer}").format(layer=low) if low == high
+            else _("after one of layers {low}–{high}").format(low=low, high=high))
 
 
 def logit_lens_first_top(loaded: LoadedModel, params: Params) -> Question:
@@ -89,10 +96,10 @@ def logit_lens_first_top(loaded: LoadedModel, params: Params) -> Question:
     ranks, n = lens.picked_rank, len(lens.picked_rank)
     token = shown(loaded.tokenizer, gen.picked(step))
     if n < 2:
-        raise NotComputable("the model has a single layer: there is no layer before the last to compare")
+        raise NotComputable(_("the model has a single layer: there is no layer before the last to compare"))
     if ranks[-1] != 0:
-        raise NotComputable(f"the token written, {token}, was sampled: it is not the lens's top guess even after "
-                            "the last layer")
+        raise NotComputable(_("the token written, {token}, was sampled: it is not the lens's top guess even after "
+                              "the last layer").format(token=token))
     first = n - 1
     while first > 0 and ranks[first - 1] == 0:
         first -= 1
@@ -100,17 +107,21 @@ def logit_lens_first_top(loaded: LoadedModel, params: Params) -> Question:
     labels = [_range_label(low, high, n - 1) for low, high in ranges]
     right = next(label for (low, high), label in zip(ranges, labels) if low <= first <= high)
     earlier = sorted({x for x in (first - 1, first - 2, first - 6, n // 2, 0) if 0 <= x < first}, reverse=True)
-    before = "; ".join(f"after layer {x} it is {ordinal(int(ranks[x]) + 1)} (p = {lens.picked_prob[x]:.1e}; "
-                       f"top: {shown(loaded.tokenizer, lens.ids[x, 0])})" for x in earlier)
-    reveal = (f"{token} is the lens's top guess from layer **{first}** on"
-              + (" (the last)" if first == n - 1 else "")
-              + f", with p = {lens.picked_prob[first]:.3f} there. " + (f"Before that: {before}. " if before else "")
-              + "The lens reads each layer's residual as if it were the last one (the final norm, then the "
-                "unembedding).")
+    before = "; ".join(_("after layer {layer} it is {rank} (p = {p}; top: {top})").format(
+        layer=x, rank=ordinal(int(ranks[x]) + 1), p=f"{lens.picked_prob[x]:.1e}",
+        top=shown(loaded.tokenizer, lens.ids[x, 0])) for x in earlier)
+    reveal = ((_("{token} is the lens's top guess from layer **{layer}** on (the last), with p = {p} there.")
+               if first == n - 1 else
+               _("{token} is the lens's top guess from layer **{layer}** on, with p = {p} there.")).format(
+                   token=token, layer=first, p=f"{lens.picked_prob[first]:.3f}")
+              + " " + (_("Before that: {before}.").format(before=before) + " " if before else "")
+              + _("The lens reads each layer's residual as if it were the last one (the final norm, then the "
+                  "unembedding)."))
     context = _MARKDOWN.sub(r"\\\1", loaded.tokenizer.decode(gen.ids[:gen.n_prompt + step])[-80:])
-    prompt = (f"“…{context}”: the model writes {token} next. Reading the residual stream after each of its {n} "
-              f"layers (0–{n - 1}) with the logit lens, from which layer on is {token} the top guess? Which of these "
-              f"{len(labels)} runs of layers, from layer 0 to the last, {n - 1}?")
+    prompt = _("“…{context}”: the model writes {token} next. Reading the residual stream after each of its {n} "
+               "layers (0–{last}) with the logit lens, from which layer on is {token} the top guess? Which of these "
+               "{runs} runs of layers, from layer 0 to the last, {last}?").format(
+                   context=context, token=token, n=n, last=n - 1, runs=len(labels))
     return Question(prompt, tuple(labels), right, reveal)
 
 
@@ -152,7 +163,7 @@ def encoder_reads_later(loaded: LoadedModel, params: Params) -> tuple[bool, str]
 
 def _flip(loaded: LoadedModel, params: Params, text="text", text_b="text_b", query="query", cands=None):
     words = cands or [w.strip() for w in params.get("cands", "animal,street").split(",") if w.strip()]
-    a, b, q, _ = pairs.flip_texts(loaded.kind, param(params, text), param(params, text_b), params.get(query, "it"))
+    a, b, q, _w = pairs.flip_texts(loaded.kind, param(params, text), param(params, text_b), params.get(query, "it"))
     return analysis.flip(extract(loaded, a), extract(loaded, b), q, words), words
 
 
@@ -213,7 +224,7 @@ def top_writers_share(loaded: LoadedModel, params: Params, top: int = 5) -> tupl
 
 def looking_vs_mattering_weak(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
     cands = [param(params, "ko_c1"), param(params, "ko_c2")]
-    found, _ = _flip(loaded, params, query="ko_query", cands=cands)
+    found, _words = _flip(loaded, params, query="ko_query", cands=cands)
     query = params.get("ko_query", "it")
     swept = knockout.sweep(loaded, param(params, "text"), param(params, "text_b"), params.get("ablation", "zero"),
                            candidates=cands, query=query)

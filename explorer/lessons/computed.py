@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from explorer.labs.quiz import Question
 from explorer.model.loading import LoadedModel
+from explorer.words.i18n import N_, _
 
 from . import claims, induction_claims, score_claims
 from .claims import NotComputable
@@ -51,19 +52,19 @@ COMPARE = "pages/compare.py"
 
 COMPUTED: dict[str, Computed] = {
     "logit_lens_first_top": Computed(claims.logit_lens_first_top, (WRITE,),
-                                     "from which layer on the logit lens puts the written token on top"),
+                                     N_("from which layer on the logit lens puts the written token on top")),
     "repeat_loss": Computed(induction_claims.repeat_loss, (HEATMAPS, COMPARE),
-                            "how the model's loss on the second copy of a repeat compares with the first"),
+                            N_("how the model's loss on the second copy of a repeat compares with the first")),
     "where_head_looks": Computed(induction_claims.where_head_looks, (HEATMAPS,),
-                                 "where the head looks from the second copy of a repeat"),
+                                 N_("where the head looks from the second copy of a repeat")),
     "knockout_repeat_loss": Computed(induction_claims.knockout_repeat_loss, (COMPARE,),
-                                     "the second copy's loss with the step's heads knocked out"),
+                                     N_("the second copy's loss with the step's heads knocked out")),
     "without_the_scale": Computed(score_claims.without_the_scale, (HEATMAPS,),
-                                  "whether the cell's weight grows or shrinks without the 1/√d_k scale"),
+                                  N_("whether the cell's weight grows or shrinks without the 1/√d_k scale")),
     "position_part": Computed(score_claims.position_part, (HEATMAPS,),
-                              "which token or position part of a layer-0 score is largest"),
+                              N_("which token or position part of a layer-0 score is largest")),
     "shared_key_head": Computed(score_claims.shared_key_head, (HEATMAPS,),
-                                "which query heads share the head's key head"),
+                                N_("which query heads share the head's key head")),
 }
 
 CHECKS: dict[str, Check] = {
@@ -137,7 +138,8 @@ def asked(step: Step, loaded: LoadedModel) -> Question | str:
 
 def unavailable(step: Step, why: str) -> str:
     """The sentence a step shows in place of a question it could not compute on its model."""
-    return f"This step's question is measured on {step_model(step)}, and here it could not be: {why.rstrip('.')}."
+    return _("This step's question is measured on {model}, and here it could not be: {why}.").format(
+        model=step_model(step), why=why.rstrip("."))
 
 
 def contradiction(step: Step, number: int, loaded: LoadedModel) -> str | None:
@@ -149,10 +151,10 @@ def contradiction(step: Step, number: int, loaded: LoadedModel) -> str | None:
         try:
             agrees, measured = check.measure(loaded, step.params)
         except ValueError as err:   # NotComputable included
-            agrees, measured = False, f"it could not be measured ({str(err).rstrip('.')})"
-        if not agrees:
-            found.append(f"Step {number} (“{step.title}”) says {check.claim}, but on {step_model(step)} "
-                         f"{measured}.")
+            agrees, measured = False, _("it could not be measured ({why})").format(why=str(err).rstrip("."))
+        if not agrees:   # the teacher's notes: the claim stays as the lesson (English) makes it
+            found.append(_("Step {n} (“{title}”) says {claim}, but on {model} {measured}.").format(
+                n=number, title=step.title, claim=check.claim, model=step_model(step), measured=measured))
     return " ".join(found) or None
 
 

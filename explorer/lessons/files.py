@@ -18,6 +18,13 @@ ranges), the question (2-6 options, the answer among them) and the planned minut
 
 or a question computed on the step's model: ``question = { computed = "logit_lens_first_top" }``. The names are
 those of ``explorer.lessons.computed`` (COMPUTED, CHECKS), each for the pages it reads the parameters of.
+
+A lesson in another language is a file of the same name in the folder named by the language (``lessons/de/``,
+``lessons/es/``) holding only its texts, in the same order: the title, ``about``, and each step's title, notes
+and question (prompt, options, answer, explain). The steps, pages, parameters, minutes and checks are the English
+file's, once; ``translated`` merges the texts onto the English lesson and refuses a translation with another
+number of steps or options, another right answer (its place among the options) or a text the English has
+missing. A lesson without a file in the session's language is shown in English (``Lesson.lang`` says which).
 """
 from __future__ import annotations
 
@@ -27,7 +34,10 @@ import re
 import tomllib
 import unicodedata
 from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import Path
+
+from explorer.words import i18n
 
 from .computed import CHECKS, COMPUTED, known
 from .model import PAGE_QUESTION, Lesson, Step, StepQuestion
@@ -43,6 +53,7 @@ LONGEST = {"title": 120, "about": 400, "notes": 2_000, "prompt": 400, "option": 
 TOP_KEYS = {"title", "about", "step"}
 STEP_KEYS = {"title", "page", "minutes", "notes", "params", "question", "check"}
 QUESTION_KEYS = {"prompt", "options", "answer", "explain", "computed"}
+TRANSLATED_STEP_KEYS = {"title", "notes", "question"}   # what a translation file's step holds: texts only
 _MARKUP = re.compile(r"<\s*[A-Za-z!/?]")
 _BAD_CHARS = {"Cc", "Cf", "Cs", "Co"}
 
@@ -204,6 +215,100 @@ def parse(text: str | bytes, file: str, source: str = "own") -> Lesson:
     return Lesson(title, tuple(_step(s, n, fail) for n, s in enumerate(steps, 1)), about, source)
 
 
+# ---------------------------------------------------------------------------------------------- languages
+
+def _translated_question(raw: object, english: StepQuestion, fail) -> StepQuestion:
+    if not isinstance(raw, Mapping):
+        fail("question", "missing: the English step asks a question; translate its prompt, options, answer and "
+                         "explain")
+    unknown = sorted(set(raw) - (QUESTION_KEYS - {"computed"}))
+    if unknown:
+        fail(f"question.{unknown[0]}", "unknown key (a translated question has answer, explain, options, prompt)")
+    prompt = _text(raw.get("prompt"), "question.prompt", fail, LONGEST["prompt"])
+    options = raw.get("options")
+    if not isinstance(options, list) or len(options) != len(english.options):
+        fail("question.options", f"must be a list of {len(english.options)} options, as in the English file")
+    options = tuple(_text(o, "question.options", fail, LONGEST["option"]) for o in options)
+    if len(set(options)) != len(options):
+        fail("question.options", "holds the same option twice")
+    answer = _text(raw.get("answer"), "question.answer", fail, LONGEST["option"])
+    if answer not in options or options.index(answer) != english.options.index(english.answer):
+        fail("question.answer", f"must be option {english.options.index(english.answer) + 1}, as in the English file")
+    return StepQuestion(prompt, options, answer, _text(raw.get("explain"), "question.explain", fail,
+                                                       LONGEST["explain"]))
+
+
+def translated(lesson: Lesson, text: str | bytes, file: str, lang: str) -> Lesson:
+    """``lesson`` (its English file, parsed) with the texts of its translation ``text`` (TOML) in ``lang``: the same
+    steps, pages, parameters and question ids. LessonError (one message) when the translation does not fit."""
+    file = str(file)[:80]
+
+    def fail(what, why, step=None):
+        raise LessonError(file, why, step, what)
+
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            fail(None, "is not UTF-8 text")
+    if len(text) > MAX_BYTES:
+        fail(None, f"is {len(text):,} bytes; a lesson file is at most {MAX_BYTES:,}")
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        fail(None, f"is not valid TOML ({err})")
+    unknown = sorted(set(raw) - TOP_KEYS)
+    if unknown:
+        fail(unknown[0], f"unknown key (a lesson has {', '.join(sorted(TOP_KEYS))})")
+    steps = raw.get("step")
+    if not isinstance(steps, list) or len(steps) != len(lesson.steps):
+        fail("step", f"must hold {len(lesson.steps)} steps, as the English file does")
+    merged = []
+    for number, (given, step) in enumerate(zip(steps, lesson.steps), 1):
+        def bad(what, why, number=number):
+            fail(what, why, number)
+
+        if not isinstance(given, Mapping):
+            bad(None, "must be a table ([[step]])")
+        extra = sorted(set(given) - TRANSLATED_STEP_KEYS)
+        if extra:
+            bad(extra[0], "is the English file's to set (a translation holds title, notes and question only)")
+        notes = _text(given.get("notes"), "notes", bad, LONGEST["notes"], required=bool(step.notes))
+        question = step.question
+        if step.question is not None:
+            question = _translated_question(given.get("question"), step.question, bad)
+        elif "question" in given:
+            bad("question", "the English step asks no question of its own")
+        merged.append(Step(_text(given.get("title"), "title", bad, LONGEST["title"]), step.page, step.minutes,
+                           notes, step.params, question, step.page_question, step.computed, step.checks))
+    about = _text(raw.get("about"), "about", fail, LONGEST["about"], required=bool(lesson.about))
+    return Lesson(_text(raw.get("title"), "title", fail, LONGEST["title"]), tuple(merged), about, lesson.source,
+                  lang, tuple(lesson.question_id(i) for i in range(len(lesson.steps))))
+
+
+def translation_path(folder: Path, name: str, lang: str) -> Path:
+    """Where lesson file ``name`` of ``folder`` is kept in ``lang``: ``folder/lang/name``."""
+    return folder / lang / name
+
+
+def in_language(lesson: Lesson, folder: Path, name: str, lang: str) -> Lesson:
+    """``lesson`` (read from ``folder/name``) in ``lang`` when its translation is there and fits, else as it is
+    (English: the page then says so, ``untranslated``)."""
+    if lang == i18n.SOURCE:
+        return lesson
+    path = translation_path(folder, name, lang)
+    try:
+        return translated(lesson, path.read_bytes(), f"{lang}/{name}", lang) if path.is_file() else lesson
+    except (OSError, LessonError):   # a broken translation: English, as without one (the unit tests catch it)
+        return lesson
+
+
+def untranslated(lesson: Lesson, lang: str | None = None) -> bool:
+    """A catalogue lesson shown in English to a session in another language (its translation is missing)."""
+    lang = lang or i18n.current()
+    return lesson.source.startswith(("app:", "dir:")) and lesson.lang != lang and lang != i18n.SOURCE
+
+
 # ---------------------------------------------------------------------------------------------- writing
 
 def _toml_value(value) -> str:
@@ -251,9 +356,12 @@ def folders(env: Mapping[str, str] = os.environ) -> list[tuple[str, Path]]:
     return found
 
 
-def catalogue(env: Mapping[str, str] = os.environ) -> tuple[list[Lesson], list[LessonError]]:
+def catalogue(env: Mapping[str, str] = os.environ, lang: str | None = None
+              ) -> tuple[list[Lesson], list[LessonError]]:
     """Every lesson file (``*.toml``) of the lesson folders, sorted by file name within each folder -> (lessons
-    that validated, one error per file that did not)."""
+    that validated, one error per file that did not), each in ``lang`` (default: the session's language) where its
+    translation is there, else in English."""
+    lang = i18n.known(lang) or i18n.current()
     lessons, errors = [], []
     for prefix, folder in folders(env):
         try:
@@ -265,7 +373,8 @@ def catalogue(env: Mapping[str, str] = os.environ) -> tuple[list[Lesson], list[L
                 if path.stat().st_size > MAX_BYTES:
                     raise LessonError(path.name, f"is {path.stat().st_size:,} bytes; a lesson file is at most "
                                                  f"{MAX_BYTES:,}")
-                lessons.append(parse(path.read_bytes(), path.name, f"{prefix}:{path.stem}"))
+                other = translation_path(folder, path.name, lang)
+                lessons.append(_read(str(path), _stamp(path), f"{prefix}:{path.stem}", lang, _stamp(other)))
             except LessonError as err:
                 errors.append(err)
             except OSError as err:
@@ -273,6 +382,24 @@ def catalogue(env: Mapping[str, str] = os.environ) -> tuple[list[Lesson], list[L
     return lessons, errors
 
 
-def find(source: str, env: Mapping[str, str] = os.environ) -> Lesson | None:
-    """The catalogue's lesson whose source is ``source`` ("app:attention-20"), or None."""
-    return next((lesson for lesson in catalogue(env)[0] if lesson.source == source), None)
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """What changes when a file changes (its modification time and size), or None when there is none."""
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return found.st_mtime_ns, found.st_size
+
+
+@lru_cache(maxsize=256)
+def _read(path: str, stamp: tuple, source: str, lang: str, translated_stamp: tuple | None) -> Lesson:
+    """The lesson file at ``path`` in ``lang``, read once per version of the file and of its translation (a
+    follower's run reads the teacher's lesson again in its own language: a lookup, not a parse)."""
+    file = Path(path)
+    return in_language(parse(file.read_bytes(), file.name, source), file.parent, file.name, lang)
+
+
+def find(source: str, env: Mapping[str, str] = os.environ, lang: str | None = None) -> Lesson | None:
+    """The catalogue's lesson whose source is ``source`` ("app:attention-20"), or None; in ``lang`` (default: the
+    session's language) where its translation is there."""
+    return next((lesson for lesson in catalogue(env, lang)[0] if lesson.source == source), None)

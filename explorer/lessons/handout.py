@@ -7,6 +7,7 @@ from html import escape
 
 from explorer.classroom.qr import qr_svg
 from explorer.labs.quiz import Question
+from explorer.words.i18n import _, current, ngettext
 
 from .claims import unescaped
 from .computed import COMPUTED, step_model
@@ -31,19 +32,23 @@ def handout_html(lesson: Lesson, join_url: str | None = None, room: str | None =
     ``asked``: the computed steps' questions by step index, as computed on their models (or the sentence shown
     instead); a computed step missing from it prints what its question will ask."""
     asked = asked or {}
-    parts = ["<!doctype html><html lang=en><head><meta charset=utf-8>",
-             f"<title>{escape(lesson.title)} · handout</title><style>{STYLE}</style></head><body>",
-             f"<h1>{escape(lesson.title)}</h1>",
-             f"<p class=about>{escape(lesson.about)} · {len(lesson.steps)} steps, about {lesson.minutes:g} "
-             "minutes</p>"]
+    length = ngettext("{n} step, about {minutes} minutes", "{n} steps, about {minutes} minutes",
+                      len(lesson.steps)).format(n=len(lesson.steps), minutes=f"{lesson.minutes:g}")
+    parts = [f"<!doctype html><html lang={current()}><head><meta charset=utf-8>",
+             f"<title>{escape(_('{title} · handout').format(title=lesson.title))}</title><style>{STYLE}</style>"
+             "</head><body>", f"<h1>{escape(lesson.title)}</h1>",
+             f"<p class=about>{escape(lesson.about)} · {escape(length)}</p>"]
     if join_url:
-        code = f" with the code <b>{escape(room)}</b>" if room else ""
-        parts.append(f"<div class=join>{qr_svg(join_url)}<div>Join the class: scan the code or open "
-                     f"<b>{escape(join_url)}</b>{code}.</div></div>")
+        way = (_("Join the class: scan the code or open {link} with the code {code}.") if room
+               else _("Join the class: scan the code or open {link}.")).format(
+            link="\x00link\x00", code="\x00code\x00")
+        way = escape(way).replace("\x00link\x00", f"<b>{escape(join_url)}</b>").replace(
+            "\x00code\x00", f"<b>{escape(room or '')}</b>")
+        parts.append(f"<div class=join>{qr_svg(join_url)}<div>{way}</div></div>")
     parts.append("<ol class=steps>")
     for n, step in enumerate(lesson.steps):
-        parts.append(f"<li><b>{escape(step.title)}</b> <span class=page>· {escape(step.page_title)} · "
-                     f"{step.minutes:g} min</span>")
+        parts.append(f"<li><b>{escape(step.title)}</b> <span class=page>· {escape(_(step.page_title))} · "
+                     f"{escape(_('{minutes} min').format(minutes=f'{step.minutes:g}'))}</span>")
         q = step.question.question() if step.question else asked.get(n) if step.computed else None
         if isinstance(q, Question):
             options = "".join(f"<li>{escape(o)}</li>" for o in q.options)
@@ -52,11 +57,13 @@ def handout_html(lesson: Lesson, join_url: str | None = None, room: str | None =
         elif isinstance(q, str):
             parts.append(f"<p class=q>{escape(q)}</p>")
         elif step.computed:
-            parts.append(f"<p class=q>A question measured on {escape(step_model(step))} when the step opens: "
-                         f"{escape(COMPUTED[step.computed].about)}.</p>")
+            said = _("A question measured on {model} when the step opens: {about}.").format(
+                model=step_model(step), about=_(COMPUTED[step.computed].about))
+            parts.append(f"<p class=q>{escape(said)}</p>")
         elif step.page_question:
-            parts.append(f"<p class=q>Predict, then reveal: the question on the {escape(step.page_title)} page.</p>")
+            said = _("Predict, then reveal: the question on the {page} page.").format(page=_(step.page_title))
+            parts.append(f"<p class=q>{escape(said)}</p>")
         parts.append("</li>")
-    parts.append("</ol><p class=page>Made with the attention explorer. Your answers stay in the class; "
-                 "nothing is kept after it ends.</p></body></html>")
+    made = _("Made with the attention explorer. Your answers stay in the class; nothing is kept after it ends.")
+    parts.append(f"</ol><p class=page>{escape(made)}</p></body></html>")
     return "".join(parts)

@@ -13,11 +13,12 @@ from explorer.generation.steps import generate
 from explorer.heads_do import repeats, roles
 from explorer.labs.quiz import Question
 from explorer.model.loading import LoadedModel
+from explorer.words.i18n import N_, _
 
 from .claims import NotComputable, Params, param
 
-LOSS_OPTIONS = ("higher than on the first copy", "about the same (within a fifth)",
-                "lower, but more than half of it", "less than half of it")
+LOSS_OPTIONS = (N_("higher than on the first copy"), N_("about the same (within a fifth)"),
+                N_("lower, but more than half of it"), N_("less than half of it"))   # shown through _()
 
 
 def _repeat(loaded: LoadedModel, params: Params):
@@ -49,14 +50,16 @@ def repeat_loss(loaded: LoadedModel, params: Params) -> Question:
     """"On the second copy the model's loss is…": each copy's mean loss, measured."""
     result, offset, n = _repeat(loaded, params)
     loss = _losses(loaded, result.token_ids)
-    prompt = (f"The text ends with {n} tokens written twice. On the first copy the model's loss is "
-              f"{loss.first:.1f} nats per token: random words cannot be guessed. On the second copy, which of "
-              "these four is its loss, from higher than on the first copy to less than half of it?")
-    reveal = (f"Measured: **{loss.second:.2f}** nats per token on the second copy against {loss.first:.2f} on the "
-              f"first, so the right next token's probability goes from about {np.exp(-loss.first):.0e} to "
-              f"{np.exp(-loss.second):.0%} on average. Nothing in the model knows these words go together: it "
-              "copies what followed the same token earlier in the text.")
-    return Question(prompt, LOSS_OPTIONS, loss_label(loss.first, loss.second), reveal)
+    prompt = _("The text ends with {n} tokens written twice. On the first copy the model's loss is {first} nats "
+               "per token: random words cannot be guessed. On the second copy, which of these four is its loss, from "
+               "higher than on the first copy to less than half of it?").format(
+                   n=n, first=f"{loss.first:.1f}")
+    reveal = _("Measured: **{second}** nats per token on the second copy against {first} on the first, so the "
+               "right next token's probability goes from about {p_first} to {p_second} on average. Nothing in the "
+               "model knows these words go together: it copies what followed the same token earlier in the "
+               "text.").format(second=f"{loss.second:.2f}", first=f"{loss.first:.2f}",
+                               p_first=f"{np.exp(-loss.first):.0e}", p_second=f"{np.exp(-loss.second):.0%}")
+    return Question(prompt, tuple(_(o) for o in LOSS_OPTIONS), _(loss_label(loss.first, loss.second)), reveal)
 
 
 def where_head_looks(loaded: LoadedModel, params: Params) -> Question:
@@ -65,11 +68,12 @@ def where_head_looks(loaded: LoadedModel, params: Params) -> Question:
     layer, head = int(params.get("layer", 0)), int(params.get("head", 0))
     found = repeats.looks(result.weights[layer, head], offset, n)
     best = max(found, key=found.get)
-    shares = "; ".join(f"{repeats.LOOKS[k]}: {v:.0%}" for k, v in sorted(found.items(), key=lambda kv: -kv[1]))
-    return Question(f"Layer {layer}, head {head}: from each token of the second copy, where does this head put most "
-                    f"of its attention? Which of these {len(repeats.LOOKS)} tokens?", tuple(repeats.LOOKS.values()),
-                    repeats.LOOKS[best],
-                    f"Averaged over the {n} tokens of the second copy: {shares}.")
+    shares = "; ".join(f"{_(repeats.LOOKS[k])}: {v:.0%}" for k, v in sorted(found.items(), key=lambda kv: -kv[1]))
+    return Question(_("Layer {layer}, head {head}: from each token of the second copy, where does this head put "
+                      "most of its attention? Which of these {n} tokens?").format(layer=layer, head=head,
+                                                                                  n=len(repeats.LOOKS)),
+                    tuple(_(look) for look in repeats.LOOKS.values()), _(repeats.LOOKS[best]),
+                    _("Averaged over the {n} tokens of the second copy: {shares}.").format(n=n, shares=shares))
 
 
 def _strongest(loaded: LoadedModel, role: str) -> tuple[int, int, float]:
@@ -81,7 +85,7 @@ def _strongest(loaded: LoadedModel, role: str) -> tuple[int, int, float]:
 def _step_heads(params: Params, result) -> list[tuple[int, int]]:
     heads, notes = parse_heads(param(params, "heads"), result.facts.n_layers, result.facts.n_heads)
     if notes or not heads:
-        raise NotComputable(" ".join(notes) or "the step names no heads")
+        raise NotComputable(" ".join(notes) or _("the step names no heads"))
     return heads
 
 
@@ -94,8 +98,9 @@ def knockout_repeat_loss(loaded: LoadedModel, params: Params) -> Question:
     for layer, head in chosen:
         plan.setdefault(layer, []).append(head)
     clean, knocked = _losses(loaded, result.token_ids), _losses(loaded, result.token_ids, plan)
-    alone = "; ".join(f"L{layer}H{head} alone {_losses(loaded, result.token_ids, {layer: [head]}).second:.2f}"
-                      for layer, head in chosen)
+    alone = "; ".join(_("L{layer}H{head} alone {loss}").format(
+        layer=layer, head=head, loss=f"{_losses(loaded, result.token_ids, {layer: [head]}).second:.2f}")
+        for layer, head in chosen)
     table = roles.head_roles(loaded).nlargest(5, "induction")
     five: dict[int, list[int]] = {}
     for layer, head in table[["layer", "head"]].to_numpy():
@@ -103,15 +108,18 @@ def knockout_repeat_loss(loaded: LoadedModel, params: Params) -> Question:
     fives = _losses(loaded, result.token_ids, five).second
     names = ", ".join(f"L{layer}H{head}" for layer, head in chosen)
     rise = knocked.second - clean.second
-    options = ("it hardly moves (less than 0.5 nats)", "it rises, but stays under half the first copy's",
-               "it climbs back to half the first copy's or more")
+    options = (_("it hardly moves (less than 0.5 nats)"), _("it rises, but stays under half the first copy's"),
+               _("it climbs back to half the first copy's or more"))
     right = options[0] if rise < 0.5 else options[1] if knocked.second < clean.first / 2 else options[2]
-    reveal = (f"Measured: {clean.second:.2f} nats per token intact, **{knocked.second:.2f}** with {names} knocked "
-              f"out ({alone}); the first copy's is {clean.first:.2f}. Knocking out the probe's five strongest "
-              f"induction heads together gives {fives:.2f}: other heads copy too, so no single pair carries it all.")
-    return Question(f"Knock out {names} together (their outputs set to 0). The loss on the second copy, "
-                    f"{clean.second:.2f} nats per token with every head, then: which of these three, from hardly "
-                    "moving to half the first copy's or more?", options, right, reveal)
+    reveal = _("Measured: {intact} nats per token intact, **{knocked}** with {names} knocked out ({alone}); the "
+               "first copy's is {first}. Knocking out the probe's five strongest induction heads together gives "
+               "{fives}: other heads copy too, so no single pair carries it all.").format(
+                   intact=f"{clean.second:.2f}", knocked=f"{knocked.second:.2f}", names=names, alone=alone,
+                   first=f"{clean.first:.2f}", fives=f"{fives:.2f}")
+    return Question(_("Knock out {names} together (their outputs set to 0). The loss on the second copy, {loss} "
+                      "nats per token with every head, then: which of these three, from hardly moving to half the "
+                      "first copy's or more?").format(names=names, loss=f"{clean.second:.2f}"),
+                    options, right, reveal)
 
 
 # ---------------------------------------------------------------------------------------------- checks

@@ -50,6 +50,8 @@ class Lesson:
     steps: tuple[Step, ...]
     about: str = ""
     source: str = ""   # where it came from: "app:attention-20", "dir:mine", "own" (made or uploaded here)
+    lang: str = "en"   # the language of its texts (a catalogue lesson: English, or the translation merged onto it)
+    qids: tuple[str, ...] = ()   # a translation's: the English lesson's question ids, so every language votes alike
 
     @property
     def minutes(self) -> float:
@@ -60,7 +62,10 @@ class Lesson:
         return sum(s.minutes for s in self.steps[: index + 1])
 
     def question_id(self, index: int) -> str:
-        """The store's id of step ``index``'s class question: stable for the same lesson text, short."""
+        """The store's id of step ``index``'s class question: stable for the same lesson text, short; a translated
+        lesson's are its English lesson's (one question, one id, whatever language each student reads it in)."""
+        if self.qids:
+            return self.qids[index]
         step = self.steps[index]
         asked = (self.title, index, step.question) + ((step.computed,) if step.computed else ())
         digest = hashlib.sha256(repr(asked).encode()).hexdigest()[:10]

@@ -22,7 +22,7 @@ def place(lesson: Lesson, index: int, started: float, step_started: float,
     step = lesson.steps[index]
     where = {"source": lesson.source, "title": lesson.title, "step": index, "n": len(lesson.steps),
              "step_title": step.title, "page": step.page, "started": started, "step_started": step_started,
-             "qid": None, "question": None}
+             "qid": None, "question": None, "lang": lesson.lang}
     if step.question:
         q = step.question
         where["qid"] = lesson.question_id(index)

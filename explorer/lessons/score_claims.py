@@ -12,11 +12,12 @@ from explorer.attention.result import extract
 from explorer.labs.quiz import Question
 from explorer.maths import softmax
 from explorer.model.loading import LoadedModel
+from explorer.words.i18n import N_, _, pgettext
 
 from .claims import NotComputable, Params, param
 
-PART_NAMES = {"token·token": "token · token", "token·position": "token · position",
-              "position·token": "position · token", "position·position": "position · position"}
+PART_NAMES = {"token·token": N_("token · token"), "token·position": N_("token · position"),
+              "position·token": N_("position · token"), "position·position": N_("position · position")}   # via _()
 TOLERANCE = 1e-5   # the page's: parts against the score, to 1e-5 of the score's size
 
 
@@ -41,33 +42,39 @@ def without_the_scale(loaded: LoadedModel, params: Params) -> Question:
     """"Without the scale, this cell's weight would be…": the row's softmax with and without 1/√d_k."""
     result, b = cell(loaded, params)
     if b.masked or b.softcap or b.bias or b.mask_bias:
-        raise NotComputable("this cell is masked, or its score has a soft cap or a bias besides q·k")
+        raise NotComputable(_("this cell is masked, or its score has a soft cap or a bias besides q·k"))
     unscaled = float(softmax(b.row_scores / b.scale)[b.key])   # hidden keys stay at −∞
-    options = ("larger", "smaller", "the same")
+    options = (_("larger"), _("smaller"), pgettext("a weight compared", "the same"))
     right = options[2] if abs(unscaled - b.weight) < 0.005 else options[0] if unscaled > b.weight else options[1]
-    reveal = (f"q·k = {b.dot:+.3f}; times the scale 1/√{b.d_head} = {b.scale:.4f} it is {b.dot * b.scale:+.3f}. "
-              f"The row's softmax gives this cell **{b.weight:.1%}** with the scale and {unscaled:.1%} without it: "
-              f"without it the row's scores are {1 / b.scale:.1f} times further apart, so the softmax is sharper: "
-              "the row's largest scores take more, the others less.")
-    return Question(f"“{b.query_token}” → “{b.key_token}” has weight {b.weight:.1%}. Every score of the row is "
-                    f"multiplied by 1/√d_k = 1/√{b.d_head} before the softmax. Without that scale, which of these "
-                    "three would this weight be: larger, smaller or the same?", options, right, reveal)
+    reveal = _("q·k = {dot}; times the scale 1/√{d_head} = {scale} it is {scaled}. The row's softmax gives this "
+               "cell **{weight}** with the scale and {unscaled} without it: without it the row's scores are "
+               "{times} times further apart, so the softmax is sharper: the row's largest scores take more, the "
+               "others less.").format(dot=f"{b.dot:+.3f}", d_head=b.d_head, scale=f"{b.scale:.4f}",
+                                      scaled=f"{b.dot * b.scale:+.3f}", weight=f"{b.weight:.1%}",
+                                      unscaled=f"{unscaled:.1%}", times=f"{1 / b.scale:.1f}")
+    return Question(_("“{query}” → “{key}” has weight {weight}. Every score of the row is multiplied by 1/√d_k = "
+                      "1/√{d_head} before the softmax. Without that scale, which of these three would this weight be: "
+                      "larger, smaller or the same?").format(
+                          query=b.query_token, key=b.key_token, weight=f"{b.weight:.1%}", d_head=b.d_head),
+                    options, right, reveal)
 
 
 def position_part(loaded: LoadedModel, params: Params) -> Question:
     """"Which part of this layer-0 score is largest?": the split into token and position parts, measured."""
     result, b = cell(loaded, params)
     split = _origin(loaded, result, b, "learned").split
-    parts = {PART_NAMES[k]: v for k, v in split.parts.items() if k in PART_NAMES}
+    parts = {_(PART_NAMES[k]): v for k, v in split.parts.items() if k in PART_NAMES}
     if len(parts) < 2:
-        raise NotComputable("this model's layer-0 score has no token and position parts")
+        raise NotComputable(_("this model's layer-0 score has no token and position parts"))
     best = max(parts, key=lambda k: abs(parts[k]))
     listed = "; ".join(f"{k} {v:+.3f}" for k, v in parts.items())
-    reveal = (f"{listed}; the rest (norm shift, biases) {split.parts.get('rest', 0.0):+.3f}. Together "
-              f"{split.total:+.3f}, the score {split.score:+.3f}. **{best}** is the largest part here.")
-    return Question(f"Layer {b.layer}, head {b.head}: the score of “{b.query_token}” → “{b.key_token}” "
-                    f"({b.score:+.3f}) splits into parts. Which of these four is largest in size?",
-                    tuple(PART_NAMES.values()), best, reveal)
+    reveal = _("{parts}; the rest (norm shift, biases) {rest}. Together {total}, the score {score}. **{best}** is "
+               "the largest part here.").format(parts=listed, rest=f"{split.parts.get('rest', 0.0):+.3f}",
+                                                total=f"{split.total:+.3f}", score=f"{split.score:+.3f}", best=best)
+    return Question(_("Layer {layer}, head {head}: the score of “{query}” → “{key}” ({score}) splits into parts. "
+                      "Which of these four is largest in size?").format(
+                          layer=b.layer, head=b.head, query=b.query_token, key=b.key_token, score=f"{b.score:+.3f}"),
+                    tuple(_(name) for name in PART_NAMES.values()), best, reveal)
 
 
 def shared_key_head(loaded: LoadedModel, params: Params) -> Question:
@@ -76,12 +83,15 @@ def shared_key_head(loaded: LoadedModel, params: Params) -> Question:
     if not b.grouped:
         raise NotComputable(bd.group_note(b))
     share = b.n_heads // b.n_kv_heads
-    groups = [f"query heads {g * share}–{(g + 1) * share - 1}" for g in range(b.n_kv_heads)]
-    options = (f"only head {b.head} itself", *groups, f"all {b.n_heads} query heads")
-    return Question(f"This model has {b.n_heads} query heads but only {b.n_kv_heads} key heads per layer. Which "
-                    f"query heads score against the same keys as head {b.head}? Which of these {len(options)}, "
-                    f"from head {b.head} alone to all {b.n_heads}?", options, groups[b.kv_head],
-                    bd.group_note(b) + " Their queries differ, so their rows of weights differ too.")
+    groups = [_("query heads {low}–{high}").format(low=g * share, high=(g + 1) * share - 1)
+              for g in range(b.n_kv_heads)]
+    options = (_("only head {head} itself").format(head=b.head), *groups,
+               _("all {n} query heads").format(n=b.n_heads))
+    return Question(_("This model has {n} query heads but only {kv} key heads per layer. Which query heads score "
+                      "against the same keys as head {head}? Which of these {k}, from head {head} alone to all "
+                      "{n}?").format(n=b.n_heads, kv=b.n_kv_heads, head=b.head, k=len(options)),
+                    options, groups[b.kv_head],
+                    bd.group_note(b) + " " + _("Their queries differ, so their rows of weights differ too."))
 
 
 # ---------------------------------------------------------------------------------------------- checks

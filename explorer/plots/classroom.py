@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 
 from explorer.plots import alt
 from explorer.plots.base import label
+from explorer.words.i18n import _, ngettext
 
 BAR = "#1f77b4"
 RIGHT = "#2ca02c"
@@ -25,7 +26,7 @@ def typed_answers(options: Sequence[str], counts: Mapping[str, int]) -> list[tup
     if len(bars) <= TYPED_BARS:
         return bars
     rest = bars[TYPED_BARS - 1:]
-    return bars[:TYPED_BARS - 1] + [(f"other words ({len(rest)})", sum(n for _, n in rest))]
+    return bars[:TYPED_BARS - 1] + [(_("other words ({n})").format(n=len(rest)), sum(n for _w, n in rest))]
 
 
 def answer_bars(options: Sequence[str], counts: Mapping[str, int], correct: str | None = None,
@@ -36,7 +37,7 @@ def answer_bars(options: Sequence[str], counts: Mapping[str, int], correct: str 
     others grey. Answers that are not among ``options`` are drawn after them only on a question that takes typed
     answers (``typed``; see :func:`typed_answers`), as literal text."""
     extra = typed_answers(options, counts) if typed else []
-    options = [*options, *(a for a, _ in extra)]
+    options = [*options, *(a for a, _n in extra)]
     counts = {**{o: counts.get(o, 0) for o in options}, **dict(extra)}
     values = [int(counts.get(o, 0)) for o in options]
     total = sum(values)
@@ -45,14 +46,16 @@ def answer_bars(options: Sequence[str], counts: Mapping[str, int], correct: str 
     fig = go.Figure(go.Bar(
         x=[label(o) for o in options], y=values, marker_color=colours, text=[f"{v} ({s})" if s else str(v)
                                                                             for v, s in zip(values, share)],
-        textposition="outside", hovertemplate="%{x}: %{y} students<extra></extra>", cliponaxis=False))
+        textposition="outside", hovertemplate="%{x}: %{y} " + _("students") + "<extra></extra>", cliponaxis=False))
     fig.update_layout(
-        title=dict(text=title or f"Class answers ({total} {'student' if total == 1 else 'students'})", x=0.0),
-        yaxis=dict(title="students", rangemode="tozero", dtick=max(1, (max(values, default=0) + 4) // 5)),
+        title=dict(text=title or ngettext("Class answers ({n} student)", "Class answers ({n} students)", total)
+                   .format(n=total), x=0.0),
+        yaxis=dict(title=_("students"), rangemode="tozero", dtick=max(1, (max(values, default=0) + 4) // 5)),
         height=320, margin=dict(l=50, r=20, t=50, b=40), showlegend=False)
     said = "; ".join(f"{o}: {v}" + (f" ({s})" if s else "") for o, v, s in zip(options, values, share))
-    right = f" The right answer: {correct}." if correct is not None else ""
-    return alt.attach(fig, f"Class answers, {total} {'student' if total == 1 else 'students'}: {said}.{right}")
+    right = " " + _("The right answer: {answer}.").format(answer=correct) if correct is not None else ""
+    return alt.attach(fig, ngettext("Class answers, {n} student: {said}.", "Class answers, {n} students: {said}.",
+                                    total).format(n=total, said=said) + right)
 
 
 def _round_columns(options: Sequence[str], rounds: Sequence[Mapping[str, int]], typed: bool
@@ -69,8 +72,8 @@ def _round_columns(options: Sequence[str], rounds: Sequence[Mapping[str, int]], 
                 both[answer] = both.get(answer, 0) + int(n)
     bars = typed_answers(options, both)
     named = {f"“{a}”": a for a in both}
-    rest = [a for a in both if f"“{a}”" not in {name for name, _ in bars}]
-    for name, _ in bars:
+    rest = [a for a in both if f"“{a}”" not in {name for name, _n in bars}]
+    for name, _n in bars:
         labels.append(name)
         for counts, row in zip(rounds, values):
             row.append(int(counts.get(named[name], 0)) if name in named else sum(int(counts.get(a, 0)) for a in rest))
@@ -84,29 +87,31 @@ def answer_rounds(options: Sequence[str], rounds: Sequence[Mapping[str, int]], c
     (``correct``), its share right. Then the right option's bars are green and its label says so; before, every
     bar has the same colour."""
     labels, values = _round_columns(options, rounds, typed)
-    ticks = [label(o) + ("<br>(right answer)" if o == correct else "") for o in labels]
+    ticks = [label(o) + ("<br>" + _("(right answer)") if o == correct else "") for o in labels]
     colours = [BAR if correct is None else RIGHT if o == correct else WRONG for o in labels]
     fig = go.Figure()
     said = []
     for r, row in enumerate(values, 1):
         total = sum(row)
         share = [f"{v / total:.0%}" if total else "" for v in row]
-        right = (f", {row[labels.index(correct)] / total:.0%} right" if correct in labels and total else "")
-        name = f"round {r}: {total} {'student' if total == 1 else 'students'}{right}"
+        name = (ngettext("round {r}: {n} student, {share} right", "round {r}: {n} students, {share} right", total)
+                if correct in labels and total else ngettext("round {r}: {n} student", "round {r}: {n} students",
+                                                             total)).format(
+            r=r, n=total, share=f"{row[labels.index(correct)] / total:.0%}" if correct in labels and total else "")
         fig.add_bar(x=ticks, y=row, name=name, text=[str(v) for v in row], textposition="outside",
                     marker=dict(color=colours, line=dict(color=colours, width=1.5),
                                 pattern=dict(shape="/" if r == 1 else "", fgcolor="#ffffff", solidity=0.45)),
-                    customdata=share, hovertemplate=f"round {r} · %{{x}}: %{{y}} students (%{{customdata}})"
-                                                    "<extra></extra>", cliponaxis=False)
+                    customdata=share, hovertemplate=_("round {r}").format(r=r) + " · %{x}: %{y} " + _("students")
+                    + " (%{customdata})<extra></extra>", cliponaxis=False)
         said.append(f"{name}: " + "; ".join(f"{o}: {v}" + (f" ({s})" if s else "")
                                             for o, v, s in zip(labels, row, share)))
     top = max((v for row in values for v in row), default=0)
     fig.update_layout(
-        barmode="group", title=dict(text="Class answers, round 1 and round 2", x=0.0),
-        yaxis=dict(title="students", rangemode="tozero", dtick=max(1, (top + 4) // 5)),
+        barmode="group", title=dict(text=_("Class answers, round 1 and round 2"), x=0.0),
+        yaxis=dict(title=_("students"), rangemode="tozero", dtick=max(1, (top + 4) // 5)),
         legend=dict(orientation="h", y=-0.25, x=0.0), height=380, margin=dict(l=50, r=20, t=50, b=40))
-    right = f" The right answer: {correct}." if correct is not None else ""
-    return alt.attach(fig, "Class answers, " + ". ".join(said) + "." + right)
+    right = " " + _("The right answer: {answer}.").format(answer=correct) if correct is not None else ""
+    return alt.attach(fig, _("Class answers, {rounds}.").format(rounds=". ".join(said)) + right)
 
 
 def _scaled(size, factor: float, fallback: float) -> float:

@@ -34,6 +34,7 @@ from explorer.serving.fairqueue import FairQueue, QueueFull, Replaced
 from explorer.serving.worker import Job, Jobs, ModelWorker
 from explorer.ui.live import streamlit_internals as internals
 from explorer.ui.text import literal
+from explorer.words import i18n
 from explorer.words.i18n import N_, _, ngettext
 
 T = TypeVar("T")
@@ -234,8 +235,14 @@ def _lesson_measure(kind: str, lesson: Lesson, index: int, measure: Callable[[Lo
     lesson goes on: nothing is stored, so a later run tries again)."""
     step = lesson.steps[index]
     model = computed.step_model(step)
+    lang = i18n.current()   # its sentences are made in the session's language, in whichever thread computes them
     key = (kind, lesson.source, lesson.title, index, step.computed, step.checks, model,
-           tuple(sorted(step.params.items())))
+           tuple(sorted(step.params.items())), lang)
+
+    def in_language(loaded: LoadedModel) -> T:
+        with i18n.language(lang):
+            return measure(loaded)
+
     hit = _results.peek(key)
     if hit is not None:
         return hit
@@ -244,7 +251,7 @@ def _lesson_measure(kind: str, lesson: Lesson, index: int, measure: Callable[[Lo
         if internals.script_context() is not None:
             show_progress(job)
         loaded = job.wait()
-        return forward(key, lambda: _results.get_or_compute(key, lambda: measure(loaded)))
+        return forward(key, lambda: _results.get_or_compute(key, lambda: in_language(loaded)))
     except Exception as err:   # a model that cannot load, a measure that breaks: one sentence, the lesson goes on
         log.warning("lesson %r step %d: %s failed: %s", lesson.title, index + 1, kind, err)
         return failed(str(err) or type(err).__name__)
@@ -264,8 +271,8 @@ def lesson_contradiction(lesson: Lesson, index: int) -> str | None:
         return None
     found = _lesson_measure("lesson-check", lesson, index,
                             lambda loaded: computed.contradiction(step, index + 1, loaded) or "",
-                            lambda why: f"Step {index + 1}'s claims could not be checked on "
-                                        f"{computed.step_model(step)}: {why}")
+                            lambda why: _("Step {n}'s claims could not be checked on {model}: {why}").format(
+                                n=index + 1, model=computed.step_model(step), why=why))
     return found or None
 
 

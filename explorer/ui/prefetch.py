@@ -17,10 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
+from explorer.examples import ANIMAL_TIRED
 from explorer.labs import blocks, real_model
 from explorer.lessons.model import Lesson, Step
 from explorer.lessons.run import resume
-from explorer.model.registry import EMBEDDED_ENCODER
+from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.plots import thumbnails
 from explorer.serving.worker import Jobs
 from explorer.ui import cached
@@ -61,6 +62,8 @@ def _permutation(_p: dict, _results: list) -> None:
 
 
 def _masks(_p: dict, _results: list) -> None:
+    for model in (EMBEDDED_ENCODER, EMBEDDED_DECODER):   # its first section: the example in both (a decoder load)
+        cached.get_attention(model, ANIMAL_TIRED)
     cached.padding_experiment(*blocks.PADDING_PAIR)
 
 

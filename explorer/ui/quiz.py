@@ -13,37 +13,38 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.classroom import ClassroomError, Progress
+from explorer.classroom.polls import answer_text, counts_by_text, vote_of
 from explorer.labs.quiz import TYPED_MAX, Question
 from explorer.plots.classroom import answer_bars, answer_rounds
 from explorer.ui.live import following, membership
 from explorer.ui.text import literal
 from explorer.ui.widgets import show_figure
-from explorer.words.i18n import _
+from explorer.words.i18n import N_, _, ngettext
 
-OTHER = "Another word…"  # the choice that opens a text box, on questions that take typed answers
+OTHER = N_("Another word…")  # the choice that opens a text box, on questions that take typed answers
 
 
 def _choices(question: Question) -> tuple[str, ...]:
-    return question.options + ((OTHER,) if question.typed else ())
+    return question.options + ((_(OTHER),) if question.typed else ())
 
 
 def _given(question: Question, key: str) -> str | None:
     """The answer the widgets hold: the option chosen, or the word typed (as the option it names, if any)."""
     answer = st.session_state.get(f"{key}_answer")
-    return question.resolve(st.session_state.get(f"{key}_typed")) if answer == OTHER else answer
+    return question.resolve(st.session_state.get(f"{key}_typed")) if answer == _(OTHER) else answer
 
 
 def _answer_widgets(question: Question, key: str, disabled: bool) -> str | None:
     """The options as a radio, plus a text box when the student picks "Another word…"; -> the radio's value."""
-    answer = st.radio("Your prediction", _choices(question), index=None, key=f"{key}_answer", disabled=disabled)
-    if answer == OTHER:
-        st.text_input("Your word", max_chars=TYPED_MAX, key=f"{key}_typed", disabled=disabled,
-                      placeholder="type the token you expect, e.g. Paris")
+    answer = st.radio(_("Your prediction"), _choices(question), index=None, key=f"{key}_answer", disabled=disabled)
+    if answer == _(OTHER):
+        st.text_input(_("Your word"), max_chars=TYPED_MAX, key=f"{key}_typed", disabled=disabled,
+                      placeholder=_("type the token you expect, e.g. Paris"))
     return answer
 
 
 def _nothing_typed(key: str) -> None:
-    st.session_state[f"{key}_error"] = "Type a word first (or pick one of the options)."
+    st.session_state[f"{key}_error"] = _("Type a word first (or pick one of the options).")
 
 
 def _skip(key: str, question: Question) -> None:
@@ -112,7 +113,7 @@ def asked(question: Question, key: str) -> tuple[bool | None, bool]:
         _retry(key)   # an answer to an earlier version; "without predicting" holds until the student predicts again
         committed = None
     with st.container(border=True):
-        st.markdown(f"**Predict, then reveal.** {question.prompt}")
+        st.markdown(_("**Predict, then reveal.** {prompt}").format(prompt=question.prompt))
         if committed is not None and committed[0] is None:   # shown without a prediction: no options to grey out
             _unanswered(question)
             st.button(_("Predict again"), key=f"{key}_retry", on_click=_retry, args=(key,))
@@ -121,7 +122,7 @@ def asked(question: Question, key: str) -> tuple[bool | None, bool]:
         if committed is None:
             _show_error(key)
             with st.container(horizontal=True, gap="small"):
-                st.button("Commit my answer", key=f"{key}_commit", disabled=answer is None,
+                st.button(_("Commit my answer"), key=f"{key}_commit", disabled=answer is None,
                           on_click=_commit, args=(key, question))
                 st.button(_("Show me without predicting"), key=f"{key}_skip", type="tertiary",
                           on_click=_skip, args=(key, question))
@@ -137,12 +138,13 @@ def _unanswered(question: Question) -> None:
 def _verdict(question: Question, answer: str, retry: str | None = None) -> bool:
     right = question.check(answer)
     if right:
-        st.success(f"Right: {question.correct}.")
+        st.success(_("Right: {answer}.").format(answer=question.correct))
     else:
-        st.error(f"Not quite: you said {_said(question, answer)}; the computation says {question.correct}.")
+        st.error(_("Not quite: you said {said}; the computation says {answer}.").format(
+            said=_said(question, answer), answer=question.correct))
     st.markdown(question.reveal)
     if retry:
-        st.button("Try again", key=f"{retry}_retry", on_click=_retry, args=(retry,))
+        st.button(_("Try again"), key=f"{retry}_retry", on_click=_retry, args=(retry,))
     return right
 
 
@@ -159,7 +161,7 @@ def _send(key: str, question: Question, widgets: str) -> None:
     if given is None:
         return _nothing_typed(key)
     try:
-        membership.store().answer(membership.code(), key, membership.student(), given)
+        membership.store().answer(membership.code(), key, membership.student(), vote_of(question.options, given))
     except ClassroomError as err:
         st.session_state[f"{key}_error"] = str(err)
 
@@ -174,11 +176,13 @@ def _move(op: str, key: str, round_: int) -> None:
 
 def _chart(question: Question, key: str, poll: Progress) -> None:
     """The counts of the rounds that are closed (never of an open one); the right answer only once revealed."""
-    rounds = [membership.store().counts(membership.code(), key, round=r) for r in poll.shown_rounds]
+    rounds = [counts_by_text(membership.store().counts(membership.code(), key, round=r), question.options)
+              for r in poll.shown_rounds]   # votes are kept by option: each reads in this viewer's language
     right = question.correct if poll.revealed else None
     if len(rounds) == 1:
         n = sum(rounds[0].values())
-        title = (f"Class answers, round 1 ({n} {'student' if n == 1 else 'students'})" if poll.round == 2 else "")
+        title = (ngettext("Class answers, round 1 ({n} student)", "Class answers, round 1 ({n} students)", n)
+                 .format(n=n) if poll.round == 2 else "")
         figure = answer_bars(question.options, rounds[0], right, title=title, typed=question.typed)
     else:
         figure = answer_rounds(question.options, rounds, right, typed=question.typed)
@@ -206,44 +210,46 @@ def _teacher_side(question: Question, key: str, poll: Progress) -> None:
     if poll.shown_rounds:
         _chart(question, key, poll)
     if poll.revealed:
-        st.success(f"Revealed to the class: the answer is {question.correct}.")
+        st.success(_("Revealed to the class: the answer is {answer}.").format(answer=question.correct))
         st.markdown(question.reveal)
         return
     with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
         if poll.open:
             if membership.projector():
-                st.markdown("Voting is open. Nobody sees the answers until they are shown.")
+                st.markdown(_("Voting is open. Nobody sees the answers until they are shown."))
             else:
                 info = membership.store().room(membership.code())
-                st.markdown(f"**{poll.answered} of {info.students if info else 0} answered**")
-            st.button("Show answers", key=f"{key}_show", icon=":material/visibility:", type="primary",
+                st.markdown(_("**{answered} of {students} answered**").format(
+                    answered=poll.answered, students=info.students if info else 0))
+            st.button(_("Show answers"), key=f"{key}_show", icon=":material/visibility:", type="primary",
                       on_click=_move, args=("show", key, poll.round))
         else:
-            st.button("Discuss and vote again", key=f"{key}_again", icon=":material/sync:", type="primary",
+            st.button(_("Discuss and vote again"), key=f"{key}_again", icon=":material/sync:", type="primary",
                       on_click=_move, args=("again", key, poll.round))
-            st.button("Reveal the answer", key=f"{key}_reveal", icon=":material/check_circle:",
+            st.button(_("Reveal the answer"), key=f"{key}_reveal", icon=":material/check_circle:",
                       on_click=_move, args=("reveal", key, poll.round))
     if poll.open and poll.round == 1:
-        st.caption("Students vote alone. After “Show answers” you may let them discuss and vote again.")
+        st.caption(_("Students vote alone. After “Show answers” you may let them discuss and vote again."))
     elif poll.open:
-        st.caption("Round 2: the class discussed and votes again. “Show answers” then shows both rounds and the "
-                   "right answer.")
+        st.caption(_("Round 2: the class discussed and votes again. “Show answers” then shows both rounds and the "
+                     "right answer."))
     else:
-        st.caption("Round 1's answers are shown; the right answer is not. Let the class discuss and vote again, "
-                   "or reveal the answer.")
+        st.caption(_("Round 1's answers are shown; the right answer is not. Let the class discuss and vote again, "
+                     "or reveal the answer."))
 
 
 def _class_question(question: Question, key: str) -> tuple[bool | None, bool]:
     room, me = membership.code(), membership.student()
     try:
         poll = membership.store().progress(room, key)
-        mine = membership.store().my_answers(room, me).get(key, {}) if me else {}
+        mine = {r: answer_text(v, question.options)   # kept by option: read in this student's language
+                for r, v in membership.store().my_answers(room, me).get(key, {}).items()} if me else {}
     except ClassroomError as err:
         st.warning(literal(err))
         return None, True   # nothing to wait for: the page is not held back
     with st.container(border=True):
-        st.markdown(f":material/groups: **Class question{' · round 2' if poll.round == 2 else ''}.** "
-                    f"{question.prompt}")
+        st.markdown(":material/groups: " + (_("**Class question · round 2.** {prompt}") if poll.round == 2
+                                            else _("**Class question.** {prompt}")).format(prompt=question.prompt))
         _show_error(key)
         if membership.teacher_key():
             try:
@@ -260,9 +266,9 @@ def _student_side(question: Question, key: str, poll: Progress, mine: dict[int, 
     if f"{widgets}_answer" not in st.session_state and vote in question.options:
         st.session_state[f"{widgets}_answer"] = vote
     elif f"{widgets}_answer" not in st.session_state and vote and question.typed:   # a word typed earlier
-        st.session_state[f"{widgets}_answer"], st.session_state[f"{widgets}_typed"] = OTHER, vote
+        st.session_state[f"{widgets}_answer"], st.session_state[f"{widgets}_typed"] = _(OTHER), vote
     if poll.round == 2 and 1 in mine:
-        st.markdown(f"Your first answer: {_said(question, mine[1])}.")
+        st.markdown(_("Your first answer: {said}.").format(said=_said(question, mine[1])))
     if poll.shown_rounds and not poll.revealed:
         _chart(question, key, poll)
     answer = _answer_widgets(question, widgets, disabled=not poll.open)
@@ -270,21 +276,21 @@ def _student_side(question: Question, key: str, poll: Progress, mine: dict[int, 
         last = mine.get(2, mine.get(1))
         right = _verdict(question, last) if last else None
         if not last:
-            st.info(f"You did not answer. The answer is {question.correct}.")
+            st.info(_("You did not answer. The answer is {answer}.").format(answer=question.correct))
             st.markdown(question.reveal)
         _chart(question, key, poll)
         return right
     if not poll.open:
-        st.caption("Your teacher has shown the class's answers. Wait: you may discuss and vote again.")
+        st.caption(_("Your teacher has shown the class's answers. Wait: you may discuss and vote again."))
         return None
-    st.button("Commit my answer", key=f"{key}_commit", disabled=answer is None, on_click=_send,
+    st.button(_("Commit my answer"), key=f"{key}_commit", disabled=answer is None, on_click=_send,
               args=(key, question, widgets))
     if vote:
-        st.caption(f"Your answer is in: {_said(question, vote)}. You can change it until the teacher shows the "
-                   "answers.")
+        st.caption(_("Your answer is in: {said}. You can change it until the teacher shows the answers.").format(
+            said=_said(question, vote)))
     elif poll.round == 2:
-        st.caption("Discuss with your neighbours, then vote again. Nobody sees the answers until the teacher "
-                   "shows them.")
+        st.caption(_("Discuss with your neighbours, then vote again. Nobody sees the answers until the teacher "
+                     "shows them."))
     else:
-        st.caption("Vote on your own: nobody sees the answers until the teacher shows them.")
+        st.caption(_("Vote on your own: nobody sees the answers until the teacher shows them."))
     return None

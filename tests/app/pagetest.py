@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+from explorer.words.i18n import LANGUAGES
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")   # the whole app, navigation included
 MESSAGES = ("markdown", "caption", "info", "warning", "success", "error")   # what texts() reads
@@ -142,6 +144,7 @@ ALLOWED = frozenset(w.casefold() for w in (
     "nats", "nat", "Rollout", "top", "CSV", "PNG", "HTML", "QR", "PCA", "SNE", "RoPE", "GQA", "MLP", "MLPs", "RNN",
     "KV", "BERT", "GPT", "Llama", "GGUF", "LayerNorm", "RMSNorm", "QK", "QKᵀ", "ln", "max", "min", "CLS", "SEP",
     "PAD", "Hub", "ok", "OK", "CPU", "GPU", "MPS", "MB", "GB", "MiB", "safetensors", "odds", "log", "Spearman",
+    *(w for name in LANGUAGES.values() for w in name.split()),   # the language menu: each by its own name
 ))
 # Words a language shares with English where the translation is the same word (German "Head", "Text", "Start").
 ALLOWED_IN = {

@@ -12,6 +12,7 @@ from pagetest import open_page
 from explorer import maths
 from explorer.labs import blocks, real_model
 from explorer.lessons import catalogue
+from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.ui import cached, prefetch
 
 LAB_EXPERIMENTS = {   # page -> the computations its first view would otherwise run
@@ -43,12 +44,17 @@ def test_a_prepared_lab_step_computes_nothing_on_its_first_view(page, monkeypatc
         monkeypatch.setattr(module, name, refuse)
     at = open_page(page)   # raises nothing: every experiment was found prepared
     assert at.metric or at.markdown
+    if page == "pages/lab_masks.py":   # its first section's sentence, in both models, was prepared too
+        sentence = at.text_input[0].value
+        assert all(cached.result_cache().peek((model, sentence, None)) is not None
+                   for model in (EMBEDDED_ENCODER, EMBEDDED_DECODER))
 
 
 def test_a_followers_run_prepares_the_next_step_unless_prepared_or_last(monkeypatch):
     lesson = _lesson_one()
     asked = []
     monkeypatch.setattr(prefetch, "next_step", lambda found, index: asked.append((found.source, index)))
+    monkeypatch.setattr(prefetch.PREPARED, "peek", lambda key: None)   # not prepared yet, whatever ran before
     where = {"source": lesson.source, "step": 2, "n": len(lesson.steps)}
     prefetch.follow(where)
     assert asked == [(lesson.source, 2)]

@@ -2,7 +2,7 @@
 deep links on a fresh server. Every page's own visit (charts, errors, accessibility) is tests/browser/test_pages.py.
 """
 import pytest
-from chromium import GROWN_MARGINS, TILE_CENTRE, Server, exception_texts, open_page, screenshot, wait_idle
+from chromium import GROWN_MARGINS, TILE_CENTRE, Server, exception_texts, open_page, screenshot, wait_idle, watch
 
 pytestmark = pytest.mark.browser
 
@@ -111,7 +111,7 @@ def test_links_opened_at_once_on_a_fresh_server_all_get_the_app_navigation(brows
     pages = []
     try:
         for path in ["heatmaps", "classroom", "lab_softmax", "flip", "compare"]:
-            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            context = watch(browser.new_context(viewport={"width": 1400, "height": 1000}))
             page = context.new_page()
             page.goto(f"{srv.url}/{path}", wait_until="commit")   # all five sessions start before any has run
             pages.append(page)

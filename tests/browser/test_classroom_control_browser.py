@@ -13,6 +13,7 @@ from chromium import (
     exception_texts,
     need_chromium,
     wait_idle,
+    watch,
 )
 
 from explorer.classroom import SqliteStore, pretty_code
@@ -23,7 +24,7 @@ PHONE = {"width": 390, "height": 844}
 
 
 def page_at(browser, url: str, viewport: dict):
-    page = browser.new_context(viewport=viewport).new_page()
+    page = watch(browser.new_context(viewport=viewport)).new_page()
     page.goto(url, timeout=WAIT_MS)
     wait_idle(page)
     return page

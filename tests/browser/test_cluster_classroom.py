@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from types import SimpleNamespace
 
 import pytest
-from chromium import exception_texts, wait_idle
+from chromium import exception_texts, wait_idle, watch
 
 from deploy.cluster import COOKIE, Cluster
 from explorer.classroom import RedisStore, normalise_code, pretty_code
@@ -53,7 +53,7 @@ def replica_of(context) -> str | None:
 
 
 def new_page(browser, url: str):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = watch(browser.new_context(viewport={"width": 1400, "height": 1000}))
     page = context.new_page()
     page.goto(url)
     wait_idle(page)

@@ -43,8 +43,11 @@ async def lesson(browser, url: str, db: str) -> dict:
         await phone.wait_for_function(CHARTS_FIT, timeout=60_000)   # the charts redrawn at the phone's width
         # a tap on the chart (plotly shows its toolbar on hover, which a tap is on a phone)
         box = await phone.locator('[data-testid="stMain"] .js-plotly-plot').first.bounding_box()
-        await phone.mouse.move(box["x"] + box["width"] / 2, box["y"] + min(box["height"] / 2, 200))
-        await phone.wait_for_timeout(300)
+        on_screen = box["y"] < PHONE[1] - 10   # the chart starts on the first screen (asserted below)
+        await phone.mouse.move(box["x"] + box["width"] / 2, min(box["y"] + min(box["height"] / 2, 200), PHONE[1] - 5))
+        if on_screen:   # the pointer is over the chart, what shows plotly's toolbar (a CSS :hover rule) where it shows
+            await phone.wait_for_function("() => document.querySelector('[data-testid=stMain] .js-plotly-plot')"
+                                          ".matches(':hover')", timeout=60_000)
         top, overflow, folded, toolbar = await phone.evaluate(LAYOUT)
         report[name] = {"top": top, "overflow": overflow, "folded": folded, "toolbar": toolbar,
                         "params": wanted["params"]}

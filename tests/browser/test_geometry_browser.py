@@ -114,8 +114,11 @@ def test_hovering_the_students_text_shows_its_token_and_a_click_picks_no_corpus_
     try:
         x, y, text = hover_map(page, TEXT_POINT, "geometry-text-hover-failed.png")
         assert "your text" in text and "[" in text                      # the token in the student's text
+        asked = page.evaluate("window.__streamlit.asked")
         page.mouse.click(x, y)
-        page.wait_for_timeout(1500)
+        # the click reached the app before the page is checked unchanged: the chart takes any point's click
+        # (selection_mode="points"), so its selection went to the server as a rerun, and that run has finished
+        page.wait_for_function("before => window.__streamlit.asked > before", arg=asked, timeout=60_000)
         wait_idle(page, 120)
         assert page.get_by_text("Click a query").count() >= 1 and page.get_by_text("Top keys").count() == 0
         assert exception_texts(page) == [] and page.external == []

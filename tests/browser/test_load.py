@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from chromium import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, IDLE, ROOT, Server, need_chromium, new_page_async
+from chromium import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, ROOT, Server, need_chromium, new_page_async, settled
 
 from explorer.model import registry
 from explorer.ui import cached
@@ -35,8 +35,7 @@ def sentence(i: int) -> str:
 
 
 async def idle(page) -> None:
-    await page.wait_for_timeout(300)
-    await page.wait_for_selector(IDLE, timeout=WAIT_MS)
+    await settled(page, WAIT_MS)
 
 
 async def new_page(browser, url: str):

@@ -6,7 +6,7 @@ conversion used to die with the page, leaving only an empty ``…tmp<pid>-<threa
 import time
 
 import pytest
-from chromium import CHROMIUM, CHROMIUM_ARGS, Server, exception_texts, need_chromium, open_page, wait_idle
+from chromium import CHROMIUM, CHROMIUM_ARGS, Server, exception_texts, need_chromium, open_page, wait_idle, watch
 
 from explorer.model import registry
 
@@ -22,7 +22,7 @@ def test_leaving_the_page_during_preparation_does_not_stop_it(tmp_path):
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            context = browser.new_context()
+            context = watch(browser.new_context())
             page = context.new_page()
             page.goto(f"{server.url}/lab_masks")
             # the lab loads the encoder first, then the decoder: wait for the decoder's own conversion message

@@ -38,6 +38,7 @@ def test_encoder_sweep_is_fast_and_agrees_with_single_knockouts(encoder):
     assert -1 <= rho <= 1
 
 
+@pytest.mark.slow   # 270 heads x 2 texts through the 135M decoder: 20-30 s of CPU; the full suite runs it
 def test_decoder_sweep_within_budget(decoder):
     base = knockout.measure_pair(decoder, A, B)
     print(f"\ndecoder A {base.a.values}  B {base.b.values}  shift {base.shift:+.3f}  {base.notes}")

@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 import redis
 from chromium import free_port
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 from redis_server import need_redis_server
 
 from deploy.cluster import REDIS_USER, redis_url, start_redis
@@ -63,9 +65,14 @@ def use_the_whole_store(store: RedisStore) -> None:
     assert store.room(code) is None
 
 
+# a client that reports a refusal at once: redis-py's default retries a refused connection (an AuthenticationError
+# is a ConnectionError) three times with ~1 s, 2 s, 4 s backoffs, the same error in the end (12 s of this file)
+ONCE = Retry(NoBackoff(), 0)
+
+
 def refused(url: str, **kw) -> Exception:
     """The error a client gets for a PING and a read of the store's index at ``url``."""
-    client = redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3, **kw)
+    client = redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3, retry=ONCE, **kw)
     for call in (client.ping, lambda: client.zcard("explorer:rooms")):
         with pytest.raises(redis.exceptions.RedisError) as info:
             call()
@@ -82,10 +89,11 @@ def test_without_the_password_nobody_reads_or_writes_and_the_acl_user_can_only_u
     assert isinstance(refused(f"redis://{host_port}/0"), redis.exceptions.AuthenticationError)   # no password
     for wrong in ("wrong", password[:-1], ""):
         with pytest.raises(redis.exceptions.AuthenticationError):
-            redis.Redis.from_url(redis_url("127.0.0.1", int(host_port.split(":")[1]), wrong or "x")).ping()
+            redis.Redis.from_url(redis_url("127.0.0.1", int(host_port.split(":")[1]), wrong or "x"), retry=ONCE).ping()
     for guess in (password, "", "default"):   # the default user has no password left: no AUTH opens it
         with pytest.raises(redis.exceptions.AuthenticationError):
-            redis.Redis(port=int(host_port.split(":")[1]), username="default", password=guess or "x").ping()
+            redis.Redis(port=int(host_port.split(":")[1]), username="default", password=guess or "x",
+                        retry=ONCE).ping()
     # The ACL user itself: the store's commands on the store's keys, nothing else.
     r = redis.Redis.from_url(url, decode_responses=True)
     assert r.ping() and r.hget(f"explorer:room:{{{code}}}", "version") == "0"

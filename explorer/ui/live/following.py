@@ -17,6 +17,7 @@ from datetime import timedelta
 import streamlit as st
 
 from explorer.classroom import ClassroomError, NoSuchRoom, pretty_code
+from explorer.ui import language
 from explorer.ui import params as query
 from explorer.ui.live import push
 from explorer.ui.live import streamlit_internals as internals
@@ -51,18 +52,27 @@ from explorer.ui.live.membership import (
     text_locked,
 )
 from explorer.ui.text import literal
+from explorer.words import i18n
+from explorer.words.i18n import _, ngettext
 
 RAN = "_class_ran"   # the page this session ran last (its st.Page's script hash)
 ADDRESS = "_class_address"   # the URL parameters at the end of that run
 WANTED = "_class_wanted"   # a follower: the teacher's parameters it applied last
 FIXES, MOST_FIXES = "_class_fixes", 3   # a follower: (version, times its view was applied again for straying)
+# never shared with the class: who is where (membership.PRIVATE) and the language each one chose (a follower keeps
+# its own; the teacher's ``lang`` must not reach them)
+PERSONAL = (*PRIVATE, language.KEY)
 
 # ---------------------------------------------------------------------------------------------- following
 
 def _address(view: dict) -> dict[str, str]:
-    """The URL parameters a follower's page shows for the teacher's ``view``: the teacher's, and its own room and
-    student id."""
-    return {**_shared(view.get("params") or {}), URL_ROOM: code(), URL_ME: student()}
+    """The URL parameters a follower's page shows for the teacher's ``view``: the teacher's, and its own room,
+    student id and language (so a reload keeps the language this student chose, whatever the teacher's)."""
+    address = {**_shared(view.get("params") or {}), URL_ROOM: code(), URL_ME: student()}
+    mine = st.session_state.get(language.KEY)
+    if mine and (mine != i18n.SOURCE or language.KEY in st.query_params):   # English without asking: no lang=
+        address[language.KEY] = mine
+    return address
 
 
 def _apply(view: dict) -> None:
@@ -126,8 +136,8 @@ def navigation(pages: dict, position: str):
     if target is not None:
         asked = internals.intended_page()
         if asked and asked != internals.page_hash(target) and st.session_state.get(RAN, asked) != asked:
-            note("You are following the teacher, so you stay on the teacher's page. To open other pages, press "
-                 "“Explore on my own”.")
+            note(_("You are following the teacher, so you stay on the teacher's page. To open other pages, press "
+                   "“Explore on my own”."))
         internals.run_instead(target)
     # expanded: with "Words on this page" below it, Streamlit would otherwise fold all but ten pages away
     chosen = st.navigation(pages, position=position, expanded=True)
@@ -180,7 +190,7 @@ def _back_after_a_restart() -> None:
 
 
 def _shared(params: dict) -> dict:
-    return {str(k): str(v) for k, v in params.items() if k not in PRIVATE}
+    return {str(k): str(v) for k, v in params.items() if k not in PERSONAL}
 
 
 def _strayed(version: int) -> bool:
@@ -204,7 +214,7 @@ def on_page() -> None:
     info = store().room(room) if room else None
     if room and info is None:
         leave()
-        note("The class has ended (or was idle for 12 hours); you are exploring on your own.")
+        note(_("The class has ended (or was idle for 12 hours); you are exploring on your own."))
     info = leave_if_removed(info)   # the teacher removed this student: leave with a note
     if info is not None:
         _back_after_a_restart()
@@ -249,22 +259,26 @@ def _banner(room: str, students: int) -> None:
     with st.container(border=True, horizontal=True, vertical_alignment="center", gap="medium"):
         if teacher_key():
             if projector():
-                st.markdown(f"### :material/school: Join at {literal(app_url())}/classroom · code **{shown}**")
+                st.markdown("### :material/school: " + _("Join at {address}/classroom · code **{code}**").format(
+                    address=literal(app_url()), code=shown))
             else:
-                st.markdown(f":material/school: **Teaching class {shown}** · {students} "
-                            f"{'student' if students == 1 else 'students'}")
-            st.toggle("Projector view", key=PROJECTOR, help="Larger type in figures; navigation on top; nothing "
-                      "private (teacher link, nicknames) on screen.")
+                st.markdown(":material/school: " + ngettext("**Teaching class {code}** · {n} student",
+                                                            "**Teaching class {code}** · {n} students",
+                                                            students).format(code=shown, n=students))
+            st.toggle(_("Projector view"), key=PROJECTOR, help=_("Larger type in figures; navigation on top; nothing "
+                      "private (teacher link, nicknames) on screen."))
             if current_page() != PAGE:
-                st.page_link(PAGE, label="Class", icon=":material/groups:")
+                st.page_link(PAGE, label=_("Class"), icon=":material/groups:")
         elif following():
-            st.markdown(f":material/cast_for_education: **Following class {shown}**"
-                        + (" · the text is locked" if text_locked() else ""))
-            st.button("Explore on my own", icon=":material/explore:", on_click=_explore, key="_class_explore")
+            st.markdown(":material/cast_for_education: " + (
+                _("**Following class {code}** · the text is locked") if text_locked()
+                else _("**Following class {code}**")).format(code=shown))
+            st.button(_("Explore on my own"), icon=":material/explore:", on_click=_explore, key="_class_explore")
         else:
-            st.markdown(f":material/explore: **Class {shown}**: you are exploring on your own")
-            st.button("Catch up with the teacher", icon=":material/sync:", on_click=_catch_up, key="_class_catch_up",
-                      type="primary")
+            st.markdown(":material/explore: " + _("**Class {code}**: you are exploring on your own").format(
+                code=shown))
+            st.button(_("Catch up with the teacher"), icon=":material/sync:", on_click=_catch_up,
+                      key="_class_catch_up", type="primary")
 
 
 def publish() -> None:
@@ -272,7 +286,7 @@ def publish() -> None:
     room, key, page = code(), teacher_key(), current_page()
     if not key or not page or page == PAGE:
         return
-    params = {k: v for k, v in st.query_params.to_dict().items() if k not in PRIVATE}
+    params = {k: v for k, v in st.query_params.to_dict().items() if k not in PERSONAL}
     opts = {k: v for k, v in st.session_state.items() if isinstance(k, str) and k.startswith("opt_")
             and isinstance(v, bool)}
     view = {"page": page, "params": params, "opts": opts}

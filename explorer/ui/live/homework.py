@@ -13,11 +13,13 @@ import streamlit as st
 from explorer.classroom import ClassroomError, NoSuchRoom, normalise_code, pretty_code
 from explorer.classroom import report as class_report
 from explorer.classroom.homework import HomeworkInfo
+from explorer.classroom.polls import answer_text, vote_of
 from explorer.labs.quiz import Question
 from explorer.lessons import Lesson
 from explorer.ui import cached, language, params
 from explorer.ui.live import membership
 from explorer.ui.text import literal
+from explorer.words.i18n import _
 
 MINE, SET, ENDED, DONE = "_hw", "_hw_set", "_hw_ended", "_hw_done"   # the student's; the teacher's; notes
 URL_CODE, URL_ME, URL_TEACHER = "homework", "me", "teacher"
@@ -84,23 +86,24 @@ def teacher_panel(code: str, key: str) -> None:
         st.caption(literal(str(err)))
         return
     with st.container(border=True, key=f"_hw_panel_{code}"):
-        st.markdown(f":material/home_work: **Homework: {literal(info.title)}** · code **{pretty_code(code)}** · "
-                    f"{progress.started} started, {progress.finished} finished")
+        st.markdown(":material/home_work: " + _("**Homework: {title}** · code **{code}** · {started} started, "
+                                                "{finished} finished").format(
+            title=literal(info.title), code=pretty_code(code), started=progress.started, finished=progress.finished))
         st.code(student_url(code), language=None)
-        st.caption("Students open this link (or type the code on the Lessons page), each alone, at their own pace. "
-                   "Your own link, to come back to this panel (keep it private):")
+        st.caption(_("Students open this link (or type the code on the Lessons page), each alone, at their own "
+                     "pace. Your own link, to come back to this panel (keep it private):"))
         st.code(teacher_url(code, key), language=None)
         name = f"homework-{pretty_code(code)}-{time.strftime('%Y%m%d-%H%M')}"
         summary = class_report.summary_html(reports, room=pretty_code(code), when=time.strftime("%Y-%m-%d %H:%M"),
                                             progress=progress)
         with st.container(horizontal=True, gap="small"):
-            st.download_button("Votes as CSV", class_report.csv_text(reports).encode("utf-8"),
+            st.download_button(_("Votes as CSV"), class_report.csv_text(reports).encode("utf-8"),
                                file_name=f"{name}.csv", mime="text/csv", key=f"_hw_csv_{code}",
                                icon=":material/download:")
-            st.download_button("Printable summary", summary.encode("utf-8"), file_name=f"{name}-summary.html",
+            st.download_button(_("Printable summary"), summary.encode("utf-8"), file_name=f"{name}-summary.html",
                                mime="text/html", key=f"_hw_html_{code}", icon=":material/print:")
-            st.button("End the homework", key=f"_hw_end_{code}", icon=":material/stop_circle:", on_click=end,
-                      args=(code,), help="Deletes the homework with every answer: download the report first.")
+            st.button(_("End the homework"), key=f"_hw_end_{code}", icon=":material/stop_circle:", on_click=end,
+                      args=(code,), help=_("Deletes the homework with every answer: download the report first."))
 
 
 # ---------------------------------------------------------------------------------------------- student
@@ -129,7 +132,7 @@ def open_code(typed: str) -> HomeworkInfo:
     codes are slowed as the Classroom page's joins are (``membership.guarded``)."""
     info = membership.guarded(typed, membership.store().homework)
     if info is None:
-        raise ClassroomError("This code is for a live class, not homework: join it on the Classroom page.")
+        raise ClassroomError(_("This code is for a live class, not homework: join it on the Classroom page."))
     return info
 
 
@@ -156,7 +159,7 @@ def adopt_teacher_link(code: str, key: str) -> None:
             return
     except ClassroomError:
         pass
-    membership.note("This teacher link does not open a homework: it may have ended.")
+    membership.note(_("This teacher link does not open a homework: it may have ended."))
 
 
 def _ended(err: ClassroomError) -> None:
@@ -184,7 +187,8 @@ def finish(step: int) -> None:
         return
     record(step, finished=True)
     if mine() is not None:
-        st.session_state[DONE] = f"You finished the homework “{mine()['title']}”: your answers are with your teacher."
+        st.session_state[DONE] = _("You finished the homework “{title}”: your answers are with your teacher.").format(
+            title=mine()["title"])
         st.session_state.pop(MINE, None)
 
 
@@ -202,16 +206,17 @@ def bar_line() -> None:
     now = mine()
     if now is None:
         return ended_note()
-    st.caption(f":material/home_work: Homework {pretty_code(now['code'])}: your answers go to your teacher. To go "
-               f"on later or on another device, keep your own link: {student_url(now['code'], now['me'])}")
+    st.caption(":material/home_work: " + _("Homework {code}: your answers go to your teacher. To go on later or on "
+                                           "another device, keep your own link: {link}").format(
+        code=pretty_code(now["code"]), link=student_url(now["code"], now["me"])))
 
 
-def _vote(qid: str) -> None:
+def _vote(qid: str, options: tuple[str, ...]) -> None:
     now, given = mine(), st.session_state.get(f"_hw_{qid}_answer")
     if now is None or given is None:
         return
-    try:
-        membership.store().homework_answer(now["code"], qid, now["me"], given)
+    try:   # kept by the option's place: the teacher's report counts it whatever language it was cast in
+        membership.store().homework_answer(now["code"], qid, now["me"], vote_of(options, given))
     except NoSuchRoom as err:
         _ended(err)
     except ClassroomError as err:   # a second vote (another device), a question this homework does not have
@@ -225,22 +230,24 @@ def question(asked: Question, qid: str) -> bool:
     now = mine()
     try:
         mine_now = membership.store().my_answer(now["code"], qid, now["me"], round=1)
+        mine_now = None if mine_now is None else answer_text(mine_now, asked.options)
     except NoSuchRoom as err:
         _ended(err)
         ended_note()
         return True
     with st.container(border=True, key=f"_hw_q_{qid}"):
-        st.markdown(f":material/home_work: **Homework question.** {asked.prompt}")
+        st.markdown(":material/home_work: " + _("**Homework question.** {prompt}").format(prompt=asked.prompt))
         error = st.session_state.pop(f"_hw_{qid}_error", None)
         if error:
             st.warning(literal(error))
         if mine_now is None:
-            st.radio("Your answer", asked.options, index=None, key=f"_hw_{qid}_answer")
-            st.button("Send my answer", key=f"_hw_{qid}_send", type="primary", on_click=_vote, args=(qid,))
+            st.radio(_("Your answer"), asked.options, index=None, key=f"_hw_{qid}_answer")
+            st.button(_("Send my answer"), key=f"_hw_{qid}_send", type="primary", on_click=_vote,
+                      args=(qid, asked.options))
             return False
         if asked.check(mine_now):
-            st.success(f"You said {literal(mine_now)}: right.")
+            st.success(_("You said {said}: right.").format(said=literal(mine_now)))
         else:
-            st.error(f"You said {literal(mine_now)}; the answer is {asked.correct}.")
+            st.error(_("You said {said}; the answer is {answer}.").format(said=literal(mine_now), answer=asked.correct))
         st.markdown(asked.reveal)
     return True

@@ -23,12 +23,14 @@ import streamlit as st
 from explorer.classroom import ClassroomError
 from explorer.labs.quiz import Question
 from explorer.lessons import Lesson
+from explorer.lessons.files import find, untranslated
 from explorer.lessons.pages import STEP_PAGES
 from explorer.lessons.run import ended, place, resume
 from explorer.ui import cached, prefetch, quiz
+from explorer.ui.language import KEY
 from explorer.ui.live import following, homework, membership, report_panel
 from explorer.ui.text import literal
-from explorer.words.i18n import _
+from explorer.words.i18n import LANGUAGES, _, current
 
 LESSON, STEP, STARTED, STEP_STARTED, GO, RESUMED = (
     "_lesson", "_lesson_step", "_lesson_started", "_lesson_step_started", "_lesson_go", "_lesson_resumed")
@@ -102,7 +104,8 @@ def _open_step(lesson: Lesson, index: int) -> None:
     for name in STEP_PAGES[step.page].params:
         st.session_state.pop(name, None)
         st.session_state.pop(f"_kept_{name}", None)
-    st.switch_page(step.page, query_params=dict(step.params))
+    kept = {KEY: st.query_params[KEY]} if KEY in st.query_params else {}   # the language the link chose stays
+    st.switch_page(step.page, query_params={**step.params, **kept})
 
 
 def _resume() -> None:
@@ -161,9 +164,9 @@ def _ended_bar() -> None:
         return
     st.session_state[membership.LESSON_PLACE] = finished
     with st.container(border=True, horizontal=True, vertical_alignment="center", gap="small", key="lesson_ended"):
-        st.markdown(f":material/flag: **{literal(finished['title'])}** is finished: each student now sees their "
-                    "own answers and the right ones.")
-        st.button("Close the recap", icon=":material/close:", key="_lesson_close_recap", on_click=_close_recap)
+        st.markdown(":material/flag: " + _("**{title}** is finished: each student now sees their own answers and "
+                                           "the right ones.").format(title=literal(finished["title"])))
+        st.button(_("Close the recap"), icon=":material/close:", key="_lesson_close_recap", on_click=_close_recap)
 
 
 def _clock(seconds: float) -> str:
@@ -178,22 +181,25 @@ def _teacher_bar(lesson: Lesson, index: int, asked: Question | str | None) -> bo
     on_step = membership.current_page() == step.page
     with st.container(border=True, key="lesson_bar"):
         with st.container(horizontal=True, vertical_alignment="center", gap="small"):
-            st.markdown(f":material/assignment: **{literal(lesson.title)}** · step **{index + 1} of {n}**: "
-                        f"{literal(step.title)}")
-            st.button("Back", icon=":material/chevron_left:", key="_lesson_back", on_click=_move, args=(-1,),
+            st.markdown(":material/assignment: " + _("**{lesson}** · step **{n} of {total}**: {step}").format(
+                lesson=literal(lesson.title), n=index + 1, total=n, step=literal(step.title)))
+            st.button(_("Back"), icon=":material/chevron_left:", key="_lesson_back", on_click=_move, args=(-1,),
                       disabled=index == 0)
             if index + 1 < n:
-                st.button("Next", icon=":material/chevron_right:", key="_lesson_next", on_click=_move, args=(1,),
+                st.button(_("Next"), icon=":material/chevron_right:", key="_lesson_next", on_click=_move, args=(1,),
                           type="primary")
             else:
-                st.button("Finish the lesson", icon=":material/flag:", key="_lesson_finish", on_click=finish,
+                st.button(_("Finish the lesson"), icon=":material/flag:", key="_lesson_finish", on_click=finish,
                           type="primary")
         late = used / 60 > planned
-        st.caption(f":material/timer: {_clock(used)} used of {lesson.minutes:g} min planned · by the end of this "
-                   f"step: {planned:g} min" + (" · running late" if late else ""))
+        st.caption(":material/timer: " + (
+            _("{used} used of {minutes} min planned · by the end of this step: {planned} min · running late") if late
+            else _("{used} used of {minutes} min planned · by the end of this step: {planned} min")).format(
+            used=_clock(used), minutes=f"{lesson.minutes:g}", planned=f"{planned:g}"))
+        _untranslated_note(lesson)
         homework.bar_line()
         if not on_step:
-            st.button(f"Back to step {index + 1}", icon=":material/undo:", key="_lesson_return",
+            st.button(_("Back to step {n}").format(n=index + 1), icon=":material/undo:", key="_lesson_return",
                       on_click=_back_to_step)
         notes = st.container() if on_step and not membership.projector() and not homework.mine() else None
     if not on_step:
@@ -211,7 +217,7 @@ def _notes(lesson: Lesson, index: int) -> None:
     answered) and any claim of the lesson the model on screen does not show."""
     step = lesson.steps[index]
     if step.notes:
-        with st.expander("Your notes (only on this screen, never in projector view)", icon=":material/notes:"):
+        with st.expander(_("Your notes (only on this screen, never in projector view)"), icon=":material/notes:"):
             st.markdown(literal(step.notes))
     contradicted = cached.lesson_contradiction(lesson, index)
     if contradicted:   # a claim of the lesson that the model on screen does not show
@@ -228,11 +234,27 @@ def _question(question: Question | str | None, qid: str, page_question: bool) ->
     elif isinstance(question, str):   # a computed question that could not be computed on this model
         st.caption(f":material/info: {literal(question)}")
     elif page_question:
-        st.caption(":material/quiz: This step's question is the page's own: predict, then reveal, below.")
+        st.caption(":material/quiz: " + _("This step's question is the page's own: predict, then reveal, below."))
     if not isinstance(question, Question) or shown:
         return True
     quiz.folded_line(_("The step's page, with its charts and sentences,"), homework=bool(homework.mine()))
     return False
+
+
+def _untranslated_note(lesson: Lesson) -> None:
+    """A catalogue lesson without a file in the session's language runs in English: say so, once in the bar."""
+    if untranslated(lesson):
+        st.caption(":material/translate: " + _("This lesson is not yet translated into {language}: its texts are "
+                                               "shown in English.").format(language=LANGUAGES[current()]))
+
+
+def _in_my_language(where: dict) -> tuple[Lesson, int] | None:
+    """The teacher's lesson and step (``where``, the room's view) read again in this follower's language, when the
+    lesson is one of the catalogue's or carried whole: the same steps and question ids, the follower's texts."""
+    found = resume(where)
+    if found is None or found[1] != where.get("step") or len(found[0].steps) != where.get("n"):
+        return None
+    return found
 
 
 class Folded:
@@ -250,13 +272,20 @@ class Folded:
 def _follower_bar() -> bool:
     where = st.session_state.get(membership.LESSON_SEEN)
     if isinstance(where, dict) and where.get("ended"):
-        report_panel.lesson_recap(str(where.get("title", "")), [str(q) for q in where.get("qids") or []])
+        source = str(where.get("source", ""))
+        mine = find(source) if source.startswith(("app:", "dir:")) else None   # its texts in my language
+        report_panel.lesson_recap(mine.title if mine else str(where.get("title", "")),
+                                  [str(q) for q in where.get("qids") or []], mine)
         return True
     if not isinstance(where, dict) or not isinstance(where.get("step"), int):
         return True
     prefetch.follow(where)   # on a replica the teacher is not on, the followers' runs start the preparation
-    st.markdown(f":material/assignment: **Step {where['step'] + 1} of {where.get('n', '?')}** · "
-                f"{literal(where.get('step_title', ''))}")
+    mine = _in_my_language(where)
+    title = mine[0].steps[mine[1]].title if mine else where.get("step_title", "")
+    st.markdown(":material/assignment: " + _("**Step {n} of {total}** · {title}").format(
+        n=where["step"] + 1, total=where.get("n", "?"), title=literal(title)))
+    if mine:
+        _untranslated_note(mine[0])
     raw = where.get("question")
     question = None
     if isinstance(raw, dict) and where.get("qid"):
@@ -264,6 +293,12 @@ def _follower_bar() -> bool:
             question = Question(raw["prompt"], tuple(raw["options"]), raw["answer"], raw["explain"])
         except (KeyError, TypeError, ValueError):
             question = None
+    if question is not None and mine and mine[0].lang != where.get("lang", "en"):   # the same question (same id,
+        # same options in the same order) in this follower's language
+        step = mine[0].steps[mine[1]]
+        own = step.question.question() if step.question else cached.lesson_question(*mine) if step.computed else None
+        if isinstance(own, Question) and len(own.options) == len(question.options):
+            question = own
     page = where.get("page")
     if question is not None and page in STEP_PAGES and membership.current_page() == page:
         return _question(question, str(where["qid"]), False)   # folds the page as the teacher's is folded

@@ -27,6 +27,7 @@ from explorer.classroom.address import client_address as _address_of
 from explorer.ui import language, params
 from explorer.ui.live import push
 from explorer.ui.live import streamlit_internals as internals
+from explorer.words.i18n import _
 
 ROOM, KEY, ME, FOLLOW, APPLIED, SEEN, PUBLISHED, LOCKED, PROJECTOR, WRONG, NOTES, QUESTIONS = (
     "_class_room", "_class_key", "_class_me", "_class_follow", "_class_applied", "_class_seen", "_class_published",
@@ -173,8 +174,8 @@ def _slowed(address: str | None) -> None:
     tries, until = st.session_state.get(WRONG, (0, 0.0))
     wait = max(until - time.time(), store().code_wait(address) if address else 0.0)
     if wait > 0:
-        raise ClassroomError(f"Too many wrong codes: please wait {wait:.0f} seconds, then check the code with your "
-                             "teacher.")
+        raise ClassroomError(_("Too many wrong codes: please wait {seconds} seconds, then check the code with your "
+                               "teacher.").format(seconds=f"{wait:.0f}"))
 
 
 def _wrong_try(address: str | None) -> None:
@@ -229,8 +230,8 @@ def leave_if_removed(info: Room | None) -> Room | None:
     except NoSuchRoom:
         return info   # the room just ended: the next run says so
     leave()
-    note(f"You are no longer in class {pretty_code(info.code)}: your teacher removed you, and you are exploring "
-         "on your own. To come back, join again with the code on the Classroom page.")
+    note(_("You are no longer in class {code}: your teacher removed you, and you are exploring on your own. To come "
+           "back, join again with the code on the Classroom page.").format(code=pretty_code(info.code)))
     return None
 
 
@@ -266,7 +267,7 @@ def restore_from_url() -> None:
         if ok:
             _enter(room, key=key)
         else:
-            note("This teacher link does not open a class: the class may have ended. Start a new one.")
+            note(_("This teacher link does not open a class: the class may have ended. Start a new one."))
     elif not code() and URL_ROOM in query and URL_ME in query:
         raw, me = query[URL_ROOM], query[URL_ME]
         try:
@@ -276,5 +277,5 @@ def restore_from_url() -> None:
         if room and _TOKEN.match(me) and store().room(room) is not None:
             _enter(room, me=me)
         else:
-            note("The class in this link has ended.")
+            note(_("The class in this link has ended."))
             leave()

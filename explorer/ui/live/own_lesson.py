@@ -11,6 +11,7 @@ from explorer.lessons import Lesson, LessonError, Step, StepQuestion, dump, pars
 from explorer.lessons.files import MAX_STEPS
 from explorer.lessons.pages import STEP_PAGES, asks_own, shareable
 from explorer.ui.live import membership
+from explorer.words.i18n import _, ngettext
 
 OWN, BUILDING, NOTE = "_own_lesson", "_own_building", "_own_note"
 FILE = "my-lesson.toml"
@@ -19,7 +20,7 @@ _uids = itertools.count(1)
 
 def own() -> dict:
     """The lesson being built: {"title": str, "steps": [fields of each step, with a "uid" for its widgets]}."""
-    return st.session_state.setdefault(OWN, {"title": "My lesson", "steps": []})
+    return st.session_state.setdefault(OWN, {"title": _("My lesson"), "steps": []})
 
 
 def building() -> bool:
@@ -44,14 +45,14 @@ def add_current(page: str | None) -> None:
     wrote) becomes the last step."""
     steps = own()["steps"]
     if page not in STEP_PAGES:
-        st.session_state[NOTE] = "This page cannot be a lesson step: open one of the model pages or labs first."
+        st.session_state[NOTE] = _("This page cannot be a lesson step: open one of the model pages or labs first.")
         return
     if len(steps) >= MAX_STEPS:
-        st.session_state[NOTE] = f"A lesson has at most {MAX_STEPS} steps."
+        st.session_state[NOTE] = _("A lesson has at most {n} steps.").format(n=MAX_STEPS)
         return
     params = shareable(page, st.query_params.to_dict())
     steps.append(_fields(Step(STEP_PAGES[page].title, page, 3.0, "", params, None, asks_own(page, params))))
-    st.session_state[NOTE] = f"Added as step {len(steps)}: {STEP_PAGES[page].title}."
+    st.session_state[NOTE] = _("Added as step {n}: {page}.").format(n=len(steps), page=_(STEP_PAGES[page].title))
 
 
 def move(uid: int, by: int) -> None:
@@ -78,7 +79,7 @@ def lesson() -> Lesson:
                           s["page_question"] and asks_own(s["page"], s["params"]), computed,
                           tuple(s.get("checks", ()))))
     if not steps:
-        raise LessonError(FILE, "has no steps yet: add a view with “Add this view as a step”", field="step")
+        raise LessonError(FILE, _("has no steps yet: add a view with “Add this view as a step”"), field="step")
     return parse(dump(Lesson(fields["title"], tuple(steps))), FILE, "own")
 
 
@@ -99,10 +100,11 @@ def builder_bar() -> None:
         return
     n = len(own()["steps"])
     with st.container(border=True, horizontal=True, vertical_alignment="center", gap="small", key="own_bar"):
-        st.markdown(f":material/add: **Your own lesson**: {n} {'step' if n == 1 else 'steps'}")
-        st.button("Add this view as a step", icon=":material/add:", key="_own_add", on_click=add_current,
+        st.markdown(":material/add: " + ngettext("**Your own lesson**: {n} step", "**Your own lesson**: {n} steps",
+                                                 n).format(n=n))
+        st.button(_("Add this view as a step"), icon=":material/add:", key="_own_add", on_click=add_current,
                   args=(membership.current_page(),))
-        st.page_link("pages/lessons.py", label="Edit it", icon=":material/edit:")
+        st.page_link("pages/lessons.py", label=_("Edit it"), icon=":material/edit:")
     message = st.session_state.pop(NOTE, None)
     if message:
         st.caption(message)

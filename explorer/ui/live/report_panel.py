@@ -4,17 +4,22 @@ is kept after the class ends; both views say so."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
 
 from explorer.classroom import ClassroomError, pretty_code
 from explorer.classroom import report as class_report
+from explorer.classroom.polls import Asked, answer_text
+from explorer.lessons import Lesson
 from explorer.ui.live import membership
 from explorer.ui.text import literal
+from explorer.words.i18n import N_, _
 
-KEPT = ("Nothing is kept after the class ends: **End the class** deletes the room with every answer. Download the "
-        "report first if you want to keep it.")
+KEPT = N_("Nothing is kept after the class ends: **End the class** deletes the room with every answer. Download "
+          "the report first if you want to keep it.")
+COLUMNS = ("#", N_("question"), N_("right answer"), N_("round 1"), N_("round 2"), N_("shift"))
 
 
 def _hidden(report: class_report.QuestionReport, round_: int) -> bool:
@@ -23,15 +28,15 @@ def _hidden(report: class_report.QuestionReport, round_: int) -> bool:
 
 
 def summary_frame(reports: list[class_report.QuestionReport]) -> pd.DataFrame:
-    """The on-page summary: a round still open reads "hidden until shown", the right answer shows once revealed."""
+    """The on-page summary: a round still open reads "hidden until shown", the right answer shows once revealed.
+    Its columns are named in the reader's language."""
     rows = []
     for i, r in enumerate(reports, 1):
-        cells = ["hidden until shown" if _hidden(r, k) else class_report.round_line(r, k) for k in (1, 2)]
+        cells = [_("hidden until shown") if _hidden(r, k) else class_report.round_line(r, k) for k in (1, 2)]
         revealed = r.asked.progress.revealed
-        rows.append({"#": i, "question": r.asked.prompt, "right answer": (r.asked.correct or "–") if revealed
-                     else "at the reveal", "round 1": cells[0], "round 2": cells[1],
-                     "shift": class_report.points(r.shift) if revealed else "–"})
-    return pd.DataFrame(rows, columns=["#", "question", "right answer", "round 1", "round 2", "shift"])
+        rows.append([i, r.asked.prompt, (r.asked.correct or "–") if revealed else _("at the reveal"), cells[0],
+                     cells[1], class_report.points(r.shift) if revealed else "–"])
+    return pd.DataFrame(rows, columns=[_(c) for c in COLUMNS])
 
 
 def teacher() -> None:
@@ -41,25 +46,25 @@ def teacher() -> None:
         reports = class_report.collect(membership.store(), room, key)
     except ClassroomError:   # the class ended meanwhile: the next run says so
         return
-    st.subheader("Report", anchor=False)
-    st.markdown(KEPT)
+    st.subheader(_("Report"), anchor=False)
+    st.markdown(_(KEPT))
     stamp = time.strftime("%Y-%m-%d %H:%M")
     name = f"class-{pretty_code(room)}-{time.strftime('%Y%m%d-%H%M')}"
     with st.container(horizontal=True, gap="small"):
-        st.download_button("Votes as CSV", class_report.csv_text(reports).encode("utf-8"), file_name=f"{name}.csv",
+        st.download_button(_("Votes as CSV"), class_report.csv_text(reports).encode("utf-8"), file_name=f"{name}.csv",
                            mime="text/csv", key="_class_report_csv", icon=":material/download:")
-        st.download_button("Printable summary", class_report.summary_html(reports, room=pretty_code(room),
+        st.download_button(_("Printable summary"), class_report.summary_html(reports, room=pretty_code(room),
                                                                            when=stamp).encode("utf-8"),
                            file_name=f"{name}.html", mime="text/html", key="_class_report_html",
                            icon=":material/print:")
     if not reports:
-        st.caption("No class question yet: a question your class answers on a page appears here.")
+        st.caption(_("No class question yet: a question your class answers on a page appears here."))
         return
-    st.caption("The downloads hold every round, open ones included; this summary shows a round only once its "
-               "answers are shown. The shift is the share right in round 2 minus round 1, in percentage points.")
+    st.caption(_("The downloads hold every round, open ones included; this summary shows a round only once its "
+                 "answers are shown. The shift is the share right in round 2 minus round 1, in percentage points."))
     st.dataframe(summary_frame(reports), hide_index=True, key="_class_report_table", column_config={
-        "#": st.column_config.NumberColumn(width=40), "question": st.column_config.TextColumn(width="large"),
-        "shift": st.column_config.TextColumn(width=90)})
+        "#": st.column_config.NumberColumn(width=40), _("question"): st.column_config.TextColumn(width="large"),
+        _("shift"): st.column_config.TextColumn(width=90)})
 
 
 def student() -> None:
@@ -70,37 +75,62 @@ def student() -> None:
         mine = membership.store().my_answers(room, me)
     except ClassroomError:
         return
-    st.subheader("Your answers", anchor=False)
+    st.subheader(_("Your answers"), anchor=False)
     if not questions:
-        st.caption("The class has answered no question yet.")
+        st.caption(_("The class has answered no question yet."))
     for i, q in enumerate(questions, 1):
-        said = mine.get(q.qid, {})
-        rounds = " · ".join(f"round {r}: {literal(said[r])}" for r in sorted(said)) or "you did not answer"
+        said = {r: answer_text(v, q.options) for r, v in mine.get(q.qid, {}).items()}
+        rounds = _rounds(said)
         if q.progress.revealed and q.correct is not None:
             last = said.get(2, said.get(1))
-            verdict = "" if last is None else ": you were right" if last == q.correct else ": not quite"
-            after = f"The answer is {literal(q.correct)}{verdict}."
+            after = (_("The answer is {answer}.") if last is None else _("The answer is {answer}: you were right.")
+                     if last == q.correct else _("The answer is {answer}: not quite.")).format(
+                answer=literal(q.correct))
         else:
-            after = "The answer comes when your teacher reveals it."
+            after = _("The answer comes when your teacher reveals it.")
         st.markdown(f"{i}. {literal(q.prompt)}  \n{rounds}. {after}")
-    st.caption("Nothing is kept after the class ends: your answers go with the room.")
+    st.caption(_("Nothing is kept after the class ends: your answers go with the room."))
 
 
-def lesson_recap(title: str, qids: list[str]) -> None:
+def _rounds(said: dict[int, str]) -> str:
+    """"round 1: a · round 2: b", or that the student did not answer."""
+    return (" · ".join(_("round {n}: {said}").format(n=r, said=literal(said[r])) for r in sorted(said))
+            or _("you did not answer"))
+
+
+def _in_my_language(questions: list[Asked], lesson: Lesson | None) -> list[Asked]:
+    """The room's questions (stored as the teacher's page showed them, in the teacher's language) with the texts of
+    ``lesson`` (the same lesson in this student's language) where it asks the same question: same id, as many
+    options."""
+    if lesson is None:
+        return questions
+    mine = {lesson.question_id(i): step.question for i, step in enumerate(lesson.steps) if step.question}
+    out = []
+    for q in questions:
+        own = mine.get(q.qid)
+        fits = own is not None and len(own.options) == len(q.options)
+        out.append(replace(q, prompt=own.prompt, options=own.options, correct=None if q.correct is None else
+                           own.answer) if fits else q)
+    return out
+
+
+def lesson_recap(title: str, qids: list[str], lesson: Lesson | None = None) -> None:
     """A follower's recap when the teacher finishes a lesson: each of the lesson's questions (``qids``) with the
-    student's own answers and the right answer, in the lesson bar's place (the student stays in the class)."""
+    student's own answers and the right answer, in the lesson bar's place (the student stays in the class).
+    ``lesson``: the lesson in this student's language, whose texts the recap then shows."""
     room, me = membership.code(), membership.student()
     try:
-        lines = class_report.recap(membership.store().questions(room), membership.store().my_answers(room, me), qids)
+        questions = _in_my_language(membership.store().questions(room), lesson)
+        lines = class_report.recap(questions, membership.store().my_answers(room, me), qids)
     except ClassroomError:
         return
     with st.container(border=True, key="lesson_recap"):
-        st.markdown(f":material/flag: **{literal(title)}** is over. Your answers:")
+        st.markdown(":material/flag: " + _("**{title}** is over. Your answers:").format(title=literal(title)))
         if not lines:
-            st.caption("This lesson asked the class no question.")
+            st.caption(_("This lesson asked the class no question."))
         for i, line in enumerate(lines, 1):
-            rounds = (" · ".join(f"round {r}: {literal(line.said[r])}" for r in sorted(line.said))
-                      or "you did not answer")
-            right = ("" if line.correct is None else f" The right answer: **{literal(line.correct)}**"
-                     + ("; you had it." if line.right else "."))
+            rounds = _rounds(line.said)
+            right = ("" if line.correct is None else " " + (
+                _("The right answer: **{answer}**; you had it.") if line.right
+                else _("The right answer: **{answer}**.")).format(answer=literal(line.correct)))
             st.markdown(f"{i}. {literal(line.prompt)}  \n{rounds}.{right}")

@@ -11,8 +11,12 @@ import streamlit as st
 
 from explorer.ui.live import membership
 from explorer.ui.text import literal
+from explorer.words.i18n import N_, _
 
 LONGEST = 24   # characters of one value in the summary (a word, a model's short name)
+# the labels and texts pages pass (English), for the catalogues; ``summary`` shows each in the reader's language
+LABELS = (N_("layer"), N_("head"), N_("heads"), N_("query"), N_("map"), N_("colour by"), N_("positions"),
+          N_("anchor"), N_("your teacher's text"), N_("your teacher's sentences"), N_("your teacher's prompt"))
 
 
 def _value(key: str) -> str | None:
@@ -30,8 +34,8 @@ def summary(keys: tuple[str | tuple[str, str], ...], text: str | None) -> str:
     """'layer 2 · head 3 · your teacher's text': each of ``keys`` (a key, or a (label, key) pair) named with its
     value, then ``text``; every value shown literally (a link can hold anything)."""
     named = [(k, k) if isinstance(k, str) else k for k in keys]
-    parts = [f"{label} {literal(value)}" for label, key in named if (value := _value(key)) is not None]
-    return " · ".join([*parts, *([text] if text else [])]) or "your teacher's settings"
+    parts = [f"{_(label)} {literal(value)}" for label, key in named if (value := _value(key)) is not None]
+    return " · ".join([*parts, *([_(text)] if text else [])]) or _("your teacher's settings")
 
 
 def teacher_driven(*keys: str | tuple[str, str], text: str | None = "your teacher's text"):
@@ -42,5 +46,5 @@ def teacher_driven(*keys: str | tuple[str, str], text: str | None = "your teache
     if not membership.following():
         return st.container()
     folded = st.expander(summary(keys, text), icon=":material/cast_for_education:")
-    folded.caption("Your teacher sets these while you follow. To try your own, press “Explore on my own”.")
+    folded.caption(_("Your teacher sets these while you follow. To try your own, press “Explore on my own”."))
     return folded

@@ -7,12 +7,14 @@ import streamlit as st
 from explorer.classroom import ClassroomError, pretty_code
 from explorer.lessons import Lesson, LessonError, catalogue, dump, find
 from explorer.lessons.computed import COMPUTED, step_model
+from explorer.lessons.files import untranslated
 from explorer.lessons.handout import handout_html
 from explorer.lessons.pages import STEP_PAGES, asks_own
 from explorer.ui import cached
 from explorer.ui.live import homework, lesson_bar, membership, own_lesson
 from explorer.ui.text import literal
 from explorer.ui.widgets import page_link
+from explorer.words.i18n import LANGUAGES, _, current, ngettext
 
 LESSONS_PAGE = "pages/lessons.py"
 
@@ -23,44 +25,58 @@ def _slug(lesson: Lesson) -> str:
 
 def _start_buttons(lesson: Lesson, key: str, primary: bool, as_homework: bool = False) -> None:
     with st.container(horizontal=True, gap="small"):
-        st.button("Start with a class", icon=":material/groups:", key=f"{key}_class", on_click=lesson_bar.start,
+        st.button(_("Start with a class"), icon=":material/groups:", key=f"{key}_class", on_click=lesson_bar.start,
                   args=(lesson, True), type="primary" if primary else "secondary",
-                  help="Opens a class (students join with its code) and step 1; the class follows each step.")
-        st.button("Run it alone", icon=":material/person:", key=f"{key}_alone", on_click=lesson_bar.start,
-                  args=(lesson, False), help="The same steps and questions, without a class.")
+                  help=_("Opens a class (students join with its code) and step 1; the class follows each step."))
+        st.button(_("Run it alone"), icon=":material/person:", key=f"{key}_alone", on_click=lesson_bar.start,
+                  args=(lesson, False), help=_("The same steps and questions, without a class."))
         if as_homework:
-            st.button("Set as homework", icon=":material/home_work:", key=f"{key}_homework",
+            st.button(_("Set as homework"), icon=":material/home_work:", key=f"{key}_homework",
                       on_click=homework.set_homework, args=(lesson,),
-                      help="A link and a code: each student runs the lesson alone, and their answers reach your "
-                           "report.")
+                      help=_("A link and a code: each student runs the lesson alone, and their answers reach your "
+                             "report."))
+
+
+def _steps_and_minutes(lesson: Lesson) -> str:
+    return ngettext("{n} step, {minutes} min", "{n} steps, {minutes} min", len(lesson.steps)).format(
+        n=len(lesson.steps), minutes=f"{lesson.minutes:g}")
+
+
+def _untranslated(lesson: Lesson) -> None:
+    if untranslated(lesson):
+        st.caption(":material/translate: " + _("This lesson is not yet translated into {language}: its texts are "
+                                               "shown in English.").format(language=LANGUAGES[current()]))
 
 
 def home_section() -> None:
     """Home's first section: the lessons, each with its start buttons (one click to a running lesson)."""
     lessons, errors = catalogue()
-    st.subheader(":material/assignment: Lessons: ready to run with a class", anchor=False)
-    st.caption("Each lesson walks through the pages below in order, with a question for the class at every step "
-               "and notes only you see. Handouts and your own lessons are on the Lessons page.")
+    st.subheader(":material/assignment: " + _("Lessons: ready to run with a class"), anchor=False)
+    st.caption(_("Each lesson walks through the pages below in order, with a question for the class at every step "
+                 "and notes only you see. Handouts and your own lessons are on the Lessons page."))
     columns = st.columns(max(1, min(3, len(lessons))))
     for i, lesson in enumerate(lessons):
         with columns[i % len(columns)], st.container(border=True, key=f"lesson_card_{_slug(lesson)}"):
-            st.markdown(f"**{literal(lesson.title)}** · {len(lesson.steps)} steps, {lesson.minutes:g} min")
+            st.markdown(f"**{literal(lesson.title)}** · {_steps_and_minutes(lesson)}")
             st.caption(literal(lesson.about))
+            _untranslated(lesson)
             _start_buttons(lesson, f"_home_{_slug(lesson)}", primary=i == 0)
     if errors:
-        st.caption(f":material/warning: {len(errors)} lesson {'file has' if len(errors) == 1 else 'files have'} "
-                   "an error and cannot run: see the Lessons page.")
-    page_link(LESSONS_PAGE, "All lessons, handouts and your own lesson", icon=":material/arrow_forward:")
+        st.caption(":material/warning: " + ngettext(
+            "{n} lesson file has an error and cannot run: see the Lessons page.",
+            "{n} lesson files have an error and cannot run: see the Lessons page.", len(errors)).format(n=len(errors)))
+    page_link(LESSONS_PAGE, _("All lessons, handouts and your own lesson"), icon=":material/arrow_forward:")
 
 
 def _steps_table(lesson: Lesson) -> None:
     for n, step in enumerate(lesson.steps, 1):
-        ask = ("the page's own question" if step.page_question else
+        ask = (_("the page's own question") if step.page_question else
                literal(step.question.prompt) if step.question else
-               f"measured on {literal(step_model(step))}: {literal(COMPUTED[step.computed].about)}" if step.computed
-               else "no question")
-        st.markdown(f"{n}. **{literal(step.title)}** · {literal(step.page_title)} · {step.minutes:g} min  \n"
-                    f"   :material/quiz: {ask}")
+               _("measured on {model}: {about}").format(model=literal(step_model(step)),
+                                                        about=literal(_(COMPUTED[step.computed].about)))
+               if step.computed else _("no question"))
+        st.markdown(f"{n}. **{literal(step.title)}** · {literal(_(step.page_title))} · "
+                    + _("{minutes} min").format(minutes=f"{step.minutes:g}") + f"  \n   :material/quiz: {ask}")
 
 
 def handout(lesson: Lesson, key: str) -> None:
@@ -73,7 +89,7 @@ def handout(lesson: Lesson, key: str) -> None:
         asked = {i: cached.lesson_question(lesson, i) for i, step in enumerate(lesson.steps) if step.computed}
         return handout_html(lesson, url, shown, asked).encode()
 
-    st.download_button("Handout (HTML, prints as a page)", page if any(s.computed for s in lesson.steps)
+    st.download_button(_("Handout (HTML, prints as a page)"), page if any(s.computed for s in lesson.steps)
                        else page(), file_name=f"{_slug(lesson)}-handout.html",
                        mime="text/html", key=f"{key}_handout", icon=":material/print:", on_click="ignore")
 
@@ -87,14 +103,15 @@ def catalogue_section() -> None:
     lessons, errors = catalogue()
     errors_list(errors)
     for i, lesson in enumerate(lessons):
-        with st.expander(f"{lesson.title} · {len(lesson.steps)} steps, {lesson.minutes:g} min", expanded=i == 0,
+        with st.expander(f"{lesson.title} · {_steps_and_minutes(lesson)}", expanded=i == 0,
                          icon=":material/assignment:"):
             st.caption(literal(lesson.about))
+            _untranslated(lesson)
             key = f"_lessons_{_slug(lesson)}"
             _start_buttons(lesson, key, primary=i == 0, as_homework=True)
             _steps_table(lesson)
             handout(lesson, key)
-            st.button("Copy it to my own lesson", key=f"{key}_copy", icon=":material/content_copy:",
+            st.button(_("Copy it to my own lesson"), key=f"{key}_copy", icon=":material/content_copy:",
                       on_click=own_lesson.adopt, args=(lesson,))
 
 
@@ -106,7 +123,7 @@ def _begin(code: str, me: str | None) -> None:
         info = homework.open_code(code)
         lesson = find(info.source)
         if lesson is None:
-            raise ClassroomError("This homework's lesson is no longer on this server: please tell your teacher.")
+            raise ClassroomError(_("This homework's lesson is no longer on this server: please tell your teacher."))
         step = homework.join(info, st.session_state.get("_hw_nick", ""), me)
     except ClassroomError as err:
         st.session_state["_hw_error"] = str(err)
@@ -121,8 +138,8 @@ def homework_section() -> None:
     if code and key:
         homework.adopt_teacher_link(code, key)
     elif not code and not homework.mine():
-        with st.expander("Homework from your teacher? Type its code", icon=":material/home_work:"):
-            st.text_input("Homework code", key="_hw_typed", max_chars=20, placeholder="e.g. K7M-2QX")
+        with st.expander(_("Homework from your teacher? Type its code"), icon=":material/home_work:"):
+            st.text_input(_("Homework code"), key="_hw_typed", max_chars=20, placeholder=_("e.g. K7M-2QX"))
     code = code or st.session_state.get("_hw_typed")
     if code and not key:
         _entry(code, me)
@@ -147,12 +164,13 @@ def _entry(code: str, me: str | None) -> None:
         st.error(literal(error or info), icon=":material/error:")
         return
     with st.container(border=True, key="_hw_entry"):
-        st.markdown(f":material/home_work: **Homework: {literal(info.title)}** · {info.steps} steps, alone, at your "
-                    "own pace. Answer each question once; the answer shows right after.")
+        st.markdown(":material/home_work: " + _("**Homework: {title}** · {n} steps, alone, at your own pace. Answer "
+                                                "each question once; the answer shows right after.").format(
+            title=literal(info.title), n=info.steps))
         if error:
             st.warning(literal(error))
-        st.text_input("Nickname (optional: only your teacher sees it)", key="_hw_nick", max_chars=40)
-        st.button("Start the homework" if not me else "Go on with my homework", icon=":material/play_arrow:",
+        st.text_input(_("Nickname (optional: only your teacher sees it)"), key="_hw_nick", max_chars=40)
+        st.button(_("Start the homework") if not me else _("Go on with my homework"), icon=":material/play_arrow:",
                   key="_hw_start", type="primary", on_click=_begin, args=(info.code, me))
 
 
@@ -171,26 +189,27 @@ def _field(fields: dict, name: str, widget, label: str, **kw) -> None:
 
 def _step_editor(step: dict, n: int, last: int) -> None:
     uid = step["uid"]
-    with st.expander(f"{n}. {step['title']} · {STEP_PAGES[step['page']].title} · {step['minutes']:g} min"):
+    with st.expander(f"{n}. {step['title']} · {_(STEP_PAGES[step['page']].title)} · "
+                     + _("{minutes} min").format(minutes=f"{step['minutes']:g}")):
         with st.container(horizontal=True, gap="small"):
-            st.button("Up", icon=":material/arrow_upward:", key=f"_own_{uid}_up", on_click=own_lesson.move,
+            st.button(_("Up"), icon=":material/arrow_upward:", key=f"_own_{uid}_up", on_click=own_lesson.move,
                       args=(uid, -1), disabled=n == 1)
-            st.button("Down", icon=":material/arrow_downward:", key=f"_own_{uid}_down", on_click=own_lesson.move,
+            st.button(_("Down"), icon=":material/arrow_downward:", key=f"_own_{uid}_down", on_click=own_lesson.move,
                       args=(uid, 1), disabled=n == last)
-            st.button("Remove", icon=":material/delete:", key=f"_own_{uid}_remove", on_click=own_lesson.remove,
+            st.button(_("Remove"), icon=":material/delete:", key=f"_own_{uid}_remove", on_click=own_lesson.remove,
                       args=(uid,))
         if step["params"]:
-            st.caption("View: " + literal(", ".join(f"{k} = {v}" for k, v in step["params"].items())))
-        _field(step, "title", st.text_input, "Title", max_chars=120)
-        _field(step, "minutes", st.number_input, "Planned minutes", min_value=0.5, max_value=25.0, step=0.5)
-        _field(step, "notes", st.text_area, "Your notes (only on your screen)", max_chars=2000)
+            st.caption(_("View:") + " " + literal(", ".join(f"{k} = {v}" for k, v in step["params"].items())))
+        _field(step, "title", st.text_input, _("Title"), max_chars=120)
+        _field(step, "minutes", st.number_input, _("Planned minutes"), min_value=0.5, max_value=25.0, step=0.5)
+        _field(step, "notes", st.text_area, _("Your notes (only on your screen)"), max_chars=2000)
         if asks_own(step["page"], step["params"]):
-            _field(step, "page_question", st.checkbox, "Ask the page's own question")
+            _field(step, "page_question", st.checkbox, _("Ask the page's own question"))
         if not step["page_question"]:
-            _field(step, "prompt", st.text_input, "Class question (optional)", max_chars=400)
-            _field(step, "options", st.text_area, "Options, one a line (2 to 6)", height=100)
-            _field(step, "answer", st.text_input, "The right option (as written above)", max_chars=120)
-            _field(step, "explain", st.text_area, "Explanation shown at the reveal", max_chars=1000)
+            _field(step, "prompt", st.text_input, _("Class question (optional)"), max_chars=400)
+            _field(step, "options", st.text_area, _("Options, one a line (2 to 6)"), height=100)
+            _field(step, "answer", st.text_input, _("The right option (as written above)"), max_chars=120)
+            _field(step, "explain", st.text_area, _("Explanation shown at the reveal"), max_chars=1000)
 
 
 PENDING = "_own_pending"   # (bytes, file name) of a lesson file just uploaded
@@ -216,18 +235,18 @@ def _open_pending() -> None:
     for key in [k for k in st.session_state if isinstance(k, str) and k.startswith("_own_") and k[5:6].isdigit()]:
         del st.session_state[key]   # the step editors' widgets show the file's values, not the old ones
     st.session_state["_own_title"] = own_lesson.own()["title"]
-    st.success(f"Opened {literal(name)}.", icon=":material/check_circle:")
+    st.success(_("Opened {name}.").format(name=literal(name)), icon=":material/check_circle:")
 
 
 def own_section() -> None:
     """Build, edit, download and open your own lesson."""
-    st.toggle("Build my own lesson while exploring: every page gets “Add this view as a step”",
+    st.toggle(_("Build my own lesson while exploring: every page gets “Add this view as a step”"),
               value=own_lesson.building(), key="_own_toggle",
               on_change=lambda: own_lesson.set_building(st.session_state["_own_toggle"]))
     _open_pending()
     fields = own_lesson.own()
     st.session_state.setdefault("_own_title", fields["title"])
-    st.text_input("Lesson title", key="_own_title", max_chars=120,
+    st.text_input(_("Lesson title"), key="_own_title", max_chars=120,
                   on_change=lambda: fields.update(title=st.session_state["_own_title"]))
     steps = fields["steps"]
     for n, step in enumerate(steps, 1):
@@ -239,13 +258,13 @@ def own_section() -> None:
         if steps:
             st.warning(literal(err), icon=":material/warning:")
         else:
-            st.caption("No steps yet: switch on the toggle above, open a page, set it up, and press “Add this view "
-                       "as a step”.")
+            st.caption(_("No steps yet: switch on the toggle above, open a page, set it up, and press “Add this "
+                         "view as a step”."))
     if made is not None:
-        st.download_button("Download the lesson file", dump(made).encode(), file_name=own_lesson.FILE,
+        st.download_button(_("Download the lesson file"), dump(made).encode(), file_name=own_lesson.FILE,
                            mime="application/toml", key="_own_download", icon=":material/download:",
                            on_click="ignore")
         _start_buttons(made, "_own_start", primary=False)
         handout(made, "_own")
-    st.file_uploader("Open a lesson file (.toml)", type=["toml"], key="_own_upload", on_change=_upload,
+    st.file_uploader(_("Open a lesson file (.toml)"), type=["toml"], key="_own_upload", on_change=_upload,
                      max_upload_size=1)
