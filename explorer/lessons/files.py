@@ -184,13 +184,8 @@ def _step(raw: object, number: int, fail) -> Step:
     return Step(title, page, float(minutes), notes, params, None if computed else question, own, computed, checks)
 
 
-def parse(text: str | bytes, file: str, source: str = "own") -> Lesson:
-    """The lesson in ``text`` (TOML); LessonError (one message) for anything wrong."""
-    file = str(file)[:80]
-
-    def fail(what, why, step=None):
-        raise LessonError(file, why, step, what)
-
+def _table(text: str | bytes, fail) -> dict:
+    """A lesson file's TOML table: at most MAX_BYTES, UTF-8, valid TOML, only the keys a lesson has."""
     if len(text) > MAX_BYTES:
         fail(None, f"is {len(text):,} bytes; a lesson file is at most {MAX_BYTES:,}")
     if isinstance(text, bytes):
@@ -205,6 +200,17 @@ def parse(text: str | bytes, file: str, source: str = "own") -> Lesson:
     unknown = sorted(set(raw) - TOP_KEYS)
     if unknown:
         fail(unknown[0], f"unknown key (a lesson has {', '.join(sorted(TOP_KEYS))})")
+    return raw
+
+
+def parse(text: str | bytes, file: str, source: str = "own") -> Lesson:
+    """The lesson in ``text`` (TOML); LessonError (one message) for anything wrong."""
+    file = str(file)[:80]
+
+    def fail(what, why, step=None):
+        raise LessonError(file, why, step, what)
+
+    raw = _table(text, fail)
     title = _text(raw.get("title"), "title", fail, LONGEST["title"])
     about = _text(raw.get("about"), "about", fail, LONGEST["about"], required=False)
     steps = raw.get("step")
@@ -246,20 +252,7 @@ def translated(lesson: Lesson, text: str | bytes, file: str, lang: str) -> Lesso
     def fail(what, why, step=None):
         raise LessonError(file, why, step, what)
 
-    if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError:
-            fail(None, "is not UTF-8 text")
-    if len(text) > MAX_BYTES:
-        fail(None, f"is {len(text):,} bytes; a lesson file is at most {MAX_BYTES:,}")
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        fail(None, f"is not valid TOML ({err})")
-    unknown = sorted(set(raw) - TOP_KEYS)
-    if unknown:
-        fail(unknown[0], f"unknown key (a lesson has {', '.join(sorted(TOP_KEYS))})")
+    raw = _table(text, fail)
     steps = raw.get("step")
     if not isinstance(steps, list) or len(steps) != len(lesson.steps):
         fail("step", f"must hold {len(lesson.steps)} steps, as the English file does")

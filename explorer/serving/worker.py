@@ -15,6 +15,7 @@ from typing import Callable, Hashable
 
 from explorer.model.loading import LoadedModel, load_model, log
 from explorer.model.registry import resolve_spec
+from explorer.words.i18n import N_, Later
 
 
 @dataclass
@@ -22,7 +23,7 @@ class Job:
     """One piece of slow work: its progress while it runs, then its value or its error."""
     name: str
     fraction: float = 0.0
-    message: str = ""
+    message: object = ""   # a text, or an i18n.Later read in the language of the page showing it
     value: object = None
     error: BaseException | None = None
     done: threading.Event = field(default_factory=threading.Event, repr=False)
@@ -55,7 +56,7 @@ class Jobs:
             if job is not None:
                 self._jobs.move_to_end(key)
                 return job
-            job = self._jobs[key] = Job(name or str(key), message=f"Preparing {name or key}…")
+            job = self._jobs[key] = Job(name or str(key), message=Later(N_("Preparing {name}…"), name=name or key))
             finished = [k for k, j in self._jobs.items() if j.done.is_set()]
             while len(self._jobs) > self.keep and finished:   # a job still running is never dropped
                 del self._jobs[finished.pop(0)]

@@ -143,7 +143,8 @@ ALLOWED = frozenset(w.casefold() for w in (
     "Encoder", "Decoder", "Embedding", "Embeddings", "Unembedding", "Transformer", "Transformers", "logit", "logits",
     "nats", "nat", "Rollout", "top", "CSV", "PNG", "HTML", "QR", "PCA", "SNE", "RoPE", "GQA", "MLP", "MLPs", "RNN",
     "KV", "BERT", "GPT", "Llama", "GGUF", "LayerNorm", "RMSNorm", "QK", "QKᵀ", "ln", "max", "min", "CLS", "SEP",
-    "PAD", "Hub", "ok", "OK", "CPU", "GPU", "MPS", "MB", "GB", "MiB", "safetensors", "odds", "log", "Spearman",
+    "PAD", "Hub", "Prompt", "cos", "ok", "OK", "CPU", "GPU", "MPS", "MB", "GB", "MiB", "safetensors", "odds", "log",
+    "Spearman",
     *(w for name in LANGUAGES.values() for w in name.split()),   # the language menu: each by its own name
 ))
 # Words a language shares with English where the translation is the same word (German "Head", "Text", "Start").
@@ -152,8 +153,8 @@ ALLOWED_IN = {
         "Head", "Heads", "Score", "Scores", "Text", "Start", "Position", "Permutation", "Seed", "Sampling",
         "Knockout", "Attention", "Cache", "Download", "Link", "Handout", "Name", "Bias", "Gradient", "Attribution",
         "Matrix", "Enter", "Code")),
-    "es": frozenset(w.casefold() for w in ("rollout", "embedding", "unembedding", "transformer", "top", "hub",
-                                           "Intro", "link", "Code", "Sinusoidal")),
+    "es": frozenset(w.casefold() for w in ("feed", "forward", "rollout", "embedding", "unembedding", "transformer",
+                                           "top", "hub", "Intro", "link", "Code", "Sinusoidal")),
 }
 WIDGETS = ("button", "checkbox", "toggle", "radio", "selectbox", "multiselect", "slider", "select_slider",
            "text_input", "text_area", "number_input", "color_picker", "date_input", "time_input")

@@ -40,3 +40,16 @@ def test_settings_and_link_notes_in_the_sessions_language():
     with i18n.language("de"):
         assert Settings(5, greedy=False, temperature=0.7, seed=3).describe() == (
             "zufällig gezogen (Temperatur 0.7, Startwert 3), bis zu 5 neue Tokens")
+
+
+def test_a_jobs_first_message_reads_in_the_language_of_the_page_showing_it():
+    from explorer.serving.worker import Jobs
+    from explorer.words import i18n
+
+    job = Jobs(2).run("a key", lambda progress: None, "the model")   # reports no progress: its first message stays
+    assert job.done.wait(10)
+    with i18n.language("de"):
+        assert str(job.message) == "the model wird vorbereitet…"
+    with i18n.language("es"):
+        assert str(job.message) == "Preparando the model…"
+    assert str(job.message) == "Preparing the model…"
