@@ -267,11 +267,19 @@ STREAMLIT_OWN = {
 }
 
 
+# every formula or table box that scrolls sideways has been made focusable (explorer/ui/chart_text.py's script,
+# which runs on the page's mutations): what axe checks next, so it waits for it rather than racing it
+SCROLLERS_MARKED = """() => [...document.querySelectorAll('.katex-display, [data-testid="stTable"] div')].every(b =>
+  !(b.scrollWidth > b.clientWidth && /auto|scroll/.test(getComputedStyle(b).overflowX))
+  || b.hasAttribute('tabindex'))"""
+
+
 def violations(page) -> list[tuple[str, str, str]]:
     """axe's WCAG 2.1 A/AA violations on the page as (rule, the data-testid of the nearest Streamlit component
     around the offending element, its HTML), one per element."""
     from axe_playwright_python.sync_playwright import Axe
 
+    page.wait_for_function(SCROLLERS_MARKED, timeout=30_000)   # the app's script has made them focusable
     found = []
     for rule in Axe().run(page, options=WCAG_21_AA).response["violations"]:
         for node in rule["nodes"]:

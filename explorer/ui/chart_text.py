@@ -104,7 +104,7 @@ _FOCUSABLE_FORMULAS = """<script>
     doc.head.appendChild(style);
   }
   const BOXES = '.katex-display, [data-testid="stTable"] div';
-  const NAMES = {en: ['Table (scrolls sideways)', 'Formula (scrolls sideways)'],   // by the page's <html lang>
+  const NAMES = {en: ['Table (scrolls sideways)', 'Formula (scrolls sideways)'],   /* by the page's html lang */
                  de: ['Tabelle (seitlich scrollbar)', 'Formel (seitlich scrollbar)'],
                  es: ['Tabla (se desplaza de lado)', 'Fórmula (se desplaza de lado)']};
   const scrolls = box => box.scrollWidth > box.clientWidth && /auto|scroll/.test(getComputedStyle(box).overflowX);

@@ -127,7 +127,7 @@ def test_a_three_step_lesson_with_four_students_two_on_phones(tmp_path, monkeypa
     assert [s["view"]["path"] for s in report["steps"]] == ["/heatmaps", "/lab_softmax", "/lab_positions"]
     first, last = report["steps"][0]["view"]["params"], report["steps"][2]["view"]["params"]
     assert first["layer"] == "1" and first["head"] == "2" and last["pos_n"] == "64"
-    assert report["counts"] == {"exactly 1": 3, "the number of words": 1}
+    assert report["counts"] == {"#0": 3, "#1": 1}   # stored by option id: "exactly 1" three times, the other once
     assert report["verdicts"] == [True, True, False, True]
     assert report["projector_notes"] == 0 and report["projector_bar"] > 0
     assert report["finished"]
