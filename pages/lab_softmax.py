@@ -4,7 +4,6 @@ import streamlit as st
 from explorer import maths
 from explorer.labs import real_model
 from explorer.labs.notation import format_weights
-from explorer.labs.quiz import Question, nearest_option
 from explorer.model.registry import EMBEDDED_ENCODER
 from explorer.plots.concepts import labelled_heatmap, saturation_figure, weights_bars
 from explorer.ui import cached
@@ -23,13 +22,7 @@ st.title(_("Softmax saturation: why divide by √d_k"))
 st.markdown(_("A score is a dot product of a query and a key: a sum of d_k products, one per dimension. Softmax then "
               "turns the scores of a row into weights."))
 std_256 = cached.score_std(256)   # 4000 random pairs: once per server
-sizes = {_("about {n}").format(n=n): n for n in (1, 16, 256)}
-if ask_first(Question(
-    prompt=_("With d_k = 256 and unit-variance random q and k, how big is a typical raw score q·k (its standard "
-             "deviation)? Which of these three sizes, 1, 16 or 256, is it closest to?"),
-    options=tuple(sizes), correct=nearest_option(std_256, sizes),
-    reveal=_("Measured over 4000 random pairs: **{std:.2f}**, close to √256 = 16. Divided by √d_k it comes back to "
-             "{scaled:.2f}.").format(std=std_256, scaled=std_256 / 16)),
+if ask_first(real_model.spread_question(std_256),
         "softmax", _("The explanation and the spread measured for every d_k")):
     st.markdown(_("If every component is random with variance 1, each product has variance 1 and the variances add "
                   "up, so scores spread like √d_k. Softmax turns large gaps between scores into near-certainty, and a "

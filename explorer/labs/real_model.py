@@ -16,6 +16,7 @@ import torch
 from explorer import maths
 from explorer.labs.notation import format_weights
 from explorer.labs.positions import learned_position_table
+from explorer.labs.quiz import Question, nearest_option
 from explorer.words.i18n import _
 
 # --------------------------------------------------------------------------------------- a real head's scores
@@ -26,6 +27,18 @@ SOFTMAX_D_K = 64
 TEMPERATURE_TEXT = "The animal did not cross the street because it was too tired."
 TEMPERATURE_HEAD = (2, 0)   # (layer, head) as indices
 PERMUTATION_TEXT = "dog bites man"
+
+
+def spread_question(std_256: float) -> Question:
+    """The softmax lab's question: how big a raw score q·k is for d_k = 256, answered by ``std_256`` (the spread
+    measured over 4000 random pairs)."""
+    sizes = {_("about {n}").format(n=n): n for n in (1, 16, 256)}
+    return Question(
+        prompt=_("With d_k = 256 and unit-variance random q and k, how big is a typical raw score q·k (its standard "
+                 "deviation)? Which of these three sizes, 1, 16 or 256, is it closest to?"),
+        options=tuple(sizes), correct=nearest_option(std_256, sizes),
+        reveal=_("Measured over 4000 random pairs: **{std:.2f}**, close to √256 = 16. Divided by √d_k it comes back "
+                 "to {scaled:.2f}.").format(std=std_256, scaled=std_256 / 16))
 
 
 def first_order(n: int) -> list[int]:
