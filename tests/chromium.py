@@ -205,6 +205,15 @@ def wait_idle(page, timeout: float = 120):
     page.wait_for_function(SETTLED, arg=True, timeout=timeout * 1000, polling=25)
 
 
+def show_without_predicting(page, timeout: float = 120) -> None:
+    """Wait for a question that folds what answers it and click its "Show me without predicting" (a student who does
+    not want to predict), then wait until the unfolded page has been drawn."""
+    button = page.get_by_role("button", name="Show me without predicting")
+    button.first.wait_for(timeout=timeout * 1000)
+    button.first.click()
+    wait_idle(page, timeout)
+
+
 async def settled(page, timeout_ms: float, title: bool = False) -> None:
     """Async ``wait_idle`` (pages from ``new_page_async``, which watches them)."""
     await page.wait_for_function(SETTLED, arg=title, timeout=timeout_ms, polling=25)

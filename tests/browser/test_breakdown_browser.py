@@ -3,7 +3,7 @@ is the cell's (the z plotly.js holds for it)."""
 import re
 
 import pytest
-from chromium import exception_texts, open_page, settled_on_screen, wait_idle
+from chromium import exception_texts, open_page, settled_on_screen, show_without_predicting, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -29,6 +29,7 @@ def test_clicking_a_cell_opens_its_breakdown(server, browser):
         page.mouse.move(x - 3, y - 3)
         page.mouse.move(x, y)
         page.mouse.click(x, y)
+        show_without_predicting(page)   # the breakdown asks its question before the score it takes apart
         main = page.locator('[data-testid="stMain"]')
         main.get_by_text("weight = softmax of the row at this key").wait_for(timeout=60_000)
         wait_idle(page)
@@ -53,6 +54,7 @@ def test_a_heads_link_on_compare_opens_the_heatmap_page_on_that_cell(server, bro
         assert "layer=0" in href and "head=2" in href and "query=10" in href and "breakdown=1" in href
         key = int(re.search(r"key=(\d+)", href).group(1))
         link.first.click()
+        show_without_predicting(page)
         main = page.locator('[data-testid="stMain"]')
         main.get_by_text("weight = softmax of the row at this key").wait_for(timeout=120_000)
         wait_idle(page)
@@ -71,6 +73,7 @@ def test_a_fresh_link_opens_the_breakdown_on_its_key(server, browser):
     strongest), not mistaken for a classroom teacher link, and it stays in the address."""
     page = open_page(browser, f"{server.url}/heatmaps?layer=4&head=0&query=10&key=2&breakdown=1", timeout=240)
     try:
+        show_without_predicting(page)
         main = page.locator('[data-testid="stMain"]')
         main.get_by_text("weight = softmax of the row at this key").wait_for(timeout=120_000)
         wait_idle(page)
