@@ -133,3 +133,38 @@ def test_a_restart_in_the_middle_keeps_answers_and_places(tmp_path):
     again.homework_step(code, "ann-1", 3, finished=True)
     assert again.homework_progress(code, key).finished == 1
     assert again.counts(code, "lesson-1-a") == {"1": 1}
+
+
+def test_two_hundred_students_at_once_one_vote_each_and_the_rest_told_the_room_is_full(classroom_env):
+    """200 students open the homework link at the same moment, each on its own thread, and each answers twice (a
+    second device): a store sized for a lecture (max 300) seats all 200, counts one vote each (the first) and keeps
+    every answer; a store of the default size seats exactly MAX_STUDENTS and tells everyone else in one sentence."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from explorer.classroom import MAX_STUDENTS, RoomFull
+
+    def attempt(store, code, i):
+        try:
+            store.join(code, f"s-{i}", f"n{i}")
+        except RoomFull as full:
+            return str(full)
+        store.homework_answer(code, "lesson-1-a", f"s-{i}", "1" if i % 3 else "0")
+        try:
+            store.homework_answer(code, "lesson-1-a", f"s-{i}", "0" if i % 3 else "1")
+        except AlreadyAnswered:
+            return "once"
+        return "twice"
+
+    for size, seated in ((300, 200), (None, MAX_STUDENTS)):
+        limits = {"max_students": size} if size else {}
+        store = open_store(classroom_env, seats_per_address=0, **limits)
+        code, key = homework(store)
+        with ThreadPoolExecutor(32) as pool:
+            said = list(pool.map(lambda i: attempt(store, code, i), range(200)))
+        assert said.count("once") == seated and "twice" not in said
+        assert set(said) - {"once"} <= {f"This room is full ({MAX_STUDENTS} students); please ask your teacher."}
+        voted = [i for i, s in enumerate(said) if s == "once"]
+        assert store.counts(code, "lesson-1-a") == {k: v for k, v in (
+            ("0", sum(i % 3 == 0 for i in voted)), ("1", sum(i % 3 != 0 for i in voted))) if v}
+        assert store.homework_progress(code, key).started == seated
+        store.close(code, key)
