@@ -135,11 +135,12 @@ IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'   # the scri
 # time of the last script run the browser asked for (a BackMsg whose field is rerun_script, 11: a click, a typed
 # text, a page link), of the last run the server started (ForwardMsg.new_session, 4: also a run the server starts
 # itself, as a follower's or a fresh server's rerun through app.py) and of the last run's end with its status
-# (ForwardMsg.script_finished, 6; 2 = FINISHED_EARLY_FOR_RERUN: another run follows at once). Each websocket message
+# (ForwardMsg.script_finished, 6; 2 = FINISHED_EARLY_FOR_RERUN: another run follows at once), and how many runs have
+# ended (``live_class.runs``). Each websocket message
 # is one protobuf message: its top-level fields are read, payloads skipped.
 WATCH = r"""(() => {
   if (window.__streamlit) return;
-  const w = window.__streamlit = {asked: 0, started: 0, finished: 0, status: -1};
+  const w = window.__streamlit = {asked: 0, started: 0, finished: 0, status: -1, runs: 0};
   const varint = (b, i) => {
     let v = 0, s = 1, x;
     do { x = b[i++]; v += (x & 127) * s; s *= 128; } while (x > 127);
@@ -164,7 +165,7 @@ WATCH = r"""(() => {
       this.addEventListener('message', e => {
         const b = bytes(e.data), [number, value] = b ? field(b) : [0, null];
         if (number === 4) w.started = performance.now();
-        if (number === 6) { w.finished = performance.now(); w.status = value; }
+        if (number === 6) { w.finished = performance.now(); w.status = value; w.runs += 1; }
       });
     }
     const b = bytes(data);

@@ -23,23 +23,28 @@ async def idle(page) -> None:
     await settled(page, WAIT_MS)
 
 
-# the script runs this page has finished since the first call (a run is seen ending: the app root's state
-# leaves "running"); counted by a MutationObserver, so a run started and ended between two looks is counted too
-RUNS = """() => {
-  if (window.__runs === undefined) {
-    window.__runs = 0;
-    new MutationObserver(records => { window.__runs += records.filter(r => r.oldValue === 'running').length; })
-      .observe(document.querySelector('[data-testid=stApp]'),
-               {attributes: true, attributeFilter: ['data-test-script-state'], attributeOldValue: true});
-  }
-  return window.__runs;
-}"""
+# the script runs this page has finished since it opened, counted from the server's messages (``chromium.WATCH``:
+# each run's ForwardMsg.script_finished), so a run too short for the app root to show "running" is counted too
+RUNS = "() => window.__streamlit.runs"
 
 
 async def runs(page) -> int:
-    """The script runs ``page`` has finished since the first call on it (0 then): wait for a run the server must
+    """The script runs ``page`` has finished since it opened: wait for a run the server must
     send, e.g. ``page.wait_for_function(f"() => ({RUNS})() > {before}")``."""
     return await page.evaluate(RUNS)
+
+
+async def scroll_to(locator) -> None:
+    """Scroll ``locator``'s first element into view. A rerun can redraw it (a chart, a button) between finding it and
+    scrolling: Playwright then says it is no longer attached, and the locator finds the new one."""
+    from playwright.async_api import Error
+
+    for tries_left in range(20, 0, -1):
+        try:
+            return await locator.first.scroll_into_view_if_needed(timeout=WAIT_MS)
+        except Error as error:
+            if "not attached" not in str(error) or tries_left == 1:
+                raise
 
 
 async def opened(browser, url: str, viewport=(1400, 1000)):

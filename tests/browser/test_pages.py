@@ -26,6 +26,7 @@ from chromium import (
     violations,
     wait_idle,
 )
+from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 PAGES = app_pages()
@@ -224,8 +225,12 @@ def _tab_to(page, selector: str, most: int = 250) -> None:
     pytest.fail(f"{selector} cannot be reached with Tab")
 
 
+def _slider(page, label: str):
+    return page.locator(f'[data-testid="stMain"] input[type="range"][aria-label="{label}"]').first
+
+
 def _slider_value(page, label: str) -> str:
-    return page.locator(f'[data-testid="stMain"] input[type="range"][aria-label="{label}"]').first.input_value()
+    return _slider(page, label).input_value()
 
 
 def test_a_head_is_chosen_from_the_keyboard_alone(server, browser):
@@ -241,7 +246,9 @@ def test_a_head_is_chosen_from_the_keyboard_alone(server, browser):
         wait_idle(page)
         page.wait_for_function("() => location.search.includes('layer=2') && location.search.includes('head=3')",
                                timeout=60_000)
-        assert (_slider_value(page, "Layer"), _slider_value(page, "Head")) == ("2", "3")
+        # each slider takes its new value when React draws it, which can come a moment after the address
+        expect(_slider(page, "Layer")).to_have_value("2", timeout=30_000)
+        expect(_slider(page, "Head")).to_have_value("3", timeout=30_000)
         assert re.search(r"layer 2 · head 3", summary_after(page.locator(".st-key-heatmap")))
         assert exception_texts(page) == []
     finally:

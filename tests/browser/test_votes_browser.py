@@ -12,7 +12,7 @@ import re
 
 import pytest
 from chromium import ARTIFACTS, CHARTS_FIT
-from live_class import WAIT_MS, class_of, idle, nav, new_room, on_a_fresh_server, page_problems
+from live_class import WAIT_MS, class_of, idle, nav, new_room, on_a_fresh_server, page_problems, scroll_to
 
 pytestmark = pytest.mark.browser
 
@@ -74,13 +74,13 @@ async def lesson(browser, url: str, db: str) -> dict:
         await vote(page, option)
     await sees(teacher, "2 of 2 answered", timeout=30_000)   # the server reruns the teacher's page on the number
     report["hidden"] = [await p.evaluate(COUNTS) for p in [teacher, *students]]
-    await teacher.locator("button", has_text="Show answers").first.scroll_into_view_if_needed()
+    await scroll_to(teacher.locator("button", has_text="Show answers"))
     await shot(teacher, "teacher-before-show", full=False)
     await teacher.get_by_text("Projector view").click()
     await idle(teacher)
     report["projector_text"] = await teacher.locator('[data-testid="stMain"]').inner_text()
     report["hidden"].append(await teacher.evaluate(COUNTS))
-    await teacher.locator("button", has_text="Show answers").first.scroll_into_view_if_needed()
+    await scroll_to(teacher.locator("button", has_text="Show answers"))
     await shot(teacher, "projector-before-show", full=False)
     await teacher.get_by_text("Projector view").click()
     await idle(teacher)
@@ -88,14 +88,14 @@ async def lesson(browser, url: str, db: str) -> dict:
     await click(teacher, "Show answers")
     round_1 = [ROUND_1.count(o) for o in ("about 1", "about 16", "about 256")]
     report["shown"] = [await counts(p, round_1) for p in [teacher, *students]]
-    await teacher.locator("button", has_text="Discuss and vote again").first.scroll_into_view_if_needed()
+    await scroll_to(teacher.locator("button", has_text="Discuss and vote again"))
     await shot(teacher, "teacher-after-show", full=False)
 
     await click(teacher, "Discuss and vote again")
     await sees(teacher, "0 of 2 answered")
     for page in students:
         await sees(page, "Your first answer")
-    await phone.locator('[data-testid="stRadio"]').last.scroll_into_view_if_needed()
+    await scroll_to(phone.locator('[data-testid="stRadio"]').last)
     await shot(phone, "phone-round-2", full=False)
     for page, option in zip(students, ROUND_2):
         await vote(page, option)
@@ -109,11 +109,11 @@ async def lesson(browser, url: str, db: str) -> dict:
     await sees(students[0], "Right: about 16.")
     await sees(phone, "Not quite")
     report["phone_wider"] = await phone.evaluate(WIDER)
-    await class_chart(phone).scroll_into_view_if_needed()
+    await scroll_to(class_chart(phone))
     await shot(phone, "phone-reveal", full=False)
     await teacher.get_by_text("Projector view").click()
     await idle(teacher)
-    await class_chart(teacher).scroll_into_view_if_needed()
+    await scroll_to(class_chart(teacher))
     await shot(teacher, "projector-reveal", full=False)
     return {**report, **await page_problems([teacher, *students])}
 

@@ -160,7 +160,7 @@ def test_two_hundred_students_at_once_one_vote_each_and_the_rest_told_the_room_i
         store = open_store(classroom_env, seats_per_address=0, **limits)
         code, key = homework(store)
         with ThreadPoolExecutor(32) as pool:
-            said = list(pool.map(lambda i: attempt(store, code, i), range(200)))
+            said = list(pool.map(attempt, [store] * 200, [code] * 200, range(200)))
         assert said.count("once") == seated and "twice" not in said
         assert set(said) - {"once"} <= {f"This room is full ({MAX_STUDENTS} students); please ask your teacher."}
         voted = [i for i, s in enumerate(said) if s == "once"]
