@@ -33,9 +33,12 @@ mats = {}
 for col, name in zip(st.columns(3), SEED):
     with col:
         st.markdown(_("**{matrix}** (row = token)").format(matrix=name))
-        mats[name] = np.array([[cell.number_input(f"{name}[{r + 1},{c + 1}]", step=0.5, key=f"{name}{r}{c}",
-                                                  label_visibility="collapsed")
-                                for c, cell in enumerate(st.columns(2))] for r in range(3)])
+        rows = []
+        for r in range(3):   # a row is one flex box: 3 messages to a follower, not the 5 of st.columns(2)
+            with st.container(horizontal=True, gap="small"):
+                rows.append([st.number_input(f"{name}[{r + 1},{c + 1}]", step=0.5, key=f"{name}{r}{c}",
+                                             label_visibility="collapsed") for c in range(2)])
+        mats[name] = np.array(rows)
 st.button(_("Reset to the worked example"), on_click=reset)
 
 s = maths.attention_steps(mats["Q"], mats["K"], mats["V"])

@@ -423,20 +423,20 @@ def test_first_loads_in_many_sessions_at_once_do_not_race_on_imports():
 
     script = """
 import threading
-from explorer.model import loading
-errors = []
+from explorer.model import loading, registry
+errors, refused = [], []
 def load(name):
     try:
         loading.load_model(name, device="cpu")
     except registry.ModelUnavailable:
-        pass
+        refused.append(name)
     except Exception as err:
         errors.append(repr(err))
 threads = [threading.Thread(target=load, args=(f"nobody-here/no-such-model-{i}",)) for i in range(8)]
 [t.start() for t in threads]
 [t.join() for t in threads]
-print("ERRORS", errors)
+print("ERRORS", errors, "REFUSED", len(refused))
 """
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300,
                           env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"})
-    assert "ERRORS []" in done.stdout, (done.stdout[-2000:], done.stderr[-2000:])
+    assert "ERRORS [] REFUSED 8" in done.stdout, (done.stdout[-2000:], done.stderr[-2000:])

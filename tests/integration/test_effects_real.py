@@ -1,6 +1,7 @@
 """Knockout sweeps, value-weighted attention and head roles on the embedded encoder (MiniLM) and decoder
-(SmolLM2). Timings are printed (run with -s to see them); the time limits hold on an unloaded core, so they are
-asserted on process CPU time, which other workers on a shared machine do not inflate."""
+(SmolLM2). Timings are printed (run with -s to see them); their targets are rows S1-S3 of bench/effects.py, not
+assertions here. The decoder's whole sweep (270 heads, ~30 s of CPU) is that benchmark's row S2; a sweep agreeing
+with single knockouts is tested on every family's tiny model (tests/unit/test_family_matrix.py) and here on MiniLM."""
 import time
 
 import numpy as np
@@ -20,10 +21,9 @@ def _timed(fn):
     return out, time.perf_counter() - wall, time.process_time() - cpu
 
 
-def test_encoder_sweep_is_fast_and_agrees_with_single_knockouts(encoder):
+def test_encoder_sweep_agrees_with_single_knockouts(encoder):
     sweep, wall, cpu = _timed(lambda: knockout.sweep(encoder, A, B))
     print(f"\nencoder zero sweep (72 heads x 2 texts): wall {wall:.2f} s, cpu {cpu:.2f} s; base {sweep.base.notes}")
-    assert cpu <= 3.0
     assert sweep.effect.shape == (6, 12) and sweep.base.a.kind == "representation"
     layer, head = np.unravel_index(np.abs(sweep.effect).argmax(), sweep.effect.shape)
     with knockout.knockout(encoder.model, {int(layer): [int(head)]}):
@@ -39,21 +39,21 @@ def test_encoder_sweep_is_fast_and_agrees_with_single_knockouts(encoder):
 
 
 @pytest.mark.slow   # 270 heads x 2 texts through the 135M decoder: 20-30 s of CPU; the full suite runs it
-def test_decoder_sweep_within_budget(decoder):
+def test_decoder_knockout_moves_the_next_token_shift(decoder):
+    """On SmolLM2 the pair is measured on the next token; knocking out the strongest previous-token head
+    (roles.head_roles) changes the shift, which repeats exactly before and after the knockout."""
     base = knockout.measure_pair(decoder, A, B)
-    print(f"\ndecoder A {base.a.values}  B {base.b.values}  shift {base.shift:+.3f}  {base.notes}")
     assert base.a.kind == "next-token" and 0 < base.a.values["animal"] < 1
-    seen = []
-    sweep, wall, cpu = _timed(lambda: knockout.sweep(decoder, A, B, progress=lambda f, m: seen.append(f)))
-    print(f"decoder zero sweep (270 heads x 2 texts): wall {wall:.1f} s, cpu {cpu:.1f} s")
-    assert cpu <= 30.0 and seen[-1] == 1.0
-    order = np.argsort(sweep.effect.ravel())[:5]
-    print("heads whose removal shrinks the shift most:",
-          [(int(i // 9), int(i % 9), round(float(sweep.effect.ravel()[i]), 3)) for i in order])
-    layer, head = divmod(int(order[0]), 9)
+    assert knockout.measure_pair(decoder, A, B).shift == pytest.approx(base.shift, abs=1e-6)   # deterministic
+    frame = roles.head_roles(decoder)
+    top = frame.sort_values("previous_token", ascending=False).iloc[0]
+    layer, head = int(top["layer"]), int(top["head"])
     with knockout.knockout(decoder.model, {layer: [head]}):
-        single = knockout.measure_pair(decoder, A, B)
-    assert single.shift - base.shift == pytest.approx(sweep.effect[layer, head], abs=1e-4)
+        knocked = knockout.measure_pair(decoder, A, B)
+    print(f"\ndecoder A {base.a.values}  B {base.b.values}  shift {base.shift:+.3f}; without L{layer}H{head} "
+          f"{knocked.shift:+.3f}")
+    assert abs(knocked.shift - base.shift) > 1e-4
+    assert knockout.measure_pair(decoder, A, B).shift == pytest.approx(base.shift, abs=1e-6)   # restored after
 
 
 @pytest.mark.parametrize("which", ["encoder", "decoder"])

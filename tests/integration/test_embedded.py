@@ -26,21 +26,6 @@ def test_a_weight_file_that_fails_its_sha256_loads_nothing(monkeypatch):
 
 
 
-@pytest.mark.slow   # converts the 135M-parameter decoder again (~25 s): the full suite runs it, the quick tier not
-def test_gguf_conversion_reports_progress_and_is_reused(tmp_path, monkeypatch):
-    """The decoder's GGUF is converted once into a safetensors folder, then reused without converting."""
-    monkeypatch.setenv("EXPLORER_CACHE", str(tmp_path))
-    spec = registry.EMBEDDED[registry.EMBEDDED_DECODER]
-    assert embedded.needs_preparation(spec.name)
-    seen = []
-    folder = embedded.gguf_cache(spec, embedded.verified_weights(spec), lambda f, m: seen.append(f))
-    assert (folder / "model.safetensors").is_file() and (folder / "complete").is_file()
-    assert seen and seen == sorted(seen)
-    assert not embedded.needs_preparation(spec.name)
-    assert embedded.gguf_cache(spec, embedded.verified_weights(spec), lambda f, m: seen.append("again")) == folder
-    assert "again" not in seen
-
-
 def test_unfinished_conversions_of_dead_processes_are_removed(tmp_path, monkeypatch):
     """A conversion killed half-way leaves a tmp folder; the next conversion deletes it (and not a live one)."""
     monkeypatch.setenv("EXPLORER_CACHE", str(tmp_path))
