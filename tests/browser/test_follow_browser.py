@@ -22,7 +22,9 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from explorer.classroom import open_store
 
-pytestmark = pytest.mark.browser
+# eight browsers on one server, four bursts: a load test, run with the heavy tier (CI, or HEAVY_TESTS=1), alone,
+# where two test workers do not share the cores with its eight browsers
+pytestmark = [pytest.mark.browser, pytest.mark.load]
 
 N = 7
 BURSTS = [   # pages clicked ~400 ms apart, then a widget on the last one
