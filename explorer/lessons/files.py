@@ -38,6 +38,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from explorer.words import i18n
+from explorer.words.i18n import N_, Later
 
 from .computed import CHECKS, COMPUTED, known
 from .model import PAGE_QUESTION, Lesson, Step, StepQuestion
@@ -54,6 +55,7 @@ TOP_KEYS = {"title", "about", "step"}
 STEP_KEYS = {"title", "page", "minutes", "notes", "params", "question", "check"}
 QUESTION_KEYS = {"prompt", "options", "answer", "explain", "computed"}
 TRANSLATED_STEP_KEYS = {"title", "notes", "question"}   # what a translation file's step holds: texts only
+TABLE = Later(N_("must be a table ([[step]])"))
 _MARKUP = re.compile(r"<\s*[A-Za-z!/?]")
 _BAD_CHARS = {"Cc", "Cf", "Cs", "Co"}
 
@@ -61,29 +63,37 @@ _BAD_CHARS = {"Cc", "Cf", "Cs", "Co"}
 class LessonError(ValueError):
     """A lesson file that cannot be used; ``str()`` is the one message to show."""
 
-    def __init__(self, file: str, why: str, step: int | None = None, field: str | None = None):
+    def __init__(self, file: str, why: str | Later, step: int | None = None, field: str | None = None):
         self.file, self.why, self.step, self.field = file, why, step, field
-        where = [f"lesson file {file!r}"]
-        if step is not None:
-            where.append(f"step {step}")
-        if field is not None:
-            where.append(f"field {field!r}")
-        super().__init__(f"{', '.join(where)}: {why}.")
+        super().__init__(file, why, step, field)
+
+    def __str__(self) -> str:
+        """In the reader's language: the catalogue of lessons, errors included, is read once for every session."""
+        where = [i18n._("lesson file {file}").format(file=repr(self.file))]
+        if self.step is not None:
+            where.append(i18n._("step {n}").format(n=self.step))
+        if self.field is not None:
+            where.append(i18n._("field {field}").format(field=repr(self.field)))
+        return f"{', '.join(where)}: {self.why}."
+
+
+def too_big(size: int) -> Later:
+    return Later(N_("is {n} bytes; a lesson file is at most {most}"), n=f"{size:,}", most=f"{MAX_BYTES:,}")
 
 
 def _text(value: object, what: str, fail, longest: int, required: bool = True) -> str:
     if value is None and not required:
         return ""
     if not isinstance(value, str):
-        fail(what, "missing" if value is None else "must be text")
+        fail(what, Later(N_("missing")) if value is None else Later(N_("must be text")))
     if required and not value.strip():
-        fail(what, "must not be empty")
+        fail(what, Later(N_("must not be empty")))
     if len(value) > longest:
-        fail(what, f"is {len(value):,} characters long; at most {longest:,}")
+        fail(what, Later(N_("is {n} characters long; at most {most}"), n=f"{len(value):,}", most=f"{longest:,}"))
     if _MARKUP.search(value):
-        fail(what, "holds markup (something like <tag>); write plain text")
+        fail(what, Later(N_("holds markup (something like <tag>); write plain text")))
     if any(unicodedata.category(ch) in _BAD_CHARS for ch in value if ch not in "\n\t"):
-        fail(what, "holds control or invisible formatting characters")
+        fail(what, Later(N_("holds control or invisible formatting characters")))
     return value.strip()
 
 
@@ -99,16 +109,17 @@ def _param(value: object) -> str | None:
 
 def _named(name: object, table: Mapping, page: str, what: str, fail) -> str:
     if not isinstance(name, str) or name not in table:
-        fail(what, f"{str(name)[:60]!r} is not one of {known(table)}")
+        fail(what, Later(N_("{value} is not one of {known}"), value=repr(str(name)[:60]), known=known(table)))
     if page not in table[name].pages:
-        fail(what, f"{name} reads the parameters of {', '.join(table[name].pages)}, not of {page}")
+        fail(what, Later(N_("{name} reads the parameters of {pages}, not of {page}"), name=name,
+                         pages=", ".join(table[name].pages), page=page))
     return name
 
 
 def _checks(raw: object, page: str, fail) -> tuple[str, ...]:
     names = [] if raw is None else [raw] if isinstance(raw, str) else raw
     if not isinstance(names, list):
-        fail("check", "must be a check's name or a list of names")
+        fail("check", Later(N_("must be a check's name or a list of names")))
     return tuple(dict.fromkeys(_named(n, CHECKS, page, "check", fail) for n in names))
 
 
@@ -118,31 +129,34 @@ def _question(raw: object, page: str, fail, params: Mapping[str, str]) -> tuple[
         return None, False
     if raw == PAGE_QUESTION:
         if page not in PAGE_QUESTIONS:
-            fail("question", f"{page} asks no question of its own; write the question here instead")
+            fail("question", Later(N_("{page} asks no question of its own; write the question here instead"),
+                                   page=page))
         needs = PAGE_QUESTION_NEEDS.get(page)
         if needs and params.get(needs[0]) != needs[1]:
-            fail("question", f"{page} asks its own question only with {needs[0]} = {needs[1]} in the step's params")
+            fail("question", Later(N_("{page} asks its own question only with {name} = {value} in the step's params"),
+                                   page=page, name=needs[0], value=needs[1]))
         return None, True
     if not isinstance(raw, Mapping):
-        fail("question", f'must be a table (prompt, options, answer, explain) or "{PAGE_QUESTION}"')
+        fail("question", Later(N_('must be a table (prompt, options, answer, explain) or "{own}"'), own=PAGE_QUESTION))
     if "computed" in raw:
         if set(raw) != {"computed"}:
-            fail("question", "a computed question takes its prompt, options and answer from the model: give only "
-                             "its name (computed = ...)")
+            fail("question", Later(N_("a computed question takes its prompt, options and answer from the model: give "
+                                      "only its name (computed = ...)")))
         return _named(raw["computed"], COMPUTED, page, "question.computed", fail), False
     unknown = sorted(set(raw) - QUESTION_KEYS)
     if unknown:
-        fail(f"question.{unknown[0]}", f"unknown key (a question has {', '.join(sorted(QUESTION_KEYS))})")
+        fail(f"question.{unknown[0]}", Later(N_("unknown key (a question has {keys})"),
+                                             keys=", ".join(sorted(QUESTION_KEYS))))
     prompt = _text(raw.get("prompt"), "question.prompt", fail, LONGEST["prompt"])
     options = raw.get("options")
     if not isinstance(options, list) or not 2 <= len(options) <= 6:
-        fail("question.options", "must be a list of 2 to 6 options")
+        fail("question.options", Later(N_("must be a list of 2 to 6 options")))
     options = tuple(_text(o, "question.options", fail, LONGEST["option"]) for o in options)
     if len(set(options)) != len(options):
         fail("question.options", "holds the same option twice")
     answer = _text(raw.get("answer"), "question.answer", fail, LONGEST["option"])
     if answer not in options:
-        fail("question.answer", f"{answer[:40]!r} is not one of the options")
+        fail("question.answer", Later(N_("{answer} is not one of the options"), answer=repr(answer[:40])))
     explain = _text(raw.get("explain"), "question.explain", fail, LONGEST["explain"])
     return StepQuestion(prompt, options, answer, explain), False
 
@@ -152,28 +166,28 @@ def _step(raw: object, number: int, fail) -> Step:
         fail(what, why, number)
 
     if not isinstance(raw, Mapping):
-        bad(None, "must be a table ([[step]])")
+        bad(None, TABLE)
     unknown = sorted(set(raw) - STEP_KEYS)
     if unknown:
-        bad(unknown[0], f"unknown key (a step has {', '.join(sorted(STEP_KEYS))})")
+        bad(unknown[0], Later(N_("unknown key (a step has {keys})"), keys=", ".join(sorted(STEP_KEYS))))
     title = _text(raw.get("title"), "title", bad, LONGEST["title"])
     page = raw.get("page")
     if not isinstance(page, str) or page not in STEP_PAGES:
-        bad("page", f"{str(page)[:60]!r} is not a page of the app (pages: {', '.join(STEP_PAGES)})" if page is not None
-            else "missing")
+        bad("page", Later(N_("{page} is not a page of the app (pages: {pages})"), page=repr(str(page)[:60]),
+                          pages=", ".join(STEP_PAGES)) if page is not None else Later(N_("missing")))
     minutes = raw.get("minutes")
     if isinstance(minutes, bool) or not isinstance(minutes, (int, float)) or not 0.5 <= minutes <= MAX_MINUTES:
-        bad("minutes", f"must be a number of minutes from 0.5 to {MAX_MINUTES:g}" if minutes is not None
-            else "missing")
+        bad("minutes", Later(N_("must be a number of minutes from 0.5 to {most}"), most=f"{MAX_MINUTES:g}")
+            if minutes is not None else Later(N_("missing")))
     notes = _text(raw.get("notes"), "notes", bad, LONGEST["notes"], required=False)
     given = raw.get("params", {})
     if not isinstance(given, Mapping):
-        bad("params", "must be a table of the page's URL parameters")
+        bad("params", Later(N_("must be a table of the page's URL parameters")))
     params = {}
     for name, value in given.items():
         text = _param(value)
         if text is None:
-            bad(f"params.{name}", "must be text or a number")
+            bad(f"params.{name}", Later(N_("must be text or a number")))
         params[str(name)] = text
     wrong = check_params(page, params)
     if wrong:
@@ -187,19 +201,19 @@ def _step(raw: object, number: int, fail) -> Step:
 def _table(text: str | bytes, fail) -> dict:
     """A lesson file's TOML table: at most MAX_BYTES, UTF-8, valid TOML, only the keys a lesson has."""
     if len(text) > MAX_BYTES:
-        fail(None, f"is {len(text):,} bytes; a lesson file is at most {MAX_BYTES:,}")
+        fail(None, too_big(len(text)))
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError:
-            fail(None, "is not UTF-8 text")
+            fail(None, Later(N_("is not UTF-8 text")))
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        fail(None, f"is not valid TOML ({err})")
+        fail(None, Later(N_("is not valid TOML ({error})"), error=str(err)))
     unknown = sorted(set(raw) - TOP_KEYS)
     if unknown:
-        fail(unknown[0], f"unknown key (a lesson has {', '.join(sorted(TOP_KEYS))})")
+        fail(unknown[0], Later(N_("unknown key (a lesson has {keys})"), keys=", ".join(sorted(TOP_KEYS))))
     return raw
 
 
@@ -215,9 +229,9 @@ def parse(text: str | bytes, file: str, source: str = "own") -> Lesson:
     about = _text(raw.get("about"), "about", fail, LONGEST["about"], required=False)
     steps = raw.get("step")
     if not isinstance(steps, list) or not steps:
-        fail("step", "missing: a lesson has at least one [[step]]")
+        fail("step", Later(N_("missing: a lesson has at least one [[step]]")))
     if len(steps) > MAX_STEPS:
-        fail("step", f"{len(steps)} steps; a lesson has at most {MAX_STEPS}")
+        fail("step", Later(N_("{n} steps; a lesson has at most {most}"), n=len(steps), most=MAX_STEPS))
     return Lesson(title, tuple(_step(s, n, fail) for n, s in enumerate(steps, 1)), about, source)
 
 
@@ -225,21 +239,24 @@ def parse(text: str | bytes, file: str, source: str = "own") -> Lesson:
 
 def _translated_question(raw: object, english: StepQuestion, fail) -> StepQuestion:
     if not isinstance(raw, Mapping):
-        fail("question", "missing: the English step asks a question; translate its prompt, options, answer and "
-                         "explain")
+        fail("question", Later(N_("missing: the English step asks a question; translate its prompt, options, answer "
+                                  "and explain")))
     unknown = sorted(set(raw) - (QUESTION_KEYS - {"computed"}))
     if unknown:
-        fail(f"question.{unknown[0]}", "unknown key (a translated question has answer, explain, options, prompt)")
+        fail(f"question.{unknown[0]}", Later(N_("unknown key (a translated question has answer, explain, options, "
+                                                "prompt)")))
     prompt = _text(raw.get("prompt"), "question.prompt", fail, LONGEST["prompt"])
     options = raw.get("options")
     if not isinstance(options, list) or len(options) != len(english.options):
-        fail("question.options", f"must be a list of {len(english.options)} options, as in the English file")
+        fail("question.options", Later(N_("must be a list of {n} options, as in the English file"),
+                                       n=len(english.options)))
     options = tuple(_text(o, "question.options", fail, LONGEST["option"]) for o in options)
     if len(set(options)) != len(options):
         fail("question.options", "holds the same option twice")
     answer = _text(raw.get("answer"), "question.answer", fail, LONGEST["option"])
     if answer not in options or options.index(answer) != english.options.index(english.answer):
-        fail("question.answer", f"must be option {english.options.index(english.answer) + 1}, as in the English file")
+        fail("question.answer", Later(N_("must be option {n}, as in the English file"),
+                                      n=english.options.index(english.answer) + 1))
     return StepQuestion(prompt, options, answer, _text(raw.get("explain"), "question.explain", fail,
                                                        LONGEST["explain"]))
 
@@ -255,23 +272,24 @@ def translated(lesson: Lesson, text: str | bytes, file: str, lang: str) -> Lesso
     raw = _table(text, fail)
     steps = raw.get("step")
     if not isinstance(steps, list) or len(steps) != len(lesson.steps):
-        fail("step", f"must hold {len(lesson.steps)} steps, as the English file does")
+        fail("step", Later(N_("must hold {n} steps, as the English file does"), n=len(lesson.steps)))
     merged = []
     for number, (given, step) in enumerate(zip(steps, lesson.steps), 1):
         def bad(what, why, number=number):
             fail(what, why, number)
 
         if not isinstance(given, Mapping):
-            bad(None, "must be a table ([[step]])")
+            bad(None, TABLE)
         extra = sorted(set(given) - TRANSLATED_STEP_KEYS)
         if extra:
-            bad(extra[0], "is the English file's to set (a translation holds title, notes and question only)")
+            bad(extra[0], Later(N_("is the English file's to set (a translation holds title, notes and question "
+                                   "only)")))
         notes = _text(given.get("notes"), "notes", bad, LONGEST["notes"], required=bool(step.notes))
         question = step.question
         if step.question is not None:
             question = _translated_question(given.get("question"), step.question, bad)
         elif "question" in given:
-            bad("question", "the English step asks no question of its own")
+            bad("question", Later(N_("the English step asks no question of its own")))
         merged.append(Step(_text(given.get("title"), "title", bad, LONGEST["title"]), step.page, step.minutes,
                            notes, step.params, question, step.page_question, step.computed, step.checks))
     about = _text(raw.get("about"), "about", fail, LONGEST["about"], required=bool(lesson.about))
@@ -364,14 +382,13 @@ def catalogue(env: Mapping[str, str] = os.environ, lang: str | None = None
         for path in files:
             try:
                 if path.stat().st_size > MAX_BYTES:
-                    raise LessonError(path.name, f"is {path.stat().st_size:,} bytes; a lesson file is at most "
-                                                 f"{MAX_BYTES:,}")
+                    raise LessonError(path.name, too_big(path.stat().st_size))
                 other = translation_path(folder, path.name, lang)
                 lessons.append(_read(str(path), _stamp(path), f"{prefix}:{path.stem}", lang, _stamp(other)))
             except LessonError as err:
                 errors.append(err)
             except OSError as err:
-                errors.append(LessonError(path.name, f"cannot be read ({err.strerror})"))
+                errors.append(LessonError(path.name, Later(N_("cannot be read ({error})"), error=err.strerror)))
     return lessons, errors
 
 

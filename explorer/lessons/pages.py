@@ -11,6 +11,7 @@ import re
 
 from explorer.model.embedded import layers_and_heads
 from explorer.model.registry import EMBEDDED, ModelUnavailable
+from explorer.words.i18n import N_, Later
 from explorer.words.pages import MODEL, PAGES, Page, Param
 
 TEXT_MAX = 2_000   # longest text a lesson may put in a box (the pages take 20,000; a lesson needs far less)
@@ -32,52 +33,56 @@ def asks_own(page: str, params: dict[str, str]) -> bool:
     return page in PAGE_QUESTIONS and (needs is None or str(params.get(needs[0])) == needs[1])
 
 
-def problem(param: Param, value: str, model: str) -> str | None:
+def problem(param: Param, value: str, model: str) -> Later | None:
     """Why ``value`` (the text a URL would hold) does not fit ``param`` on a page showing ``model``, or None."""
     if param.kind == "model":
-        return None if value in EMBEDDED else f"{value[:60]!r} is not an embedded model ({', '.join(EMBEDDED)})"
+        return None if value in EMBEDDED else Later(N_("{value} is not an embedded model ({models})"),
+                                                    value=repr(value[:60]), models=", ".join(EMBEDDED))
     if param.kind in ("text", "word", "words"):
         longest = TEXT_MAX if param.kind == "text" else WORD_MAX * (2 if param.kind == "words" else 1)
         if not value.strip():
-            return "is empty"
-        return None if len(value) <= longest else f"is longer than {longest} characters"
+            return Later(N_("is empty"))
+        return None if len(value) <= longest else Later(N_("is longer than {n} characters"), n=longest)
     if param.kind == "choice":
-        return None if value in param.choices else f"{value[:40]!r} is not one of {', '.join(param.choices)}"
+        return None if value in param.choices else Later(N_("{value} is not one of {known}"), value=repr(value[:40]),
+                                                         known=", ".join(param.choices))
     if param.kind == "flag":
-        return None if value in ("0", "1") else "must be 0 or 1"
+        return None if value in ("0", "1") else Later(N_("must be 0 or 1"))
     size = (0, 0)
     if param.kind == "heads" or isinstance(param.high, str):   # bounded by the model's layers or heads
         try:
             size = layers_and_heads(model)
         except ModelUnavailable as e:
-            return f"cannot be checked: {e}"
+            return Later(N_("cannot be checked: {error}"), error=str(e))
     if param.kind == "heads":
         return _heads_problem(value, model, size)
     try:
         number = int(value) if param.kind == "int" else float(value)
     except ValueError:
-        return f"{value[:40]!r} is not {'a whole number' if param.kind == 'int' else 'a number'}"
+        return Later(N_("{value} is not a whole number") if param.kind == "int" else N_("{value} is not a number"),
+                     value=repr(value[:40]))
     high = param.high
     if isinstance(high, str):
         high = size[0 if high == "layers" else 1] - 1
     if not param.low <= number <= high:
-        return f"{value} is out of range ({param.low:g}–{high:g})"
+        return Later(N_("{value} is out of range ({low}–{high})"), value=value, low=f"{param.low:g}", high=f"{high:g}")
     return None
 
 
-def _heads_problem(value: str, model: str, size: tuple[int, int]) -> str | None:
+def _heads_problem(value: str, model: str, size: tuple[int, int]) -> Later | None:
     layers, heads = size
     ids = [v.strip() for v in value.split(",") if v.strip()]
     if not 1 <= len(ids) <= 4:
-        return "names 1 to 4 heads, like L4H0,L2H3"
+        return Later(N_("names 1 to 4 heads, like L4H0,L2H3"))
     for one in ids:
         found = _HEAD_ID.match(one)
         if not found or int(found[1]) >= layers or int(found[2]) >= heads:
-            return f"{one[:20]!r} is not a head of {model} (L0H0 to L{layers - 1}H{heads - 1})"
+            return Later(N_("{head} is not a head of {model} (L0H0 to {last})"), head=repr(one[:20]), model=model,
+                         last=f"L{layers - 1}H{heads - 1}")
     return None
 
 
-def check_params(page: str, params: dict[str, str]) -> tuple[str, str] | None:
+def check_params(page: str, params: dict[str, str]) -> tuple[str, Later] | None:
     """(parameter, why) for the first parameter of ``params`` that ``page`` does not take or that is out of range;
     None when all fit. ``page`` must be a key of STEP_PAGES."""
     spec = STEP_PAGES[page]
@@ -87,8 +92,10 @@ def check_params(page: str, params: dict[str, str]) -> tuple[str, str] | None:
     for name, value in params.items():
         param = spec.params.get(name)
         if param is None:
-            known = ", ".join(spec.params) or "none"
-            return name, f"this page takes no parameter {name[:40]!r} (it takes: {known})"
+            if not spec.params:
+                return name, Later(N_("this page takes no parameters ({name} given)"), name=repr(name[:40]))
+            return name, Later(N_("this page takes no parameter {name} (it takes: {known})"), name=repr(name[:40]),
+                               known=", ".join(spec.params))
         why = problem(param, value, model)
         if why:
             return name, why

@@ -114,6 +114,24 @@ def test_each_error_is_one_message_naming_file_step_and_field(text, step, field,
     assert message.count("\n") == 0
 
 
+def test_an_error_reads_in_each_readers_language_though_it_was_made_once():
+    """The catalogue of lessons, errors included, is read once for every session: an error keeps its reason's
+    message and values and is put into words when shown, in the language of whoever reads it."""
+    from explorer.words.i18n import language
+
+    err = error_of(GOOD.replace("layer = 5", "layer = 6"))
+    with language("de"):
+        german = str(err)
+    with language("es"):
+        spanish = str(err)
+    assert str(err) == "lesson file 'bad.toml', step 1, field 'params.layer': 6 is out of range (0–5)."
+    assert german == "Lektionsdatei 'bad.toml', Schritt 1, Feld 'params.layer': 6 liegt außerhalb des Bereichs (0–5)."
+    assert spanish == "archivo de lección 'bad.toml', paso 1, campo 'params.layer': 6 está fuera del rango (0–5)."
+    with language("de"):
+        assert str(error_of(GOOD.replace('answer = "1"', 'answer = "3"'))).endswith(
+            "Feld 'question.answer': '3' ist keine der Optionen.")
+
+
 def test_ten_megabytes_and_too_many_steps_are_refused_before_parsing():
     huge = GOOD.replace('notes = "say this"', 'notes = "' + "x" * 10_000_000 + '"')
     assert "at most 64,000" in str(error_of(huge)) and len(huge) > MAX_BYTES
