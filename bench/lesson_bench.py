@@ -1,6 +1,6 @@
 """A lesson step sent to a class of browser-less followers: seconds from Next to each follower's script finished.
 
-    .venv/bin/python bench/lesson_bench.py [--followers 30] [--rounds 1] [--lesson 1|2|3|all] [--url URL]
+    .venv/bin/python bench/lesson_bench.py [--followers 30] [--rounds 1] [--lesson 1-5|all] [--reveal] [--url URL]
 
 One server with a temporary classroom file; a room made through the store API; N follower sessions (the websocket
 client of bench/wsclient.py) on the teacher's first step. "Next" is the write the teacher's run makes once its page
@@ -93,7 +93,8 @@ async def floor(url: str, n: int, rounds: int, pids: list[int]) -> dict:
 
 
 LESSONS = {"1": "app:1-attention-in-20-minutes", "2": "app:2-how-a-decoder-writes",
-           "3": "app:3-is-attention-an-explanation"}
+           "3": "app:3-is-attention-an-explanation", "4": "app:4-how-a-model-copies",
+           "5": "app:5-where-does-one-score-come-from"}
 
 
 def stores(url: str) -> dict:
@@ -118,8 +119,17 @@ def cpu_seconds(pids: list[int]) -> float:
     return total
 
 
+# the class-question id of a page that asks its own question (a step's ``question = "page"``), as its ask_first names it
+OWN_QUESTION = {"pages/lab_softmax.py": "softmax", "pages/lab_permutation.py": "perm", "pages/lab_masks.py": "padding",
+                "pages/write.py": "write_next", "pages/explain.py": "explain_top_word",
+                "pages/heatmaps.py": "bd_question"}
+
+
 async def run(url: str, store_env: dict, n: int, rounds: int, source: str = LESSONS["1"],
-              pids: list[int] = ()) -> dict:
+              pids: list[int] = (), reveal: bool = False) -> dict:
+    """Next to every step, ``rounds`` times; with ``reveal``, after each step's Next the teacher also reveals its
+    question, which unfolds the step's page (its charts and sentences) on every follower at once: that fan-out is
+    timed and counted the same way (rows "reveal")."""
     from explorer.classroom import open_store
     from explorer.lessons import catalogue
     from explorer.lessons.run import place
@@ -134,6 +144,10 @@ async def run(url: str, store_env: dict, n: int, rounds: int, source: str = LESS
         step = lesson.steps[i]
         store.set_view(room, key, {"page": step.page, "params": dict(step.params), "opts": {},
                                    "lesson": place(lesson, i, started, time.time())})
+
+    def question_of(i: int) -> str | None:
+        step = lesson.steps[i]
+        return OWN_QUESTION.get(step.page) if step.page_question else place(lesson, i, started, started)["qid"]
     publish(len(lesson.steps) - 1)   # the class waits on the last step; every step is then timed, the first too
     followers = [Follower(url, room) for _ in range(n)]
     for i, f in enumerate(followers):
@@ -147,43 +161,53 @@ async def run(url: str, store_env: dict, n: int, rounds: int, source: str = LESS
     await asyncio.gather(*(join(f) for f in followers))
     last = len(lesson.steps)
     print(f"{sum(last in f.finished for f in followers)}/{n} followers on step {last}", flush=True)
-    out = {"lesson": lesson.title, "followers": n, "delays": [], "missed": 0, "per_step": {}, "bytes": {}, "cpu": {}}
+    out = {"lesson": lesson.title, "followers": n}
+
+    async def timed(i: int, act, what: str) -> None:
+        """``act()`` (a write to the room), then until every follower's run drawing step i + 1 has finished."""
+        await asyncio.sleep(2.0)
+        for f in followers:
+            f.finished.pop(i + 1, None)
+            f.bytes.pop(i + 1, None)
+            f.count.pop(i + 1, None)
+            f.received = f.messages = 0
+        t0, cpu0 = time.monotonic(), cpu_seconds(pids)
+        act()
+        limit = t0 + 30
+        while time.monotonic() < limit and not all(i + 1 in f.finished for f in followers):
+            await asyncio.sleep(0.02)
+        got = [f.finished[i + 1] - t0 for f in followers if i + 1 in f.finished]
+        cpu = (cpu_seconds(pids) - cpu0) / n if pids else None   # the servers' CPU a follower's run
+        row, name = out.setdefault(what, {"delays": [], "missed": 0, "per_step": {}, "bytes": {}, "messages": {},
+                                          "cpu": {}}), f"{i + 1} {lesson.steps[i].page}"
+        row["delays"] += got
+        row["missed"] += n - len(got)
+        row["per_step"].setdefault(name, []).extend(got)
+        sizes = row["bytes"][name] = [f.bytes[i + 1] for f in followers if i + 1 in f.bytes]
+        counts = row["messages"][name] = [f.count[i + 1] for f in followers if i + 1 in f.count]
+        row["cpu"][name] = cpu
+        print(f"  {what} {i + 1} ({lesson.steps[i].page}): {len(got)}/{n}, p50 {fmt_ms(median(got))}, "
+              f"p95 {fmt_ms(quantile(got, 0.95))}, max {fmt_ms(max(got) if got else None)}, "
+              f"{median(sizes) / 1000 if sizes else 0:.0f} kB and {median(counts) if counts else 0:.0f} "
+              "messages a follower" + (f", server CPU {cpu * 1000:.0f} ms a follower" if cpu is not None else ""),
+              flush=True)
+
     try:
         for _ in range(rounds):
             for i in range(len(lesson.steps)):
-                await asyncio.sleep(2.0)
-                for f in followers:
-                    f.finished.pop(i + 1, None)
-                    f.bytes.pop(i + 1, None)
-                    f.count.pop(i + 1, None)
-                    f.received = f.messages = 0
-                t0, cpu0 = time.monotonic(), cpu_seconds(pids)
-                publish(i)
-                limit = t0 + 30
-                while time.monotonic() < limit and not all(i + 1 in f.finished for f in followers):
-                    await asyncio.sleep(0.02)
-                got = [f.finished[i + 1] - t0 for f in followers if i + 1 in f.finished]
-                cpu = (cpu_seconds(pids) - cpu0) / n if pids else None   # the servers' CPU a follower's run
-                out["delays"] += got
-                out["missed"] += n - len(got)
-                out["per_step"].setdefault(f"{i + 1} {lesson.steps[i].page}", []).extend(got)
-                sizes = [f.bytes[i + 1] for f in followers if i + 1 in f.bytes]
-                out["bytes"][f"{i + 1} {lesson.steps[i].page}"] = sizes
-                counts = [f.count[i + 1] for f in followers if i + 1 in f.count]
-                out.setdefault("messages", {})[f"{i + 1} {lesson.steps[i].page}"] = counts
-                out["cpu"][f"{i + 1} {lesson.steps[i].page}"] = cpu
-                print(f"  step {i + 1} ({lesson.steps[i].page}): {len(got)}/{n}, p50 {fmt_ms(median(got))}, "
-                      f"p95 {fmt_ms(quantile(got, 0.95))}, max {fmt_ms(max(got) if got else None)}, "
-                      f"{median(sizes) / 1000 if sizes else 0:.0f} kB and {median(counts) if counts else 0:.0f} "
-                      "messages a follower"
-                      + (f", server CPU {cpu * 1000:.0f} ms a follower" if cpu is not None else ""), flush=True)
+                await timed(i, lambda i=i: publish(i), "next")
+                qid = question_of(i) if reveal else None
+                if qid:
+                    await timed(i, lambda qid=qid: store.reveal(room, key, qid), "reveal")
     finally:
         await asyncio.gather(*(f.close() for f in followers), return_exceptions=True)
-    d = out["delays"]
-    out["p50"], out["p95"], out["max"] = median(d), quantile(d, 0.95), max(d) if d else None
-    print(f"Next -> follower's script finished, {n} followers x {len(lesson.steps) - 1} steps x {rounds}: p50 "
-          f"{fmt_ms(out['p50'])}, p95 {fmt_ms(out['p95'])}, max {fmt_ms(out['max'])}, missed {out['missed']}",
-          flush=True)
+    for what, row in out.items():
+        if isinstance(row, dict) and "delays" in row:
+            d = row["delays"]
+            row["p50"], row["p95"], row["max"] = median(d), quantile(d, 0.95), max(d) if d else None
+            print(f"{what} -> follower's script finished, {n} followers x {len(row['per_step'])} steps x {rounds}: "
+                  f"p50 {fmt_ms(row['p50'])}, p95 {fmt_ms(row['p95'])}, max {fmt_ms(row['max'])}, missed "
+                  f"{row['missed']}", flush=True)
     return out
 
 
@@ -198,6 +222,8 @@ def main(argv=None) -> int:
                    help="start this many replicas behind HAProxy with Redis (deploy/cluster.py) and send the class "
                         "through HAProxy")
     p.add_argument("--floor", action="store_true", help="also the floor: a page that draws nothing, same sessions")
+    p.add_argument("--reveal", action="store_true", help="after each Next, reveal the step's question and time the "
+                                                          "unfolded page's fan-out too")
     p.add_argument("--pids", default="", help="with --url: the server processes whose CPU to count (comma-separated)")
     args = p.parse_args(argv)
     from chromium import Server
@@ -205,7 +231,8 @@ def main(argv=None) -> int:
     sources = list(LESSONS.values()) if args.lesson == "all" else [LESSONS[args.lesson]]
 
     def every(url: str, env: dict, pids: list[int]) -> list[dict]:
-        return [asyncio.run(run(url, env, args.followers, args.rounds, source, pids)) for source in sources]
+        return [asyncio.run(run(url, env, args.followers, args.rounds, source, pids, args.reveal))
+                for source in sources]
 
     if args.replicas:
         sys.path.insert(0, str(ROOT / "deploy"))

@@ -5,9 +5,10 @@
 One server, one headless Chromium, nobody else (a class's followers are timed server-side by
 bench/lesson_bench.py, since thirty browsers on two cores would measure the machine). The teacher starts the lesson
 from Home with one click ("Start with a class"), then presses Next through every step; per step, the time until
-the bar says "step n of N", the script has finished, no shared job is still computing (no progress bar) and the
-page's charts (every page of the lessons draws at least one) have been drawn by plotly. Loopback
-only; the server started here is stopped here.
+the bar says "step n of N", the script has finished, no shared job is still computing (no progress bar) and every
+chart on screen has been drawn by plotly (a step's question folds its page: the question is what Next draws). Then,
+where the step asks a question, "Show answers" and the time from "Reveal the answer" to the end of the run it asked
+for with the unfolded page's charts drawn. Loopback only; the server started here is stopped here.
 """
 from __future__ import annotations
 
@@ -26,17 +27,19 @@ from bench.ws_load import fmt_ms  # noqa: E402
 
 SOURCES = {"1": "app:1-attention-in-20-minutes", "2": "app:2-how-a-decoder-writes",
            "3": "app:3-is-attention-an-explanation"}
-DRAWN = """() => {
+# drawn: no run or shared job under way, and every chart drawn by plotly; ``charts``: at least one chart (a step's
+# page unfolded; before its question is revealed the page is folded and its question is what the teacher sees)
+DRAWN = """charts => {
   const running = document.querySelector('[data-testid="stStatusWidget"]');
   const waiting = document.querySelector('[data-testid="stProgress"]');   // a shared job still computing
-  const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')];
-  return !running && !waiting && charts.length > 0 && charts.every(c => c.querySelector('.main-svg'));
+  const shown = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')];
+  return !running && !waiting && (!charts || shown.length > 0) && shown.every(c => c.querySelector('.main-svg'));
 }"""
 
 
 async def run(url: str, source: str, rounds: int) -> dict:
     from chromium import new_page_async
-    from live_class import WAIT_MS, idle
+    from live_class import RUNS, WAIT_MS, idle, runs
     from playwright.async_api import async_playwright
 
     from explorer.lessons import catalogue
@@ -44,6 +47,7 @@ async def run(url: str, source: str, rounds: int) -> dict:
     lesson = next(x for x in catalogue({})[0] if x.source == source)
     slug = source.split(":", 1)[1]
     times: dict[str, list[float]] = {}
+    reveals: dict[str, list[float]] = {}   # the teacher's "Reveal the answer" -> the unfolded page drawn
     async with async_playwright() as p:
         from chromium import CHROMIUM, CHROMIUM_ARGS
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -60,17 +64,34 @@ async def run(url: str, source: str, rounds: int) -> dict:
                 t0 = time.perf_counter()
                 await page.get_by_role("button", name="Next").first.click(timeout=WAIT_MS)
                 await page.get_by_text(f"step {n} of {len(lesson.steps)}").first.wait_for(timeout=WAIT_MS)
-                await page.wait_for_function(DRAWN, timeout=WAIT_MS, polling="raf")
+                await page.wait_for_function(DRAWN, arg=False, timeout=WAIT_MS, polling="raf")
                 took = time.perf_counter() - t0
                 times.setdefault(f"{n} {lesson.steps[n - 1].page}", []).append(took)
-                print(f"  step {n} ({lesson.steps[n - 1].page}): {fmt_ms(took)}", flush=True)
+                line = f"  step {n} ({lesson.steps[n - 1].page}): Next {fmt_ms(took)}"
+                show = page.get_by_role("button", name="Show answers")
+                if await show.count():   # the step's question folds its page: show the answers, then reveal
+                    await show.first.click(timeout=WAIT_MS)
+                    await idle(page)
+                    before = await runs(page)
+                    t0 = time.perf_counter()
+                    await page.get_by_role("button", name="Reveal the answer").first.click(timeout=WAIT_MS)
+                    await page.wait_for_function(f"() => ({RUNS})() > {before}", timeout=WAIT_MS, polling="raf")
+                    await page.wait_for_function(DRAWN, arg=True, timeout=WAIT_MS, polling="raf")
+                    took = time.perf_counter() - t0
+                    reveals.setdefault(f"{n} {lesson.steps[n - 1].page}", []).append(took)
+                    line += f", Reveal {fmt_ms(took)}"
+                print(line, flush=True)
             await page.goto(url, timeout=WAIT_MS)   # Home again for the next round
             await idle(page)
         await browser.close()
-    every = [t for ts in times.values() for t in ts]
-    print(f"{lesson.title}: teacher's Next -> page drawn, p50 {fmt_ms(median(every))}, p95 "
-          f"{fmt_ms(quantile(every, 0.95))}, max {fmt_ms(max(every))}", flush=True)
-    return {"lesson": lesson.title, "per_step": times, "p50": median(every), "p95": quantile(every, 0.95)}
+    out = {"lesson": lesson.title}
+    for what, row in (("Next", times), ("Reveal", reveals)):
+        every = [t for ts in row.values() for t in ts]
+        if every:
+            print(f"{lesson.title}: teacher's {what} -> page drawn, p50 {fmt_ms(median(every))}, p95 "
+                  f"{fmt_ms(quantile(every, 0.95))}, max {fmt_ms(max(every))}", flush=True)
+            out[what] = {"per_step": row, "p50": median(every), "p95": quantile(every, 0.95)}
+    return out
 
 
 def main(argv=None) -> int:

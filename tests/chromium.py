@@ -4,6 +4,7 @@ In CI (CI=true) a missing Chromium is a failure, never a silent skip.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -172,8 +173,12 @@ WATCH = r"""(() => {
 # Every run asked for or started has finished, the last not to be followed by another (a fresh server's first run
 # reruns itself through app.py), the app root says so, a page title is drawn when ``title``, no element waits for its
 # code (Streamlit's stSkeleton) and every shown chart has been drawn by plotly (it draws after the run); and that
-# has held for 50 ms with no message in between (a widget may send its value a moment after the key or click).
-SETTLED = """title => {
+# has held for 50 ms with no message in between, counted from this wait's start at the earliest (``wait``, a new
+# token per wait): a click's message can leave the page a moment after Playwright's click returned, and a page quiet
+# for long before the wait would otherwise pass at once, before that message was sent (measured: a teacher's
+# "Reveal the answer" timed at 44 ms, its run not yet begun).
+_WAITS = itertools.count(1)   # each wait's token (``SETTLED``)
+SETTLED = """([title, wait]) => {
   const w = window.__streamlit;
   if (w === undefined) throw new Error('a page opened without chromium.watch on its context');
   const drawn = c => c.getBoundingClientRect().width === 0 || c.querySelector('.js-plotly-plot')?._fullLayout
@@ -185,7 +190,8 @@ SETTLED = """title => {
     && [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(drawn);
   const key = done ? `${w.asked},${w.started},${w.finished}` : '', now = performance.now();
   if (key !== w.heldKey) { w.heldKey = key; w.heldSince = now; }
-  return done && now - w.heldSince >= 50;
+  if (w.wait !== wait) { w.wait = wait; w.waitSince = now; }
+  return done && now - Math.max(w.heldSince, w.waitSince) >= 50;
 }"""
 
 
@@ -198,7 +204,7 @@ def watch(context):
 def wait_idle(page, timeout: float = 120):
     """Wait until every script run the page asked for or the server started has finished, none follows, and the
     page shows a title (``SETTLED``); the page's context must be watched (``watch``; ``open_page`` does)."""
-    page.wait_for_function(SETTLED, arg=True, timeout=timeout * 1000, polling=25)
+    page.wait_for_function(SETTLED, arg=[True, next(_WAITS)], timeout=timeout * 1000, polling=25)
 
 
 def show_without_predicting(page, timeout: float = 120) -> None:
@@ -212,7 +218,7 @@ def show_without_predicting(page, timeout: float = 120) -> None:
 
 async def settled(page, timeout_ms: float, title: bool = False) -> None:
     """Async ``wait_idle`` (pages from ``new_page_async``, which watches them)."""
-    await page.wait_for_function(SETTLED, arg=title, timeout=timeout_ms, polling=25)
+    await page.wait_for_function(SETTLED, arg=[title, next(_WAITS)], timeout=timeout_ms, polling=25)
 
 
 def exception_texts(page) -> list[str]:
