@@ -131,7 +131,8 @@ def rows_sum_to_one(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
     result = extract(loaded, param(params, "text"))
     worst = float(np.abs(result.weights.astype(np.float64).sum(-1) - 1).max())
     layers, heads = result.weights.shape[:2]
-    return worst <= 1e-4, f"the rows of its {layers}×{heads} heads differ from 1 by at most {worst:.1e}"
+    return worst <= 1e-4, _("the rows of its {layers}×{heads} heads differ from 1 by at most {worst}").format(
+        layers=layers, heads=heads, worst=f"{worst:.1e}")
 
 
 def recompute_agrees(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
@@ -140,8 +141,8 @@ def recompute_agrees(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
         raise NotComputable("this model's queries and keys cannot be captured, so nothing is recomputed")
     layer, head = int(params.get("layer", 0)), int(params.get("head", 0))
     diff = float(result.fidelity[layer, head])
-    return diff < 1e-5, (f"our recompute of L{layer}H{head} differs from the model's weights by at most {diff:.1e} "
-                         "(the page's tick needs less than 1e-5)")
+    return diff < 1e-5, _("our recompute of {head} differs from the model's weights by at most {diff} (the page's "
+                          "tick needs less than 1e-5)").format(head=f"L{layer}H{head}", diff=f"{diff:.1e}")
 
 
 def _query_rows(result, params: Params, name: str = "query") -> list[int]:
@@ -170,22 +171,22 @@ def _flip(loaded: LoadedModel, params: Params, text="text", text_b="text_b", que
 def some_heads_flip(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
     found, words = _flip(loaded, params)
     n, total = int(found.table["flips"].sum()), len(found.table)
-    return 1 <= n <= total / 2, (f"{n} of {total} heads lean to {words[0]!r} in the first sentence and to "
-                                 f"{words[1]!r} in the second")
+    return 1 <= n <= total / 2, _("{n} of {total} heads lean to {first} in the first sentence and to {second} in "
+                                  "the second").format(n=n, total=total, first=repr(words[0]), second=repr(words[1]))
 
 
 def causal_upper_zero(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
     weights = extract(loaded, param(params, "text")).weights
     upper = float(np.triu(weights, k=1).max())    # (layer, head, query, key): keys after the query
-    return upper == 0.0, f"the largest weight any head puts on a later token is {upper:.1e}"
+    return upper == 0.0, _("the largest weight any head puts on a later token is {upper}").format(upper=f"{upper:.1e}")
 
 
 def first_token_sinks(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
     weights = extract(loaded, param(params, "text")).weights
     on_first = weights[:, :, 1:, 0].mean(-1)    # (layer, head): averaged over the queries after the first token
     many, total = int((on_first > 0.5).sum()), on_first.size
-    return many >= total / 3, (f"{many} of {total} heads put more than half of their attention (averaged over the "
-                               "later tokens) on the first token")
+    return many >= total / 3, _("{many} of {total} heads put more than half of their attention (averaged over the "
+                                "later tokens) on the first token").format(many=many, total=total)
 
 
 def temperature_flattens(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
@@ -229,5 +230,5 @@ def looking_vs_mattering_weak(loaded: LoadedModel, params: Params) -> tuple[bool
     swept = knockout.sweep(loaded, param(params, "text"), param(params, "text_b"), params.get("ablation", "zero"),
                            candidates=cands, query=query)
     rho = knockout.spearman(knockout.flip_map(found.table), swept.effect)
-    return bool(np.isfinite(rho)) and abs(rho) < 0.4, (f"the rank correlation between the heads' attention flip and "
-                                                       f"their knockout effect is ρ = {rho:+.2f}")
+    return bool(np.isfinite(rho)) and abs(rho) < 0.4, _("the rank correlation between the heads' attention flip and "
+                                                        "their knockout effect is ρ = {rho}").format(rho=f"{rho:+.2f}")

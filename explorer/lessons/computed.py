@@ -68,43 +68,43 @@ COMPUTED: dict[str, Computed] = {
 }
 
 CHECKS: dict[str, Check] = {
-    "rows_sum_to_one": Check(claims.rows_sum_to_one, "every row of attention weights adds up to exactly 1",
+    "rows_sum_to_one": Check(claims.rows_sum_to_one, N_("every row of attention weights adds up to exactly 1"),
                              (HEATMAPS, FLIP)),
-    "recompute_agrees": Check(claims.recompute_agrees, "our own recompute of the head agrees with the model's "
-                              "weights (the tick under the chart)", (HEATMAPS,)),
-    "encoder_reads_later": Check(claims.encoder_reads_later, "the query word reads the words after it too (no "
-                                 "causal mask)", (FLIP,)),
-    "some_heads_flip": Check(claims.some_heads_flip, "some heads, but not most, move the query's attention from the "
-                             "first candidate to the second", (FLIP,)),
-    "causal_upper_zero": Check(claims.causal_upper_zero, "no token puts any weight on a later token (exactly 0)",
+    "recompute_agrees": Check(claims.recompute_agrees, N_("our own recompute of the head agrees with the model's "
+                              "weights (the tick under the chart)"), (HEATMAPS,)),
+    "encoder_reads_later": Check(claims.encoder_reads_later, N_("the query word reads the words after it too (no "
+                                 "causal mask)"), (FLIP,)),
+    "some_heads_flip": Check(claims.some_heads_flip, N_("some heads, but not most, move the query's attention from the "
+                             "first candidate to the second"), (FLIP,)),
+    "causal_upper_zero": Check(claims.causal_upper_zero, N_("no token puts any weight on a later token (exactly 0)"),
                                (HEATMAPS,)),
-    "first_token_sinks": Check(claims.first_token_sinks, "many heads park most of their attention on the first "
-                               "token", (HEATMAPS,)),
-    "temperature_flattens": Check(claims.temperature_flattens, "a temperature of 2 instead of 1 flattens the "
-                                  "next-token distribution", (WRITE,)),
-    "writers_look_elsewhere": Check(claims.writers_look_elsewhere, "a head can push the written token up a lot "
-                                    "without attending strongly to one word of the prompt", (WRITE,)),
-    "top_writers_share": Check(claims.top_writers_share, "a handful of heads stand out, yet the five strongest "
-                               "carry only about a third of all the heads' push (between a fifth and a half)",
+    "first_token_sinks": Check(claims.first_token_sinks, N_("many heads park most of their attention on the first "
+                               "token"), (HEATMAPS,)),
+    "temperature_flattens": Check(claims.temperature_flattens, N_("a temperature of 2 instead of 1 flattens the "
+                                  "next-token distribution"), (WRITE,)),
+    "writers_look_elsewhere": Check(claims.writers_look_elsewhere, N_("a head can push the written token up a lot "
+                                    "without attending strongly to one word of the prompt"), (WRITE,)),
+    "top_writers_share": Check(claims.top_writers_share, N_("a handful of heads stand out, yet the five strongest "
+                               "carry only about a third of all the heads' push (between a fifth and a half)"),
                                (WRITE,)),
-    "looking_vs_mattering_weak": Check(claims.looking_vs_mattering_weak, "the heads whose attention flips most are "
-                                       "not the heads whose knockout matters most (a weak rank correlation)",
+    "looking_vs_mattering_weak": Check(claims.looking_vs_mattering_weak, N_("the heads whose attention flips most are "
+                                       "not the heads whose knockout matters most (a weak rank correlation)"),
                                        (HEADS_DO,)),
-    "writes_the_repeat": Check(induction_claims.writes_the_repeat, "the model's greedy continuation copies what "
-                               "followed the prompt's last token the first time", (WRITE,)),
-    "strongest_previous_token_head": Check(induction_claims.strongest_previous_token_head, "this is the model's "
-                                           "strongest previous-token head", (HEATMAPS,)),
-    "strongest_induction_head": Check(induction_claims.strongest_induction_head, "this is the model's strongest "
-                                      "induction head", (HEATMAPS,)),
-    "previous_before_induction": Check(induction_claims.previous_before_induction, "the two heads shown are the "
+    "writes_the_repeat": Check(induction_claims.writes_the_repeat, N_("the model's greedy continuation copies what "
+                               "followed the prompt's last token the first time"), (WRITE,)),
+    "strongest_previous_token_head": Check(induction_claims.strongest_previous_token_head, N_("this is the model's "
+                                           "strongest previous-token head"), (HEATMAPS,)),
+    "strongest_induction_head": Check(induction_claims.strongest_induction_head, N_("this is the model's strongest "
+                                      "induction head"), (HEATMAPS,)),
+    "previous_before_induction": Check(induction_claims.previous_before_induction, N_("the two heads shown are the "
                                        "strongest previous-token head and, in a later layer, the strongest "
-                                       "induction head", (COMPARE,)),
-    "split_adds_up": Check(score_claims.split_adds_up, "the token and position parts add up to the score exactly",
+                                       "induction head"), (COMPARE,)),
+    "split_adds_up": Check(score_claims.split_adds_up, N_("the token and position parts add up to the score exactly"),
                            (HEATMAPS,)),
-    "curve_meets_score": Check(score_claims.curve_meets_score, "the distance curve at the pair's own distance is "
-                               "the heatmap's score", (HEATMAPS,)),
-    "shared_keys_differ": Check(score_claims.shared_keys_differ, "query heads that share one key head still "
-                                "attend differently", (HEATMAPS,)),
+    "curve_meets_score": Check(score_claims.curve_meets_score, N_("the distance curve at the pair's own distance is "
+                               "the heatmap's score"), (HEATMAPS,)),
+    "shared_keys_differ": Check(score_claims.shared_keys_differ, N_("query heads that share one key head still "
+                                "attend differently"), (HEATMAPS,)),
 }
 
 
@@ -152,9 +152,9 @@ def contradiction(step: Step, number: int, loaded: LoadedModel) -> str | None:
             agrees, measured = check.measure(loaded, step.params)
         except ValueError as err:   # NotComputable included
             agrees, measured = False, _("it could not be measured ({why})").format(why=str(err).rstrip("."))
-        if not agrees:   # the teacher's notes: the claim stays as the lesson (English) makes it
+        if not agrees:
             found.append(_("Step {n} (“{title}”) says {claim}, but on {model} {measured}.").format(
-                n=number, title=step.title, claim=check.claim, model=step_model(step), measured=measured))
+                n=number, title=step.title, claim=_(check.claim), model=step_model(step), measured=measured))
     return " ".join(found) or None
 
 

@@ -127,15 +127,17 @@ def knockout_repeat_loss(loaded: LoadedModel, params: Params) -> Question:
 def strongest_previous_token_head(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
     layer, head, score = _strongest(loaded, "previous_token")
     mine = (int(params.get("layer", 0)), int(params.get("head", 0)))
-    return mine == (layer, head), (f"the head-role probe's strongest previous-token head is L{layer}H{head} "
-                                   f"({score:.0%} of its attention on the token before, over three sample texts)")
+    return mine == (layer, head), _("the head-role probe's strongest previous-token head is {head} ({share} of its "
+                                    "attention on the token before, over three sample texts)").format(
+        head=f"L{layer}H{head}", share=f"{score:.0%}")
 
 
 def strongest_induction_head(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
     layer, head, score = _strongest(loaded, "induction")
     mine = (int(params.get("layer", 0)), int(params.get("head", 0)))
-    return mine == (layer, head), (f"the head-role probe's strongest induction head is L{layer}H{head} ({score:.0%} "
-                                   "of its attention on the token after the earlier copy, on 20 random tokens twice)")
+    return mine == (layer, head), _("the head-role probe's strongest induction head is {head} ({share} of its "
+                                    "attention on the token after the earlier copy, on 20 random tokens twice)").format(
+        head=f"L{layer}H{head}", share=f"{score:.0%}")
 
 
 def previous_before_induction(loaded: LoadedModel, params: Params) -> tuple[bool, str]:

@@ -100,16 +100,18 @@ def split_adds_up(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
     result, b = cell(loaded, params)
     split = _origin(loaded, result, b, "learned").split
     gap = abs(split.total - split.score)
-    return gap <= TOLERANCE * b.size, (f"the parts add up to {split.total:+.5f} and the score is {split.score:+.5f} "
-                                       f"(difference {gap:.1e})")
+    return gap <= TOLERANCE * b.size, _("the parts add up to {total} and the score is {score} (difference "
+                                        "{gap})").format(total=f"{split.total:+.5f}", score=f"{split.score:+.5f}",
+                                                         gap=f"{gap:.1e}")
 
 
 def curve_meets_score(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
     result, b = cell(loaded, params)
     r = _origin(loaded, result, b, "rope").rotary
     gap = abs(r.at_own - b.score)
-    return gap <= TOLERANCE * b.size, (f"at the pair's own distance {r.own} the curve gives {r.at_own:+.5f}, the "
-                                       f"score is {b.score:+.5f} (difference {gap:.1e})")
+    return gap <= TOLERANCE * b.size, _("at the pair's own distance {own} the curve gives {curve}, the score is "
+                                        "{score} (difference {gap})").format(own=r.own, curve=f"{r.at_own:+.5f}",
+                                                                             score=f"{b.score:+.5f}", gap=f"{gap:.1e}")
 
 
 def shared_keys_differ(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
@@ -118,6 +120,7 @@ def shared_keys_differ(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
     group = range(b.kv_head * share, (b.kv_head + 1) * share)
     rows = result.weights[b.layer, list(group), b.query]                  # (share, key)
     apart = float(max(np.abs(rows[i] - rows[j]).sum() / 2 for i in range(share) for j in range(i + 1, share)))
-    return b.grouped and apart > 0.1, (f"the query heads {group[0]}–{group[-1]} sharing key head {b.kv_head} give "
-                                       f"“{b.query_token}” rows that differ by up to {apart:.0%} of their weight "
-                                       "(total variation distance)")
+    said = _("the query heads {first}–{last} sharing key head {kv} give “{token}” rows that differ by up to {apart} "
+             "of their weight (total variation distance)")
+    return b.grouped and apart > 0.1, said.format(first=group[0], last=group[-1], kv=b.kv_head, token=b.query_token,
+                                                  apart=f"{apart:.0%}")

@@ -119,6 +119,24 @@ def test_a_check_that_disagrees_names_the_step_the_claim_and_the_measure(monkeyp
                     "too short).")
 
 
+def test_a_contradiction_reads_in_the_sessions_language(monkeypatch, tiny_loaded):
+    """The claim (a catalogue message) and the measured value's sentence are in the language the step is checked
+    in: a German teacher reads no English in the warning."""
+    from explorer.lessons.claims import rows_sum_to_one
+    from explorer.words.i18n import language
+
+    with language("de"):
+        holds, measured = rows_sum_to_one(tiny_loaded("bert"), {"text": "the cat sat on the mat"})
+    assert holds and measured.startswith("die Zeilen seiner ") and "weichen um höchstens" in measured
+    claim = computed_mod.CHECKS["rows_sum_to_one"].claim
+    wrong = Check(lambda loaded, params: (False, "ρ = 0.9"), claim, ("pages/heatmaps.py",))
+    monkeypatch.setattr(computed_mod, "CHECKS", {"rows_sum_to_one": wrong})
+    with language("de"):
+        said = contradiction(Step("Zeilen", "pages/heatmaps.py", 2.0, checks=("rows_sum_to_one",)), 2, None)
+    assert said == ("Schritt 2 („Zeilen“) sagt: jede Zeile der Aufmerksamkeitsgewichte ergibt genau 1; aber bei "
+                    "all-MiniLM-L6-v2: ρ = 0.9.")
+
+
 def test_the_rooms_view_and_the_handout_carry_the_computed_question_or_its_sentence():
     lesson = parse(WRITE, "lens.toml")
     question = Question("From which layer on?", ("early", "late"), "late", "measured: **29**")
