@@ -119,12 +119,6 @@ def cpu_seconds(pids: list[int]) -> float:
     return total
 
 
-# the class-question id of a page that asks its own question (a step's ``question = "page"``), as its ask_first names it
-OWN_QUESTION = {"pages/lab_softmax.py": "softmax", "pages/lab_permutation.py": "perm", "pages/lab_masks.py": "padding",
-                "pages/write.py": "write_next", "pages/explain.py": "explain_top_word",
-                "pages/heatmaps.py": "bd_question"}
-
-
 async def run(url: str, store_env: dict, n: int, rounds: int, source: str = LESSONS["1"],
               pids: list[int] = (), reveal: bool = False) -> dict:
     """Next to every step, ``rounds`` times; with ``reveal``, after each step's Next the teacher also reveals its
@@ -133,6 +127,7 @@ async def run(url: str, store_env: dict, n: int, rounds: int, source: str = LESS
     from explorer.classroom import open_store
     from explorer.lessons import catalogue
     from explorer.lessons.run import place
+    from explorer.words.pages import PAGES
 
     lesson = next(x for x in catalogue({})[0] if x.source == source)
     print(f"{lesson.title}: {n} followers", flush=True)
@@ -147,7 +142,7 @@ async def run(url: str, store_env: dict, n: int, rounds: int, source: str = LESS
 
     def question_of(i: int) -> str | None:
         step = lesson.steps[i]
-        return OWN_QUESTION.get(step.page) if step.page_question else place(lesson, i, started, started)["qid"]
+        return PAGES[step.page].quiz if step.page_question else place(lesson, i, started, started)["qid"]
     publish(len(lesson.steps) - 1)   # the class waits on the last step; every step is then timed, the first too
     followers = [Follower(url, room) for _ in range(n)]
     for i, f in enumerate(followers):

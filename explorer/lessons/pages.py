@@ -21,7 +21,7 @@ _HEAD_ID = re.compile(r"^L(\d{1,3})H(\d{1,3})$")
 # the pages a lesson step may open, by file, in the navigation's order
 STEP_PAGES: dict[str, Page] = {file: page for file, page in PAGES.items() if page.params is not None}
 # the pages that ask their own predict-then-reveal question (a step may point to it instead of asking its own)
-PAGE_QUESTIONS = {file for file, page in STEP_PAGES.items() if page.asks_itself}
+PAGE_QUESTIONS = {file for file, page in STEP_PAGES.items() if page.quiz}
 # (parameter, value) a page asks its own question only with: the heatmap's is its score breakdown's, asked while
 # the breakdown is open
 PAGE_QUESTION_NEEDS = {"pages/heatmaps.py": ("breakdown", "1")}

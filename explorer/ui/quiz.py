@@ -103,6 +103,12 @@ def folded_line(folded: str, homework: bool = False) -> bool:
     return False
 
 
+def answered_here(key: str) -> bool:
+    """Whether this session, outside a class, has committed a prediction to question ``key`` or chosen to see the
+    answer without one (what unfolds an ``ask_first``)."""
+    return st.session_state.get(f"{key}_committed") is not None
+
+
 def asked(question: Question, key: str) -> tuple[bool | None, bool]:
     """Draw ``question`` -> (whether the answer given was right, None before one; whether what answers it may be
     drawn: committed or shown without a prediction, in a class revealed by the teacher)."""

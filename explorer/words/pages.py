@@ -44,7 +44,7 @@ class Page:
     params: Mapping[str, Param] | None = None   # what a lesson step may set; None: no step opens this page
     model_param: str = "model"  # the parameter naming the model (whose layers and heads bound "layer", "head")
     default_model: str = EMBEDDED_ENCODER   # the model the page shows when the link names none
-    asks_itself: bool = False   # the page asks its own predict-then-reveal question (a step may use it)
+    quiz: str = ""              # the key of the page's own predict-then-reveal question ("": none; a step may use it)
     default: bool = False       # the page the app opens on
 
 
@@ -83,7 +83,7 @@ EXPLORE = Section(N_("Explore real models"), N_("Explore real models"), (
           "d_k", "fidelity", "rollout", "weight × value size", "encoder", "decoder", "cross-attention", "RoPE"),
          {"model": MODEL, "text": TEXT, "weighting": WEIGHTING, "layer": LAYER, "head": HEAD,
           "query": Param("int", high=511), "key": Param("int", high=511), "breakdown": FLAG},
-         asks_itself=True),   # the score breakdown's question, with breakdown = 1 (explorer.lessons.pages)
+         quiz="bd_question"),   # the score breakdown's question, with breakdown = 1 (explorer.lessons.pages)
     Page("pages/flip.py", N_("Antecedent flip"), ":material/swap_horiz:",
          N_("Change one word of a sentence (tired to wide) and find the heads whose attention from it moves."),
          N_("Which heads notice what it refers to?"),
@@ -120,14 +120,14 @@ EXPLORE = Section(N_("Explore real models"), N_("Explore real models"), (
           "topk": Param("int", high=1000), "topp": Param("number", low=0.01, high=1.0),
           "seed": Param("int", high=2**31 - 1), "predict": FLAG, "step": Param("int", high=63), "layer": LAYER,
           "head": HEAD, "vtemp": Param("number", low=0.05, high=5.0)},
-         model_param="lm", default_model=EMBEDDED_DECODER, asks_itself=True),
+         model_param="lm", default_model=EMBEDDED_DECODER, quiz="write_next"),
     Page("pages/explain.py", N_("Which words mattered?"), ":material/troubleshoot:",
          N_("Compare six explanations of one prediction and test which one is faithful."),
          N_("Is attention an explanation?"),
          ("attribution", "attention weight", "rollout", "attention flow", "weight × value size", "gradient",
           "gradient × input", "integrated gradients", "faithfulness", "log-odds", "decoder"),
          {"model": MODEL, "text": TEXT, "ex_query": WORD, "ex_c1": WORD, "ex_c2": WORD},
-         default_model=EMBEDDED_DECODER, asks_itself=True),
+         default_model=EMBEDDED_DECODER, quiz="explain_top_word"),
 ))
 
 CONCEPTS = Section(N_("Concepts"), N_("Concepts: the labs"), (
@@ -135,17 +135,17 @@ CONCEPTS = Section(N_("Concepts"), N_("Concepts: the labs"), (
          N_("Follow three tokens through queries, keys, scores, softmax and values, every number by hand."),
          N_("What exactly does one head compute?"),
          ("token", "query", "key", "value", "score", "d_k", "softmax", "attention weight"),
-         NONE, asks_itself=True),
+         NONE, quiz="worked"),
     Page("pages/lab_softmax.py", N_("Softmax saturation"), ":material/thermostat:",
          N_("Grow d_k and the temperature and watch the softmax turn to one winner."),
          N_("Why are the scores divided by √d_k?"),
          ("score", "query", "key", "d_k", "softmax", "saturation", "temperature", "entropy", "layer", "head"),
-         NONE, asks_itself=True),
+         NONE, quiz="softmax"),
     Page("pages/lab_permutation.py", N_("Permutation"), ":material/shuffle:",
          N_("Shuffle a sentence's tokens and compare what attention gives back, with and without positions."),
          N_("Does attention know word order by itself?"),
          ("token", "permutation", "attention weight", "positional encoding", "embedding"),
-         NONE, asks_itself=True),
+         NONE, quiz="perm"),
     Page("pages/lab_positions.py", N_("Positional encodings"), ":material/place:",
          N_("Explore sinusoidal, learned and rotary positions, and the distances real heads prefer."),
          N_("How does a model know where a word stands?"),
@@ -156,17 +156,17 @@ CONCEPTS = Section(N_("Concepts"), N_("Concepts: the labs"), (
          N_("Compare an encoder's and a decoder's attention, and see what padding does."),
          N_("Who may look at whom?"),
          ("mask", "causal mask", "padding mask", "score", "softmax", "encoder", "decoder", "layer", "head"),
-         NONE, asks_itself=True),
+         NONE, quiz="padding"),
     Page("pages/lab_block.py", N_("Heads and the block"), ":material/layers:",
          N_("Split the model's width into heads and build one layer from scratch, norm first or last."),
          N_("What happens around attention in a layer?"),
          ("transformer", "head", "d_model", "output projection", "residual stream", "layer norm", "MLP", "layer"),
-         NONE, asks_itself=True),
+         NONE, quiz="heads"),
     Page("pages/lab_why_attention.py", N_("Why attention"), ":material/route:",
          N_("Count the steps between two words in a recurrent network and in attention, and the cost of each."),
          N_("What does attention buy over reading word by word?"),
          ("RNN", "path length", "attention weight", "layer", "head"),
-         NONE, asks_itself=True),
+         NONE, quiz="why"),
 ))
 
 SECTIONS: tuple[Section, ...] = (START, EXPLORE, CONCEPTS)   # the navigation's order

@@ -5,7 +5,7 @@ teacher link) carries on at the store's step, a finished lesson shows each follo
 and an uploaded lesson file with an error is one literal message."""
 
 import pytest
-from pagetest import click, join, open_page, session
+from pagetest import SHOW, click, join, open_page, session
 from streamlit.testing.v1 import AppTest
 
 from explorer.classroom import normalise_code
@@ -238,3 +238,26 @@ def test_the_lesson_clock_by_hand(tmp_path, monkeypatch):
     assert clock(5.5 * 60).endswith("by the end of this step: 5 min · running late")
     click(at, "Next")
     assert clock(5.5 * 60).endswith("by the end of this step: 10 min")
+
+
+OWN_QUESTION = """title = "Own question"
+[[step]]
+title = "Spread"
+page = "pages/lab_softmax.py"
+minutes = 2
+notes = "The answer is the third option: say so after the vote."
+question = "page"
+"""
+
+
+def test_run_alone_the_notes_wait_until_the_pages_own_question_is_answered(tmp_path, monkeypatch):
+    """A step whose question is the page's own (``question = "page"``): run alone, its notes (which may hold the
+    answer) stay hidden until that question is committed or skipped, as they do for a step's own question."""
+    (tmp_path / "own.toml").write_text(OWN_QUESTION)
+    monkeypatch.setenv("EXPLORER_LESSONS_DIR", str(tmp_path))
+    at = session()
+    at.button(key="_home_dir-own_alone").click().run()
+    assert "step **1 of 1**" in texts(at) and "Predict, then reveal" in texts(at)
+    assert "Your notes" not in texts(at) and "third option" not in texts(at)
+    click(at, SHOW)
+    assert "Your notes" in texts(at) and "The answer is the third option" in texts(at)

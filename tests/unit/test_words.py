@@ -126,6 +126,26 @@ def test_the_table_holds_every_page_file_once_with_a_title_icon_and_question():
     assert sorted(listed) == sorted(f for f in files if f != "pages/home.py")   # Home lists every other page
 
 
+def _question_keys(path: Path) -> set[str]:
+    """The keys of the predict-then-reveal questions a file asks (``ask_first(q, "softmax", …)``, ``key="worked"``)."""
+    found = set()
+    for call in ast.walk(ast.parse(path.read_text())):
+        if isinstance(call, ast.Call) and getattr(call.func, "id", "") in ("ask_first", "predict_then_reveal"):
+            given = [*call.args[1:2], *(k.value for k in call.keywords if k.arg == "key")]
+            found |= {a.value for a in given if isinstance(a, ast.Constant) and isinstance(a.value, str)}
+    return found
+
+
+def test_a_pages_quiz_key_is_the_key_of_a_question_it_asks():
+    """``Page.quiz`` names the question a lesson step uses with ``question = "page"`` (and the lesson bar waits on):
+    it must be a key the page file, or a view it draws from explorer/ui/views/, passes to ask_first."""
+    views = set().union(*(_question_keys(f) for f in (ROOT / "explorer/ui/views").glob("*.py")))
+    asking = [p for p in pages.PAGES.values() if p.quiz]
+    assert len(asking) >= 9
+    for page in asking:
+        assert page.quiz in _question_keys(ROOT / page.file) | views, page
+
+
 def test_app_py_builds_its_navigation_from_the_table_alone():
     """app.py names no page file, title or icon: its st.Page entries come from a loop over SECTIONS (AppTest in
     tests/app/test_navigation_app.py checks the navigation it draws)."""

@@ -206,7 +206,9 @@ def _teacher_bar(lesson: Lesson, index: int, asked: Question | str | None) -> bo
         return True
     shown = _question(step.question.question() if step.question else asked, lesson.question_id(index),
                       step.page_question)
-    if notes is not None and (shown or membership.code()):   # never on a student's screen; alone, after the answer
+    # alone, the notes (which may hold the answer) wait for it: the step's question, or the page's own, answered
+    answered = shown and (not step.page_question or quiz.answered_here(STEP_PAGES[step.page].quiz))
+    if notes is not None and (answered or membership.code()):   # never on a student's screen
         with notes:
             _notes(lesson, index)
     return shown
