@@ -4,7 +4,6 @@ In CI (CI=true) a missing Chromium is a failure, never a silent skip.
 """
 from __future__ import annotations
 
-import itertools
 import os
 import re
 import shutil
@@ -136,7 +135,10 @@ IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'   # the scri
 # is one protobuf message: its top-level fields are read, payloads skipped.
 WATCH = r"""(() => {
   if (window.__streamlit) return;
-  const w = window.__streamlit = {asked: 0, started: 0, finished: 0, status: -1, runs: 0};
+  const w = window.__streamlit = {asked: 0, started: 0, finished: 0, status: -1, runs: 0, input: 0};
+  for (const kind of ['pointerdown', 'click', 'keydown']) {   // the user's last input (a click's run may follow)
+    addEventListener(kind, () => { w.input = performance.now(); }, true);
+  }
   const varint = (b, i) => {
     let v = 0, s = 1, x;
     do { x = b[i++]; v += (x & 127) * s; s *= 128; } while (x > 127);
@@ -172,26 +174,25 @@ WATCH = r"""(() => {
 
 # Every run asked for or started has finished, the last not to be followed by another (a fresh server's first run
 # reruns itself through app.py), the app root says so, a page title is drawn when ``title``, no element waits for its
-# code (Streamlit's stSkeleton) and every shown chart has been drawn by plotly (it draws after the run); and that
-# has held for 50 ms with no message in between, counted from this wait's start at the earliest (``wait``, a new
-# token per wait): a click's message can leave the page a moment after Playwright's click returned, and a page quiet
-# for long before the wait would otherwise pass at once, before that message was sent (measured: a teacher's
-# "Reveal the answer" timed at 44 ms, its run not yet begun).
-_WAITS = itertools.count(1)   # each wait's token (``SETTLED``)
-SETTLED = """([title, wait]) => {
+# code (Streamlit's stSkeleton), every shown chart has been drawn by plotly (it draws after the run), and the user's
+# last input (a click, a key) has either sent its run or been left 100 ms without one: a click's message can leave the
+# page a moment after Playwright's click returned, and a page quiet before the click then passed at once (measured: a
+# teacher's "Reveal the answer" timed at 44 ms, its run not begun); all that held for 50 ms with no message between.
+SETTLED = """title => {
   const w = window.__streamlit;
   if (w === undefined) throw new Error('a page opened without chromium.watch on its context');
   const drawn = c => c.getBoundingClientRect().width === 0 || c.querySelector('.js-plotly-plot')?._fullLayout
     && c.querySelector('.main-svg') !== null;
+  const now = performance.now();
   const done = w.finished > w.asked && w.finished >= w.started && w.status !== 2
+    && (w.asked >= w.input || now - w.input >= 100)
     && document.querySelector('[data-testid="stApp"]')?.dataset.testScriptState === 'notRunning'
     && (!title || document.querySelector('[data-testid="stMain"] h1') !== null)
     && document.querySelector('[data-testid="stSkeleton"]') === null
     && [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(drawn);
-  const key = done ? `${w.asked},${w.started},${w.finished}` : '', now = performance.now();
+  const key = done ? `${w.asked},${w.started},${w.finished}` : '';
   if (key !== w.heldKey) { w.heldKey = key; w.heldSince = now; }
-  if (w.wait !== wait) { w.wait = wait; w.waitSince = now; }
-  return done && now - Math.max(w.heldSince, w.waitSince) >= 50;
+  return done && now - w.heldSince >= 50;
 }"""
 
 
@@ -204,7 +205,7 @@ def watch(context):
 def wait_idle(page, timeout: float = 120):
     """Wait until every script run the page asked for or the server started has finished, none follows, and the
     page shows a title (``SETTLED``); the page's context must be watched (``watch``; ``open_page`` does)."""
-    page.wait_for_function(SETTLED, arg=[True, next(_WAITS)], timeout=timeout * 1000, polling=25)
+    page.wait_for_function(SETTLED, arg=True, timeout=timeout * 1000, polling=25)
 
 
 def show_without_predicting(page, timeout: float = 120) -> None:
@@ -218,7 +219,7 @@ def show_without_predicting(page, timeout: float = 120) -> None:
 
 async def settled(page, timeout_ms: float, title: bool = False) -> None:
     """Async ``wait_idle`` (pages from ``new_page_async``, which watches them)."""
-    await page.wait_for_function(SETTLED, arg=[title, next(_WAITS)], timeout=timeout_ms, polling=25)
+    await page.wait_for_function(SETTLED, arg=title, timeout=timeout_ms, polling=25)
 
 
 def exception_texts(page) -> list[str]:
