@@ -1,6 +1,6 @@
 """The teacher's own Next, in one browser: seconds from the click on Next to the new step's page drawn.
 
-    .venv/bin/python bench/teacher_next.py [--lesson 1|2|3] [--rounds 1]
+    .venv/bin/python bench/teacher_next.py [--lesson 1-5|all] [--rounds 1]
 
 One server, one headless Chromium, nobody else (a class's followers are timed server-side by
 bench/lesson_bench.py, since thirty browsers on two cores would measure the machine). The teacher starts the lesson
@@ -22,11 +22,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+from bench.lesson_bench import LESSONS as SOURCES  # noqa: E402  (the app's lessons, by number)
 from bench.stats import median, quantile  # noqa: E402
 from bench.ws_load import fmt_ms  # noqa: E402
 
-SOURCES = {"1": "app:1-attention-in-20-minutes", "2": "app:2-how-a-decoder-writes",
-           "3": "app:3-is-attention-an-explanation"}
 # drawn: no run or shared job under way, and every chart drawn by plotly; ``charts``: at least one chart (a step's
 # page unfolded; before its question is revealed the page is folded and its question is what the teacher sees)
 DRAWN = """charts => {

@@ -77,7 +77,7 @@ class LessonError(ValueError):
         return f"{', '.join(where)}: {self.why}."
 
 
-def too_big(size: int) -> Later:
+def _too_big(size: int) -> Later:
     return Later(N_("is {n} bytes; a lesson file is at most {most}"), n=f"{size:,}", most=f"{MAX_BYTES:,}")
 
 
@@ -201,7 +201,7 @@ def _step(raw: object, number: int, fail) -> Step:
 def _table(text: str | bytes, fail) -> dict:
     """A lesson file's TOML table: at most MAX_BYTES, UTF-8, valid TOML, only the keys a lesson has."""
     if len(text) > MAX_BYTES:
-        fail(None, too_big(len(text)))
+        fail(None, _too_big(len(text)))
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
@@ -382,7 +382,7 @@ def catalogue(env: Mapping[str, str] = os.environ, lang: str | None = None
         for path in files:
             try:
                 if path.stat().st_size > MAX_BYTES:
-                    raise LessonError(path.name, too_big(path.stat().st_size))
+                    raise LessonError(path.name, _too_big(path.stat().st_size))
                 other = translation_path(folder, path.name, lang)
                 lessons.append(_read(str(path), _stamp(path), f"{prefix}:{path.stem}", lang, _stamp(other)))
             except LessonError as err:
