@@ -21,7 +21,7 @@ from explorer.labs.quiz import Question
 from explorer.model.loading import LoadedModel
 from explorer.words.i18n import N_, _
 
-from . import claims, induction_claims, score_claims
+from . import claims, induction_claims, learning_claims, score_claims
 from .claims import NotComputable
 from .model import Step
 from .pages import STEP_PAGES
@@ -48,7 +48,7 @@ class Check:
 
 
 HEATMAPS, FLIP, WRITE, HEADS_DO = "pages/heatmaps.py", "pages/flip.py", "pages/write.py", "pages/heads_do.py"
-COMPARE = "pages/compare.py"
+COMPARE, LEARN = "pages/compare.py", "pages/learn.py"
 
 COMPUTED: dict[str, Computed] = {
     "logit_lens_first_top": Computed(claims.logit_lens_first_top, (WRITE,),
@@ -65,6 +65,15 @@ COMPUTED: dict[str, Computed] = {
                               N_("which token or position part of a layer-0 score is largest")),
     "shared_key_head": Computed(score_claims.shared_key_head, (HEATMAPS,),
                                 N_("which query heads share the head's key head")),
+    "learn_copy": Computed(learning_claims.copy_asked, (LEARN,),
+                           N_("whether the model on screen learns to copy the repeated segment")),
+    "learn_drop": Computed(learning_claims.drop_asked, (LEARN,),
+                           N_("at which step the loss on the second copy drops")),
+    "learn_head": Computed(learning_claims.head_asked, (LEARN,), N_("which head becomes the induction head")),
+    "learn_partner": Computed(learning_claims.partner_asked, (LEARN,),
+                              N_("which layer-0 head the induction head needs, by knockout")),
+    "learn_ov": Computed(learning_claims.ov_asked, (LEARN,),
+                         N_("what the induction head's OV circuit writes for the token it attends to")),
 }
 
 CHECKS: dict[str, Check] = {
@@ -105,6 +114,15 @@ CHECKS: dict[str, Check] = {
                                "the heatmap's score"), (HEATMAPS,)),
     "shared_keys_differ": Check(score_claims.shared_keys_differ, N_("query heads that share one key head still "
                                 "attend differently"), (HEATMAPS,)),
+    "one_layer_does_not_copy": Check(learning_claims.does_not_copy, N_("this run does not learn to copy: no head "
+                                     "prefix-matches and the second copy stays about as hard as the first"), (LEARN,)),
+    "phase_change_recorded": Check(learning_claims.learns_to_copy, N_("this run learns to copy in a phase change"),
+                                   (LEARN,)),
+    "knockout_and_composition_agree": Check(learning_claims.pair_agrees, N_("knockout and K-composition name the same "
+                                            "layer-0 partner of the induction head, and the pair costs more than "
+                                            "any one head"), (LEARN,)),
+    "induction_head_copies": Check(learning_claims.head_copies, N_("the induction head's OV circuit copies (a copying "
+                                   "score of 0.7 or more)"), (LEARN,)),
 }
 
 
