@@ -38,9 +38,7 @@ def settings() -> config.TrainConfig:
     if "tr_steps" in st.query_params or "tr_steps" in st.session_state:
         raw["tr_steps"] = ui.from_url("tr_steps", default.steps)
     try:
-        cfg = claims.config_of({k: str(v) for k, v in raw.items()})
-        if str(cfg.n_heads) not in CHOICES["tr_heads"]:
-            raise config.ConfigError(_("Pick 1, 2 or 4 heads: the width of 32 splits evenly over those."))
+        cfg = claims.config_of({k: str(v) for k, v in raw.items()})   # 3 heads: d_model 32 does not split
     except config.ConfigError as err:
         ui.link_note(str(err))
         cfg = default

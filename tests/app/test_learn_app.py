@@ -1,0 +1,123 @@
+"""AppTest of Watch heads learn: a ready-made run shows at once behind its prediction, its curves and every head's
+heatmap are the run's own numbers, the step slider scrubs (a linked step snaps to a recorded one), Train with a tiny
+config trains the shared job and shows its knockouts and the pair, a live view the server no longer holds and bad
+link values are each one sentence, and lesson 6 opens every step."""
+from functools import partial
+
+import numpy as np
+import pytest
+from pagetest import SHOW, array, click, figures, notes, open_page, session, texts, unfolded
+
+from explorer.learning import circuits, config, runs
+from explorer.lessons import catalogue
+from explorer.serving import training
+from explorer.ui.views import learn
+
+run = partial(open_page, "pages/learn.py")
+TINY = dict(tr_layers="2", tr_heads="2", tr_seed="11", tr_steps="50")
+
+
+def linked(at, key: str) -> str:
+    value = at.query_params[key]
+    return value[0] if isinstance(value, list) else value
+
+
+def shipped():
+    return runs.shipped("two-layers")
+
+
+def test_a_ready_made_run_shows_at_once_behind_its_prediction_and_says_its_numbers():
+    at = run()
+    assert "A ready-made run of these settings" in texts(at)
+    assert figures(at) == {}   # folded until the prediction
+    assert any(b.label == SHOW for b in at.button)
+    click(at, SHOW)
+    shown, ref = figures(at), shipped()
+    loss = shown["Loss (nats): overall, first copy, second copy"]
+    second = next(t for t in loss["data"] if t["name"] == "second copy")
+    assert np.allclose(array(second["y"]), ref.series("loss_second"), atol=1e-6)
+    last = ref.checkpoints[-1]
+    assert f"{last.loss_second:.2f} on the second" in texts(at)
+    assert f"Every head on the probe sequence at step {last.step:,}" in shown
+    assert "Knockout: loss added on the second copy (nats)" in shown
+    assert "The largest K-composition is" in texts(at)
+
+
+def test_the_step_slider_scrubs_every_heads_heatmap_and_a_linked_step_snaps_to_a_recorded_one():
+    ref = shipped()
+    middle = ref.checkpoints[len(ref.checkpoints) // 2]
+    at = unfolded(run(tr_step=str(middle.step + 1)))   # not recorded: the nearest recorded step
+    assert at.select_slider(key="tr_step").value == middle.step
+    title = f"Every head on the probe sequence at step {middle.step:,}"
+    grid = figures(at)[title]
+    panels = [t for t in grid["data"] if t["type"] == "heatmap"]
+    assert len(panels) == ref.config.n_layers * ref.config.n_heads
+    assert np.allclose(array(panels[-1]["z"]).reshape(middle.probe.shape[-2:]), middle.probe[-1, -1], atol=1e-3)
+    first = ref.checkpoints[0].step
+    at.select_slider(key="tr_step").set_value(first).run()
+    assert f"Every head on the probe sequence at step {first:,}" in figures(at)
+    assert linked(at, "tr_step") == str(first)
+
+
+@pytest.mark.parametrize("link, sentence", [
+    (dict(tr_layers="9"), "n_layers must be between 1 and 3, not 9."),
+    (dict(tr_seed="abc"), "seed must be a number, not abc."),
+    (dict(tr_heads="3"), "d_model (32) must split evenly over the 3 heads."),
+    (dict(tr_task="<script>"), "The task must be one of induction, no-repeat"),
+])
+def test_a_bad_link_value_is_refused_in_one_sentence_and_the_default_run_shown(link, sentence):
+    at = run(**link)
+    assert sentence in notes(at)
+    assert at.radio(key="tr_layers").value == "2" and at.number_input(key="tr_seed").value == 0
+    assert "A ready-made run of these settings" in texts(at)
+
+
+def test_a_live_view_the_server_no_longer_holds_says_so_and_offers_train():
+    at = run(tr_train="1", **{**TINY, "tr_seed": "12"})
+    assert "which this server no longer holds" in texts(at)
+    assert any(b.label == "Train" for b in at.button)
+    assert linked(at, "tr_train") == "0"
+
+
+def test_train_with_a_tiny_config_trains_the_shared_job_and_shows_the_pair():
+    at = run(**TINY)
+    assert "These settings have no ready-made run" in texts(at)
+    click(at, "Train")
+    cfg = config.TrainConfig(seed=11, steps=50)
+    job = training.trainer().peek(cfg)
+    assert job is not None and linked(at, "tr_train") == "1"
+    assert training.trainer().start(cfg) is job   # a second Train joins the same run
+    assert job.done.wait(120) and job.error is None
+    at.run()
+    unfolded(at)
+    assert not at.exception
+    assert [c.step for c in job.run.checkpoints][-1] == 50
+    ko = circuits.knockouts(cfg, job.run.final_weights(), job.run.checkpoints[-1].prefix)
+    bars = figures(at)["Knockout: loss added on the second copy (nats)"]["data"][0]
+    names = list(bars["x"])
+    pair = "+".join(f"L{l}H{h}" for l, h in ko.induction) + f"+L0H{ko.partner[1]}"
+    assert names[-1] == pair
+    assert np.isclose(array(bars["y"])[-1], ko.pair - ko.intact, atol=1e-4)
+    assert f"the pair adds {ko.pair - ko.intact:.2f}" in texts(at)
+    assert f"OV circuit of L{ko.induction[0][0]}H{ko.induction[0][1]}" in figures(at)
+
+
+def test_lesson_6_opens_every_step():
+    lesson = next(x for x in catalogue({})[0] if x.title == "Watch a circuit grow")
+    at = session()
+    at.button(key=f"_home_{lesson.source.replace(':', '-')}_alone").click().run()
+    for n, step in enumerate(lesson.steps, 1):
+        assert f"step **{n} of {len(lesson.steps)}**" in texts(at)
+        assert "could not be computed" not in texts(at)
+        unfolded(at)
+        assert not at.exception
+        if step.page == "pages/learn.py":
+            assert at.title[-1].value == "Watch heads learn"
+        if n < len(lesson.steps):
+            click(at, "Next")
+
+
+def test_the_question_keys_tell_runs_apart():
+    ref = shipped()
+    one = runs.shipped("one-layer")
+    assert learn.question_key(ref, "drop") != learn.question_key(one, "drop")
