@@ -172,7 +172,7 @@ CONCEPTS = Section(N_("Concepts"), N_("Concepts: the labs"), (
          N_("Train a tiny transformer on a copying task, watch its heads learn, and take the trained model apart."),
          N_("How does a model come to look where it looks?"),
          ("token", "layer", "head", "attention weight", "seed", "nats", "previous-token head", "induction head",
-          "knockout", "embedding", "unembedding", "logit"),
+          "knockout", "logit", "MLP"),
          {"tr_layers": Param("choice", ("1", "2", "3")), "tr_heads": Param("choice", ("1", "2", "4")),
           "tr_task": Param("choice", TRAINING_TASKS), "tr_seed": Param("int", high=2**31 - 1),
           "tr_steps": Param("int", low=1, high=6000), "tr_step": Param("int", high=6000),
