@@ -120,4 +120,4 @@ def test_lesson_6_opens_every_step():
 def test_the_question_keys_tell_runs_apart():
     ref = shipped()
     one = runs.shipped("one-layer")
-    assert learn.question_key(ref, "drop") != learn.question_key(one, "drop")
+    assert learn.question_key(ref.config, "drop") != learn.question_key(one.config, "drop")

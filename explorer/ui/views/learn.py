@@ -153,14 +153,14 @@ def ask(shown_: Shown) -> bool:
     params.put("tr_ask", kind)
     question = claims.question(run, kind)
     if training_now:
-        quiz.predict_then_reveal(question, question_key(run, kind))
+        quiz.predict_then_reveal(question, question_key(run.config, kind))
         return True
-    return quiz.ask_first(question, question_key(run, kind), _("The curves, the heatmaps and the trained model"))
+    return quiz.ask_first(question, question_key(run.config, kind),
+                          _("The curves, the heatmaps and the trained model"))
 
 
-def question_key(run: Run, kind: str) -> str:
+def question_key(cfg: config.TrainConfig, kind: str) -> str:
     """The question's key, one per question and run (a class's votes on one run never count for another)."""
-    cfg = run.config
     return f"learn_{kind}_{cfg.n_layers}x{cfg.n_heads}_{cfg.task}_{cfg.seed}_{cfg.steps}"
 
 
