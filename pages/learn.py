@@ -17,10 +17,10 @@ st.caption(_("Every other page shows a model trained elsewhere. Here a tiny mode
 controls = teacher_driven((N_("layers"), "tr_layers"), (N_("heads"), "tr_heads"), (N_("seed"), "tr_seed"), text=None)
 with controls:
     cfg = learn.settings()
-    pressed = st.button(_("Train"), key="tr_press", icon=":material/model_training:", type="primary",
-                        help=_("One run per server for these settings: everyone who presses it watches the same run."))
+    st.button(_("Train"), key="tr_press", icon=":material/model_training:", type="primary", on_click=learn.press,
+              help=_("One run per server for these settings: everyone who presses it watches the same run."))
 ui.show_link_notes()
-shown = learn.shown(cfg, pressed)
+shown = learn.shown(cfg)
 run = shown.run
 if run is None:
     st.info(_("These settings have no ready-made run: press Train to watch one learn."), icon=":material/school:")

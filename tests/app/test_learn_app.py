@@ -6,8 +6,9 @@ from functools import partial
 
 import numpy as np
 import pytest
-from pagetest import SHOW, array, click, figures, notes, open_page, session, texts, unfolded
+from pagetest import SHOW, array, classroom_page, click, figures, join, notes, open_page, session, texts, unfolded
 
+from explorer.classroom import normalise_code
 from explorer.learning import circuits, config, runs
 from explorer.lessons import catalogue
 from explorer.serving import training
@@ -15,6 +16,9 @@ from explorer.ui.views import learn
 
 run = partial(open_page, "pages/learn.py")
 TINY = dict(tr_layers="2", tr_heads="2", tr_seed="11", tr_steps="50")
+
+
+pytestmark = pytest.mark.usefixtures("fresh_store")   # tests/app/conftest.py
 
 
 def linked(at, key: str) -> str:
@@ -121,3 +125,30 @@ def test_the_question_keys_tell_runs_apart():
     ref = shipped()
     one = runs.shipped("one-layer")
     assert learn.question_key(ref.config, "drop") != learn.question_key(one.config, "drop")
+
+
+def test_a_follower_watches_the_teachers_run_and_on_another_replica_trains_the_same_one(monkeypatch):
+    teacher = click(classroom_page(), "Start a class")
+    room = normalise_code(teacher.title[1].value)
+    student = join(room, "ada")
+    teacher.session_state["tr_steps"] = "40"
+    teacher.switch_page("pages/learn.py").run()
+    teacher.number_input(key="tr_seed").set_value(13).run()
+    click(teacher, "Train")
+    cfg = config.TrainConfig(seed=13, steps=40)
+    job = training.trainer().peek(cfg)
+    assert job is not None and job.done.wait(120) and job.error is None
+    teacher.run()
+    student.run()
+    assert not student.exception and student.title[0].value == "Watch heads learn"
+    assert linked(student, "tr_seed") == "13" and linked(student, "tr_train") == "1"
+    assert training.trainer().peek(cfg) is job   # the follower joined the teacher's run, it started none
+    prompt = "At which step will the loss on the second copy drop?"
+    assert prompt in texts(teacher) and prompt in texts(student)   # the class question, on every screen
+    monkeypatch.setattr(training, "_TRAINER", None)   # another replica: a trainer without the teacher's run
+    student.run()
+    assert not student.exception
+    other = training.trainer().peek(cfg)
+    assert other is not None and other is not job   # the follower started the same config there
+    assert other.done.wait(120) and other.error is None
+    assert runs.same_run(other.run, job.run)   # deterministic: the same numbers on every replica of this machine

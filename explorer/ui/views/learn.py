@@ -86,10 +86,19 @@ def ready_made(name: str | None) -> Run | None:
         return None
 
 
-def shown(cfg: config.TrainConfig, pressed: bool) -> Shown:
-    """The run to show for ``cfg``: Train (``pressed``), or a link with ``tr_train=1``, shows the shared live job;
-    a follower starts it if its replica has none; anyone else is told the live run is gone and may train again."""
+PRESSED = "_tr_pressed"   # Train was pressed: kept until the run it asks for has started (a rerun may come between)
+
+
+def press() -> None:
+    """Train's callback: remembered in the session (a button's value lasts one run, which a rerun can cut short)."""
+    st.session_state[PRESSED] = True
+
+
+def shown(cfg: config.TrainConfig) -> Shown:
+    """The run to show for ``cfg``: Train, or a view with ``tr_train=1``, shows the shared live job; a teacher or a
+    follower starts it if its replica has none; anyone else is told the live run is gone and may train again."""
     trainer = training.trainer()
+    pressed = bool(st.session_state.get(PRESSED))
     wants = pressed or str(ui.from_url("tr_train", "0")) == "1"
     job = trainer.peek(cfg) if wants else None
     if wants and (pressed or (job is None and (membership.following() or membership.teacher_key()))):
@@ -97,6 +106,7 @@ def shown(cfg: config.TrainConfig, pressed: bool) -> Shown:
             job = trainer.start(cfg)
         except training.Busy as err:
             st.warning(str(err), icon=":material/hourglass:")
+        st.session_state.pop(PRESSED, None)
     elif wants and job is None:
         st.info(_("This view asks for a live run of these settings, which this server no longer holds (a restart "
                   "loses live runs; ready-made runs stay): press Train to train it again."), icon=":material/replay:")
