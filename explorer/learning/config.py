@@ -57,7 +57,7 @@ class TrainConfig:
     seed: int = 0
     steps: int = 1500
     batch: int = 32
-    lr: float = 3e-3
+    lr: float = 1e-2
     layer_norm: bool = False
     checkpoint_every: int = 25
     repeat_min: int = 4
