@@ -22,7 +22,7 @@ from pathlib import Path
 
 from explorer.learning.config import TrainConfig, check
 from explorer.learning.train import Run
-from explorer.words.i18n import N_, Later
+from explorer.words.i18n import ngettext
 
 ROOT = Path(__file__).resolve().parents[2]
 NICE = 10   # the child's priority below the server's (os.nice)
@@ -33,11 +33,12 @@ class Busy(RuntimeError):
 
     def __init__(self, waiting: int):
         super().__init__(waiting)
-        self.reason = Later(N_("The server is already training {n} other runs: pick a ready-made run, or press Train "
-                               "again in a minute."), n=waiting)
+        self.waiting = waiting
 
-    def __str__(self) -> str:
-        return str(self.reason)
+    def __str__(self) -> str:   # in the language of whoever reads it
+        return ngettext("The server is already training another run: pick a ready-made run, or press Train again in "
+                        "a minute.", "The server is already training {n} other runs: pick a ready-made run, or press "
+                        "Train again in a minute.", self.waiting).format(n=self.waiting)
 
 
 class TrainingJob:
