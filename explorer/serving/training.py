@@ -36,7 +36,7 @@ class Busy(RuntimeError):
         self.waiting = waiting
 
     def __str__(self) -> str:   # in the language of whoever reads it
-        return ngettext("The server is already training another run: pick a ready-made run, or press Train again in "
+        return ngettext("The server is already training {n} other run: pick a ready-made run, or press Train again in "
                         "a minute.", "The server is already training {n} other runs: pick a ready-made run, or press "
                         "Train again in a minute.", self.waiting).format(n=self.waiting)
 
