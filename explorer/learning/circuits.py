@@ -117,3 +117,27 @@ def circuits(cfg: TrainConfig, weights: dict[str, np.ndarray], head: Head, partn
     qk_circuit = w_e @ qk(weights, *head) @ (w_e @ ov(weights, *partner)).T         # (vocab − 1, vocab − 1)
     return Circuits(head, partner, ov_circuit, metrics.copying_score(ov_circuit), metrics.diagonal_share(ov_circuit),
                     qk_circuit, metrics.diagonal_share(qk_circuit))
+
+
+@dataclass(frozen=True)
+class SeenTokens:
+    """On the second copy: the probability the model gives, in all, to tokens that already stood earlier in the
+    sequence (``mass``), against the share of the vocabulary those tokens are (``share``, what a model that knows
+    nothing of the context would give them). A model that has learnt "tokens come back" has mass > share without
+    copying anything."""
+    mass: float
+    share: float
+
+
+def seen_tokens(cfg: TrainConfig, weights: dict[str, np.ndarray]) -> SeenTokens:
+    model = model_from(cfg, weights)
+    held = data.batch(cfg, KNOCKOUT_SIZE, data.generator(cfg.seed, 3), task="induction")
+    with torch.inference_mode():
+        p = model(held.tokens).softmax(dim=-1)[:, :-1]                                   # (B, T − 1, vocab)
+    hot = torch.nn.functional.one_hot(held.tokens[:, :-1], cfg.vocab).bool()             # (B, T − 1, vocab)
+    seen = hot.cummax(dim=1).values                                                      # seen at or before t
+    seen[..., data.BOS] = False
+    _first, second = held.copy_masks()
+    mass = (p * seen).sum(dim=-1)[second].mean()
+    share = (seen.sum(dim=-1) / (cfg.vocab - 1))[second].mean()
+    return SeenTokens(float(mass), float(share))

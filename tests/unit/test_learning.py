@@ -223,3 +223,14 @@ def test_the_shipped_runs_are_the_configs_they_are_named_for():
         assert run.checkpoints[-1].step == cfg.steps and run.stopped is None
     assert runs.shipped("two-layers").phase_change() is not None
     assert runs.shipped("one-layer").phase_change() is None
+
+
+def test_seen_tokens_by_hand():
+    """A model whose logits are 0 everywhere gives each of the 11 ordinary tokens p = 1/12 (the start token 1/12
+    too): on a second copy its mass on seen tokens is (number seen)/12 and the share (number seen)/11."""
+    cfg = TINY.with_(n_layers=1)
+    weights = train.weights_of(AttentionOnly(cfg, torch.Generator().manual_seed(0)))
+    weights["W_U"] = np.zeros_like(weights["W_U"])
+    seen = circuits.seen_tokens(cfg, weights)
+    assert seen.mass == pytest.approx(seen.share * 11 / 12, rel=1e-5)
+    assert 0 < seen.share < 1
