@@ -82,15 +82,19 @@ def ov(weights: dict[str, np.ndarray], layer: int, head: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Composition:
-    """``k[h0, h1]``: K-composition of first-layer head h0 into second-layer head h1; ``baseline``: random matrices'."""
+    """``k[h0, h1]``: K-composition of first-layer head h0 into second-layer head h1; ``baseline``: random matrices';
+    ``cap[h0, h1]``: the most the pair could score with its singular values (:func:`metrics.aligned_k_composition`)."""
     k: np.ndarray
     baseline: float
+    cap: np.ndarray
 
 
 def composition(cfg: TrainConfig, weights: dict[str, np.ndarray]) -> Composition:
     k = np.array([[metrics.k_composition(qk(weights, 1, h1), ov(weights, 0, h0)) for h1 in range(cfg.n_heads)]
                   for h0 in range(cfg.n_heads)])
-    return Composition(k, metrics.random_k_composition(cfg.d_model, cfg.d_head))
+    cap = np.array([[metrics.aligned_k_composition(qk(weights, 1, h1), ov(weights, 0, h0)) for h1 in range(cfg.n_heads)]
+                    for h0 in range(cfg.n_heads)])
+    return Composition(k, metrics.random_k_composition(cfg.d_model, cfg.d_head), cap)
 
 
 @dataclass(frozen=True)

@@ -114,6 +114,18 @@ def test_k_composition_on_constructed_matrices():
     assert metrics.k_composition(e1 @ e2.T, e1 @ e1.T) == pytest.approx(0.0)
 
 
+def test_the_aligned_cap_by_hand():
+    d = 4
+    assert metrics.aligned_k_composition(np.eye(d), np.eye(d)) == pytest.approx(0.5)     # 1/√4: four equal directions
+    # singular values (3, 1) and (2, 0): √(3²·2²) / (√10 · 2) = 6 / (2√10)
+    w_qk, w_ov = np.diag([1.0, 3.0]), np.array([[0.0, 0.0], [2.0, 0.0]])
+    assert metrics.aligned_k_composition(w_qk, w_ov) == pytest.approx(6 / (2 * np.sqrt(10)))
+    rng = np.random.default_rng(0)
+    for _ in range(20):       # no pair of matrices scores above its cap
+        a, b = rng.standard_normal((6, 6)), rng.standard_normal((6, 6))
+        assert metrics.k_composition(a, b) <= metrics.aligned_k_composition(a, b) + 1e-12
+
+
 def test_the_random_baseline_is_about_one_over_root_d_and_seeded():
     b32, b128 = metrics.random_k_composition(32, 16), metrics.random_k_composition(128, 32)
     assert b32 == metrics.random_k_composition(32, 16)
