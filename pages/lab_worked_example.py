@@ -8,6 +8,7 @@ from explorer.labs.quiz import Question, compare_option
 from explorer.plots.concepts import labelled_heatmap
 from explorer.ui.quiz import predict_then_reveal
 from explorer.ui.widgets import show_figure, use_app_navigation
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 use_app_navigation()
@@ -69,12 +70,15 @@ show_figure(lambda: labelled_heatmap(s["weights"], labels, labels, title=_("Atte
 unscaled = maths.softmax(s["raw"])
 w, w_raw = s["weights"][0, 1], unscaled[0, 1]
 predict_then_reveal(Question(
-    prompt=_("Skip step 2 (no division by √d_k). Token 1's weight on token 2 is {w:.3f} now; without the "
-             "division, which of these three would it be: larger, smaller or unchanged?").format(w=w),
+    prompt=_("Skip step 2 (no division by √d_k). Token 1's weight on token 2 is {w} now; without the "
+             "division, which of these three would it be: larger, smaller or unchanged?").format(w=numbers.number(w,
+                                                                                                                  3)),
     options=(_("larger"), _("smaller"), _("unchanged")),
     correct=compare_option(w_raw, w, _("larger"), _("smaller"), _("unchanged"), tol=5e-4),
-    reveal=_("Without the division, token 1's row is softmax({raw}) = {weights}: weight **{w_raw:.3f}** instead "
-             "of **{w:.3f}**. Bigger gaps between scores make softmax pick harder, so the low-scoring keys lose "
+    reveal=_("Without the division, token 1's row is softmax({raw}) = {weights}: weight **{w_raw}** instead "
+             "of **{w}**. Bigger gaps between scores make softmax pick harder, so the low-scoring keys lose "
              "weight and the high-scoring ones gain it.").format(raw=format_list(s['raw'][0]),
-                                                                 weights=format_list(unscaled[0]), w_raw=w_raw, w=w)),
+                                                                 weights=format_list(unscaled[0]),
+                                                                 w_raw=numbers.number(w_raw, 3), w=numbers.number(w,
+                                                                                                                  3))),
     key="worked")
