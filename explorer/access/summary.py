@@ -135,9 +135,9 @@ def strongest_links(weights: np.ndarray, rows: Sequence[str], cols: Sequence[str
     parts = []
     for h, flat in enumerate(best[:most]):
         q, c = divmod(int(flat), n_k)
+        weight = numbers.number(w[h, q, c], 2)
         parts.append(_("head {head}: {query} → {key} {weight}").format(head=h, query=rows[q], key=cols[c],
-                                                                        weight=numbers.number(w[h, q, c],
-                                                                                              2)) if ok[h, q, c]
+                                                                        weight=weight) if ok[h, q, c]
                      else _("head {head}: nothing to name").format(head=h))
     return _("Each head's strongest link: {links}").format(
         links="; ".join(parts) + _more(len(parts), n_heads, "heads")) + "."

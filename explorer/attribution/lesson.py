@@ -47,9 +47,8 @@ def faithfulness_summary(e: Explanation) -> str:
                  "k = {ks}), those of {worst} least ({worst_size}); words taken in a random order move it by "
                  "{chance}.")
     out = said.format(best=label(METHODS[best]), score=e.score_name, best_size=numbers.number(size[best], 2),
-                      ks=", ".join(map(str, e.ks)), worst=label(METHODS[worst]), worst_size=numbers.number(size[worst],
-                                                                                                           2),
-                      chance=numbers.number(chance, 2))
+                      ks=", ".join(map(str, e.ks)), worst=label(METHODS[worst]),
+                      worst_size=numbers.number(size[worst], 2), chance=numbers.number(chance, 2))
     if beaten:
         out += " " + _("{methods} did no better than chance here.").format(methods=", ".join(beaten).capitalize())
     first = [label(METHODS[i]) for i in methods if e.top(METHODS[i], 1) == [0]]

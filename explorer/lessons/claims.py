@@ -144,8 +144,8 @@ def recompute_agrees(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
     layer, head = int(params.get("layer", 0)), int(params.get("head", 0))
     diff = float(result.fidelity[layer, head])
     return diff < 1e-5, _("our recompute of {head} differs from the model's weights by at most {diff} (the page's "
-                          "tick needs less than 1e-5)").format(head=f"L{layer}H{head}", diff=numbers.scientific(diff,
-                                                                                                                1))
+                          "tick needs less than 1e-5)").format(head=f"L{layer}H{head}",
+                                                               diff=numbers.scientific(diff, 1))
 
 
 def _query_rows(result, params: Params, name: str = "query") -> list[int]:

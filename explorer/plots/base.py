@@ -120,6 +120,9 @@ def at_shown_precision(fig: go.Figure) -> go.Figure:
     Every chart the app shows passes here, so a figure built with plotly's own constructor (not :func:`figure`)
     gets the session's number separators here too, unless it names its own (``layout.separators``)."""
     traces = fig.light_traces() if isinstance(fig, LightFigure) else None
+    light = fig.__dict__.get("_light") if traces is not None else None
+    if light is not None and "separators" not in light[1]:   # a light figure not made by figure()
+        fig.__dict__["_light"] = (light[0], {**light[1], "separators": plotly_separators()})
     if traces is None:
         alt = getattr(fig, "_text_alternative", None)
         layout = fig.layout.to_plotly_json()

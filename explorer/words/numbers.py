@@ -66,9 +66,9 @@ def number(x: float, decimals: int | None = None, *, digits: int | None = None, 
     return _localized(text, lang, group, sign)
 
 
-def signed(x: float, decimals: int) -> str:
+def signed(x: float, decimals: int, *, lang: str | None = None) -> str:
     """``f"{x:+.3f}"``: :func:`number` with a "+" before a positive number."""
-    return number(x, decimals, sign=True)
+    return number(x, decimals, sign=True, lang=lang)
 
 
 def integer(n: int, *, lang: str | None = None) -> str:
@@ -83,7 +83,7 @@ def percent(x: float, decimals: int = 0, *, sign: bool = False, lang: str | None
     if not _finite(text):
         return text
     digits = text[:-1]
-    pattern = Locale.parse(lang).percent_formats[None].pattern.replace("#,##0", _pattern(decimals, True), 1)
+    pattern = Locale.parse(lang).percent_formats[None].pattern.replace("#,##0", _pattern(decimals, False), 1)
     out = format_percent(Decimal(digits.lstrip("+")) / 100, format=pattern, locale=lang)
     return ("+" + out) if digits.startswith("+") else out
 
