@@ -149,8 +149,8 @@ def matrix_view(result: AttentionResult, part: str, layer: int, head: int, optio
     up to ``layer``; then special tokens hidden and/or sub-tokens merged."""
     res = part_of(result, part)
     facts = res.facts
-    part = _(PARTS[res.part]) if res.part in PARTS else res.part
-    name = facts.name + (f" · {part}" if result.parts else "")
+    part_name = _(PARTS[res.part]) if res.part in PARTS else res.part
+    name = facts.name + (f" · {part_name}" if result.parts else "")
     notes, value_name, real = [], res.measure, True
     rollout = options.rollout
     if rollout and res.part == "cross":
