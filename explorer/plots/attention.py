@@ -111,8 +111,9 @@ def cell_points(z: np.ndarray, query_labels: list[str], key_labels: list[str], v
     n_q, n_k = z.shape
     query, key = np.divmod(np.arange(n_q * n_k, dtype=np.int32), n_k)
     hidden = _("hidden by the causal mask")
-    text = [f"{query_labels[a]} → {key_labels[b]}: " + (hidden if np.isnan(v) else numbers.number(v, 3))
-            for a, b, v in zip(query, key, z.ravel())]
+    values = numbers.each(z.ravel(), 3)   # the locale looked up once, not per cell
+    text = [f"{query_labels[a]} → {key_labels[b]}: " + (hidden if np.isnan(v) else shown)
+            for a, b, v, shown in zip(query, key, z.ravel(), values)]
     return dict(type="scatter", x=key.astype(np.int16), y=query.astype(np.int16), xaxis="x2", yaxis="y2",
                 mode="markers", marker=dict(size=14, color="rgba(0,0,0,0)", symbol="square"), text=text,
                 hovertemplate="%{text}<extra>" + value_name + "</extra>", selected=dict(marker=dict(opacity=0)),

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import math
 from decimal import Decimal
+from functools import lru_cache
 from typing import Iterable
 
-from babel import Locale
-from babel.numbers import format_decimal, format_percent, get_decimal_symbol, get_group_symbol
+from babel.numbers import format_decimal, format_percent, get_decimal_symbol, get_group_symbol, get_minus_sign_symbol
 
 from explorer.words import i18n
 
@@ -39,13 +39,27 @@ def _pattern(places: int, group: bool) -> str:
     return ("#,##0" if group else "0") + ("." + "0" * places if places else "")
 
 
+@lru_cache(maxsize=8)
+def _marks(lang: str) -> tuple[str, str, str, str]:
+    """``lang``'s decimal mark, minus sign, and the text before and after a percentage's digits, from Babel's CLDR
+    data (German: ",", "-", "", "\xa0%"). Read once: a heatmap writes a number for each of its cells."""
+    around = format_percent(Decimal("0.5"), locale=lang).split("50")
+    return get_decimal_symbol(lang), get_minus_sign_symbol(lang), around[0], around[1]
+
+
 def _localized(text: str, lang: str, group: bool, plus: bool) -> str:
-    """``text`` (Python's fixed-point digits, "-1234.50") in ``lang``'s notation: the digits unchanged."""
+    """``text`` (Python's fixed-point digits, "-1234.50") in ``lang``'s notation: the digits unchanged. Ungrouped,
+    the marks are swapped directly (what ``format_decimal`` with a "0.000" pattern writes, ~50× faster; a test
+    checks both agree); grouped, Babel's ``format_decimal`` places the groups as CLDR says."""
     if not _finite(text):
         return text
-    places = len(text.split(".")[1]) if "." in text else 0
-    out = format_decimal(Decimal(text), format=_pattern(places, group), locale=lang, group_separator=group)
-    return ("+" + out) if plus and not out.startswith("-") else out
+    if group:
+        places = len(text.split(".")[1]) if "." in text else 0
+        out = format_decimal(Decimal(text), format=_pattern(places, True), locale=lang)
+    else:
+        mark, minus = _marks(lang)[:2]
+        out = text.replace("-", minus).replace(".", mark) if (mark, minus) != (".", "-") else text
+    return ("+" + out) if plus and not out.startswith(("-", _marks(lang)[1])) else out
 
 
 def _finite(text: str) -> bool:
@@ -66,6 +80,15 @@ def number(x: float, decimals: int | None = None, *, digits: int | None = None, 
     return _localized(text, lang, group, sign)
 
 
+def each(values: Iterable[float], decimals: int, *, lang: str | None = None) -> list[str]:
+    """:func:`number` of every value, the locale looked up once: a heatmap's cell texts and hovers."""
+    mark, minus = _marks(locale(lang))[:2]
+    texts = [format(float(v), f".{decimals}f") for v in values]
+    if (mark, minus) == (".", "-"):
+        return texts
+    return [t.replace("-", minus).replace(".", mark) for t in texts]
+
+
 def signed(x: float, decimals: int, *, lang: str | None = None) -> str:
     """``f"{x:+.3f}"``: :func:`number` with a "+" before a positive number."""
     return number(x, decimals, sign=True, lang=lang)
@@ -83,8 +106,8 @@ def percent(x: float, decimals: int = 0, *, sign: bool = False, lang: str | None
     if not _finite(text):
         return text
     digits = text[:-1]
-    pattern = Locale.parse(lang).percent_formats[None].pattern.replace("#,##0", _pattern(decimals, False), 1)
-    out = format_percent(Decimal(digits.lstrip("+")) / 100, format=pattern, locale=lang)
+    before, after = _marks(lang)[2:]
+    out = before + _localized(digits.lstrip("+"), lang, False, False) + after
     return ("+" + out) if digits.startswith("+") else out
 
 

@@ -108,3 +108,24 @@ def test_a_heatmaps_cell_text_is_written_the_readers_way():
     with i18n.language("de"):
         heat = labelled_heatmap(np.array([[0.40111, 0.19777]]), ["a"], ["b", "c"])
     assert list(heat.data[0].text[0]) == ["0,401", "0,198"]
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "es"])
+def test_the_fast_path_writes_what_babel_writes(lang):
+    """Ungrouped numbers and percentages swap the marks directly; Babel's format_decimal / format_percent with the
+    same digits must give the same text."""
+    from decimal import Decimal
+
+    from babel import Locale
+    from babel.numbers import format_decimal, format_percent
+    for x in (0.401112, -0.0001, -12.5, 2.675, 1234.5678, 0.0):
+        for places in (0, 1, 3):
+            text = f"{x:.{places}f}"
+            pattern = "0" + ("." + "0" * places if places else "")
+            assert numbers.number(x, places, lang=lang) == format_decimal(Decimal(text), pattern, locale=lang)
+            pct = f"{x:.{places}%}"[:-1]
+            locale_pattern = Locale.parse(lang).percent_formats[None].pattern.replace("#,##0", pattern, 1)
+            assert numbers.percent(x, places, lang=lang) == format_percent(Decimal(pct) / 100, locale_pattern,
+                                                                          locale=lang)
+    assert numbers.each([0.5, -0.25, float("nan")], 2, lang=lang) == [numbers.number(v, 2, lang=lang)
+                                                                      for v in (0.5, -0.25, float("nan"))]
