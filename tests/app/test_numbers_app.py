@@ -1,6 +1,7 @@
 """The worked example in German, Spanish, English and a language the app does not speak: the seed's numbers, written
 the reader's way in the text, the formulas and the heatmap (its cell texts and plotly's separators)."""
 import json
+import re
 
 import pytest
 from labs_helpers import ROOT, TIMEOUT
@@ -51,3 +52,21 @@ def test_english_and_an_unknown_language_write_english_numbers(lang):
     assert r"0.401 & 0.198 & 0.401" in latex and "{,}" not in latex and r"= 5.056,\quad" in latex
     (heat,) = _charts(at)
     assert heat["layout"]["separators"] == ".,"
+
+
+def test_the_heatmap_page_in_german_draws_every_chart_with_german_separators():
+    """The attention heatmap, its bars, the layer's grid and the overview: plotly writes their colour bars, ticks
+    and ``%{z:.3f}`` hovers with the figure's separators; the hover texts made in Python say "0,…" themselves."""
+    at = AppTest.from_file(str(ROOT / "pages/heatmaps.py"), default_timeout=TIMEOUT)
+    at.query_params.update({"lang": "de"})
+    at.session_state["lang"] = "de"
+    with i18n.language("de"):
+        at.run()
+    assert not at.exception, at.exception
+    specs = _charts(at)
+    assert len(specs) >= 3 and {s["layout"].get("separators") for s in specs} == {",."}
+    bars = next(t for spec in specs for t in spec["data"] if t.get("type") == "bar")
+    assert bars["text"] and all(re.fullmatch(r"\d,\d\d", t) for t in bars["text"]), bars["text"]   # "0,20"
+    heads = [t for spec in specs for trace in spec["data"] if trace.get("type") == "scatter"
+             for t in (trace.get("text") or []) if isinstance(t, str)]
+    assert heads and all(re.search(r" \d,\d\d$", t) for t in heads), heads[:3]   # "… → [CLS] 0,51"
