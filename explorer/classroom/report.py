@@ -9,6 +9,7 @@ import html
 import io
 from dataclasses import dataclass
 
+from explorer.words import numbers
 from explorer.words.i18n import N_, _, current, ngettext
 
 from .errors import not_teacher_error
@@ -81,7 +82,7 @@ def csv_text(reports: list[QuestionReport]) -> str:
 
 
 def percent(share: float | None) -> str:
-    return "–" if share is None else f"{share:.0%}"
+    return "–" if share is None else numbers.percent(share)
 
 
 def points(shift: float | None) -> str:
@@ -133,28 +134,29 @@ def summary_html(reports: list[QuestionReport], *, room: str, when: str, progres
         f"<td>{e(round_line(r, 1))}</td><td>{e(round_line(r, 2))}</td><td class='n'>{e(points(r.shift))}</td></tr>"
         for i, r in enumerate(reports, 1))
     details = []
-    right_answer = e(_("(right answer)"))
+    right_answer, answer_word = e(_("(right answer)")), e(_("answer"))
     for i, r in enumerate(reports, 1):
-        head = "".join(f"<th>{e(_('round {n}').format(n=k))}</th>" for k in range(1, len(r.rounds) + 1))
+        rounds = [e(_("round {n}").format(n=k)) for k in range(1, len(r.rounds) + 1)]
+        head = "".join(f"<th>{name}</th>" for name in rounds)
         tallies = [dict(r.answers(k)) for k in range(1, len(r.rounds) + 1)]
         body = "".join(
             f"<tr{' class=right' if a == r.asked.correct else ''}><td>{e(a)}"
             f"{' ' + right_answer if a == r.asked.correct else ''}</td>"
             + "".join(f"<td class='n'>{t.get(a, 0)}</td>" for t in tallies) + "</tr>"
             for a in dict.fromkeys(a for k in range(1, len(r.rounds) + 1) for a, _n in r.answers(k)))
-        details.append(f"<section><h2>{i}. {e(r.asked.prompt)}</h2><p class='note'>{e(_(_STATE[r.asked.state]))}"
-                       f"</p><table><tr><th>{e(_('answer'))}</th>{head}</tr>{body}</table></section>")
+        state = e(_(_STATE[r.asked.state]))
+        details.append(f"<section><h2>{i}. {e(r.asked.prompt)}</h2><p class='note'>{state}"
+                       f"</p><table><tr><th>{answer_word}</th>{head}</tr>{body}</table></section>")
     columns = (_("question"), _("right answer"), _("round {n}").format(n=1), _("round {n}").format(n=2), _("shift"))
     table = ("<table><tr><th>#</th>" + "".join(f"<th>{e(c)}</th>" for c in columns) + f"</tr>{rows}</table>"
-             if reports else f"<p>{e(_('No class questions were asked.'))}</p>")
+             if reports else "<p>" + e(_("No class questions were asked.")) + "</p>")
     title = e(_("Class {room}: report").format(room=room))
     counted = ngettext("{n} question", "{n} questions", len(reports)).format(n=len(reports))
+    shift = e(_("The shift is the share right in round 2 minus the share right in round 1, in percentage points."))
+    keep = e(_("Print this page (Ctrl+P) or keep the file: the class’s answers are deleted when the class ends."))
     return (f"<!doctype html><html lang='{e(current())}'><head><meta charset='utf-8'><title>{title}</title>"
-            f"<style>{_STYLE}</style></head><body><h1>{title}</h1><p>{e(when)} · {e(counted)}. "
-            f"{e(_('The shift is the share right in round 2 minus the share right in round 1, in percentage points.'))}"
-            f"</p>{started}<p class='note'>"
-            f"{e(_('Print this page (Ctrl+P) or keep the file: the class’s answers are deleted when the class ends.'))}"
-            f"</p>{table}{''.join(details)}</body></html>")
+            f"<style>{_STYLE}</style></head><body><h1>{title}</h1><p>{e(when)} · {e(counted)}. {shift}"
+            f"</p>{started}<p class='note'>{keep}</p>{table}{''.join(details)}</body></html>")
 
 
 @dataclass(frozen=True)

@@ -112,7 +112,8 @@ def _roster() -> None:
                                for nick, ids in seats.items()))
         with st.popover(_("Remove students"), icon=":material/person_remove:"):
             st.multiselect(_("Nicknames to remove"), list(seats), key=PICK, placeholder=_("Choose nicknames"),
-                           format_func=lambda nick: _("{nick} ({n} seats)").format(nick=nick, n=len(seats[nick]))
+                           format_func=lambda nick: ngettext("{nick} ({n} seat)", "{nick} ({n} seats)", len(seats[
+                               nick])).format(nick=nick, n=len(seats[nick]))
                            if len(seats[nick]) > 1 else nick)
             st.caption(_("A removed student's page leaves the class within seconds. Close the room to new "
                          "students first if someone keeps joining."))
