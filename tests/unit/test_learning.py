@@ -47,6 +47,15 @@ def test_link_values_that_are_not_settings_or_numbers_are_refused(values):
         config.parse(values)
 
 
+def test_a_refusal_writes_its_numbers_the_readers_way():
+    with pytest.raises(ConfigError) as refused:
+        config.check(TrainConfig(lr=0.5))
+    with language("en"):
+        assert "between 1e-05 and 0.1, not 0.5" in str(refused.value)
+    with language("de"):
+        assert "0,1" in str(refused.value) and "0,5" in str(refused.value)
+
+
 def test_link_values_are_read_as_numbers():
     cfg = config.parse({"n_layers": "1", "seed": " 7 ", "lr": "0.005", "layer_norm": "true"})
     assert (cfg.n_layers, cfg.seed, cfg.lr, cfg.layer_norm) == (1, 7, 0.005, True)
