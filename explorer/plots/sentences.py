@@ -13,7 +13,9 @@ import plotly.graph_objects as go
 from explorer.plots import alt
 from explorer.plots.attention import COLORSCALE
 from explorer.plots.base import figure, label, labels
-from explorer.words.i18n import _
+from explorer.sentences import summary
+from explorer.sentences.batch import ClassAttention
+from explorer.words.i18n import _, ngettext
 
 COLUMNS = 4   # tiles a row in the small multiples
 TICKS_UP_TO = 12   # more tiles than this: the tokens are in the hover and the table, not on the axes
@@ -97,3 +99,25 @@ def word_rows(rows: Sequence[np.ndarray], tokens: Sequence[Sequence[str]], queri
     weights = [round(float(row[top]), 3) for row, top in zip(rows, tops)]
     return alt.attach(fig, said or title, lambda: [(_("The sentences"), sentence_table(
         numbers, sentences, {_("looks most at"): tops_named, _("weight"): weights}))])
+
+
+def head_across(ca: ClassAttention, layer: int, head: int, word: str = "") -> go.Figure:
+    """One head across the class's sentences (``batch.ClassAttention``): the word's rows when some sentence holds
+    it, else one heatmap per sentence; the sentences that differ first, the summary in words as the text
+    alternative."""
+    n = len(ca.sentences)
+    title = ngettext("Layer {layer}, head {head} across {n} sentence", "Layer {layer}, head {head} across {n} "
+                     "sentences", n).format(layer=layer, head=head, n=n)
+    rows = summary.word_rows(ca, layer, head, word) if word else []
+    s = summary.summarise([r and r.kind for r in rows]) if word else None
+    if s is not None and s.total:
+        said = summary.summary_text(s, word, rows)
+        shown = [rows[i] for i in s.order if rows[i] is not None]
+        return word_rows([r.row for r in shown], [ca.tokens[r.sentence] for r in shown], [r.query for r in shown],
+                         [r.top for r in shown], [r.sentence + 1 for r in shown], word, title=title, said=said,
+                         sentences=[ca.sentences[r.sentence] for r in shown])
+    s = summary.summarise(summary.sentence_kinds(ca, layer, head))
+    said = summary.summary_text(s)
+    tiles = ca.head(layer, head)
+    return small_multiples([tiles[i] for i in s.order], [ca.tokens[i] for i in s.order], [i + 1 for i in s.order],
+                           title=title, said=said, sentences=[ca.sentences[i] for i in s.order])

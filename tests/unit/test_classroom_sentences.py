@@ -161,3 +161,23 @@ def test_a_restart_keeps_every_sentence(room, env):
     store.write_sentence(code, "s2", "Still here.")
     again = open_store(env)
     assert again.class_sentences(code) == ["Still here."] and again.sentence_round(code).open
+
+
+def test_the_report_holds_the_sentences_not_hidden_without_names(room):
+    import csv
+    import io
+
+    from explorer.classroom import report
+
+    store, code, key = room
+    assert report.collect_sentences(store, code, key) is None   # nothing asked yet
+    store.open_sentences(code, key, "Use it.")
+    store.write_sentence(code, "s0", "=SUM(A1) it")   # a spreadsheet formula stays text
+    store.write_sentence(code, "s1", "Hidden it.")
+    store.write_sentence(code, "s2", "Kept it.")
+    store.hide_sentence(code, key, "s1")
+    rows = list(csv.reader(io.StringIO(report.csv_text([], report.collect_sentences(store, code, key)))))
+    assert rows[1:] == [["Use it.", "1", "'=SUM(A1) it", "1", ""], ["Use it.", "1", "Kept it.", "1", ""]]
+    assert "Ann" not in str(rows) and "Cy" not in str(rows)
+    with pytest.raises(NotTeacher):
+        report.collect_sentences(store, code, "wrong key")

@@ -46,3 +46,24 @@ def test_word_rows_line_up_on_the_word_and_name_the_top_key():
     go.Figure(fig.to_dict())
     table = text_alternative(fig).tables()[0][1]
     assert list(table.iloc[:, 2]) == ["dog", "goes"] and list(table.iloc[:, 3]) == [0.7, 0.6]
+
+
+def test_head_across_puts_the_odd_ones_first_and_says_so():
+    from explorer.sentences.batch import ClassAttention
+
+    def made(words, top):   # [CLS] words [SEP]; "it" (token 2) puts 0.9 on ``top``
+        n = len(words) + 2
+        w = np.full((1, 1, n, n), 0.1 / (n - 1), np.float32)
+        for q in range(n):
+            w[0, 0, q, q] = 0.9
+        w[0, 0, 2, 2], w[0, 0, 2, top] = 0.1 / (n - 1), 0.9
+        return ["[CLS]", *words, "[SEP]"], np.array([True, *[False] * len(words), True]), \
+            (-1, *range(len(words)), -1), tuple(words), w
+    parts = [made(["dog", "it", "ran"], 1), made(["cat", "it", "sat"], 3), made(["cow", "it", "ate"], 1)]
+    ca = ClassAttention("m", False, tuple(" ".join(p[3]) for p in parts), *[tuple(p[k] for p in parts) for k in range(4)],
+                        tuple(p[4] for p in parts))
+    fig = plots.head_across(ca, 0, 0, "it")
+    assert sent(fig)["layout"]["yaxis"]["ticktext"] == ["2: → “sat”", "1: → “dog”", "3: → “cow”"]
+    assert text_alternative(fig).summary.startswith("In 2 of 3 sentences, “it” looks most at the token just before.")
+    grid = plots.head_across(ca, 0, 0, "")   # no word: one tile per sentence
+    assert len(sent(grid)["data"]) == 3

@@ -18,7 +18,7 @@ from explorer.model import embedded
 from explorer.model.registry import EMBEDDED, EMBEDDED_ENCODER
 from explorer.plots import sentences as plots
 from explorer.sentences.batch import ClassAttention, class_attention
-from explorer.sentences.summary import follow_question, sentence_kinds, summarise, summary_text, word_rows
+from explorer.sentences.summary import follow_question
 from explorer.ui import cached
 from explorer.ui.drawn_once import drawn_once
 from explorer.ui.live import membership
@@ -58,29 +58,6 @@ def _batch(model: str, sentences: tuple[str, ...]) -> ClassAttention:
     return cached.kept(("class-sentences", model, sentences), lambda: class_attention(loaded, list(sentences)))
 
 
-def _draw(ca: ClassAttention, layer: int, head: int, word: str):
-    """(figure, summary in words) of one head across the sentences: the word's rows when some sentence holds it,
-    else one heatmap per sentence; the sentences that differ first."""
-    n = len(ca.sentences)
-    title = ngettext("Layer {layer}, head {head} across {n} sentence", "Layer {layer}, head {head} across {n} "
-                     "sentences", n).format(layer=layer, head=head, n=n)
-    rows = word_rows(ca, layer, head, word) if word else []
-    s = summarise([r and r.kind for r in rows]) if word else None
-    if s is not None and s.total:
-        said = summary_text(s, word, rows)
-        shown = [rows[i] for i in s.order if rows[i] is not None]
-        return plots.word_rows([r.row for r in shown], [ca.tokens[r.sentence] for r in shown],
-                               [r.query for r in shown], [r.top for r in shown], [r.sentence + 1 for r in shown],
-                               word, title=title, said=said,
-                               sentences=[ca.sentences[r.sentence] for r in shown]), said
-    s = summarise(sentence_kinds(ca, layer, head))
-    said = summary_text(s)
-    tiles = ca.head(layer, head)
-    return plots.small_multiples([tiles[i] for i in s.order], [ca.tokens[i] for i in s.order],
-                                 [i + 1 for i in s.order], title=title, said=said,
-                                 sentences=[ca.sentences[i] for i in s.order]), said
-
-
 def _shown(r: SentenceRound, visible: tuple[str, ...], mine: MySentence | None = None) -> None:
     """The class's figure: the class question first (with a word), then the figure, its summary and the numbered
     sentences, drawn once per view; a student's own number below."""
@@ -105,7 +82,7 @@ def _shown(r: SentenceRound, visible: tuple[str, ...], mine: MySentence | None =
 
     def figure():
         if "fig" not in built:
-            built["fig"], built["said"] = _draw(ca, layer, head, word)
+            built["fig"] = plots.head_across(ca, layer, head, word)
         return built["fig"]
 
     show_figure(figure, "_sent_figure", "class-sentences", view=view)
