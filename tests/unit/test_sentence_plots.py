@@ -60,8 +60,8 @@ def test_head_across_puts_the_odd_ones_first_and_says_so():
         return ["[CLS]", *words, "[SEP]"], np.array([True, *[False] * len(words), True]), \
             (-1, *range(len(words)), -1), tuple(words), w
     parts = [made(["dog", "it", "ran"], 1), made(["cat", "it", "sat"], 3), made(["cow", "it", "ate"], 1)]
-    ca = ClassAttention("m", False, tuple(" ".join(p[3]) for p in parts), *[tuple(p[k] for p in parts) for k in range(4)],
-                        tuple(p[4] for p in parts))
+    fields = [tuple(p[k] for p in parts) for k in range(5)]   # tokens, special, word ids, words, weights
+    ca = ClassAttention("m", False, tuple(" ".join(p[3]) for p in parts), *fields)
     fig = plots.head_across(ca, 0, 0, "it")
     assert sent(fig)["layout"]["yaxis"]["ticktext"] == ["2: → “sat”", "1: → “dog”", "3: → “cow”"]
     assert text_alternative(fig).summary.startswith("In 2 of 3 sentences, “it” looks most at the token just before.")
