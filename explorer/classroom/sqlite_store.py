@@ -17,10 +17,9 @@ import weakref
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import errors
+from . import errors, sqlite_sentences
 from .homework import HOMEWORK, allowed, already_answered_error, not_homework_error, unknown_question_error
 from .polls import OPEN, REVEALED, next_state, round_closed_error
-from .sentences import closed_error, hidden_error
 from .store import (
     WRONG_FORGET_S,
     ClassroomStore,
@@ -44,12 +43,8 @@ CREATE TABLE IF NOT EXISTS votes(code TEXT, qid TEXT, round INTEGER, student TEX
     PRIMARY KEY(code, qid, round, student)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS homework(code TEXT, student TEXT, step INTEGER NOT NULL, finished INTEGER NOT NULL,
     PRIMARY KEY(code, student)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS sentence_rounds(code TEXT PRIMARY KEY, round INTEGER NOT NULL, prompt TEXT NOT NULL,
-    state TEXT NOT NULL, figure TEXT NOT NULL DEFAULT '', next INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS sentences(code TEXT, student TEXT, seq INTEGER NOT NULL, text TEXT NOT NULL,
-    hidden INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(code, student)) WITHOUT ROWID;
 """
-_TABLES = ("votes", "questions", "removed", "students", "homework", "sentences", "sentence_rounds", "rooms")
+_TABLES = ("votes", "questions", "removed", "students", "homework", *sqlite_sentences.TABLES, "rooms")
 # Before rounds, a file kept one answer per student (answers) and the revealed questions (revealed): on open they
 # become round 1's votes and revealed polls, and the old tables go.
 _LEGACY = """
@@ -85,7 +80,7 @@ class SqliteStore(ClassroomStore):
         self._local = threading.local()
         self._pool: queue.SimpleQueue = queue.SimpleQueue()   # (pid, connection) left by finished threads
         db = self._db()
-        db.executescript(SCHEMA)
+        db.executescript(SCHEMA + sqlite_sentences.SCHEMA)
         for table, column, decl in _ADDED:
             if column not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
                 with contextlib.suppress(sqlite3.OperationalError):   # another process added it just now
@@ -284,31 +279,11 @@ class SqliteStore(ClassroomStore):
         with self._write() as db:
             if op == "write":
                 self._live(db, code, now)
-                if not db.execute("SELECT 1 FROM students WHERE code=? AND student=?", (code, student)).fetchone():
-                    raise errors.not_joined_error()
-                row = db.execute("SELECT state, next FROM sentence_rounds WHERE code=?", (code,)).fetchone()
-                if not row or row[0] != "open":
-                    raise closed_error()
-                if db.execute("SELECT 1 FROM sentences WHERE code=? AND student=? AND hidden=1",
-                              (code, student)).fetchone():
-                    raise hidden_error()
-                db.execute("INSERT INTO sentences VALUES(?,?,?,?,0) ON CONFLICT(code, student) DO UPDATE SET "
-                           "text=excluded.text", (code, student, row[1], value))
-                db.execute("UPDATE sentence_rounds SET next=next+1 WHERE code=?", (code,))
+                sqlite_sentences.write(db, code, student, value)
                 self._touch(db, code, now)
                 return 0
             self._check_teacher(db, code, key, now)
-            if op == "open":
-                db.execute("DELETE FROM sentences WHERE code=?", (code,))
-                db.execute("INSERT INTO sentence_rounds(code, round, prompt, state) VALUES(?,1,?,'open') "
-                           "ON CONFLICT(code) DO UPDATE SET round=round+1, prompt=excluded.prompt, state='open', "
-                           "figure='', next=0", (code, value))
-            elif op == "close":
-                db.execute("UPDATE sentence_rounds SET state='closed' WHERE code=? AND state='open'", (code,))
-            elif op == "show":
-                db.execute("UPDATE sentence_rounds SET state='shown', figure=? WHERE code=?", (value, code))
-            else:   # hide
-                db.execute("UPDATE sentences SET hidden=1 WHERE code=? AND student=?", (code, student))
+            sqlite_sentences.teacher(db, code, op, student, value)
             db.execute("UPDATE rooms SET version=version+1, touched=? WHERE code=?", (now, code))
             return db.execute("SELECT version FROM rooms WHERE code=?", (code,)).fetchone()[0]
 
@@ -318,13 +293,9 @@ class SqliteStore(ClassroomStore):
         db.execute("BEGIN")   # one snapshot for the liveness, the round and its sentences
         try:
             self._live(db, code, now)
-            row = db.execute("SELECT round, prompt, state, figure FROM sentence_rounds WHERE code=?",
-                             (code,)).fetchone()
-            rows = db.execute("SELECT student, text, hidden FROM sentences WHERE code=? ORDER BY seq, student",
-                              (code,)).fetchall()
+            return sqlite_sentences.read(db, code)
         finally:
             db.execute("COMMIT")
-        return (tuple(row) if row else (0, "", "", "")), [(sid, text, bool(h)) for sid, text, h in rows]
 
     def _homework_place(self, code, student, now):
         self._live(self._db(), code, now)

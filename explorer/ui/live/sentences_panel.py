@@ -159,8 +159,8 @@ def teacher() -> None:
             _shown(r, visible)
 
 
-def _write() -> None:
-    _call("write_sentence", membership.student(), st.session_state.get(MINE, ""))
+def _write(box: str) -> None:
+    _call("write_sentence", membership.student(), st.session_state.get(box, ""))
 
 
 def student() -> None:
@@ -181,10 +181,12 @@ def student() -> None:
         if mine is not None and mine.hidden:
             st.warning(_("Your teacher has set your sentence aside for this round."))
         elif r.open:
-            if MINE not in st.session_state and mine is not None:
-                st.session_state[MINE] = mine.text
-            st.text_input(_("Your sentence"), key=MINE, max_chars=SENTENCE_MAX)
-            st.button(_("Send my sentence"), key="_sent_send", icon=":material/send:", type="primary", on_click=_write)
+            box = f"{MINE}_{r.number}"   # a new round starts with an empty box
+            if box not in st.session_state and mine is not None:
+                st.session_state[box] = mine.text
+            st.text_input(_("Your sentence"), key=box, max_chars=SENTENCE_MAX)
+            st.button(_("Send my sentence"), key="_sent_send", icon=":material/send:", type="primary", on_click=_write,
+                      args=(box,))
             if mine is not None:
                 st.caption(_("Yours is in: {text} You can change it until your teacher closes the round.").format(
                     text=literal(mine.text)))
