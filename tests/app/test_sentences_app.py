@@ -46,7 +46,7 @@ def test_five_students_write_one_is_hidden_the_class_sees_one_head_and_ending_de
     click(teacher, "Show the class")
     assert membership.store().sentence_round(room).state == "shown"
     # the class question comes first: its answer computed from the four sentences shown
-    assert any("Which head of layer 0 will follow “it”" in m.value for m in teacher.markdown)
+    assert any("Which head of layer 3 will follow “it”" in m.value for m in teacher.markdown)
     assert not teacher.get("plotly_chart")
     click(teacher, "Show answers")
     click(teacher, "Reveal the answer")

@@ -103,9 +103,10 @@ def _figure_controls(r: SentenceRound, visible: int) -> None:
     cols = st.columns([3, 1, 1, 2], vertical_alignment="bottom")
     model = cols[0].selectbox(_("Model"), list(EMBEDDED), key=MODEL, format_func=lambda n: _(EMBEDDED[n].label))
     layers, heads = embedded.layers_and_heads(model)
-    for k, most in ((LAYER, layers), (HEAD, heads)):
-        if not 0 <= int(st.session_state.get(k, 0)) < most:
+    for k, most in ((LAYER, layers), (HEAD, heads)):   # a middle layer first: the first ones mostly look at themselves
+        if not 0 <= int(st.session_state.get(k, most // 2 if k == LAYER else 0)) < most:
             st.session_state[k] = 0
+        st.session_state.setdefault(k, most // 2 if k == LAYER else 0)
     cols[1].number_input(_("Layer"), 0, layers - 1, key=LAYER)
     cols[2].number_input(_("Head"), 0, heads - 1, key=HEAD)
     cols[3].text_input(_("A word all sentences share (empty: whole sentences)"), key=WORD, max_chars=WORD_MAX)
