@@ -1,9 +1,10 @@
 """What one head does across the class's sentences, in words, and the class question that asks it first.
 
 Every number here comes from the weights (``batch.ClassAttention``). A query's top key is put in one of a few
-kinds, by position only (no grammar): the token itself, a start token (a special token at position 0: [CLS],
-<s>), an end token (any other special token: [SEP]), the token just before, a token further back, a later token.
-For a word every sentence holds ("it"), its first token's row in each sentence gives one kind per sentence; without
+kinds, by position only (no grammar): the token itself, the first token (an encoder's [CLS], or a decoder's first
+word, where heads with nothing to do put their weight), an end token (any other special token: [SEP]), the token
+just before, a token further back, a later token. For a word every sentence holds ("it"), the row of its last
+occurrence's first token gives one kind per sentence (a pronoun comes after what it may name); without
 a word, each sentence's kind is the one most of its word tokens' rows have. The summary counts the most common kind
 ("in 23 of 28 sentences, “it” looks most at a token further back") and lists the sentences that differ first.
 """
@@ -22,10 +23,10 @@ from .batch import ClassAttention
 
 SELF, START, END, PREVIOUS, EARLIER, LATER = "self", "start", "end", "previous", "earlier", "later"
 KINDS = {   # what a query looks at most, as it reads after "looks most at"
-    SELF: N_("the token itself"), START: N_("the start token"), END: N_("the end token"),
+    SELF: N_("the token itself"), START: N_("the first token"), END: N_("the end token"),
     PREVIOUS: N_("the token just before"), EARLIER: N_("a token further back"), LATER: N_("a later token"),
 }
-BACK = (PREVIOUS, EARLIER)   # "follows the word back": its top key is a real token before it
+BACK = (PREVIOUS, EARLIER)   # "follows the word back": its top key is a token before it, not the first one
 _QUOTES = string.punctuation + "“”‘’„«»"
 
 
@@ -33,18 +34,20 @@ def key_kind(query: int, key: int, special: np.ndarray) -> str:
     """The kind of ``key`` as seen from ``query`` (positions in one sentence; ``special``: bool per token)."""
     if key == query:
         return SELF
+    if key == 0:
+        return START
     if special[key]:
-        return START if key == 0 else END
+        return END
     if key == query - 1:
         return PREVIOUS
     return EARLIER if key < query else LATER
 
 
 def word_position(words: tuple[str, ...], word_ids: tuple[int, ...], word: str) -> int | None:
-    """The position of the first token of the first word that reads as ``word`` (case and quotes aside), or None."""
+    """The position of the first token of the last word that reads as ``word`` (case and quotes aside), or None."""
     wanted = word.strip(_QUOTES + " ").casefold()
-    for index, text in enumerate(words):
-        if wanted and text.strip(_QUOTES + " ").casefold() == wanted and index in word_ids:
+    for index in reversed(range(len(words))):
+        if wanted and words[index].strip(_QUOTES + " ").casefold() == wanted and index in word_ids:
             return word_ids.index(index)
     return None
 

@@ -44,12 +44,15 @@ def test_key_kinds_by_position():
     special = np.array([True, False, False, False, True])
     assert [key_kind(3, k, special) for k in range(5)] == [START, EARLIER, PREVIOUS, SELF, END]
     assert key_kind(1, 2, special) == LATER
-    assert key_kind(2, 0, np.zeros(4, bool)) == EARLIER   # a decoder without a start token: its first word
+    assert key_kind(2, 0, np.zeros(4, bool)) == START   # a decoder without a start token: its first word
+    assert key_kind(3, 1, np.zeros(4, bool)) == EARLIER
 
 
 def test_the_word_is_found_case_and_quotes_aside():
     words, ids = ("The", "dog", "saw", "It", "."), (-1, 0, 1, 2, 3, 4, -1)
     assert word_position(words, ids, "it") == 4 and word_position(words, ids, "“it”") == 4
+    again = ("It", "rained", "so", "it", "was", "wet"), (0, 1, 2, 3, 4, 5)
+    assert word_position(*again, "it") == 3   # the last one: a pronoun after what it may name
     assert word_position(words, ids, "cat") is None
 
 
