@@ -19,7 +19,7 @@ SENTENCES = ["The dog chased the cat because it was hungry.",
              "The trophy did not fit in the case because it was too big.",
              "My phone fell on the floor and it broke.",
              "The bird left the nest when it was ready."]
-NICKS = ["ada", "<b>bo</b>", "cy", "dee", "eve"]
+NICKS = ["Adalind", "<b>bo</b>", "Cyprian", "Deodat", "Evander"]   # found by name, not inside other words
 
 
 def test_five_students_write_one_is_hidden_the_class_sees_one_head_and_ending_deletes_them(downloads, monkeypatch):
@@ -39,6 +39,12 @@ def test_five_students_write_one_is_hidden_the_class_sees_one_head_and_ending_de
     seen = texts(teacher)
     assert "5 of 5** students wrote one" in seen and literal("<b>bo</b>") in seen   # the nickname, for the teacher
     assert literal(SENTENCES[1]) in seen and "<script>" not in seen   # shown as plain text
+    teacher.toggle(key=membership.PROJECTOR).set_value(True).run()   # the projector: no names, no sentences yet
+    projected = texts(teacher)
+    assert "5 of 5** students wrote one" in projected
+    assert not any(literal(nick) in projected for nick in NICKS) and literal(SENTENCES[2]) not in projected
+    assert not [b for b in teacher.button if b.label == "Hide"]
+    teacher.toggle(key=membership.PROJECTOR).set_value(False).run()
     click(teacher, "Hide", nth=1)   # the prank, second to come
     assert membership.store().class_sentences(room) == [
         "The dog chased the cat because it was fast.", *SENTENCES[2:]]
