@@ -61,14 +61,33 @@ def collect(store, code: str, key: str) -> list[QuestionReport]:
             for q in store.questions(code)]
 
 
+@dataclass(frozen=True)
+class SentencesReport:
+    """The class's sentences for the report: the round's ``number``, its ``prompt`` and the sentences the teacher
+    did not hide, in the order they came (no names: the report may travel)."""
+    number: int
+    prompt: str
+    texts: tuple[str, ...]
+
+
+def collect_sentences(store, code: str, key: str) -> SentencesReport | None:
+    """The room's sentence round for the report (teacher only); None before the teacher asks for sentences."""
+    found = store.sentence_round(code)
+    if not found.number:
+        return None
+    return SentencesReport(found.number, found.prompt,
+                           tuple(s.text for s in store.sentences(code, key) if not s.hidden))
+
+
 def _cell(text: str) -> str:
     """Text for a spreadsheet cell: one that would start a formula is kept as text by a leading apostrophe."""
     return "'" + text if text.startswith(_FORMULA) else text
 
 
-def csv_text(reports: list[QuestionReport]) -> str:
+def csv_text(reports: list[QuestionReport], sentences: SentencesReport | None = None) -> str:
     """The report as CSV: one row per question, round and answer (every option, chosen or not), with its count and
-    whether it is the right answer ("yes"/"no"; "" when the page never stored the question)."""
+    whether it is the right answer ("yes"/"no"; "" when the page never stored the question). Then the class's
+    sentences, one row each: the prompt, the round, the sentence, 1 and "" (no right answer)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([_(column) for column in CSV_COLUMNS])
@@ -78,6 +97,8 @@ def csv_text(reports: list[QuestionReport]) -> str:
             for answer, count in report.answers(r):
                 writer.writerow([_cell(report.asked.prompt), r, _cell(answer), count,
                                  "" if right is None else _("yes") if answer == right else _("no")])
+    for text in sentences.texts if sentences else ():
+        writer.writerow([_cell(sentences.prompt), sentences.number, _cell(text), 1, ""])
     return out.getvalue()
 
 

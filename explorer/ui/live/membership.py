@@ -40,6 +40,7 @@ PRIVATE = (URL_ROOM, URL_ME, URL_KEY, URL_JOIN)
 LESSON_PLACE, LESSON_SEEN = "_lesson_place", "_lesson_seen"
 PAGE = "pages/classroom.py"
 ROSTER_SHOWN = "_class_roster_shown"   # the roster the Classroom page drew in this run (the server watches it)
+SENTENCES_SHOWN = "_class_sentences_shown"   # the class's sentences the Classroom page drew (watched too)
 FREE_TRIES, FIRST_WAIT_S, LONGEST_WAIT_S = 5, 10, 300
 NO_NICKNAME = "(no nickname)"
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
