@@ -53,17 +53,17 @@ def page_floors(name: str, n_texts: int) -> dict:
     new, unchanged, bare = [], [], []
     for text in texts:
         at.text_area(key="text").set_value(text)
-        new.append(timed(at.run))
-        unchanged.append(timed(at.run))
+        new.append(timed(at.run)[0])
+        unchanged.append(timed(at.run)[0])
         if at.exception:
             raise RuntimeError(f"the heatmap page failed on {name}: {at.exception[0].value}")
         inputs = loaded.tokenizer(text, return_tensors="pt")
         with torch.inference_mode():
             loaded.model(**inputs, output_attentions=True)   # warm, as row 1 does
-            bare.append(timed(lambda inputs=inputs: loaded.model(**inputs, output_attentions=True)))
+            bare.append(timed(lambda inputs=inputs: loaded.model(**inputs, output_attentions=True))[0])
     one = AppTest.from_string("import streamlit as st\nst.write('x')", default_timeout=60)
     one.run()
-    empty = [timed(one.run) for _ in range(n_texts)]
+    empty = [timed(one.run)[0] for _ in range(n_texts)]
     warm = slice(3, None)
     return dict(new=median(new[warm]), unchanged=median(unchanged[warm]), bare=median(bare[warm]),
                 one_line=median(empty[warm]))

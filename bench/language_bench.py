@@ -10,7 +10,7 @@ import json
 import sys
 
 from bench.server_side import N_TOKENS, PAGE, quiet, share_bytecode
-from bench.stats import median, spread, timed_both
+from bench.stats import median, spread, timed
 from bench.texts import fit, single_token_markers
 
 
@@ -37,7 +37,7 @@ def language_rows(name: str = "SmolLM2-135M-Instruct", reps: int = 7) -> dict:
     def run(lang: str) -> float:
         with i18n.language(shown[0]):
             at.session_state[language.STATE] = lang
-            wall, spent = timed_both(at.run, loaded.device)
+            wall, spent = timed(at.run, device=loaded.device)
         shown[0] = lang
         cpu[lang].append(spent)
         return wall

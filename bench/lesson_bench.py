@@ -158,7 +158,7 @@ async def run(url: str, store_env: dict, n: int, rounds: int, source: str = LESS
     print(f"{sum(last in f.finished for f in followers)}/{n} followers on step {last}", flush=True)
     out = {"lesson": lesson.title, "followers": n}
 
-    async def timed(i: int, act, what: str) -> None:
+    async def fan_out(i: int, act, what: str) -> None:
         """``act()`` (a write to the room), then until every follower's run drawing step i + 1 has finished."""
         await asyncio.sleep(2.0)
         for f in followers:
@@ -190,10 +190,10 @@ async def run(url: str, store_env: dict, n: int, rounds: int, source: str = LESS
     try:
         for _ in range(rounds):
             for i in range(len(lesson.steps)):
-                await timed(i, lambda i=i: publish(i), "next")
+                await fan_out(i, lambda i=i: publish(i), "next")
                 qid = question_of(i) if reveal else None
                 if qid:
-                    await timed(i, lambda qid=qid: store.reveal(room, key, qid), "reveal")
+                    await fan_out(i, lambda qid=qid: store.reveal(room, key, qid), "reveal")
     finally:
         await asyncio.gather(*(f.close() for f in followers), return_exceptions=True)
     for what, row in out.items():

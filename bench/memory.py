@@ -86,10 +86,7 @@ async def main(args) -> None:
             await bs.heatmap(page, timeout=600)
             await bs.idle(page)
             summary("encoder shown", await report(server.proc.pid, folder, 0))
-            await page.locator('[data-testid="stSelectbox"]').first.click()
-            option = page.get_by_role("option").filter(has_text=EMBEDDED_DECODER).first
-            await option.wait_for(timeout=30_000)
-            await option.click()
+            await (await bs.open_menu(page, bs.MODEL_MENU, EMBEDDED_DECODER)).click()
             await bs.heatmap(page, timeout=600, title=EMBEDDED_DECODER)
             await bs.idle(page)
             summary("both models shown (row 8)", await report(server.proc.pid, folder, 1))
