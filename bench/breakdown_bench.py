@@ -1,6 +1,6 @@
 """Benchmark rows for one score taken apart (issue 32), on both embedded models.
 
-    .venv/bin/python bench/breakdown_bench.py [--repeat 30] [--tokens 32,512]
+    .venv/bin/python bench/breakdown_bench.py [--repeat 30] [--tokens 32,512] [--smoke]
 
 Prints one line per row: median wall and CPU time of the server's work (no browser), with the target, judged on
 the CPU time (on a machine other programs load, wall time measures them too; the load average is printed). Rows:
@@ -135,13 +135,19 @@ def page_row(name: str, repeat: int) -> None:
          statistics.median(walls), statistics.median(cpus), 0.100)
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--tokens", default="32,512")
     parser.add_argument("--models", default="all-MiniLM-L6-v2,SmolLM2-135M-Instruct")
     parser.add_argument("--no-page", action="store_true", help="skip B3 (AppTest)")
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true",
+                        help="every row once, 16 tokens, B1 and B2 on the decoder, B3 on the encoder (CI)")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        core_rows("SmolLM2-135M-Instruct", 16, 1)   # B1 and B2 (the rotary curve: the decoder only)
+        page_row("all-MiniLM-L6-v2", 1)             # B3
+        return
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
     for name in args.models.split(","):
         for tokens in (int(t) for t in args.tokens.split(",")):

@@ -59,6 +59,23 @@ class AppServer(Server):
                 return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmRSS"))
 
 
+class RunningServer:
+    """A server this benchmark did not start (``--url``): the same ``url``, ``proc.pid`` and ``rss()`` as
+    ``AppServer``; ``stop`` leaves it running."""
+
+    def __init__(self, url: str, pid: int):
+        self.url, self.proc = url.rstrip("/"), type("Process", (), {"pid": pid})()
+
+    async def ready(self, timeout: float = 120) -> float:
+        return 0.0
+
+    def rss(self) -> int:
+        return AppServer.rss(self)
+
+    def stop(self) -> None:
+        pass
+
+
 def cpu_seconds(server: AppServer) -> dict:
     """CPU seconds used so far by the server, by this benchmark's browsers (every other descendant of this
     process) and by the whole machine."""

@@ -1,6 +1,6 @@
 """Benchmark rows for what heads do: knockout sweeps and value-weighted extraction on the embedded models.
 
-    .venv/bin/python bench/effects.py [--repeat 3]
+    .venv/bin/python bench/effects.py [--repeat 3] [--models encoder,decoder] [--smoke]
 
 Prints one line per row: median wall time and median process CPU time (all threads of this process; on a shared
 machine other work inflates wall time, not this process's CPU time), with the target. Rows:
@@ -23,10 +23,14 @@ A = "The animal didn't cross the street because it was too tired."
 B = "The animal didn't cross the street because it was too wide."
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
+    parser.add_argument("--models", default="encoder,decoder", help="encoder (S1, V1), decoder (S2, V2) or both")
+    parser.add_argument("--smoke", action="store_true", help="the encoder's rows once (CI: that they still run)")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.repeat, args.models = 1, "encoder"
     import torch
 
     from bench.stats import timed
@@ -39,6 +43,8 @@ def main() -> None:
           f"load {os.getloadavg()[0]:.1f}", flush=True)
     rows = [("S1", EMBEDDED_ENCODER, 3.0), ("S2", EMBEDDED_DECODER, 30.0)]
     for (row, name, target), vrow in zip(rows, ("V1", "V2")):
+        if ("encoder" if name == EMBEDDED_ENCODER else "decoder") not in args.models.split(","):
+            continue
         loaded = load_model(name, device="cpu")
         repeat = args.repeat if loaded.kind == "encoder" else max(1, args.repeat // 2)
         wall, cpu = timed(lambda m=loaded: knockout.sweep(m, A, B), repeat, warm=True)

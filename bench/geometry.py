@@ -1,6 +1,6 @@
 """Benchmark rows for head geometry: the corpus pass, one head's PCA and t-SNE maps, and the bytes of a map.
 
-    .venv/bin/python bench/geometry.py [--repeat 3] [--models all-MiniLM-L6-v2,SmolLM2-135M-Instruct]
+    .venv/bin/python bench/geometry.py [--repeat 3] [--models all-MiniLM-L6-v2,SmolLM2-135M-Instruct] [--smoke]
 
 Prints one line per row: wall time and process CPU time (all threads of this process; on a shared machine other
 work inflates wall time, not this process's CPU time), with the target. Rows:
@@ -57,18 +57,18 @@ def overlay_rows(name: str, loaded, run, layer: int, head: int, repeat: int) -> 
               f"(target ≤ 300 kB: {verdict(size, 300e3)})", flush=True)
 
 
-def one_model(name: str, repeat: int, only_overlay: bool = False) -> None:
+def one_model(name: str, repeat: int, only_overlay: bool = False, sentences: int | None = None) -> None:
     import numpy as np
     import plotly.io
 
     from explorer.geometry import maps
-    from explorer.geometry.corpus_pass import run_pass
+    from explorer.geometry.corpus_pass import SENTENCES, run_pass
     from explorer.model.loading import load_model
     from explorer.plots import geometry as plots
     loaded = load_model(name, device="cpu")
     target = 15.0 if loaded.kind == "encoder" else 60.0
     box = {}
-    wall, cpu = timed(lambda: box.update(run=run_pass(loaded)))
+    wall, cpu = timed(lambda: box.update(run=run_pass(loaded, SENTENCES[:sentences])))
     run = box["run"]
     print(f"G1/G2 {name} corpus pass: {run.n_points} tokens, {run.nbytes / 2**20:.0f} MB float16, wall "
           f"{wall:.2f} s, cpu {cpu:.2f} s (target ≤ {target:.0f} s: wall {verdict(wall, target)}, cpu "
@@ -96,18 +96,23 @@ def one_model(name: str, repeat: int, only_overlay: bool = False) -> None:
               f"(target ≤ 300 kB: {verdict(size, 300e3)})", flush=True)
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--models", default="all-MiniLM-L6-v2,SmolLM2-135M-Instruct")
     parser.add_argument("--overlay-only", action="store_true", help="the corpus pass and G6 only")
-    args = parser.parse_args()
+    parser.add_argument("--sentences", type=int, help="the corpus's first N sentences only (default: all 200)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="every row once on the encoder and 12 sentences (CI: that they still run)")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.repeat, args.models, args.sentences = 1, "all-MiniLM-L6-v2", 12
     import torch
 
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} cores, "
           f"load {os.getloadavg()[0]:.1f}", flush=True)
     for name in args.models.split(","):
-        one_model(name, args.repeat, args.overlay_only)
+        one_model(name, args.repeat, args.overlay_only, args.sentences)
 
 
 if __name__ == "__main__":

@@ -154,12 +154,12 @@ async def rows_in_browser(table: Table, which: set[int], args, encoder: str, dec
                           f"encoder alone {fmt(median([c['rss_encoder'] for c in colds]), 'B')}")
         if not which & {3, 5, 6, 7, 9}:
             return
-        server = bs.AppServer(env)
+        server = bs.RunningServer(args.url, args.pid) if args.url else bs.AppServer(env)
         try:
             await server.ready()
             if 5 in which:
                 default_text = next(iter(EXAMPLES.values()))
-                for label, name in (("5a", encoder), ("5b", decoder)):
+                for label, name in (("5a", encoder), ("5b", decoder))[:1 if args.smoke else 2]:
                     print(f"row 5: bytes, {name}…", flush=True)
                     stock = ss.stock_bertviz_bytes(name, default_text)
                     got = await bs.page_bytes(pw, server, name, with_bertviz=label == "5a")
@@ -191,7 +191,8 @@ async def rows_in_browser(table: Table, which: set[int], args, encoder: str, dec
                                   "(no target)", None, f"{fmt(b, 'B')} vs {fmt(stock['bytes'], 'B')}")
             tok_enc = await asyncio.to_thread(tokenizer_of, encoder)
             if 3 in which:
-                for label, name, tok, most in (("3", encoder, tok_enc, 0.15), ("3b", decoder, None, 0.25)):
+                for label, name, tok, most in (("3", encoder, tok_enc, 0.15),
+                                               ("3b", decoder, None, 0.25))[:1 if args.smoke else 2]:
                     tok = tok or await asyncio.to_thread(tokenizer_of, name)
                     marks = single_token_markers(tok, args.reps + 2)
                     texts = [(fit(tok, ss.N_TOKENS, seed=100 + i, marker=m), m) for i, m in enumerate(marks)]
@@ -275,7 +276,7 @@ def tokenizer_of(name: str):
 def markdown(table: Table, info: dict, args, seconds: float) -> str:
     load = ", ".join(f"{x:.1f}" for x in info["load"])
     lines = [
-        f"Run {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC with `{' '.join(['bench/run.py', *sys.argv[1:]])}`"
+        f"Run {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC with `{args.command}`"
         f" in {seconds / 60:.1f} min.",
         f"Machine: {info['cpu']}, {info['cores']} cores, {info['memory_gb']:.0f} GB RAM, {info['system']}; "
         f"Python {info['python']}, torch {info['torch']} ({info['torch_threads']} threads); models on "
@@ -316,9 +317,12 @@ def main(argv=None) -> None:
     parser.add_argument("--device", help="force a device (cpu, cuda); default: the app's own choice")
     parser.add_argument("--write", action="store_true", help="write docs/benchmarks.md even for some rows only")
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument("--url", help="rows 3, 5-9 on this running loopback server (with --pid, its process); rows "
+                                      "4 and 8 always start their own")
+    parser.add_argument("--pid", type=int, help="with --url: the server's process (memory, CPU)")
     parser.add_argument("--smoke", action="store_true",
-                        help="each row once with tiny counts, printed only: that every row is still measurable "
-                             "(tests/browser/test_bench_smoke.py); its numbers mean nothing")
+                        help="each row once with tiny counts (rows 3 and 5 on the encoder only), printed only: that "
+                             "every row is still measurable (bench/smoke.py, in CI); its numbers mean nothing")
     args = parser.parse_args(argv)
     which = {int(x) for x in args.rows.split(",") if x.strip()}
     small = args.quick or args.smoke
@@ -332,6 +336,9 @@ def main(argv=None) -> None:
     args.ws_sessions = 2 if args.smoke else 120 if args.quick else 360
     args.ws_seconds = 3 if args.smoke else 40 if args.quick else 90
     args.no_write = args.no_write or args.smoke
+    args.command = " ".join(["bench/run.py", *(sys.argv[1:] if argv is None else argv)])
+    if args.url and not args.pid:
+        parser.error("--url needs --pid")
     if args.device:
         os.environ["EXPLORER_DEVICE"] = args.device
 
