@@ -1,7 +1,7 @@
 """Every benchmark script in its smoke mode (``--smoke``: tiny counts, a few seconds), one after another in this
 one process, so that a page change that breaks a benchmark fails CI; the numbers mean nothing.
 
-    .venv/bin/python -m bench.smoke models    # the scripts that time the models and pages in their own process
+    .venv/bin/python -m bench.smoke models    # the scripts that time models, pages and training in their own process
     .venv/bin/python -m bench.smoke server    # the ones that drive a server (one shared, or their own) and Chromium
     .venv/bin/python -m bench.smoke effects floors   # some scripts by name
 
@@ -40,6 +40,7 @@ MODELS = {
     "floors": ("bench.floors", "main", []),
     "language_bench": ("bench.language_bench", "main", []),
     "generation_bench": ("bench.generation_bench", "main", []),
+    "learning": ("bench.learning", "main", []),
 }
 SERVER = {
     "ws_load": ("bench.ws_load", "main", ["--url", "{url}", "--pid", "{pid}"]),
@@ -68,6 +69,7 @@ ROWS = {
     "generation_bench": [r"^\| G1 ratio recording ÷ bare \| [\d.]+ ×", r"^\| G2 generate 8 tokens .* [\d.]+ ms",
                          r"^\| G2 page's first run, 8 tokens \(AppTest\) \| [\d.]+ ms",
                          r"^\| G3 rerun: new step .* [\d.]+ ms", r"^\| G4 a 16-token generation .* [\d.]+ MB"],
+    "learning": [r"^seed 0: phase change", *(rf"^{row}  " for row in ("L1", "L2", "L3", "L4", "L5", "L6"))],
     "ws_load": [r"^ +2 +\d+ +\d+ ms .* +0 +", r"^capacity: 2 sessions"],
     "queue_bench": [r"^\| as running \| [1-9]\d* \| \d+ ms \| \d+ ms \| \d+ ms \| [1-9]\d* \(\d+ ms\) \| 0 \|"],
     "lesson_bench": [r"^2/2 followers on step \d+", r"^  next 1 \([^)]+\): 2/2", r"^  next 2 \([^)]+\): 2/2",
