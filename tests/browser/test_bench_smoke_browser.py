@@ -11,6 +11,7 @@ from bench import smoke
 
 
 @pytest.mark.slow
+@pytest.mark.load   # ~1.5-2 min of a quiet machine: with the heavy tier, alone after the rest (dev.sh test)
 def test_every_benchmark_with_a_server_prints_its_rows():
     need_chromium()
     found = smoke.check("server", timeout=900)
