@@ -6,6 +6,7 @@ import numpy as np
 from explorer.attribution.agreement import summary
 from explorer.attribution.explain import METHODS, Explanation, label
 from explorer.labs.quiz import Question
+from explorer.words import numbers
 from explorer.words.i18n import N_, _
 
 AGREE, DISAGREE = N_("Yes: the same top word"), N_("No: different top words")   # the question's options, in English
@@ -24,7 +25,7 @@ def agreement_sentence(e: Explanation) -> str:
         pair = _("Raw attention and integrated gradients: ρ = {rho}, a partial agreement.")
     else:
         pair = _("Raw attention and integrated gradients: ρ = {rho}, a close agreement.")
-    return summary(e.spearman, e.labels) + " " + pair.format(rho=f"{rho:+.2f}")
+    return summary(e.spearman, e.labels) + " " + pair.format(rho=numbers.signed(rho, 2))
 
 
 def faithfulness_summary(e: Explanation) -> str:
@@ -45,9 +46,9 @@ def faithfulness_summary(e: Explanation) -> str:
         said = _("On this text, masking the top words of {best} moves the {score} most ({best_size} on average over "
                  "k = {ks}), those of {worst} least ({worst_size}); words taken in a random order move it by "
                  "{chance}.")
-    out = said.format(best=label(METHODS[best]), score=e.score_name, best_size=f"{size[best]:.2f}",
-                      ks=", ".join(map(str, e.ks)), worst=label(METHODS[worst]), worst_size=f"{size[worst]:.2f}",
-                      chance=f"{chance:.2f}")
+    out = said.format(best=label(METHODS[best]), score=e.score_name, best_size=numbers.number(size[best], 2),
+                      ks=", ".join(map(str, e.ks)), worst=label(METHODS[worst]),
+                      worst_size=numbers.number(size[worst], 2), chance=numbers.number(chance, 2))
     if beaten:
         out += " " + _("{methods} did no better than chance here.").format(methods=", ".join(beaten).capitalize())
     first = [label(METHODS[i]) for i in methods if e.top(METHODS[i], 1) == [0]]
@@ -72,9 +73,11 @@ def ig_line(e: Explanation) -> str:
                  "to {total}. Completeness says they should sum to f(text) − f(blank), here {f_text} and {f_blank}, a "
                  "difference of {span}. Gap (convergence delta): {gap} ({share} of the difference): large, so read "
                  "the integrated-gradients row with care (more steps would shrink it, at a cost).")
-    return said.format(steps=ig.steps, total=f"{ig.scores.sum():+.3f}", f_text=f"{ig.f_input:+.3f}",
-                       f_blank=f"{ig.f_baseline:+.3f}", span=f"{span:+.3f}", gap=f"{ig.delta:+.3f}",
-                       share=f"{ig.relative_gap:.0%}")
+    return said.format(steps=ig.steps, total=numbers.signed(ig.scores.sum(), 3),
+                       f_text=numbers.signed(ig.f_input, 3),
+                       f_blank=numbers.signed(ig.f_baseline,
+                                              3), span=numbers.signed(span, 3), gap=numbers.signed(ig.delta, 3),
+                       share=numbers.percent(ig.relative_gap))
 
 
 def top_word_question(e: Explanation) -> Question:

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 import torch
 from torch import nn
 
+from explorer import maths
 from explorer.learning.config import TrainConfig
 
 
@@ -35,7 +36,7 @@ class AttentionOnly(nn.Module):
         self.W_O = nn.ParameterList([init(h, dh, d, fan_in=d) for _ in range(cfg.n_layers)])
         self.W_U = init(d, cfg.vocab, fan_in=d)
         self.norms = nn.ModuleList([nn.LayerNorm(d) for _ in range(cfg.n_layers + 1)]) if cfg.layer_norm else None
-        self.register_buffer("causal", torch.ones(cfg.context, cfg.context).tril().bool(), persistent=False)
+        self.register_buffer("causal", torch.from_numpy(maths.causal_mask(cfg.context)), persistent=False)
         self.keep = torch.ones(cfg.n_layers, h)   # 1 = head on, 0 = knocked out (see ``knocked_out``)
 
     def _norm(self, i: int, x: torch.Tensor) -> torch.Tensor:
