@@ -17,6 +17,7 @@ from explorer.labs.quiz import Question
 from explorer.learning import circuits, config, runs
 from explorer.learning.train import Run
 from explorer.words.i18n import N_, _
+from explorer.words.numbers import integer, joined, number, percent, signed
 
 from .claims import NotComputable
 
@@ -55,7 +56,7 @@ def copies(run: Run) -> tuple[bool, float, float]:
 
 
 def _nats(x: float) -> str:
-    return f"{x:.2f}"
+    return number(x, 2)
 
 
 def copy_question(run: Run) -> Question:
@@ -86,20 +87,20 @@ def step_ranges(steps: int) -> list[tuple[int, int]]:
 def drop_question(run: Run) -> Question:
     """At which step does the loss on the second copy drop (the phase change)?"""
     ranges = step_ranges(run.config.steps)
-    labels = [_("between step {a} and {b}").format(a=f"{a:,}", b=f"{b:,}") for a, b in ranges]
+    labels = [_("between step {a} and {b}").format(a=integer(a), b=integer(b)) for a, b in ranges]
     never = _("it does not drop in this run")
     change = run.phase_change()
     if change is None:
         correct = never
         reveal = _("No recorded step has the best later-layer head's prefix-matching score at 0.5 or more and the "
                    "second copy's loss at half the first's or less: no phase change in {steps} steps.").format(
-            steps=f"{run.config.steps:,}")
+            steps=integer(run.config.steps))
     else:
         correct = labels[next(i for i, (a, b) in enumerate(ranges) if change <= b)]
         last = run.checkpoints[[c.step for c in run.checkpoints].index(change)]
         reveal = _("At step {step} the best later-layer head's prefix-matching score reached {score} and the second "
                    "copy's loss fell to {second} nats (the first copy: {first}).").format(
-            step=f"{change:,}", score=f"{float(last.prefix[1:].max()):.2f}", second=_nats(last.loss_second),
+            step=integer(change), score=number(float(last.prefix[1:].max()), 2), second=_nats(last.loss_second),
             first=_nats(last.loss_first))
     return Question(_("At which step will the loss on the second copy drop?"), (*labels, never), correct, reveal)
 
@@ -118,7 +119,7 @@ def head_question(run: Run) -> Question:
         raise NotComputable(_("a one-layer model has no later layer for an induction head"))
     names = [f"L{l}H{h}" for l in range(cfg.n_layers) for h in range(cfg.n_heads)]
     prefix = run.checkpoints[-1].prefix
-    scores = ", ".join(f"{n} {float(prefix[i // cfg.n_heads, i % cfg.n_heads]):.2f}" for i, n in enumerate(names))
+    scores = joined(f"{n} {number(float(prefix[i // cfg.n_heads, i % cfg.n_heads]), 2)}" for i, n in enumerate(names))
     reveal = _("Prefix-matching scores at the last step: {scores}. The highest in a later layer is {head}; a "
                "layer-0 head cannot be an induction head, since its keys carry only their own token and "
                "position.").format(scores=scores, head=f"L{head[0]}H{head[1]}")
@@ -142,11 +143,11 @@ def partner_question(run: Run) -> Question:
     ko = circuits.knockouts(cfg, run.final_weights(), run.checkpoints[-1].prefix)
     names = tuple(f"L0H{h}" for h in range(cfg.n_heads))
     partner = f"L0H{ko.partner[1]}"
-    costs = ", ".join(f"{n} +{float(ko.single[0, h]):.2f}" for h, n in enumerate(names))
+    costs = joined(f"{n} {signed(float(ko.single[0, h]), 2)}" for h, n in enumerate(names))
     previous = float(run.checkpoints[-1].previous[ko.partner])
     reveal = _("Knocked out alone, the layer-0 heads add this much loss on the second copy: {costs} nats. The "
                "partner is {partner}; its previous-token score is {previous}.").format(
-        costs=costs, partner=partner, previous=f"{previous:.2f}")
+        costs=costs, partner=partner, previous=number(previous, 2))
     return Question(_("Which layer-0 head does the induction head need most? Knock each out and compare."), names,
                     partner, reveal)
 
@@ -165,8 +166,8 @@ def ov_question(run: Run) -> Question:
         lower if found.copying < -0.5 else other
     reveal = _("The OV circuit of L{layer}H{head}: its copying score is {copying}, and for {share} of the tokens the "
                "logit it raises most is the token it read.").format(layer=head[0], head=head[1],
-                                                                    copying=f"{found.copying:.2f}",
-                                                                    share=f"{found.ov_diagonal:.0%}")
+                                                                    copying=number(found.copying, 2),
+                                                                    share=percent(found.ov_diagonal))
     return Question(_("What does the induction head write when it attends to a token?"), (copy, lower, other),
                     correct, reveal)
 
@@ -202,7 +203,7 @@ def does_not_copy(_loaded, params: Params) -> tuple[bool, str]:
 def learns_to_copy(_loaded, params: Params) -> tuple[bool, str]:
     run = run_for(params)
     change = run.phase_change()
-    return change is not None, (_("the phase change comes at step {step}").format(step=f"{change:,}")
+    return change is not None, (_("the phase change comes at step {step}").format(step=integer(change))
                                 if change is not None else _("no phase change was recorded"))
 
 
@@ -218,8 +219,8 @@ def pair_agrees(_loaded, params: Params) -> tuple[bool, str]:
     agrees = ko.partner is not None and ko.partner[1] == by_composition and ko.pair > ko.intact + ko.single.max()
     return agrees, _("knockout names L0H{ko}, composition L0H{k} ({score} against a baseline of {baseline}); the "
                      "pair costs {pair} nats").format(ko=ko.partner[1] if ko.partner else "–", k=by_composition,
-                                                      score=f"{comp.k[by_composition, head[1]]:.2f}",
-                                                      baseline=f"{comp.baseline:.2f}",
+                                                      score=number(comp.k[by_composition, head[1]], 2),
+                                                      baseline=number(comp.baseline, 2),
                                                       pair=_nats(ko.pair - ko.intact))
 
 
@@ -229,4 +230,4 @@ def head_copies(_loaded, params: Params) -> tuple[bool, str]:
     weights = run.final_weights()
     partner = (0, int(circuits.composition(run.config, weights).k[:, ko_head[1]].argmax()))
     found = circuits.circuits(run.config, weights, ko_head, partner)
-    return found.copying >= 0.7, _("its OV copying score is {score}").format(score=f"{found.copying:.2f}")
+    return found.copying >= 0.7, _("its OV copying score is {score}").format(score=number(found.copying, 2))

@@ -23,6 +23,7 @@ from explorer.ui import cached, params, quiz
 from explorer.ui import widgets as ui
 from explorer.ui.live import membership
 from explorer.words.i18n import _, ngettext
+from explorer.words.numbers import integer, number
 
 CHOICES = {"tr_layers": ("1", "2", "3"), "tr_heads": ("1", "2", "4"), "tr_task": config.TASKS}
 POLL_SECONDS = 1.0
@@ -127,7 +128,7 @@ def how_it_ended(run: Run) -> None:
     """One sentence when the run stopped early: its loss became NaN, or it ran out of time."""
     if not run.checkpoints:
         return
-    step = f"{run.checkpoints[-1].step:,}"
+    step = integer(run.checkpoints[-1].step)
     if run.stopped == "nan":
         st.warning(_("The loss became NaN (not a number) after step {step}, so the run stopped there: try another "
                      "seed or fewer heads.").format(step=step), icon=":material/error:")
@@ -180,7 +181,7 @@ def waiting(job: training.TrainingJob) -> None:
         st.info(ngettext("{n} run is ahead of yours in the server's queue.", "{n} runs are ahead of yours in the "
                          "server's queue.", ahead).format(n=ahead), icon=":material/hourglass:")
     st.progress(job.fraction(), text=_("Training: step {step} of {steps}").format(
-        step=f"{job.run.checkpoints[-1].step if job.run.checkpoints else 0:,}", steps=f"{job.config.steps:,}"))
+        step=integer(job.run.checkpoints[-1].step if job.run.checkpoints else 0), steps=integer(job.config.steps)))
 
 
 def live(cfg: config.TrainConfig) -> None:
@@ -219,11 +220,11 @@ def curves(run: Run, now: int | None, source: str) -> None:
 def said_losses(run: Run, phase: int | None) -> str:
     last = run.checkpoints[-1]
     text = _("At step {step} the loss is {loss} nats overall, {first} on the first copy and {second} on the "
-             "second.").format(step=f"{last.step:,}", loss=f"{last.loss:.2f}", first=f"{last.loss_first:.2f}",
-                               second=f"{last.loss_second:.2f}")
+             "second.").format(step=integer(last.step), loss=number(last.loss, 2), first=number(last.loss_first, 2),
+                               second=number(last.loss_second, 2))
     if phase is not None:
         text += " " + _("The phase change (dashed): at step {step} a later-layer head's prefix-matching score passed "
-                        "0.5 and the second copy's loss fell below half the first's.").format(step=f"{phase:,}")
+                        "0.5 and the second copy's loss fell below half the first's.").format(step=integer(phase))
     else:
         text += " " + _("No phase change so far: no later-layer head prefix-matches at 0.5 with the second copy at "
                         "half the first copy's loss.")
@@ -236,9 +237,9 @@ def said_heads(run: Run, index: int) -> str:
     best_prefix = np.unravel_index(int(np.argmax(c.prefix)), c.prefix.shape)
     best_previous = np.unravel_index(int(np.argmax(c.previous)), c.previous.shape)
     return _("At step {step}: the strongest prefix-matching head is {p} ({ps}); the strongest previous-token head is "
-             "{q} ({qs}).").format(step=f"{c.step:,}", p=plots.head_name(*best_prefix),
-                                   ps=f"{float(c.prefix[best_prefix]):.2f}", q=plots.head_name(*best_previous),
-                                   qs=f"{float(c.previous[best_previous]):.2f}")
+             "{q} ({qs}).").format(step=integer(c.step), p=plots.head_name(*best_prefix),
+                                   ps=number(float(c.prefix[best_prefix]), 2), q=plots.head_name(*best_previous),
+                                   qs=number(float(c.previous[best_previous]), 2))
 
 
 def step_slider(run: Run) -> int:
@@ -262,7 +263,7 @@ def heatmaps(run: Run, step: int, source: str) -> None:
     index = [int(s) for s in run.steps].index(step)
     probe = np.asarray(run.checkpoints[index].probe, dtype=np.float32)
     ui.show_figure(lambda: plots.probe_grid(probe, run.probe_tokens, title=_("Every head on the probe sequence at "
-                                                                            "step {step}").format(step=f"{step:,}")),
+                                                                            "step {step}").format(step=integer(step))),
                    "tr_probe", f"learning-heads-step{step}",
                    view=(run.config.key(), len(run.checkpoints), step, source))
     st.caption(_("Rows: queries, columns: keys (token ids of the probe, which holds a repeated segment).") + " "

@@ -16,6 +16,7 @@ from explorer.ui import cached, params
 from explorer.ui import widgets as ui
 from explorer.ui.text import literal
 from explorer.words.i18n import _
+from explorer.words.numbers import number, percent
 
 CLEAN_PREVIOUS = 0.5   # a previous-token score from which a head counts as a clean previous-token head
 
@@ -44,26 +45,26 @@ def knockout_section(run: Run, source: str) -> circuits.Knockouts:
 
 
 def said_knockouts(run: Run, ko: circuits.Knockouts) -> str:
-    text = _("Intact, the model's loss on the second copy is {intact} nats.").format(intact=f"{ko.intact:.2f}")
+    text = _("Intact, the model's loss on the second copy is {intact} nats.").format(intact=number(ko.intact, 2))
     if ko.partner is None:
         worst = np.unravel_index(int(np.argmax(ko.single)), ko.single.shape)
         return text + " " + _("The costliest single knockout is {head}: +{cost} nats. With one layer there is no "
                               "later head to read what another wrote.").format(
-            head=plots.head_name(*worst), cost=f"{float(ko.single[worst]):.2f}")
+            head=plots.head_name(*worst), cost=number(float(ko.single[worst]), 2))
     induction = ", ".join(plots.head_name(*h) for h in ko.induction)
     partner = plots.head_name(*ko.partner)
     previous = float(run.checkpoints[-1].previous[ko.partner])
     text += " " + _("The induction heads ({heads}) knocked out together add {together} nats; with {partner}, the "
                     "layer-0 head whose knockout costs most ({alone} alone), the pair adds {pair}.").format(
-        heads=induction, together=f"{ko.cost(ko.together):.2f}", partner=partner,
-        alone=f"{float(ko.single[ko.partner]):.2f}", pair=f"{ko.cost(ko.pair):.2f}")
+        heads=induction, together=number(ko.cost(ko.together), 2), partner=partner,
+        alone=number(float(ko.single[ko.partner]), 2), pair=number(ko.cost(ko.pair), 2))
     if previous < CLEAN_PREVIOUS:
         text += " " + _("{partner} is not a clean previous-token head (its previous-token score is {score}), yet the "
                         "model needs it: name a partner by what knocking it out costs, not by its heatmap.").format(
-            partner=partner, score=f"{previous:.2f}")
+            partner=partner, score=number(previous, 2))
     else:
         text += " " + _("{partner} is also a previous-token head (score {score}).").format(partner=partner,
-                                                                                         score=f"{previous:.2f}")
+                                                                                         score=number(previous, 2))
     if len(ko.induction) > 1:
         text += " " + _("This model splits the induction work over {n} heads.").format(n=len(ko.induction))
     return text
@@ -75,7 +76,7 @@ def composition_section(run: Run, source: str) -> circuits.Composition:
     comp = _kept("composition", run, source, lambda: circuits.composition(cfg, run.final_weights()))
     rows = [plots.head_name(0, h) for h in range(cfg.n_heads)]
     cols = [plots.head_name(1, h) for h in range(cfg.n_heads)]
-    title = _("K-composition, layer 0 → layer 1 (random baseline {baseline})").format(baseline=f"{comp.baseline:.2f}")
+    title = _("K-composition, layer 0 → layer 1 (random baseline {baseline})").format(baseline=number(comp.baseline, 2))
     ui.show_figure(lambda: plots.matrix(comp.k, rows, cols, title=title, x_title=_("layer-1 head (reads in its keys)"),
                                         y_title=_("layer-0 head (writes)"), colorscale="Blues", centre=False,
                                         text=True, height=320),
@@ -83,9 +84,9 @@ def composition_section(run: Run, source: str) -> circuits.Composition:
     h0, h1 = np.unravel_index(int(np.argmax(comp.k)), comp.k.shape)
     st.caption(_("The largest K-composition is {a} → {b}: {k}, {times}× the score of random matrices of the same "
                  "shapes ({baseline}). K-composition measures how much of what the layer-0 head writes the layer-1 "
-                 "head reads in its keys.").format(a=rows[h0], b=cols[h1], k=f"{comp.k[h0, h1]:.2f}",
-                                                    times=f"{comp.k[h0, h1] / comp.baseline:.1f}",
-                                                    baseline=f"{comp.baseline:.2f}"))
+                 "head reads in its keys.").format(a=rows[h0], b=cols[h1], k=number(comp.k[h0, h1], 2),
+                                                    times=number(comp.k[h0, h1] / comp.baseline, 1),
+                                                    baseline=number(comp.baseline, 2)))
     return comp
 
 
@@ -129,5 +130,5 @@ def circuits_section(run: Run, source: str, head: tuple[int, int], partner: tupl
                  "diagonal); its copying score is {copying} (1: it only copies). QK, through {partner}'s output: for "
                  "{qk} of the query tokens the key it scores highest is the one right after the same token "
                  "(“find where I stood before, take what came next”).").format(
-        head=name, ov=f"{found.ov_diagonal:.0%}", copying=f"{found.copying:.2f}", partner=other,
-        qk=f"{found.qk_diagonal:.0%}"))
+        head=name, ov=percent(found.ov_diagonal), copying=number(found.copying, 2), partner=other,
+        qk=percent(found.qk_diagonal)))
