@@ -67,7 +67,8 @@ def copy_question(run: Run) -> Question:
         _("No: the second copy stays about as hard as the first")
     learned, first, second = copies(run)
     reveal = _("After {steps} steps the loss on the first copy is {first} nats and on the second {second} nats: "
-               "{verdict}").format(steps=run.checkpoints[-1].step, first=_nats(first), second=_nats(second),
+               "{verdict}").format(steps=integer(run.checkpoints[-1].step), first=_nats(first),
+                                   second=_nats(second),
                                    verdict=_("the model copies.") if learned else _("the model does not copy."))
     if cfg.n_layers == 1:
         reveal += " " + _("One layer cannot: to find where this token stood before and take the token after it, a "

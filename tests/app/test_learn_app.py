@@ -47,6 +47,15 @@ def test_a_ready_made_run_shows_at_once_behind_its_prediction_and_says_its_numbe
     assert "The largest K-composition is" in texts(at)
 
 
+def test_the_one_layer_control_shows_no_pair_and_says_what_it_learnt_instead():
+    at = unfolded(run(tr_layers="1"))
+    ref = runs.shipped("one-layer")
+    seen = circuits.seen_tokens(ref.config, ref.final_weights())
+    assert "With one layer there is no later head" in texts(at)
+    assert f"it gives {seen.mass:.0%} of its probability" in texts(at)
+    assert not any(t.startswith("K-composition") for t in figures(at))
+
+
 def test_the_step_slider_scrubs_every_heads_heatmap_and_a_linked_step_snaps_to_a_recorded_one():
     ref = shipped()
     middle = ref.checkpoints[len(ref.checkpoints) // 2]

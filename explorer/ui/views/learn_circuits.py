@@ -40,7 +40,13 @@ def knockout_section(run: Run, source: str) -> circuits.Knockouts:
     ui.show_figure(lambda: plots.bars(names, costs, title=_("Knockout: loss added on the second copy (nats)"),
                                       y_title=_("added loss (nats)"), highlight=marked),
                    "tr_knockout", "learning-knockout", view=(cfg.key(), source, "knockout"))
-    st.caption(said_knockouts(run, ko))
+    said = said_knockouts(run, ko)
+    if ko.partner is None:   # no pair to find: what the model learnt instead
+        seen = _kept("seen", run, source, lambda: circuits.seen_tokens(cfg, run.final_weights()))
+        said += " " + _("On the second copy it gives {mass} of its probability to tokens that already stood earlier "
+                        "in the sequence, which are {share} of the vocabulary: it has learnt that tokens come back, "
+                        "not which one comes next.").format(mass=percent(seen.mass), share=percent(seen.share))
+    st.caption(said)
     return ko
 
 
