@@ -161,3 +161,27 @@ def test_a_follower_watches_the_teachers_run_and_on_another_replica_trains_the_s
     assert other is not None and other is not job   # the follower started the same config there
     assert other.done.wait(120) and other.error is None
     assert runs.same_run(other.run, job.run)   # deterministic: the same numbers on every replica of this machine
+
+
+def test_lesson_6_as_homework_asks_each_computed_question_once_and_answers_from_the_run():
+    from test_homework_app import set_homework, step, student, vote
+    from test_lessons_app import texts as bar
+
+    def bar_texts(at):
+        return bar(at).replace("\\", "")
+
+    from explorer.lessons.learning_claims import copy_question, drop_question
+
+    lesson = next(x for x in catalogue({})[0] if x.title == "Watch a circuit grow")
+    _teacher, code, _key = set_homework(lesson)
+    ann = student(code, "Ann")
+    first = copy_question(runs.shipped("one-layer"))
+    assert "step **1 of 6**" in bar_texts(ann) and first.prompt in bar_texts(ann)
+    vote(ann, lesson, 0, first.correct)
+    assert f"You said {first.correct}: right." in bar_texts(ann)
+    assert ann.title[-1].value == "Watch heads learn"   # the step's page, once the question is answered
+    step(ann, "Next")
+    second = drop_question(runs.shipped("two-layers"))
+    assert second.prompt in bar_texts(ann) and not any(t.startswith("Loss (nats)") for t in figures(ann))
+    vote(ann, lesson, 1, second.options[0])
+    assert second.correct in bar_texts(ann)
