@@ -185,3 +185,14 @@ def test_lesson_6_as_homework_asks_each_computed_question_once_and_answers_from_
     assert second.prompt in bar_texts(ann) and not any(t.startswith("Loss (nats)") for t in figures(ann))
     vote(ann, lesson, 1, second.options[0])
     assert second.correct in bar_texts(ann)
+
+
+def test_a_live_run_of_a_ready_made_config_says_it_recorded_the_same_numbers():
+    at = run(tr_layers="1")
+    click(at, "Train")
+    job = training.trainer().peek(config.TrainConfig(n_layers=1))
+    assert job is not None and job.done.wait(180) and job.error is None
+    at.run()
+    agrees = runs.same_run(job.run, runs.shipped("one-layer"))
+    said = "recorded exactly the numbers of the ready-made run" if agrees else "differs from the ready-made run"
+    assert said in texts(at)
