@@ -136,6 +136,12 @@ def step_model(step: Step) -> str:
     return step.params.get(spec.model_param, spec.default_model)
 
 
+def measured_on(step: Step) -> str:
+    """What a step's question and checks measure, as its sentences name it: the model, or for a training step
+    (pages/learn.py, whose measures read a ready-made run, not the loaded model) that run."""
+    return _("the ready-made run of its settings") if step.page == LEARN else step_model(step)
+
+
 def ask(step: Step, loaded: LoadedModel) -> Question:
     """The step's computed question on ``loaded``; NotComputable (one sentence) when it cannot be asked."""
     try:
@@ -157,7 +163,7 @@ def asked(step: Step, loaded: LoadedModel) -> Question | str:
 def unavailable(step: Step, why: str) -> str:
     """The sentence a step shows in place of a question it could not compute on its model."""
     return _("This step's question is measured on {model}, and here it could not be: {why}.").format(
-        model=step_model(step), why=why.rstrip("."))
+        model=measured_on(step), why=why.rstrip("."))
 
 
 def contradiction(step: Step, number: int, loaded: LoadedModel) -> str | None:
@@ -172,9 +178,9 @@ def contradiction(step: Step, number: int, loaded: LoadedModel) -> str | None:
             agrees, measured = False, _("it could not be measured ({why})").format(why=str(err).rstrip("."))
         if not agrees:
             found.append(_("Step {n} (“{title}”) says {claim}, but on {model} {measured}.").format(
-                n=number, title=step.title, claim=_(check.claim), model=step_model(step), measured=measured))
+                n=number, title=step.title, claim=_(check.claim), model=measured_on(step), measured=measured))
     return " ".join(found) or None
 
 
 __all__ = ["CHECKS", "COMPUTED", "Check", "Computed", "NotComputable", "ask", "asked", "contradiction", "known",
-           "step_model", "unavailable"]
+           "measured_on", "step_model", "unavailable"]
