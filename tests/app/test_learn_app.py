@@ -196,3 +196,11 @@ def test_a_live_run_of_a_ready_made_config_says_it_recorded_the_same_numbers():
     agrees = runs.same_run(job.run, runs.shipped("one-layer"))
     said = "recorded exactly the numbers of the ready-made run" if agrees else "differs from the ready-made run"
     assert said in texts(at)
+
+
+def test_a_run_whose_loss_became_nan_says_so(monkeypatch):
+    broken = runs.shipped("two-layers")
+    broken.stopped = "nan"
+    monkeypatch.setattr(learn, "ready_made", lambda name: broken if name else None)
+    at = run()
+    assert f"NaN (not a number) after step {broken.checkpoints[-1].step:,}" in texts(at)
