@@ -204,3 +204,34 @@ def test_a_run_whose_loss_became_nan_says_so(monkeypatch):
     monkeypatch.setattr(learn, "ready_made", lambda name: broken if name else None)
     at = run()
     assert f"NaN (not a number) after step {broken.checkpoints[-1].step:,}" in texts(at)
+
+
+def test_a_queued_run_says_how_many_runs_are_ahead_of_it(monkeypatch):
+    import threading
+
+    from explorer.learning.train import Run
+
+    class Queued:   # a job two runs behind in the server's queue (nothing trains in this test)
+        def __init__(self, cfg):
+            self.config, self.run, self.done, self.error = cfg, Run(cfg, probe_tokens=None), threading.Event(), None
+
+        def ahead(self):
+            return 2
+
+        def fraction(self):
+            return 0.0
+
+    class Server:
+        jobs = {}
+
+        def peek(self, cfg):
+            return self.jobs.get(cfg.key())
+
+        def start(self, cfg):
+            return self.jobs.setdefault(cfg.key(), Queued(cfg))
+
+    monkeypatch.setattr(training, "trainer", lambda: Server())
+    at = run(**TINY)
+    click(at, "Train")
+    assert "2 runs are ahead of yours in the server's queue." in texts(at)
+    assert "The prediction questions are asked on a finished run" in texts(at)
