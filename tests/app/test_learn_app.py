@@ -235,3 +235,18 @@ def test_a_queued_run_says_how_many_runs_are_ahead_of_it(monkeypatch):
     click(at, "Train")
     assert "2 runs are ahead of yours in the server's queue." in texts(at)
     assert "The prediction questions are asked on a finished run" in texts(at)
+
+
+def test_a_full_queue_is_one_sentence_and_the_page_goes_on(monkeypatch):
+    class Full:
+        def peek(self, cfg):
+            return None
+
+        def start(self, cfg):
+            raise training.Busy(3)
+
+    monkeypatch.setattr(training, "trainer", lambda: Full())
+    at = run(**TINY)
+    click(at, "Train")
+    assert str(training.Busy(3)) in texts(at)
+    assert "These settings have no ready-made run" in texts(at)
