@@ -35,11 +35,31 @@ from explorer.words.i18n import LANGUAGES, _, current
 LESSON, STEP, STARTED, STEP_STARTED, GO, RESUMED = (
     "_lesson", "_lesson_step", "_lesson_started", "_lesson_step_started", "_lesson_go", "_lesson_resumed")
 ENDED, ASKED_BEFORE = "_lesson_ended", "_lesson_asked_before"   # a finished lesson's recap; questions before it
+READ_IN = "_lesson_read_in"   # the language the running lesson was last looked up in (``_in_session_language``)
 
 
 def running() -> tuple[Lesson, int] | None:
     lesson = st.session_state.get(LESSON)
-    return (lesson, st.session_state.get(STEP, 0)) if isinstance(lesson, Lesson) else None
+    if not isinstance(lesson, Lesson):
+        return None
+    return _in_session_language(lesson), st.session_state.get(STEP, 0)
+
+
+def _in_session_language(lesson: Lesson) -> Lesson:
+    """The running lesson in the session's language: a teacher who switches the language menu mid-lesson gets the
+    lesson's own texts (title, steps, questions, notes) in it, as the interface; the same steps and question ids.
+    Looked up once per language change (a lesson without a translation stays English)."""
+    lang = current()
+    if lesson.lang == lang or st.session_state.get(READ_IN) == lang or not lesson.source.startswith(("app:", "dir:")):
+        return lesson
+    st.session_state[READ_IN] = lang
+    mine = find(lesson.source)
+    n = len(lesson.steps)
+    if mine is None or len(mine.steps) != n or list(map(mine.question_id, range(n))) != list(
+            map(lesson.question_id, range(n))):
+        return lesson
+    st.session_state[LESSON] = mine
+    return mine
 
 
 def start(lesson: Lesson, with_class: bool, step: int = 0) -> None:
