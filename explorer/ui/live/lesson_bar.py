@@ -23,14 +23,14 @@ import streamlit as st
 from explorer.classroom import ClassroomError
 from explorer.labs.quiz import Question
 from explorer.lessons import Lesson
-from explorer.lessons.files import find, untranslated
+from explorer.lessons.files import find, untranslated, untranslated_sentence
 from explorer.lessons.pages import STEP_PAGES
 from explorer.lessons.run import ended, place, resume
 from explorer.ui import cached, prefetch, quiz
 from explorer.ui.language import KEY
 from explorer.ui.live import following, homework, membership, report_panel
 from explorer.ui.text import literal
-from explorer.words.i18n import LANGUAGES, _, current
+from explorer.words.i18n import _, current
 
 LESSON, STEP, STARTED, STEP_STARTED, GO, RESUMED = (
     "_lesson", "_lesson_step", "_lesson_started", "_lesson_step_started", "_lesson_go", "_lesson_resumed")
@@ -266,8 +266,7 @@ def _question(question: Question | str | None, qid: str, page_question: bool) ->
 def _untranslated_note(lesson: Lesson) -> None:
     """A catalogue lesson without a file in the session's language runs in English: say so, once in the bar."""
     if untranslated(lesson):
-        st.caption(":material/translate: " + _("This lesson is not yet translated into {language}: its texts are "
-                                               "shown in English.").format(language=LANGUAGES[current()]))
+        st.caption(":material/translate: " + untranslated_sentence())
 
 
 def _in_my_language(where: dict) -> tuple[Lesson, int] | None:
