@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.attribution.agreement import summary
+from explorer.attribution import agreement
 from explorer.attribution.explain import METHODS, Explanation, label
 from explorer.labs.quiz import Question
 from explorer.words.i18n import N_, _
@@ -16,15 +16,22 @@ def agreement_sentence(e: Explanation) -> str:
     gradients, the pair the question asks about."""
     a, b = METHODS.index("attention"), METHODS.index("ig")
     rho = e.spearman[a, b]
+    if e.first_is_sink:   # as the question: without the first word, which integrated gradients score 0 by construction
+        rho = agreement.spearman(np.abs(e.scores[a, 1:]), np.abs(e.scores[b, 1:]))
     if not np.isfinite(rho):
-        return summary(e.spearman, e.labels)
+        return agreement.summary(e.spearman, e.labels)
     if abs(rho) < 0.3:
         pair = _("Raw attention and integrated gradients: ρ = {rho}, they hardly agree on this text.")
     elif rho < 0.7:
         pair = _("Raw attention and integrated gradients: ρ = {rho}, a partial agreement.")
     else:
         pair = _("Raw attention and integrated gradients: ρ = {rho}, a close agreement.")
-    return summary(e.spearman, e.labels) + " " + pair.format(rho=f"{rho:+.2f}")
+    said = agreement.summary(e.spearman, e.labels) + " " + pair.format(rho=f"{rho:+.2f}")
+    if e.first_is_sink:
+        said += " " + _("That pair is compared without the first word, {word}: integrated gradients keep it in their "
+                        "baseline (0 by construction), and this decoder's attention rests on it.").format(
+            word=e.words[0])
+    return said
 
 
 def faithfulness_summary(e: Explanation) -> str:

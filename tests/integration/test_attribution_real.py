@@ -44,3 +44,5 @@ def test_decoder(decoder):
     assert [e.words[lesson.top_word(e, m)] for m in ("attention", "ig")] == ["animal", "animal"]
     assert asked.correct == lesson.AGREE and "first word left out" in asked.prompt
     assert "**The**" in asked.reveal and "44%" in asked.reveal   # the sink's share, measured 44 %
+    said = lesson.agreement_sentence(e)   # the same pair, the same way: ρ +0.32 without the first word (+0.04 with)
+    assert "ρ = +0.32, a partial agreement" in said and "compared without the first word, The" in said
