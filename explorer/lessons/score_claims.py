@@ -65,7 +65,7 @@ def position_part(loaded: LoadedModel, params: Params) -> Question:
     norm's shift and the biases, which can be the largest: it is an option too), measured."""
     result, b = cell(loaded, params)
     split = _origin(loaded, result, b, "learned").split
-    parts = {_(PART_NAMES[k]): v for k, v in split.parts.items() if k in PART_NAMES}
+    parts = {_(name): split.parts[k] for k, name in PART_NAMES.items() if k in split.parts}
     if len(parts) < 2:
         raise NotComputable(_("this model's layer-0 score has no token and position parts"))
     parts[_(REST)] = split.parts.get("rest", 0.0)
