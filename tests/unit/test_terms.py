@@ -85,3 +85,23 @@ def test_the_glossary_names_are_the_words_the_pages_labels_use(lang):
             if term.en in glossary.TERMS:
                 assert _flat(i18n.pgettext(glossary.TERM, term.en)) == _flat(term.translation(lang)), term.en
     assert found == [], "\n".join(found)
+
+
+def _lesson_texts(english, translated) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """(English text, its translation) of every text a lesson translation holds."""
+    out = [((english.title,), (translated.title,)), ((english.about,), (translated.about,))]
+    for a, b in zip(english.steps, translated.steps):
+        out += [((a.title,), (b.title,)), ((a.notes,), (b.notes,))]
+        if a.question and b.question:
+            out += [((a.question.prompt,), (b.question.prompt,)), ((a.question.explain,), (b.question.explain,))]
+            out += [((x,), (y,)) for x, y in zip(a.question.options, b.question.options)]
+    return out
+
+
+@pytest.mark.parametrize("lang", OTHER_LANGUAGES)
+def test_every_lesson_translation_uses_the_tables_words(lang):
+    from explorer.lessons import catalogue
+    english = {lesson.source: lesson for lesson in catalogue({}, i18n.SOURCE)[0]}
+    found = [f"{lesson.source}: {line}" for lesson in catalogue({}, lang)[0] if lesson.lang == lang
+             for line in terms.drift(_lesson_texts(english[lesson.source], lesson), lang)]
+    assert found == [], "\n".join(found)
