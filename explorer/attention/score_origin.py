@@ -31,6 +31,7 @@ from explorer.attention.result import AttentionResult
 from explorer.labs.positions import rope_cos_sin, rotate_halves, unrotate_halves
 from explorer.labs.quiz import Question
 from explorer.model import anatomy, families
+from explorer.words import numbers
 from explorer.words.i18n import N_, _, ngettext
 
 SIDES = ("token", "position", "type", "shift", "bias")   # what each side's vector is split into
@@ -290,11 +291,12 @@ def _origin(model: torch.nn.Module, result: AttentionResult, b: ScoreBreakdown) 
         return Origin(kind, _("ALiBi adds slope × key position to every score: this head's slope is {slope}, so "
                               "{product} = {expected}. Along the row that is −slope × distance ({penalty} for distance "
                               "{distance}) plus {constant} for every key, which the softmax ignores.").format(
-            slope=f"{a.slope:.6g}", product=f"{a.slope:.6g} × {b.key}{scaled}", expected=f"{a.expected:+.4f}",
-            penalty=f"{a.penalty:+.4f}", distance=a.distance, constant=f"{a.constant:+.4f}"), alibi=a)
+            slope=numbers.number(a.slope, digits=6), product=numbers.number(a.slope, digits=6) + f" × {b.key}{scaled}",
+            expected=numbers.signed(a.expected, 4), penalty=numbers.signed(a.penalty, 4), distance=a.distance,
+            constant=numbers.signed(a.constant, 4)), alibi=a)
     return Origin(kind, _("{family} adds a term that depends on how far apart the two tokens are to each score: here "
                           "{bias}, beside the content part q·k × scale = {content}.").format(
-        family=fam.name, bias=f"{b.bias:+.4f}", content=f"{b.dot * b.scale:+.4f}"))
+        family=fam.name, bias=numbers.signed(b.bias, 4), content=numbers.signed(b.dot * b.scale, 4)))
 
 
 NEAR_PEAK = 0.1   # a distance whose score is within this share of the curve's spread of the peak ties with it
@@ -351,12 +353,13 @@ def distance_question(rotary: RotaryView, b: ScoreBreakdown, n_options: int = 4)
     options = [answer if d == low else label(d) for d in sorted([low, *others])]
     reveal = _("The same two vectors score highest **{peak}** positions apart ({at_peak}); at their real distance, "
                "{own}, they score {at_own}, the heatmap's score. Unrotated they would score {before} at every "
-               "distance.").format(peak=peak, at_peak=f"{top:+.3f}",
-                                   own=rotary.own, at_own=f"{rotary.at_own:+.3f}", before=f"{rotary.before:+.3f}")
+               "distance.").format(peak=peak, at_peak=numbers.signed(top, 3),
+                                   own=rotary.own, at_own=numbers.signed(rotary.at_own, 3),
+                                   before=numbers.signed(rotary.before, 3))
     if low != high:
         reveal += " " + _("Distances that score within a tenth of the curve's spread ({spread}) of the highest count "
                           "as one answer, so that no rounding decides it: here {answer}.").format(
-            spread=f"{spread:.3f}", answer=answer)
+            spread=numbers.number(spread, 3), answer=answer)
     return Question(prompt=_("Layer {layer}, head {head}: keep the vectors of “{query}” and “{key}” and move the key. "
                              "At what distance from the query would this head score the pair highest: which of "
                              "these {n}, from {nearest} to {farthest}?").format(

@@ -6,6 +6,7 @@ import numpy as np
 from explorer.attribution import agreement
 from explorer.attribution.explain import METHODS, Explanation, label
 from explorer.labs.quiz import Question
+from explorer.words import numbers
 from explorer.words.i18n import N_, _
 
 AGREE, DISAGREE = N_("Yes: the same top word"), N_("No: different top words")   # the question's options, in English
@@ -26,7 +27,7 @@ def agreement_sentence(e: Explanation) -> str:
         pair = _("Raw attention and integrated gradients: ρ = {rho}, a partial agreement.")
     else:
         pair = _("Raw attention and integrated gradients: ρ = {rho}, a close agreement.")
-    said = agreement.summary(e.spearman, e.labels) + " " + pair.format(rho=f"{rho:+.2f}")
+    said = agreement.summary(e.spearman, e.labels) + " " + pair.format(rho=numbers.signed(rho, 2))
     if e.first_is_sink:
         said += " " + _("That pair is compared without the first word, {word}: integrated gradients keep it in their "
                         "baseline (0 by construction), and this decoder's attention rests on it.").format(
@@ -52,9 +53,9 @@ def faithfulness_summary(e: Explanation) -> str:
         said = _("On this text, masking the top words of {best} moves the {score} most ({best_size} on average over "
                  "k = {ks}), those of {worst} least ({worst_size}); words taken in a random order move it by "
                  "{chance}.")
-    out = said.format(best=label(METHODS[best]), score=e.score_name, best_size=f"{size[best]:.2f}",
-                      ks=", ".join(map(str, e.ks)), worst=label(METHODS[worst]), worst_size=f"{size[worst]:.2f}",
-                      chance=f"{chance:.2f}")
+    out = said.format(best=label(METHODS[best]), score=e.score_name, best_size=numbers.number(size[best], 2),
+                      ks=", ".join(map(str, e.ks)), worst=label(METHODS[worst]),
+                      worst_size=numbers.number(size[worst], 2), chance=numbers.number(chance, 2))
     if beaten:
         out += " " + _("{methods} did no better than chance here.").format(methods=", ".join(beaten).capitalize())
     first = [label(METHODS[i]) for i in methods if e.top(METHODS[i], 1) == [0]]
@@ -79,9 +80,11 @@ def ig_line(e: Explanation) -> str:
                  "to {total}. Completeness says they should sum to f(text) − f(blank), here {f_text} and {f_blank}, a "
                  "difference of {span}. Gap (convergence delta): {gap} ({share} of the difference): large, so read "
                  "the integrated-gradients row with care (more steps would shrink it, at a cost).")
-    return said.format(steps=ig.steps, total=f"{ig.scores.sum():+.3f}", f_text=f"{ig.f_input:+.3f}",
-                       f_blank=f"{ig.f_baseline:+.3f}", span=f"{span:+.3f}", gap=f"{ig.delta:+.3f}",
-                       share=f"{ig.relative_gap:.0%}")
+    return said.format(steps=ig.steps, total=numbers.signed(ig.scores.sum(), 3),
+                       f_text=numbers.signed(ig.f_input, 3),
+                       f_blank=numbers.signed(ig.f_baseline,
+                                              3), span=numbers.signed(span, 3), gap=numbers.signed(ig.delta, 3),
+                       share=numbers.percent(ig.relative_gap))
 
 
 def top_word(e: Explanation, method: str) -> int | None:
@@ -117,7 +120,7 @@ def top_word_question(e: Explanation) -> Question:
                           "in their blank-text baseline, so it scores 0 there by construction, while this decoder's "
                           "attention rests on it whatever it means (the attention sink: {share} of the last layer's "
                           "attention from the predicting token goes to it here).").format(
-            word=e.words[0], share=f"{e.scores[METHODS.index('attention'), 0]:.0%}")
+            word=e.words[0], share=numbers.percent(e.scores[METHODS.index('attention'), 0]))
     agree, disagree = _(AGREE), _(DISAGREE)
     return Question(prompt, (agree, disagree), agree if same else disagree, reveal)
 

@@ -13,6 +13,7 @@ from explorer.generation.steps import generate
 from explorer.heads_do import repeats, roles
 from explorer.labs.quiz import Question
 from explorer.model.loading import LoadedModel
+from explorer.words import numbers
 from explorer.words.i18n import N_, _
 
 from .claims import NotComputable, Params, param
@@ -54,13 +55,15 @@ def repeat_loss(loaded: LoadedModel, params: Params) -> Question:
     prompt = _("The text ends with {n} tokens written twice. On the first copy the model's loss is {first} nats "
                "per token: random words cannot be guessed. On the second copy, which of these four is its loss, from "
                "higher than on the first copy to less than half of it?").format(
-                   n=n, first=f"{loss.first:.1f}")
+                   n=n, first=numbers.number(loss.first, 1))
     reveal = _("Measured: **{second}** nats per token on the second copy against {first} on the first, so the "
                "right next token's probability goes from about {p_first} to {p_second} on average. Nothing in the "
                "model knows these words go together: it copies what followed the same token earlier in the "
-               "text.").format(second=f"{loss.second:.2f}", first=f"{loss.first:.2f}",
-                               p_first=f"{np.exp(-loss.first):.0e}", p_second=f"{np.exp(-loss.second):.0%}")
-    return Question(prompt, tuple(_(o) for o in LOSS_OPTIONS), _(loss_label(loss.first, loss.second)), reveal)
+               "text.").format(second=numbers.number(loss.second, 2), first=numbers.number(loss.first, 2),
+                               p_first=numbers.scientific(np.exp(-loss.first),
+                                                          0), p_second=numbers.percent(np.exp(-loss.second)))
+    right = loss_label(loss.first, loss.second)   # one of LOSS_OPTIONS, marked with N_()
+    return Question(prompt, tuple(_(o) for o in LOSS_OPTIONS), _(right), reveal)
 
 
 def where_head_looks(loaded: LoadedModel, params: Params) -> Question:
@@ -69,7 +72,8 @@ def where_head_looks(loaded: LoadedModel, params: Params) -> Question:
     layer, head = int(params.get("layer", 0)), int(params.get("head", 0))
     found = repeats.looks(result.weights[layer, head], offset, n)
     best = max(found, key=found.get)
-    shares = "; ".join(f"{_(repeats.LOOKS[k])}: {v:.0%}" for k, v in sorted(found.items(), key=lambda kv: -kv[1]))
+    shares = "; ".join(_(repeats.LOOKS[k]) + ": " + numbers.percent(v)
+                       for k, v in sorted(found.items(), key=lambda kv: -kv[1]))
     return Question(_("Layer {layer}, head {head}: from each token of the second copy, where does this head put "
                       "most of its attention? Which of these {n} tokens?").format(layer=layer, head=head,
                                                                                   n=len(repeats.LOOKS)),
@@ -126,12 +130,13 @@ def knockout_repeat_loss(loaded: LoadedModel, params: Params) -> Question:
                "together give {fours}, and {with_prev} with the previous-token head {prev} as well. Other "
                "induction heads copy too, and all of them read what the previous-token head wrote: knocking out "
                "induction heads alone leaves that half of the circuit in place.").format(
-                   intact=f"{clean.second:.2f}", knocked=f"{knocked.second:.2f}", names=names, alone=alone,
-                   first=f"{clean.first:.2f}", k=len(four), four=", ".join(f"L{a}H{b}" for a, b in four),
-                   fours=f"{fours:.2f}", with_prev=f"{with_prev:.2f}", prev=f"L{prev[0]}H{prev[1]}")
+                   intact=numbers.number(clean.second, 2), knocked=numbers.number(knocked.second, 2), names=names,
+                   alone=alone, first=numbers.number(clean.first, 2), k=len(four),
+                   four=numbers.joined(f"L{a}H{b}" for a, b in four), fours=numbers.number(fours, 2),
+                   with_prev=numbers.number(with_prev, 2), prev=f"L{prev[0]}H{prev[1]}")
     return Question(_("Knock out {names} together (their outputs set to 0). The loss on the second copy, {loss} "
                       "nats per token with every head, then: which of these three, from hardly moving to half the "
-                      "first copy's or more?").format(names=names, loss=f"{clean.second:.2f}"),
+                      "first copy's or more?").format(names=names, loss=numbers.number(clean.second, 2)),
                     options, right, reveal)
 
 
@@ -142,7 +147,7 @@ def strongest_previous_token_head(loaded: LoadedModel, params: Params) -> tuple[
     mine = (int(params.get("layer", 0)), int(params.get("head", 0)))
     return mine == (layer, head), _("the head-role probe's strongest previous-token head is {head} ({share} of its "
                                     "attention on the token before, over three sample texts)").format(
-        head=f"L{layer}H{head}", share=f"{score:.0%}")
+        head=f"L{layer}H{head}", share=numbers.percent(score))
 
 
 def strongest_induction_head(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
@@ -150,7 +155,7 @@ def strongest_induction_head(loaded: LoadedModel, params: Params) -> tuple[bool,
     mine = (int(params.get("layer", 0)), int(params.get("head", 0)))
     return mine == (layer, head), _("the head-role probe's strongest induction head is {head} ({share} of its "
                                     "attention on the token after the earlier copy, on 20 random tokens twice)").format(
-        head=f"L{layer}H{head}", share=f"{score:.0%}")
+        head=f"L{layer}H{head}", share=numbers.percent(score))
 
 
 def previous_before_induction(loaded: LoadedModel, params: Params) -> tuple[bool, str]:

@@ -85,7 +85,7 @@ def test_each_follower_keeps_its_language_and_three_languages_vote_under_one_opt
     assert f"{lessons['es'].steps[0].question.answer},3,sí" in csv
     assert downloads(".csv") == csv   # the teacher's download: the CSV above, in Spanish
     assert list(table.columns) == ["#", "pregunta", "respuesta correcta", "ronda 1", "ronda 2", "cambio"]
-    assert table.iloc[0]["ronda 1"] == "3 de 3 correctas (100%)"
+    assert table.iloc[0]["ronda 1"] == "3 de 3 correctas (100\xa0%)"   # CLDR: a space before % in Spanish
 
 
 # ---------------------------------------------------------------------------------------------- nothing left English

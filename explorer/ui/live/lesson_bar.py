@@ -30,6 +30,7 @@ from explorer.ui import cached, prefetch, quiz
 from explorer.ui.language import KEY
 from explorer.ui.live import following, homework, membership, report_panel
 from explorer.ui.text import literal
+from explorer.words import numbers
 from explorer.words.i18n import _, current
 
 LESSON, STEP, STARTED, STEP_STARTED, GO, RESUMED = (
@@ -215,7 +216,7 @@ def _teacher_bar(lesson: Lesson, index: int, asked: Question | str | None) -> bo
         st.caption(":material/timer: " + (
             _("{used} used of {minutes} min planned · by the end of this step: {planned} min · running late") if late
             else _("{used} used of {minutes} min planned · by the end of this step: {planned} min")).format(
-            used=_clock(used), minutes=f"{lesson.minutes:g}", planned=f"{planned:g}"))
+            used=_clock(used), minutes=numbers.number(lesson.minutes), planned=numbers.number(planned)))
         _untranslated_note(lesson)
         homework.bar_line()
         if not on_step:
