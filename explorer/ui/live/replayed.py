@@ -25,6 +25,7 @@ view asked for by many followers at once is drawn by one of them while the other
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -156,9 +157,12 @@ def follow(view: dict, run: Callable[[], None], banner: Callable[[], None], pers
                 if not internals.runs_here():
                     raise   # a newer run replaces this one: its page is not finished
                 stopped.append(stop)   # the page's own st.stop(): what it drew is its page
-            recording = recorded()
-        kept = {k[len(KEPT):]: v for k, v in st.session_state.items() if isinstance(k, str) and k.startswith(KEPT)}
-        return Followed(recording, _address(personal), kept)
+            # after st.stop() every read of the session state raises the stop again: paused for the bookkeeping
+            with internals.stops_paused() if stopped else contextlib.nullcontext():
+                recording = recorded()
+                kept = {k[len(KEPT):]: v for k, v in st.session_state.items()
+                        if isinstance(k, str) and k.startswith(KEPT)}
+                return Followed(recording, _address(personal), kept)
 
     recording = drawn_once.STORE.get_or_compute(_key(base, _states(parts)), record)
     if drew:

@@ -439,11 +439,13 @@ def replay_page(recording: PageRecording) -> None:
     dgs, ctx = _roots(), script_context()
     for msg in recording.messages:
         if isinstance(msg, _Widget):   # a widget of this run: its state is kept at the run's end
-            ctx.shared.widget_ids_this_run.check_and_add(msg.metadata.id)
-            if msg.user_key:
-                ctx.shared.widget_user_keys_this_run.check_and_add(msg.user_key)
+            if msg.metadata.id in ctx.shared.widget_ids_this_run:
+                continue   # registered twice in the recorded run (Streamlit does for some): once here
+            if msg.user_key:   # its value first (a widget's state is not set once it exists in the run)
                 if "trigger" not in msg.metadata.value_type:   # a button's press is never carried over
                     ctx.session_state[msg.user_key] = msg.value
+                ctx.shared.widget_user_keys_this_run.check_and_add(msg.user_key)
+            ctx.shared.widget_ids_this_run.check_and_add(msg.metadata.id)
             register_widget_from_metadata(msg.metadata, ctx)
             for widget_id, saved in msg.testing:
                 save_for_app_testing(ctx, widget_id, saved)
