@@ -67,6 +67,7 @@ PRELOADED = threading.Event()   # set when the start hook's preload has finished
 
 
 def _preload() -> None:
+    """The preloaded models (EXPLORER_PRELOAD), then every page's imports; only then is the replica ready."""
     try:
         from explorer.ui import cached  # imports torch: in this thread, not while the server starts
 

@@ -117,7 +117,8 @@ def test_every_step_of_every_lesson_a_replayed_follower_equals_a_follower_that_d
 
 def test_a_replayed_followers_run_executes_nothing_of_the_page():
     """The second follower's run, profiled: no function of the teacher's page (pages/heatmaps.py),
-    explorer/ui/views/, explorer/model/ or explorer/attention/ is called (the first follower's run, profiled the same way, calls many)."""
+    explorer/ui/views/, explorer/model/ or explorer/attention/ is called (the first follower's run, profiled the
+    same way, calls many)."""
     drawn_once.STORE.clear()
     lesson = LESSONS[0]
     room, key = membership.store().create_room()
