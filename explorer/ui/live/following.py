@@ -12,6 +12,7 @@ teacher's URL, but in the same session: no page load, no script. Who is in which
 from __future__ import annotations
 
 import contextlib
+import contextvars
 from datetime import timedelta
 
 import streamlit as st
@@ -213,8 +214,21 @@ def on_page() -> None:
     """Every page calls this first (through ``widgets.use_app_navigation``): the room's poll, notes and banner.
     Rejoining from the URL and following the teacher happened before the page was chosen (``navigation``). All of
     it is this session's own: never in a recorded page (``replayed``)."""
+    if _BANNER_DRAWN.get():   # a follower's run drew it before its page (``run_page``)
+        return
     with internals.unrecorded():
         _on_page()
+
+
+_BANNER_DRAWN: contextvars.ContextVar[bool] = contextvars.ContextVar("explorer_banner_drawn", default=False)
+
+
+def _banner_first() -> bool:
+    """A follower's run of the teacher's page: the banner and poll before the page (its text lock read afresh, for
+    the replay's key), not again when the page calls ``on_page`` -> whether the session still follows."""
+    on_page()
+    _BANNER_DRAWN.set(True)
+    return following()
 
 
 def _on_page() -> None:
@@ -349,7 +363,7 @@ def run_page(page) -> None:
     view = _followed_view(page)
     try:
         if view is not None:
-            replayed.follow(view, page.run, on_page, PERSONAL)
+            replayed.follow(view, page, _banner_first, PERSONAL)
         else:
             page.run()
     except internals.StopException:
@@ -357,6 +371,8 @@ def run_page(page) -> None:
             with internals.stops_paused():
                 _finished(stopped=True)
         raise
+    finally:
+        _BANNER_DRAWN.set(False)
     _finished()
 
 

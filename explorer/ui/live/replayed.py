@@ -134,12 +134,19 @@ def _take_over(followed: Followed) -> None:
     params.put_all(followed.address)
 
 
-def follow(view: dict, run: Callable[[], None], banner: Callable[[], None], personal: tuple = PRIVATE) -> bool:
-    """A follower's page for the teacher's ``view``: ``run`` (the page, which draws ``banner`` first) in the first
-    follower of this view and language, recorded; the recording replayed, after ``banner``, in every other ->
-    whether this run replayed. ``personal``: the address parameters each session keeps for itself."""
+def follow(view: dict, page, banner: Callable[[], bool], personal: tuple = PRIVATE) -> bool:
+    """A follower's page for the teacher's ``view``: ``banner()`` first (the session's own banner and poll; -> whether
+    it still follows), then ``page`` (app.py's st.Page) run in the first follower of this view and language,
+    recorded, and the recording replayed, as that page (its widgets' ids), in every other -> whether this run
+    replayed. ``personal``: the address parameters each session keeps for itself."""
+    run = page.run
     if drawn_once.STORE.max_bytes <= 0 or internals.script_context() is None:
         COUNTS["page"] += 1
+        run()
+        return False
+    with internals.running_as(page):
+        still = banner()
+    if not still:   # the class has ended, or this student was removed: the page as anyone's
         run()
         return False
     base = _base(view, personal)
@@ -177,7 +184,7 @@ def follow(view: dict, run: Callable[[], None], banner: Callable[[], None], pers
         run()
         return False
     COUNTS["replayed"] += 1
-    banner()
-    _take_over(recording)
-    internals.replay_page(recording.drawn)
+    with internals.running_as(page):
+        _take_over(recording)
+        internals.replay_page(recording.drawn)
     return True

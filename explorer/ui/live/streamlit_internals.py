@@ -90,7 +90,8 @@ from streamlit.runtime.state.safe_session_state import SafeSessionState
 from streamlit.runtime.state.session_state import SessionState
 from streamlit.runtime.state.widgets import register_widget_from_metadata
 
-__all__ = ["STOPS", "LivePart", "PageRecording", "live_part", "recording_page", "replay_page", "unrecorded",
+__all__ = ["STOPS", "LivePart", "PageRecording", "live_part", "recording_page", "replay_page", "running_as",
+           "unrecorded",
            "RerunException", "StopException", "app_session", "folder_navigation", "intended_page",
            "latest_client_state", "leave_folder_navigation", "main_script_path", "page_file", "page_hash", "pages",
            "problems", "record", "Recording", "replay", "rerun_session", "resolved", "run_instead", "running_page",
@@ -427,6 +428,18 @@ def live_part(draw: Callable, args: tuple, state: Callable | None = None):
         return draw(*args)
 
 
+@contextlib.contextmanager
+def running_as(page: StreamlitPage) -> Iterator[None]:
+    """Inside, this run draws as ``page``'s script does (``StreamlitPage.run``): a widget's id includes the page
+    that draws it, so a replayed page's widgets and live parts keep the ids the page itself gives them."""
+    ctx = script_context()
+    if ctx is None:
+        yield
+        return
+    with ctx.run_with_active_hash(page_hash(page)):
+        yield
+
+
 def _roots() -> dict[str, DeltaGenerator]:
     """The process's root containers (main, sidebar, events, bottom) by id: the same objects in every session."""
     roots = get_dg_singleton_instance()
@@ -502,6 +515,7 @@ SIGNATURES = {
     "DeltaGenerator._enqueue": (DeltaGenerator, "_enqueue", ["self", "delta_type", "element_proto", "layout_config",
                                                              "has_one_shot_effect", "agent_props"]),
     "SessionState.register_widget": (SessionState, "register_widget", ["self", "metadata", "user_key"]),
+    "ScriptRunContext.run_with_active_hash": (ScriptRunContext, "run_with_active_hash", ["self", "page_hash"]),
     "register_widget_from_metadata": (None, register_widget_from_metadata, ["metadata", "ctx"]),
     "save_for_app_testing": (None, save_for_app_testing, ["ctx", "k", "v"]),
     "DeltaGenerator._block": (DeltaGenerator, "_block", ["self", "block_proto", "dg_type", "agent_props"]),
