@@ -9,6 +9,7 @@ from explorer.plots.positions import head_split, heads_side_by_side, matrix_grid
 from explorer.ui.quiz import ask_first
 from explorer.ui.widgets import show_figure, use_app_navigation
 from explorer.ui.words import tip
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 use_app_navigation()
@@ -42,13 +43,13 @@ st.markdown(_("Random tokens and weights: every head finds its own pattern ({sho
 show_figure(heads_side_by_side(mh.weights, [f"t{i + 1}" for i in range(n_tokens)]), "heads", "block-heads")
 options = (_("more: every head pays for all n² pairs"), _("the same"), _("less: each head is narrower"))
 if ask_first(Question(
-    prompt=_("One head {d} wide needs {full:,} multiplications for QKᵀ and weights·V on {n} tokens. Split into {h} "
+    prompt=_("One head {d} wide needs {full} multiplications for QKᵀ and weights·V on {n} tokens. Split into {h} "
              "heads {d_head} wide, do all heads together need more, the same or less? Which of these three?").format(
-        d=d_model, full=cost.one_full_head, n=n_tokens, h=n_heads, d_head=cost.d_head),
+        d=d_model, full=numbers.integer(cost.one_full_head), n=n_tokens, h=n_heads, d_head=cost.d_head),
     options=options, correct=options[1],
-    reveal=_("{h} × 2 · {n}² · {d_head} = **{all:,}** = 2 · {n}² · {d}. Each head does n² comparisons, but in a slice "
+    reveal=_("{h} × 2 · {n}² · {d_head} = **{all}** = 2 · {n}² · {d}. Each head does n² comparisons, but in a slice "
              "1/h as wide: the h relationship types come free.").format(
-        h=n_heads, n=n_tokens, d_head=cost.d_head, all=cost.all_heads, d=d_model)),
+        h=n_heads, n=n_tokens, d_head=cost.d_head, all=numbers.integer(cost.all_heads), d=d_model)),
         "heads", _("The count of multiplications")):
     st.dataframe(pd.DataFrame({_("multiplications"): [cost.per_head, cost.all_heads, cost.one_full_head,
                                                       cost.projections]},
@@ -85,5 +86,5 @@ printed = blocks.row_stats(blocks.SEED_PRINTED)[:, 1]
 st.warning(_("The seed prints a different matrix, {printed}. Its rows have standard deviation {printed_std}, yet a "
              "row straight out of this layer norm always has standard deviation 1.000 (ours: {ours_std}). So no "
              "weights can make that code print those numbers: we show what the code really computes.").format(
-    printed=np.array2string(blocks.SEED_PRINTED), printed_std=", ".join(f"{s:.3f}" for s in printed),
-    ours_std=", ".join(f"{s:.3f}" for s in blocks.row_stats(ours)[:, 1])))
+    printed=np.array2string(blocks.SEED_PRINTED), printed_std=numbers.joined(numbers.number(s, 3) for s in printed),
+    ours_std=numbers.joined(numbers.number(s, 3) for s in blocks.row_stats(ours)[:, 1])))

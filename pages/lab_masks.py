@@ -12,6 +12,7 @@ from explorer.ui.labs import english_only
 from explorer.ui.quiz import ask_first
 from explorer.ui.text import literal
 from explorer.ui.widgets import attention_or_stop, show_figure, use_app_navigation
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 use_app_navigation()
@@ -49,9 +50,9 @@ show_figure(lambda: side_by_side({_("encoder layer {layer}, head {head}").format
                                    _("decoder layer {layer}, head {head}").format(layer=ld, head=hd): (wd, dec.tokens)},
                                   title=_("Real attention weights")),
             "real", "masks-real", view=(text, le, he, ld, hd))
-st.markdown(_("Weight on later tokens: the encoder's tokens put **{ahead_e:.1%}** of their attention on later "
-              "tokens on average; the decoder's largest is **{ahead_d:g}**: exactly zero, by the mask.").format(
-    ahead_e=ahead_e, ahead_d=ahead_d))
+st.markdown(_("Weight on later tokens: the encoder's tokens put **{ahead_e}** of their attention on later "
+              "tokens on average; the decoder's largest is **{ahead_d}**: exactly zero, by the mask.").format(
+    ahead_e=numbers.percent(ahead_e, 1), ahead_d=numbers.number(ahead_d)))
 
 st.header(_("2 · The padding mask"))
 st.markdown(_("To run sentences as one batch they must have the same length, so short ones get [PAD] tokens. "
@@ -75,10 +76,11 @@ if not ask_first(Question(
              "under 0.01% to 5% or more?").format(
         sentence=literal(short), n_real=exp.n_real, n_pad=exp.n_pad, model=EMBEDDED_ENCODER),
     options=options, correct=options[0 if mean_off < 1e-4 else 1 if mean_off < 0.05 else 2],
-    reveal=_("Without the mask they move by **{mean_off:.1%}** on average (most: {most:.1%}, at “{token}”). With the "
-             "mask the largest change is **{mean_on:.1e}**: float rounding, the same vectors as running the sentence "
-             "alone.").format(mean_off=mean_off, most=exp.change_unmasked.max(),
-                               token=literal(real[int(exp.change_unmasked.argmax())]), mean_on=mean_on)),
+    reveal=_("Without the mask they move by **{mean_off}** on average (most: {most}, at “{token}”). With the "
+             "mask the largest change is **{mean_on}**: float rounding, the same vectors as running the sentence "
+             "alone.").format(mean_off=numbers.percent(mean_off, 1), most=numbers.percent(exp.change_unmasked.max(), 1),
+                               token=literal(real[int(exp.change_unmasked.argmax())]),
+                               mean_on=numbers.scientific(mean_on, 1))),
         "padding", _("The measurements")):
     st.stop()
 show_figure(lambda: padding_change_bars(real, exp.change_masked, exp.change_unmasked), "padding", "padding-change",

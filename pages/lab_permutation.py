@@ -11,6 +11,7 @@ from explorer.ui.labs import english_only
 from explorer.ui.quiz import ask_first
 from explorer.ui.text import literal
 from explorer.ui.widgets import show_figure, use_app_navigation
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 use_app_navigation()
@@ -52,8 +53,9 @@ same, different = _("yes, the same vector"), _("no, a different vector")
 if not ask_first(Question(
     prompt=_("With no positions, does “{token}” get the same output vector in both orders? Which of these "
              "two?").format(token=literal(first)), options=(same, different), correct=same if gap < 1e-5 else different,
-    reveal=_("Largest difference between its two outputs: **{gap:.1e}**. That is float32 rounding (about 7 "
-             "significant digits; the sums run in a different order), not a real difference.").format(gap=gap)),
+    reveal=_("Largest difference between its two outputs: **{gap}**. That is float32 rounding (about 7 "
+             "significant digits; the sums run in a different order), not a real difference.").format(
+        gap=numbers.scientific(gap, 1))),
         "perm", _("The outputs in both orders and why")):
     st.stop()
 st.markdown(_("Nothing in the scores says which token came first, so shuffling the input just shuffles the outputs: "
@@ -61,12 +63,13 @@ st.markdown(_("Nothing in the scores says which token came first, so shuffling t
 st.latex(r"\mathrm{Attn}(PX) = P\,\mathrm{Attn}(X)\quad\text{%s } P" % _("for every permutation matrix"))
 
 c = st.columns(4)
-c[0].metric(_("no positions"), f"{demo.gap_plain.max():.1e}",
+c[0].metric(_("no positions"), numbers.scientific(demo.gap_plain.max(), 1),
             help=_("From-scratch attention on the token vectors alone"))
-c[1].metric(_("with positions"), f"{demo.gap_positions.max():.3f}",
+c[1].metric(_("with positions"), numbers.number(demo.gap_positions.max(), 3),
             help=_("The same, after adding the learned positions"))
-c[2].metric(_("real model"), f"{demo.gap_model.max():.3f}", help=_("Final-layer hidden states of the whole encoder"))
-c[3].metric(_("model, positions = 0"), f"{demo.gap_model_no_pos.max():.1e}",
+c[2].metric(_("real model"), numbers.number(demo.gap_model.max(), 3),
+            help=_("Final-layer hidden states of the whole encoder"))
+c[3].metric(_("model, positions = 0"), numbers.scientific(demo.gap_model_no_pos.max(), 1),
             help=_("The encoder with every position id 0"))
 st.caption(_("Largest difference between a token's output in the original and in the shuffled sentence."))
 lim = float(np.abs(demo.out[:, :16]).max())

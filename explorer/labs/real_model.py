@@ -17,6 +17,7 @@ from explorer import maths
 from explorer.labs.notation import format_weights
 from explorer.labs.positions import learned_position_table
 from explorer.labs.quiz import Question, nearest_option
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 # --------------------------------------------------------------------------------------- a real head's scores
@@ -37,8 +38,9 @@ def spread_question(std_256: float) -> Question:
         prompt=_("With d_k = 256 and unit-variance random q and k, how big is a typical raw score q·k (its standard "
                  "deviation)? Which of these three sizes, 1, 16 or 256, is it closest to?"),
         options=tuple(sizes), correct=nearest_option(std_256, sizes),
-        reveal=_("Measured over 4000 random pairs: **{std:.2f}**, close to √256 = 16. Divided by √d_k it comes back "
-                 "to {scaled:.2f}.").format(std=std_256, scaled=std_256 / 16))
+        reveal=_("Measured over 4000 random pairs: **{std}**, close to √256 = 16. Divided by √d_k it comes back "
+                 "to {scaled}.").format(std=numbers.number(std_256, 2),
+                                           scaled=numbers.number(std_256 / 16, 2)))
 
 
 def first_order(n: int) -> list[int]:
@@ -176,7 +178,7 @@ def format_bytes(n: float) -> str:
     """``150994944`` -> ``"144 MiB"``: binary units, three significant figures."""
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.3g} {unit}"
+            return f"{numbers.number(n, digits=3)} {unit}"
         n /= 1024
     return f"{n:.3g} TiB"  # pragma: no cover
 
@@ -206,7 +208,8 @@ def softmax_rows_frame(rows=SEED_SCORE_ROWS) -> pd.DataFrame:
     out = []
     for row in rows:
         p = maths.softmax(np.asarray(row, dtype=np.float64))
-        out.append({_("scores"): "[" + ", ".join(f"{v:g}" for v in row) + "]", "softmax": format_weights(p),
+        out.append({_("scores"): "[" + numbers.joined(numbers.number(v) for v in row) + "]",
+                    "softmax": format_weights(p),
                     _("entropy (nats)"): float(maths.entropy(p)), _("largest weight"): float(p.max()),
                     _("gradient size"): float(maths.softmax_gradient_size(p))})
     return pd.DataFrame(out)

@@ -84,11 +84,13 @@ CHECKS: dict[str, Check] = {
                                   "next-token distribution"), (WRITE,)),
     "writers_look_elsewhere": Check(claims.writers_look_elsewhere, N_("a head can push the written token up a lot "
                                     "without attending strongly to one word of the prompt"), (WRITE,)),
-    "top_writers_share": Check(claims.top_writers_share, N_("a handful of heads stand out, yet the five strongest "
-                               "carry only about a third of all the heads' push (between a fifth and a half)"),
+    "top_writers_share": Check(claims.top_writers_share, N_("a handful of heads stand out, yet the five that push "
+                               "the token up most carry only about half of all the heads' upward push (between a "
+                               "third and three fifths; pushes toward the token only)"),
                                (WRITE,)),
     "looking_vs_mattering_weak": Check(claims.looking_vs_mattering_weak, N_("the heads whose attention flips most are "
-                                       "not the heads whose knockout matters most (a weak rank correlation)"),
+                                       "not the heads whose knockout matters most (a weak rank correlation of the "
+                                       "sizes)"),
                                        (HEADS_DO,)),
     "writes_the_repeat": Check(induction_claims.writes_the_repeat, N_("the model's greedy continuation copies what "
                                "followed the prompt's last token the first time"), (WRITE,)),

@@ -11,6 +11,7 @@ import re
 
 from explorer.model.embedded import layers_and_heads
 from explorer.model.registry import EMBEDDED, ModelUnavailable
+from explorer.words import numbers
 from explorer.words.i18n import N_, Later
 from explorer.words.pages import MODEL, PAGES, Page, Param
 
@@ -65,7 +66,8 @@ def problem(param: Param, value: str, model: str) -> Later | None:
     if isinstance(high, str):
         high = size[0 if high == "layers" else 1] - 1
     if not param.low <= number <= high:
-        return Later(N_("{value} is out of range ({low}–{high})"), value=value, low=f"{param.low:g}", high=f"{high:g}")
+        return Later(N_("{value} is out of range ({low}–{high})"), value=value, low=numbers.number(param.low),
+                     high=numbers.number(high))
     return None
 
 

@@ -19,6 +19,7 @@ from explorer.plots import alt
 from explorer.plots import room as plot_room
 from explorer.plots.base import NO_TEMPLATE, figure, label, labels
 from explorer.plots.thumbnails import LEVELS, png_uri, shades
+from explorer.words import numbers
 from explorer.words.i18n import _, ngettext
 
 COLORSCALE = pcolors.get_colorscale("Blues")   # written out: figures skip plotly's validation (base.figure)
@@ -110,8 +111,9 @@ def cell_points(z: np.ndarray, query_labels: list[str], key_labels: list[str], v
     n_q, n_k = z.shape
     query, key = np.divmod(np.arange(n_q * n_k, dtype=np.int32), n_k)
     hidden = _("hidden by the causal mask")
-    text = [f"{query_labels[a]} → {key_labels[b]}: " + (hidden if np.isnan(v) else f"{v:.3f}")
-            for a, b, v in zip(query, key, z.ravel())]
+    values = numbers.each(z.ravel(), 3)   # the locale looked up once, not per cell
+    text = [f"{query_labels[a]} → {key_labels[b]}: " + (hidden if np.isnan(v) else shown)
+            for a, b, v, shown in zip(query, key, z.ravel(), values)]
     return dict(type="scatter", x=key.astype(np.int16), y=query.astype(np.int16), xaxis="x2", yaxis="y2",
                 mode="markers", marker=dict(size=14, color="rgba(0,0,0,0)", symbol="square"), text=text,
                 hovertemplate="%{text}<extra>" + value_name + "</extra>", selected=dict(marker=dict(opacity=0)),
@@ -141,10 +143,10 @@ def query_bars(weights_row: np.ndarray, key_tokens: list[str], query_token: str,
     names = [f"{label(key_tokens[i])} · {where[i]}" for i in order]
     rest = len(row) - len(order)
     bars = dict(type="bar", x=row[order], y=names, orientation="h", marker=dict(color="#2b6cb0"),
-                text=[f"{v:.2f}" for v in row[order]], textposition="outside", cliponaxis=False,
+                text=[numbers.number(v, 2) for v in row[order]], textposition="outside", cliponaxis=False,
                 hovertemplate="%{y}: %{x:.3f}<extra></extra>")
     others = ngettext("{n} other key has {weight}", "the other {n} keys share {weight}", rest).format(
-        n=rest, weight=f"{row.sum() - row[order].sum():.2f}")
+        n=rest, weight=numbers.number(row.sum() - row[order].sum(), 2))
     subtitle = f"<br><sup>{others}</sup>" if rest > 0 else ""
     fig = figure([bars], dict(
         title=dict(text=_("Where {token} looks").format(token=label(query_token)) + subtitle, x=0.0,
@@ -220,7 +222,7 @@ def head_grid(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str
     qi, ki = np.divmod(w.reshape(n_heads, -1).argmax(-1), w.shape[-1])
     strongest, plain = _("head {head}: strongest {query} → {key} {weight}"), _("head {head}")
     hover = [strongest.format(head=h, query=label(query_tokens[a]), key=label(key_tokens[b]),
-                              weight=f"{w[h, a, b]:.2f}")
+                              weight=numbers.number(w[h, a, b], 2))
              if w[h, a, b] >= 0 else plain.format(head=h) for h, a, b in zip(range(n_heads), qi, ki)]
     picture = dict(type="image", source=png_uri(image, MASKED), x0=0.5, dx=1, y0=0.5, dy=1, hoverinfo="skip")
     points = dict(type="scatter", x=centre_x, y=centre_y, mode="markers", text=hover,

@@ -27,7 +27,7 @@ from explorer.ui.drawn_once import drawn_once, view_key
 from explorer.ui.live import following, membership, replayed, streamlit_internals
 from explorer.ui.text import literal
 from explorer.ui.words import on_this_page
-from explorer.words import i18n
+from explorer.words import i18n, numbers
 from explorer.words.i18n import _
 
 MAX_TEXT = 20_000
@@ -72,8 +72,8 @@ def text_box(key: str = "text", default: str = next(iter(EXAMPLES.values())), la
     session's language (default "Text")."""
     value = str(from_url(key, default))
     if len(value) > MAX_TEXT:
-        link_note(_("The linked text was {n} characters; it was cut to {most}.").format(n=f"{len(value):,}",
-                                                                                 most=f"{MAX_TEXT:,}"))
+        link_note(_("The linked text was {n} characters; it was cut to {most}.").format(n=numbers.integer(len(value)),
+                                                                                 most=numbers.integer(MAX_TEXT)))
         st.session_state[key] = value = value[:MAX_TEXT]
     if with_examples:
         def use_example():
@@ -123,7 +123,7 @@ def fidelity_badge(result: AttentionResult, layer: int, head: int) -> None:
     diff = result.fidelity[layer, head]
     icon = ":material/check_circle:" if diff < 1e-5 else ":material/warning:"
     st.caption(icon + " " + _("Recomputed from the model's own queries and keys with our from-scratch "
-                              "softmax(QKᵀ/√d_k): max difference {diff}").format(diff=f"{diff:.1e}"))
+                              "softmax(QKᵀ/√d_k): max difference {diff}").format(diff=numbers.scientific(diff, 1)))
 
 
 # ---------------------------------------------------------------------------------------------- figures and heads

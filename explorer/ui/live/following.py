@@ -36,6 +36,7 @@ from explorer.ui.live.membership import (
     QUESTIONS,
     ROSTER_SHOWN,
     SEEN,
+    SENTENCES_SHOWN,
     URL_ME,
     URL_ROOM,
     app_url,
@@ -157,30 +158,35 @@ def watch(question: str, poll) -> None:
 
 
 def _teacher_sees(what: tuple) -> tuple | None:
-    """``what`` = (room, key, questions, roster?) -> each question's poll and the number of students now and,
-    when the roster is on screen, who has joined; None once the class has ended."""
-    room, key, questions, roster = what
+    """``what`` = (room, key, questions, roster?, sentences?) -> each question's poll and the number of students
+    now and, when the roster is on screen, who has joined, and when the class's sentences are, each sentence
+    (``explorer.classroom.sentences``); None once the class has ended."""
+    room, key, questions, roster, sentences = what
     try:
         polls = tuple(store().progress(room, q) for q in questions)
-        info = store().room(room) if questions else None
-        return (polls, info and info.students), (store().roster(room, key) if roster else None)
+        info = store().room(room) if questions or sentences else None
+        return ((polls, info and info.students), (store().roster(room, key) if roster else None),
+                (store().sentences(room, key) if sentences else None))
     except ClassroomError:
         return None
 
 
 def _watch_teacher(session: str) -> None:
     """A teacher's run has drawn its page: the server reruns it when an answer comes in, someone joins or leaves
-    the roster on screen, or the class ends (``push``; no timer in the browser)."""
+    the roster on screen, a sentence comes in or changes, or the class ends (``push``; no timer in the browser)."""
     shown = st.session_state.get(QUESTIONS, {})
     drawn = st.session_state.pop(ROSTER_SHOWN, None)   # this run's, or one a stopped run on the page left
+    written = st.session_state.pop(SENTENCES_SHOWN, None)
     roster = drawn if current_page() == PAGE else None
-    if not shown and roster is None:
+    sentences = written if current_page() == PAGE else None
+    if not shown and roster is None and sentences is None:
         push.forget(session)
         return
     questions = tuple(shown)
-    what = (code(), teacher_key(), questions, roster is not None)
-    info = store().room(code()) if questions else None
-    push.watch(session, what, ((tuple(shown[q] for q in questions), info and info.students), roster), _teacher_sees)
+    what = (code(), teacher_key(), questions, roster is not None, sentences is not None)
+    info = store().room(code()) if questions or sentences is not None else None
+    push.watch(session, what, ((tuple(shown[q] for q in questions), info and info.students), roster, sentences),
+               _teacher_sees)
 
 
 @st.fragment(run_every=timedelta(hours=12))

@@ -1,0 +1,211 @@
+"""Training runs shared by a whole server: one run per config, trained once, in a child process of its own.
+
+A class of thirty pressing Train with the same settings gets one run (:meth:`Trainer.start` returns the same
+:class:`TrainingJob` for an equal config); different settings wait in a bounded queue, one run training at a time, and
+past ``waiting`` queued runs :meth:`Trainer.start` refuses in one sentence (:class:`Busy`) instead of letting the
+server fall behind. The run trains in a child process (``python -m explorer.serving.training``) at a lower priority
+with one thread: the server's own interpreter, which every student's page needs, never waits on it, and a student
+leaving the page does not stop it. The child sends each checkpoint as it is recorded; the job's :attr:`TrainingJob.run`
+grows while pages read it. A server restart loses the runs that were training (never the shipped ones,
+:mod:`explorer.learning.runs`).
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+import threading
+from collections import OrderedDict, deque
+from dataclasses import asdict
+from pathlib import Path
+
+from explorer.learning.config import TrainConfig, check
+from explorer.learning.train import Run
+from explorer.words.i18n import ngettext
+
+ROOT = Path(__file__).resolve().parents[2]
+NICE = 10   # the child's priority below the server's (os.nice)
+
+
+class Busy(RuntimeError):
+    """The queue is full: ``str()`` is one sentence in the reader's language."""
+
+    def __init__(self, waiting: int):
+        super().__init__(waiting)
+        self.waiting = waiting
+
+    def __str__(self) -> str:   # in the language of whoever reads it
+        return ngettext("The server is already training {n} other run: pick a ready-made run, or press Train again in "
+                        "a minute.", "The server is already training {n} other runs: pick a ready-made run, or press "
+                        "Train again in a minute.", self.waiting).format(n=self.waiting)
+
+
+class TrainingJob:
+    """One config's run: queued, training (``run`` grows checkpoint by checkpoint) or done (``error`` if it broke)."""
+
+    def __init__(self, cfg: TrainConfig, trainer: "Trainer"):
+        self.config = cfg
+        self.run = Run(cfg, probe_tokens=None)
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+        self._trainer = trainer
+
+    def ahead(self) -> int:
+        """How many runs will train before this one starts (0 once it trains)."""
+        return self._trainer.ahead_of(self)
+
+    def fraction(self) -> float:
+        if self.done.is_set():
+            return 1.0
+        return self.run.checkpoints[-1].step / self.config.steps if self.run.checkpoints else 0.0
+
+
+class Trainer:
+    """The server's training queue: ``waiting`` runs may wait behind the one training; the last ``keep`` finished
+    runs stay, the least recently asked for dropped first."""
+
+    def __init__(self, waiting: int = 3, keep: int = 8):
+        self.waiting, self.keep = waiting, keep
+        self._jobs: OrderedDict[tuple, TrainingJob] = OrderedDict()
+        self._queue: deque[TrainingJob] = deque()
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._worker: threading.Thread | None = None
+
+    def peek(self, cfg: TrainConfig) -> TrainingJob | None:
+        with self._lock:
+            return self._jobs.get(cfg.key())
+
+    def start(self, cfg: TrainConfig) -> TrainingJob:
+        """The job for ``cfg``: the queued, training or finished one if there is one, else a new one queued."""
+        check(cfg)
+        with self._lock:
+            job = self._jobs.get(cfg.key())
+            if job is not None and job.error is None:
+                self._jobs.move_to_end(cfg.key())
+                return job
+            if len(self._queue) >= self.waiting:
+                raise Busy(len(self._queue))
+            job = self._jobs[cfg.key()] = TrainingJob(cfg, self)
+            self._queue.append(job)
+            finished = [k for k, j in self._jobs.items() if j.done.is_set()]
+            while len(self._jobs) > self.keep and finished:
+                del self._jobs[finished.pop(0)]
+            if self._worker is None:
+                self._worker = threading.Thread(target=self._serve, name="trainer", daemon=True)
+                self._worker.start()
+            self._wake.notify()
+        return job
+
+    def ahead_of(self, job: TrainingJob) -> int:
+        with self._lock:
+            return list(self._queue).index(job) if job in self._queue else 0
+
+    def _serve(self) -> None:
+        while True:
+            with self._lock:
+                while not self._queue:
+                    self._wake.wait()
+                job = self._queue[0]
+            try:
+                train_in_child(job)
+            except BaseException as error:   # noqa: BLE001 - kept for the pages; the next request tries again
+                job.error = error
+            finally:
+                with self._lock:
+                    self._queue.popleft()
+                    if job.error is not None:
+                        self._jobs.pop(job.config.key(), None)
+                job.done.set()
+
+
+_spare: subprocess.Popen | None = None   # a child already started, waiting for its config (torch imported)
+_spare_lock = threading.Lock()
+
+
+def _new_child() -> subprocess.Popen:
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.Popen([sys.executable, "-m", "explorer.serving.training"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT, env=env)
+
+
+def _take_child() -> subprocess.Popen:
+    """A child ready to train (the spare one, if it is alive), and a new spare started for the next run: starting a
+    Python with torch takes seconds, which the next run then does not wait for."""
+    global _spare
+    with _spare_lock:
+        child = _spare if _spare is not None and _spare.poll() is None else _new_child()
+        _spare = _new_child()
+    return child
+
+
+def train_in_child(job: TrainingJob) -> None:
+    """Train ``job.config`` in a child process, appending each checkpoint to ``job.run`` as it arrives."""
+    child = _take_child()
+    try:
+        pickle.dump(asdict(job.config), child.stdin)
+        child.stdin.close()
+        while True:
+            try:
+                kind, payload = pickle.load(child.stdout)
+            except EOFError:
+                raise RuntimeError("the training process ended without its run") from None
+            if kind == "probe":
+                job.run.probe_tokens = payload
+            elif kind == "checkpoint":
+                job.run.checkpoints.append(payload)
+            elif kind == "end":
+                job.run.snapshots, job.run.stopped, job.run.seconds = payload
+                return
+    finally:
+        child.kill() if child.poll() is None else None
+        child.wait()
+
+
+def _child() -> None:
+    """The child's side: read a config, train it with one thread at low priority, write what it records."""
+    import torch
+
+    from explorer.learning.train import train
+
+    torch.set_num_threads(1)
+    try:
+        os.nice(NICE)
+    except OSError:
+        pass
+    out = os.fdopen(os.dup(1), "wb")   # the pickles' own channel; anything else printed goes to stderr
+    os.dup2(2, 1)
+    try:
+        cfg = TrainConfig(**pickle.load(sys.stdin.buffer))
+    except EOFError:   # a spare child whose server ended
+        return
+    sent = {"probe": False}
+
+    def send(run: Run) -> None:
+        if not sent["probe"]:
+            pickle.dump(("probe", run.probe_tokens), out)
+            sent["probe"] = True
+        pickle.dump(("checkpoint", run.checkpoints[-1]), out)
+        out.flush()
+
+    run = train(cfg, on_checkpoint=send)
+    pickle.dump(("end", (run.snapshots, run.stopped, run.seconds)), out)
+    out.flush()
+
+
+_TRAINER: Trainer | None = None
+_TRAINER_LOCK = threading.Lock()
+
+
+def trainer() -> Trainer:
+    """The server's one trainer."""
+    global _TRAINER
+    with _TRAINER_LOCK:
+        if _TRAINER is None:
+            _TRAINER = Trainer()
+        return _TRAINER
+
+
+if __name__ == "__main__":
+    _child()
