@@ -21,7 +21,7 @@ from explorer.plots import learning as plots
 from explorer.serving import training
 from explorer.ui import cached, params, quiz
 from explorer.ui import widgets as ui
-from explorer.ui.live import membership
+from explorer.ui.live import membership, replayed
 from explorer.words.i18n import _, ngettext
 from explorer.words.numbers import integer, number
 
@@ -184,8 +184,20 @@ def waiting(job: training.TrainingJob) -> None:
         step=integer(job.run.checkpoints[-1].step if job.run.checkpoints else 0), steps=integer(job.config.steps)))
 
 
+def status(cfg: config.TrainConfig) -> str:
+    """Where the shared run of ``cfg`` stands on this server: "none", "training" (or queued) or "done"."""
+    job = training.trainer().peek(cfg)
+    return "none" if job is None else "done" if job.done.is_set() else "training"
+
+
 def live(cfg: config.TrainConfig) -> None:
-    """The growing run: its progress and curves, redrawn every second; the whole page runs again when it ends."""
+    """The growing run: its progress and curves, redrawn every second; the whole page runs again when it ends. Each
+    session draws it itself, also a follower whose page is replayed (``replayed.live``), and the run's status is
+    part of what a replay is keyed by: a follower never gets a page recorded while the run trained once it is done."""
+    replayed.live(_growing, cfg, state=status)
+
+
+def _growing(cfg: config.TrainConfig) -> None:
     @st.fragment(run_every=POLL_SECONDS)
     def growing():
         job = training.trainer().peek(cfg)
