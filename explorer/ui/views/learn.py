@@ -250,10 +250,11 @@ def said_losses(run: Run, phase: int | None) -> str:
                                second=number(last.loss_second, 2))
     if phase is not None:
         text += " " + _("The phase change (dashed): at step {step} a later-layer head's prefix-matching score passed "
-                        "0.5 and the second copy's loss fell below half the first's.").format(step=integer(phase))
+                        "{at} and the second copy's loss fell below half the first's.").format(
+            step=integer(phase), at=number(0.5, 1))
     else:
-        text += " " + _("No phase change so far: no later-layer head prefix-matches at 0.5 with the second copy at "
-                        "half the first copy's loss.")
+        text += " " + _("No phase change so far: no later-layer head prefix-matches at {at} with the second copy at "
+                        "half the first copy's loss.").format(at=number(0.5, 1))
     return text
 
 
