@@ -146,13 +146,13 @@ def queries_keys(model: torch.nn.Module, attention: torch.nn.Module, seen: dict,
             scaling = float(attention.inv_norm_factor)
             bias = bias.reshape(q.shape[0], h, 1, -1) * scaling
         return dict(q=q, k=k, scaling=scaling, bias=bias)
-    if seen.get("k") is None:   # per head (q, k, v) side by side: BLOOM
+    if fam.read_qk == "per_head":   # BLOOM: each head's (q, k, v) side by side; ALiBi as (batch · heads, 1, keys)
         fused = seen["q"].reshape(*seen["q"].shape[:-1], h, 3, -1)
         q, k = fused[..., 0, :], fused[..., 1, :]
+        if bias is not None:
+            bias = bias.reshape(-1, h, *bias.shape[1:])
     else:
         q, k = seen["q"].reshape(*seen["q"].shape[:-1], h, -1), seen["k"].reshape(*seen["k"].shape[:-1], kv, -1)
-    if bias is not None and bias.dim() == 3:           # BLOOM's ALiBi: (batch · heads, 1, keys)
-        bias = bias.reshape(-1, h, *bias.shape[1:])
     return dict(q=q.transpose(1, 2), k=k.transpose(1, 2), scaling=scaling, bias=bias)
 
 

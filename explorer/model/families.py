@@ -121,7 +121,8 @@ class Family:
     kv_heads: str = "grouped"       # "grouped" (num_key_value_heads, else one per query head) | "multi_query" (one
     #                                 with the config's multi_query, else one per query head) | "falcon" (its
     #                                 num_kv_heads with new_decoder_architecture, else as "multi_query")
-    read_qk: str = "projections"    # "hooked": "projections" (as projected, BLOOM's per head q | k | v; MPNet) |
+    read_qk: str = "projections"    # "hooked": "projections" (as projected: MPNet) | "per_head" (one projection,
+    #                                 each head's q | k | v side by side, ALiBi as (batch · heads, 1, keys): BLOOM) |
     #                                 "disentangled" (DeBERTa-v2) | "split_heads" (Falcon's own split and rotation)
     may_project: bool = False       # a config may post-norm or project its final state (OPT: see opt_projects…)
     residual_scale: str | None = None   # config attribute scaling each sublayer's output (Granite's)
@@ -192,7 +193,7 @@ _FAMILIES = (
            attention="method", rotary="h.0.attn.embed_positions", rotary_layout="interleaved"),
     Family("bloom", "BLOOM", "decoder", "h", "self_attention.dense", "self_attention.query_key_value", "per_head",
            final_norm="ln_f", attention="hooked", mlp=None, queries="self_attention.query_key_value",
-           bias_kwarg="alibi", positions="alibi"),
+           bias_kwarg="alibi", positions="alibi", read_qk="per_head"),
     Family("falcon", "Falcon", "decoder", "h", "self_attention.dense", "self_attention.query_key_value", "falcon",
            final_norm="ln_f", attention="hooked", mlp=None, queries="self_attention.query_key_value",
            bias_kwarg="alibi", bias_scaled=True, alibi_flag="alibi", kv_heads="falcon", read_qk="split_heads"),
@@ -437,6 +438,38 @@ def n_kv_heads(model_or_config) -> int:
     if rule in {"multi_query", "falcon"}:
         return 1 if getattr(c, "multi_query", False) else n_heads(c)
     return getattr(c, "num_key_value_heads", None) or n_heads(c)
+
+
+def d_model(model_or_config) -> int:
+    """The residual stream's width: ``hidden_size``, T5's ``d_model`` or GPT-2's ``n_embd``."""
+    c = _config(model_or_config)
+    return int(getattr(c, "hidden_size", None) or getattr(c, "d_model", None) or c.n_embd)
+
+
+def d_head(model_or_config) -> int:
+    """Each head's query/key width: the config's ``head_dim`` (T5's ``d_kv``), else ``d_model`` over the heads."""
+    c = _config(model_or_config)
+    return int(getattr(c, "head_dim", None) or getattr(c, "d_kv", None) or d_model(c) // n_heads(c))
+
+
+def position_limit(model_or_config) -> int | None:
+    """The most positions the model's position table holds (its config's ``max_position_embeddings``, GPT-2's
+    ``n_positions``), or None where its config names none (an ALiBi or relative-position model's may not)."""
+    c = _config(model_or_config)
+    return getattr(c, "max_position_embeddings", None) or getattr(c, "n_positions", None) or None
+
+
+def context_length(model_or_config) -> int:
+    """The most tokens the model reads at once: ``position_limit``, less the rows a family whose positions count on
+    after the padding row skips (RoBERTa, MPNet: ``padding_idx`` + 1 of them, so 514 rows read 512 tokens), or 10**9
+    (no limit) where its config names none. Generation, extraction and the geometry overlay all cut at it."""
+    c, fam = _config(model_or_config), _known(model_or_config)
+    limit = position_limit(c)
+    if limit is None:
+        return 10**9
+    if fam and fam.first_input and fam.first_input.position_ids == "after_padding":
+        limit -= (getattr(c, "pad_token_id", None) or 0) + 1
+    return limit
 
 
 def fused_layout(model_or_config, split: str) -> str:
