@@ -3,6 +3,7 @@ import streamlit as st
 
 from explorer.attention import analysis, heads
 from explorer.plots import heads as head_plots
+from explorer.sitemap.table import GEOMETRY
 from explorer.ui import pickers
 from explorer.ui import widgets as ui
 from explorer.ui.live.teacher_controls import teacher_driven
@@ -64,7 +65,7 @@ with right:
     ui.download_csv(named, f"{facts.name}-head-stats.csv", "stats_csv", _("Statistics as CSV"))
     if chosen:
         l, h = chosen[-1]
-        ui.page_link("pages/geometry.py", _("These heads over 200 sentences (head geometry)"),
+        ui.page_link(GEOMETRY.file, _("These heads over 200 sentences (head geometry)"),
                      icon=":material/scatter_plot:", query_params={"model": model, "layer": l, "head": h,
                                                                    "geo_heads": ",".join(map(heads.head_id, chosen))})
 

@@ -42,7 +42,7 @@ from explorer.words.i18n import N_, Later
 
 from .computed import CHECKS, COMPUTED, known
 from .model import PAGE_QUESTION, Lesson, Step, StepQuestion
-from .pages import PAGE_QUESTION_NEEDS, PAGE_QUESTIONS, STEP_PAGES, check_params
+from .pages import PAGE_QUESTIONS, STEP_PAGES, check_params
 
 APP_DIR = Path(__file__).resolve().parents[2] / "lessons"   # the app's own lessons, at the repository root
 ENV_DIR = "EXPLORER_LESSONS_DIR"   # a folder of the deployer's lessons
@@ -131,7 +131,7 @@ def _question(raw: object, page: str, fail, params: Mapping[str, str]) -> tuple[
         if page not in PAGE_QUESTIONS:
             fail("question", Later(N_("{page} asks no question of its own; write the question here instead"),
                                    page=page))
-        needs = PAGE_QUESTION_NEEDS.get(page)
+        needs = STEP_PAGES[page].quiz_needs if page in STEP_PAGES else None
         if needs and params.get(needs[0]) != needs[1]:
             fail("question", Later(N_("{page} asks its own question only with {name} = {value} in the step's params"),
                                    page=page, name=needs[0], value=needs[1]))

@@ -27,9 +27,9 @@ from explorer.labs.positions import TABS
 from explorer.labs.quiz import Question
 from explorer.lessons import catalogue
 from explorer.lessons.model import Step
+from explorer.sitemap.table import PAGES
 from explorer.ui import quiz
 from explorer.ui.live import lesson_bar
-from explorer.words.pages import PAGES
 
 pytestmark = pytest.mark.usefixtures("fresh_store")   # tests/app/conftest.py
 

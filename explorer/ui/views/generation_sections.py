@@ -15,6 +15,7 @@ from explorer.model import families
 from explorer.plots import attention as attention_plots
 from explorer.plots import generation as plots
 from explorer.plots.base import label
+from explorer.sitemap import table
 from explorer.ui import cached, params
 from explorer.ui.pickers import index_picker
 from explorer.ui.text import literal
@@ -159,7 +160,7 @@ def considered_section(gen: Generation, step: int) -> None:
             st.markdown(_("The draw u = **{u}**: walking down the candidates, most likely first, the running total "
                           "of probabilities passes u at the picked token. At T = {t} the same u picks "
                           "**{token}**.").format(u=f"{u:.4f}", t=f"{t:g}", token=literal(token_text(gen, again))))
-        page_link("pages/lab_softmax.py", _("Temperature inside attention: softmax lab"),
+        page_link(table.LAB_SOFTMAX.file, _("Temperature inside attention: softmax lab"),
                   icon=":material/thermostat:")
     with left:
         names = [gen_decode(gen, i).replace(" ", "␣") for i in seen.ids]

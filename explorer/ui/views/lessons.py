@@ -10,13 +10,14 @@ from explorer.lessons.computed import COMPUTED, step_model
 from explorer.lessons.files import untranslated
 from explorer.lessons.handout import handout_html
 from explorer.lessons.pages import STEP_PAGES, asks_own
+from explorer.sitemap import table
 from explorer.ui import cached
 from explorer.ui.live import homework, lesson_bar, membership, own_lesson
 from explorer.ui.text import literal
 from explorer.ui.widgets import page_link
 from explorer.words.i18n import LANGUAGES, _, current, ngettext
 
-LESSONS_PAGE = "pages/lessons.py"
+LESSONS_PAGE = table.LESSONS.file
 
 
 def _slug(lesson: Lesson) -> str:
