@@ -6,7 +6,7 @@ import streamlit as st
 from explorer.labs import blocks
 from explorer.labs.quiz import Question
 from explorer.plots.positions import head_split, heads_side_by_side, matrix_grid
-from explorer.ui.quiz import ask_first
+from explorer.ui.predict_first import ask_first
 from explorer.ui.widgets import show_figure, use_app_navigation
 from explorer.ui.words import tip
 from explorer.words.i18n import _

@@ -9,7 +9,7 @@ from explorer.plots.concepts import labelled_heatmap, saturation_figure, weights
 from explorer.ui import cached
 from explorer.ui.drawn_once import drawn_once
 from explorer.ui.labs import english_only
-from explorer.ui.quiz import ask_first
+from explorer.ui.predict_first import ask_first
 from explorer.ui.widgets import attention_or_stop, show_figure, use_app_navigation
 from explorer.ui.words import tip
 from explorer.words.i18n import _

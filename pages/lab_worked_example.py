@@ -6,7 +6,7 @@ from explorer import maths
 from explorer.labs.notation import format_list, latex_matrix, latex_number, latex_weighted_sum
 from explorer.labs.quiz import Question, compare_option
 from explorer.plots.concepts import labelled_heatmap
-from explorer.ui.quiz import predict_then_reveal
+from explorer.ui.predict_first import predict_then_reveal
 from explorer.ui.widgets import show_figure, use_app_navigation
 from explorer.words.i18n import _
 

@@ -372,7 +372,7 @@ def catalogue(env: Mapping[str, str] = os.environ, lang: str | None = None
     """Every lesson file (``*.toml``) of the lesson folders, sorted by file name within each folder -> (lessons
     that validated, one error per file that did not), each in ``lang`` (default: the session's language) where its
     translation is there, else in English."""
-    lang = i18n.known(lang) or i18n.current()
+    lang = i18n.spoken(lang) or i18n.current()
     lessons, errors = [], []
     for prefix, folder in folders(env):
         try:

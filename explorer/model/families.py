@@ -273,12 +273,12 @@ def _config(model_or_config):
     return getattr(model_or_config, "config", model_or_config)
 
 
-def _known(model_or_config) -> Family | None:
+def _family_if_known(model_or_config) -> Family | None:
     """The ``Family`` of a model or config, or None for an unknown family (whose rules are the defaults)."""
     return FAMILIES.get(getattr(_config(model_or_config), "model_type", None))
 
 
-def known() -> str:
+def known_families() -> str:
     return ", ".join(sorted(FAMILIES))
 
 
@@ -287,7 +287,7 @@ def family_of(model_or_config) -> Family:
     model_type = getattr(_config(model_or_config), "model_type", None)
     if model_type not in FAMILIES:
         raise Unsupported(_("The explorer does not know the model family {family} yet; it knows {known}.").format(
-            family=repr(model_type), known=known()))
+            family=repr(model_type), known=known_families()))
     return FAMILIES[model_type]
 
 
@@ -296,7 +296,7 @@ def kind_of(model_or_config) -> str:
     its config (``is_encoder_decoder``, a causal-LM class among its ``architectures``, or a model type transformers
     knows only as a causal LM)."""
     config = _config(model_or_config)
-    fam = _known(config)
+    fam = _family_if_known(config)
     if fam is not None:
         return fam.kind
     if getattr(config, "is_encoder_decoder", False):
@@ -431,7 +431,7 @@ def n_kv_heads(model_or_config) -> int:
     """Key/value heads: fewer than query heads with grouped- or multi-query attention (the family's ``kv_heads``;
     an unknown family reads ``num_key_value_heads``)."""
     c = _config(model_or_config)
-    fam = _known(c)
+    fam = _family_if_known(c)
     rule = fam.kv_heads if fam else "grouped"
     if rule == "falcon" and getattr(c, "new_decoder_architecture", False):
         return c.num_kv_heads
@@ -463,7 +463,7 @@ def context_length(model_or_config) -> int:
     """The most tokens the model reads at once: ``position_limit``, less the rows a family whose positions count on
     after the padding row skips (RoBERTa, MPNet: ``padding_idx`` + 1 of them, so 514 rows read 512 tokens), or 10**9
     (no limit) where its config names none. Generation, extraction and the geometry overlay all cut at it."""
-    c, fam = _config(model_or_config), _known(model_or_config)
+    c, fam = _config(model_or_config), _family_if_known(model_or_config)
     limit = position_limit(c)
     if limit is None:
         return 10**9
@@ -496,14 +496,14 @@ def _config_number(config, name: str | None) -> float:
 def residual_scale(model_or_config) -> float:
     """What each block multiplies its attention's and MLP's outputs by before adding them to the residual stream
     (the family's ``residual_scale``: Granite's ``residual_multiplier``); 1 for the others."""
-    c, fam = _config(model_or_config), _known(model_or_config)
+    c, fam = _config(model_or_config), _family_if_known(model_or_config)
     return _config_number(c, fam and fam.residual_scale)
 
 
 def logit_scale(model_or_config) -> float:
     """What the family's language-model head multiplies its logits by (its ``logit_scale``, as Cohere's, over its
     ``logit_divisor``, as Granite's ``logits_scaling``); 1 for the others."""
-    c, fam = _config(model_or_config), _known(model_or_config)
+    c, fam = _config(model_or_config), _family_if_known(model_or_config)
     return _config_number(c, fam and fam.logit_scale) / _config_number(c, fam and fam.logit_divisor)
 
 

@@ -26,9 +26,9 @@ from explorer.lessons import Lesson
 from explorer.lessons.files import find, untranslated
 from explorer.lessons.pages import STEP_PAGES
 from explorer.lessons.run import ended, place, resume
-from explorer.ui import cached, prefetch, quiz
+from explorer.ui import cached, predict_first, prefetch
 from explorer.ui.language import KEY
-from explorer.ui.live import following, homework, membership, report_panel
+from explorer.ui.live import following, homework_panel, membership, report_panel
 from explorer.ui.text import literal
 from explorer.words.i18n import LANGUAGES, _, current
 
@@ -91,7 +91,7 @@ def finish() -> None:
         qids = [qid for qid in _asked_so_far() if qid not in before]
         st.session_state[ENDED] = ended(now[0], qids)
     if now is not None:
-        homework.finish(now[1])
+        homework_panel.finish(now[1])
     for name in (LESSON, STEP, STARTED, STEP_STARTED, GO, ASKED_BEFORE, membership.LESSON_PLACE):
         st.session_state.pop(name, None)
     st.session_state[RESUMED] = True   # the room's view still names the lesson until this run publishes
@@ -139,7 +139,7 @@ def bar() -> bool:
     st.session_state[membership.LESSON_PLACE] = place(lesson, index, st.session_state[STARTED],
                                                       st.session_state[STEP_STARTED])
     if st.session_state.pop(GO, False):
-        homework.record(index)   # a homework keeps the student's furthest step
+        homework_panel.record(index)   # a homework keeps the student's furthest step
         _open_step(lesson, index)
     asked = cached.lesson_question(lesson, index) if lesson.steps[index].computed else None
     if asked is not None:   # the class sees the question as computed here (or the sentence shown instead)
@@ -160,7 +160,7 @@ def _ended_bar() -> None:
     finished = st.session_state.get(ENDED) if membership.teacher_key() else None
     if not finished:
         st.session_state.pop(membership.LESSON_PLACE, None)
-        homework.ended_note()
+        homework_panel.ended_note()
         return
     st.session_state[membership.LESSON_PLACE] = finished
     with st.container(border=True, horizontal=True, vertical_alignment="center", gap="small", key="lesson_ended"):
@@ -197,17 +197,17 @@ def _teacher_bar(lesson: Lesson, index: int, asked: Question | str | None) -> bo
             else _("{used} used of {minutes} min planned · by the end of this step: {planned} min")).format(
             used=_clock(used), minutes=f"{lesson.minutes:g}", planned=f"{planned:g}"))
         _untranslated_note(lesson)
-        homework.bar_line()
+        homework_panel.bar_line()
         if not on_step:
             st.button(_("Back to step {n}").format(n=index + 1), icon=":material/undo:", key="_lesson_return",
                       on_click=_back_to_step)
-        notes = st.container() if on_step and not membership.projector() and not homework.mine() else None
+        notes = st.container() if on_step and not membership.projector() and not homework_panel.mine() else None
     if not on_step:
         return True
     shown = _question(step.question.question() if step.question else asked, lesson.question_id(index),
                       step.page_question)
     # alone, the notes (which may hold the answer) wait for it: the step's question, or the page's own, answered
-    answered = shown and (not step.page_question or quiz.answered_here(STEP_PAGES[step.page].quiz))
+    answered = shown and (not step.page_question or predict_first.answered_here(STEP_PAGES[step.page].quiz))
     if notes is not None and (answered or membership.code()):   # never on a student's screen
         with notes:
             _notes(lesson, index)
@@ -229,17 +229,18 @@ def _notes(lesson: Lesson, index: int) -> None:
 def _question(question: Question | str | None, qid: str, page_question: bool) -> bool:
     """The step's question, above its page -> whether the page may run (its question answered, or none here)."""
     shown = True
-    if isinstance(question, Question) and homework.mine():   # one round, this student's vote, the answer after
-        shown = homework.question(question, qid)
+    if isinstance(question, Question) and homework_panel.mine():   # one round, this student's vote, the answer after
+        shown = homework_panel.question(question, qid)
     elif isinstance(question, Question):
-        shown = quiz.asked(question, qid)[1]
+        shown = predict_first.asked(question, qid)[1]
     elif isinstance(question, str):   # a computed question that could not be computed on this model
         st.caption(f":material/info: {literal(question)}")
     elif page_question:
         st.caption(":material/quiz: " + _("This step's question is the page's own: predict, then reveal, below."))
     if not isinstance(question, Question) or shown:
         return True
-    quiz.folded_line(_("The step's page, with its charts and sentences,"), homework=bool(homework.mine()))
+    predict_first.folded_line(_("The step's page, with its charts and sentences,"),
+                              homework=bool(homework_panel.mine()))
     return False
 
 
@@ -305,7 +306,7 @@ def _follower_bar() -> bool:
     if question is not None and page in STEP_PAGES and membership.current_page() == page:
         return _question(question, str(where["qid"]), False)   # folds the page as the teacher's is folded
     if question is not None:   # the teacher is on another page than the step's: its question, the page unfolded
-        quiz.asked(question, str(where["qid"]))
+        predict_first.asked(question, str(where["qid"]))
     elif isinstance(where.get("note"), str):   # the step's computed question could not be computed
         st.caption(f":material/info: {literal(where['note'])}")
     return True

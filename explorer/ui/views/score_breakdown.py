@@ -20,7 +20,7 @@ from explorer.plots.attention import clicked_cell
 from explorer.sitemap import table
 from explorer.ui import cached, params, pickers
 from explorer.ui import widgets as ui
-from explorer.ui.quiz import ask_first
+from explorer.ui.predict_first import ask_first
 from explorer.ui.views.breakdown_link import OPEN, strongest_key
 from explorer.words.i18n import _
 
