@@ -10,8 +10,6 @@ import numpy as np
 import torch
 
 from explorer.model.families import (
-    Family,
-    FirstInput,
     Unsupported,
     family_of,
     fused_layout,
@@ -19,6 +17,7 @@ from explorer.model.families import (
     n_kv_heads,
     positions_of,
 )
+from explorer.model.family_table import Family, FirstInput
 
 # ---------------------------------------------------------------------------------------------- where parts live
 
@@ -201,7 +200,7 @@ def position_rows(token_ids: list[int], how: str, padding_idx: int | None = None
 
 
 class FirstInputParts:
-    """What a learned-position family's first attention reads, as float64 arrays (see ``families.FirstInput``):
+    """What a learned-position family's first attention reads, as float64 arrays (see ``family_table.FirstInput``):
     ``token(ids)``, ``position(ids)`` and ``token_type`` (row 0: one segment) ``(tokens, d_emb)``; the norm's
     ``gamma``, ``beta``, ``eps`` (None: no norm); ``project`` ``(W, b)`` after the norm or None; ``queries`` and
     ``keys`` ``(W (n_heads·d_head or n_kv·d_head, d_model), b)`` of the first block."""
