@@ -40,13 +40,10 @@ with pick[2]:
     row = pickers.token_picker(_("Query token (for the bars)"), "query", view.query_positions, view.query_labels,
                           matrices.default_query(result, part), tokens=tuple(res.tokens))
     column = breakdown.key_picker(view, row, tuple(res.tokens))
-ui.show_link_notes()
-for note in view.notes:
-    st.caption(f":material/info: {ui.literal(note)}")
+ui.show_link_notes(view.notes)
 
 model_name = f"{model.split('/')[-1]}-{part}"
-layer_name = f"{model_name}-L{layer}"
-name = layer_name + ("" if not view.real_head else f"H{head}")
+name = (layer_name := f"{model_name}-L{layer}") + (f"H{head}" if view.real_head else "")   # file names
 left, right = st.columns([3, 2])
 with left:
     ui.show_figure(plots.heatmap(view.matrix, view.query_labels, view.key_labels, masked=view.masked,

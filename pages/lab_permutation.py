@@ -3,7 +3,6 @@ import numpy as np
 import streamlit as st
 
 from explorer.labs import real_model
-from explorer.labs.quiz import Question
 from explorer.model.registry import EMBEDDED_ENCODER
 from explorer.plots.concepts import labelled_heatmap
 from explorer.ui.cached import get_model, permutation_demo
@@ -47,13 +46,7 @@ demo = permutation_demo(text, order)
 st.markdown(_("**Original:** {original}  →  **shuffled:** {shuffled}").format(
     original=literal(" ".join(demo.tokens)), shuffled=literal(" ".join(demo.shuffled))))
 
-first, gap = demo.tokens[0], demo.gap_plain[demo.order.tolist().index(0)]
-same, different = _("yes, the same vector"), _("no, a different vector")
-if not ask_first(Question(
-    prompt=_("With no positions, does “{token}” get the same output vector in both orders? Which of these "
-             "two?").format(token=literal(first)), options=(same, different), correct=same if gap < 1e-5 else different,
-    reveal=_("Largest difference between its two outputs: **{gap:.1e}**. That is float32 rounding (about 7 "
-             "significant digits; the sums run in a different order), not a real difference.").format(gap=gap)),
+if not ask_first(real_model.permutation_question(demo, shown=literal),
         "perm", _("The outputs in both orders and why")):
     st.stop()
 st.markdown(_("Nothing in the scores says which token came first, so shuffling the input just shuffles the outputs: "

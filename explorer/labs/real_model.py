@@ -7,6 +7,7 @@ dataclasses or DataFrames for the pages to show.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -146,6 +147,19 @@ def permutation_demo(loaded, text: str, order, d_k: int = 64, seed: int = 0) -> 
                   for z in (False, True)]
     return PermutationDemo(tokens, order, [tokens[i] for i in order], out, out_s, _per_token_gap(out, out_s, order),
                            _per_token_gap(out_p, out_ps, order), *gaps_model)
+
+
+def permutation_question(demo: PermutationDemo, shown: Callable[[str], str] = str) -> Question:
+    """"Does the first token get the same output vector in both orders, with no positions?", answered by ``demo``
+    (yes: the largest difference is float32 rounding). ``shown`` turns a token into what the page shows."""
+    first, gap = demo.tokens[0], demo.gap_plain[demo.order.tolist().index(0)]
+    same, different = _("yes, the same vector"), _("no, a different vector")
+    return Question(
+        prompt=_("With no positions, does “{token}” get the same output vector in both orders? Which of these "
+                 "two?").format(token=shown(first)), options=(same, different),
+        correct=same if gap < 1e-5 else different,
+        reveal=_("Largest difference between its two outputs: **{gap:.1e}**. That is float32 rounding (about 7 "
+                 "significant digits; the sums run in a different order), not a real difference.").format(gap=gap))
 
 
 def new_order(items: list, current: list, rng=random) -> list:
