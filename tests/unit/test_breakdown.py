@@ -12,15 +12,9 @@ from tiny import FAMILIES, TEXT
 
 from explorer.attention import matrices
 from explorer.attention.breakdown import breakdown, carriers, dimension_question, kv_head_of
+from explorer.attention.by_distance import relative_curve
 from explorer.attention.result import AttentionResult, ModelFacts, extract
-from explorer.attention.score_origin import (
-    PositionSplit,
-    distance_question,
-    origin,
-    relative_curve,
-    side_parts,
-    split_terms,
-)
+from explorer.attention.score_origin import PositionSplit, distance_question, origin, side_parts, split_terms
 from explorer.labs.positions import rope_cos_sin, rotate_halves, unrotate_halves
 
 
