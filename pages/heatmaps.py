@@ -1,7 +1,7 @@
 """Attention heatmaps: one real model and text; one head, a layer's heads, every head, one query's bars."""
 import streamlit as st
 
-from explorer.attention import matrices
+from explorer.attention import matrices, overview
 from explorer.plots import attention as plots
 from explorer.ui import pickers
 from explorer.ui import widgets as ui
@@ -70,10 +70,10 @@ ui.show_figure(plots.head_grid(grid.matrix, grid.query_labels, grid.key_labels, 
                on_select=ui.open_head("grid"), frame=head)
 
 st.subheader(_("Every layer × head"))
-st.caption(matrices.overview_caption(options.hide_special, flags["shared"]))
-tiles, masked = matrices.overview_tiles(result, part, options.hide_special)
-ui.show_figure(plots.overview(tiles, masked, shared_scale=flags["shared"], stats=matrices.overview_stats(result, part),
-                              stats_hover=matrices.overview_hover(), frame_row=layer),
+st.caption(overview.overview_caption(options.hide_special, flags["shared"]))
+tiles, masked = overview.overview_tiles(result, part, options.hide_special)
+ui.show_figure(plots.overview(tiles, masked, shared_scale=flags["shared"], stats=overview.overview_stats(result, part),
+                              stats_hover=overview.overview_hover(), frame_row=layer),
                "overview", f"overview-{model_name}", on_select=ui.open_head("overview"), frame=head)
 
 if st.toggle(_("Show bertviz's head view and model view (built only while this is on)"), key="bertviz"):

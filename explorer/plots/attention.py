@@ -13,7 +13,7 @@ import plotly.colors as pcolors
 import plotly.graph_objects as go
 
 from explorer.access import summary
-from explorer.attention.matrices import STATS as OVERVIEW_STATS  # the order of matrices.overview_stats' columns
+from explorer.attention.overview import STATS as OVERVIEW_STATS  # the order of overview.overview_stats' columns
 from explorer.maths import pool
 from explorer.plots import alt
 from explorer.plots import room as plot_room
