@@ -6,8 +6,8 @@ from explorer.plots import attention as plots
 from explorer.ui import pickers
 from explorer.ui import widgets as ui
 from explorer.ui.live.teacher_controls import teacher_driven
-from explorer.ui.views import heads_do as fx
 from explorer.ui.views import score_breakdown as breakdown
+from explorer.ui.views import value_roles
 from explorer.ui.views.bertviz import show_bertviz
 from explorer.words.i18n import _
 
@@ -23,7 +23,7 @@ with top[1]:
     text = ui.text_box()
 raw = ui.attention_or_stop(model, text)
 with controls:
-    result = fx.weighting(model, text, raw)
+    result = value_roles.weighting(model, text, raw)
     part = pickers.part_picker(matrices.part_names()) if result.parts else "self"
     pick = st.columns([1, 1, 2])
     with st.container(horizontal=True, gap="medium"):   # each box as wide as its label, wrapping when narrow
