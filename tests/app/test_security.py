@@ -111,8 +111,9 @@ def test_no_raw_html_or_javascript_sinks(path: Path):
         if name.endswith("iframe"):
             assert path.relative_to(ROOT).as_posix() == "explorer/ui/views/bertviz.py", (path, call.lineno)
     assert "<script" not in source.lower() or path.relative_to(ROOT).as_posix() in (
-        "explorer/plots/bertviz.py", "explorer/ui/chart_text.py", "explorer/ui/language.py"), path
-    # bertviz's iframe; the formula script; the page's <html lang>
+        "explorer/plots/bertviz.py", "explorer/plots/offline_html.py", "explorer/ui/chart_text.py",
+        "explorer/ui/language.py"), path
+    # bertviz's iframe and its offline page; the formula script; the page's <html lang>
     tree = ast.parse(source)
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -263,7 +264,7 @@ def test_picker_offers_only_the_allowlist(monkeypatch):
 def test_local_folders_are_off_by_default(monkeypatch, tiny_folder, from_pretrained_calls):
     """A real server refuses model folders unless the deployer switches them on (tests/conftest.py does, for
     the tiny models): a folder that exists and one that does not get the same message, and nothing is read."""
-    from explorer.serving import policy
+    from explorer.serving import local_folders
 
     folder = str(tiny_folder("bert"))
     monkeypatch.delenv("EXPLORER_ALLOW_LOCAL")
@@ -272,12 +273,12 @@ def test_local_folders_are_off_by_default(monkeypatch, tiny_folder, from_pretrai
         with pytest.raises(registry.ModelUnavailable) as err:
             loading.load_model(name, device="cpu")
         messages.append(str(err.value).replace(name, "X"))
-    assert messages[0] == messages[1] and policy.LOCAL_OFF in messages[0]
+    assert messages[0] == messages[1] and local_folders.LOCAL_OFF in messages[0]
     assert from_pretrained_calls == []
     at = _heatmaps(model="/etc")
     assert not at.exception
     shown = " ".join(w.value for w in at.warning).replace("\\", "")   # literal() backslash-escapes punctuation
-    assert policy.LOCAL_OFF in shown and not at.get("plotly_chart")
+    assert local_folders.LOCAL_OFF in shown and not at.get("plotly_chart")
     monkeypatch.setenv("EXPLORER_ALLOW_LOCAL", "1")
     assert loading.load_model(folder, device="cpu").kind == "encoder"
 
