@@ -16,7 +16,7 @@ OVERVIEW_SIDE = 24   # thumbnails are average-pooled to at most this many rows a
 
 
 @per_result
-def overview_tiles(result: AttentionResult, part: str, hide_special: bool = False, side: int = OVERVIEW_SIDE
+def tiles(result: AttentionResult, part: str, hide_special: bool = False, side: int = OVERVIEW_SIDE
                    ) -> tuple[np.ndarray, np.ndarray | None]:
     """Thumbnails of every head: ``[layer, head, ≤side, ≤side]`` average-pooled weights, and the pooled causal
     mask (True where a whole cell is hidden; None for bidirectional attention). Built a few layers at a time
@@ -27,28 +27,28 @@ def overview_tiles(result: AttentionResult, part: str, hide_special: bool = Fals
     hide = hide_special and (q_sp.any() or k_sp.any()) and not (q_sp.all() or k_sp.all())
     rows = np.flatnonzero(~q_sp) if hide else np.arange(len(res.tokens))
     cols = np.flatnonzero(~k_sp) if hide else np.arange(len(res.keys))
-    tiles = []
+    pooled = []
     for layers in _layer_chunks(res.weights):
         w = res.weights[layers][:, :, rows][..., cols] if hide else res.weights[layers]   # no copy unless hiding
         if hide:
             total = w.sum(-1, keepdims=True)
             w = np.divide(w, total, out=np.zeros_like(w), where=total > 0)
-        tiles.append(pool(w, side))
+        pooled.append(pool(w, side))
     masked = None
     if res.facts.causal and res.part != "cross":
         masked = pool((causal_mask(len(res.tokens), len(res.keys)))[np.ix_(rows, cols)].astype(np.float32),
                       side) == 0
-    return np.concatenate(tiles), masked
+    return np.concatenate(pooled), masked
 
 
 STATS = ("sink", "previous_token", "self", "entropy", "mean_distance")   # of analysis.STAT_NAMES
 STATS_BYTES = 64 * 2**20   # temporaries head_stat_arrays may hold at once (a 512-token decoder layer is 38 MB)
 # Hover of an overview tile: plotly fills in the numbers from the point's customdata [layer, head, *STATS].
 OVERVIEW_HOVER = N_("layer {layer} · head {head}<br>on special/first tokens {sink} · previous token {previous} · self "
-                     "{self}<br>entropy {entropy} nats · mean distance {distance} tokens")   # see overview_hover()
+                     "{self}<br>entropy {entropy} nats · mean distance {distance} tokens")   # see hover()
 
 
-def overview_hover() -> str:
+def hover() -> str:
     """``OVERVIEW_HOVER`` in the session's language, its fields as plotly's placeholders for the customdata."""
     return _(OVERVIEW_HOVER).format(layer="%{customdata[0]}", head="%{customdata[1]}", sink="%{customdata[2]:.2f}",
                                     previous="%{customdata[3]:.2f}", self="%{customdata[4]:.2f}",
@@ -56,7 +56,7 @@ def overview_hover() -> str:
 
 
 @per_result
-def overview_stats(result: AttentionResult, part: str) -> np.ndarray:
+def stats(result: AttentionResult, part: str) -> np.ndarray:
     """``[layer, head, len(STATS)]``: a few statistics that tell common head patterns apart (the overview sends
     them as numbers and ``OVERVIEW_HOVER`` writes them out in the browser)."""
     res = part_of(result, part)
@@ -67,7 +67,7 @@ def overview_stats(result: AttentionResult, part: str) -> np.ndarray:
     return out
 
 
-def overview_caption(hide_special: bool, shared: bool) -> str:
+def caption(hide_special: bool, shared: bool) -> str:
     """What the overview's thumbnails show, for the caption above them."""
     captions = {(False, False): N_("Thumbnails of each head (averaged down to at most 24 × 24 cells; each scaled to "
                                    "its own maximum). Hover for statistics; click a tile to show that head."),

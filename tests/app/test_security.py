@@ -298,6 +298,7 @@ def _figures():
     from explorer.plots import attention as plots
     from explorer.plots import concepts as concept_plots
     from explorer.plots import generation as generation_plots
+    from explorer.plots import head_grids
     from explorer.plots import heads as head_plots
     from explorer.plots import positions as position_plots
 
@@ -305,7 +306,7 @@ def _figures():
     w = np.full((n, n), 1.0 / n, dtype=np.float32)
     yield "heatmap", plots.heatmap(w, HOSTILE, HOSTILE, title="t")
     yield "query_bars", plots.query_bars(w[0], HOSTILE, HOSTILE[0])
-    yield "head_grid", plots.head_grid(np.stack([w, w]), HOSTILE, HOSTILE)
+    yield "head_grid", head_grids.head_grid(np.stack([w, w]), HOSTILE, HOSTILE)
     from explorer.plots import geometry as geometry_plots
     xy, pos = np.zeros((2 * n, 2), dtype=np.float32), np.arange(n)
     yield "joint_map", geometry_plots.joint_map(xy, pos, pos, HOSTILE, chosen=0, top=[(1, 0.5, HOSTILE[0])],

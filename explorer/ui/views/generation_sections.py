@@ -14,6 +14,7 @@ from explorer.maths import causal_mask, pool
 from explorer.model import families
 from explorer.plots import attention as attention_plots
 from explorer.plots import generation as plots
+from explorer.plots import head_grids
 from explorer.plots.base import label
 from explorer.sitemap import table
 from explorer.ui import cached, params
@@ -112,7 +113,7 @@ def overview(gen: Generation, q: int, tokens: list[str], layer: int):
     hover = [[line.format(layer=a, head=b, token=label(tokens[strongest[a, b]]), position=strongest[a, b],
                           weight=f"{rows[a, b, 0, strongest[a, b]]:.2f}") for b in range(gen.n_heads)]
              for a in range(gen.n_layers)]
-    return attention_plots.overview(pool(rows, 24), hover=hover, frame_row=layer)
+    return head_grids.overview(pool(rows, 24), hover=hover, frame_row=layer)
 
 
 def view_of(gen: Generation, *more) -> tuple:
