@@ -22,9 +22,6 @@ EXCEPTIONS = {
                                  "are its three ideas; it imports lessons/computed.py, edited on another branch",
     "explorer/ui/live/lesson_bar.py": "not split yet: the bar, a step's folded page and a follower's bar share its "
                                       "session keys",
-    "explorer/ui/predict_first.py": "not split yet: the solo question and the class question share their answer "
-                                    "widgets; next, the class question to ui/live/ and the widgets to a module of "
-                                    "their own",
 }
 
 
