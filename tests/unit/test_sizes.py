@@ -18,10 +18,11 @@ EXCEPTIONS = {
     "explorer/words/glossary.py": "edited on another branch (the term work); split after it merges",
     "explorer/classroom/sqlite_store.py": "edited on another branch (the class sentences); split after it merges",
     "explorer/classroom/store.py": "edited on another branch (the class sentences); split after it merges",
-    "explorer/lessons/files.py": "not split yet: reading a lesson with its checks, writing it back and the catalogue "
-                                 "are its three ideas; it imports lessons/computed.py, edited on another branch",
-    "explorer/ui/live/lesson_bar.py": "not split yet: the bar, a step's folded page and a follower's bar share its "
-                                      "session keys",
+    "explorer/lessons/files.py": "not split in this wave: it reads lessons/computed.py's registry, which another "
+                                 "branch edits; its ideas: reading a lesson with its checks, writing it back, the "
+                                 "catalogue",
+    "explorer/ui/live/lesson_bar.py": "not split in this wave (time); its ideas: the teacher's bar and a "
+                                      "follower's bar, which share the step's question",
 }
 
 
