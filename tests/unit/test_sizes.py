@@ -21,8 +21,6 @@ EXCEPTIONS = {
     "explorer/lessons/files.py": "not split in this wave: it reads lessons/computed.py's registry, which another "
                                  "branch edits; its ideas: reading a lesson with its checks, writing it back, the "
                                  "catalogue",
-    "explorer/ui/live/lesson_bar.py": "not split in this wave (time); its ideas: the teacher's bar and a "
-                                      "follower's bar, which share the step's question",
 }
 
 
