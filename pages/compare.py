@@ -9,6 +9,7 @@ from explorer.ui import widgets as ui
 from explorer.ui.live.teacher_controls import teacher_driven
 from explorer.ui.views import value_roles
 from explorer.ui.views.compare import side_by_side
+from explorer.words import numbers
 from explorer.words.i18n import N_, _
 
 ui.use_app_navigation()
@@ -74,6 +75,6 @@ value_roles.similar_heads_section(model, chosen, on_select=lambda: add_head("sim
 st.subheader(_("What the common patterns mean"))
 st.caption(_("Each number is a mean over the text's query tokens. Thresholds are rules of thumb, not definitions."))
 for pattern in heads.patterns(stats, len(result.tokens), special_sinks=bool(result.special.any())):
-    found = ", ".join(f"L{l}H{h} ({v:.2f})" for (l, h), v in zip(pattern.heads, pattern.values))
+    found = numbers.joined(f"L{l}H{h} ({numbers.number(v, 2)})" for (l, h), v in zip(pattern.heads, pattern.values))
     st.markdown(_("**{name}** — {meaning}  \nHere: {heads}").format(name=pattern.title, meaning=pattern.meaning,
                                                                    heads=found))

@@ -35,14 +35,14 @@ for row in (sections[:2], sections[2:]):   # two per row: a line stays readable 
             st.subheader(_(heading))
             for page in pages:
                 ui.page_link(page.file, _(page.title), icon=page.icon)
-                st.caption(f"{_(page.does)} *{_(page.asks)}*")
+                st.caption(_(page.does) + " *" + _(page.asks) + "*")
 
 left, right = st.columns(2)
 with left:
     st.subheader(_("Embedded models"))
     st.caption(_("Shipped with the app, so they work offline. Hub models load when the server allows it."))
     for spec in registry.EMBEDDED.values():
-        st.markdown(f"- **{spec.name}** ({_(spec.kind)}): {_(spec.about)}")
+        st.markdown(f"- **{spec.name}** (" + _(spec.kind) + "): " + _(spec.about))
 with right:
     st.subheader(_("Device"))
     st.markdown(_("Models run on **{device}**.").format(device=loading.device_label(loading.best_device())))

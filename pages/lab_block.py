@@ -72,9 +72,4 @@ st.markdown(_("Seed 42, d_model 4, d_ff 8; Wq, Wk, Wv, W1, W2 drawn in that orde
               "no W^O, post-norm, on the three tokens above. Our block gives:"))
 ours = blocks.seed_block().output
 st.code(np.array2string(np.round(ours, 3)), language="text")
-printed = blocks.row_stats(blocks.SEED_PRINTED)[:, 1]
-st.warning(_("The seed prints a different matrix, {printed}. Its rows have standard deviation {printed_std}, yet a "
-             "row straight out of this layer norm always has standard deviation 1.000 (ours: {ours_std}). So no "
-             "weights can make that code print those numbers: we show what the code really computes.").format(
-    printed=np.array2string(blocks.SEED_PRINTED), printed_std=", ".join(f"{s:.3f}" for s in printed),
-    ours_std=", ".join(f"{s:.3f}" for s in blocks.row_stats(ours)[:, 1])))
+st.warning(blocks.seed_mismatch(ours))

@@ -11,6 +11,7 @@ from explorer.ui.labs import english_only
 from explorer.ui.predict_first import ask_first
 from explorer.ui.text import literal
 from explorer.ui.widgets import attention_or_stop, show_figure, use_app_navigation
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 use_app_navigation()
@@ -48,9 +49,9 @@ show_figure(lambda: side_by_side({_("encoder layer {layer}, head {head}").format
                                    _("decoder layer {layer}, head {head}").format(layer=ld, head=hd): (wd, dec.tokens)},
                                   title=_("Real attention weights")),
             "real", "masks-real", view=(text, le, he, ld, hd))
-st.markdown(_("Weight on later tokens: the encoder's tokens put **{ahead_e:.1%}** of their attention on later "
-              "tokens on average; the decoder's largest is **{ahead_d:g}**: exactly zero, by the mask.").format(
-    ahead_e=ahead_e, ahead_d=ahead_d))
+st.markdown(_("Weight on later tokens: the encoder's tokens put **{ahead_e}** of their attention on later "
+              "tokens on average; the decoder's largest is **{ahead_d}**: exactly zero, by the mask.").format(
+    ahead_e=numbers.percent(ahead_e, 1), ahead_d=numbers.number(ahead_d)))
 
 st.header(_("2 · The padding mask"))
 st.markdown(_("To run sentences as one batch they must have the same length, so short ones get [PAD] tokens. "

@@ -53,14 +53,8 @@ st.markdown(_("Nothing in the scores says which token came first, so shuffling t
               "each token ends up with exactly the same vector, wherever it sits."))
 st.latex(r"\mathrm{Attn}(PX) = P\,\mathrm{Attn}(X)\quad\text{%s } P" % _("for every permutation matrix"))
 
-c = st.columns(4)
-c[0].metric(_("no positions"), f"{demo.gap_plain.max():.1e}",
-            help=_("From-scratch attention on the token vectors alone"))
-c[1].metric(_("with positions"), f"{demo.gap_positions.max():.3f}",
-            help=_("The same, after adding the learned positions"))
-c[2].metric(_("real model"), f"{demo.gap_model.max():.3f}", help=_("Final-layer hidden states of the whole encoder"))
-c[3].metric(_("model, positions = 0"), f"{demo.gap_model_no_pos.max():.1e}",
-            help=_("The encoder with every position id 0"))
+for column, (label, value, about) in zip(st.columns(4), real_model.gap_metrics(demo)):
+    column.metric(label, value, help=about)
 st.caption(_("Largest difference between a token's output in the original and in the shuffled sentence."))
 lim = float(np.abs(demo.out[:, :16]).max())
 titles = (_("No positions, original order: outputs (16 of 64 dims)"),

@@ -10,6 +10,7 @@ from explorer.ui.labs import english_only, three_scores
 from explorer.ui.predict_first import ask_first
 from explorer.ui.widgets import attention_or_stop, show_figure, use_app_navigation
 from explorer.ui.words import tip
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 use_app_navigation()
@@ -33,10 +34,10 @@ if ask_first(real_model.spread_question(std_256),
                            value=real_model.SOFTMAX_D_K, help=tip("d_k"))
     stats = cached.saturation_stats(d_k)
     c = st.columns(4)
-    c[0].metric(_("measured sd of q·k"), f"{stats['score_std']:.2f}")
-    c[1].metric("√d_k", f"{stats['sqrt_d_k']:.2f}")
-    c[2].metric(_("largest weight, raw"), f"{stats['max_weight_raw']:.3f}")
-    c[3].metric(_("largest weight, ÷√d_k"), f"{stats['max_weight_scaled']:.3f}")
+    c[0].metric(_("measured sd of q·k"), numbers.number(stats['score_std'], 2))
+    c[1].metric("√d_k", numbers.number(stats['sqrt_d_k'], 2))
+    c[2].metric(_("largest weight, raw"), numbers.number(stats['max_weight_raw'], 3))
+    c[3].metric(_("largest weight, ÷√d_k"), numbers.number(stats['max_weight_scaled'], 3))
     q, k = maths.random_queries_keys(d_k, 1, 8, seed=0)
     raw = maths.attention_scores(q, k, scale=1.0)[0]
     left, right = st.columns([2, 3])
@@ -68,10 +69,10 @@ head = c[1].selectbox(_("Head"), range(result.facts.n_heads), real_model.TEMPERA
 t = right.select_slider(_("Temperature T"), options=[0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0], value=1.0,
                         help=tip("temperature"))
 view = real_model.temperature_view(cached.head_scores(result, layer, head), t)
-right.metric(_("mean largest weight"), f"{view.mean_max_weight:.3f}")
-right.metric(_("mean entropy (nats)"), f"{view.mean_entropy:.3f}")
+right.metric(_("mean largest weight"), numbers.number(view.mean_max_weight, 3))
+right.metric(_("mean entropy (nats)"), numbers.number(view.mean_entropy, 3))
 right.metric(_("one-hot rows (max > 0.99)"), _("{n} of {total}").format(n=view.one_hot_rows, total=len(result.tokens)))
 show_figure(lambda: labelled_heatmap(view.weights, result.tokens, result.tokens, annotate=False,
-                                     title=_("softmax(scores / {t:g}), layer {layer}, head {head}").format(
-                                         t=t, layer=layer + 1, head=head + 1)),
+                                     title=_("softmax(scores / {t}), layer {layer}, head {head}").format(
+                                         t=numbers.number(t), layer=layer + 1, head=head + 1)),
             "temperature", "temperature", where=left, view=(text, layer, head, t))

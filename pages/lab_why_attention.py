@@ -7,6 +7,7 @@ from explorer.labs.quiz import Question, nearest_option
 from explorer.plots.concepts import cost_figure, path_length_figure
 from explorer.ui.predict_first import ask_first
 from explorer.ui.widgets import show_figure, use_app_navigation
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 use_app_navigation()
@@ -49,9 +50,10 @@ if ask_first(Question(
         n=n, n2=2 * n),
     options=tuple(grow),
     correct=nearest_option(t["score_entries"][1] / t["score_entries"][0], grow),
-    reveal=_("{before:,} entries become {after:,}: ×{factor:g}. For 12 layers × 12 heads that is {mem_before} → "
+    reveal=_("{before} entries become {after}: ×{factor}. For 12 layers × 12 heads that is {mem_before} → "
              "{mem_after} per sequence.").format(
-        before=t["score_entries"][0], after=t["score_entries"][1], factor=t["score_entries"][1] / t["score_entries"][0],
+        before=numbers.integer(t["score_entries"][0]), after=numbers.integer(t["score_entries"][1]),
+        factor=numbers.number(t["score_entries"][1] / t["score_entries"][0]),
         mem_before=real_model.format_bytes(t["attention_memory_bytes"][0]),
         mem_after=real_model.format_bytes(t["attention_memory_bytes"][1]))),
         "why", _("The cost for every length and why BERT stops at 512 tokens")):

@@ -3,11 +3,12 @@ import numpy as np
 import streamlit as st
 
 from explorer import maths
-from explorer.labs.notation import format_list, latex_matrix, latex_number, latex_weighted_sum
-from explorer.labs.quiz import Question, compare_option
+from explorer.labs import worked
+from explorer.labs.notation import latex_matrix, latex_number, latex_weighted_sum
 from explorer.plots.concepts import labelled_heatmap
 from explorer.ui.predict_first import predict_then_reveal
 from explorer.ui.widgets import show_figure, use_app_navigation
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 use_app_navigation()
@@ -57,24 +58,14 @@ steps[3].latex(rf"\text{{{output}}} = \text{{{weights}}}\,V = " + latex_matrix(s
 left, right = st.columns([3, 2])
 i = left.selectbox(_("Follow one query through all four steps"), [1, 2, 3],
                    format_func=lambda r: _("token {n}").format(n=r)) - 1
-left.latex(rf"\text{{{scores}}} = {latex_matrix(s['scaled'][i])},\quad "
+sep = numbers.list_separator().strip()   # "5{,}056;" where the decimal mark is a comma
+left.latex(rf"\text{{{scores}}} = {latex_matrix(s['scaled'][i])}{sep}\quad "
            rf"e^{{\text{{{scores}}}}} = {latex_matrix(s['exp'][i])}")
-left.latex(rf"\textstyle\sum e^{{\text{{{scores}}}}} = {latex_number(s['exp_sum'][i])},\quad"
+left.latex(rf"\textstyle\sum e^{{\text{{{scores}}}}} = {latex_number(s['exp_sum'][i])}{sep}\quad"
            rf"\text{{{weights}}} = {latex_matrix(s['weights'][i])}")
 left.latex(latex_weighted_sum(s["weights"][i], mats["V"]))
 labels = [_("token {n}").format(n=r) for r in (1, 2, 3)]
 show_figure(lambda: labelled_heatmap(s["weights"], labels, labels, title=_("Attention weights (rows sum to 1)")),
             "weights", "worked-weights", where=right, view=tuple(mats["Q"].ravel()) + tuple(mats["K"].ravel()))
 
-unscaled = maths.softmax(s["raw"])
-w, w_raw = s["weights"][0, 1], unscaled[0, 1]
-predict_then_reveal(Question(
-    prompt=_("Skip step 2 (no division by √d_k). Token 1's weight on token 2 is {w:.3f} now; without the "
-             "division, which of these three would it be: larger, smaller or unchanged?").format(w=w),
-    options=(_("larger"), _("smaller"), _("unchanged")),
-    correct=compare_option(w_raw, w, _("larger"), _("smaller"), _("unchanged"), tol=5e-4),
-    reveal=_("Without the division, token 1's row is softmax({raw}) = {weights}: weight **{w_raw:.3f}** instead "
-             "of **{w:.3f}**. Bigger gaps between scores make softmax pick harder, so the low-scoring keys lose "
-             "weight and the high-scoring ones gain it.").format(raw=format_list(s['raw'][0]),
-                                                                 weights=format_list(unscaled[0]), w_raw=w_raw, w=w)),
-    key="worked")
+predict_then_reveal(worked.scale_question(s), key="worked")

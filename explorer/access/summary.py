@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from explorer.words import numbers
 from explorer.words.i18n import N_, _, ngettext
 
 MOST = 12   # items named in one summary (every byte is sent on each rerun); the chart's table holds them all
@@ -42,7 +43,7 @@ def row_peaks(matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], mask
         return _("No row has a visible column.") if grid else _("No query has a visible key.")
     shown = rows_seen[:most]
     peak = np.where(seen[shown], z[shown], -np.inf).argmax(axis=1)   # only the rows written out
-    parts = [f"{rows[r]} → {cols[c]} {z[r, c]:.2f}" for r, c in zip(shown, peak)]
+    parts = [f"{rows[r]} → {cols[c]} {numbers.number(z[r, c], 2)}" for r, c in zip(shown, peak)]
     heading = (_("Largest value in each row ({rows} rows, {cols} columns): {peaks}") if grid
                else _("Where each query looks most ({rows} rows, {cols} keys): {peaks}"))
     return heading.format(rows=rows_seen.size, cols=z.shape[1],
@@ -57,9 +58,9 @@ def largest(values: Sequence[float], labels: Sequence[str], *, k: int = 3, what:
     if keep.size == 0:
         return _("No values to show.")
     order = keep[np.argsort(-v[keep], kind="stable")][:k]
-    named = ", ".join(f"{labels[i]} {v[i]:.2f}" for i in order)
+    named = numbers.joined(f"{labels[i]} {numbers.number(v[i], 2)}" for i in order)
     of = " " + _("(of {n}).").format(n=keep.size) if keep.size > len(order) else "."
-    return f"{what or _('Largest')}: {named}" + of
+    return (what or _("Largest")) + ": " + named + of
 
 
 def head_name(layer: int, head: int) -> str:
@@ -94,7 +95,7 @@ def _smallest(values: np.ndarray, names: Sequence[str], k: int, what: str) -> st
     """Like ``largest`` from the other end, with the values as they are."""
     keep = np.flatnonzero(np.isfinite(values))
     order = keep[np.argsort(values[keep], kind="stable")][:k]
-    return f"{what}: " + ", ".join(f"{names[i]} {values[i]:.2f}" for i in order) + "."
+    return f"{what}: " + numbers.joined(f"{names[i]} {numbers.number(values[i], 2)}" for i in order) + "."
 
 
 # What a high (or, for entropy, low) value of each overview statistic says about a head.
@@ -134,8 +135,9 @@ def strongest_links(weights: np.ndarray, rows: Sequence[str], cols: Sequence[str
     parts = []
     for h, flat in enumerate(best[:most]):
         q, c = divmod(int(flat), n_k)
+        weight = numbers.number(w[h, q, c], 2)
         parts.append(_("head {head}: {query} → {key} {weight}").format(head=h, query=rows[q], key=cols[c],
-                                                                        weight=f"{w[h, q, c]:.2f}") if ok[h, q, c]
+                                                                        weight=weight) if ok[h, q, c]
                      else _("head {head}: nothing to name").format(head=h))
     return _("Each head's strongest link: {links}").format(
         links="; ".join(parts) + _more(len(parts), n_heads, "heads")) + "."
@@ -149,7 +151,7 @@ def number(v) -> str:
         return str(v)
     if isinstance(v, (int, np.integer)):   # positions, counts, sizes
         return str(int(v))
-    return f"{f:.2f}" if f == 0 or 0.01 <= abs(f) < 1000 else f"{f:.3g}"
+    return numbers.number(f, 2) if f == 0 or 0.01 <= abs(f) < 1000 else numbers.number(f, digits=3)
 
 
 def series_ends(x: Sequence, y: Sequence[float], name: str) -> str:

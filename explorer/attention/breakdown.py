@@ -20,6 +20,7 @@ from explorer.attention.result import AttentionResult
 from explorer.labs.quiz import Question
 from explorer.maths import softmax
 from explorer.model import families
+from explorer.words import numbers
 from explorer.words.i18n import N_, _
 
 MOST_CARRIERS = 8   # at most this many dimensions are marked as carrying the score
@@ -207,8 +208,9 @@ def dimension_question(b: ScoreBreakdown, n_options: int = 4) -> Question:
     reveal = _("Dimension {d}: query {q} × key {k} = **{product}**, {share} of the whole dot product {dot}. The query "
                "alone is largest in dimension {query_top} and the key alone in dimension {key_top}: a dimension "
                "carries the score only where both are large (and of matching sign).").format(
-        d=correct, q=f"{b.query_vector[correct]:+.3f}", k=f"{b.key_vector[correct]:+.3f}",
-        product=f"{b.products[correct]:+.3f}", share=f"{share:.0%}", dot=f"{b.dot:+.3f}", query_top=tempting[0],
+        d=correct, q=numbers.signed(b.query_vector[correct], 3), k=numbers.signed(b.key_vector[correct], 3),
+        product=numbers.signed(b.products[correct],
+                               3), share=numbers.percent(share), dot=numbers.signed(b.dot, 3), query_top=tempting[0],
         key_top=tempting[1])
     return Question(prompt=_("“{query}” → “{key}”, layer {layer}, head {head}: which of these {n} dimensions of q·k "
                              "(it has {d_head}) adds most to this score?").format(

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from explorer.attention.analysis import word_key
+from explorer.words import numbers
 from explorer.words.i18n import N_, _
 
 Head = tuple[int, int]
@@ -98,7 +99,7 @@ def small_flip_note(table: pd.DataFrame, small: float = 0.05) -> str:
         return ""
     return _("Even the largest flip is small ({top}): in this model, changing the word barely moves where the "
              "query looks. Heads that 'flip' by less than a few hundredths are noise, not a decision.").format(
-        top=f"{top:.3f}")
+        top=numbers.number(top, 3))
 
 
 def max_row_difference(a: np.ndarray, b: np.ndarray, rows: list[int]) -> float:

@@ -15,6 +15,7 @@ from explorer.attention import analysis
 from explorer.attention.result import AttentionResult
 from explorer.maths import causal_mask
 from explorer.serving import cache
+from explorer.words import numbers
 from explorer.words.i18n import N_, _
 
 PARTS = {"encoder": N_("encoder self-attention"), "decoder": N_("decoder self-attention"),
@@ -107,7 +108,7 @@ def _transform(base: np.ndarray, res: AttentionResult, key_words: tuple[list[int
             hidden = sorted({t for t, s in zip([*res.tokens, *res.keys], [*q_sp, *k_sp]) if s})
             notes.append(_("Special tokens hidden ({tokens}). They took {share} of an average row's attention; "
                            "each row is renormalised to sum to 1 over the tokens left.").format(
-                tokens=", ".join(hidden), share=f"{share:.0%}"))
+                tokens=", ".join(hidden), share=numbers.percent(share)))
             q_lab, k_lab = [q_lab[i] for i in rows], [k_lab[j] for j in cols]
             q_pos, k_pos = [q_pos[i] for i in rows], [k_pos[j] for j in cols]
             visible = None if visible is None else visible[np.ix_(rows, cols)]
@@ -147,7 +148,8 @@ def matrix_view(result: AttentionResult, part: str, layer: int, head: int, optio
     up to ``layer``; then special tokens hidden and/or sub-tokens merged."""
     res = part_of(result, part)
     facts = res.facts
-    name = f"{facts.name}" + (f" · {_(PARTS[res.part]) if res.part in PARTS else res.part}" if result.parts else "")
+    part_name = _(PARTS[res.part]) if res.part in PARTS else res.part
+    name = facts.name + (f" · {part_name}" if result.parts else "")
     notes, value_name, real = [], res.measure, True
     rollout = options.rollout
     if rollout and res.part == "cross":
@@ -157,7 +159,7 @@ def matrix_view(result: AttentionResult, part: str, layer: int, head: int, optio
         base = _rollout(res, layer)
         title = _("{name} · rollout through layers 0–{layer}").format(name=name, layer=layer)
         value_name, real = N_("rollout"), False   # value names stay English here; translated where drawn
-        mix = f"{ROLLOUT_RESIDUAL:g}·I + {1 - ROLLOUT_RESIDUAL:g}·A"
+        mix = f"{numbers.number(ROLLOUT_RESIDUAL)}·I + {numbers.number(1 - ROLLOUT_RESIDUAL)}·A"
         notes.append(_("Attention rollout: each layer's heads averaged, the residual path mixed in ({mix}), and "
                        "layers 0–{layer} multiplied together. It estimates how much each input token flows into each "
                        "position; it is not a matrix the model computes.").format(mix=mix, layer=layer)

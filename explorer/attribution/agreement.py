@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from explorer.heads_do.knockout import paired, spearman
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 
@@ -57,6 +58,7 @@ def summary(rho: np.ndarray, labels: list[str]) -> str:
     mean = float(np.mean([p[0] for p in pairs]))
     return _("The closest pair is {a} and {b} (ρ = {rho_best}), the furthest {c} and {d} (ρ = {rho_worst}); across "
              "all pairs ρ averages {mean}, where 1 would mean every method orders the words the same way and 0 that "
-             "their orders are unrelated.").format(a=labels[best[1]], b=labels[best[2]], rho_best=f"{best[0]:+.2f}",
+             "their orders are unrelated.").format(a=labels[best[1]], b=labels[best[2]],
+                                                   rho_best=numbers.signed(best[0], 2),
                                                    c=labels[worst[1]], d=labels[worst[2]],
-                                                   rho_worst=f"{worst[0]:+.2f}", mean=f"{mean:+.2f}")
+                                                   rho_worst=numbers.signed(worst[0], 2), mean=numbers.signed(mean, 2))

@@ -4,7 +4,7 @@ Each ``*_error`` function makes one error with the sentence every backend raises
 backends use them, so a student reads the same words whichever backend the server runs)."""
 from __future__ import annotations
 
-from explorer.words.i18n import _
+from explorer.words.i18n import _, ngettext
 
 
 class ClassroomError(Exception):
@@ -68,7 +68,8 @@ def not_teacher_error() -> NotTeacher:
 
 
 def room_full_error(n: int) -> RoomFull:
-    return RoomFull(_("This room is full ({n} students); please ask your teacher.").format(n=n))
+    return RoomFull(ngettext("This room is full ({n} student); please ask your teacher.",
+                             "This room is full ({n} students); please ask your teacher.", n).format(n=n))
 
 
 def room_closed_error() -> RoomClosed:

@@ -21,7 +21,7 @@ local function touch()
   redis.call('HSET', R, 'touched', ARGV[1])
   redis.call('ZADD', IDX, ARGV[1], code)  -- a string: Lua numbers reach Redis as integers
   local ms = math.floor((now - cutoff) * 1000)
-  for _, k in ipairs({R, R .. ':students', P, R .. ':addr', R .. ':removed', R .. ':hw'}) do
+  for _, k in ipairs({R, R .. ':students', P, R .. ':addr', R .. ':removed', R .. ':hw', R .. ':sent'}) do
     redis.call('PEXPIRE', k, ms)
   end
   for _, q in ipairs(redis.call('HKEYS', P)) do
@@ -32,7 +32,8 @@ local function drop(room, c)
   for _, q in ipairs(redis.call('HKEYS', room .. ':polls')) do
     for r = 1, 2 do redis.call('DEL', votes(room, q, r)) end
   end
-  redis.call('DEL', room, room .. ':students', room .. ':polls', room .. ':addr', room .. ':removed', room .. ':hw')
+  redis.call('DEL', room, room .. ':students', room .. ':polls', room .. ':addr', room .. ':removed', room .. ':hw',
+             room .. ':sent')
   redis.call('ZREM', IDX, c)
 end
 local function poll(q)   -- a question's poll, made (round 1, open; numbered after the others) when new
@@ -85,6 +86,7 @@ elseif op == 'remove' then
     redis.call('HDEL', R .. ':students', sid)
     redis.call('HDEL', R .. ':addr', sid)
     redis.call('SADD', R .. ':removed', sid)
+    redis.call('HDEL', R .. ':sent', sid)
     for _, q in ipairs(open) do
       for r = 1, 2 do redis.call('HDEL', votes(R, q, r), sid) end
     end
@@ -170,6 +172,48 @@ else
 end
 touch()
 return {'ok', 0}
+"""
+# The class's sentences (explorer.classroom.sentences). ARGV[4] op (open|close|show|hide: the teacher's; write: a
+# student's), ARGV[5] key_hash (teacher) or '', ARGV[6] student ('' for open, close, show), ARGV[7] value (open: the
+# prompt; show: the figure's JSON; write: the sentence). The round lives in the room hash (s_round, s_prompt, s_state,
+# s_figure, s_next); the sentences in ':sent' (student -> {"t": text, "n": order, "h": 0|1}).
+SENTENCES = PRELUDE + """
+if not live() then return {'noroom', 0} end
+local op, T = ARGV[4], R .. ':sent'
+if op == 'write' then
+  if redis.call('HEXISTS', R .. ':students', ARGV[6]) == 0 then return {'notjoined', 0} end
+  if redis.call('HGET', R, 's_state') ~= 'open' then return {'sclosed', 0} end
+  local old = redis.call('HGET', T, ARGV[6])
+  local n = tonumber(redis.call('HINCRBY', R, 's_next', 1))
+  if old then
+    local o = cjson.decode(old)
+    if o.h == 1 then return {'shidden', 0} end
+    n = o.n
+  end
+  redis.call('HSET', T, ARGV[6], cjson.encode({t = ARGV[7], n = n, h = 0}))
+  touch()
+  return {'ok', 0}
+end
+if redis.call('HGET', R, 'key_hash') ~= ARGV[5] then return {'notteacher', 0} end
+if op == 'open' then
+  redis.call('DEL', T)
+  redis.call('HINCRBY', R, 's_round', 1)
+  redis.call('HSET', R, 's_prompt', ARGV[7], 's_state', 'open', 's_figure', '', 's_next', 0)
+elseif op == 'close' then
+  if redis.call('HGET', R, 's_state') == 'open' then redis.call('HSET', R, 's_state', 'closed') end
+elseif op == 'show' then
+  if redis.call('HGET', R, 's_state') then redis.call('HSET', R, 's_state', 'shown', 's_figure', ARGV[7]) end
+else   -- hide
+  local old = redis.call('HGET', T, ARGV[6])
+  if old then
+    local o = cjson.decode(old)
+    o.h = 1
+    redis.call('HSET', T, ARGV[6], cjson.encode(o))
+  end
+end
+local v = redis.call('HINCRBY', R, 'version', 1)
+touch()
+return {'ok', v}
 """
 # KEYS[1] the address's key. ARGV: now, forget_s. A try more than forget_s after the last one starts again at 1.
 WRONG = """

@@ -9,6 +9,8 @@ Keys of one room share the hash tag ``{CODE}`` (one cluster slot):
                                            question as the teacher's page stored it ('' not yet)}
     <prefix>room:{CODE}:q:<qid>      hash  student id -> option, round 1
     <prefix>room:{CODE}:q2:<qid>     hash  student id -> option, round 2
+    <prefix>room:{CODE}:sent         hash  student id -> JSON {t: sentence, n: order, h: hidden 0|1}; the round's
+                                           prompt, state, figure in the room hash (s_prompt, s_state, s_figure, ...)
     <prefix>rooms                    zset  code -> touched (counts rooms, finds idle ones)
     <prefix>wrong:<address hash>     hash  tries, last: wrong codes from one client address (own TTL)
 Every write is one Lua script (atomic); it refreshes a 12 h TTL on all the room's keys, a backstop for
@@ -26,7 +28,8 @@ import redis
 from . import errors
 from .homework import already_answered_error, not_homework_error, unknown_question_error
 from .polls import OPEN, ROUNDS, round_closed_error
-from .redis_scripts import ANSWER, CREATE, EXPIRE, HOMEWORK, JOIN, TEACHER, WRONG
+from .redis_scripts import ANSWER, CREATE, EXPIRE, HOMEWORK, JOIN, SENTENCES, TEACHER, WRONG
+from .sentences import closed_error, hidden_error
 from .store import (
     ClassroomStore,
     NoSuchRoom,
@@ -60,7 +63,7 @@ class RedisStore(ClassroomStore):
         self.r, self.prefix = client, prefix
         self._scripts = {name: client.register_script(src) for name, src in
                          dict(create=CREATE, teacher=TEACHER, join=JOIN, answer=ANSWER, expire=EXPIRE,
-                                  homework=HOMEWORK, wrong=WRONG).items()}
+                                  homework=HOMEWORK, wrong=WRONG, sentences=SENTENCES).items()}
 
     def _key(self, code: str, part: str = "") -> str:
         return f"{self.prefix}room:{{{code}}}{part}"
@@ -77,7 +80,7 @@ class RedisStore(ClassroomStore):
                "full": lambda: errors.room_full_error(self.max_students), "closed": errors.room_closed_error,
                "removed": errors.removed_error, "roundclosed": round_closed_error,
                "nothomework": not_homework_error, "unknownq": unknown_question_error,
-               "answered": already_answered_error,
+               "answered": already_answered_error, "sclosed": closed_error, "shidden": hidden_error,
                "fromaddress": lambda: errors.from_address_error(self.seats_per_address)}[status]()
 
     def _read(self, code: str, now: float, *calls) -> list:
@@ -120,7 +123,18 @@ class RedisStore(ClassroomStore):
     def _homework_step(self, code, student, step, finished, now):
         self._run("homework", code, now, "step", student, step, int(finished))
 
+    def _sentence_write(self, code, key, op, student, value, now):
+        return self._run("sentences", code, now, op, hash_key(key) if key else "", student, value)
+
     # ------------------------------------------------------------------------------------------- reads
+    def _sentence_read(self, code, now):
+        fields, sent = self._read(code, now, ("hmget", self._key(code), ["s_round", "s_prompt", "s_state", "s_figure"]),
+                                  ("hgetall", self._key(code, ":sent")))
+        number, prompt, state, figure = fields
+        rows = sorted((json.loads(raw)["n"], sid, json.loads(raw)) for sid, raw in sent.items())
+        return ((int(number or 0), prompt or "", state or "", figure or ""),
+                [(sid, str(s["t"]), bool(s["h"])) for _n, sid, s in rows])
+
     def _homework_place(self, code, student, now):
         raw = self._read(code, now, ("hget", self._key(code, ":hw"), student))[0]
         place = json.loads(raw) if raw else {"s": 0, "f": 0}

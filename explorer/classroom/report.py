@@ -9,6 +9,7 @@ import html
 import io
 from dataclasses import dataclass
 
+from explorer.words import numbers
 from explorer.words.i18n import N_, _, current, ngettext
 
 from .errors import not_teacher_error
@@ -60,14 +61,33 @@ def collect(store, code: str, key: str) -> list[QuestionReport]:
             for q in store.questions(code)]
 
 
+@dataclass(frozen=True)
+class SentencesReport:
+    """The class's sentences for the report: the round's ``number``, its ``prompt`` and the sentences the teacher
+    did not hide, in the order they came (no names: the report may travel)."""
+    number: int
+    prompt: str
+    texts: tuple[str, ...]
+
+
+def collect_sentences(store, code: str, key: str) -> SentencesReport | None:
+    """The room's sentence round for the report (teacher only); None before the teacher asks for sentences."""
+    found = store.sentence_round(code)
+    if not found.number:
+        return None
+    return SentencesReport(found.number, found.prompt,
+                           tuple(s.text for s in store.sentences(code, key) if not s.hidden))
+
+
 def _cell(text: str) -> str:
     """Text for a spreadsheet cell: one that would start a formula is kept as text by a leading apostrophe."""
     return "'" + text if text.startswith(_FORMULA) else text
 
 
-def csv_text(reports: list[QuestionReport]) -> str:
+def csv_text(reports: list[QuestionReport], sentences: SentencesReport | None = None) -> str:
     """The report as CSV: one row per question, round and answer (every option, chosen or not), with its count and
-    whether it is the right answer ("yes"/"no"; "" when the page never stored the question)."""
+    whether it is the right answer ("yes"/"no"; "" when the page never stored the question). Then the class's
+    sentences, one row each: the prompt, the round, the sentence, 1 and "" (no right answer)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([_(column) for column in CSV_COLUMNS])
@@ -77,11 +97,13 @@ def csv_text(reports: list[QuestionReport]) -> str:
             for answer, count in report.answers(r):
                 writer.writerow([_cell(report.asked.prompt), r, _cell(answer), count,
                                  "" if right is None else _("yes") if answer == right else _("no")])
+    for text in sentences.texts if sentences else ():
+        writer.writerow([_cell(sentences.prompt), sentences.number, _cell(text), 1, ""])
     return out.getvalue()
 
 
 def percent(share: float | None) -> str:
-    return "–" if share is None else f"{share:.0%}"
+    return "–" if share is None else numbers.percent(share)
 
 
 def points(shift: float | None) -> str:
@@ -133,28 +155,29 @@ def summary_html(reports: list[QuestionReport], *, room: str, when: str, progres
         f"<td>{e(round_line(r, 1))}</td><td>{e(round_line(r, 2))}</td><td class='n'>{e(points(r.shift))}</td></tr>"
         for i, r in enumerate(reports, 1))
     details = []
-    right_answer = e(_("(right answer)"))
+    right_answer, answer_word = e(_("(right answer)")), e(_("answer"))
     for i, r in enumerate(reports, 1):
-        head = "".join(f"<th>{e(_('round {n}').format(n=k))}</th>" for k in range(1, len(r.rounds) + 1))
+        rounds = [e(_("round {n}").format(n=k)) for k in range(1, len(r.rounds) + 1)]
+        head = "".join(f"<th>{name}</th>" for name in rounds)
         tallies = [dict(r.answers(k)) for k in range(1, len(r.rounds) + 1)]
         body = "".join(
             f"<tr{' class=right' if a == r.asked.correct else ''}><td>{e(a)}"
             f"{' ' + right_answer if a == r.asked.correct else ''}</td>"
             + "".join(f"<td class='n'>{t.get(a, 0)}</td>" for t in tallies) + "</tr>"
             for a in dict.fromkeys(a for k in range(1, len(r.rounds) + 1) for a, _n in r.answers(k)))
-        details.append(f"<section><h2>{i}. {e(r.asked.prompt)}</h2><p class='note'>{e(_(_STATE[r.asked.state]))}"
-                       f"</p><table><tr><th>{e(_('answer'))}</th>{head}</tr>{body}</table></section>")
+        state = e(_(_STATE[r.asked.state]))
+        details.append(f"<section><h2>{i}. {e(r.asked.prompt)}</h2><p class='note'>{state}"
+                       f"</p><table><tr><th>{answer_word}</th>{head}</tr>{body}</table></section>")
     columns = (_("question"), _("right answer"), _("round {n}").format(n=1), _("round {n}").format(n=2), _("shift"))
     table = ("<table><tr><th>#</th>" + "".join(f"<th>{e(c)}</th>" for c in columns) + f"</tr>{rows}</table>"
-             if reports else f"<p>{e(_('No class questions were asked.'))}</p>")
+             if reports else "<p>" + e(_("No class questions were asked.")) + "</p>")
     title = e(_("Class {room}: report").format(room=room))
     counted = ngettext("{n} question", "{n} questions", len(reports)).format(n=len(reports))
+    shift = e(_("The shift is the share right in round 2 minus the share right in round 1, in percentage points."))
+    keep = e(_("Print this page (Ctrl+P) or keep the file: the class’s answers are deleted when the class ends."))
     return (f"<!doctype html><html lang='{e(current())}'><head><meta charset='utf-8'><title>{title}</title>"
-            f"<style>{_STYLE}</style></head><body><h1>{title}</h1><p>{e(when)} · {e(counted)}. "
-            f"{e(_('The shift is the share right in round 2 minus the share right in round 1, in percentage points.'))}"
-            f"</p>{started}<p class='note'>"
-            f"{e(_('Print this page (Ctrl+P) or keep the file: the class’s answers are deleted when the class ends.'))}"
-            f"</p>{table}{''.join(details)}</body></html>")
+            f"<style>{_STYLE}</style></head><body><h1>{title}</h1><p>{e(when)} · {e(counted)}. {shift}"
+            f"</p>{started}<p class='note'>{keep}</p>{table}{''.join(details)}</body></html>")
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import weakref
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import errors
+from . import errors, sqlite_sentences
 from .homework import HOMEWORK, allowed, already_answered_error, not_homework_error, unknown_question_error
 from .polls import OPEN, REVEALED, next_state, round_closed_error
 from .store import (
@@ -44,7 +44,7 @@ CREATE TABLE IF NOT EXISTS votes(code TEXT, qid TEXT, round INTEGER, student TEX
 CREATE TABLE IF NOT EXISTS homework(code TEXT, student TEXT, step INTEGER NOT NULL, finished INTEGER NOT NULL,
     PRIMARY KEY(code, student)) WITHOUT ROWID;
 """
-_TABLES = ("votes", "questions", "removed", "students", "homework", "rooms")
+_TABLES = ("votes", "questions", "removed", "students", "homework", *sqlite_sentences.TABLES, "rooms")
 # Before rounds, a file kept one answer per student (answers) and the revealed questions (revealed): on open they
 # become round 1's votes and revealed polls, and the old tables go.
 _LEGACY = """
@@ -80,7 +80,7 @@ class SqliteStore(ClassroomStore):
         self._local = threading.local()
         self._pool: queue.SimpleQueue = queue.SimpleQueue()   # (pid, connection) left by finished threads
         db = self._db()
-        db.executescript(SCHEMA)
+        db.executescript(SCHEMA + sqlite_sentences.SCHEMA)
         for table, column, decl in _ADDED:
             if column not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
                 with contextlib.suppress(sqlite3.OperationalError):   # another process added it just now
@@ -182,6 +182,7 @@ class SqliteStore(ClassroomStore):
                     db.execute("DELETE FROM votes WHERE code=? AND student=? AND qid NOT IN "
                                "(SELECT qid FROM questions WHERE code=? AND state=?)", (code, student, code, REVEALED))
                     db.execute("INSERT OR IGNORE INTO removed VALUES(?,?)", (code, student))
+                    db.execute("DELETE FROM sentences WHERE code=? AND student=?", (code, student))
             elif op == "ask":   # the question as the teacher's page shows it; no change followers must see
                 qid, text = json.loads(value)
                 self._question(db, code, qid)
@@ -274,7 +275,28 @@ class SqliteStore(ClassroomStore):
                        (code, student, step, int(finished)))
             self._touch(db, code, now)
 
+    def _sentence_write(self, code, key, op, student, value, now):
+        with self._write() as db:
+            if op == "write":
+                self._live(db, code, now)
+                sqlite_sentences.write(db, code, student, value)
+                self._touch(db, code, now)
+                return 0
+            self._check_teacher(db, code, key, now)
+            sqlite_sentences.teacher(db, code, op, student, value)
+            db.execute("UPDATE rooms SET version=version+1, touched=? WHERE code=?", (now, code))
+            return db.execute("SELECT version FROM rooms WHERE code=?", (code,)).fetchone()[0]
+
     # ------------------------------------------------------------------------------------------- reads
+    def _sentence_read(self, code, now):
+        db = self._db()
+        db.execute("BEGIN")   # one snapshot for the liveness, the round and its sentences
+        try:
+            self._live(db, code, now)
+            return sqlite_sentences.read(db, code)
+        finally:
+            db.execute("COMMIT")
+
     def _homework_place(self, code, student, now):
         self._live(self._db(), code, now)
         row = self._db().execute("SELECT step, finished FROM homework WHERE code=? AND student=?",

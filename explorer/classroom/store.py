@@ -65,6 +65,7 @@ from .ids import (  # noqa: F401 - re-exported: older imports take them from her
     pretty_code,
 )
 from .polls import Polls
+from .sentences import Sentences
 
 TTL_S = 12 * 3600  # a room with no teacher or student write for this long is gone
 MAX_STUDENTS = 60
@@ -122,9 +123,9 @@ def dump_view(view: object) -> str:
     return text
 
 
-class ClassroomStore(Polls, Homework, ABC):
+class ClassroomStore(Polls, Homework, Sentences, ABC):
     """The interface both backends share (the class-question calls: ``polls.Polls``; homework:
-    ``homework.Homework``). Public methods validate,
+    ``homework.Homework``; the class's sentences: ``sentences.Sentences``). Public methods validate,
     then call the backend's atomic ``_ops``."""
 
     def __init__(self, *, ttl_s: float = TTL_S, max_students: int = MAX_STUDENTS, max_rooms: int = MAX_ROOMS,

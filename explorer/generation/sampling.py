@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer import maths
-from explorer.words.i18n import N_, _
+from explorer.words import numbers
+from explorer.words.i18n import N_, _, ngettext
 
 DEFAULT_NEW_TOKENS = 20
 
@@ -39,14 +40,16 @@ class Settings:
     def describe(self) -> str:
         """The settings in words, in the current language."""
         if self.greedy:
-            return _("greedy, up to {n} new tokens").format(n=self.new_tokens)
-        parts = [_("temperature {t}").format(t=f"{self.temperature:g}")]
+            return ngettext("greedy, up to {n} new token", "greedy, up to {n} new tokens",
+                            self.new_tokens).format(n=self.new_tokens)
+        parts = [_("temperature {t}").format(t=numbers.number(self.temperature))]
         if self.top_k:
             parts.append(_("top-k {k}").format(k=self.top_k))
         if self.top_p < 1:
-            parts.append(_("top-p {p}").format(p=f"{self.top_p:g}"))
-        return _("sampling ({parts}, seed {seed}), up to {n} new tokens").format(
-            parts=", ".join(parts), seed=self.seed, n=self.new_tokens)
+            parts.append(_("top-p {p}").format(p=numbers.number(self.top_p)))
+        return ngettext("sampling ({parts}, seed {seed}), up to {n} new token",
+                        "sampling ({parts}, seed {seed}), up to {n} new tokens", self.new_tokens).format(
+            parts=numbers.joined(parts), seed=self.seed, n=self.new_tokens)
 
 
 NAMES = {"new_tokens": N_("new tokens"), "temperature": N_("temperature"), "top_k": N_("top k"), "top_p": N_("top p"),
@@ -77,7 +80,8 @@ def clamp_settings(raw: dict) -> tuple[Settings, list[str]]:
         fixed = min(max(value, low), high)
         if fixed != value:
             notes.append(_("{setting} {value} is out of range ({low}–{high}); using {fixed}.").format(
-                setting=_(NAMES[name]), value=f"{value:g}", low=f"{low:g}", high=f"{high:g}", fixed=f"{fixed:g}"))
+                setting=_(NAMES[name]), value=numbers.number(value), low=numbers.number(low),
+                high=numbers.number(high), fixed=numbers.number(fixed)))
         values[name] = fixed
     greedy = str(raw.get("greedy", True)).strip().lower() not in {"0", "false", "no", "off", "sample"}
     return Settings(greedy=greedy, **values), notes

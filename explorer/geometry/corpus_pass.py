@@ -26,6 +26,7 @@ from explorer.attention.result import ModelFacts, model_facts, token_texts
 from explorer.geometry.corpus import SENTENCES
 from explorer.model.capture import recompute_tensors, recording
 from explorer.model.loading import LoadedModel
+from explorer.words import numbers
 from explorer.words.i18n import N_, Later
 
 BUDGET_MB = int(os.environ.get("EXPLORER_GEOMETRY_MB", "256"))
@@ -100,9 +101,10 @@ def check_model(loaded: LoadedModel, n_tokens: int, budget_mb: int | None = None
         raise GeometryUnavailable(Later(N_(
             "{model} is too large for the head-geometry pass on this server: its queries and keys over the corpus "
             "({tokens} tokens × {layers} layers × {heads} heads × {dims} dims, float16) need {need} MB; the budget "
-            "is {budget} MB (EXPLORER_GEOMETRY_MB). Pick a smaller model."), model=facts.name, tokens=f"{n_tokens:,}",
+            "is {budget} MB (EXPLORER_GEOMETRY_MB). Pick a smaller model."), model=facts.name,
+            tokens=numbers.integer(n_tokens),
             layers=facts.n_layers, heads=facts.n_heads + facts.n_kv_heads, dims=facts.d_head,
-            need=f"{need / 2**20:,.0f}", budget=f"{budget:,}"))
+            need=numbers.number(need / 2**20, 0, group=True), budget=numbers.integer(budget)))
     return facts
 
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from explorer.geometry.corpus_pass import CorpusPass
 from explorer.labs.quiz import Question
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 LETTERS = "ABCD"
@@ -44,8 +45,8 @@ def previous_token_question(run: CorpusPass) -> tuple[Question, list[tuple[int, 
     options = tuple(map_name(i) for i in range(len(heads)))
     line = _("- Map {letter}: layer {layer} · head {head}, mean weight on the previous token {previous}, on the first "
              "token {first}")
-    lines = [line.format(letter=LETTERS[i], layer=l, head=h, previous=f"{run.previous[l, h]:.2f}",
-                         first=f"{run.first[l, h]:.2f}") for i, (l, h) in enumerate(heads)]
+    lines = [line.format(letter=LETTERS[i], layer=l, head=h, previous=numbers.number(run.previous[l, h], 2),
+                         first=numbers.number(run.first[l, h], 2)) for i, (l, h) in enumerate(heads)]
     reveal = (_("Over the whole corpus, the previous-token head puts most of each query's weight on the token just "
                 "before it. In its map every query sits next to the key of the previous token, so the points form "
                 "bands by position instead of clusters by word.") + "\n\n" + "\n".join(lines))

@@ -20,6 +20,7 @@ import torch
 from explorer.heads_do.measures import Measure, PairMeasure, Probe, make_probe, pair_notes
 from explorer.model import anatomy, families
 from explorer.model.loading import LoadedModel
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 Progress = Callable[[float, str], None]
@@ -209,7 +210,8 @@ def sweep(loaded: LoadedModel, text_a: str, text_b: str, mode: str = "zero", mea
             label = "AB"[i]
             out.append(_sweep_text(loaded, p, c, mode, means, max_rows,
                                    lambda f, i=i, label=label: report((i + f) / 2, _(
-                                       "Text {label}: {share} of heads").format(label=label, share=f"{f:.0%}"))))
+                                       "Text {label}: {share} of heads").format(label=label,
+                                                                                share=numbers.percent(f)))))
     pair = PairMeasure(base[0], base[1], base[0].score - base[1].score, pair_notes(base[0], base[1]))
     effect = (out[0] - out[1]) - pair.shift
     report(1.0, _("Done."))
@@ -241,6 +243,14 @@ def spearman(x, y) -> float:
     if len(a) < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return float("nan")
     return float(spearmanr(a, b).statistic)
+
+
+def size_spearman(flip, effect) -> float:
+    """Spearman's ρ between how far each head's attention flips and how much its knockout moves the shift, both as
+    sizes (``|flip|``, ``|effect|``): "the heads that look most are the ones that matter most" reads as ρ near +1.
+    On signed values it would not: a head that helps has a negative effect (the shift shrinks without it), so
+    perfect agreement there reads as ρ = −1, and a head that flips toward the other candidate counts against it."""
+    return spearman(np.abs(np.asarray(flip, dtype=float)), np.abs(np.asarray(effect, dtype=float)))
 
 
 def flip_map(table) -> np.ndarray:

@@ -21,6 +21,7 @@ import torch
 
 from explorer.model import families
 from explorer.model.loading import LoadedModel
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 PROMPT = ' The word "{query}" refers to the'
@@ -55,9 +56,9 @@ class PairMeasure:
 def pair_notes(a: Measure, b: Measure) -> list[str]:
     if a.prefers == b.prefers:
         return [_("The model prefers {word} in both texts (score {a} in A, {b} in B).").format(
-            word=repr(a.prefers), a=f"{a.score:+.2f}", b=f"{b.score:+.2f}")]
+            word=repr(a.prefers), a=numbers.signed(a.score, 2), b=numbers.signed(b.score, 2))]
     return [_("The model prefers {word_a} in A ({a}) and {word_b} in B ({b}).").format(
-        word_a=repr(a.prefers), a=f"{a.score:+.2f}", word_b=repr(b.prefers), b=f"{b.score:+.2f}")]
+        word_a=repr(a.prefers), a=numbers.signed(a.score, 2), word_b=repr(b.prefers), b=numbers.signed(b.score, 2))]
 
 
 @dataclass

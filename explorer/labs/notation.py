@@ -1,7 +1,14 @@
-"""How the labs write numbers, vectors and matrices: LaTeX for st.latex and short strings for prose and tables."""
+"""How the labs write numbers, vectors and matrices: LaTeX for st.latex and short strings for prose and tables.
+
+In the session's locale (explorer/words/numbers.py): "0.707" in English, "0,707" in German and Spanish (in LaTeX
+"0{,}707", so KaTeX sets no space after the comma), and a vector's elements separated by "; " where the decimal
+mark is a comma. The digits themselves are the same in every language.
+"""
 from __future__ import annotations
 
 import numpy as np
+
+from explorer.words import numbers
 
 
 def latex_number(x: float, decimals: int = 3) -> str:
@@ -9,10 +16,7 @@ def latex_number(x: float, decimals: int = 3) -> str:
     x = float(x)
     if not np.isfinite(x):
         return r"-\infty" if x < 0 else r"\infty"
-    if abs(x - round(x)) < 1e-12:
-        return str(int(round(x)))
-    text = f"{x:.{decimals}f}"
-    return "0" if float(text) == 0 else text
+    return numbers.whole_or(x, decimals).replace(",", "{,}")
 
 
 def latex_matrix(m: np.ndarray, decimals: int = 3) -> str:
@@ -31,8 +35,8 @@ def latex_weighted_sum(weights: np.ndarray, values: np.ndarray, decimals: int = 
 
 
 def format_list(values, decimals: int = 3) -> str:
-    """``[1, 0, 0.707]``: a vector for prose, whole numbers without decimals."""
-    return "[" + ", ".join(latex_number(v, decimals) for v in np.ravel(values)) + "]"
+    """``[1, 0, 0.707]`` (German: ``[1; 0; 0,707]``): a vector for prose, whole numbers without decimals."""
+    return numbers.vector(np.ravel(values), decimals)
 
 
 def format_weight(p: float, decimals: int = 3, max_decimals: int = 12) -> str:
@@ -42,13 +46,12 @@ def format_weight(p: float, decimals: int = 3, max_decimals: int = 12) -> str:
     """
     p = float(p)
     for d in range(decimals, max_decimals + 1):
-        text = f"{p:.{d}f}"
-        if (0 < p < 1) and float(text) in (0.0, 1.0):
+        if (0 < p < 1) and float(f"{p:.{d}f}") in (0.0, 1.0):
             continue
-        return text
-    return f"{p:.{max_decimals}f}"
+        return numbers.number(p, d)
+    return numbers.number(p, max_decimals)
 
 
 def format_weights(ps, decimals: int = 3) -> str:
-    """``[0.090, 0.245, 0.665]``: :func:`format_weight` over a vector."""
-    return "[" + ", ".join(format_weight(p, decimals) for p in np.ravel(ps)) + "]"
+    """``[0.090, 0.245, 0.665]`` (German: ``[0,090; 0,245; 0,665]``): :func:`format_weight` over a vector."""
+    return "[" + numbers.joined(format_weight(p, decimals) for p in np.ravel(ps)) + "]"

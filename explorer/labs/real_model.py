@@ -18,6 +18,7 @@ from explorer import maths
 from explorer.labs.notation import format_weights
 from explorer.labs.positions import learned_position_table
 from explorer.labs.quiz import Question, nearest_option
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 # --------------------------------------------------------------------------------------- a real head's scores
@@ -38,8 +39,9 @@ def spread_question(std_256: float) -> Question:
         prompt=_("With d_k = 256 and unit-variance random q and k, how big is a typical raw score q·k (its standard "
                  "deviation)? Which of these three sizes, 1, 16 or 256, is it closest to?"),
         options=tuple(sizes), correct=nearest_option(std_256, sizes),
-        reveal=_("Measured over 4000 random pairs: **{std:.2f}**, close to √256 = 16. Divided by √d_k it comes back "
-                 "to {scaled:.2f}.").format(std=std_256, scaled=std_256 / 16))
+        reveal=_("Measured over 4000 random pairs: **{std}**, close to √256 = 16. Divided by √d_k it comes back "
+                 "to {scaled}.").format(std=numbers.number(std_256, 2),
+                                           scaled=numbers.number(std_256 / 16, 2)))
 
 
 def first_order(n: int) -> list[int]:
@@ -158,8 +160,22 @@ def permutation_question(demo: PermutationDemo, shown: Callable[[str], str] = st
         prompt=_("With no positions, does “{token}” get the same output vector in both orders? Which of these "
                  "two?").format(token=shown(first)), options=(same, different),
         correct=same if gap < 1e-5 else different,
-        reveal=_("Largest difference between its two outputs: **{gap:.1e}**. That is float32 rounding (about 7 "
-                 "significant digits; the sums run in a different order), not a real difference.").format(gap=gap))
+        reveal=_("Largest difference between its two outputs: **{gap}**. That is float32 rounding (about 7 "
+                 "significant digits; the sums run in a different order), not a real difference.").format(
+            gap=numbers.scientific(gap, 1)))
+
+
+def gap_metrics(demo: PermutationDemo) -> list[tuple[str, str, str]]:
+    """(label, value, what it measures) of the four largest gaps between a token's output in the original and in the
+    shuffled sentence: no positions, with positions, the real model, the model with every position id 0."""
+    return [(_("no positions"), numbers.scientific(demo.gap_plain.max(), 1),
+             _("From-scratch attention on the token vectors alone")),
+            (_("with positions"), numbers.number(demo.gap_positions.max(), 3),
+             _("The same, after adding the learned positions")),
+            (_("real model"), numbers.number(demo.gap_model.max(), 3),
+             _("Final-layer hidden states of the whole encoder")),
+            (_("model, positions = 0"), numbers.scientific(demo.gap_model_no_pos.max(), 1),
+             _("The encoder with every position id 0"))]
 
 
 def new_order(items: list, current: list, rng=random) -> list:
@@ -190,7 +206,7 @@ def format_bytes(n: float) -> str:
     """``150994944`` -> ``"144 MiB"``: binary units, three significant figures."""
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.3g} {unit}"
+            return f"{numbers.number(n, digits=3)} {unit}"
         n /= 1024
     return f"{n:.3g} TiB"  # pragma: no cover
 
@@ -220,7 +236,8 @@ def softmax_rows_frame(rows=SEED_SCORE_ROWS) -> pd.DataFrame:
     out = []
     for row in rows:
         p = maths.softmax(np.asarray(row, dtype=np.float64))
-        out.append({_("scores"): "[" + ", ".join(f"{v:g}" for v in row) + "]", "softmax": format_weights(p),
+        out.append({_("scores"): "[" + numbers.joined(numbers.number(v) for v in row) + "]",
+                    "softmax": format_weights(p),
                     _("entropy (nats)"): float(maths.entropy(p)), _("largest weight"): float(p.max()),
                     _("gradient size"): float(maths.softmax_gradient_size(p))})
     return pd.DataFrame(out)

@@ -82,15 +82,19 @@ def ov(weights: dict[str, np.ndarray], layer: int, head: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Composition:
-    """``k[h0, h1]``: K-composition of first-layer head h0 into second-layer head h1; ``baseline``: random matrices'."""
+    """``k[h0, h1]``: K-composition of first-layer head h0 into second-layer head h1; ``baseline``: random matrices';
+    ``cap[h0, h1]``: the most the pair could score with its singular values (:func:`metrics.aligned_k_composition`)."""
     k: np.ndarray
     baseline: float
+    cap: np.ndarray
 
 
 def composition(cfg: TrainConfig, weights: dict[str, np.ndarray]) -> Composition:
     k = np.array([[metrics.k_composition(qk(weights, 1, h1), ov(weights, 0, h0)) for h1 in range(cfg.n_heads)]
                   for h0 in range(cfg.n_heads)])
-    return Composition(k, metrics.random_k_composition(cfg.d_model, cfg.d_head))
+    cap = np.array([[metrics.aligned_k_composition(qk(weights, 1, h1), ov(weights, 0, h0)) for h1 in range(cfg.n_heads)]
+                    for h0 in range(cfg.n_heads)])
+    return Composition(k, metrics.random_k_composition(cfg.d_model, cfg.d_head), cap)
 
 
 @dataclass(frozen=True)
@@ -117,3 +121,27 @@ def circuits(cfg: TrainConfig, weights: dict[str, np.ndarray], head: Head, partn
     qk_circuit = w_e @ qk(weights, *head) @ (w_e @ ov(weights, *partner)).T         # (vocab − 1, vocab − 1)
     return Circuits(head, partner, ov_circuit, metrics.copying_score(ov_circuit), metrics.diagonal_share(ov_circuit),
                     qk_circuit, metrics.diagonal_share(qk_circuit))
+
+
+@dataclass(frozen=True)
+class SeenTokens:
+    """On the second copy: the probability the model gives, in all, to tokens that already stood earlier in the
+    sequence (``mass``), against the share of the vocabulary those tokens are (``share``, what a model that knows
+    nothing of the context would give them). A model that has learnt "tokens come back" has mass > share without
+    copying anything."""
+    mass: float
+    share: float
+
+
+def seen_tokens(cfg: TrainConfig, weights: dict[str, np.ndarray]) -> SeenTokens:
+    model = model_from(cfg, weights)
+    held = data.batch(cfg, KNOCKOUT_SIZE, data.generator(cfg.seed, 3), task="induction")
+    with torch.inference_mode():
+        p = model(held.tokens).softmax(dim=-1)[:, :-1]                                   # (B, T − 1, vocab)
+    hot = torch.nn.functional.one_hot(held.tokens[:, :-1], cfg.vocab).bool()             # (B, T − 1, vocab)
+    seen = hot.cummax(dim=1).values                                                      # seen at or before t
+    seen[..., data.BOS] = False
+    _first, second = held.copy_masks()
+    mass = (p * seen).sum(dim=-1)[second].mean()
+    share = (seen.sum(dim=-1) / (cfg.vocab - 1))[second].mean()
+    return SeenTokens(float(mass), float(share))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, fields, replace
 
+from explorer.words import numbers
 from explorer.words.i18n import N_, Later
 
 TASKS = ("induction", "no-repeat")   # sequences with a repeated segment; the contrast: no segment repeats
@@ -75,9 +76,22 @@ class TrainConfig:
         return replace(self, **changes)
 
 
+class Shown:
+    """A number in a refusal, written the reader's way when the sentence is (``Later`` formats its fields then)."""
+    __slots__ = ("x",)
+
+    def __init__(self, x):
+        self.x = x
+
+    def __str__(self) -> str:
+        if isinstance(self.x, bool) or not isinstance(self.x, (int, float)):
+            return str(self.x)
+        return numbers.formatted(self.x, "g")
+
+
 def _out_of_range(name: str, value, low, high) -> ConfigError:
     return ConfigError(Later(N_("{name} must be between {low} and {high}, not {value}."),
-                             name=name, low=low, high=high, value=value))
+                             name=name, low=Shown(low), high=Shown(high), value=Shown(value)))
 
 
 def check(cfg: TrainConfig) -> TrainConfig:

@@ -40,6 +40,15 @@ def k_composition(w_qk: np.ndarray, w_ov: np.ndarray) -> float:
     return _frobenius(w_qk @ w_ov.T) / (_frobenius(w_qk) * _frobenius(w_ov))
 
 
+def aligned_k_composition(w_qk: np.ndarray, w_ov: np.ndarray) -> float:
+    """The most :func:`k_composition` can be for matrices with these singular values, reached when the largest
+    directions of one meet the largest of the other: √(Σ σᵢ² τᵢ²) / (‖σ‖ ‖τ‖), both sorted. Spread over r equal
+    directions it is 1/√r, which is why a wide head composing perfectly still scores far below 1."""
+    s_qk, s_ov = np.linalg.svd(w_qk, compute_uv=False), np.linalg.svd(w_ov, compute_uv=False)
+    n = min(len(s_qk), len(s_ov))
+    return float(np.sqrt((s_qk[:n] ** 2 * s_ov[:n] ** 2).sum()) / (np.linalg.norm(s_qk) * np.linalg.norm(s_ov)))
+
+
 def random_k_composition(d_model: int, d_head: int, samples: int = 200, seed: int = 0) -> float:
     """The mean K-composition of heads with random Gaussian weights of the same shapes: what "no composition" scores
     for this width (it is not 0, since two random matrices of rank ``d_head`` overlap a little)."""

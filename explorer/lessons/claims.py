@@ -21,8 +21,8 @@ from explorer.generation.steps import Generation, generate
 from explorer.heads_do import knockout, pairs
 from explorer.labs.quiz import Question
 from explorer.model.loading import LoadedModel
-from explorer.words import i18n
-from explorer.words.i18n import _
+from explorer.words import i18n, numbers
+from explorer.words.i18n import _, ngettext
 
 Params = Mapping[str, str]
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
@@ -54,11 +54,11 @@ def shown(tokenizer, token_id: int) -> str:
 def ordinal(n: int) -> str:
     """1 -> "1st", 2 -> "2nd", 11 -> "11th", 23 -> "23rd" (German "1.", Spanish "1.º")."""
     if i18n.current() == "de":
-        return f"{n:,}."
+        return numbers.integer(n) + "."
     if i18n.current() == "es":
-        return f"{n:,}.º"
+        return numbers.integer(n) + ".º"
     tail = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n:,}{tail}"
+    return numbers.integer(n) + tail
 
 
 def written(loaded: LoadedModel, params: Params) -> tuple[Generation, int]:
@@ -67,7 +67,9 @@ def written(loaded: LoadedModel, params: Params) -> tuple[Generation, int]:
     gen = generate(loaded, param(params, "prompt"), settings_from_params(params), check=False)
     step = int(params.get("step", 0))
     if step >= gen.steps:
-        raise NotComputable(_("the model stopped after {n} tokens, before step {step}").format(n=gen.steps, step=step))
+        raise NotComputable(ngettext("the model stopped after {n} token, before step {step}",
+                                     "the model stopped after {n} tokens, before step {step}", gen.steps).format(
+            n=gen.steps, step=step))
     return gen, step
 
 
@@ -108,12 +110,12 @@ def logit_lens_first_top(loaded: LoadedModel, params: Params) -> Question:
     right = next(label for (low, high), label in zip(ranges, labels) if low <= first <= high)
     earlier = sorted({x for x in (first - 1, first - 2, first - 6, n // 2, 0) if 0 <= x < first}, reverse=True)
     before = "; ".join(_("after layer {layer} it is {rank} (p = {p}; top: {top})").format(
-        layer=x, rank=ordinal(int(ranks[x]) + 1), p=f"{lens.picked_prob[x]:.1e}",
+        layer=x, rank=ordinal(int(ranks[x]) + 1), p=numbers.scientific(lens.picked_prob[x], 1),
         top=shown(loaded.tokenizer, lens.ids[x, 0])) for x in earlier)
     reveal = ((_("{token} is the lens's top guess from layer **{layer}** on (the last), with p = {p} there.")
                if first == n - 1 else
                _("{token} is the lens's top guess from layer **{layer}** on, with p = {p} there.")).format(
-                   token=token, layer=first, p=f"{lens.picked_prob[first]:.3f}")
+                   token=token, layer=first, p=numbers.number(lens.picked_prob[first], 3))
               + " " + (_("Before that: {before}.").format(before=before) + " " if before else "")
               + _("The lens reads each layer's residual as if it were the last one (the final norm, then the "
                   "unembedding)."))
@@ -132,7 +134,7 @@ def rows_sum_to_one(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
     worst = float(np.abs(result.weights.astype(np.float64).sum(-1) - 1).max())
     layers, heads = result.weights.shape[:2]
     return worst <= 1e-4, _("the rows of its {layers}×{heads} heads differ from 1 by at most {worst}").format(
-        layers=layers, heads=heads, worst=f"{worst:.1e}")
+        layers=layers, heads=heads, worst=numbers.scientific(worst, 1))
 
 
 def recompute_agrees(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
@@ -142,7 +144,8 @@ def recompute_agrees(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
     layer, head = int(params.get("layer", 0)), int(params.get("head", 0))
     diff = float(result.fidelity[layer, head])
     return diff < 1e-5, _("our recompute of {head} differs from the model's weights by at most {diff} (the page's "
-                          "tick needs less than 1e-5)").format(head=f"L{layer}H{head}", diff=f"{diff:.1e}")
+                          "tick needs less than 1e-5)").format(head=f"L{layer}H{head}",
+                                                               diff=numbers.scientific(diff, 1))
 
 
 def _query_rows(result, params: Params, name: str = "query") -> list[int]:
@@ -171,14 +174,17 @@ def _flip(loaded: LoadedModel, params: Params, text="text", text_b="text_b", que
 def some_heads_flip(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
     found, words = _flip(loaded, params)
     n, total = int(found.table["flips"].sum()), len(found.table)
-    return 1 <= n <= total / 2, _("{n} of {total} heads lean to {first} in the first sentence and to {second} in "
-                                  "the second").format(n=n, total=total, first=repr(words[0]), second=repr(words[1]))
+    return 1 <= n <= total / 2, ngettext(
+        "{n} of {total} heads leans to {first} in the first sentence and to {second} in the second",
+        "{n} of {total} heads lean to {first} in the first sentence and to {second} in the second", n).format(
+        n=n, total=total, first=repr(words[0]), second=repr(words[1]))
 
 
 def causal_upper_zero(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
     weights = extract(loaded, param(params, "text")).weights
     upper = float(np.triu(weights, k=1).max())    # (layer, head, query, key): keys after the query
-    return upper == 0.0, _("the largest weight any head puts on a later token is {upper}").format(upper=f"{upper:.1e}")
+    return upper == 0.0, _("the largest weight any head puts on a later token is {upper}").format(
+        upper=numbers.scientific(upper, 1))
 
 
 def first_token_sinks(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
@@ -215,12 +221,15 @@ def writers_look_elsewhere(loaded: LoadedModel, params: Params, top: int = 5) ->
 
 
 def top_writers_share(loaded: LoadedModel, params: Params, top: int = 5) -> tuple[bool, str]:
+    """The ``top`` heads that push the written token up most, as a share of all the heads' upward push: pushes
+    toward the token only (a head that pushes it down is not counted, neither in the top nor in the total)."""
     gen, step = written(loaded, params)
-    size = np.sort(np.abs(readout.direct_effect(loaded, gen, step).heads).ravel())[::-1]   # each head's push
-    share = float(size[:top].sum() / size.sum())
-    said = (f"the {top} heads with the largest direct effects on {shown(loaded.tokenizer, gen.picked(step))} carry "
-            f"{share:.0%} of the {len(size)} heads' push (the sum of the effects' sizes)")
-    return 0.2 <= share <= 0.5, said
+    effects = readout.direct_effect(loaded, gen, step).heads.ravel()
+    up = np.sort(effects[effects > 0])[::-1]   # each head's push toward the token, largest first
+    share = float(up[:top].sum() / up.sum()) if up.size else float("nan")
+    said = (f"the {top} heads that push {shown(loaded.tokenizer, gen.picked(step))} up most carry {share:.0%} of the "
+            f"upward push of the {up.size} heads that push it up (of {effects.size})")
+    return 0.35 <= share <= 0.6, said
 
 
 def looking_vs_mattering_weak(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
@@ -229,6 +238,7 @@ def looking_vs_mattering_weak(loaded: LoadedModel, params: Params) -> tuple[bool
     query = params.get("ko_query", "it")
     swept = knockout.sweep(loaded, param(params, "text"), param(params, "text_b"), params.get("ablation", "zero"),
                            candidates=cands, query=query)
-    rho = knockout.spearman(knockout.flip_map(found.table), swept.effect)
-    return bool(np.isfinite(rho)) and abs(rho) < 0.4, _("the rank correlation between the heads' attention flip and "
-                                                        "their knockout effect is ρ = {rho}").format(rho=f"{rho:+.2f}")
+    rho = knockout.size_spearman(knockout.flip_map(found.table), swept.effect)   # sizes: why, see there
+    return bool(np.isfinite(rho)) and abs(rho) < 0.4, _("the rank correlation between the sizes of the heads' "
+                                                        "attention flips and of their knockout effects is ρ = "
+                                                        "{rho}").format(rho=numbers.signed(rho, 2))

@@ -37,8 +37,8 @@ from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
-from explorer.words import i18n
-from explorer.words.i18n import N_, Later
+from explorer.words import i18n, numbers
+from explorer.words.i18n import N_, Later, _
 
 from .computed import CHECKS, COMPUTED, known
 from .model import PAGE_QUESTION, Lesson, Step, StepQuestion
@@ -78,7 +78,8 @@ class LessonError(ValueError):
 
 
 def _too_big(size: int) -> Later:
-    return Later(N_("is {n} bytes; a lesson file is at most {most}"), n=f"{size:,}", most=f"{MAX_BYTES:,}")
+    return Later(N_("is {n} bytes; a lesson file is at most {most}"), n=numbers.integer(size),
+                 most=numbers.integer(MAX_BYTES))
 
 
 def _text(value: object, what: str, fail, longest: int, required: bool = True) -> str:
@@ -89,7 +90,8 @@ def _text(value: object, what: str, fail, longest: int, required: bool = True) -
     if required and not value.strip():
         fail(what, Later(N_("must not be empty")))
     if len(value) > longest:
-        fail(what, Later(N_("is {n} characters long; at most {most}"), n=f"{len(value):,}", most=f"{longest:,}"))
+        fail(what, Later(N_("is {n} characters long; at most {most}"), n=numbers.integer(len(value)),
+                         most=numbers.integer(longest)))
     if _MARKUP.search(value):
         fail(what, Later(N_("holds markup (something like <tag>); write plain text")))
     if any(unicodedata.category(ch) in _BAD_CHARS for ch in value if ch not in "\n\t"):
@@ -103,7 +105,7 @@ def _param(value: object) -> str | None:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return f"{value:g}"
+        return numbers.number(value)
     return value if isinstance(value, str) else None
 
 
@@ -177,7 +179,7 @@ def _step(raw: object, number: int, fail) -> Step:
                           pages=", ".join(STEP_PAGES)) if page is not None else Later(N_("missing")))
     minutes = raw.get("minutes")
     if isinstance(minutes, bool) or not isinstance(minutes, (int, float)) or not 0.5 <= minutes <= MAX_MINUTES:
-        bad("minutes", Later(N_("must be a number of minutes from 0.5 to {most}"), most=f"{MAX_MINUTES:g}")
+        bad("minutes", Later(N_("must be a number of minutes from 0.5 to {most}"), most=numbers.number(MAX_MINUTES))
             if minutes is not None else Later(N_("missing")))
     notes = _text(raw.get("notes"), "notes", bad, LONGEST["notes"], required=False)
     given = raw.get("params", {})
@@ -318,6 +320,17 @@ def untranslated(lesson: Lesson, lang: str | None = None) -> bool:
     """A catalogue lesson shown in English to a session in another language (its translation is missing)."""
     lang = lang or i18n.current()
     return lesson.source.startswith(("app:", "dir:")) and lesson.lang != lang and lang != i18n.SOURCE
+
+
+# a language's name inside a sentence ("traducida al español"), where the menu writes it as a name ("Español")
+IN_A_SENTENCE = {"en": N_("English"), "de": N_("German"), "es": N_("Spanish")}
+
+
+def untranslated_sentence() -> str:
+    """The sentence that says a lesson runs in English, naming the session's language as a sentence does."""
+    name = IN_A_SENTENCE.get(i18n.current(), IN_A_SENTENCE["en"])
+    return _("This lesson is not yet translated into {language}: its texts are shown in English.").format(
+        language=_(name))
 
 
 # ---------------------------------------------------------------------------------------------- writing

@@ -7,10 +7,11 @@ from html import escape
 
 from explorer.classroom.qr import qr_svg
 from explorer.labs.quiz import Question
+from explorer.words import numbers
 from explorer.words.i18n import _, current, ngettext
 
 from .claims import unescaped
-from .computed import COMPUTED, step_model
+from .computed import COMPUTED, measured_on
 from .model import Lesson
 
 STYLE = """
@@ -33,9 +34,10 @@ def handout_html(lesson: Lesson, join_url: str | None = None, room: str | None =
     instead); a computed step missing from it prints what its question will ask."""
     asked = asked or {}
     length = ngettext("{n} step, about {minutes} minutes", "{n} steps, about {minutes} minutes",
-                      len(lesson.steps)).format(n=len(lesson.steps), minutes=f"{lesson.minutes:g}")
+                      len(lesson.steps)).format(n=len(lesson.steps), minutes=numbers.number(lesson.minutes))
+    heading = escape(_("{title} · handout").format(title=lesson.title))
     parts = [f"<!doctype html><html lang={current()}><head><meta charset=utf-8>",
-             f"<title>{escape(_('{title} · handout').format(title=lesson.title))}</title><style>{STYLE}</style>"
+             f"<title>{heading}</title><style>{STYLE}</style>"
              "</head><body>", f"<h1>{escape(lesson.title)}</h1>",
              f"<p class=about>{escape(lesson.about)} · {escape(length)}</p>"]
     if join_url:
@@ -47,8 +49,9 @@ def handout_html(lesson: Lesson, join_url: str | None = None, room: str | None =
         parts.append(f"<div class=join>{qr_svg(join_url)}<div>{way}</div></div>")
     parts.append("<ol class=steps>")
     for n, step in enumerate(lesson.steps):
-        parts.append(f"<li><b>{escape(step.title)}</b> <span class=page>· {escape(_(step.page_title))} · "
-                     f"{escape(_('{minutes} min').format(minutes=f'{step.minutes:g}'))}</span>")
+        page, minutes = _(step.page_title), _("{minutes} min").format(minutes=numbers.number(step.minutes))
+        parts.append(f"<li><b>{escape(step.title)}</b> <span class=page>· {escape(page)} · "
+                     f"{escape(minutes)}</span>")
         q = step.question.question() if step.question else asked.get(n) if step.computed else None
         if isinstance(q, Question):
             options = "".join(f"<li>{escape(o)}</li>" for o in q.options)
@@ -58,7 +61,7 @@ def handout_html(lesson: Lesson, join_url: str | None = None, room: str | None =
             parts.append(f"<p class=q>{escape(q)}</p>")
         elif step.computed:
             said = _("A question measured on {model} when the step opens: {about}.").format(
-                model=step_model(step), about=_(COMPUTED[step.computed].about))
+                model=measured_on(step), about=_(COMPUTED[step.computed].about))
             parts.append(f"<p class=q>{escape(said)}</p>")
         elif step.page_question:
             said = _("Predict, then reveal: the question on the {page} page.").format(page=_(step.page_title))

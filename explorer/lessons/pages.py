@@ -12,6 +12,7 @@ import re
 from explorer.model.embedded import layers_and_heads
 from explorer.model.registry import EMBEDDED, ModelUnavailable
 from explorer.sitemap.table import MODEL, PAGES, Page, Param
+from explorer.words import numbers
 from explorer.words.i18n import N_, Later
 
 TEXT_MAX = 2_000   # longest text a lesson may put in a box (the pages take 20,000; a lesson needs far less)
@@ -65,7 +66,8 @@ def problem(param: Param, value: str, model: str) -> Later | None:
     if isinstance(high, str):
         high = size[0 if high == "layers" else 1] - 1
     if not param.low <= number <= high:
-        return Later(N_("{value} is out of range ({low}–{high})"), value=value, low=f"{param.low:g}", high=f"{high:g}")
+        return Later(N_("{value} is out of range ({low}–{high})"), value=value, low=numbers.number(param.low),
+                     high=numbers.number(high))
     return None
 
 

@@ -12,12 +12,14 @@ from explorer.attention.result import extract
 from explorer.labs.quiz import Question
 from explorer.maths import softmax
 from explorer.model.loading import LoadedModel
+from explorer.words import numbers
 from explorer.words.i18n import N_, _, pgettext
 
 from .claims import NotComputable, Params, param
 
 PART_NAMES = {"token·token": N_("token · token"), "token·position": N_("token · position"),
               "position·token": N_("position · token"), "position·position": N_("position · position")}   # via _()
+REST = N_("the rest (the norm's shift, the biases)")   # the fifth option: what no token or position part holds
 TOLERANCE = 1e-5   # the page's: parts against the score, to 1e-5 of the score's size
 
 
@@ -49,32 +51,35 @@ def without_the_scale(loaded: LoadedModel, params: Params) -> Question:
     reveal = _("q·k = {dot}; times the scale 1/√{d_head} = {scale} it is {scaled}. The row's softmax gives this "
                "cell **{weight}** with the scale and {unscaled} without it: without it the row's scores are "
                "{times} times further apart, so the softmax is sharper: the row's largest scores take more, the "
-               "others less.").format(dot=f"{b.dot:+.3f}", d_head=b.d_head, scale=f"{b.scale:.4f}",
-                                      scaled=f"{b.dot * b.scale:+.3f}", weight=f"{b.weight:.1%}",
-                                      unscaled=f"{unscaled:.1%}", times=f"{1 / b.scale:.1f}")
+               "others less.").format(dot=numbers.signed(b.dot, 3), d_head=b.d_head,
+                                      scale=numbers.number(b.scale, 4),
+                                      scaled=numbers.signed(b.dot * b.scale, 3), weight=numbers.percent(b.weight, 1),
+                                      unscaled=numbers.percent(unscaled, 1), times=numbers.number(1 / b.scale, 1))
     return Question(_("“{query}” → “{key}” has weight {weight}. Every score of the row is multiplied by 1/√d_k = "
                       "1/√{d_head} before the softmax. Without that scale, which of these three would this weight be: "
                       "larger, smaller or the same?").format(
-                          query=b.query_token, key=b.key_token, weight=f"{b.weight:.1%}", d_head=b.d_head),
+                          query=b.query_token, key=b.key_token, weight=numbers.percent(b.weight, 1), d_head=b.d_head),
                     options, right, reveal)
 
 
 def position_part(loaded: LoadedModel, params: Params) -> Question:
-    """"Which part of this layer-0 score is largest?": the split into token and position parts, measured."""
+    """"Which part of this layer-0 score is largest?": the split into token and position parts and the rest (the
+    norm's shift and the biases, which can be the largest: it is an option too), measured."""
     result, b = cell(loaded, params)
     split = _origin(loaded, result, b, "learned").split
-    parts = {_(PART_NAMES[k]): v for k, v in split.parts.items() if k in PART_NAMES}
+    parts = {_(name): split.parts[k] for k, name in PART_NAMES.items() if k in split.parts}
     if len(parts) < 2:
         raise NotComputable(_("this model's layer-0 score has no token and position parts"))
+    parts[_(REST)] = split.parts.get("rest", 0.0)
     best = max(parts, key=lambda k: abs(parts[k]))
-    listed = "; ".join(f"{k} {v:+.3f}" for k, v in parts.items())
-    reveal = _("{parts}; the rest (norm shift, biases) {rest}. Together {total}, the score {score}. **{best}** is "
-               "the largest part here.").format(parts=listed, rest=f"{split.parts.get('rest', 0.0):+.3f}",
-                                                total=f"{split.total:+.3f}", score=f"{split.score:+.3f}", best=best)
-    return Question(_("Layer {layer}, head {head}: the score of “{query}” → “{key}” ({score}) splits into parts. "
-                      "Which of these four is largest in size?").format(
-                          layer=b.layer, head=b.head, query=b.query_token, key=b.key_token, score=f"{b.score:+.3f}"),
-                    tuple(_(name) for name in PART_NAMES.values()), best, reveal)
+    listed = "; ".join(f"{k} {numbers.signed(v, 3)}" for k, v in parts.items())
+    reveal = _("{parts}. Together {total}, the score {score}. **{best}** is the largest part here.").format(
+        parts=listed, total=numbers.signed(split.total, 3), score=numbers.signed(split.score, 3), best=best)
+    return Question(_("Layer {layer}, head {head}: the score of “{query}” → “{key}” ({score}) splits into four "
+                      "token and position parts and the rest. Which of these five is largest in size?").format(
+                          layer=b.layer, head=b.head, query=b.query_token, key=b.key_token,
+                          score=numbers.signed(b.score, 3)),
+                    tuple(parts), best, reveal)
 
 
 def shared_key_head(loaded: LoadedModel, params: Params) -> Question:
@@ -101,8 +106,9 @@ def split_adds_up(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
     split = _origin(loaded, result, b, "learned").split
     gap = abs(split.total - split.score)
     return gap <= TOLERANCE * b.size, _("the parts add up to {total} and the score is {score} (difference "
-                                        "{gap})").format(total=f"{split.total:+.5f}", score=f"{split.score:+.5f}",
-                                                         gap=f"{gap:.1e}")
+                                        "{gap})").format(total=numbers.signed(split.total, 5),
+                                                         score=numbers.signed(split.score, 5),
+                                                         gap=numbers.scientific(gap, 1))
 
 
 def curve_meets_score(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
@@ -110,8 +116,8 @@ def curve_meets_score(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
     r = _origin(loaded, result, b, "rope").rotary
     gap = abs(r.at_own - b.score)
     return gap <= TOLERANCE * b.size, _("at the pair's own distance {own} the curve gives {curve}, the score is "
-                                        "{score} (difference {gap})").format(own=r.own, curve=f"{r.at_own:+.5f}",
-                                                                             score=f"{b.score:+.5f}", gap=f"{gap:.1e}")
+                                        "{score} (difference {gap})").format(
+        own=r.own, curve=numbers.signed(r.at_own, 5), score=numbers.signed(b.score, 5), gap=numbers.scientific(gap, 1))
 
 
 def shared_keys_differ(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
@@ -123,4 +129,4 @@ def shared_keys_differ(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
     said = _("the query heads {first}–{last} sharing key head {kv} give “{token}” rows that differ by up to {apart} "
              "of their weight (total variation distance)")
     return b.grouped and apart > 0.1, said.format(first=group[0], last=group[-1], kv=b.kv_head, token=b.query_token,
-                                                  apart=f"{apart:.0%}")
+                                                  apart=numbers.percent(apart))

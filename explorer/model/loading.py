@@ -24,7 +24,7 @@ from explorer.model import embedded, families
 from explorer.model.capture import enable_capture
 from explorer.model.registry import ModelSpec, Progress, hub_policy, resolve_spec, unavailable
 from explorer.serving import policy, process
-from explorer.words.i18n import _
+from explorer.words.i18n import N_, Later, _, ngettext
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -61,7 +61,8 @@ def best_device(preferred: str | None = None) -> str:
 def device_label(device: str) -> str:
     if device.startswith("cuda") and torch.cuda.is_available():
         return f"GPU · {torch.cuda.get_device_name(torch.device(device))}"
-    return {"mps": "Apple GPU (MPS)", "cpu": _("CPU · {n} cores").format(n=os.cpu_count())}.get(device, device)
+    return {"mps": "Apple GPU (MPS)", "cpu": ngettext("CPU · {n} core", "CPU · {n} cores",
+                                                      os.cpu_count() or 1).format(n=os.cpu_count())}.get(device, device)
 
 
 _online: tuple[float, bool] | None = None
@@ -167,7 +168,7 @@ def load_model(name: str | ModelSpec, device: str | None = None, progress: Progr
     start = time.monotonic()
     if spec.source == "embedded":
         folder = prepare(spec, report)
-        report(0.9, f"Loading {spec.name}…")
+        report(0.9, Later(N_("Loading {model}…"), model=spec.name))
         loaded = _from_folder(folder, spec, device, local_files_only=True, use_safetensors=True)
     elif spec.source == "local":
         import_transformers()
@@ -175,7 +176,7 @@ def load_model(name: str | ModelSpec, device: str | None = None, progress: Progr
     else:
         import_transformers()
         loaded = _load_from_hub(spec, device, report)
-    report(1.0, f"{spec.name} ready on {loaded.device}.")
+    report(1.0, Later(N_("{model} ready on {device}."), model=spec.name, device=loaded.device))
     log.info("loaded model %s on %s in %.1f s", spec.name, loaded.device, time.monotonic() - start)
     process.release_memory()   # what the load freed goes back to the kernel, not kept by the allocator
     return loaded
@@ -186,7 +187,7 @@ def prepare(spec: ModelSpec, progress: Progress | None = None) -> Path:
     converted to safetensors the first time (set-up runs this once, so no student waits for it)."""
     report = progress or (lambda fraction, message: None)
     import_transformers()
-    report(0.05, f"Checking the {spec.name} weights (sha256)…")
+    report(0.05, Later(N_("Checking the {model} weights (sha256)…"), model=spec.name))
     weights = embedded.verified_weights(spec)
     return embedded.gguf_cache(spec, weights, report) if weights.suffix == ".gguf" else weights.parent
 
@@ -225,18 +226,20 @@ def _load_from_hub(spec: ModelSpec, device: str, report: Progress) -> LoadedMode
     if not hub_reachable():
         raise unavailable(spec.name, _("there is no network connection to the Hugging Face hub and the model is "
                                         "not in the local cache."))
-    report(0.1, f"Checking the size of {spec.name} on the hub…")
+    report(0.1, Later(N_("Checking the size of {model} on the hub…"), model=spec.name))
     size_mb = _check_download(spec)
     waited = not _download_slot.acquire(blocking=False)
     if waited:
-        report(0.15, f"Waiting: another download ({_downloading or 'a model'}) is running on this server; {spec.name} "
-                     f"({size_mb:,} MB) starts when it ends.")
+        report(0.15, Later(N_("Waiting: another download ({other}) is running on this server; {model} ({size} MB) "
+                              "starts when it ends."), other=_downloading or Later(N_("a model")), model=spec.name,
+                           size=size_mb))
         _download_slot.acquire()
     try:
         if waited:   # the other download used disk and memory: measure again
             size_mb = _check_download(spec)
         _downloading = spec.name
-        report(0.2, f"Downloading {spec.name} ({size_mb:,} MB) from the Hugging Face hub…")
+        report(0.2, Later(N_("Downloading {model} ({size} MB) from the Hugging Face hub…"), model=spec.name,
+                          size=size_mb))
         return _from_folder(spec.name, spec, device)
     except (OSError, ValueError) as err:
         raise unavailable(spec.name, _("the hub could not provide it ({error}).").format(

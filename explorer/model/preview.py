@@ -17,6 +17,7 @@ from types import SimpleNamespace
 
 from explorer.model import families
 from explorer.serving import policy
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 MAX_CONFIG_BYTES = 1_000_000
@@ -124,7 +125,8 @@ def what_works(config) -> str:
 
 def size_words(size_mb: int) -> str:
     """A download's size as people say it: "503 MB", "20 GB" (from 10,000 MB on)."""
-    return f"{size_mb:,} MB" if size_mb < 10_000 else f"{size_mb / 1000:,.0f} GB"
+    return (numbers.integer(size_mb) + " MB" if size_mb < 10_000
+            else numbers.number(size_mb / 1000, 0, group=True) + " GB")
 
 
 def describe(name: str, config_data: dict | None, size_mb: int | None) -> str:

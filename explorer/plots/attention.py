@@ -15,6 +15,7 @@ from explorer.access import summary
 from explorer.plots import alt
 from explorer.plots import room as plot_room
 from explorer.plots.base import figure, label, labels
+from explorer.words import numbers
 from explorer.words.i18n import _, ngettext
 
 COLORSCALE = pcolors.get_colorscale("Blues")   # written out: figures skip plotly's validation (base.figure)
@@ -107,8 +108,9 @@ def cell_points(z: np.ndarray, query_labels: list[str], key_labels: list[str], v
     n_q, n_k = z.shape
     query, key = np.divmod(np.arange(n_q * n_k, dtype=np.int32), n_k)
     hidden = _("hidden by the causal mask")
-    text = [f"{query_labels[a]} → {key_labels[b]}: " + (hidden if np.isnan(v) else f"{v:.3f}")
-            for a, b, v in zip(query, key, z.ravel())]
+    values = numbers.each(z.ravel(), 3)   # the locale looked up once, not per cell
+    text = [f"{query_labels[a]} → {key_labels[b]}: " + (hidden if np.isnan(v) else shown)
+            for a, b, v, shown in zip(query, key, z.ravel(), values)]
     return dict(type="scatter", x=key.astype(np.int16), y=query.astype(np.int16), xaxis="x2", yaxis="y2",
                 mode="markers", marker=dict(size=14, color="rgba(0,0,0,0)", symbol="square"), text=text,
                 hovertemplate="%{text}<extra>" + value_name + "</extra>", selected=dict(marker=dict(opacity=0)),
@@ -138,10 +140,10 @@ def query_bars(weights_row: np.ndarray, key_tokens: list[str], query_token: str,
     names = [f"{label(key_tokens[i])} · {where[i]}" for i in order]
     rest = len(row) - len(order)
     bars = dict(type="bar", x=row[order], y=names, orientation="h", marker=dict(color="#2b6cb0"),
-                text=[f"{v:.2f}" for v in row[order]], textposition="outside", cliponaxis=False,
+                text=[numbers.number(v, 2) for v in row[order]], textposition="outside", cliponaxis=False,
                 hovertemplate="%{y}: %{x:.3f}<extra></extra>")
     others = ngettext("{n} other key has {weight}", "the other {n} keys share {weight}", rest).format(
-        n=rest, weight=f"{row.sum() - row[order].sum():.2f}")
+        n=rest, weight=numbers.number(row.sum() - row[order].sum(), 2))
     subtitle = f"<br><sup>{others}</sup>" if rest > 0 else ""
     fig = figure([bars], dict(
         title=dict(text=_("Where {token} looks").format(token=label(query_token)) + subtitle, x=0.0,

@@ -9,6 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.plots.base import label, labels
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 TOP = "#1a202c"      # outline of a method's top words
@@ -34,7 +35,8 @@ def method_rows(scores: np.ndarray, words: list[str], methods: list[str], tops: 
     text = [[(missing if np.isnan(s[m, w]) and w == 0 else "") if np.isnan(s[m, w])
              else (f"#{ranks[m][w]}" if w in ranks[m] else "") for w in range(s.shape[1])] for m in range(len(s))]
     hover = [[f"{label(methods[m])} · {label(words[w])}: " + (missing if np.isnan(s[m, w]) else share.format(
-              value=f"{s[m, w]:+.4g}", share=f"{z[m, w]:+.2f}")) for w in range(s.shape[1])]
+              value=numbers.number(s[m, w], digits=4, sign=True), share=numbers.signed(z[m, w],
+                                                                                       2))) for w in range(s.shape[1])]
              for m in range(len(s))]
     fig = go.Figure(go.Heatmap(
         z=z, x=np.arange(len(words)), y=np.arange(len(methods)), text=text, texttemplate="%{text}",
@@ -55,10 +57,11 @@ def agreement_matrix(rho: np.ndarray, tau: np.ndarray, methods: list[str],
     """Spearman's ρ between every pair of methods as a −1…1 map with the numbers written in; Kendall's τ on
     hover."""
     n = len(methods)
-    text = [["–" if np.isnan(rho[a, b]) else f"{rho[a, b]:+.2f}" for b in range(n)] for a in range(n)]
+    text = [["–" if np.isnan(rho[a, b]) else numbers.signed(rho[a, b], 2) for b in range(n)] for a in range(n)]
     pair, missing = _("{first} vs {second}: {numbers}"), _("not computed")
     hover = [[pair.format(first=label(methods[a]), second=label(methods[b]), numbers=missing if np.isnan(rho[a, b])
-                          else f"Spearman ρ {rho[a, b]:+.3f}, Kendall τ {tau[a, b]:+.3f}") for b in range(n)]
+                          else f"Spearman ρ {numbers.signed(rho[a, b], 3)}{numbers.list_separator()}"
+                          f"Kendall τ {numbers.signed(tau[a, b], 3)}") for b in range(n)]
              for a in range(n)]
     fig = go.Figure(go.Heatmap(
         z=rho, x=np.arange(n), y=np.arange(n), text=text, texttemplate="%{text}", customdata=hover,
@@ -78,10 +81,11 @@ def faithfulness_rows(moved: np.ndarray, methods: list[str], ks, score_name: str
     m = np.asarray(moved, dtype=np.float64)
     bound = float(np.nanmax(np.abs(m))) if np.isfinite(m).any() else 1.0
     missing = _("not computed")
-    text = [[missing if np.isnan(v) else f"{v:+.2f}" for v in row] for row in m]
+    text = [[missing if np.isnan(v) else numbers.signed(v, 2) for v in row] for row in m]
     line, moves = _("{method}, top {k} removed: {change}"), _("{score} moves by {value}")
     hover = [[line.format(method=label(methods[i]), k=k, change=missing if np.isnan(v) else moves.format(
-              score=label(score_name), value=f"{v:+.3f}")) for k, v in zip(ks, row)] for i, row in enumerate(m)]
+              score=label(score_name), value=numbers.signed(v, 3))) for k, v in zip(ks,
+                                                                                    row)] for i, row in enumerate(m)]
     fig = go.Figure(go.Heatmap(
         z=m, x=np.arange(len(ks)), y=np.arange(len(methods)), text=text, texttemplate="%{text}", customdata=hover,
         hovertemplate="%{customdata}<extra></extra>", colorscale="RdBu", zmid=0, zmin=-max(bound, 1e-9),

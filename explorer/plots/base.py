@@ -27,6 +27,8 @@ import plotly.graph_objects as go
 from _plotly_utils.utils import convert_to_base64
 from plotly.basedatatypes import BasePlotlyType
 
+from explorer.words.numbers import plotly_separators
+
 
 def label(token: str) -> str:
     """A token as literal text for plotly, which would otherwise render a subset of HTML in labels."""
@@ -44,13 +46,16 @@ def figure(data: list[dict], layout: dict) -> go.Figure:
     (the page's rerun is ~60 ms in all). What validation would change is done here by hand (colour scales are
     written out, never named), and tests/unit/test_plots.py checks that the attention figures validate to the
     same JSON. The template is empty: plotly's default one is ~6 kB of JSON a figure, and Streamlit's theme styles
-    the chart in the browser anyway, so the chart and its PNG look the same without it. The figure is a
+    the chart in the browser anyway, so the chart and its PNG look the same without it. ``separators`` is the
+    session's locale's (",." in German: ticks, colour bars and ``%{z:.3f}`` hovers read "0,5"), unless ``layout``
+    names its own. The figure is a
     :class:`LightFigure`: plotly's object tree is built only if something looks inside it."""
     for part in [layout, *data]:   # plotly's constructor would expand marker_color into marker.color; this one won't
         magic = [k for k in part if "_" in k and k not in _UNDERSCORED]
         if magic:
             raise ValueError(f"write {magic[0]!r} out as nested dicts (marker=dict(color=…)), not with an underscore")
-    return LightFigure(data, {**layout, "template": layout.get("template", NO_TEMPLATE)})
+    return LightFigure(data, {**layout, "template": layout.get("template", NO_TEMPLATE),
+                              "separators": layout.get("separators", plotly_separators())})
 
 
 _UNDERSCORED = {"plot_bgcolor", "paper_bgcolor", "error_x", "error_y", "error_z"}   # real names with an underscore
@@ -110,11 +115,19 @@ def at_shown_precision(fig: go.Figure) -> go.Figure:
     4 bytes a number instead of 8, and no chart shows more than 4 significant digits (float32 keeps 7). The
     positional-encodings lab's step sent 1.5 MB to each student before. Returns a :class:`LightFigure`: its
     traces are changed as given (they are a caller's copies); a built figure is first copied into one, since
-    plotly's own trace objects turn a float32 array back into float64 (the numbers rounded, the bytes not)."""
+    plotly's own trace objects turn a float32 array back into float64 (the numbers rounded, the bytes not).
+
+    Every chart the app shows passes here, so a figure built with plotly's own constructor (not :func:`figure`)
+    gets the session's number separators here too, unless it names its own (``layout.separators``)."""
     traces = fig.light_traces() if isinstance(fig, LightFigure) else None
+    light = fig.__dict__.get("_light") if traces is not None else None
+    if light is not None and "separators" not in light[1]:   # a light figure not made by figure()
+        fig.__dict__["_light"] = (light[0], {**light[1], "separators": plotly_separators()})
     if traces is None:
         alt = getattr(fig, "_text_alternative", None)
-        fig = LightFigure([t.to_plotly_json() for t in fig.data], fig.layout.to_plotly_json())
+        layout = fig.layout.to_plotly_json()
+        fig = LightFigure([t.to_plotly_json() for t in fig.data],
+                          {**layout, "separators": layout.get("separators") or plotly_separators()})
         if alt is not None:
             fig._text_alternative = alt
         traces = fig.light_traces()

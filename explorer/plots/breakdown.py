@@ -15,7 +15,8 @@ from explorer.attention.by_distance import RotaryView
 from explorer.attention.score_origin import PositionSplit
 from explorer.plots import alt
 from explorer.plots.base import figure, label
-from explorer.words.i18n import _
+from explorer.words import numbers
+from explorer.words.i18n import _, ngettext
 
 CARRIER = "#c05621"   # the dimensions that carry the score
 OTHER = "#90cdf4"
@@ -36,10 +37,12 @@ def products(b: ScoreBreakdown, shown: int = SHOWN) -> go.Figure:
     marked = set(int(i) for i in b.carriers)
     names = [f"d{i}" for i in order]
     rest = b.products[b.order[shown:]].sum() if len(b.order) > shown else 0.0
-    more = ("; " + _("{n} more add {rest}").format(n=len(b.order) - shown, rest=f"{rest:+.3f}")
-            if len(b.order) > shown else "")
-    sub = "<br><sup>" + _("the {n} marked add {sum} of {dot}").format(
-        n=len(marked), sum=f"{b.products[b.carriers].sum():+.3f}", dot=f"{b.dot:+.3f}") + more + "</sup>"
+    left = len(b.order) - shown
+    more = ("; " + ngettext("{n} more adds {rest}", "{n} more add {rest}", left).format(
+        n=left, rest=numbers.signed(rest, 3)) if left > 0 else "")
+    sub = "<br><sup>" + ngettext("the {n} marked adds {sum} of {dot}", "the {n} marked add {sum} of {dot}",
+                                 len(marked)).format(n=len(marked), sum=numbers.signed(b.products[b.carriers].sum(), 3),
+                                                     dot=numbers.signed(b.dot, 3)) + more + "</sup>"
     bars = dict(type="bar", x=names, y=values, marker=dict(color=[CARRIER if i in marked else OTHER for i in order]),
                 customdata=np.stack([b.query_vector[order], b.key_vector[order]], axis=-1).round(4).tolist(),
                 hovertemplate=_("{dimension}: query {query} × key {key} = {product}").format(
@@ -55,8 +58,8 @@ def products(b: ScoreBreakdown, shown: int = SHOWN) -> go.Figure:
     dimension = _("dimension {i} ({product})")
     text = _("Products of the query and key, dimension by dimension, sorted. Marked: {marked}; they add {sum} of the "
              "dot product {dot}.").format(
-        marked=", ".join(dimension.format(i=int(i), product=f"{b.products[i]:+.3f}") for i in b.carriers),
-        sum=f"{b.products[b.carriers].sum():+.3f}", dot=f"{b.dot:+.3f}")
+        marked=", ".join(dimension.format(i=int(i), product=numbers.signed(b.products[i], 3)) for i in b.carriers),
+        sum=numbers.signed(b.products[b.carriers].sum(), 3), dot=numbers.signed(b.dot, 3))
     return alt.attach(fig, text, lambda: [(_("every dimension"), table.round(4))])
 
 
@@ -96,20 +99,22 @@ def split_parts(split: PositionSplit) -> go.Figure:
              "rest": _("touching the rest"), "position bias": _("position bias")}
     y = [names[k] for k in split.parts] + [_("sum of the parts")]
     x = [*split.parts.values(), split.total]
-    bars = dict(type="bar", x=x, y=y, orientation="h", text=[f"{v:+.3f}" for v in x], textposition="outside",
+    bars = dict(type="bar", x=x, y=y, orientation="h", text=[numbers.signed(v, 3) for v in x],
+                textposition="outside",
                 cliponaxis=False, marker=dict(color=[QUERY] * len(split.parts) + ["#2f855a"]),
                 hovertemplate="%{y}: %{x:+.4f}<extra></extra>")
     span = max(abs(v) for v in x) or 1.0
     fig = figure([bars], dict(
-        title=_title(_("Where the score {score} comes from").format(score=f"{split.score:+.3f}") + "<br><sup>"
+        title=_title(_("Where the score {score} comes from").format(score=numbers.signed(split.score, 3)) + "<br><sup>"
                      + _("query part · key part") + "</sup>"),
         height=270, margin=dict(l=140, r=50, t=50, b=40), yaxis=dict(autorange="reversed"),
         xaxis=dict(range=[-span * 1.35, span * 1.35], zeroline=True, title=dict(text=_("part of the score")))))
     table = pd.DataFrame({_("query part"): [a for a, _key in split.terms],
                           _("key part"): [b for _query, b in split.terms], _("term"): list(split.terms.values())})
     text = _("The score split by where the query and key vectors come from: {parts}. They add up to {total}; the "
-             "score is {score}.").format(parts="; ".join(f"{names[k]} {v:+.4f}" for k, v in split.parts.items()),
-                                         total=f"{split.total:+.4f}", score=f"{split.score:+.4f}")
+             "score is {score}.").format(parts="; ".join(f"{names[k]} {numbers.signed(v, 4)}"
+                                                             for k, v in split.parts.items()),
+                                         total=numbers.signed(split.total, 4), score=numbers.signed(split.score, 4))
     return alt.attach(fig, text, lambda: [(_("every term"), table.round(5))])
 
 
@@ -139,9 +144,9 @@ def rotary_curve(r: RotaryView, within: int) -> go.Figure:
     text = _("The same query and key vectors scored at every distance from {low} to {high}: highest at {peak} "
              "({max}), lowest at {bottom} ({min}); at their own distance {own} it is {at_own}. Without rotation: "
              "{before} at every distance.").format(
-        low=int(r.distances.min()), high=int(r.distances.max()), peak=r.peak(), max=f"{r.curve.max():+.3f}",
-        bottom=int(r.distances[np.argmin(r.curve)]), min=f"{r.curve.min():+.3f}", own=r.own,
-        at_own=f"{r.at_own:+.3f}", before=f"{r.before:+.3f}")
+        low=int(r.distances.min()), high=int(r.distances.max()), peak=r.peak(), max=numbers.signed(r.curve.max(), 3),
+        bottom=int(r.distances[np.argmin(r.curve)]), min=numbers.signed(r.curve.min(), 3), own=r.own,
+        at_own=numbers.signed(r.at_own, 3), before=numbers.signed(r.before, 3))
     return alt.attach(fig, text, lambda: [(_("score by distance"), pd.DataFrame(
         {_("distance"): r.distances, _("score"): r.curve}).round(5))])
 
@@ -154,12 +159,14 @@ def several_queries(frame: pd.DataFrame, title: str = "") -> go.Figure:
                                                                          mean="%{customdata:.3f}")
                 + "<extra></extra>")
     n = frame.shape[1] - 2
-    title = title or _("Attention of {n} queries summed (mean = sum / {n})").format(n=n)
+    title = title or ngettext("Attention of {n} query summed (mean = sum / {n})",
+                              "Attention of {n} queries summed (mean = sum / {n})", n).format(n=n)
     fig = figure([bars], dict(title=_title(title),
                               height=80 + 20 * len(frame), margin=dict(l=10, r=20, t=40, b=40),
                               yaxis=dict(autorange="reversed", automargin=True, type="category"),
                               xaxis=dict(title=dict(text=_("summed weight (of {n})").format(n=n)))))
     text = summary.largest(frame["sum"].to_numpy(), list(frame.index), k=3,
-                           what=_("Where the {n} chosen queries look most together (sum; divide by {n} for the "
-                                  "mean)").format(n=n))
+                           what=ngettext("Where the {n} chosen query looks most (sum; divide by {n} for the mean)",
+                                         "Where the {n} chosen queries look most together (sum; divide by {n} for the "
+                                         "mean)", n).format(n=n))
     return alt.attach(fig, text, lambda: [(_("summed and mean attention"), frame.round(4))])

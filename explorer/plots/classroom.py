@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 
 from explorer.plots import alt
 from explorer.plots.base import label
+from explorer.words import numbers
 from explorer.words.i18n import _, ngettext
 
 BAR = "#1f77b4"
@@ -42,11 +43,12 @@ def answer_bars(options: Sequence[str], counts: Mapping[str, int], correct: str 
     values = [int(counts.get(o, 0)) for o in options]
     total = sum(values)
     colours = [BAR if correct is None else RIGHT if o == correct else WRONG for o in options]
-    share = [f"{v / total:.0%}" if total else "" for v in values]
+    share = [numbers.percent(v / total) if total else "" for v in values]
     fig = go.Figure(go.Bar(
         x=[label(o) for o in options], y=values, marker_color=colours, text=[f"{v} ({s})" if s else str(v)
                                                                             for v, s in zip(values, share)],
-        textposition="outside", hovertemplate="%{x}: %{y} " + _("students") + "<extra></extra>", cliponaxis=False))
+        textposition="outside", customdata=[students(v) for v in values],
+        hovertemplate="%{x}: %{customdata}<extra></extra>", cliponaxis=False))
     fig.update_layout(
         title=dict(text=title or ngettext("Class answers ({n} student)", "Class answers ({n} students)", total)
                    .format(n=total), x=0.0),
@@ -93,16 +95,17 @@ def answer_rounds(options: Sequence[str], rounds: Sequence[Mapping[str, int]], c
     said = []
     for r, row in enumerate(values, 1):
         total = sum(row)
-        share = [f"{v / total:.0%}" if total else "" for v in row]
+        share = [numbers.percent(v / total) if total else "" for v in row]
+        right = correct in labels and total
         name = (ngettext("round {r}: {n} student, {share} right", "round {r}: {n} students, {share} right", total)
-                if correct in labels and total else ngettext("round {r}: {n} student", "round {r}: {n} students",
-                                                             total)).format(
-            r=r, n=total, share=f"{row[labels.index(correct)] / total:.0%}" if correct in labels and total else "")
+                if right else ngettext("round {r}: {n} student", "round {r}: {n} students", total)).format(
+            r=r, n=total, share=numbers.percent(row[labels.index(correct)] / total) if right else "")
         fig.add_bar(x=ticks, y=row, name=name, text=[str(v) for v in row], textposition="outside",
                     marker=dict(color=colours, line=dict(color=colours, width=1.5),
                                 pattern=dict(shape="/" if r == 1 else "", fgcolor="#ffffff", solidity=0.45)),
-                    customdata=share, hovertemplate=_("round {r}").format(r=r) + " · %{x}: %{y} " + _("students")
-                    + " (%{customdata})<extra></extra>", cliponaxis=False)
+                    customdata=[[students(v), s] for v, s in zip(row, share)],
+                    hovertemplate=_("round {r}").format(r=r) + " · %{x}: %{customdata[0]} (%{customdata[1]})"
+                    + "<extra></extra>", cliponaxis=False)
         said.append(f"{name}: " + "; ".join(f"{o}: {v}" + (f" ({s})" if s else "")
                                             for o, v, s in zip(labels, row, share)))
     top = max((v for row in values for v in row), default=0)
@@ -116,6 +119,11 @@ def answer_rounds(options: Sequence[str], rounds: Sequence[Mapping[str, int]], c
 
 def _scaled(size, factor: float, fallback: float) -> float:
     return round((size if size is not None else fallback) * factor, 1)
+
+
+def students(n: int) -> str:
+    """"1 student", "3 students": a count of students for a hover."""
+    return ngettext("{n} student", "{n} students", n).format(n=n)
 
 
 def scale_fonts(fig: go.Figure, factor: float) -> go.Figure:

@@ -14,7 +14,8 @@ from plotly.subplots import make_subplots
 from explorer.plots import room as plot_room
 from explorer.plots.base import label as literal_label  # tokens as literal text, not plotly's HTML subset
 from explorer.plots.remember import remembered_figure
-from explorer.words.i18n import _
+from explorer.words import numbers
+from explorer.words.i18n import _, ngettext
 
 RAW_COLOR = "#d62728"     # scores used as they are
 SCALED_COLOR = "#1f77b4"  # scores divided by sqrt(d_k)
@@ -36,7 +37,7 @@ def matrix_heatmap(values: np.ndarray, row_labels: Sequence[str] | None = None,
     annotate = n_rows * n_cols <= (144 if labels_on_top else 100) if annotate is None else annotate
     fig = go.Figure(go.Heatmap(
         z=values, x=list(range(n_cols)), y=list(range(n_rows)), zmin=zmin, zmax=zmax, zmid=zmid,
-        colorscale=colorscale, text=np.vectorize(lambda v: format(v, fmt))(values) if annotate else None,
+        colorscale=colorscale, text=np.vectorize(lambda v: numbers.formatted(v, fmt))(values) if annotate else None,
         texttemplate="%{text}" if annotate else None,
         **cell_hover(yl if row_labels is not None else None, xl if col_labels is not None else None, values.shape,
                      " → " if labels_on_top else " · ", fmt if labels_on_top else ".4f")))
@@ -151,7 +152,8 @@ def path_length_figure(recurrent: np.ndarray, attention: np.ndarray, pair: tuple
         fig.add_heatmap(z=z, x=list(range(1, n + 1)), y=list(range(1, n + 1)), zmin=0, zmax=zmax,
                         colorscale="Oranges", showscale=col == 2, colorbar=dict(title=_("steps")),
                         texttemplate="%{z}" if n <= 16 else None,
-                        hovertemplate=_("from {i} to {j}: {steps} steps").format(i="%{y}", j="%{x}", steps="%{z}")
+                        customdata=[[ngettext("{n} step", "{n} steps", int(v)).format(n=int(v)) for v in r] for r in z],
+                        hovertemplate=_("from {i} to {j}: {steps}").format(i="%{y}", j="%{x}", steps="%{customdata}")
                         + "<extra></extra>", row=1, col=col)
         if pair is not None:
             i, j = pair

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 from explorer.plots import alt
 from explorer.plots import room as plot_room
 from explorer.plots.heads import SELECTED, value_per_head
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 INTACT, KNOCKED = "#718096", "#dd6b20"
@@ -44,7 +45,7 @@ def before_after(before: list[float], after: list[float], value_name: str, label
     labels = labels or (_("Sentence A"), _("Sentence B"))
     for name, values, colour in ((_("intact"), before, INTACT), (_("heads knocked out"), after, KNOCKED)):
         fig.add_trace(go.Bar(x=list(labels), y=list(values), name=name, marker_color=colour,
-                             text=[f"{v:+.3f}" for v in values], textposition="outside", cliponaxis=False,
+                             text=[numbers.signed(v, 3) for v in values], textposition="outside", cliponaxis=False,
                              hovertemplate=f"%{{x}} · {name}: %{{y:.4f}}<extra></extra>"))
     top = max([abs(v) for v in [*before, *after] if np.isfinite(v)] or [1.0])
     fig.update_layout(barmode="group", height=320, title=dict(text=title, x=0.0, font=dict(size=14)),

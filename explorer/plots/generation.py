@@ -9,7 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.plots.base import figure, label, labels
-from explorer.words.i18n import _, pgettext
+from explorer.words import numbers
+from explorer.words.i18n import _, ngettext, pgettext
 
 BLUE, ORANGE, GREY = "#2b6cb0", "#dd6b20", "#a0aec0"
 
@@ -40,7 +41,7 @@ def considered_bars(names: list[str], before: np.ndarray, after: np.ndarray, pic
     traces = [dict(type="bar", orientation="h", x=np.asarray(before), y=y, name=_("model's own (T = 1)"),
                    marker=dict(color=GREY), hovertemplate="%{y}: %{x:.3f}<extra>" + _("before") + "</extra>"),
               dict(type="bar", orientation="h", x=np.asarray(after), y=y, name=_("after the settings"),
-                   marker=dict(color=colours), text=[f"{v:.2f}" for v in after], textposition="outside",
+                   marker=dict(color=colours), text=[numbers.number(v, 2) for v in after], textposition="outside",
                    cliponaxis=False, hovertemplate="%{y}: %{x:.3f}<extra>" + _("after") + "</extra>")]
     top = float(max(np.max(before, initial=0), np.max(after, initial=0), 1e-9))
     return figure(traces, dict(
@@ -81,9 +82,10 @@ def cache_growth(tokens: np.ndarray, sizes: np.ndarray, step: int | None = None)
     """The key/value cache's size (kB) after each step; the chosen ``step`` marked."""
     kb = np.asarray(sizes, dtype=np.float64) / 1024
     steps = np.arange(len(kb))
-    traces = [dict(type="scatter", x=steps, y=kb, mode="lines+markers", marker=dict(color=BLUE), customdata=tokens,
-                   hovertemplate=_("step {step}: {n} tokens cached, {size} kB").format(
-                       step="%{x}", n="%{customdata}", size="%{y:,.0f}") + "<extra></extra>")]
+    cached = [ngettext("{n} token cached", "{n} tokens cached", int(n)).format(n=n) for n in tokens]
+    traces = [dict(type="scatter", x=steps, y=kb, mode="lines+markers", marker=dict(color=BLUE), customdata=cached,
+                   hovertemplate=_("step {step}: {cached}, {size} kB").format(
+                       step="%{x}", cached="%{customdata}", size="%{y:,.0f}") + "<extra></extra>")]
     if step is not None and 0 <= step < len(kb):
         traces.append(dict(type="scatter", x=[step], y=[kb[step]], mode="markers", showlegend=False,
                            marker=dict(color=ORANGE, size=12), hoverinfo="skip"))

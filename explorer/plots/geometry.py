@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.plots.base import figure, label
+from explorer.words import numbers
 from explorer.words.i18n import N_, _
 
 COLOURS = {"position": N_("position in the sentence"), "token": N_("token"), "kind": N_("query or key")}   # English
@@ -53,7 +54,7 @@ def joint_map(xy: np.ndarray, positions: np.ndarray, token_ids: np.ndarray, hove
     hover = None if hover is None else [label(h) for h in hover]   # plotly would render HTML in hover labels
     data = []
     for kind, part in (("query", xy[:n]), ("key", xy[n:])):
-        hovering = (dict(hovertext=hover, hovertemplate=f"<b>{_(ONE[kind])}</b> %{{hovertext}}<extra></extra>")
+        hovering = (dict(hovertext=hover, hovertemplate="<b>" + _(ONE[kind]) + "</b> %{hovertext}<extra></extra>")
                     if hover is not None else dict(hoverinfo="skip"))
         data.append(go.Scatter(x=part[:, 0], y=part[:, 1], mode="markers", name=_(PLURAL[kind]), customdata=points,
                                marker=_marker(kind, colour, positions, token_ids, size), **hovering))
@@ -66,7 +67,7 @@ def joint_map(xy: np.ndarray, positions: np.ndarray, token_ids: np.ndarray, hove
             kx, ky = (float(v) for v in xy[n + key])
             shapes.append(dict(type="line", x0=qx, y0=qy, x1=kx, y1=ky, layer="above",
                                line=dict(color=LINE, width=1 + 5 * weight)))
-            notes.append(dict(x=kx, y=ky, text=f"{label(token)} {weight:.2f}",
+            notes.append(dict(x=kx, y=ky, text=f"{label(token)} {numbers.number(weight, 2)}",
                               showarrow=False, yshift=12, font=dict(color=LINE, size=12),
                               bgcolor="rgba(255,255,255,0.8)"))
         data.append(go.Scatter(x=[qx], y=[qy], mode="markers", name=_("chosen query"), hoverinfo="skip",
@@ -85,7 +86,7 @@ def joint_map(xy: np.ndarray, positions: np.ndarray, token_ids: np.ndarray, hove
 def _text_trace(xy: np.ndarray, hover: list[str]) -> go.Scatter:
     t = len(hover)
     words = [label(h) for h in hover]
-    query, key = _(ONE["query"]), _(ONE["key"])
+    query, key = (_(ONE[kind]) for kind in ("query", "key"))
     return go.Scatter(x=xy[:, 0], y=xy[:, 1], mode="markers", name=_(TEXT_NAME),
                       customdata=np.full(2 * t, -1, np.int8),
                       hovertext=[f"{query} {w}" for w in words] + [f"{key} {w}" for w in words],

@@ -17,6 +17,7 @@ from explorer.plots import alt
 from explorer.plots.attention import FRAME, MASKED
 from explorer.plots.base import NO_TEMPLATE, figure, label
 from explorer.plots.thumbnails import LEVELS, png_uri, shades
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 NO_FRAME = "rgba(0,0,0,0)"
@@ -76,7 +77,7 @@ def head_grid(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str
     qi, ki = np.divmod(w.reshape(n_heads, -1).argmax(-1), w.shape[-1])
     strongest, plain = _("head {head}: strongest {query} → {key} {weight}"), _("head {head}")
     hover = [strongest.format(head=h, query=label(query_tokens[a]), key=label(key_tokens[b]),
-                              weight=f"{w[h, a, b]:.2f}")
+                              weight=numbers.number(w[h, a, b], 2))
              if w[h, a, b] >= 0 else plain.format(head=h) for h, a, b in zip(range(n_heads), qi, ki)]
     picture = dict(type="image", source=png_uri(image, MASKED), x0=0.5, dx=1, y0=0.5, dy=1, hoverinfo="skip")
     points = dict(type="scatter", x=centre_x, y=centre_y, mode="markers", text=hover,

@@ -14,6 +14,7 @@ from explorer.maths import causal_mask
 from explorer.plots import alt
 from explorer.plots import attention as plots
 from explorer.plots import room as plot_room
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 SELECTED = "#e53e3e"     # outline of the chosen head / highlighted rows
@@ -41,7 +42,8 @@ def value_per_head(values: np.ndarray, *, title: str = "", value_name: str = "va
                                colorbar=dict(title=dict(text=value_name), thickness=12), **scale))
     layer, head = np.meshgrid(np.arange(n_layers), np.arange(n_heads), indexing="ij")
     said = _("layer {layer} head {head}: {value}")
-    text = [said.format(layer=l, head=h, value=f"{v:.3f}") for l, h, v in zip(layer.ravel(), head.ravel(), z.ravel())]
+    text = [said.format(layer=l, head=h, value=numbers.number(v, 3))
+            for l, h, v in zip(layer.ravel(), head.ravel(), z.ravel())]
     if marked is not None:
         flags = np.asarray(marked, dtype=bool).ravel()
         text = [t + (f" · {mark_name}" if f and mark_name else "") for t, f in zip(text, flags)]

@@ -19,6 +19,7 @@ import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 ON = {"1", "true", "yes", "on"}
@@ -140,7 +141,7 @@ def check_download(name: str, metadata: dict, env: Mapping[str, str] | None = No
     if size_mb > cap:
         raise ModelTooLarge(_("{model} is a {size} download; this server loads hub models up to {cap} MB (the "
                               "deployer sets EXPLORER_MAX_MODEL_MB).").format(model=name, size=_mb(size),
-                                                                              cap=f"{cap:,}"))
+                                                                              cap=numbers.integer(cap)))
     disk = int(size * DISK_FACTOR)
     if free_disk_bytes is not None and free_disk_bytes < disk:
         raise NotEnoughDisk(_("{model} needs {disk} of disk (its {size} download + 10 %), but only {free} is free "

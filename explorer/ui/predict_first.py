@@ -12,8 +12,8 @@ import streamlit as st
 
 from explorer.labs.quiz import Question
 from explorer.ui import answer_widgets as aw
-from explorer.ui.live import membership
-from explorer.ui.live.class_question import class_question
+from explorer.ui.live import membership, replayed
+from explorer.ui.live.class_question import class_question, revealed
 from explorer.words.i18n import _
 
 
@@ -72,8 +72,8 @@ def answered_here(key: str) -> bool:
 def asked(question: Question, key: str) -> tuple[bool | None, bool]:
     """Draw ``question`` -> (whether the answer given was right, None before one; whether what answers it may be
     drawn: committed or shown without a prediction, in a class revealed by the teacher)."""
-    if membership.code():
-        return class_question(question, key)
+    if membership.code():   # each student's own vote: drawn by each session, also in a replayed page
+        return replayed.live(class_question, question, key, state=revealed)
     committed = st.session_state.get(f"{key}_committed")
     if committed is not None and committed[0] is not None and committed[1] != question.fingerprint:
         aw.retry(key)   # an answer to an earlier version; "without predicting" holds until the student predicts again

@@ -7,9 +7,17 @@ keeps after the code dropped them, and the update that brings a language's file 
 Babel's extractor reads every ``_()``, ``N_()``, ``NP_()``, ``ngettext()`` and ``pgettext()`` call with a
 literal text in app.py, pages/ and explorer/ (``pybabel extract`` would do the same from the command line). The
 files are written sorted by id and without source lines, so a change in one page does not move every other entry.
+
+The extractor sees only calls whose message is a literal text: ``_()`` inside an f-string (on Python 3.11) or with
+a message made at run time (``_("a" + b)``, ``_(f"...")``, ``_("..." if x else "...")``) hides the message from
+every catalogue, and the sentence stays English. ``hidden`` finds those calls with ``ast``; a variable holding a
+text marked with ``N_()`` elsewhere (``_(LOOKS[k])``) is the intended way and passes. ``formats_numbers`` finds a
+message that formats a number itself (``{x:.3f}``, ``{n:,}``): numbers go in already written the reader's way
+(explorer/words/numbers.py). ``check`` fails on either.
 """
 from __future__ import annotations
 
+import ast
 import string
 import sys
 from dataclasses import dataclass
@@ -20,6 +28,7 @@ from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po, write_po
 
+from explorer.words import terms
 from explorer.words.i18n import LANGUAGES, SOURCE, catalogue_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -91,6 +100,8 @@ def update(lang: str, code: dict[Key, object] | None = None) -> Report:
                   creation_date=FIXED_DATE, revision_date=FIXED_DATE)   # fixed: an update changes messages only
     for key, msgid in code.items():
         kept = old.get(key)
+        if kept is not None and isinstance(kept.string, (tuple, list)) != isinstance(msgid, tuple):
+            kept = None   # a message that became plural (or stopped being one) is translated again
         context = key[0] if isinstance(key, tuple) else None
         string_ = kept.string if kept else (("", "") if isinstance(msgid, tuple) else "")
         new.add(msgid, string_, context=context, flags=kept.flags if kept else ())
@@ -98,6 +109,16 @@ def update(lang: str, code: dict[Key, object] | None = None) -> Report:
         write_po(po, new, width=0, no_location=True, omit_header=False, sort_output=True,
                  ignore_obsolete=True, include_previous=False)
     return check(lang, code)
+
+
+def pairs(lang: str) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """(English texts, translated texts) of each message of ``lang``'s catalogue (a plural message: each form)."""
+    out = []
+    for m in read(lang):
+        if m.id:
+            ids = tuple(m.id) if isinstance(m.id, (tuple, list)) else (m.id,)
+            out.append((ids, tuple(m.string) if isinstance(m.string, (tuple, list)) else (m.string,)))
+    return out
 
 
 def fields(text: str) -> tuple[str, ...] | None:
@@ -108,6 +129,67 @@ def fields(text: str) -> tuple[str, ...] | None:
         return None
 
 
+MESSAGE_ARGS = {"_": (0,), "N_": (0,), "ngettext": (0, 1), "pgettext": (0, 1), "NP_": (0, 1)}   # which are texts
+MARKED = (ast.Name, ast.Attribute, ast.Subscript)   # a variable or table entry: a text marked with N_() elsewhere
+
+
+def _called(node: ast.Call) -> str | None:
+    name = node.func.id if isinstance(node.func, ast.Name) else None
+    return name if name in MESSAGE_ARGS else None
+
+
+def _dict_lookup(node: ast.AST) -> bool:
+    """``TABLE.get(key, key)``: a marked table's entry, the same as ``TABLE[key]``."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+            and isinstance(node.func.value, MARKED) and all(isinstance(a, MARKED) for a in node.args))
+
+
+def hidden_in(source: str, filename: str = "<source>") -> list[tuple[str, int, str]]:
+    """The translating calls in ``source`` that no catalogue can hold: (file, line, why)."""
+    tree = ast.parse(source, filename)
+    found = []
+    for joined in [n for n in ast.walk(tree) if isinstance(n, ast.JoinedStr)]:
+        for call in [n for n in ast.walk(joined) if isinstance(n, ast.Call) and _called(n)]:
+            found.append((filename, call.lineno, f"{_called(call)}() inside an f-string"))
+    for call in [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _called(n)]:
+        for i in MESSAGE_ARGS[_called(call)]:
+            arg = call.args[i] if i < len(call.args) else None
+            literal = isinstance(arg, ast.Constant) and isinstance(arg.value, str)
+            if arg is not None and not literal and not isinstance(arg, MARKED) and not _dict_lookup(arg):
+                found.append((filename, call.lineno, f"{_called(call)}() of a message made at run time"))
+            elif arg is not None and not literal and any(isinstance(n, ast.Constant) and isinstance(n.value, str)
+                                                         for n in ast.walk(arg)):   # _(PAGES[row["page"]])
+                found.append((filename, call.lineno, f"{_called(call)}() of a table entry picked by a literal key "
+                                                     "(the extractor takes the key for the message)"))
+    return sorted(set(found))
+
+
+def hidden(root: Path = ROOT) -> list[tuple[str, int, str]]:
+    """:func:`hidden_in` over app.py, pages/ and explorer/."""
+    found = []
+    for source in SOURCES:
+        path = root / source
+        for file in [path] if path.is_file() else sorted(path.rglob("*.py")):
+            found += hidden_in(file.read_text(encoding="utf-8"), str(file.relative_to(root)))
+    return found
+
+
+def formats_numbers(code: dict[Key, object]) -> list[Key]:
+    """The messages with a format spec on a field (``{w:.3f}``, ``{n:,}``, ``{s:.0%}``): a number written the
+    English way in every language. Pass the number through explorer/words/numbers.py instead."""
+    bad = []
+    for key, msgid in code.items():
+        for text in msgid if isinstance(msgid, (tuple, list)) else (msgid,):
+            try:
+                parsed = list(string.Formatter().parse(text))
+            except ValueError:
+                continue
+            if any(name is not None and spec for _lit, name, spec, _conv in parsed):
+                bad.append(key)
+                break
+    return bad
+
+
 def main(argv: list[str]) -> int:
     command = argv[0] if argv else "check"
     code = extracted()
@@ -116,9 +198,18 @@ def main(argv: list[str]) -> int:
         if lang == SOURCE:
             continue
         report = update(lang, code) if command == "update" else check(lang, code)
+        drifted = terms.drift(pairs(lang), lang)
         print(f"{lang}: {len(code)} messages, {len(report.missing)} missing, {len(report.stale)} stale, "
-              f"{len(report.untranslated)} untranslated")
-        bad |= not report.ok
+              f"{len(report.untranslated)} untranslated, {len(drifted)} off the table of terms")
+        for line in drifted[:20]:
+            print(f"  {line}")
+        bad |= not report.ok or bool(drifted)
+    for file, line, why in hidden():
+        print(f"{file}:{line}: {why}: no catalogue can hold it")
+        bad = True
+    for key in formats_numbers(code):
+        print(f"formats a number itself (use explorer.words.numbers): {key!r}")
+        bad = True
     return 1 if bad and command == "check" else 0
 
 

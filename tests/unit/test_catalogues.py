@@ -91,3 +91,92 @@ def test_the_ui_resolver_is_asked_when_no_language_is_set(monkeypatch):
         assert i18n.current() == "de"   # an explicit language wins
     monkeypatch.setattr(i18n, "_resolver", lambda: "klingon")
     assert i18n.current() == "en"
+
+
+# ----------------------------------------------------------------------------- nothing hidden from the catalogues
+
+BAD_FILE = '''from explorer.words.i18n import _, ngettext, pgettext
+head = f"{_('Largest')}: 0.51"
+joined = _("Layer " + str(2))
+made = _(f"Layer {n}")
+chosen = ngettext("one" if x else "two", "many", n)
+formatted = pgettext("a score", "score %s" % y)
+picked = _(PAGES[row["page"]])
+fine = _("Layer {n}").format(n=2) + _(TABLE[k]) + _(LOOKS.get(k, k)) + _(name) + ngettext("{n} step", "{n} steps", n)
+'''
+
+
+def test_no_message_is_hidden_from_the_extractor():
+    """No ``_()`` inside an f-string and no message made at run time in app.py, pages/ or explorer/: on Python 3.11
+    the extractor does not see them, so the sentence stays English in every language."""
+    assert catalogues.hidden() == []
+
+
+def test_the_guard_fails_on_a_file_that_hides_messages(tmp_path):
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "explorer").mkdir()
+    (tmp_path / "explorer" / "bad.py").write_text(BAD_FILE)
+    found = catalogues.hidden(tmp_path)
+    assert {line for _file, line, _why in found} == {2, 3, 4, 5, 6, 7}, found
+    assert {file for file, _line, _why in found} == {"explorer/bad.py"}
+    assert "inside an f-string" in dict((line, why) for _f, line, why in found)[2]
+
+
+def test_no_translated_message_formats_a_number_itself(code):
+    """Numbers go into messages already written the reader's way (explorer/words/numbers.py): a ``{w:.3f}`` in a
+    message would write "0.401" in German too."""
+    assert catalogues.formats_numbers(code) == []
+    bad = {"w": "weight {w:.3f}", "n": "{n:,} entries", "s": ("{s:.0%} of one", "{s:.0%} of many"),
+           "ok": "Layer {layer} of {{literal}}", "odd": "a { lone brace"}
+    assert sorted(catalogues.formats_numbers(bad)) == ["n", "s", "w"]
+
+
+def test_the_check_fails_on_a_hidden_message(monkeypatch, capsys):
+    found = [("pages/x.py", 3, "_() inside an f-string")]
+    monkeypatch.setattr(catalogues, "hidden", lambda root=catalogues.ROOT: found)
+    assert catalogues.main(["check"]) == 1
+    assert "pages/x.py:3" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------------------------------- plurals
+
+@pytest.mark.parametrize("lang", OTHER_LANGUAGES)
+def test_every_plural_message_renders_with_0_1_2_and_5(lang, code):
+    """Each ngettext message in German and Spanish: the singular form for 1, the plural for 0, 2 and 5 (CLDR: both
+    languages say "0 Schritte", "0 pasos"), each formatting with its fields."""
+    plurals = {key: msgid for key, msgid in code.items() if isinstance(msgid, tuple)}
+    assert len(plurals) >= 40
+    held = {catalogues._key(m.id, m.context): m for m in catalogues.read(lang) if m.id}
+    for key, (singular, plural) in plurals.items():
+        forms = held[key].string
+        assert len(forms) == 2 and all(forms), (lang, key)
+        for n in (0, 1, 2, 5):
+            with i18n.language(lang):
+                text = i18n.ngettext(singular, plural, n)
+            assert text == forms[0 if n == 1 else 1], (lang, key, n)
+            rendered = text.format(**{name: n for name in catalogues.fields(singular) or ()})
+            if "n" in (catalogues.fields(singular) or ()):
+                assert str(n) in rendered, (lang, key, n, rendered)
+
+
+@pytest.mark.parametrize("lang, n, said", [
+    ("de", 1, "**1 von 25 hat geantwortet**"), ("de", 2, "**2 von 25 haben geantwortet**"),
+    ("es", 1, "**1 de 25 ha respondido**"), ("es", 5, "**5 de 25 han respondido**"),
+    ("en", 1, "**1 of 25 answered**")])
+def test_the_answer_count_agrees_with_its_verb(lang, n, said):
+    with i18n.language(lang):
+        text = i18n.ngettext("**{answered} of {students} answered**", "**{answered} of {students} answered**", n)
+    assert text.format(answered=n, students=25) == said
+
+
+@pytest.mark.parametrize("lang, one, five", [
+    ("de", "greedy (stets das wahrscheinlichste), bis zu 1 neues Token",
+     "greedy (stets das wahrscheinlichste), bis zu 5 neue Tokens"),
+    ("es", "voraz (siempre el más probable), hasta 1 token nuevo",
+     "voraz (siempre el más probable), hasta 5 tokens nuevos"),
+    ("en", "greedy, up to 1 new token", "greedy, up to 5 new tokens")])
+def test_a_count_in_the_generation_settings_is_plural_safe(lang, one, five):
+    from explorer.generation.sampling import Settings
+    with i18n.language(lang):
+        assert Settings(greedy=True, new_tokens=1).describe() == one
+        assert Settings(greedy=True, new_tokens=5).describe() == five

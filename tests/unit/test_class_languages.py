@@ -63,7 +63,7 @@ def test_three_votes_in_three_languages_count_once_under_one_option_in_the_teach
         page = summary_html(reports, room="K7M-2QX", when="hoy")
     assert rows[0] == ["pregunta", "ronda", "opción", "recuento", "correcta"]
     assert rows[1] == ["¿Cuánto suma una fila?", "1", "exactamente 1", "3", "sí"]
-    assert "3 de 3 correctas (100%)" in page and "<html lang='es'>" in page and "Clase K7M-2QX: informe" in page
+    assert "3 de 3 correctas (100\xa0%)" in page and "<html lang='es'>" in page and "Clase K7M-2QX: informe" in page
 
 
 def test_a_homework_takes_votes_by_option_place_and_refuses_a_place_it_does_not_have(store):

@@ -47,6 +47,15 @@ def test_link_values_that_are_not_settings_or_numbers_are_refused(values):
         config.parse(values)
 
 
+def test_a_refusal_writes_its_numbers_the_readers_way():
+    with pytest.raises(ConfigError) as refused:
+        config.check(TrainConfig(lr=0.5))
+    with language("en"):
+        assert "between 1e-05 and 0.1, not 0.5" in str(refused.value)
+    with language("de"):
+        assert "0,1" in str(refused.value) and "0,5" in str(refused.value)
+
+
 def test_link_values_are_read_as_numbers():
     cfg = config.parse({"n_layers": "1", "seed": " 7 ", "lr": "0.005", "layer_norm": "true"})
     assert (cfg.n_layers, cfg.seed, cfg.lr, cfg.layer_norm) == (1, 7, 0.005, True)
@@ -112,6 +121,18 @@ def test_k_composition_on_constructed_matrices():
     # the key side counts, not the query side: W_QK = e2 e1ᵀ reads keys along e1 and queries along e2
     assert metrics.k_composition(e2 @ e1.T, e1 @ e1.T) == pytest.approx(1.0)
     assert metrics.k_composition(e1 @ e2.T, e1 @ e1.T) == pytest.approx(0.0)
+
+
+def test_the_aligned_cap_by_hand():
+    d = 4
+    assert metrics.aligned_k_composition(np.eye(d), np.eye(d)) == pytest.approx(0.5)     # 1/√4: four equal directions
+    # singular values (3, 1) and (2, 0): √(3²·2²) / (√10 · 2) = 6 / (2√10)
+    w_qk, w_ov = np.diag([1.0, 3.0]), np.array([[0.0, 0.0], [2.0, 0.0]])
+    assert metrics.aligned_k_composition(w_qk, w_ov) == pytest.approx(6 / (2 * np.sqrt(10)))
+    rng = np.random.default_rng(0)
+    for _ in range(20):       # no pair of matrices scores above its cap
+        a, b = rng.standard_normal((6, 6)), rng.standard_normal((6, 6))
+        assert metrics.k_composition(a, b) <= metrics.aligned_k_composition(a, b) + 1e-12
 
 
 def test_the_random_baseline_is_about_one_over_root_d_and_seeded():
@@ -223,3 +244,14 @@ def test_the_shipped_runs_are_the_configs_they_are_named_for():
         assert run.checkpoints[-1].step == cfg.steps and run.stopped is None
     assert runs.shipped("two-layers").phase_change() is not None
     assert runs.shipped("one-layer").phase_change() is None
+
+
+def test_seen_tokens_by_hand():
+    """A model whose logits are 0 everywhere gives each of the 11 ordinary tokens p = 1/12 (the start token 1/12
+    too): on a second copy its mass on seen tokens is (number seen)/12 and the share (number seen)/11."""
+    cfg = TINY.with_(n_layers=1)
+    weights = train.weights_of(AttentionOnly(cfg, torch.Generator().manual_seed(0)))
+    weights["W_U"] = np.zeros_like(weights["W_U"])
+    seen = circuits.seen_tokens(cfg, weights)
+    assert seen.mass == pytest.approx(seen.share * 11 / 12, rel=1e-5)
+    assert 0 < seen.share < 1

@@ -82,7 +82,8 @@ def _teacher_side(question: Question, key: str, poll: Progress) -> None:
                 st.markdown(_("Voting is open. Nobody sees the answers until they are shown."))
             else:
                 info = membership.store().room(membership.code())
-                st.markdown(_("**{answered} of {students} answered**").format(
+                st.markdown(ngettext("**{answered} of {students} answered**", "**{answered} of {students} answered**",
+                                     poll.answered).format(
                     answered=poll.answered, students=info.students if info else 0))
             st.button(_("Show answers"), key=f"{key}_show", icon=":material/visibility:", type="primary",
                       on_click=_move, args=("show", key, poll.round))
@@ -157,3 +158,11 @@ def _student_side(question: Question, key: str, poll: Progress, mine: dict[int, 
     else:
         st.caption(_("Vote on your own: nobody sees the answers until the teacher shows them."))
     return None
+
+
+def revealed(question: Question, key: str) -> bool:
+    """Whether the room has revealed ``key``'s answer (what a page draws after its question depends on it)."""
+    try:
+        return membership.store().progress(membership.code(), key).revealed
+    except ClassroomError:
+        return True

@@ -28,7 +28,7 @@ from explorer.sitemap import table
 from explorer.ui import language, params
 from explorer.ui.live import push
 from explorer.ui.live import streamlit_internals as internals
-from explorer.words.i18n import _
+from explorer.words.i18n import _, ngettext
 
 ROOM, KEY, ME, FOLLOW, APPLIED, SEEN, PUBLISHED, LOCKED, PROJECTOR, WRONG, NOTES, QUESTIONS = (
     "_class_room", "_class_key", "_class_me", "_class_follow", "_class_applied", "_class_seen", "_class_published",
@@ -37,10 +37,12 @@ ROOM, KEY, ME, FOLLOW, APPLIED, SEEN, PUBLISHED, LOCKED, PROJECTOR, WRONG, NOTES
 URL_ROOM, URL_ME, URL_KEY, URL_JOIN = "room", "me", "teacher", "join"
 OLD_URL_KEY = "key"   # teacher links made before the rename: a secret of 8+ URL-safe characters, never a position
 PRIVATE = (URL_ROOM, URL_ME, URL_KEY, URL_JOIN)
+URL_HOMEWORK = "homework"   # a homework's link (explorer.ui.live.homework_panel): its "teacher" is the homework's key
 # a running lesson's place (explorer.lessons.run.place): the teacher's, shared with the view; a follower's, as read
 LESSON_PLACE, LESSON_SEEN = "_lesson_place", "_lesson_seen"
 PAGE = table.CLASSROOM.file
 ROSTER_SHOWN = "_class_roster_shown"   # the roster the Classroom page drew in this run (the server watches it)
+SENTENCES_SHOWN = "_class_sentences_shown"   # the class's sentences the Classroom page drew (watched too)
 FREE_TRIES, FIRST_WAIT_S, LONGEST_WAIT_S = 5, 10, 300
 NO_NICKNAME = "(no nickname)"
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
@@ -175,8 +177,10 @@ def _slowed(address: str | None) -> None:
     tries, until = st.session_state.get(WRONG, (0, 0.0))
     wait = max(until - time.time(), store().code_wait(address) if address else 0.0)
     if wait > 0:
-        raise ClassroomError(_("Too many wrong codes: please wait {seconds} seconds, then check the code with your "
-                               "teacher.").format(seconds=f"{wait:.0f}"))
+        seconds = max(1, round(wait))
+        raise ClassroomError(ngettext("Too many wrong codes: please wait {seconds} second, then check the code with "
+                                      "your teacher.", "Too many wrong codes: please wait {seconds} seconds, then "
+                                      "check the code with your teacher.", seconds).format(seconds=seconds))
 
 
 def _wrong_try(address: str | None) -> None:
@@ -252,10 +256,11 @@ def set_joinable(joinable: bool) -> None:
 
 
 def restore_from_url() -> None:
-    """A teacher link moves its key into the session; a student link (room + me) rejoins the room."""
+    """A teacher link moves its key into the session; a student link (room + me) rejoins the room. A homework's
+    teacher link (``?homework=…&teacher=…``) is left to the Lessons page (``homework.adopt_teacher_link``)."""
     query = st.query_params
     old = URL_ROOM in query and URL_ME not in query and _TOKEN.match(query.get(OLD_URL_KEY, ""))
-    if URL_KEY in query or old:
+    if (URL_KEY in query and URL_HOMEWORK not in query) or old:
         given = URL_KEY if URL_KEY in query else OLD_URL_KEY
         key, raw = query[given], query.get(URL_ROOM, "")
         for name in (given, URL_ROOM):

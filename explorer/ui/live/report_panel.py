@@ -44,6 +44,7 @@ def teacher() -> None:
     room, key = membership.code(), membership.teacher_key()
     try:
         reports = class_report.collect(membership.store(), room, key)
+        sentences = class_report.collect_sentences(membership.store(), room, key)
     except ClassroomError:   # the class ended meanwhile: the next run says so
         return
     st.subheader(_("Report"), anchor=False)
@@ -51,8 +52,9 @@ def teacher() -> None:
     stamp = time.strftime("%Y-%m-%d %H:%M")
     name = f"class-{pretty_code(room)}-{time.strftime('%Y%m%d-%H%M')}"
     with st.container(horizontal=True, gap="small"):
-        st.download_button(_("Votes as CSV"), class_report.csv_text(reports).encode("utf-8"), file_name=f"{name}.csv",
-                           mime="text/csv", key="_class_report_csv", icon=":material/download:")
+        csv_bytes = class_report.csv_text(reports, sentences).encode("utf-8")
+        st.download_button(_("Votes as CSV"), csv_bytes, file_name=f"{name}.csv", mime="text/csv",
+                           key="_class_report_csv", icon=":material/download:")
         st.download_button(_("Printable summary"), class_report.summary_html(reports, room=pretty_code(room),
                                                                            when=stamp).encode("utf-8"),
                            file_name=f"{name}.html", mime="text/html", key="_class_report_html",

@@ -8,7 +8,7 @@ import streamlit as st
 
 from explorer.classroom import ClassroomError, pretty_code, qr_svg
 from explorer.ui import params
-from explorer.ui.live import membership, report_panel
+from explorer.ui.live import membership, report_panel, sentences_panel
 from explorer.ui.text import literal
 from explorer.words.i18n import _, ngettext
 
@@ -112,7 +112,8 @@ def _roster() -> None:
                                for nick, ids in seats.items()))
         with st.popover(_("Remove students"), icon=":material/person_remove:"):
             st.multiselect(_("Nicknames to remove"), list(seats), key=PICK, placeholder=_("Choose nicknames"),
-                           format_func=lambda nick: _("{nick} ({n} seats)").format(nick=nick, n=len(seats[nick]))
+                           format_func=lambda nick: ngettext("{nick} ({n} seat)", "{nick} ({n} seats)", len(seats[
+                               nick])).format(nick=nick, n=len(seats[nick]))
                            if len(seats[nick]) > 1 else nick)
             st.caption(_("A removed student's page leaves the class within seconds. Close the room to new "
                          "students first if someone keeps joining."))
@@ -154,6 +155,7 @@ def teacher() -> None:
             st.button(_("End it now"), key="_class_end", on_click=_end, type="primary")
     if not info.joinable:
         st.caption(":material/lock: " + _("Closed to new students: only those already in the class can come back."))
+    sentences_panel.teacher()
     if membership.projector():
         st.caption(_("Projector view: the teacher link and the nicknames are hidden."))
         return
@@ -173,4 +175,5 @@ def student() -> None:
     # a callback, like the other class buttons: it runs before the page, so a rerun the server starts meanwhile
     # (a teacher's change reaching this student) cannot stop it half-way or drop the click
     st.button(_("Leave the class"), icon=":material/logout:", key="_class_leave", on_click=membership.leave)
+    sentences_panel.student()
     report_panel.student()

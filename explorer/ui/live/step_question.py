@@ -8,11 +8,11 @@ import streamlit as st
 
 from explorer.labs.quiz import Question
 from explorer.lessons import Lesson
-from explorer.lessons.files import untranslated
+from explorer.lessons.files import untranslated, untranslated_sentence
 from explorer.ui import predict_first
 from explorer.ui.live import homework_panel
 from explorer.ui.text import literal
-from explorer.words.i18n import LANGUAGES, _, current
+from explorer.words.i18n import _
 
 
 def shown_above(question: Question | str | None, qid: str, page_question: bool) -> bool:
@@ -36,5 +36,4 @@ def shown_above(question: Question | str | None, qid: str, page_question: bool) 
 def untranslated_note(lesson: Lesson) -> None:
     """A catalogue lesson without a file in the session's language runs in English: say so, once in the bar."""
     if untranslated(lesson):
-        st.caption(":material/translate: " + _("This lesson is not yet translated into {language}: its texts are "
-                                               "shown in English.").format(language=LANGUAGES[current()]))
+        st.caption(":material/translate: " + untranslated_sentence())

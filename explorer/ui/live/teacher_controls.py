@@ -34,7 +34,7 @@ def summary(keys: tuple[str | tuple[str, str], ...], text: str | None) -> str:
     """'layer 2 · head 3 · your teacher's text': each of ``keys`` (a key, or a (label, key) pair) named with its
     value, then ``text``; every value shown literally (a link can hold anything)."""
     named = [(k, k) if isinstance(k, str) else k for k in keys]
-    parts = [f"{_(label)} {literal(value)}" for label, key in named if (value := _value(key)) is not None]
+    parts = [_(label) + " " + literal(value) for label, key in named if (value := _value(key)) is not None]
     return " · ".join([*parts, *([_(text)] if text else [])]) or _("your teacher's settings")
 
 

@@ -11,6 +11,7 @@ from explorer.plots import attribution as plots
 from explorer.ui import cached
 from explorer.ui.text import literal
 from explorer.ui.widgets import show_figure
+from explorer.words import numbers
 from explorer.words.i18n import N_, _
 
 STAGES = {"faithfulness": N_("the removal test")}   # timed stages that are no method
@@ -30,7 +31,7 @@ def view_of(e: Explanation) -> tuple:
 
 
 def show_prediction(e: Explanation) -> None:
-    st.metric(literal(e.score_name), f"{e.score:+.3f}")
+    st.metric(literal(e.score_name), numbers.signed(e.score, 3))
     if e.kind == "next-token":
         st.caption(literal(_("The decoder reads the text followed by {question}; {score} = ln P({first}) − ln "
                              "P({second}) for the next word. The words of the question are read but not "
@@ -67,7 +68,8 @@ def show_faithfulness(e: Explanation) -> None:
                                                 _("Top k words removed: how far the score moves")), "explain_faith",
                 "faithfulness", view=view_of(e))
     st.markdown(literal(lesson.faithfulness_summary(e)))
-    times = ", ".join(f"{label(k) if k in METHODS else _(STAGES.get(k, k))} {v:.1f} s" for k, v in e.seconds.items())
+    times = numbers.joined((label(k) if k in METHODS else _(STAGES.get(k, k))) + f" {numbers.number(v, 1)} s"
+                           for k, v in e.seconds.items())
     if e.removal == "deleted":
         said = _("Words are deleted from the text; the random row is the mean over 4 seeded random orders. Computed "
                  "in {times}.")

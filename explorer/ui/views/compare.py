@@ -10,6 +10,7 @@ from explorer.maths import causal_mask
 from explorer.plots import attention as plots
 from explorer.ui import widgets as ui
 from explorer.ui.views import breakdown_link as breakdown
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 
@@ -21,7 +22,7 @@ def side_by_side(model: str, text: str, result: AttentionResult, chosen: list[tu
     zmax = max(float(result.weights[l, h].max()) for l, h in chosen)
     hidden = ~causal_mask(len(result.tokens), len(result.keys)) if facts.causal else None
     st.caption(_("One colour scale for all: 0 to {zmax} (the largest weight among these heads).").format(
-        zmax=f"{zmax:.2f}"))
+        zmax=numbers.number(zmax, 2)))
     query = matrices.default_query(result)   # each head's link takes apart this row's strongest score
     columns = [c for _row in range(0, len(chosen), 2) for c in st.columns(2)]  # two per row: labels stay readable
     for i, (column, (l, h)) in enumerate(zip(columns, chosen)):

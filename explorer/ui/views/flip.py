@@ -11,6 +11,7 @@ from explorer.plots import attention as plots
 from explorer.plots import heads as head_plots
 from explorer.ui import widgets as ui
 from explorer.ui.views import breakdown_link as breakdown
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 
@@ -21,7 +22,8 @@ def show_head_in_both(model: str, a: AttentionResult, b: AttentionResult, result
     causal model whose query cannot see the change, also their difference (zero on the query's row)."""
     rows = {"A": analysis.query_rows(a, result.query), "B": analysis.query_rows(b, result.query)}
     same = heads.max_row_difference(a.weights[layer, head], b.weights[layer, head], rows["A"])
-    label = "" if result.query_sees_change else _("identical in A and B (max diff {diff})").format(diff=f"{same:.0e}")
+    label = "" if result.query_sees_change else _("identical in A and B (max diff {diff})").format(
+        diff=numbers.scientific(same, 0))
     st.subheader(_("Layer {layer} · head {head}").format(layer=layer, head=head))
     lean = {side: analysis.leaned_candidate(res, layer, head, rows[side], result.candidates)   # the link's key
             for side, res in (("A", a), ("B", b))}

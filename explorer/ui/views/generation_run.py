@@ -27,7 +27,8 @@ from explorer.ui.live import streamlit_internals as internals
 from explorer.ui.text import literal
 from explorer.ui.widgets import from_url, link_note
 from explorer.ui.words import tip
-from explorer.words.i18n import _
+from explorer.words import numbers
+from explorer.words.i18n import _, ngettext
 
 GENERATIONS = Jobs(keep=2)   # finished ones live on in the byte-bounded result cache
 DEFAULT_PROMPT = "The capital of France is"
@@ -45,7 +46,7 @@ def prompt_box() -> str:
     value = str(from_url("prompt", DEFAULT_PROMPT))
     if len(value) > MAX_PROMPT_CHARS:
         link_note(_("The linked prompt was {n} characters; it was cut to {most}.").format(
-            n=f"{len(value):,}", most=f"{MAX_PROMPT_CHARS:,}"))
+            n=numbers.integer(len(value)), most=numbers.integer(MAX_PROMPT_CHARS)))
         st.session_state["prompt"] = value[:MAX_PROMPT_CHARS]
     locked = membership.text_locked()
     prompt = st.text_area(_("Prompt"), key="prompt", max_chars=MAX_PROMPT_CHARS, height=80, disabled=locked,
@@ -157,8 +158,10 @@ def generation_or_stop(model: str, prompt: str, settings: Settings) -> tuple[tup
         with live.container(border=True):
             written = job.message if job.fraction else ""   # the job's message is the text written so far
             st.markdown(f"{literal(prompt)}:orange[{literal(written)}]▌")
-            st.progress(job.fraction, text=_("Writing… {n} of at most {most} tokens").format(
-                n=round(job.fraction * settings.new_tokens), most=settings.new_tokens))
+            writing = ngettext("Writing… {n} of at most {most} token", "Writing… {n} of at most {most} tokens",
+                               settings.new_tokens)
+            st.progress(job.fraction, text=writing.format(n=round(job.fraction * settings.new_tokens),
+                                                          most=settings.new_tokens))
     live.empty()
     try:   # a finished job outlives its cache entry (Jobs keeps the last two): store it again
         gen = job.wait()

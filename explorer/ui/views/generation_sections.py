@@ -22,6 +22,7 @@ from explorer.ui.pickers import index_picker
 from explorer.ui.text import literal
 from explorer.ui.views import breakdown_link as breakdown
 from explorer.ui.widgets import from_url, link_note, open_head, page_link, show_figure
+from explorer.words import numbers
 from explorer.words.i18n import N_, _, ngettext, pgettext
 
 STOPPED = {"eos": N_("it wrote its end-of-sequence token"), "length": N_("it reached the number of new tokens asked"),
@@ -111,7 +112,7 @@ def overview(gen: Generation, q: int, tokens: list[str], layer: int):
     strongest = rows[:, :, 0].argmax(-1)
     line = _("layer {layer} · head {head}: most on {token} · {position} ({weight})")
     hover = [[line.format(layer=a, head=b, token=label(tokens[strongest[a, b]]), position=strongest[a, b],
-                          weight=f"{rows[a, b, 0, strongest[a, b]]:.2f}") for b in range(gen.n_heads)]
+                          weight=numbers.number(rows[a, b, 0, strongest[a, b]], 2)) for b in range(gen.n_heads)]
              for a in range(gen.n_layers)]
     return head_grids.overview(pool(rows, 24), hover=hover, frame_row=layer)
 
@@ -153,14 +154,17 @@ def considered_section(gen: Generation, step: int) -> None:
         seen = considered(gen.logits[step], t, top_k, top_p)
         picked = gen.picked(step)
         how = _("the most likely token") if s.greedy else _("a draw")
-        st.markdown(_("Picked: **{token}** ({how}; {n} tokens left after top-k / top-p at T = {t}).").format(
-            token=literal(token_text(gen, picked)), how=how, n=f"{seen.kept:,}", t=f"{t:g}"))
+        st.markdown(ngettext("Picked: **{token}** ({how}; {n} token left after top-k / top-p at T = {t}).",
+                             "Picked: **{token}** ({how}; {n} tokens left after top-k / top-p at T = {t}).",
+                             seen.kept).format(
+            token=literal(token_text(gen, picked)), how=how, n=numbers.integer(seen.kept), t=numbers.number(t)))
         if not s.greedy:
             u = float(gen.draws[step])
             again = draw(process(gen.logits[step], t, top_k, top_p), u)
             st.markdown(_("The draw u = **{u}**: walking down the candidates, most likely first, the running total "
                           "of probabilities passes u at the picked token. At T = {t} the same u picks "
-                          "**{token}**.").format(u=f"{u:.4f}", t=f"{t:g}", token=literal(token_text(gen, again))))
+                          "**{token}**.").format(u=numbers.number(u, 4), t=numbers.number(t),
+                                                 token=literal(token_text(gen, again))))
         page_link(table.LAB_SOFTMAX.file, _("Temperature inside attention: softmax lab"),
                   icon=":material/thermostat:")
     with left:
@@ -206,9 +210,10 @@ def effect_section(gen: Generation, step: int, effect) -> None:
         "**Sum check**: embeddings {embeddings} + heads {heads} + MLPs {mlps} + biases {biases} = **{total}**; the "
         "model's logit is **{logit}** (difference {gap}). The final norm's scale at this position, 1/rms = {scale}, "
         "is held fixed: that is what makes the parts add up.").format(
-        embeddings=f"{effect.embeddings:+.3f}", heads=f"{effect.heads.sum():+.3f}", mlps=f"{effect.mlps.sum():+.3f}",
-        biases=f"{effect.biases:+.3f}", total=f"{effect.total:.4f}", logit=f"{effect.logit:.4f}",
-        gap=f"{effect.gap:.1e}", scale=f"{effect.scale:.4f}"))
+        embeddings=numbers.signed(effect.embeddings, 3), heads=numbers.signed(effect.heads.sum(), 3),
+        mlps=numbers.signed(effect.mlps.sum(), 3), biases=numbers.signed(effect.biases, 3),
+        total=numbers.number(effect.total, 4), logit=numbers.number(effect.logit, 4),
+        gap=numbers.scientific(effect.gap, 1), scale=numbers.number(effect.scale, 4)))
     note = families.mlp_note(cached.get_model(gen.model).model) if getattr(effect, "note", "") else None
     if note:   # made here, not kept with the cached effect: in this session's language
         st.caption(note)
@@ -226,13 +231,14 @@ def cache_section(gen: Generation, step: int) -> None:
                          "values) × {bytes} bytes").format(layers=gen.n_layers, heads=gen.n_kv_heads,
                                                            tokens=tokens[step], d=gen.d_head, bytes=gen.dtype_bytes))
         cached_ms = float(np.median(gen.step_ms[1:])) if gen.steps > 1 else float("nan")
-        st.metric(_("A cached step (median, this run)"), f"{cached_ms:.0f} ms" if gen.steps > 1 else "—")
-        st.metric(_("One full pass over all {n} tokens").format(n=gen.weights.shape[-1]), f"{gen.full_ms:.0f} ms")
+        st.metric(_("A cached step (median, this run)"), numbers.number(cached_ms, 0) + " ms" if gen.steps > 1 else "—")
+        st.metric(_("One full pass over all {n} tokens").format(n=gen.weights.shape[-1]),
+                  numbers.number(gen.full_ms, 0) + " ms")
         ok = gen.fidelity <= 1e-5
         icon = ":material/check_circle:" if ok else ":material/warning:"
         st.markdown(icon + " " + _("**Fidelity**: every cached step's attention row equals the same row of one full "
                                    "forward pass over the final sequence: largest difference **{gap}**.").format(
-            gap=f"{gen.fidelity:.1e}"))
+            gap=numbers.scientific(gen.fidelity, 1)))
 
 
 def predict_question(gen: Generation, step: int) -> Question:
@@ -247,7 +253,7 @@ def predict_question(gen: Generation, step: int) -> Question:
         labels[i] = name if name not in labels.values() else f"{name} (#{i})"
     context = literal(gen_decode_many(gen, gen.ids[:gen.n_prompt + step])[-120:])
     probs = process(gen.logits[step])
-    reveal = " · ".join(f"{labels[i]} {probs[i]:.1%}" for i in ids)
+    reveal = " · ".join(f"{labels[i]} {numbers.percent(probs[i], 1)}" for i in ids)
     return Question(prompt=_("The model has read “…{text}”. Which token does it write next? Pick one of these {n} "
                              "likely tokens, or type your own word.").format(text=context, n=len(ids)),
                     options=tuple(labels[i] for i in ids), correct=labels[picked],

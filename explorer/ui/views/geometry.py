@@ -25,6 +25,7 @@ from explorer.ui import widgets as ui
 from explorer.ui.predict_first import predict_then_reveal
 from explorer.ui.text import literal
 from explorer.ui.views import breakdown_link as breakdown
+from explorer.words import numbers
 from explorer.words.i18n import N_, Later, _
 
 PASSES = Jobs(int(os.environ.get("EXPLORER_GEOMETRY_MODELS", "2")))
@@ -86,10 +87,10 @@ def _text_layer(run: CorpusPass, hm: maps.HeadMap, text: str):
               "does not move.").format(n=shown)]
     if typed.truncated:
         said.append(_("Your text needs {n} tokens; this model reads at most {most}, so it read the first "
-                      "{most}.").format(n=f"{typed.n_text_tokens:,}", most=f"{t:,}"))
+                      "{most}.").format(n=numbers.integer(typed.n_text_tokens), most=numbers.integer(t)))
     if shown < t:
         said.append(_("The map draws the first {shown} of its {n} tokens (each token adds to what the browser must "
-                      "load); on the heatmap page the whole text shows.").format(shown=shown, n=f"{t:,}"))
+                      "load); on the heatmap page the whole text shows.").format(shown=shown, n=numbers.integer(t)))
     return (xy, _hover(typed.run, range(shown))), " ".join(said)
 
 
@@ -146,21 +147,24 @@ def head_section(model: str, run: CorpusPass, layer: int, head: int, method: str
     aligned = _("Keys moved by one vector of length {shift} so both clouds share a centre, then queries × {scale} and "
                 "keys ÷ {scale} so both have mean length {length} (before: queries {queries}, keys {keys}). Largest "
                 "change of any attention weight over the corpus: {change} — attention is unchanged.")
-    st.caption(drawn_text.format(n=f"{len(hm.tokens):,}", sentences=len(run.sentences)) + " " + aligned.format(
-        shift=f"{np.linalg.norm(a.shift):.2f}", scale=f"{a.scale:.3f}", length=f"{a.query_norm[1]:.2f}",
-        queries=f"{a.query_norm[0]:.2f}", keys=f"{a.key_norm[0]:.2f}", change=f"{hm.max_change:.1e}"))
+    st.caption(drawn_text.format(n=numbers.integer(len(hm.tokens)),
+                                 sentences=len(run.sentences)) + " " + aligned.format(
+        shift=numbers.number(np.linalg.norm(a.shift),
+                             2), scale=numbers.number(a.scale, 3), length=numbers.number(a.query_norm[1], 2),
+        queries=numbers.number(a.query_norm[0],
+                               2), keys=numbers.number(a.key_norm[0], 2), change=numbers.scientific(hm.max_change, 1)))
     if run.facts.position == "rope":
         stored = _("The queries and keys the model multiplies (after RoPE): recomputed from them, every head's weights "
                    "match the model's to {gap}. Stored as float16: {size} MB.")
     else:
         stored = _("The queries and keys the model multiplies: recomputed from them, every head's weights match the "
                    "model's to {gap}. Stored as float16: {size} MB.")
-    st.caption(stored.format(gap=f"{run.fidelity:.1e}", size=f"{run.nbytes / 2**20:.0f}"))
+    st.caption(stored.format(gap=numbers.scientific(run.fidelity, 1), size=numbers.number(run.nbytes / 2**20, 0)))
     if point is None:
         st.info(_("Click a query (circle) to draw lines to the keys it attends to most."), icon=":material/touch_app:")
         return
     s, pos = int(run.sentence[point]), int(run.position[point])
-    keys = ", ".join(f"{run.tokens[k]!r} ({w:.2f})" for k, w in top)
+    keys = numbers.joined(f"{run.tokens[k]!r} ({numbers.number(w, 2)})" for k, w in top)
     st.markdown(_("**Query {token} at position {position}** of: {sentence}").format(
         token=literal(run.tokens[point]), position=pos, sentence=literal(run.sentences[s])) + "  \n"
         + _("Top keys: {keys}").format(keys=literal(keys)))

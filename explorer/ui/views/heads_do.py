@@ -18,7 +18,7 @@ from explorer.ui.pickers import choice_picker
 from explorer.ui.text import literal
 from explorer.ui.widgets import attention_or_stop, from_url, show_figure
 from explorer.ui.words import tip
-from explorer.words import i18n
+from explorer.words import i18n, numbers
 from explorer.words.i18n import N_, _, ngettext, pgettext
 
 MEASURES, SWEEPS = Jobs(256), Jobs(16)
@@ -80,7 +80,7 @@ def show_intact(pair) -> None:
     name = _score_name(pair)
     for column, (label, value) in zip(st.columns(3), ((_("Sentence A"), pair.a.score), (_("Sentence B"), pair.b.score),
                                                       (_("Shift A − B"), pair.shift))):
-        column.metric(literal(f"{label}: {name}"), f"{value:+.3f}")
+        column.metric(literal(f"{label}: {name}"), numbers.signed(value, 3))
     st.dataframe(pairs.measure_table(pair).round(4), hide_index=True)
     right = pair.a.prefers != pair.b.prefers
     (st.success if right else st.info)(literal(pairs.explain(pair)))
@@ -158,7 +158,8 @@ def knock_section(model: str, a: str, b: str, query: str, cands: list[str], flip
         for column, (label, x, y) in zip(st.columns(3), ((_("Sentence A, knocked out"), before.a.score, after.a.score),
                                                          (_("Sentence B, knocked out"), before.b.score, after.b.score),
                                                          (_("Shift A − B, knocked out"), before.shift, after.shift))):
-            column.metric(label, f"{y:+.3f}", f"{y - x:+.3f}", delta_color="off")
+            column.metric(label, numbers.signed(y, 3), numbers.signed(y - x, 3),
+                          delta_color="off")
         show_figure(plots.before_after([before.a.score, before.b.score], [after.a.score, after.b.score], name),
                     f"{prefix}_bars", "knockout-before-after")
         for note in pairs.knockout_notes(chosen, n_layers, n_heads, after):
@@ -203,7 +204,7 @@ def sweep_section(model: str, a: str, b: str, query: str, cands: list[str], flip
             st.rerun()   # the button goes; the progress bar takes its place
         return
     result = cached.wait_or_stop(job)
-    rho = knockout.spearman(knockout.flip_map(flip.table), result.effect)
+    rho = knockout.size_spearman(knockout.flip_map(flip.table), result.effect)
     left, right = st.columns(2)
     with left:
         show_figure(plots.effect_map(result.effect), "sweep_map", "knockout-effect-map")
@@ -215,4 +216,4 @@ def sweep_section(model: str, a: str, b: str, query: str, cands: list[str], flip
     st.markdown(f"**{literal(pairs.agreement(rho))}**")
     st.caption((_("Sweep of {n} heads × 2 sentences, zero ablation, in {seconds} s.") if mode == "zero" else
                 _("Sweep of {n} heads × 2 sentences, mean ablation, in {seconds} s.")).format(
-        n=result.effect.size, seconds=f"{result.seconds:.1f}"))
+        n=result.effect.size, seconds=numbers.number(result.seconds, 1)))

@@ -19,6 +19,7 @@ from explorer.ui.live.teacher_controls import teacher_driven
 from explorer.ui.pickers import option_picker
 from explorer.ui.predict_first import ask_first
 from explorer.ui.widgets import attention_or_stop, show_figure, show_link_notes
+from explorer.words import numbers
 from explorer.words.i18n import _, pgettext
 
 
@@ -58,8 +59,8 @@ def sinusoidal_lesson() -> None:
              r"\begin{pmatrix}\sin p\omega\\ \cos p\omega\end{pmatrix},\\ R_k = \begin{pmatrix}\cos k\omega & "
              r"\sin k\omega\\ -\sin k\omega & \cos k\omega\end{pmatrix}\end{gathered}")   # two lines fit a phone
     st.markdown(_("One {d} × {d} matrix M (a rotation for each sin/cos pair, nothing depending on p) moves **every** "
-                  "position {k} steps along: over all {n} positions, max |M·PE(p) − PE(p+{k})| = **{error:.1e}**.")
-                .format(d=d_model, k=offset, n=n_pos - offset, error=check.max_error))
+                  "position {k} steps along: over all {n} positions, max |M·PE(p) − PE(p+{k})| = **{error}**.")
+                .format(d=d_model, k=offset, n=n_pos - offset, error=numbers.scientific(check.max_error, 1)))
     show_figure(lambda: matrix_heatmap(check.matrix[:8, :8], zmid=0, zmin=-1, zmax=1,
                                        title=_("The top-left corner of M: 2 × 2 rotation blocks")), "rot",
                 "rotation-blocks", view=(n_pos, d_model, offset))
@@ -109,9 +110,10 @@ def learned_lesson(loaded: LoadedModel) -> None:
 
     def neighbours():
         offs, mean_sim = P.mean_by_offset(sims())
-        st.markdown(_("Mean similarity of neighbours (1 apart): **{near:.2f}**; 10 apart: **{far:.2f}**. It cannot "
+        st.markdown(_("Mean similarity of neighbours (1 apart): **{near}**; 10 apart: **{far}**. It cannot "
                       "say anything past position {last}: there is no row for it.").format(
-            near=mean_sim[offs == 1][0], far=mean_sim[offs == min(10, n_show - 1)][0], last=table.shape[0] - 1))
+            near=numbers.number(mean_sim[offs == 1][0], 2),
+            far=numbers.number(mean_sim[offs == min(10, n_show - 1)][0], 2), last=table.shape[0] - 1))
     drawn_once(("learned-neighbours", name, n_show), neighbours)
 
 
@@ -119,9 +121,10 @@ def rope_lesson(loaded: LoadedModel) -> None:
     """RoPE as ``loaded`` (a rotary decoder) uses it."""
     rope = P.rope_settings(loaded)
     st.markdown(_("{model} adds nothing to the embeddings. In every layer it rotates each query and key, pair by "
-                  "pair, by an angle proportional to its position: θ = {theta:,.0f}, head size {d_head} ({pairs} "
+                  "pair, by an angle proportional to its position: θ = {theta}, head size {d_head} ({pairs} "
                   "pairs), {n_heads} query heads sharing {n_kv} key/value heads.").format(
-        model=loaded.spec.name, theta=rope["theta"], d_head=rope["d_head"], pairs=rope["d_head"] // 2,
+        model=loaded.spec.name, theta=numbers.number(rope["theta"], 0,
+                                                     group=True), d_head=rope["d_head"], pairs=rope["d_head"] // 2,
         n_heads=rope["n_heads"], n_kv=rope["n_kv_heads"]))
     st.latex(r"q_m = R(m\,\omega_i)\,q,\quad k_n = R(n\,\omega_i)\,k,\qquad \omega_i = \theta^{-2i/d_{head}}")
     c1, c2, c3 = st.columns(3)
@@ -138,24 +141,27 @@ def rope_lesson(loaded: LoadedModel) -> None:
     before = float(rel.scores[m, n])
     options = (_("larger"), _("smaller"), pgettext("a score", "the same"))   # "the same" count elsewhere
     if not ask_first(Question(
-        prompt=_("With q at {m} and k at {n}, the score is {before:.4f}. Move both {shift} positions later (q at "
+        prompt=_("With q at {m} and k at {n}, the score is {before}. Move both {shift} positions later (q at "
                  "{m_later}, k at {n_later}). Which of these three does the score become: larger, smaller or the "
-                 "same?").format(m=m, n=n, before=before, shift=shift, m_later=m + shift, n_later=n + shift),
+                 "same?").format(m=m, n=n, before=numbers.number(before, 4), shift=shift, m_later=m + shift,
+                                 n_later=n + shift),
         options=options, correct=compare_option(moved, before, *options, tol=1e-8),
-        reveal=_("Computed: **{moved:.4f}** (difference {gap:.1e}). Both vectors turned by the same angles, so the "
+        reveal=_("Computed: **{moved}** (difference {gap}). Both vectors turned by the same angles, so the "
                  "angle between them, and the dot product, did not change: only m − n counts.").format(
-            moved=moved, gap=abs(moved - before))),
+            moved=numbers.number(moved, 4), gap=numbers.scientific(abs(moved - before), 1))),
             "rope_shift", _("The score's formula and the rotations drawn")):
         return
     st.latex(r"q_m\cdot k_n = q\cdot R(-m\,\omega_i)\,R(n\,\omega_i)\,k = q\cdot R\big((n-m)\,\omega_i\big)\,k")
     show_figure(lambda: rope_pair({"q": q2, _("q at {m}").format(m=m): P.rotate_pair(q2, m * w),
                                    _("k at {n}").format(n=n): P.rotate_pair(k2, n * w)},
-                                  title=_("Pair {pair}: ω = {w:.3g} rad per position; the angle between q and k "
-                                          "changes only with m − n").format(pair=pair, w=w)), "rope_pair", "rope-pair",
+                                  title=_("Pair {pair}: ω = {w} rad per position; the angle between q and k "
+                                          "changes only with m − n").format(pair=pair, w=numbers.number(w, digits=3))),
+                "rope_pair", "rope-pair",
                 view=(loaded.spec.name, pair, m, n))
     show_figure(lambda: matrix_heatmap(rel.scores, title=_("q_m · k_n for one random q, k with the real θ: constant "
-                                                           "along every diagonal (largest spread {spread:.1e})").format(
-        spread=rel.max_spread), x_title=_("key position n"), y_title=_("query position m"), zmid=0, height=460),
+                                                           "along every diagonal (largest spread {spread})").format(
+        spread=numbers.scientific(rel.max_spread,
+                                  1)), x_title=_("key position n"), y_title=_("query position m"), zmid=0, height=460),
                 "rope_rel", "rope-relative", view=(loaded.spec.name,))
 
 

@@ -7,7 +7,7 @@ import streamlit as st
 from explorer.classroom import ClassroomError, pretty_code
 from explorer.lessons import Lesson, LessonError, catalogue, dump, find
 from explorer.lessons.computed import COMPUTED, step_model
-from explorer.lessons.files import untranslated
+from explorer.lessons.files import untranslated, untranslated_sentence
 from explorer.lessons.handout import handout_html
 from explorer.lessons.pages import STEP_PAGES, asks_own
 from explorer.sitemap import table
@@ -15,7 +15,8 @@ from explorer.ui import cached
 from explorer.ui.live import homework_panel, lesson_bar, membership, own_lesson
 from explorer.ui.text import literal
 from explorer.ui.widgets import page_link
-from explorer.words.i18n import LANGUAGES, _, current, ngettext
+from explorer.words import numbers
+from explorer.words.i18n import _, ngettext
 
 LESSONS_PAGE = table.LESSONS.file
 
@@ -40,13 +41,12 @@ def _start_buttons(lesson: Lesson, key: str, primary: bool, as_homework: bool = 
 
 def _steps_and_minutes(lesson: Lesson) -> str:
     return ngettext("{n} step, {minutes} min", "{n} steps, {minutes} min", len(lesson.steps)).format(
-        n=len(lesson.steps), minutes=f"{lesson.minutes:g}")
+        n=len(lesson.steps), minutes=numbers.number(lesson.minutes))
 
 
 def _untranslated(lesson: Lesson) -> None:
     if untranslated(lesson):
-        st.caption(":material/translate: " + _("This lesson is not yet translated into {language}: its texts are "
-                                               "shown in English.").format(language=LANGUAGES[current()]))
+        st.caption(":material/translate: " + untranslated_sentence())
 
 
 def home_section() -> None:
@@ -76,8 +76,9 @@ def _steps_table(lesson: Lesson) -> None:
                _("measured on {model}: {about}").format(model=literal(step_model(step)),
                                                         about=literal(_(COMPUTED[step.computed].about)))
                if step.computed else _("no question"))
-        st.markdown(f"{n}. **{literal(step.title)}** · {literal(_(step.page_title))} · "
-                    + _("{minutes} min").format(minutes=f"{step.minutes:g}") + f"  \n   :material/quiz: {ask}")
+        page = literal(_(step.page_title))
+        st.markdown(f"{n}. **{literal(step.title)}** · {page} · "
+                    + _("{minutes} min").format(minutes=numbers.number(step.minutes)) + f"  \n   :material/quiz: {ask}")
 
 
 def handout(lesson: Lesson, key: str) -> None:
@@ -165,9 +166,10 @@ def _entry(code: str, me: str | None) -> None:
         st.error(literal(error or info), icon=":material/error:")
         return
     with st.container(border=True, key="_hw_entry"):
-        st.markdown(":material/home_work: " + _("**Homework: {title}** · {n} steps, alone, at your own pace. Answer "
-                                                "each question once; the answer shows right after.").format(
-            title=literal(info.title), n=info.steps))
+        st.markdown(":material/home_work: " + ngettext(
+            "**Homework: {title}** · {n} step, alone, at your own pace. Answer each question once; the answer shows "
+            "right after.", "**Homework: {title}** · {n} steps, alone, at your own pace. Answer each question once; "
+            "the answer shows right after.", info.steps).format(title=literal(info.title), n=info.steps))
         if error:
             st.warning(literal(error))
         st.text_input(_("Nickname (optional: only your teacher sees it)"), key="_hw_nick", max_chars=40)
@@ -190,8 +192,10 @@ def _field(fields: dict, name: str, widget, label: str, **kw) -> None:
 
 def _step_editor(step: dict, n: int, last: int) -> None:
     uid = step["uid"]
-    with st.expander(f"{n}. {step['title']} · {_(STEP_PAGES[step['page']].title)} · "
-                     + _("{minutes} min").format(minutes=f"{step['minutes']:g}")):
+    where = step["page"]   # a plain variable: the extractor would take a literal key here for a message
+    page = _(STEP_PAGES[where].title)
+    with st.expander(f"{n}. {step['title']} · {page} · "
+                     + _("{minutes} min").format(minutes=numbers.number(step['minutes']))):
         with st.container(horizontal=True, gap="small"):
             st.button(_("Up"), icon=":material/arrow_upward:", key=f"_own_{uid}_up", on_click=own_lesson.move,
                       args=(uid, -1), disabled=n == 1)

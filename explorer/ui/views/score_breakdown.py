@@ -22,6 +22,7 @@ from explorer.ui import cached, params, pickers
 from explorer.ui import widgets as ui
 from explorer.ui.predict_first import ask_first
 from explorer.ui.views.breakdown_link import OPEN, strongest_key
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 CHART = "heatmap"   # the heatmap's chart key on the page
@@ -77,18 +78,19 @@ def key_picker(view: matrices.MatrixView, row: int, tokens: tuple[str, ...]) -> 
 
 def score_line(b: bd.ScoreBreakdown) -> str:
     """The score written out: scale × Σ qᵢ·kᵢ, Gemma 2's soft cap, the position bias and what Falcon's mask adds."""
-    core = f"{b.scale:.4f} × {b.dot:+.4f}"
+    core = f"{numbers.number(b.scale, 4)} × {numbers.signed(b.dot, 4)}"
     formula = _("scale") + " × Σ qᵢ·kᵢ"
     if b.softcap:
-        cap = f"{b.softcap:g}"
+        cap = numbers.number(b.softcap)
         formula, core = f"{cap} × tanh({formula} / {cap})", f"{cap} × tanh({core} / {cap})"
     if b.bias:
         formula = formula + " + " + _("bias")
-        core = core + " " + _("{bias} (position bias)").format(bias=f"{b.bias:+.4f}")
+        core = core + " " + _("{bias} (position bias)").format(bias=numbers.signed(b.bias, 4))
     if b.mask_bias:
         formula = formula + " + " + _("mask")
-        core = core + " " + _("{bias} (added by the model's mask)").format(bias=f"{b.mask_bias:+.4f}")
-    return (_("score = {formula} = {core} = **{score}**").format(formula=formula, core=core, score=f"{b.score:+.4f}")
+        core = core + " " + _("{bias} (added by the model's mask)").format(bias=numbers.signed(b.mask_bias, 4))
+    return (_("score = {formula} = {core} = **{score}**").format(formula=formula, core=core,
+                                                                 score=numbers.signed(b.score, 4))
             + (" · " + _("hidden by the causal mask: weight 0") if b.masked else ""))
 
 
@@ -140,9 +142,9 @@ def section(model: str, raw: AttentionResult, part: str, view: matrices.MatrixVi
 def _parts(b: bd.ScoreBreakdown, layer: int, head: int, query: int, key: int) -> None:
     """The score written out, the weight checked against the model's, the two vectors and their products."""
     st.markdown(score_line(b) + "  \n" + _("weight = softmax of the row at this key = **{weight}**").format(
-        weight=f"{b.weight:.4f}"))
+        weight=numbers.number(b.weight, 4)))
     _check(b.gap < TOLERANCE, _("The model's own weight for this cell: {weight} (difference {gap}).").format(
-        weight=f"{b.model_weight:.4f}", gap=f"{b.gap:.1e}"))
+        weight=numbers.number(b.model_weight, 4), gap=numbers.scientific(b.gap, 1)))
     ui.show_figure(plots.vectors(b), "bd_vectors", f"vectors-L{layer}H{head}-{query}-{key}")
     ui.show_figure(plots.products(b), "bd_products", f"products-L{layer}H{head}-{query}-{key}")
 
@@ -154,26 +156,27 @@ def _origin(b: bd.ScoreBreakdown, where, heatmap_score: float, layer: int, head:
         gap = abs(where.split.total - heatmap_score)
         ui.show_figure(plots.split_parts(where.split), "bd_split", f"split-L{layer}H{head}-{query}-{key}")
         _check(gap <= TOLERANCE * b.size, _("The parts add up to {total}; the score is {score} (difference "
-                                            "{gap}).").format(total=f"{where.split.total:+.5f}",
-                                                              score=f"{heatmap_score:+.5f}", gap=f"{gap:.1e}"))
+                                            "{gap}).").format(total=numbers.signed(where.split.total, 5),
+                                                              score=numbers.signed(heatmap_score,
+                                                                                   5), gap=numbers.scientific(gap, 1)))
     if where.alibi is not None:
         a = where.alibi
         _check(abs(a.bias - a.expected) <= TOLERANCE * b.size, _("The bias the model added is {bias}; slope × key "
                                                                  "position gives {expected}.").format(
-            bias=f"{a.bias:+.5f}", expected=f"{a.expected:+.5f}"))
+            bias=numbers.signed(a.bias, 5), expected=numbers.signed(a.expected, 5)))
         if b.mask_bias:
             st.caption(":material/info: " + _("This model's code adds the same bias a second time through its "
                                               "attention mask ({bias}); the score and weight above include both, as "
-                                              "the model computes.").format(bias=f"{b.mask_bias:+.4f}"))
+                                              "the model computes.").format(bias=numbers.signed(b.mask_bias, 4)))
     if where.rotary is not None:
         r = where.rotary
         st.markdown(_("Before rotation the two vectors score **{before}**; rotated to positions {query} and {key} "
                       "they score **{after}**. The Positional encodings lab shows the rotation itself.").format(
-            before=f"{r.before:+.4f}", query=query, key=key, after=f"{r.after:+.4f}"))
+            before=numbers.signed(r.before, 4), query=query, key=key, after=numbers.signed(r.after, 4)))
         ui.show_figure(plots.rotary_curve(r, within=query), "bd_curve", f"distance-L{layer}H{head}-{query}-{key}")
         _check(abs(r.at_own - heatmap_score) <= TOLERANCE * b.size,
                _("At their own distance {own} the curve gives {at_own}; the heatmap's score is {score}.").format(
-                   own=r.own, at_own=f"{r.at_own:+.5f}", score=f"{heatmap_score:+.5f}"))
+                   own=r.own, at_own=numbers.signed(r.at_own, 5), score=numbers.signed(heatmap_score, 5)))
         ui.page_link(table.LAB_POSITIONS.file, _("Positional encodings lab: how RoPE turns each pair"),
                      icon=":material/school:")
 
