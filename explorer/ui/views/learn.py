@@ -19,7 +19,7 @@ from explorer.learning.train import Run
 from explorer.lessons import learning_claims as claims
 from explorer.plots import learning as plots
 from explorer.serving import training
-from explorer.ui import cached, params, quiz
+from explorer.ui import cached, params, predict_first
 from explorer.ui import widgets as ui
 from explorer.ui.live import membership, push, replayed
 from explorer.ui.live import streamlit_internals as internals
@@ -165,9 +165,9 @@ def ask(shown_: Shown) -> bool:
     params.put("tr_ask", kind)
     question = claims.question(run, kind)
     if training_now:
-        quiz.predict_then_reveal(question, question_key(run.config, kind))
+        predict_first.predict_then_reveal(question, question_key(run.config, kind))
         return True
-    return quiz.ask_first(question, question_key(run.config, kind),
+    return predict_first.ask_first(question, question_key(run.config, kind),
                           _("The curves, the heatmaps and the trained model"))
 
 
