@@ -132,7 +132,7 @@ async def run(url: str, store_env: dict, n: int, rounds: int, source: str = LESS
     from explorer.classroom import open_store
     from explorer.lessons import catalogue
     from explorer.lessons.run import place
-    from explorer.words.pages import PAGES
+    from explorer.sitemap.table import PAGES
 
     lesson = next(x for x in catalogue({})[0] if x.source == source)
     print(f"{lesson.title}: {n} followers", flush=True)
