@@ -205,7 +205,7 @@ def _queued(key: tuple, work: Callable[[], T], lang: str) -> T:
     """``work()`` run by the shared forward queue for this session; in a page, a note while others go first."""
     ctx = internals.script_context()
     try:
-        ticket = FORWARDS.submit(ctx.session_id if ctx else "server", key, work, lang=lang)
+        ticket = FORWARDS.submit(ctx.session_id if ctx else "server", key, work, lang)
     except QueueFull:
         if ctx is None:
             raise
