@@ -45,6 +45,7 @@ def navigation() -> None:
     )
     from explorer.words.i18n import _
 
+    language.register()   # _() reads the session's language from here on
     lang = language.choose()
     st.set_page_config(page_title=_("Attention explorer"), page_icon=str(FAVICON), layout="wide")
     nav = st.session_state.get("_nav_pages")

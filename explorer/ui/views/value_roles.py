@@ -73,15 +73,14 @@ def head_roles(model: str, stop: bool = True):
     """``(roles, similar)`` DataFrames of the model's heads, computed once per model for all sessions."""
     loaded = cached.get_model(model)
 
-    lang = i18n.current()   # the progress messages: in the language of who asked first (the roles are numbers)
-
     def work(progress):
-        with i18n.language(lang):
-            progress(0.1, _("Scoring head roles…"))
-            found = roles.head_roles(loaded)
-            progress(0.5, _("Mapping similar heads…"))
-            return found, roles.similar_heads(loaded)
-    return cached.wait_or_stop(ROLES.run(model, work, _("head roles of {model}").format(model=model)), stop=stop)
+        progress(0.1, _("Scoring head roles…"))
+        found = roles.head_roles(loaded)
+        progress(0.5, _("Mapping similar heads…"))
+        return found, roles.similar_heads(loaded)
+    # the progress messages: in the language of who asked first (the roles are numbers)
+    job = ROLES.run(model, work, _("head roles of {model}").format(model=model), lang=i18n.current())
+    return cached.wait_or_stop(job, stop=stop)
 
 
 def more_stats(model: str, text: str, result: AttentionResult, stats):
