@@ -134,3 +134,15 @@ def test_remembered_counts_its_store_in_its_region_and_the_report_lists_every_re
     assert memos["bytes"] == before["bytes"] + 32   # four float64s
     for row in after.values():
         assert {"entries", "bytes", "max_bytes", "hits", "misses", "stores", "setting"} <= set(row)
+
+
+def test_the_stats_endpoint_reports_every_region():
+    import asyncio
+    import json
+
+    import app
+
+    got = json.loads(asyncio.run(app.stats(None)).body)
+    assert set(got["regions"]) == set(regions.REGIONS)
+    assert got["regions"]["drawn"]["max_bytes"] == got["render_store"]["max_bytes"] == regions.budget_bytes("drawn")
+    assert got["regions"]["results"]["max_bytes"] == got["results"]["max_bytes"]
