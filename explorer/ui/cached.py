@@ -28,9 +28,10 @@ from explorer.lessons import computed
 from explorer.lessons.model import Lesson
 from explorer.model import registry
 from explorer.model.loading import LoadedModel, log
-from explorer.serving import process
-from explorer.serving.cache import ByteLRU, remembered
+from explorer.serving import process, regions
+from explorer.serving.cache import ByteLRU
 from explorer.serving.fairqueue import FairQueue, QueueFull, Replaced
+from explorer.serving.regions import remembered
 from explorer.serving.worker import Job, Jobs, ModelWorker
 from explorer.ui.live import streamlit_internals as internals
 from explorer.ui.text import literal
@@ -41,7 +42,7 @@ T = TypeVar("T")
 
 # 384 MB by default: with both embedded models loaded (~1.05 GB resident) the server stays near 1.5 GB however
 # many texts the sessions send (a 512-token encoder result alone holds ~75 MB of weights).
-_results = ByteLRU(int(os.environ.get("EXPLORER_RESULT_CACHE_MB", "384")) * 2**20)
+_results = regions.store("results")   # sized by EXPLORER_RESULT_CACHE_MB (serving/regions.py)
 WORKER = ModelWorker()
 FORWARDS = FairQueue(workers=max(1, int(os.environ.get("EXPLORER_FORWARD_WORKERS", "1") or 1)),
                      max_waiting=max(1, int(os.environ.get("EXPLORER_FORWARD_MAX_WAITING", "100") or 100)),

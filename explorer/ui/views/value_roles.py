@@ -7,14 +7,13 @@ session. Value-weighted norms are kept like attention results, by (model, text) 
 from __future__ import annotations
 
 import dataclasses
-import os
 
 import streamlit as st
 
 from explorer.attention.result import AttentionResult
 from explorer.heads_do import pairs, roles, values
 from explorer.plots import effects as plots
-from explorer.serving.cache import ByteLRU
+from explorer.serving import regions
 from explorer.serving.worker import Jobs
 from explorer.ui import cached
 from explorer.ui.pickers import choice_picker
@@ -24,7 +23,7 @@ from explorer.words import i18n
 from explorer.words.i18n import N_, _
 
 ROLES = Jobs(4)
-_weighted = ByteLRU(int(os.environ.get("EXPLORER_VALUE_CACHE_MB", "128")) * 2**20)
+_weighted = regions.store("values")   # sized by EXPLORER_VALUE_CACHE_MB (serving/regions.py)
 WEIGHTINGS = {"weights": N_("weights"), "value": N_("weight × value size")}   # English; translated where shown
 
 
