@@ -84,7 +84,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--sentences", type=int, default=40)
     parser.add_argument("--words", type=int, default=20)
     parser.add_argument("--device", default=None)
+    parser.add_argument("--smoke", action="store_true", help="one repetition of 4 sentences of 5 words (CI)")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.repeat, args.sentences, args.words = 1, 4, 5
     from explorer.model.loading import load_model
     from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 
