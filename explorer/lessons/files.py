@@ -39,6 +39,7 @@ from pathlib import Path
 
 from explorer.words import i18n, numbers
 from explorer.words.i18n import N_, Later, _
+from explorer.words.numbers import in_text
 
 from .computed import CHECKS, COMPUTED, known
 from .model import PAGE_QUESTION, Lesson, Step, StepQuestion
@@ -265,7 +266,8 @@ def _translated_question(raw: object, english: StepQuestion, fail) -> StepQuesti
 
 def translated(lesson: Lesson, text: str | bytes, file: str, lang: str) -> Lesson:
     """``lesson`` (its English file, parsed) with the texts of its translation ``text`` (TOML) in ``lang``: the same
-    steps, pages, parameters and question ids. LessonError (one message) when the translation does not fit."""
+    steps, pages, parameters and question ids, its numbers written the way ``lang`` writes them. LessonError (one
+    message) when the translation does not fit."""
     file = str(file)[:80]
 
     def fail(what, why, step=None):
@@ -289,14 +291,22 @@ def translated(lesson: Lesson, text: str | bytes, file: str, lang: str) -> Lesso
         notes = _text(given.get("notes"), "notes", bad, LONGEST["notes"], required=bool(step.notes))
         question = step.question
         if step.question is not None:
-            question = _translated_question(given.get("question"), step.question, bad)
+            question = _in_numbers(_translated_question(given.get("question"), step.question, bad), lang)
         elif "question" in given:
             bad("question", Later(N_("the English step asks no question of its own")))
-        merged.append(Step(_text(given.get("title"), "title", bad, LONGEST["title"]), step.page, step.minutes,
-                           notes, step.params, question, step.page_question, step.computed, step.checks))
-    about = _text(raw.get("about"), "about", fail, LONGEST["about"], required=bool(lesson.about))
-    return Lesson(_text(raw.get("title"), "title", fail, LONGEST["title"]), tuple(merged), about, lesson.source,
-                  lang, tuple(lesson.question_id(i) for i in range(len(lesson.steps))))
+        merged.append(Step(in_text(_text(given.get("title"), "title", bad, LONGEST["title"]), lang), step.page,
+                           step.minutes, in_text(notes, lang), step.params, question, step.page_question,
+                           step.computed, step.checks))
+    about = in_text(_text(raw.get("about"), "about", fail, LONGEST["about"], required=bool(lesson.about)), lang)
+    return Lesson(in_text(_text(raw.get("title"), "title", fail, LONGEST["title"]), lang), tuple(merged), about,
+                  lesson.source, lang, tuple(lesson.question_id(i) for i in range(len(lesson.steps))))
+
+
+def _in_numbers(question: StepQuestion, lang: str) -> StepQuestion:
+    """A translated question with its numbers written the way ``lang`` writes them (``numbers.in_text``: a
+    translation file keeps the English file's numbers, so a check can compare them; a reader gets "0,401")."""
+    return StepQuestion(in_text(question.prompt, lang), tuple(in_text(o, lang) for o in question.options),
+                        in_text(question.answer, lang), in_text(question.explain, lang))
 
 
 def translation_path(folder: Path, name: str, lang: str) -> Path:

@@ -21,6 +21,7 @@ English numbers, never a mix. CSV downloads are for machines and keep the decima
 from __future__ import annotations
 
 import math
+import re
 from decimal import Decimal
 from functools import lru_cache
 from typing import Iterable
@@ -172,3 +173,27 @@ def plotly_separators(lang: str | None = None) -> str:
     """plotly's ``layout.separators``: the decimal mark then the thousands separator (".," English, ",." German)."""
     lang = locale(lang)
     return get_decimal_symbol(lang) + get_group_symbol(lang)
+
+
+_DECIMAL_IN_TEXT = re.compile(r"(?<![\w.,])(-?\d+)\.(\d+)(?![\w]|\.\d)")
+_BRACKETED = re.compile(r"\[([^\[\]]*)\]")
+_ELEMENT = re.compile(r"\s*[-−]?\d+(\.\d+)?\s*")
+
+
+def in_text(text: str, lang: str | None = None) -> str:
+    """A text written with English numbers (a lesson file: "[0.707, 0.707]", "1.5 nats") with its numbers written the
+    reader's way: where the decimal mark is a comma, each decimal point becomes a comma and a bracketed list of
+    numbers is separated by "; " ("[0,707; 0,707]"), so that "[1,0]" can never read as one number. Other text, and
+    whole numbers, are left as they are."""
+    lang = locale(lang)
+    if not comma_decimal(lang):
+        return text
+
+    def listed(match: re.Match) -> str:
+        parts = match.group(1).split(",")
+        if len(parts) < 2 or not all(_ELEMENT.fullmatch(p) for p in parts):
+            return match.group(0)
+        return "[" + list_separator(lang).join(p.strip() for p in parts) + "]"
+
+    mark = get_decimal_symbol(lang)
+    return _DECIMAL_IN_TEXT.sub(lambda m: f"{m.group(1)}{mark}{m.group(2)}", _BRACKETED.sub(listed, text))

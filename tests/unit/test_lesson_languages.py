@@ -43,8 +43,11 @@ def test_every_shipped_lesson_has_a_translation_that_fits_its_english_file(path:
     theirs = dict(_texts(lesson))
     for where, text in _texts(english):
         assert bool(theirs[where]) == bool(text), f"{other.name}: {where} is missing"
-        # the worked example's numbers (and every other decimal) are the English file's, exactly
-        assert sorted(_DECIMAL.findall(theirs[where])) == sorted(_DECIMAL.findall(text)), f"{other.name}: {where}"
+        # the worked example's numbers (and every other decimal) are the English file's, exactly, written with the
+        # reader's decimal mark (numbers.in_text: "0,401" in German and Spanish)
+        assert sorted(_DECIMAL.findall(theirs[where].replace(",", "."))) == sorted(_DECIMAL.findall(text)), \
+            f"{other.name}: {where}"
+        assert not _DECIMAL.findall(theirs[where]), f"{other.name}: {where} writes a decimal point"
     changed = sum(theirs[w] != t for w, t in _texts(english) if t)
     assert changed > len(english.steps), f"{other.name} looks untranslated"
 

@@ -129,3 +129,13 @@ def test_the_fast_path_writes_what_babel_writes(lang):
                                                                           locale=lang)
     assert numbers.each([0.5, -0.25, float("nan")], 2, lang=lang) == [numbers.number(v, 2, lang=lang)
                                                                       for v in (0.5, -0.25, float("nan"))]
+
+
+def test_a_lesson_text_is_written_with_the_readers_numbers():
+    from explorer.words.numbers import in_text
+    text = "divided by √2 = 1.414 they are [0.707, 0.707]; Q = [1,0], [0,1]; torch 2.13.0, [CLS], 3.5."
+    assert in_text(text, "en") == text
+    assert in_text(text, "de") == "divided by √2 = 1,414 they are [0,707; 0,707]; Q = [1; 0], [0; 1]; torch 2.13.0, " \
+                                  "[CLS], 3,5."
+    assert in_text(text, "es") == in_text(text, "de")
+    assert in_text("−0.25 and -1.5 nats", "de") == "−0,25 and -1,5 nats"
