@@ -10,7 +10,7 @@ Rows (median wall and CPU time of the server's work, the load average printed be
      panel's does.                                                  target ≤ 2 s (encoder) / ≤ 5 s (decoder)
   S3 one sentence in the batch vs the same sentence alone: the largest |difference| of any weight over the 40
      sentences, every layer and head (a full batch), and the stopped batch vs the full one        target ≤ 1e-5
-(S2, 30 followers receiving the figure, needs a class of browsers or websocket clients: not measured here.)
+(S2, 30 followers receiving the figure, is bench/sentences_follow_bench.py: websocket clients on a server.)
 """
 from __future__ import annotations
 
