@@ -7,6 +7,7 @@ where the family keeps it raises ``Unsupported`` naming the family and the path.
 from __future__ import annotations
 
 from contextlib import contextmanager
+from weakref import WeakKeyDictionary
 
 import numpy as np
 import torch
@@ -41,7 +42,15 @@ def _part(model: torch.nn.Module, fam: Family, path: str, what: str, where=None)
     return found
 
 
+_WHOLE: WeakKeyDictionary = WeakKeyDictionary()   # model -> its every block while ``first_blocks`` cuts it
+
+
 def blocks(model: torch.nn.Module) -> torch.nn.ModuleList:
+    """The model's list of blocks: every block, also while a ``first_blocks`` pass (under the model's lock) runs
+    with fewer, so that a reader outside the lock (a knockout putting its hooks on) never sees the cut list."""
+    whole = _WHOLE.get(model)
+    if whole is not None:
+        return whole
     fam = family_of(model)
     return _part(model, fam, fam.layers, "list of blocks")
 
@@ -66,11 +75,13 @@ def first_blocks(model: torch.nn.Module, n: int):
         maybe_install_capturing_hooks(model)
     path, _dot, name = fam.layers.rpartition(".")
     parent = get(model, path) if path else model
+    _WHOLE[model] = layers
     setattr(parent, name, torch.nn.ModuleList(list(layers)[:n]))
     try:
         yield n
     finally:
         setattr(parent, name, layers)
+        del _WHOLE[model]
 
 
 def attention_layers(model: torch.nn.Module) -> tuple[torch.nn.ModuleList, list[torch.nn.Module]]:
