@@ -71,7 +71,9 @@ def colorbar_margin(title: str) -> int:
     return math.ceil(max(72, text_px(title) + 60))
 
 
-PHONE_WIDTH = 358   # px a chart gets on a 390 px phone (Streamlit pads the main block 16 px a side)
+# px a chart gets on a 390 px phone inside a bordered container (as the class's panels draw it), measured in
+# Chromium: 326 (the main column alone gives 358: Streamlit pads it 16 px a side, the border's box 16 more)
+PHONE_WIDTH = 326
 ELLIPSIS = "\u2026"
 
 
