@@ -1,6 +1,6 @@
 """Benchmark rows for one score taken apart (issue 32), on both embedded models.
 
-    .venv/bin/python bench/breakdown_bench.py [--repeat 30] [--tokens 32,512]
+    .venv/bin/python bench/breakdown_bench.py [--repeat 30] [--tokens 32,512] [--smoke]
 
 Prints one line per row: median wall and CPU time of the server's work (no browser), with the target, judged on
 the CPU time (on a machine other programs load, wall time measures them too; the load average is printed). Rows:
@@ -16,6 +16,7 @@ is part of any row).
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import statistics
 import sys
@@ -26,19 +27,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
+from bench.stats import timed  # noqa: E402
+
 WORDS = "the animal didn't cross the street because it was too tired".split()
 
 
-def timed(fn, repeat: int) -> tuple[float, float]:
-    """Median wall and CPU seconds of ``repeat`` calls ``fn(i)`` after one warm-up call."""
-    fn(0)
-    walls, cpus = [], []
-    for i in range(1, repeat + 1):
-        wall, cpu = time.perf_counter(), time.process_time()
-        fn(i)
-        walls.append(time.perf_counter() - wall)
-        cpus.append(time.process_time() - cpu)
-    return statistics.median(walls), statistics.median(cpus)
+def each_new(fn):
+    """A call of ``fn(0)``, then ``fn(1)``, … on each call: every timed call opens a new (query, key)."""
+    count = itertools.count()
+    return lambda: fn(next(count))
 
 
 def text_of(loaded, n_tokens: int) -> str:
@@ -89,7 +86,7 @@ def core_rows(name: str, tokens: int, repeat: int) -> None:
         for fig in figs:
             plotly.io.to_json(fig.to_dict(), validate=False)
 
-    wall, cpu = timed(open_one, repeat)
+    wall, cpu = timed(each_new(open_one), repeat, warm=True)
     line("B1", f"open a breakdown, {name}, {n} tokens", wall, cpu, 0.100)
     if families.positions_of(loaded.model) == "rope":
         layout = families.family_of(loaded.model).rotary_layout
@@ -98,8 +95,8 @@ def core_rows(name: str, tokens: int, repeat: int) -> None:
             layer, head, query, key = pair(i)
             inv_freq, scaling = anatomy.rope_table(loaded.model, layer)
             rotary_view(inv_freq, scaling, layout, breakdown(result, layer, head, query, key), n)
-        base_wall, base_cpu = timed(lambda i: breakdown(result, *pair(i)), repeat)
-        wall, cpu = timed(curve, repeat)
+        base_wall, base_cpu = timed(each_new(lambda i: breakdown(result, *pair(i))), repeat, warm=True)
+        wall, cpu = timed(each_new(curve), repeat, warm=True)
         line("B2", f"relative-position curve, {name}, {n} tokens (breakdown itself taken off)",
              wall - base_wall, cpu - base_cpu, 0.050)
 
@@ -138,13 +135,19 @@ def page_row(name: str, repeat: int) -> None:
          statistics.median(walls), statistics.median(cpus), 0.100)
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--tokens", default="32,512")
     parser.add_argument("--models", default="all-MiniLM-L6-v2,SmolLM2-135M-Instruct")
     parser.add_argument("--no-page", action="store_true", help="skip B3 (AppTest)")
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true",
+                        help="every row once, 16 tokens, B1 and B2 on the decoder, B3 on the encoder (CI)")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        core_rows("SmolLM2-135M-Instruct", 16, 1)   # B1 and B2 (the rotary curve: the decoder only)
+        page_row("all-MiniLM-L6-v2", 1)             # B3
+        return
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
     for name in args.models.split(","):
         for tokens in (int(t) for t in args.tokens.split(",")):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 import sys
 import time
 from pathlib import Path
@@ -58,6 +59,23 @@ class AppServer(Server):
                 return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmRSS"))
 
 
+class RunningServer:
+    """A server this benchmark did not start (``--url``): the same ``url``, ``proc.pid`` and ``rss()`` as
+    ``AppServer``; ``stop`` leaves it running."""
+
+    def __init__(self, url: str, pid: int):
+        self.url, self.proc = url.rstrip("/"), type("Process", (), {"pid": pid})()
+
+    async def ready(self, timeout: float = 120) -> float:
+        return 0.0
+
+    def rss(self) -> int:
+        return AppServer.rss(self)
+
+    def stop(self) -> None:
+        pass
+
+
 def cpu_seconds(server: AppServer) -> dict:
     """CPU seconds used so far by the server, by this benchmark's browsers (every other descendant of this
     process) and by the whole machine."""
@@ -105,6 +123,21 @@ async def submit_text(page, text: str) -> float:
     return start
 
 
+MODEL_MENU = "Model"   # the heatmap page's model menu, by its label (English: the server's default language)
+
+
+async def open_menu(page, label: str, option: str, timeout: float = 30):
+    """Open the select box labelled ``label`` (by its label, never by its place on the page: the sidebar's
+    Language menu is the first select box of every page) and return its entry that shows ``option``, not yet
+    clicked."""
+    label_of = page.locator('[data-testid="stWidgetLabel"]', has_text=re.compile(rf"^\s*{re.escape(label)}\s*$"))
+    box = page.locator('[data-testid="stSelectbox"]').filter(has=label_of)
+    await box.first.click(timeout=timeout * 1000)
+    entry = page.get_by_role("option").filter(has_text=option).first
+    await entry.wait_for(timeout=timeout * 1000)
+    return entry
+
+
 def heatmaps_url(server: AppServer, model: str | None = None) -> str:
     from urllib.parse import urlencode
     return f"{server.url}/heatmaps" + (f"?{urlencode({'model': model})}" if model else "")
@@ -127,9 +160,7 @@ async def cold_start(playwright, decoder: str, env: dict) -> dict:
         await idle(page)
         rss_one = server.rss()
         # The decoder's first load: pick it in the model menu of the open page, as a user would.
-        await page.locator('[data-testid="stSelectbox"]').first.click()
-        option = page.get_by_role("option").filter(has_text=decoder).first
-        await option.wait_for(timeout=30_000)
+        option = await open_menu(page, MODEL_MENU, decoder)
         start = time.perf_counter()
         await option.click()
         await heatmap(page, timeout=180, title=decoder)

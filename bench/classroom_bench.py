@@ -1,5 +1,6 @@
 """Classroom and scale-out numbers with the browser-less websocket client (bench/wsclient.py).
 
+    .venv/bin/python bench/classroom_bench.py --smoke [--url URL --classroom DB --pid PID]   # seconds (CI)
     .venv/bin/python bench/classroom_bench.py [--followers 30] [--changes 10] [--idle-seconds 60]
                                               [--steps 30,60,120] [--duration 40] [--skip-follow] [--skip-scale]
                                               [--browsers 7 [--phones 3] [--rounds 3] [--heads 8]]
@@ -80,10 +81,13 @@ def view(layer: int, head: int) -> dict:
     return {"page": "pages/heatmaps.py", "params": params, "opts": {}}
 
 
-async def follow(url: str, pid: int, db: str, n: int, changes: int, idle_s: float, seed: int = 0) -> dict:
+async def follow(url: str, pid: int, db: str, n: int, changes: int, idle_s: float, seed: int = 0,
+                 settle_s: float = 60) -> dict:
+    """The follow latency and the idle followers' CPU (part 1 above); ``settle_s`` bounds each wait for the server
+    to go quiet before an idle window."""
     from explorer.classroom import open_store
 
-    store = open_store({"EXPLORER_CLASSROOM_DB": db})
+    store = open_store({"EXPLORER_CLASSROOM_DB": db, "EXPLORER_CLASSROOM_URL": ""})
     room, key = store.create_room()
     store.set_view(room, key, view(1, 0))
     followers = [Follower(url, room) for _ in range(n)]
@@ -122,7 +126,7 @@ async def follow(url: str, pid: int, db: str, n: int, changes: int, idle_s: floa
               f"{fmt_ms(out['p95'])}, max {fmt_ms(out['max'])}, missed {out['missed']}; fragment reruns sent "
               f"{ticks} ({sum(f.session.fragment_reruns for f in followers) / n:.0f} per follower)", flush=True)
         # -- idle: the followers stay, nothing changes
-        await settle(pid, rate=0.5, limit=20)
+        await settle(pid, rate=0.5, window=min(2.0, settle_s / 4), limit=min(20, settle_s))
         c0, t1 = proc_cpu(pid), time.monotonic()
         fr0 = sum(f.session.fragment_reruns for f in followers)
         await asyncio.sleep(idle_s)
@@ -130,8 +134,8 @@ async def follow(url: str, pid: int, db: str, n: int, changes: int, idle_s: floa
         out["idle_polls"] = sum(f.session.fragment_reruns for f in followers) - fr0
     finally:
         await asyncio.gather(*(f.session.close() for f in followers), return_exceptions=True)
-    await asyncio.sleep(3)
-    await settle(pid)
+    await asyncio.sleep(min(3, settle_s))
+    await settle(pid, window=min(2.0, settle_s / 4), limit=settle_s)
     c0, t1 = proc_cpu(pid), time.monotonic()
     await asyncio.sleep(idle_s)
     out["base_cpu_s"], out["base_window_s"] = proc_cpu(pid) - c0, time.monotonic() - t1
@@ -338,9 +342,24 @@ def main(argv=None) -> int:
     p.add_argument("--heads", type=int, default=8, help="head changes on the heatmap (--browsers)")
     p.add_argument("--replicas", type=int, default=0,
                    help="with --browsers: the class through this many replicas behind HAProxy with Redis")
+    p.add_argument("--url", help="follow: a running loopback server instead of one started here (with "
+                                 "--classroom, its SQLite classroom file, and --pid, its process)")
+    p.add_argument("--classroom", help="with --url: the server's classroom file (EXPLORER_CLASSROOM_DB)")
+    p.add_argument("--pid", type=int, help="with --url: the server's process")
+    p.add_argument("--smoke", action="store_true",
+                   help="follow only: 2 followers, 1 change, 1 s idle windows (CI: that it still runs)")
     args = p.parse_args(argv)
+    settle_s = 60.0
+    if args.smoke:
+        args.followers, args.changes, args.idle_seconds, args.skip_scale, args.browsers = 2, 1, 0.5, True, 0
+        settle_s = 2.0
     results = {}
-    if not args.skip_follow:
+    if not args.skip_follow and args.url:
+        if not (args.classroom and args.pid):
+            p.error("--url needs --classroom and --pid")
+        results["follow"] = asyncio.run(follow(args.url, args.pid, args.classroom, args.followers, args.changes,
+                                               args.idle_seconds, settle_s=settle_s))
+    elif not args.skip_follow:
         from chromium import Server
 
         with tempfile.TemporaryDirectory() as tmp:
@@ -349,7 +368,7 @@ def main(argv=None) -> int:
                             log_prefix="classroom-bench")
             try:
                 results["follow"] = asyncio.run(follow(server.url, server.proc.pid, db, args.followers,
-                                                       args.changes, args.idle_seconds))
+                                                       args.changes, args.idle_seconds, settle_s=settle_s))
             finally:
                 server.stop()
     if args.browsers and args.replicas:
@@ -376,6 +395,8 @@ def main(argv=None) -> int:
                 server.stop()
     if not args.skip_scale:
         results["scale"] = scale([int(n) for n in args.steps.split(",")], args.duration)
+    if args.smoke:   # its numbers mean nothing: a measured run's file stays
+        return 0
     out = ROOT / "test-artifacts" / "classroom-bench.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(results, indent=1, default=str))

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/cold_ab.py /tmp/before             # this checkout against a worktree of an older commit
     .venv/bin/python bench/cold_ab.py /tmp/before --pairs 6 --split
+    .venv/bin/python bench/cold_ab.py --smoke           # one cold start of this checkout (CI: that it still runs)
 
 Each pair runs both checkouts, in alternating order, with a fresh Chromium each time (as row 4a: the browser is
 launched first, the page opened as soon as the health endpoint answers). ``--split`` puts the server on core 0 and
@@ -42,26 +43,31 @@ async def cold_start(playwright, checkout: Path, split: bool) -> float:
         await browser.close()
 
 
-async def compare(other: Path, pairs: int, split: bool) -> dict[str, list[float]]:
+async def compare(other: Path | None, pairs: int, split: bool) -> dict[str, list[float]]:
+    """``pairs`` cold starts of each checkout, alternately; without ``other``, of this one only."""
     from playwright.async_api import async_playwright
 
-    runs = {"this": [], "other": []}
+    runs = {"this": [], "other": []} if other else {"this": []}
     async with async_playwright() as playwright:
         for i in range(pairs):
-            for which in (("this", "other") if i % 2 == 0 else ("other", "this")):
+            for which in (list(runs) if i % 2 == 0 else list(runs)[::-1]):
                 runs[which].append(await cold_start(playwright, ROOT if which == "this" else other, split))
     return runs
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("other", type=Path, help="the other checkout (e.g. a git worktree of an older commit)")
+    parser.add_argument("other", type=Path, nargs="?",
+                        help="the other checkout (e.g. a git worktree of an older commit); none: this one only")
     parser.add_argument("--pairs", type=int, default=4)
     parser.add_argument("--split", action="store_true", help="server on core 0, browser on core 1")
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true", help="one cold start of this checkout (CI)")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.other, args.pairs = None, 1
     if args.split:
         os.sched_setaffinity(0, {1})   # before Playwright starts: its driver and Chromium inherit it
-    runs = asyncio.run(compare(args.other.resolve(), args.pairs, args.split))
+    runs = asyncio.run(compare(args.other and args.other.resolve(), args.pairs, args.split))
     for which, seconds in runs.items():
         print(f"{which} ({ROOT if which == 'this' else args.other}): median {median(seconds):.2f} s, "
               f"runs {', '.join(f'{s:.2f}' for s in seconds)}")

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/floors.py            # both embedded models, 20 texts each (about a minute)
     .venv/bin/python bench/floors.py --texts 40
+    .venv/bin/python bench/floors.py --smoke     # one text, the encoder only: that it still runs (CI)
 
 For each model, in this process (AppTest, as rows 1 and 2 measure): a rerun with a new 32-token text (extraction
 included), the same page run again with nothing changed (result, statistics and pictures already remembered: what
@@ -53,17 +54,17 @@ def page_floors(name: str, n_texts: int) -> dict:
     new, unchanged, bare = [], [], []
     for text in texts:
         at.text_area(key="text").set_value(text)
-        new.append(timed(at.run))
-        unchanged.append(timed(at.run))
+        new.append(timed(at.run)[0])
+        unchanged.append(timed(at.run)[0])
         if at.exception:
             raise RuntimeError(f"the heatmap page failed on {name}: {at.exception[0].value}")
         inputs = loaded.tokenizer(text, return_tensors="pt")
         with torch.inference_mode():
             loaded.model(**inputs, output_attentions=True)   # warm, as row 1 does
-            bare.append(timed(lambda inputs=inputs: loaded.model(**inputs, output_attentions=True)))
+            bare.append(timed(lambda inputs=inputs: loaded.model(**inputs, output_attentions=True))[0])
     one = AppTest.from_string("import streamlit as st\nst.write('x')", default_timeout=60)
     one.run()
-    empty = [timed(one.run) for _ in range(n_texts)]
+    empty = [timed(one.run)[0] for _ in range(n_texts + 3)]   # the first 3 warm up, as above
     warm = slice(3, None)
     return dict(new=median(new[warm]), unchanged=median(unchanged[warm]), bare=median(bare[warm]),
                 one_line=median(empty[warm]))
@@ -90,14 +91,18 @@ def ws_load_forward(n_texts: int) -> dict:
     return dict(cpu=median(cpu[3:]), tokens=median(tokens))
 
 
-def main() -> None:
+def main(argv=None) -> None:
     from explorer.model import registry
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--texts", type=int, default=20, help="texts per model (the first 3 warm up)")
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true", help="one text, the encoder only (CI: that it still runs)")
+    args = parser.parse_args(argv)
     ms = 1000
-    for name in (registry.EMBEDDED_ENCODER, registry.EMBEDDED_DECODER):
+    models = (registry.EMBEDDED_ENCODER,) if args.smoke else (registry.EMBEDDED_ENCODER, registry.EMBEDDED_DECODER)
+    if args.smoke:
+        args.texts = 1
+    for name in models:
         f = page_floors(name, args.texts)
         print(f"{name}: new text {f['new'] * ms:.1f} ms, unchanged {f['unchanged'] * ms:.1f} ms, bare forward "
               f"{f['bare'] * ms:.1f} ms, one-line page {f['one_line'] * ms:.1f} ms; new ÷ bare "

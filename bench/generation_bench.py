@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/generation_bench.py            # SmolLM2, all rows (~2 minutes on 2 busy cores)
     .venv/bin/python bench/generation_bench.py --reps 3   # fewer repetitions
+    .venv/bin/python bench/generation_bench.py --smoke    # every row once, 8 new tokens (CI: that they still run)
 
 Rows (printed as markdown; copied by hand into docs/benchmarks.md, "Watch it write"):
 - G1: one cached step with the page's recording (attention records, residual / head / MLP taps, numpy copies,
@@ -72,10 +73,15 @@ def row(name: str, xs: list[float], unit: str = "ms", note: str = "") -> str:
     return f"| {name} | {median(xs):.1f} {unit} | {lo:.1f}–{hi:.1f} | {len(xs)} | {note} |"
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=5)
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true",
+                        help="every row once with 8 new tokens instead of 32 (CI: that they still run)")
+    args = parser.parse_args(argv)
+    new = 8 if args.smoke else 32   # new tokens of rows G1-G3; G4 holds twice as many
+    if args.smoke:
+        args.reps = 1
     from explorer.generation import taps
     from explorer.ui import cached
     loaded = cached.WORKER.get(EMBEDDED_DECODER)
@@ -84,7 +90,7 @@ def main() -> None:
     print(f"prompt: {len(ids)} tokens; torch threads {torch.get_num_threads()}; cores {os.cpu_count()}", flush=True)
     bare, ours, ratios = [], [], []
     for _ in range(args.reps):
-        b, o = bare_steps(loaded, ids, 33), recorded_steps(loaded, ids, 33)
+        b, o = bare_steps(loaded, ids, new + 1), recorded_steps(loaded, ids, new + 1)
         bare += b
         ours += o
         ratios.append(median(o) / median(b))
@@ -94,27 +100,27 @@ def main() -> None:
     to_last, check, totals = [], [], []
     for rep in range(args.reps):
         start = time.perf_counter()
-        gen = generate(loaded, PROMPT16, Settings(new_tokens=32, seed=rep), check=False)
+        gen = generate(loaded, PROMPT16, Settings(new_tokens=new, seed=rep), check=False)
         to_last.append((time.perf_counter() - start) * 1e3)
         from explorer.generation.kvcache import full_forward
         start = time.perf_counter()
         full_forward(loaded, gen.ids[:-1])
         check.append((time.perf_counter() - start) * 1e3)
-    lines += [row("G2 generate 32 tokens (to the last token)", to_last, "ms", f"{gen.steps} steps"),
+    lines += [row(f"G2 generate {new} tokens (to the last token)", to_last, "ms", f"{gen.steps} steps"),
               row("G2 fidelity pass (one full forward)", check)]
     from pagetest import open_page
-    for rep in range(max(2, args.reps // 2)):
+    for rep in range(1 if args.smoke else max(2, args.reps // 2)):
         start = time.perf_counter()
-        at = open_page("pages/write.py", prompt=PROMPT16 + " " * (rep + 1), new="32")
+        at = open_page("pages/write.py", prompt=PROMPT16 + " " * (rep + 1), new=str(new))
         totals.append((time.perf_counter() - start) * 1e3)
-    lines.append(row("G2 page's first run, 32 tokens (AppTest)", totals, "ms", "all figures included"))
+    lines.append(row(f"G2 page's first run, {new} tokens (AppTest)", totals, "ms", "all figures included"))
     temp, revisit, fresh = [], [], []
     for i in range(args.reps):
         start = time.perf_counter()
         at.slider(key="vtemp").set_value(round(0.3 + 0.2 * i, 2)).run()
         temp.append((time.perf_counter() - start) * 1e3)
         start = time.perf_counter()
-        at.slider(key="step").set_value(5 + i).run()
+        at.slider(key="step").set_value(min(5 + i, new - 1)).run()
         fresh.append((time.perf_counter() - start) * 1e3)
         start = time.perf_counter()
         at.slider(key="step").set_value(0).run()
@@ -122,9 +128,9 @@ def main() -> None:
         assert not at.exception
     lines += [row("G3 rerun: view temperature", temp), row("G3 rerun: step already read", revisit),
               row("G3 rerun: new step (lens + direct effect)", fresh)]
-    big = generate(loaded, PROMPT16, Settings(new_tokens=64), check=False)
+    big = generate(loaded, PROMPT16, Settings(new_tokens=2 * new), check=False)
     budget = cached.result_cache().max_bytes
-    lines.append(f"| G4 a 64-token generation in the result cache | {nbytes(big) / 2**20:.1f} MB | | 1 | "
+    lines.append(f"| G4 a {2 * new}-token generation in the result cache | {nbytes(big) / 2**20:.1f} MB | | 1 | "
                  f"{big.steps} steps; budget {budget / 2**20:.0f} MB ({nbytes(big) / budget:.1%}) |")
     print("\n".join(lines))
 

@@ -52,11 +52,11 @@ def run_bytes(run) -> int:
     return sum(a.nbytes for a in arrays) + 8 * 4 * len(run.checkpoints)
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--smoke", action="store_true")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     seeds = range(1 if args.smoke else args.seeds)
     base = runs.SHIPPED["two-layers"].with_(steps=200) if args.smoke else runs.SHIPPED["two-layers"]
     trainer = Trainer(waiting=1)

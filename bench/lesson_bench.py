@@ -1,6 +1,7 @@
 """A lesson step sent to a class of browser-less followers: seconds from Next to each follower's script finished.
 
     .venv/bin/python bench/lesson_bench.py [--followers 30] [--rounds 1] [--lesson 1-5|all] [--reveal] [--url URL]
+    .venv/bin/python bench/lesson_bench.py --smoke    # 2 followers, 2 steps (CI: that it still runs)
 
 One server with a temporary classroom file; a room made through the store API; N follower sessions (the websocket
 client of bench/wsclient.py) on the teacher's first step. "Next" is the write the teacher's run makes once its page
@@ -120,10 +121,11 @@ def cpu_seconds(pids: list[int]) -> float:
 
 
 async def run(url: str, store_env: dict, n: int, rounds: int, source: str = LESSONS["1"],
-              pids: list[int] = (), reveal: bool = False) -> dict:
-    """Next to every step, ``rounds`` times; with ``reveal``, after each step's Next the teacher also reveals its
-    question, which unfolds the step's page (its charts and sentences) on every follower at once: that fan-out is
-    timed and counted the same way (rows "reveal")."""
+              pids: list[int] = (), reveal: bool = False, steps: int | None = None, pause: float = 2.0) -> dict:
+    """Next to every step (the first ``steps`` only, when given), ``rounds`` times, ``pause`` seconds after the
+    last fan-out; with ``reveal``, after each step's Next the teacher also reveals its question, which unfolds the
+    step's page (its charts and sentences) on every follower at once: that fan-out is timed and counted the same
+    way (rows "reveal")."""
     from explorer.classroom import open_store
     from explorer.lessons import catalogue
     from explorer.lessons.run import place
@@ -158,9 +160,9 @@ async def run(url: str, store_env: dict, n: int, rounds: int, source: str = LESS
     print(f"{sum(last in f.finished for f in followers)}/{n} followers on step {last}", flush=True)
     out = {"lesson": lesson.title, "followers": n}
 
-    async def timed(i: int, act, what: str) -> None:
+    async def fan_out(i: int, act, what: str) -> None:
         """``act()`` (a write to the room), then until every follower's run drawing step i + 1 has finished."""
-        await asyncio.sleep(2.0)
+        await asyncio.sleep(pause)
         for f in followers:
             f.finished.pop(i + 1, None)
             f.bytes.pop(i + 1, None)
@@ -189,11 +191,11 @@ async def run(url: str, store_env: dict, n: int, rounds: int, source: str = LESS
 
     try:
         for _ in range(rounds):
-            for i in range(len(lesson.steps)):
-                await timed(i, lambda i=i: publish(i), "next")
+            for i in range(len(lesson.steps))[:steps]:
+                await fan_out(i, lambda i=i: publish(i), "next")
                 qid = question_of(i) if reveal else None
                 if qid:
-                    await timed(i, lambda qid=qid: store.reveal(room, key, qid), "reveal")
+                    await fan_out(i, lambda qid=qid: store.reveal(room, key, qid), "reveal")
     finally:
         await asyncio.gather(*(f.close() for f in followers), return_exceptions=True)
     for what, row in out.items():
@@ -220,13 +222,19 @@ def main(argv=None) -> int:
     p.add_argument("--reveal", action="store_true", help="after each Next, reveal the step's question and time the "
                                                           "unfolded page's fan-out too")
     p.add_argument("--pids", default="", help="with --url: the server processes whose CPU to count (comma-separated)")
+    p.add_argument("--steps", type=int, help="the lesson's first N steps only")
+    p.add_argument("--smoke", action="store_true",
+                   help="2 followers, lesson 1's first 2 steps with Reveal, short pauses (CI: that it still runs)")
     args = p.parse_args(argv)
+    pause = 2.0
+    if args.smoke:
+        args.followers, args.lesson, args.steps, args.reveal, pause = 2, "1", 2, True, 0.3
     from chromium import Server
 
     sources = list(LESSONS.values()) if args.lesson == "all" else [LESSONS[args.lesson]]
 
     def every(url: str, env: dict, pids: list[int]) -> list[dict]:
-        return [asyncio.run(run(url, env, args.followers, args.rounds, source, pids, args.reveal))
+        return [asyncio.run(run(url, env, args.followers, args.rounds, source, pids, args.reveal, args.steps, pause))
                 for source in sources]
 
     if args.replicas:
@@ -244,6 +252,7 @@ def main(argv=None) -> int:
         result = every(args.url, {"EXPLORER_CLASSROOM_URL": where} if where.startswith(("redis://", "rediss://"))
                        else {"EXPLORER_CLASSROOM_DB": where, "EXPLORER_CLASSROOM_URL": ""},
                        [int(p) for p in args.pids.split(",") if p.strip()])
+        result.append({"stores": stores(args.url)})
     else:
         with tempfile.TemporaryDirectory() as tmp:
             db = str(Path(tmp) / "classroom.sqlite3")
@@ -261,6 +270,8 @@ def main(argv=None) -> int:
             result.append({"floor": asyncio.run(floor(server.url, args.followers, 5, [server.proc.pid]))})
         finally:
             server.stop()
+    if args.smoke:   # its numbers mean nothing: a measured run's file stays
+        return 0
     out = ROOT / "test-artifacts" / "lesson-bench.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(result, indent=1, default=str))

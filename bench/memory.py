@@ -3,6 +3,7 @@ its model menu, in headless Chromium), and at each of the two points a report fr
 
     .venv/bin/python bench/memory.py                 # resident memory by kind, mapping, allocator
     .venv/bin/python bench/memory.py --tracemalloc   # also Python's allocations by library (slow; RSS inflated)
+    .venv/bin/python bench/memory.py --smoke         # the plain run, never traced (CI: both reports still come)
 
 The server is started with ``bench/memprobe`` on its ``PYTHONPATH``: its ``sitecustomize`` answers SIGUSR1 with a
 JSON report (``/proc/self/smaps`` by mapping, glibc's ``mallinfo2``, loaded modules, the result and static caches,
@@ -67,29 +68,31 @@ def summary(label: str, r: dict) -> None:
             print(f"    {size / 2**20:7.1f} MiB  {name}")
 
 
+def probe_env(folder: Path) -> dict:
+    """What a server needs to answer SIGUSR1 with a report in ``folder`` (``bench/memprobe``)."""
+    return {"MEMPROBE": str(folder), "PYTHONPATH": str(ROOT / "bench" / "memprobe")}
+
+
 async def main(args) -> None:
     from playwright.async_api import async_playwright
 
     from explorer.model.registry import EMBEDDED_DECODER
 
-    folder = Path(tempfile.mkdtemp(prefix="memprobe-"))
-    env = {"MEMPROBE": str(folder), "PYTHONPATH": str(ROOT / "bench" / "memprobe")}
+    folder = Path(args.probe or tempfile.mkdtemp(prefix="memprobe-"))
+    env = probe_env(folder)
     if args.tracemalloc:
         env["PYTHONTRACEMALLOC"] = "1"
     async with async_playwright() as pw:
         browser = await bs.launch(pw)
         page = await bs.new_page(browser)
-        server = bs.AppServer(env)
+        server = bs.RunningServer(args.url, args.pid) if args.url else bs.AppServer(env)
         try:
             await server.ready()
             await page.goto(bs.heatmaps_url(server))
             await bs.heatmap(page, timeout=600)
             await bs.idle(page)
             summary("encoder shown", await report(server.proc.pid, folder, 0))
-            await page.locator('[data-testid="stSelectbox"]').first.click()
-            option = page.get_by_role("option").filter(has_text=EMBEDDED_DECODER).first
-            await option.wait_for(timeout=30_000)
-            await option.click()
+            await (await bs.open_menu(page, bs.MODEL_MENU, EMBEDDED_DECODER)).click()
             await bs.heatmap(page, timeout=600, title=EMBEDDED_DECODER)
             await bs.idle(page)
             summary("both models shown (row 8)", await report(server.proc.pid, folder, 1))
@@ -99,7 +102,21 @@ async def main(args) -> None:
             await browser.close()
 
 
-if __name__ == "__main__":
+def cli(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tracemalloc", action="store_true", help="trace Python's allocations (slow)")
-    asyncio.run(main(parser.parse_args()))
+    parser.add_argument("--url", help="a running loopback server started with probe_env(--probe) (not a cold one: "
+                                      "its numbers are not row 8's)")
+    parser.add_argument("--pid", type=int, help="with --url: the server's process")
+    parser.add_argument("--probe", help="with --url: the folder its memprobe writes to")
+    parser.add_argument("--smoke", action="store_true",
+                        help="without --tracemalloc, as the plain run (CI: that both reports still come)")
+    args = parser.parse_args(argv)
+    if args.url and not (args.pid and args.probe):
+        parser.error("--url needs --pid and --probe")
+    args.tracemalloc = args.tracemalloc and not args.smoke
+    asyncio.run(main(args))
+
+
+if __name__ == "__main__":
+    cli()

@@ -3,6 +3,7 @@ while one more sends a new 512-token text every second; reported: the ten's edit
 
     .venv/bin/python bench/queue_bench.py                  # with the forward queue (the default), then without
     .venv/bin/python bench/queue_bench.py --modes queue    # one mode only
+    .venv/bin/python bench/queue_bench.py --smoke --url http://127.0.0.1:8501   # 2 sessions, 2 s (CI)
 
 Each mode starts its own server (``EXPLORER_FORWARD_QUEUE=1`` or ``0``), loads the encoder once, then runs
 ``--duration`` seconds. A light session types a new ~32-token text after a think time of 0.5-1.5 s (seeded);
@@ -67,9 +68,11 @@ async def measure(url: str, sessions: int, duration: float) -> dict:
     return out
 
 
-def run_mode(mode: str, sessions: int, duration: float) -> dict:
+def run_mode(mode: str, sessions: int, duration: float, url: str | None = None) -> dict:
     from chromium import Server
 
+    if url:   # a running server: its own EXPLORER_FORWARD_QUEUE decides the mode
+        return asyncio.run(measure(url, sessions, duration))
     server = Server(env={"EXPLORER_FORWARD_QUEUE": "1" if mode == "queue" else "0"}, log_prefix=f"queue-bench-{mode}")
     try:
         return asyncio.run(measure(server.url, sessions, duration))
@@ -82,11 +85,18 @@ def main(argv=None) -> int:
     parser.add_argument("--sessions", type=int, default=10)
     parser.add_argument("--duration", type=float, default=40)
     parser.add_argument("--modes", default="queue,direct", help="queue, direct (EXPLORER_FORWARD_QUEUE=0), or both")
+    parser.add_argument("--url", help="a running loopback server instead of one started per mode (its own mode)")
+    parser.add_argument("--smoke", action="store_true", help="2 light sessions for 2 s, one mode (CI)")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.sessions, args.duration = 2, 2.0
+        args.modes = args.modes.split(",")[0]
+    if args.url:
+        args.modes = "as running"
     print("| mode | light edits | median | p95 | max | heavy 512-token runs (median) | errors |")
     print("|---|---|---|---|---|---|---|")
     for mode in args.modes.split(","):
-        out = run_mode(mode, args.sessions, args.duration)
+        out = run_mode(mode, args.sessions, args.duration, args.url)
         e = out["edits"]
         print(f"| {mode} | {len(e)} | {median(e) * 1000:.0f} ms | {quantile(e, 0.95) * 1000:.0f} ms | "
               f"{max(e, default=float('nan')) * 1000:.0f} ms | {len(out['heavy'])} "

@@ -3,6 +3,7 @@
     .venv/bin/python bench/run.py              # every row (about 6 minutes on 2 cores)
     .venv/bin/python bench/run.py --quick      # fewer repetitions and sessions (about 4 minutes)
     .venv/bin/python bench/run.py --rows 1,2,5 # some rows only (the file is written only with --write)
+    .venv/bin/python bench/run.py --smoke      # every row once, tiny counts, nothing written (CI)
 
 Targets are ratios measured side by side in one run where the machine matters, absolute where the issue says
 so. See bench/README.md for what each row measures.
@@ -149,16 +150,16 @@ async def rows_in_browser(table: Table, which: set[int], args, encoder: str, dec
             if 8 in which:
                 rss = [c["rss_both"] for c in colds]
                 table.add("8", "Server RSS with both embedded models loaded (and their default texts shown)",
-                          median(rss), "B", spread(rss), len(rss), "≤ 1.5 GB", median(rss) <= 1.5e9,
+                          median(rss), "B", spread(rss), len(rss), "≤ 1.3 GB", median(rss) <= 1.3e9,
                           f"encoder alone {fmt(median([c['rss_encoder'] for c in colds]), 'B')}")
         if not which & {3, 5, 6, 7, 9}:
             return
-        server = bs.AppServer(env)
+        server = bs.RunningServer(args.url, args.pid) if args.url else bs.AppServer(env)
         try:
             await server.ready()
             if 5 in which:
                 default_text = next(iter(EXAMPLES.values()))
-                for label, name in (("5a", encoder), ("5b", decoder)):
+                for label, name in (("5a", encoder), ("5b", decoder))[:1 if args.smoke else 2]:
                     print(f"row 5: bytes, {name}…", flush=True)
                     stock = ss.stock_bertviz_bytes(name, default_text)
                     got = await bs.page_bytes(pw, server, name, with_bertviz=label == "5a")
@@ -190,7 +191,8 @@ async def rows_in_browser(table: Table, which: set[int], args, encoder: str, dec
                                   "(no target)", None, f"{fmt(b, 'B')} vs {fmt(stock['bytes'], 'B')}")
             tok_enc = await asyncio.to_thread(tokenizer_of, encoder)
             if 3 in which:
-                for label, name, tok, most in (("3", encoder, tok_enc, 0.15), ("3b", decoder, None, 0.25)):
+                for label, name, tok, most in (("3", encoder, tok_enc, 0.15),
+                                               ("3b", decoder, None, 0.25))[:1 if args.smoke else 2]:
                     tok = tok or await asyncio.to_thread(tokenizer_of, name)
                     marks = single_token_markers(tok, args.reps + 2)
                     texts = [(fit(tok, ss.N_TOKENS, seed=100 + i, marker=m), m) for i, m in enumerate(marks)]
@@ -274,7 +276,7 @@ def tokenizer_of(name: str):
 def markdown(table: Table, info: dict, args, seconds: float) -> str:
     load = ", ".join(f"{x:.1f}" for x in info["load"])
     lines = [
-        f"Run {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC with `{' '.join(['bench/run.py', *sys.argv[1:]])}`"
+        f"Run {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC with `{args.command}`"
         f" in {seconds / 60:.1f} min.",
         f"Machine: {info['cpu']}, {info['cores']} cores, {info['memory_gb']:.0f} GB RAM, {info['system']}; "
         f"Python {info['python']}, torch {info['torch']} ({info['torch_threads']} threads); models on "
@@ -306,7 +308,7 @@ def write(block: str) -> None:
     OUT.write_text(f"{head}{BEGIN}\n{block}\n{END}{tail}")
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions and sessions")
     parser.add_argument("--rows", default=",".join(map(str, ALL_ROWS)), help="comma-separated rows (1–9)")
@@ -315,16 +317,28 @@ def main() -> None:
     parser.add_argument("--device", help="force a device (cpu, cuda); default: the app's own choice")
     parser.add_argument("--write", action="store_true", help="write docs/benchmarks.md even for some rows only")
     parser.add_argument("--no-write", action="store_true", help="print only")
-    args = parser.parse_args()
+    parser.add_argument("--url", help="rows 3, 5-9 on this running loopback server (with --pid, its process); rows "
+                                      "4 and 8 always start their own")
+    parser.add_argument("--pid", type=int, help="with --url: the server's process (memory, CPU)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="each row once with tiny counts (rows 3 and 5 on the encoder only), printed only: that "
+                             "every row is still measurable (bench/smoke.py, in CI); its numbers mean nothing")
+    args = parser.parse_args(argv)
     which = {int(x) for x in args.rows.split(",") if x.strip()}
-    args.reps = args.reps or (4 if args.quick else 9)
-    args.sessions = args.sessions or (10 if args.quick else 30)
-    args.cold_reps = 1 if args.quick else 3
-    args.long_reps = 2 if args.quick else 3
-    args.interactions = 3
-    args.think = (5.0, 15.0)   # a student reads the new heatmap before editing again
-    args.ws_sessions = 120 if args.quick else 360   # row 9, the capacity issue 16 asks of one server
-    args.ws_seconds = 40 if args.quick else 90
+    small = args.quick or args.smoke
+    args.reps = args.reps or (1 if args.smoke else 4 if args.quick else 9)
+    args.sessions = args.sessions or (2 if args.smoke else 10 if args.quick else 30)
+    args.cold_reps = 1 if small else 3
+    args.long_reps = 1 if args.smoke else 2 if args.quick else 3
+    args.interactions = 1 if args.smoke else 3
+    args.think = (0.2, 0.5) if args.smoke else (5.0, 15.0)   # a student reads the new heatmap before editing again
+    # row 9, the capacity issue 16 asks of one server
+    args.ws_sessions = 2 if args.smoke else 120 if args.quick else 360
+    args.ws_seconds = 3 if args.smoke else 40 if args.quick else 90
+    args.no_write = args.no_write or args.smoke
+    args.command = " ".join(["bench/run.py", *(sys.argv[1:] if argv is None else argv)])
+    if args.url and not args.pid:
+        parser.error("--url needs --pid")
     if args.device:
         os.environ["EXPLORER_DEVICE"] = args.device
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.stats import median, spread, timed, timed_both
+from bench.stats import median, spread, timed
 from bench.texts import fit, single_token_markers
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,15 +20,18 @@ N_TOKENS = 32
 
 def quiet() -> None:
     """AppTest runs pages without a server; Streamlit then logs a warning for every cached call."""
-    for name in ("streamlit", "streamlit.runtime.scriptrunner_utils.script_run_context",
-                 "streamlit.runtime.caching.cache_data_api", "transformers"):
-        logging.getLogger(name).setLevel(logging.ERROR)
+    from streamlit.logger import set_log_level
+
+    set_log_level("error")   # every Streamlit logger, also the ones its modules make later
+    logging.getLogger("transformers").setLevel(logging.ERROR)
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 
 def share_bytecode() -> None:
     """AppTest compiles the page again on every run; a server compiles it once and keeps the bytecode. Give
-    AppTest's script runners one shared ScriptCache, so a timed run is the server's rerun, not a recompile."""
+    AppTest's script runners one shared ScriptCache, so a timed run is the server's rerun, not a recompile.
+    (A private Streamlit name outside explorer/ui/live/streamlit_internals.py, named as an exception in
+    tests/unit/test_streamlit_internals.py: AppTest's runner only, never a served app.)"""
     from streamlit.runtime.scriptrunner.script_cache import ScriptCache
     from streamlit.testing.v1 import local_script_runner
 
@@ -79,14 +82,14 @@ def page_vs_forward(name: str, reps: int, forwards: int = 3) -> dict:
     page_t, fwd_t, extract_t, page_cpu, fwd_cpu = [], [], [], [], []
     for i, text in enumerate(texts):
         at.text_area(key="text").set_value(text)
-        t_page, c_page = timed_both(at.run, device)
+        t_page, c_page = timed(at.run, device=device)
         if at.exception:
             raise RuntimeError(f"the heatmap page failed on {name}: {at.exception[0].value}")
         if markers[i] not in _heatmap_rows(at):
             raise RuntimeError(f"the heatmap did not show the new text ({markers[i]!r} missing)")
         forward(text)  # same shape every time; one untimed call keeps caches equally warm for both sides
-        fwd = [timed_both(lambda text=text: forward(text), device) for _ in range(forwards)]
-        t_ext = timed(lambda text=text: extract(loaded, text + " again"), device)
+        fwd = [timed(lambda text=text: forward(text), device=device) for _ in range(forwards)]
+        t_ext, _ = timed(lambda text=text: extract(loaded, text + " again"), device=device)
         if i >= 2:   # the first two texts warm up shapes and code paths
             page_t.append(t_page)
             page_cpu.append(c_page)

@@ -31,19 +31,19 @@ def sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def timed(fn, device: str = "cpu") -> float:
-    sync(device)
-    start = time.perf_counter()
-    fn()
-    sync(device)
-    return time.perf_counter() - start
-
-
-def timed_both(fn, device: str = "cpu") -> tuple[float, float]:
-    """Wall seconds and this process's CPU seconds (all threads) for ``fn()``; CPU time barely moves when other
-    programs share the cores, so it tells a slow run from a crowded machine."""
-    sync(device)
-    start, cpu = time.perf_counter(), time.process_time()
-    fn()
-    sync(device)
-    return time.perf_counter() - start, time.process_time() - cpu
+def timed(fn, repeat: int = 1, warm: bool = False, device: str = "cpu") -> tuple[float, float]:
+    """Median wall seconds and median CPU seconds of this process (all threads) over ``repeat`` calls of ``fn()``,
+    after one untimed warm-up call when ``warm``; on CUDA the device is synchronised around each call. CPU time
+    barely moves when other programs share the cores, so it tells a slow run from a crowded machine. The one timer
+    of bench/: a single call is ``timed(fn)``."""
+    if warm:
+        fn()
+    walls, cpus = [], []
+    for _ in range(repeat):
+        sync(device)
+        start, cpu = time.perf_counter(), time.process_time()
+        fn()
+        sync(device)
+        walls.append(time.perf_counter() - start)
+        cpus.append(time.process_time() - cpu)
+    return median(walls), median(cpus)

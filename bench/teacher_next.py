@@ -1,6 +1,7 @@
 """The teacher's own Next, in one browser: seconds from the click on Next to the new step's page drawn.
 
-    .venv/bin/python bench/teacher_next.py [--lesson 1-5|all] [--rounds 1]
+    .venv/bin/python bench/teacher_next.py [--lesson 1-5|all] [--rounds 1] [--url URL]
+    .venv/bin/python bench/teacher_next.py --smoke    # lesson 1's first 2 steps (CI: that it still runs)
 
 One server, one headless Chromium, nobody else (a class's followers are timed server-side by
 bench/lesson_bench.py, since thirty browsers on two cores would measure the machine). The teacher starts the lesson
@@ -36,7 +37,9 @@ DRAWN = """charts => {
 }"""
 
 
-async def run(url: str, source: str, rounds: int) -> dict:
+async def run(url: str, source: str, rounds: int, steps: int | None = None, read_ms: int = 1500) -> dict:
+    """The teacher's Next through the lesson's steps (its first ``steps`` only, when given), reading each step for
+    ``read_ms`` before the next click, ``rounds`` times."""
     from chromium import new_page_async
     from live_class import RUNS, WAIT_MS, idle, runs
     from playwright.async_api import async_playwright
@@ -58,8 +61,8 @@ async def run(url: str, source: str, rounds: int) -> dict:
             await card.get_by_role("button", name="Start with a class").first.click(timeout=WAIT_MS)
             await page.get_by_text(f"step 1 of {len(lesson.steps)}").first.wait_for(timeout=WAIT_MS)
             await idle(page)
-            for n in range(2, len(lesson.steps) + 1):
-                await page.wait_for_timeout(1500)   # the teacher reads the step
+            for n in range(2, min(len(lesson.steps), steps or len(lesson.steps)) + 1):
+                await page.wait_for_timeout(read_ms)   # the teacher reads the step
                 t0 = time.perf_counter()
                 await page.get_by_role("button", name="Next").first.click(timeout=WAIT_MS)
                 await page.get_by_text(f"step {n} of {len(lesson.steps)}").first.wait_for(timeout=WAIT_MS)
@@ -97,15 +100,24 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--lesson", default="1", choices=[*SOURCES, "all"])
     p.add_argument("--rounds", type=int, default=1)
+    p.add_argument("--steps", type=int, help="the lesson's first N steps only")
+    p.add_argument("--url", help="a running loopback server (with a classroom store) instead of one started here")
+    p.add_argument("--smoke", action="store_true", help="lesson 1's first 2 steps, short reading (CI)")
     args = p.parse_args(argv)
+    read_ms = 1500
+    if args.smoke:
+        args.lesson, args.steps, read_ms = "1", 2, 200
     from chromium import Server
 
-    server = Server(log_prefix="teacher-next")
+    server = None if args.url else Server(log_prefix="teacher-next")
     try:
-        result = [asyncio.run(run(server.url, source, args.rounds))
+        result = [asyncio.run(run(args.url or server.url, source, args.rounds, args.steps, read_ms))
                   for key, source in SOURCES.items() if args.lesson in (key, "all")]
     finally:
-        server.stop()
+        if server is not None:
+            server.stop()
+    if args.smoke:   # its numbers mean nothing: a measured run's file stays
+        return 0
     out = ROOT / "test-artifacts" / "teacher-next.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(result, indent=1))

@@ -3,6 +3,7 @@
     .venv/bin/python bench/ws_load.py --start --duration 40 --max-sessions 240
     .venv/bin/python bench/ws_load.py --url http://127.0.0.1:8501 --pid 1234 --steps 30,60
     .venv/bin/python bench/ws_load.py --start --idle 50 --idle-seconds 60
+    .venv/bin/python bench/ws_load.py --url http://127.0.0.1:8501 --smoke     # one tiny step (CI)
 
 Steps of 30, 60, 120, 240, … sessions (``--max-sessions`` caps them). In a step every session joins at a random
 moment of the first think time (it opens a link with its own text), then types a new distinct text after each
@@ -265,7 +266,11 @@ def main(argv=None) -> int:
     p.add_argument("--time-limit", type=float, default=1800, help="overall seconds, server start included")
     p.add_argument("--idle", type=int, metavar="N", help="instead of steps: server CPU of N idle sessions")
     p.add_argument("--idle-seconds", type=float, default=60)
+    p.add_argument("--smoke", action="store_true",
+                   help="one step of 2 sessions for 3 s, thinking 0.5–1 s (CI: that it still runs)")
     args = p.parse_args(argv)
+    if args.smoke:
+        args.steps, args.duration, args.think, args.time_limit = "2", 3.0, (0.5, 1.0), 300.0
 
     started = time.monotonic()
     server = None

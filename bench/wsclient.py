@@ -230,6 +230,13 @@ class Session:
             raise KeyError(f"no widget with key {key!r} on this page yet (load the page first)")
         return await self.rerun(widgets=[WidgetState(id=wid, string_value=value)])
 
+    async def closed(self, timeout: float = 30) -> str | None:
+        """Wait until the connection has ended (the server closed it, or it was lost): its reason, or None when it
+        is still open after ``timeout`` seconds."""
+        if self._reader is not None:
+            await asyncio.wait([self._reader], timeout=timeout)
+        return self.closed_reason
+
     async def close(self) -> None:
         self._stop_timers()
         if self.ws is not None:

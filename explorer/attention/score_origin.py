@@ -299,16 +299,40 @@ def _origin(model: torch.nn.Module, result: AttentionResult, b: ScoreBreakdown) 
         family=fam.name, bias=numbers.signed(b.bias, 4), content=numbers.signed(b.dot * b.scale, 4)))
 
 
+NEAR_PEAK = 0.1   # a distance whose score is within this share of the curve's spread of the peak ties with it
+
+
+def peak_range(rotary: RotaryView, within: int) -> tuple[int, int]:
+    """``(nearest, farthest)``: the run of distances around the peak (``earliest`` … ``within``) whose scores are
+    within ``NEAR_PEAK`` of the curve's spread there of the peak's score: the distance question's answer, so that
+    a rounding cannot flip it (two distances that score almost alike are one answer)."""
+    keep = (rotary.distances <= within) & (rotary.distances >= rotary.earliest)
+    scores = dict(zip(rotary.distances[keep].tolist(), rotary.curve[keep].tolist()))
+    peak = rotary.peak(within)
+    near = {d for d, v in scores.items() if v >= scores[peak] - NEAR_PEAK * (max(scores.values()) -
+                                                                              min(scores.values()))}
+    low, high = peak, peak
+    while low - 1 in near:
+        low -= 1
+    while high + 1 in near:
+        high += 1
+    return low, high
+
+
 def distance_question(rotary: RotaryView, b: ScoreBreakdown, n_options: int = 4) -> Question:
     """"At what distance does this head score “it” → “animal” highest?", over the distances this text allows the
-    pair (0 … the query's position; an encoder's later keys too), with the pair's own distance, 0 and 1 among
-    the options."""
+    pair (0 … the query's position; an encoder's later keys too): the answer is the peak, or the run of distances
+    that tie with it (``peak_range``); the pair's own distance, 0 and 1 are among the other options unless they tie
+    with the peak without being next to it (then they are left out, so no option is as right as the answer)."""
     within = b.query
     peak = rotary.peak(within)
+    low, high = peak_range(rotary, within)
     keep = (rotary.distances <= within) & (rotary.distances >= rotary.earliest)
+    spread = float(rotary.curve[keep].max() - rotary.curve[keep].min())
+    top = float(rotary.curve[rotary.distances == peak][0])
     ranked = [int(d) for d in rotary.distances[keep][np.argsort(-rotary.curve[keep], kind="stable")]]
-    picks = [d for d in dict.fromkeys([peak, rotary.own, 0, 1, *ranked[::3]])
-             if rotary.earliest <= d <= within][:n_options]
+    clear = [d for d in ranked if float(rotary.curve[rotary.distances == d][0]) < top - NEAR_PEAK * spread]
+    others = [d for d in dict.fromkeys([rotary.own, 0, 1, *ranked[::3]]) if d in clear][:n_options - 1]
 
     def label(d: int) -> str:
         if d == 0:
@@ -316,14 +340,29 @@ def distance_question(rotary: RotaryView, b: ScoreBreakdown, n_options: int = 4)
         if d > 0:
             return ngettext("{n} token back", "{n} tokens back", abs(d)).format(n=abs(d))
         return ngettext("{n} token ahead", "{n} tokens ahead", abs(d)).format(n=abs(d))
+
+    def span(a: int, z: int) -> str:
+        if a == z:
+            return label(a)
+        if a > 0:
+            return _("{nearest}–{farthest} tokens back").format(nearest=a, farthest=z)
+        if z < 0:
+            return _("{nearest}–{farthest} tokens ahead").format(nearest=-z, farthest=-a)
+        return _("from {first} to {last}").format(first=label(a), last=label(z))
+    answer = span(low, high)
+    options = [answer if d == low else label(d) for d in sorted([low, *others])]
     reveal = _("The same two vectors score highest **{peak}** positions apart ({at_peak}); at their real distance, "
                "{own}, they score {at_own}, the heatmap's score. Unrotated they would score {before} at every "
-               "distance.").format(peak=peak, at_peak=numbers.signed(rotary.curve[rotary.distances == peak][0], 3),
-                                   own=rotary.own, at_own=numbers.signed(rotary.at_own,
-                                                                         3), before=numbers.signed(rotary.before, 3))
+               "distance.").format(peak=peak, at_peak=numbers.signed(top, 3),
+                                   own=rotary.own, at_own=numbers.signed(rotary.at_own, 3),
+                                   before=numbers.signed(rotary.before, 3))
+    if low != high:
+        reveal += " " + _("Distances that score within a tenth of the curve's spread ({spread}) of the highest count "
+                          "as one answer, so that no rounding decides it: here {answer}.").format(
+            spread=numbers.number(spread, 3), answer=answer)
     return Question(prompt=_("Layer {layer}, head {head}: keep the vectors of “{query}” and “{key}” and move the key. "
                              "At what distance from the query would this head score the pair highest: which of "
                              "these {n}, from {nearest} to {farthest}?").format(
-                        layer=b.layer, head=b.head, query=b.query_token, key=b.key_token, n=len(picks),
-                        nearest=label(min(picks)), farthest=label(max(picks))),
-                    options=tuple(label(d) for d in sorted(picks)), correct=label(peak), reveal=reveal)
+                        layer=b.layer, head=b.head, query=b.query_token, key=b.key_token, n=len(options),
+                        nearest=options[0], farthest=options[-1]),
+                    options=tuple(options), correct=answer, reveal=reveal)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.attribution.agreement import summary
+from explorer.attribution import agreement
 from explorer.attribution.explain import METHODS, Explanation, label
 from explorer.labs.quiz import Question
 from explorer.words import numbers
@@ -17,15 +17,22 @@ def agreement_sentence(e: Explanation) -> str:
     gradients, the pair the question asks about."""
     a, b = METHODS.index("attention"), METHODS.index("ig")
     rho = e.spearman[a, b]
+    if e.first_is_sink:   # as the question: without the first word, which integrated gradients score 0 by construction
+        rho = agreement.spearman(np.abs(e.scores[a, 1:]), np.abs(e.scores[b, 1:]))
     if not np.isfinite(rho):
-        return summary(e.spearman, e.labels)
+        return agreement.summary(e.spearman, e.labels)
     if abs(rho) < 0.3:
         pair = _("Raw attention and integrated gradients: ρ = {rho}, they hardly agree on this text.")
     elif rho < 0.7:
         pair = _("Raw attention and integrated gradients: ρ = {rho}, a partial agreement.")
     else:
         pair = _("Raw attention and integrated gradients: ρ = {rho}, a close agreement.")
-    return summary(e.spearman, e.labels) + " " + pair.format(rho=numbers.signed(rho, 2))
+    said = agreement.summary(e.spearman, e.labels) + " " + pair.format(rho=numbers.signed(rho, 2))
+    if e.first_is_sink:
+        said += " " + _("That pair is compared without the first word, {word}: integrated gradients keep it in their "
+                        "baseline (0 by construction), and this decoder's attention rests on it.").format(
+            word=e.words[0])
+    return said
 
 
 def faithfulness_summary(e: Explanation) -> str:
@@ -80,11 +87,21 @@ def ig_line(e: Explanation) -> str:
                        share=numbers.percent(ig.relative_gap))
 
 
+def top_word(e: Explanation, method: str) -> int | None:
+    """``method``'s top word (an index into ``e.words``) as the question compares it: in a decoder whose first word
+    is its first token (``e.first_is_sink``) that word is left out, since integrated gradients keep it in their
+    baseline (it scores 0 there by construction) and attention rests on it whatever it means (the attention sink)."""
+    skip = 1 if e.first_is_sink else 0
+    order = [i for i in e.top(method, skip + 1) if i >= skip]
+    return order[0] if order else None
+
+
 def top_word_question(e: Explanation) -> Question:
-    """"Will raw attention and integrated gradients agree on the top word?", answered by this explanation."""
-    att, ig = e.top("attention", 1), e.top("ig", 1)
-    same = bool(att and ig and att[0] == ig[0])
-    words = [e.words[t[0]] if t else "—" for t in (att, ig)]
+    """"Will raw attention and integrated gradients agree on the top word?", answered by this explanation, the
+    first word left out of both where integrated gradients cannot score it (``top_word``)."""
+    att, ig = top_word(e, "attention"), top_word(e, "ig")
+    same = att is not None and att == ig
+    words = [e.words[t] if t is not None else "—" for t in (att, ig)]
     if same:
         reveal = _("Last-layer attention's top word is **{first}**; integrated gradients' is **{second}**. They agree "
                    "here, which is not the rule: look at the other rows and at the agreement map.")
@@ -92,8 +109,18 @@ def top_word_question(e: Explanation) -> Question:
         reveal = _("Last-layer attention's top word is **{first}**; integrated gradients' is **{second}**. Where the "
                    "last layer looks is not what the prediction depends on: attention describes one step of the "
                    "computation, integrated gradients the whole model's sensitivity.")
+    reveal = reveal.format(first=words[0], second=words[1])
+    prompt = _("Will raw attention (last layer, mean of heads) and integrated gradients agree on the most "
+               "important word? Of these two: the same top word, or different ones?")
+    if e.first_is_sink:
+        prompt = _("Will raw attention (last layer, mean of heads) and integrated gradients agree on the most "
+                   "important word, the first word left out of both? Of these two: the same top word, or different "
+                   "ones?")
+        reveal += " " + _("Both leave out the first word, **{word}**, to be fair to each: integrated gradients keep it "
+                          "in their blank-text baseline, so it scores 0 there by construction, while this decoder's "
+                          "attention rests on it whatever it means (the attention sink: {share} of the last layer's "
+                          "attention from the predicting token goes to it here).").format(
+            word=e.words[0], share=numbers.percent(e.scores[METHODS.index('attention'), 0]))
     agree, disagree = _(AGREE), _(DISAGREE)
-    return Question(_("Will raw attention (last layer, mean of heads) and integrated gradients agree on the most "
-                      "important word? Of these two: the same top word, or different ones?"), (agree, disagree),
-                    agree if same else disagree,
-                    reveal.format(first=words[0], second=words[1]))
+    return Question(prompt, (agree, disagree), agree if same else disagree, reveal)
+

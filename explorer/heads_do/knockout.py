@@ -245,6 +245,14 @@ def spearman(x, y) -> float:
     return float(spearmanr(a, b).statistic)
 
 
+def size_spearman(flip, effect) -> float:
+    """Spearman's ρ between how far each head's attention flips and how much its knockout moves the shift, both as
+    sizes (``|flip|``, ``|effect|``): "the heads that look most are the ones that matter most" reads as ρ near +1.
+    On signed values it would not: a head that helps has a negative effect (the shift shrinks without it), so
+    perfect agreement there reads as ρ = −1, and a head that flips toward the other candidate counts against it."""
+    return spearman(np.abs(np.asarray(flip, dtype=float)), np.abs(np.asarray(effect, dtype=float)))
+
+
 def flip_map(table) -> np.ndarray:
     """``[layer, head]`` of a FlipResult table's ``flip`` column (to compare with ``Sweep.effect``)."""
     n_layers, n_heads = int(table["layer"].max()) + 1, int(table["head"].max()) + 1

@@ -113,21 +113,28 @@ def top_flips(table: pd.DataFrame, k: int) -> list[Head]:
 
 
 def agreement(rho: float) -> str:
-    """A sentence on a Spearman correlation between the attention flip and the knockout effect."""
+    """A sentence on the Spearman correlation between the sizes of the heads' attention flips and of their knockout
+    effects (``knockout.size_spearman``), and why sizes."""
     if not math.isfinite(rho):
         return _("No rank correlation: one of the two maps is constant.")
     if abs(rho) < 0.2:
-        found = _("Spearman ρ = {rho}: the two rankings agree hardly.")
+        found = _("Spearman ρ = {rho} between the sizes of the flips and of the knockout effects: the two rankings "
+                  "hardly agree.")
     elif abs(rho) < 0.4:
-        found = (_("Spearman ρ = {rho}: the two rankings agree weakly, in the same directions.") if rho >= 0 else
-                 _("Spearman ρ = {rho}: the two rankings agree weakly, in opposite directions."))
+        found = (_("Spearman ρ = {rho} between the sizes of the flips and of the knockout effects: the two rankings "
+                   "agree weakly.") if rho >= 0 else
+                 _("Spearman ρ = {rho} between the sizes of the flips and of the knockout effects: the heads that "
+                   "look more tend, weakly, to matter less."))
     else:
-        found = (_("Spearman ρ = {rho}: the two rankings agree clearly, in the same directions.") if rho >= 0 else
-                 _("Spearman ρ = {rho}: the two rankings agree clearly, in opposite directions."))
+        found = (_("Spearman ρ = {rho} between the sizes of the flips and of the knockout effects: the two rankings "
+                   "agree clearly.") if rho >= 0 else
+                 _("Spearman ρ = {rho} between the sizes of the flips and of the knockout effects: the heads that "
+                   "look more clearly matter less."))
     return found.format(rho=numbers.signed(rho, 2)) + " " + _(
-        "They need not agree: the flip says where a head looks, the knockout what the answer loses without it. A "
-        "head can look at the right word and pass on little, and a head that looks elsewhere can still carry what "
-        "the answer needs.")
+        "Sizes, because a head that helps has a negative effect (red): on the signed values, perfect agreement "
+        "would read as ρ = −1. They need not agree: the flip says where a head looks, the knockout what the answer "
+        "loses without it. A head can look at the right word and pass on little, and a head that looks elsewhere "
+        "can still carry what the answer needs.")
 
 
 def toggle(heads: list[Head], head: Head) -> list[Head]:

@@ -221,12 +221,15 @@ def writers_look_elsewhere(loaded: LoadedModel, params: Params, top: int = 5) ->
 
 
 def top_writers_share(loaded: LoadedModel, params: Params, top: int = 5) -> tuple[bool, str]:
+    """The ``top`` heads that push the written token up most, as a share of all the heads' upward push: pushes
+    toward the token only (a head that pushes it down is not counted, neither in the top nor in the total)."""
     gen, step = written(loaded, params)
-    size = np.sort(np.abs(readout.direct_effect(loaded, gen, step).heads).ravel())[::-1]   # each head's push
-    share = float(size[:top].sum() / size.sum())
-    said = (f"the {top} heads with the largest direct effects on {shown(loaded.tokenizer, gen.picked(step))} carry "
-            f"{share:.0%} of the {len(size)} heads' push (the sum of the effects' sizes)")
-    return 0.2 <= share <= 0.5, said
+    effects = readout.direct_effect(loaded, gen, step).heads.ravel()
+    up = np.sort(effects[effects > 0])[::-1]   # each head's push toward the token, largest first
+    share = float(up[:top].sum() / up.sum()) if up.size else float("nan")
+    said = (f"the {top} heads that push {shown(loaded.tokenizer, gen.picked(step))} up most carry {share:.0%} of the "
+            f"upward push of the {up.size} heads that push it up (of {effects.size})")
+    return 0.35 <= share <= 0.6, said
 
 
 def looking_vs_mattering_weak(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
@@ -235,7 +238,7 @@ def looking_vs_mattering_weak(loaded: LoadedModel, params: Params) -> tuple[bool
     query = params.get("ko_query", "it")
     swept = knockout.sweep(loaded, param(params, "text"), param(params, "text_b"), params.get("ablation", "zero"),
                            candidates=cands, query=query)
-    rho = knockout.spearman(knockout.flip_map(found.table), swept.effect)
-    return bool(np.isfinite(rho)) and abs(rho) < 0.4, _("the rank correlation between the heads' attention flip and "
-                                                        "their knockout effect is ρ = {rho}").format(
-        rho=numbers.signed(rho, 2))
+    rho = knockout.size_spearman(knockout.flip_map(found.table), swept.effect)   # sizes: why, see there
+    return bool(np.isfinite(rho)) and abs(rho) < 0.4, _("the rank correlation between the sizes of the heads' "
+                                                        "attention flips and of their knockout effects is ρ = "
+                                                        "{rho}").format(rho=numbers.signed(rho, 2))

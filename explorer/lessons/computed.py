@@ -21,7 +21,7 @@ from explorer.labs.quiz import Question
 from explorer.model.loading import LoadedModel
 from explorer.words.i18n import N_, _
 
-from . import claims, induction_claims, score_claims
+from . import claims, induction_claims, learning_claims, score_claims
 from .claims import NotComputable
 from .model import Step
 from .pages import STEP_PAGES
@@ -48,7 +48,7 @@ class Check:
 
 
 HEATMAPS, FLIP, WRITE, HEADS_DO = "pages/heatmaps.py", "pages/flip.py", "pages/write.py", "pages/heads_do.py"
-COMPARE = "pages/compare.py"
+COMPARE, LEARN = "pages/compare.py", "pages/learn.py"
 
 COMPUTED: dict[str, Computed] = {
     "logit_lens_first_top": Computed(claims.logit_lens_first_top, (WRITE,),
@@ -65,6 +65,15 @@ COMPUTED: dict[str, Computed] = {
                               N_("which token or position part of a layer-0 score is largest")),
     "shared_key_head": Computed(score_claims.shared_key_head, (HEATMAPS,),
                                 N_("which query heads share the head's key head")),
+    "learn_copy": Computed(learning_claims.copy_asked, (LEARN,),
+                           N_("whether the model on screen learns to copy the repeated segment")),
+    "learn_drop": Computed(learning_claims.drop_asked, (LEARN,),
+                           N_("at which step the loss on the second copy drops")),
+    "learn_head": Computed(learning_claims.head_asked, (LEARN,), N_("which head becomes the induction head")),
+    "learn_partner": Computed(learning_claims.partner_asked, (LEARN,),
+                              N_("which layer-0 head the induction head needs, by knockout")),
+    "learn_ov": Computed(learning_claims.ov_asked, (LEARN,),
+                         N_("what the induction head's OV circuit writes for the token it attends to")),
 }
 
 CHECKS: dict[str, Check] = {
@@ -84,11 +93,13 @@ CHECKS: dict[str, Check] = {
                                   "next-token distribution"), (WRITE,)),
     "writers_look_elsewhere": Check(claims.writers_look_elsewhere, N_("a head can push the written token up a lot "
                                     "without attending strongly to one word of the prompt"), (WRITE,)),
-    "top_writers_share": Check(claims.top_writers_share, N_("a handful of heads stand out, yet the five strongest "
-                               "carry only about a third of all the heads' push (between a fifth and a half)"),
+    "top_writers_share": Check(claims.top_writers_share, N_("a handful of heads stand out, yet the five that push "
+                               "the token up most carry only about half of all the heads' upward push (between a "
+                               "third and three fifths; pushes toward the token only)"),
                                (WRITE,)),
     "looking_vs_mattering_weak": Check(claims.looking_vs_mattering_weak, N_("the heads whose attention flips most are "
-                                       "not the heads whose knockout matters most (a weak rank correlation)"),
+                                       "not the heads whose knockout matters most (a weak rank correlation of the "
+                                       "sizes)"),
                                        (HEADS_DO,)),
     "writes_the_repeat": Check(induction_claims.writes_the_repeat, N_("the model's greedy continuation copies what "
                                "followed the prompt's last token the first time"), (WRITE,)),
@@ -105,6 +116,15 @@ CHECKS: dict[str, Check] = {
                                "the heatmap's score"), (HEATMAPS,)),
     "shared_keys_differ": Check(score_claims.shared_keys_differ, N_("query heads that share one key head still "
                                 "attend differently"), (HEATMAPS,)),
+    "one_layer_does_not_copy": Check(learning_claims.does_not_copy, N_("this run does not learn to copy: no head "
+                                     "prefix-matches and the second copy stays about as hard as the first"), (LEARN,)),
+    "phase_change_recorded": Check(learning_claims.learns_to_copy, N_("this run learns to copy in a phase change"),
+                                   (LEARN,)),
+    "knockout_and_composition_agree": Check(learning_claims.pair_agrees, N_("knockout and K-composition name the same "
+                                            "layer-0 partner of the induction head, and the pair costs more than "
+                                            "any one head"), (LEARN,)),
+    "induction_head_copies": Check(learning_claims.head_copies, N_("the induction head's OV circuit copies (a copying "
+                                   "score of 0.7 or more)"), (LEARN,)),
 }
 
 
@@ -116,6 +136,12 @@ def step_model(step: Step) -> str:
     """The model the step's page shows: its model parameter, else the page's default."""
     spec = STEP_PAGES[step.page]
     return step.params.get(spec.model_param, spec.default_model)
+
+
+def measured_on(step: Step) -> str:
+    """What a step's question and checks measure, as its sentences name it: the model, or for a training step
+    (pages/learn.py, whose measures read a ready-made run, not the loaded model) that run."""
+    return _("the ready-made run of its settings") if step.page == LEARN else step_model(step)
 
 
 def ask(step: Step, loaded: LoadedModel) -> Question:
@@ -139,7 +165,7 @@ def asked(step: Step, loaded: LoadedModel) -> Question | str:
 def unavailable(step: Step, why: str) -> str:
     """The sentence a step shows in place of a question it could not compute on its model."""
     return _("This step's question is measured on {model}, and here it could not be: {why}.").format(
-        model=step_model(step), why=why.rstrip("."))
+        model=measured_on(step), why=why.rstrip("."))
 
 
 def contradiction(step: Step, number: int, loaded: LoadedModel) -> str | None:
@@ -154,9 +180,9 @@ def contradiction(step: Step, number: int, loaded: LoadedModel) -> str | None:
             agrees, measured = False, _("it could not be measured ({why})").format(why=str(err).rstrip("."))
         if not agrees:
             found.append(_("Step {n} (“{title}”) says {claim}, but on {model} {measured}.").format(
-                n=number, title=step.title, claim=_(check.claim), model=step_model(step), measured=measured))
+                n=number, title=step.title, claim=_(check.claim), model=measured_on(step), measured=measured))
     return " ".join(found) or None
 
 
 __all__ = ["CHECKS", "COMPUTED", "Check", "Computed", "NotComputable", "ask", "asked", "contradiction", "known",
-           "step_model", "unavailable"]
+           "measured_on", "step_model", "unavailable"]

@@ -38,7 +38,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from explorer.words import i18n, numbers
-from explorer.words.i18n import N_, Later
+from explorer.words.i18n import N_, Later, _
 
 from .computed import CHECKS, COMPUTED, known
 from .model import PAGE_QUESTION, Lesson, Step, StepQuestion
@@ -320,6 +320,17 @@ def untranslated(lesson: Lesson, lang: str | None = None) -> bool:
     """A catalogue lesson shown in English to a session in another language (its translation is missing)."""
     lang = lang or i18n.current()
     return lesson.source.startswith(("app:", "dir:")) and lesson.lang != lang and lang != i18n.SOURCE
+
+
+# a language's name inside a sentence ("traducida al español"), where the menu writes it as a name ("Español")
+IN_A_SENTENCE = {"en": N_("English"), "de": N_("German"), "es": N_("Spanish")}
+
+
+def untranslated_sentence() -> str:
+    """The sentence that says a lesson runs in English, naming the session's language as a sentence does."""
+    name = IN_A_SENTENCE.get(i18n.current(), IN_A_SENTENCE["en"])
+    return _("This lesson is not yet translated into {language}: its texts are shown in English.").format(
+        language=_(name))
 
 
 # ---------------------------------------------------------------------------------------------- writing

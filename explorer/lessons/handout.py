@@ -11,7 +11,7 @@ from explorer.words import numbers
 from explorer.words.i18n import _, current, ngettext
 
 from .claims import unescaped
-from .computed import COMPUTED, step_model
+from .computed import COMPUTED, measured_on
 from .model import Lesson
 
 STYLE = """
@@ -61,7 +61,7 @@ def handout_html(lesson: Lesson, join_url: str | None = None, room: str | None =
             parts.append(f"<p class=q>{escape(q)}</p>")
         elif step.computed:
             said = _("A question measured on {model} when the step opens: {about}.").format(
-                model=step_model(step), about=_(COMPUTED[step.computed].about))
+                model=measured_on(step), about=_(COMPUTED[step.computed].about))
             parts.append(f"<p class=q>{escape(said)}</p>")
         elif step.page_question:
             said = _("Predict, then reveal: the question on the {page} page.").format(page=_(step.page_title))

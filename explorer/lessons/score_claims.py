@@ -19,6 +19,7 @@ from .claims import NotComputable, Params, param
 
 PART_NAMES = {"token·token": N_("token · token"), "token·position": N_("token · position"),
               "position·token": N_("position · token"), "position·position": N_("position · position")}   # via _()
+REST = N_("the rest (the norm's shift, the biases)")   # the fifth option: what no token or position part holds
 TOLERANCE = 1e-5   # the page's: parts against the score, to 1e-5 of the score's size
 
 
@@ -62,23 +63,23 @@ def without_the_scale(loaded: LoadedModel, params: Params) -> Question:
 
 
 def position_part(loaded: LoadedModel, params: Params) -> Question:
-    """"Which part of this layer-0 score is largest?": the split into token and position parts, measured."""
+    """"Which part of this layer-0 score is largest?": the split into token and position parts and the rest (the
+    norm's shift and the biases, which can be the largest: it is an option too), measured."""
     result, b = cell(loaded, params)
     split = _origin(loaded, result, b, "learned").split
-    parts = {_(PART_NAMES[k]): v for k, v in split.parts.items() if k in PART_NAMES}
+    parts = {_(name): split.parts[k] for k, name in PART_NAMES.items() if k in split.parts}
     if len(parts) < 2:
         raise NotComputable(_("this model's layer-0 score has no token and position parts"))
+    parts[_(REST)] = split.parts.get("rest", 0.0)
     best = max(parts, key=lambda k: abs(parts[k]))
     listed = "; ".join(f"{k} {numbers.signed(v, 3)}" for k, v in parts.items())
-    reveal = _("{parts}; the rest (norm shift, biases) {rest}. Together {total}, the score {score}. **{best}** is "
-               "the largest part here.").format(parts=listed, rest=numbers.signed(split.parts.get('rest', 0.0), 3),
-                                                total=numbers.signed(split.total, 3),
-                                                score=numbers.signed(split.score, 3), best=best)
-    return Question(_("Layer {layer}, head {head}: the score of “{query}” → “{key}” ({score}) splits into parts. "
-                      "Which of these four is largest in size?").format(
+    reveal = _("{parts}. Together {total}, the score {score}. **{best}** is the largest part here.").format(
+        parts=listed, total=numbers.signed(split.total, 3), score=numbers.signed(split.score, 3), best=best)
+    return Question(_("Layer {layer}, head {head}: the score of “{query}” → “{key}” ({score}) splits into four "
+                      "token and position parts and the rest. Which of these five is largest in size?").format(
                           layer=b.layer, head=b.head, query=b.query_token, key=b.key_token,
                           score=numbers.signed(b.score, 3)),
-                    tuple(_(name) for name in PART_NAMES.values()), best, reveal)
+                    tuple(parts), best, reveal)
 
 
 def shared_key_head(loaded: LoadedModel, params: Params) -> Question:

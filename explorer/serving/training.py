@@ -11,8 +11,9 @@ grows while pages read it. A server restart loses the runs that were training (n
 """
 from __future__ import annotations
 
+import io
+import json
 import os
-import pickle
 import subprocess
 import sys
 import threading
@@ -20,8 +21,10 @@ from collections import OrderedDict, deque
 from dataclasses import asdict
 from pathlib import Path
 
+import numpy as np
+
 from explorer.learning.config import TrainConfig, check
-from explorer.learning.train import Run
+from explorer.learning.train import Checkpoint, Run
 from explorer.words.i18n import ngettext
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -140,23 +143,49 @@ def _take_child() -> subprocess.Popen:
     return child
 
 
+def send(out, kind: str, meta: dict, arrays: dict[str, np.ndarray]) -> None:
+    """One message on the child's pipe: a JSON line (its kind, plain values, the names of its arrays), then each
+    array in numpy's own format. No pickles: nothing read from the pipe can run code."""
+    blobs = []
+    for value in arrays.values():
+        blob = io.BytesIO()
+        np.save(blob, np.ascontiguousarray(value), allow_pickle=False)
+        blobs.append(blob.getvalue())
+    head = {"kind": kind, "meta": meta, "arrays": list(arrays), "sizes": [len(b) for b in blobs]}
+    out.write(json.dumps(head).encode() + b"\n" + b"".join(blobs))
+    out.flush()
+
+
+def receive(source) -> tuple[str, dict, dict[str, np.ndarray]]:
+    line = source.readline()
+    if not line:
+        raise EOFError
+    head = json.loads(line)
+    arrays = {}
+    for name, size in zip(head["arrays"], head["sizes"]):
+        arrays[name] = np.load(io.BytesIO(source.read(size)), allow_pickle=False)
+    return head["kind"], head["meta"], arrays
+
+
 def train_in_child(job: TrainingJob) -> None:
     """Train ``job.config`` in a child process, appending each checkpoint to ``job.run`` as it arrives."""
     child = _take_child()
     try:
-        pickle.dump(asdict(job.config), child.stdin)
+        child.stdin.write(json.dumps(asdict(job.config)).encode() + b"\n")
         child.stdin.close()
         while True:
             try:
-                kind, payload = pickle.load(child.stdout)
+                kind, meta, arrays = receive(child.stdout)
             except EOFError:
                 raise RuntimeError("the training process ended without its run") from None
-            if kind == "probe":
-                job.run.probe_tokens = payload
-            elif kind == "checkpoint":
-                job.run.checkpoints.append(payload)
+            if kind == "checkpoint":
+                if job.run.probe_tokens is None:
+                    job.run.probe_tokens = arrays.pop("probe_tokens")
+                job.run.checkpoints.append(Checkpoint(**meta, **arrays))
             elif kind == "end":
-                job.run.snapshots, job.run.stopped, job.run.seconds = payload
+                job.run.snapshots = {int(step): {name: arrays[f"{step}/{name}"] for name in names}
+                                     for step, names in meta["snapshots"].items()}
+                job.run.stopped, job.run.seconds = meta["stopped"], meta["seconds"]
                 return
     finally:
         child.kill() if child.poll() is None else None
@@ -174,24 +203,25 @@ def _child() -> None:
         os.nice(NICE)
     except OSError:
         pass
-    out = os.fdopen(os.dup(1), "wb")   # the pickles' own channel; anything else printed goes to stderr
+    out = os.fdopen(os.dup(1), "wb")   # the messages' own channel; anything else printed goes to stderr
     os.dup2(2, 1)
-    try:
-        cfg = TrainConfig(**pickle.load(sys.stdin.buffer))
-    except EOFError:   # a spare child whose server ended
+    line = sys.stdin.buffer.readline()
+    if not line:   # a spare child whose server ended
         return
-    sent = {"probe": False}
+    cfg = TrainConfig(**json.loads(line))
 
-    def send(run: Run) -> None:
-        if not sent["probe"]:
-            pickle.dump(("probe", run.probe_tokens), out)
-            sent["probe"] = True
-        pickle.dump(("checkpoint", run.checkpoints[-1]), out)
-        out.flush()
+    def on_checkpoint(run: Run) -> None:
+        c = run.checkpoints[-1]
+        arrays = {"previous": c.previous, "prefix": c.prefix, "probe": c.probe}
+        if len(run.checkpoints) == 1:
+            arrays["probe_tokens"] = run.probe_tokens
+        send(out, "checkpoint", {"step": c.step, "loss": c.loss, "loss_first": c.loss_first,
+                                 "loss_second": c.loss_second}, arrays)
 
-    run = train(cfg, on_checkpoint=send)
-    pickle.dump(("end", (run.snapshots, run.stopped, run.seconds)), out)
-    out.flush()
+    run = train(cfg, on_checkpoint=on_checkpoint)
+    send(out, "end", {"stopped": run.stopped, "seconds": run.seconds,
+                      "snapshots": {str(step): list(w) for step, w in run.snapshots.items()}},
+         {f"{step}/{name}": value for step, w in run.snapshots.items() for name, value in w.items()})
 
 
 _TRAINER: Trainer | None = None

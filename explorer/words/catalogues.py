@@ -28,6 +28,7 @@ from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po, write_po
 
+from explorer.words import terms
 from explorer.words.i18n import LANGUAGES, SOURCE, catalogue_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,6 +111,16 @@ def update(lang: str, code: dict[Key, object] | None = None) -> Report:
     return check(lang, code)
 
 
+def pairs(lang: str) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """(English texts, translated texts) of each message of ``lang``'s catalogue (a plural message: each form)."""
+    out = []
+    for m in read(lang):
+        if m.id:
+            ids = tuple(m.id) if isinstance(m.id, (tuple, list)) else (m.id,)
+            out.append((ids, tuple(m.string) if isinstance(m.string, (tuple, list)) else (m.string,)))
+    return out
+
+
 def fields(text: str) -> tuple[str, ...] | None:
     """The ``str.format`` fields of ``text`` ("{layer}" -> ("layer",)), sorted; None when it is no format string."""
     try:
@@ -187,9 +198,12 @@ def main(argv: list[str]) -> int:
         if lang == SOURCE:
             continue
         report = update(lang, code) if command == "update" else check(lang, code)
+        drifted = terms.drift(pairs(lang), lang)
         print(f"{lang}: {len(code)} messages, {len(report.missing)} missing, {len(report.stale)} stale, "
-              f"{len(report.untranslated)} untranslated")
-        bad |= not report.ok
+              f"{len(report.untranslated)} untranslated, {len(drifted)} off the table of terms")
+        for line in drifted[:20]:
+            print(f"  {line}")
+        bad |= not report.ok or bool(drifted)
     for file, line, why in hidden():
         print(f"{file}:{line}: {why}: no catalogue can hold it")
         bad = True

@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 from typing import Mapping
 
 from explorer.labs.positions import TABS
+from explorer.learning.config import TASKS as TRAINING_TASKS
 from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.words.glossary import TERMS, Term
 from explorer.words.i18n import N_
@@ -167,6 +168,16 @@ CONCEPTS = Section(N_("Concepts"), N_("Concepts: the labs"), (
          N_("What does attention buy over reading word by word?"),
          ("RNN", "path length", "attention weight", "layer", "head"),
          NONE, quiz="why"),
+    Page("pages/learn.py", N_("Watch heads learn"), ":material/model_training:",
+         N_("Train a tiny transformer on a copying task, watch its heads learn, and take the trained model apart."),
+         N_("How does a model come to look where it looks?"),
+         ("token", "layer", "head", "attention weight", "seed", "nats", "previous-token head", "induction head",
+          "knockout", "logit", "MLP"),
+         {"tr_layers": Param("choice", ("1", "2", "3")), "tr_heads": Param("choice", ("1", "2", "4")),
+          "tr_task": Param("choice", TRAINING_TASKS), "tr_seed": Param("int", high=2**31 - 1),
+          "tr_steps": Param("int", low=1, high=6000), "tr_step": Param("int", high=6000),
+          "tr_head": Param("choice", tuple(f"L{l}H{h}" for l in (1, 2) for h in range(4))), "tr_train": FLAG,
+          "tr_ask": Param("choice", ("copy", "drop", "head", "none"))}),
 ))
 
 SECTIONS: tuple[Section, ...] = (START, EXPLORE, CONCEPTS)   # the navigation's order

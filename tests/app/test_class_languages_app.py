@@ -11,7 +11,8 @@ from streamlit.testing.v1 import AppTest
 from explorer.classroom import normalise_code
 from explorer.classroom import report as class_report
 from explorer.lessons.files import find
-from explorer.ui.live import membership
+from explorer.ui import language
+from explorer.ui.live import lesson_bar, membership
 from explorer.words import i18n
 
 pytestmark = pytest.mark.usefixtures("fresh_store")   # tests/app/conftest.py
@@ -118,3 +119,30 @@ def test_the_classroom_and_lessons_pages_leave_nothing_english(view, lang):
     room = other.session_state[membership.ROOM] if membership.ROOM in other.session_state else ""
     code = set(re.findall(r"[^\W\d_]{2,}", room))   # the room code's letters (the join link names it too)
     assert english_left(page_texts(english), page_texts(other), ALLOWED | code) == []
+
+
+def test_a_teacher_who_switches_the_language_mid_lesson_gets_the_lessons_texts_in_it():
+    """The lesson's own texts (title, step, question) follow the teacher's language menu, as the interface does;
+    the class, the step and the question's id stay."""
+    lessons = {lang: find(SOURCE, {}, lang) for lang in ("en", "de", "es")}
+    with i18n.language("de"):
+        teacher = session(lang="de")
+        click(teacher, "Mit einer Klasse starten")
+        click(teacher, "Weiter")
+        room = teacher.session_state[membership.ROOM]
+        assert lessons["de"].steps[1].title in texts(teacher)
+    for lang in ("en", "es"):
+        with i18n.language(lang):
+            teacher.sidebar.selectbox(key=language.PICKED).select(lang).run()
+            assert not teacher.exception, teacher.exception
+            shown = texts(teacher)
+            lesson, step = lessons[lang], lessons[lang].steps[1]
+            assert i18n._("**{lesson}** · step **{n} of {total}**: {step}").format(
+                lesson=lesson.title, n=2, total=7, step=step.title) in shown.replace("\\", ""), shown
+            assert step.question.prompt in shown
+            assert lessons["de"].steps[1].title not in shown
+            assert teacher.session_state[membership.ROOM] == room
+            assert teacher.session_state[lesson_bar.LESSON].question_id(1) == lessons["en"].question_id(1)
+    with i18n.language("es"):
+        click(teacher, "Siguiente")   # the lesson goes on in the new language
+        assert lessons["es"].steps[2].title in texts(teacher)

@@ -21,6 +21,7 @@ PAGES = {   # page: its URL parameters (the breakdown open, so that its sentence
     "pages/compare.py": {},
     "pages/flip.py": {},
     "pages/heads_do.py": {"ablation": "mean"},   # its own sweep: test_heads_do_app presses the zero one's button
+    "pages/learn.py": {"tr_ask": "none"},        # the ready-made run unfolded: curves, heads, knockouts, circuits
 }
 OPENED = {"pages/flip.py": {KNOCK_OPEN: True}}   # Session State set after the first run: the flip's knock-out section
 CLICKS = {"pages/heads_do.py": ("ko_top", "sweep_run"), "pages/flip.py": ("flipko_top",)}   # then buttons, by key

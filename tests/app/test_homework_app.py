@@ -149,6 +149,26 @@ def test_a_garbled_code_a_live_classs_code_and_a_link_after_the_end_each_say_so(
     assert find(lesson.source) == lesson
 
 
+def test_the_private_teacher_link_opens_the_panel_in_a_fresh_session_and_after_a_restart(lesson):
+    """The panel's own link (``/lessons?homework=…&teacher=…``) is the homework's, not a live class's: it opens the
+    counts, the CSV and End, never "does not open a class" and the student form; so does a restarted server."""
+    _, code, key = set_homework(lesson)
+    ann = student(code, "Ann")
+    vote(ann, lesson, 0, "yes 1")
+    for restart in (False, True):
+        if restart:   # a server restart: the store is opened again on the same file, every session starts afresh
+            membership.store.clear()
+        back = lessons_page(homework=code, teacher=key)
+        shown = texts(back)
+        assert "does not open" not in shown and "1 started, 0 finished" in shown, shown
+        assert back.session_state[homework.SET] == {code: key}
+        assert not [b for b in back.button if b.key == "_hw_start"]   # not the student's form
+        assert [b for b in back.button if b.key == f"_hw_end_{code}"]
+        assert "teacher" not in back.query_params   # the key leaves the address bar
+    click(back, "End the homework")
+    assert "This homework has ended" in texts(lessons_page(homework=code))
+
+
 def plain(at: AppTest) -> str:
     """What the page wrote, the backslashes ``literal`` puts before markdown characters taken out."""
     return texts(at).replace("\\", "")

@@ -25,10 +25,12 @@ from streamlit.testing.v1 import AppTest
 
 from explorer.labs.positions import TABS
 from explorer.labs.quiz import Question
+from explorer.learning.config import TrainConfig
 from explorer.lessons import catalogue
 from explorer.lessons.model import Step
 from explorer.ui import quiz
 from explorer.ui.live import lesson_bar
+from explorer.ui.views import learn
 from explorer.words.pages import PAGES
 
 pytestmark = pytest.mark.usefixtures("fresh_store")   # tests/app/conftest.py
@@ -53,6 +55,7 @@ FOLDED = {
     "write_next": "Where the new token looks",                   # everything the model did at this step
     "geo_prev": None,                                            # the four maps are what the question is about
     "bd_question": "weight = softmax of the row at this key",    # the score written out, its parts, its origin
+    learn.question_key(TrainConfig(), "drop"): "Loss (nats): overall, first copy, second copy",   # curves, heads
 }
 TEXTS = ("title", "header", "subheader", "markdown", "caption", "latex", "info", "warning", "success", "error")
 

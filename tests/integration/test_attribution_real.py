@@ -3,6 +3,7 @@ and the facts the page's text relies on (no timings asserted; bench/attribution.
 import numpy as np
 import pytest
 
+from explorer.attribution import lesson
 from explorer.attribution.explain import METHODS, explain
 from explorer.examples import ANIMAL_TIRED
 from explorer.heads_do import knockout
@@ -38,3 +39,10 @@ def test_decoder(decoder):
     assert e.words[e.top("ig", 1)[0]] == "animal"
     assert e.words[e.top("attention", 1)[0]] == "The"                  # the last layer looks at the sink
     assert e.ig.relative_gap < 0.5             # measured 11.5 % at 32 midpoints: shown on the page
+    # Lesson 3's question compares the two with the first word left out of both (IG cannot score it): "animal"
+    asked = lesson.top_word_question(e)
+    assert [e.words[lesson.top_word(e, m)] for m in ("attention", "ig")] == ["animal", "animal"]
+    assert asked.correct == lesson.AGREE and "first word left out" in asked.prompt
+    assert "**The**" in asked.reveal and "44%" in asked.reveal   # the sink's share, measured 44 %
+    said = lesson.agreement_sentence(e)   # the same pair, the same way: ρ +0.32 without the first word (+0.04 with)
+    assert "ρ = +0.32, a partial agreement" in said and "compared without the first word, The" in said

@@ -2,6 +2,7 @@
 ' Paris' only after its last layer, and the lesson says so), every check agrees with its step (a failure names the
 step, the claim and the measured value), a logit lens read one layer off changes the lesson's answer, and the
 claims about positions that no check measures are read off the models."""
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -9,7 +10,7 @@ import pytest
 
 from explorer.generation import readout
 from explorer.labs.quiz import Question
-from explorer.lessons import catalogue
+from explorer.lessons import catalogue, claims
 from explorer.lessons.claims import NotComputable
 from explorer.lessons.computed import ask, contradiction, step_model
 from explorer.model import families
@@ -98,9 +99,56 @@ def test_the_copying_lesson_measures_smollm2s_own_heads_and_losses(decoder):
     assert knocked.correct == "it rises, but stays under half the first copy's", knocked.reveal
 
 
+def test_the_copying_lessons_knockout_comparison_is_fair(decoder):
+    """The reveal compares the pair with the probe's strongest induction heads, alone and with the previous-token
+    head: the probe ranks heads on one random sequence, so the step takes the heads every draw agrees on (nine
+    draws: the top four stay, the fifth changes); the four alone raise the loss less than the pair (it holds the
+    previous-token head), the four with it more (other induction heads copy too)."""
+    from explorer.heads_do import roles
+    from explorer.lessons.induction_claims import INDUCTION_TOP
+    tops = {frozenset(map(tuple, roles.head_roles(decoder, seed=seed).nlargest(INDUCTION_TOP, "induction")[
+        ["layer", "head"]].to_numpy().tolist())) for seed in range(9)}
+    assert len(tops) == 1, tops   # the same four whatever the draw
+    lesson = next(x for x in LESSONS if x.title == "How a model copies: induction heads")
+    reveal = ask(next(s for s in lesson.steps if s.computed == "knockout_repeat_loss"), decoder).reveal
+    numbers = re.search(r"\*\*([\d.]+)\*\* with.*together give ([\d.]+), and ([\d.]+) with the previous-token "
+                        r"head L16H0", reveal)
+    pair, four, four_and_previous = (float(x) for x in numbers.groups())
+    assert four < pair < four_and_previous, reveal   # measured 3.82 < 4.79 < 5.80
+    assert "no single pair" not in reveal
+
+
+def test_the_writers_share_counts_pushes_toward_the_token(decoder):
+    """Lesson 2's check counts the five largest pushes toward the written token against all pushes toward it
+    (measured 46 %; by size, pushes down included, it would be 35 %)."""
+    lesson = next(x for x in LESSONS if x.title == "How a decoder writes")
+    step = next(s for s in lesson.steps if "top_writers_share" in s.checks)
+    held, said = claims.top_writers_share(decoder, step.params)
+    assert held and "push ␣Paris up most carry 46%" in said.replace("“", "").replace("”", ""), said
+
+
 def test_the_score_lesson_opens_the_breakdown_on_cells_each_model_can_take_apart(encoder, decoder):
     lesson = next(x for x in LESSONS if x.title == "Where does one score come from?")
     assert all(s.params.get("breakdown") == "1" for s in lesson.steps)
     by_name = {s.computed: s for s in lesson.steps if s.computed}
     assert ask(by_name["shared_key_head"], decoder).correct == "query heads 6–8"
     assert ask(by_name["without_the_scale"], encoder).correct == "larger"
+    split = ask(by_name["position_part"], encoder)   # the rest is an option: here it is the largest part
+    assert len(split.options) == 5 and split.correct == "the rest (the norm's shift, the biases)", split.reveal
+
+
+def test_the_rotary_steps_question_does_not_turn_on_a_rounding(decoder):
+    """Lesson 5's rotary step (the page's own distance question): 3 tokens back peaks over 2 by 0.016, so the
+    answer is the run 2–3 back, and every other option scores at least a tenth of the curve's spread lower."""
+    from explorer.attention import score_origin as so
+    from explorer.lessons.score_claims import _origin, cell
+    lesson = next(x for x in LESSONS if x.title == "Where does one score come from?")
+    step = next(s for s in lesson.steps if "curve_meets_score" in s.checks)
+    result, b = cell(decoder, step.params)
+    rotary = _origin(decoder, result, b, "rope").rotary
+    asked = so.distance_question(rotary, b)
+    assert asked.correct == "2–3 tokens back" and so.peak_range(rotary, b.query) == (2, 3), asked.options
+    curve = dict(zip(rotary.distances.tolist(), rotary.curve.tolist()))
+    spread = max(curve[d] for d in range(b.query + 1)) - min(curve[d] for d in range(b.query + 1))
+    others = [int(o.split()[0]) for o in asked.options if o != asked.correct]
+    assert others and all(curve[d] < curve[3] - so.NEAR_PEAK * spread for d in others), asked.options

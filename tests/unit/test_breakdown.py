@@ -14,9 +14,11 @@ from explorer.attention import matrices
 from explorer.attention.breakdown import breakdown, carriers, dimension_question, kv_head_of
 from explorer.attention.result import AttentionResult, ModelFacts, extract
 from explorer.attention.score_origin import (
+    NEAR_PEAK,
     PositionSplit,
     distance_question,
     origin,
+    peak_range,
     relative_curve,
     side_parts,
     split_terms,
@@ -232,5 +234,9 @@ def test_questions_follow_the_numbers(tiny_results):
     dq = distance_question(r, b)
     peak = r.peak(9)
     assert r.curve[peak] == r.curve[:10].max()
-    assert dq.correct == (f"{peak} tokens back" if peak > 1 else ["0 (itself)", "1 token back"][peak])
-    assert all(int(o.split()[0]) <= 9 for o in dq.options)
+    low, high = peak_range(r, 9)   # the answer: the peak, or the run of distances that tie with it
+    assert low <= peak <= high and r.curve[low:high + 1].min() >= r.curve[peak] - NEAR_PEAK * np.ptp(r.curve[:10])
+    assert dq.correct == (f"{low}–{high} tokens back" if low < high else f"{peak} tokens back" if peak > 1 else
+                          ["0 (itself)", "1 token back"][peak])
+    others = [int(o.split()[0]) for o in dq.options if o != dq.correct]
+    assert others and all(d <= 9 and r.curve[d] < r.curve[peak] - NEAR_PEAK * np.ptp(r.curve[:10]) for d in others)

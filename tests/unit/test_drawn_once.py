@@ -4,7 +4,6 @@ tests/app/test_drawn_once_app.py."""
 from __future__ import annotations
 
 import threading
-import time
 
 import numpy as np
 
@@ -59,18 +58,30 @@ def test_whole_views_are_evicted_oldest_first_when_the_budget_is_passed():
 
 
 def test_thirty_sessions_asking_for_one_view_draw_it_once_also_after_an_eviction():
+    """The thirty sessions start together (a barrier) and the first draw does not end before every one of them has
+    asked: they overlap by construction, and the test fails if they did not."""
     store = ByteLRU(10_000, sizeof=lambda r: r.nbytes)
-    calls = []
+    calls, asked, seen = [], [], []
+    everyone = threading.Condition()
 
     def draw():
         calls.append(threading.get_ident())
-        time.sleep(0.2)   # a slow first draw: every other session arrives while it runs
+        with everyone:   # a slow first draw: it ends only once every session has asked for the view
+            everyone.wait_for(lambda: len(asked) == 30, timeout=30)
+            seen.append(len(asked))
         return Drawn(100)
 
+    def session(barrier, got):
+        barrier.wait()
+        with everyone:
+            asked.append(threading.get_ident())
+            everyone.notify_all()
+        got.append(store.get_or_compute("step 3", draw))
+
     def class_asks():
-        got = []
-        threads = [threading.Thread(target=lambda: got.append(store.get_or_compute("step 3", draw)))
-                   for _ in range(30)]
+        asked.clear()
+        got, barrier = [], threading.Barrier(30)
+        threads = [threading.Thread(target=session, args=(barrier, got)) for _ in range(30)]
         for t in threads:
             t.start()
         for t in threads:
@@ -78,10 +89,11 @@ def test_thirty_sessions_asking_for_one_view_draw_it_once_also_after_an_eviction
         return got
 
     got = class_asks()
+    assert seen == [30]   # every session asked while the one draw was under way
     assert len(calls) == 1 and len(got) == 30 and all(g is got[0] for g in got)
     store.clear()   # evicted while the class is on the step
     got = class_asks()
-    assert len(calls) == 2 and all(g is got[0] for g in got)
+    assert seen == [30, 30] and len(calls) == 2 and all(g is got[0] for g in got)
 
 
 def test_a_failed_draw_stores_nothing_and_the_next_session_draws():

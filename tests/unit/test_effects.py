@@ -187,6 +187,9 @@ def test_rank_and_spearman_hand_computed():
     assert knockout.spearman([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
     assert knockout.spearman([1, 2, np.nan, 4], [2, 4, 0, 8]) == pytest.approx(1.0)
     assert np.isnan(knockout.spearman([1, 1, 1], [1, 2, 3]))
+    # sizes: heads that help have negative effects; the largest flips with the largest effects read as +1, not −1
+    assert knockout.size_spearman([0.1, 0.5, -0.9], [-0.2, -1.0, 3.0]) == pytest.approx(1.0)
+    assert knockout.spearman([0.1, 0.5, 0.9], [-0.2, -1.0, -3.0]) == pytest.approx(-1.0)
 
 
 def test_flip_map_reshapes_the_flip_column():

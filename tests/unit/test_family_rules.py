@@ -1,5 +1,5 @@
-"""Every model rule is a field of ``Family``: read with ``ast``, no module of explorer/ but
-explorer/model/families.py tells models apart by their type or class name. A rule that depends on the family (how
+"""Every model rule is a field of ``Family``: read with ``ast``, no module of explorer/, bench/, tools/ or deploy/
+but explorer/model/families.py tells models apart by their type or class name. A rule that depends on the family (how
 position enters, how a fused projection splits, a logit scale) is a field set once per family in the table, and the
 code reads the field; a test of ``config.model_type == "falcon"`` elsewhere is how a second, silent copy of a rule
 starts. The check runs on this repository and, to show that it can fail, on small broken sources."""
@@ -65,9 +65,12 @@ def type_tests(source: str, where: str = "<source>") -> list[str]:
     return [f"{where}:{n.lineno}: {ast.unparse(n)}" for n in sorted(found, key=lambda n: n.lineno)]
 
 
+FOLDERS = ("explorer", "bench", "tools", "deploy")   # the package and the scripts that load or describe models
+
+
 def type_tests_in(root: Path) -> list[str]:
     out = []
-    for path in sorted(root.glob("explorer/**/*.py")):
+    for path in sorted(p for folder in FOLDERS for p in root.glob(f"{folder}/**/*.py")):
         where = path.relative_to(root).as_posix()
         if where not in ALLOWED:
             out += type_tests(path.read_text(), where)
@@ -113,3 +116,10 @@ def test_the_guard_fails_on_a_broken_tree(tmp_path):
     (tmp_path / "explorer" / "model" / "families.py").write_text('FALCON = lambda c: c.model_type == "falcon"\n')
     assert type_tests_in(tmp_path) == [
         'explorer/attention/result.py:2: c.model_type == \'falcon\'']
+
+
+@pytest.mark.parametrize("where", ["bench/effects.py", "tools/models_table.py", "deploy/cluster.py"])
+def test_the_guard_reads_the_scripts_too(tmp_path, where):
+    (tmp_path / where).parent.mkdir(parents=True)
+    (tmp_path / where).write_text('def slow(loaded):\n    return loaded.model.config.model_type in ("llama",)\n')
+    assert type_tests_in(tmp_path) == [f"{where}:2: loaded.model.config.model_type in ('llama',)"]

@@ -78,9 +78,9 @@ def test_top_flips_toggle_grid():
 
 
 def test_agreement_sentence():
-    assert "agree hardly." in pairs.agreement(0.05)
-    assert "agree weakly, in opposite directions" in pairs.agreement(-0.3)
-    assert "agree clearly, in the same directions" in pairs.agreement(0.7)
+    assert "hardly agree." in pairs.agreement(0.05) and "between the sizes" in pairs.agreement(0.05)
+    assert "look more tend, weakly, to matter less" in pairs.agreement(-0.3)
+    assert "agree clearly." in pairs.agreement(0.7) and "would read as ρ = −1" in pairs.agreement(0.7)
     assert "constant" in pairs.agreement(math.nan)
     assert "+0.70" in pairs.agreement(0.7)
 

@@ -39,7 +39,7 @@ def test_settings_and_link_notes_in_the_sessions_language():
         assert any(n.startswith("tokens nuevos 0 está fuera de rango") for n in notes)
     with i18n.language("de"):
         assert Settings(5, greedy=False, temperature=0.7, seed=3).describe() == (
-            "zufällig gezogen (Temperatur 0,7, Startwert 3), bis zu 5 neue Tokens")
+            "Sampling (Temperatur 0,7, Startwert 3), bis zu 5 neue Tokens")
 
 
 def test_a_jobs_first_message_reads_in_the_language_of_the_page_showing_it():

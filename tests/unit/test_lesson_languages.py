@@ -110,3 +110,13 @@ def test_a_lesson_without_its_language_falls_back_to_english_and_says_so(tmp_pat
     assert spanish.title == "Rows" and untranslated(spanish, "es") and not untranslated(spanish, "en")
     lessons, errors = catalogue({"EXPLORER_LESSONS_DIR": str(tmp_path)}, lang="de")
     assert not errors and [x.title for x in lessons if x.source == "dir:rows"] == ["Zeilen"]
+
+
+def test_the_untranslated_note_names_the_language_as_a_sentence_does():
+    """"traducida al español", not the menu's "al Español"; German keeps its capital."""
+    from explorer.lessons.files import untranslated_sentence
+    from explorer.words import i18n
+    with i18n.language("es"):
+        assert "aún no está traducida al español:" in untranslated_sentence()
+    with i18n.language("de"):
+        assert "noch nicht auf Deutsch übersetzt" in untranslated_sentence()

@@ -1,6 +1,6 @@
 """Every private plotly name lives in one module, ``explorer/plots/base.py`` (the figure base every plot uses): this
-test reads every file of explorer/, pages/ and app.py and fails on any other file that names one (in code, a string
-or a comment: a docstring that names an internal is where the next use of it starts). The checker runs on this
+test reads every file of explorer/, pages/, bench/ and app.py and fails on any other file that names one (in code, a
+string or a comment: a docstring that names an internal is where the next use of it starts). The checker runs on this
 repository and, to show that it can fail, on small trees that break it. That the figure base still sends what
 plotly itself would is tests/unit/test_plots.py (a LightFigure's JSON against plotly's validated figure)."""
 from __future__ import annotations

@@ -22,7 +22,7 @@ from explorer.ui.text import literal
 from explorer.words.i18n import _
 
 MINE, SET, ENDED, DONE = "_hw", "_hw_set", "_hw_ended", "_hw_done"   # the student's; the teacher's; notes
-URL_CODE, URL_ME, URL_TEACHER = "homework", "me", "teacher"
+URL_CODE, URL_ME, URL_TEACHER = membership.URL_HOMEWORK, "me", "teacher"
 PAGE = "pages/lessons.py"
 
 

@@ -23,7 +23,7 @@ import streamlit as st
 from explorer.classroom import ClassroomError
 from explorer.labs.quiz import Question
 from explorer.lessons import Lesson
-from explorer.lessons.files import find, untranslated
+from explorer.lessons.files import find, untranslated, untranslated_sentence
 from explorer.lessons.pages import STEP_PAGES
 from explorer.lessons.run import ended, place, resume
 from explorer.ui import cached, prefetch, quiz
@@ -31,16 +31,36 @@ from explorer.ui.language import KEY
 from explorer.ui.live import following, homework, membership, report_panel
 from explorer.ui.text import literal
 from explorer.words import numbers
-from explorer.words.i18n import LANGUAGES, _, current
+from explorer.words.i18n import _, current
 
 LESSON, STEP, STARTED, STEP_STARTED, GO, RESUMED = (
     "_lesson", "_lesson_step", "_lesson_started", "_lesson_step_started", "_lesson_go", "_lesson_resumed")
 ENDED, ASKED_BEFORE = "_lesson_ended", "_lesson_asked_before"   # a finished lesson's recap; questions before it
+READ_IN = "_lesson_read_in"   # the language the running lesson was last looked up in (``_in_session_language``)
 
 
 def running() -> tuple[Lesson, int] | None:
     lesson = st.session_state.get(LESSON)
-    return (lesson, st.session_state.get(STEP, 0)) if isinstance(lesson, Lesson) else None
+    if not isinstance(lesson, Lesson):
+        return None
+    return _in_session_language(lesson), st.session_state.get(STEP, 0)
+
+
+def _in_session_language(lesson: Lesson) -> Lesson:
+    """The running lesson in the session's language: a teacher who switches the language menu mid-lesson gets the
+    lesson's own texts (title, steps, questions, notes) in it, as the interface; the same steps and question ids.
+    Looked up once per language change (a lesson without a translation stays English)."""
+    lang = current()
+    if lesson.lang == lang or st.session_state.get(READ_IN) == lang or not lesson.source.startswith(("app:", "dir:")):
+        return lesson
+    st.session_state[READ_IN] = lang
+    mine = find(lesson.source)
+    n = len(lesson.steps)
+    if mine is None or len(mine.steps) != n or list(map(mine.question_id, range(n))) != list(
+            map(lesson.question_id, range(n))):
+        return lesson
+    st.session_state[LESSON] = mine
+    return mine
 
 
 def start(lesson: Lesson, with_class: bool, step: int = 0) -> None:
@@ -247,8 +267,7 @@ def _question(question: Question | str | None, qid: str, page_question: bool) ->
 def _untranslated_note(lesson: Lesson) -> None:
     """A catalogue lesson without a file in the session's language runs in English: say so, once in the bar."""
     if untranslated(lesson):
-        st.caption(":material/translate: " + _("This lesson is not yet translated into {language}: its texts are "
-                                               "shown in English.").format(language=LANGUAGES[current()]))
+        st.caption(":material/translate: " + untranslated_sentence())
 
 
 def _in_my_language(where: dict) -> tuple[Lesson, int] | None:

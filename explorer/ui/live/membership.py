@@ -36,6 +36,7 @@ ROOM, KEY, ME, FOLLOW, APPLIED, SEEN, PUBLISHED, LOCKED, PROJECTOR, WRONG, NOTES
 URL_ROOM, URL_ME, URL_KEY, URL_JOIN = "room", "me", "teacher", "join"
 OLD_URL_KEY = "key"   # teacher links made before the rename: a secret of 8+ URL-safe characters, never a position
 PRIVATE = (URL_ROOM, URL_ME, URL_KEY, URL_JOIN)
+URL_HOMEWORK = "homework"   # a homework's link (explorer.ui.live.homework): its "teacher" is the homework's key
 # a running lesson's place (explorer.lessons.run.place): the teacher's, shared with the view; a follower's, as read
 LESSON_PLACE, LESSON_SEEN = "_lesson_place", "_lesson_seen"
 PAGE = "pages/classroom.py"
@@ -254,10 +255,11 @@ def set_joinable(joinable: bool) -> None:
 
 
 def restore_from_url() -> None:
-    """A teacher link moves its key into the session; a student link (room + me) rejoins the room."""
+    """A teacher link moves its key into the session; a student link (room + me) rejoins the room. A homework's
+    teacher link (``?homework=…&teacher=…``) is left to the Lessons page (``homework.adopt_teacher_link``)."""
     query = st.query_params
     old = URL_ROOM in query and URL_ME not in query and _TOKEN.match(query.get(OLD_URL_KEY, ""))
-    if URL_KEY in query or old:
+    if (URL_KEY in query and URL_HOMEWORK not in query) or old:
         given = URL_KEY if URL_KEY in query else OLD_URL_KEY
         key, raw = query[given], query.get(URL_ROOM, "")
         for name in (given, URL_ROOM):

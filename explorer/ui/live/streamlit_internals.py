@@ -1,7 +1,8 @@
 """Every private Streamlit name the app uses, in one place (Streamlit is pinned at 1.67.0).
 
 A Streamlit upgrade that moves one of these breaks the live classroom, not a page: so no other module of
-explorer/, pages/ or app.py names them (tests/unit/test_streamlit_internals.py fails if one does), and
+explorer/, pages/, bench/ or app.py names them (tests/unit/test_streamlit_internals.py fails if one does, but for
+its two named exceptions in bench/), and
 ``problems`` checks each against the installed Streamlit, by name and signature, inside a real server's session
 (tests/app/test_streamlit_contract.py runs it in CI).
 

@@ -211,7 +211,7 @@ def sweep_section(model: str, a: str, b: str, query: str, cands: list[str], flip
             st.rerun()   # the button goes; the progress bar takes its place
         return
     result = cached.wait_or_stop(job)
-    rho = knockout.spearman(knockout.flip_map(flip.table), result.effect)
+    rho = knockout.size_spearman(knockout.flip_map(flip.table), result.effect)
     left, right = st.columns(2)
     with left:
         show_figure(plots.effect_map(result.effect), "sweep_map", "knockout-effect-map")

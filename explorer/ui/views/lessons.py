@@ -8,7 +8,7 @@ from explorer.classroom import ClassroomError, pretty_code
 from explorer.classroom.sentences import PROMPT_MAX
 from explorer.lessons import Lesson, LessonError, catalogue, dump, find
 from explorer.lessons.computed import COMPUTED, step_model
-from explorer.lessons.files import untranslated
+from explorer.lessons.files import untranslated, untranslated_sentence
 from explorer.lessons.handout import handout_html
 from explorer.lessons.pages import STEP_PAGES, asks_own
 from explorer.ui import cached
@@ -16,7 +16,7 @@ from explorer.ui.live import homework, lesson_bar, membership, own_lesson, sente
 from explorer.ui.text import literal
 from explorer.ui.widgets import page_link
 from explorer.words import numbers
-from explorer.words.i18n import LANGUAGES, _, current, ngettext
+from explorer.words.i18n import _, ngettext
 
 LESSONS_PAGE = "pages/lessons.py"
 
@@ -49,8 +49,7 @@ def _steps_and_minutes(lesson: Lesson) -> str:
 
 def _untranslated(lesson: Lesson) -> None:
     if untranslated(lesson):
-        st.caption(":material/translate: " + _("This lesson is not yet translated into {language}: its texts are "
-                                               "shown in English.").format(language=LANGUAGES[current()]))
+        st.caption(":material/translate: " + untranslated_sentence())
 
 
 def home_section() -> None:
