@@ -1,6 +1,7 @@
 """Row S2 of the class's own sentences (issue 47): 30 followers receive the figure after the teacher shows it.
 
     .venv/bin/python bench/sentences_follow_bench.py [--followers 30] [--rounds 3] [--model encoder|decoder|both]
+    .venv/bin/python bench/sentences_follow_bench.py --smoke    # 2 followers, 1 round, short pauses (CI)
 
 One server (``streamlit run app.py``) with a temporary classroom file; a room made through the store API, its view
 the Classroom page; N browser-less followers (``bench/wsclient.py``'s websocket client, as ``bench/lesson_bench.py``
@@ -14,7 +15,9 @@ model is computed inside it, by the first follower run that needs it (the others
 Per follower and round: the seconds from the write to the end (script_finished) of its first run that drew the
 figure (a plotly chart), and the bytes it received meanwhile. Then "again": two seconds later the teacher shows
 head 1 of the same layer, whose batch is already computed: the fan-out alone (the figure drawn once, replayed).
-The first round (the model's load) is a warm-up, printed apart. Loopback only; the server started here is stopped here.
+The first round (the model's load) is a warm-up, printed apart. ``--url`` (with ``--classroom``, its SQLite
+file, and ``--pids``) sends the class to a server already running. Loopback only; a server started here is stopped
+here.
 """
 from __future__ import annotations
 
@@ -76,7 +79,8 @@ class Follower(Session):
 PROMPT = "Write a sentence where it could mean two things."
 
 
-async def class_of(url: str, env: dict, n: int, rounds: int, model: str, pids: list[int]) -> dict:
+async def class_of(url: str, env: dict, n: int, rounds: int, model: str, pids: list[int],
+                   pause: float = 1.0) -> dict:
     from explorer.classroom import open_store
     from explorer.model import embedded
 
@@ -100,14 +104,14 @@ async def class_of(url: str, env: dict, n: int, rounds: int, model: str, pids: l
     try:
         for r in range(rounds + 1):
             store.open_sentences(room, key, PROMPT)
-            await asyncio.sleep(2.0)
+            await asyncio.sleep(2.0 * pause)
             for f in followers:
                 store.write_sentence(room, f.me, sentence(rng, 20) + f" {r}")
-            await asyncio.sleep(3.0)   # every follower's rerun after the open has ended
+            await asyncio.sleep(3.0 * pause)   # every follower's rerun after the open has ended
             ready = sum(f.prompt_seen for f in followers)
             for head, what in ((0, "show"), (1, "again")):   # again: another head, the batch already computed
                 if head:
-                    await asyncio.sleep(2.0)
+                    await asyncio.sleep(2.0 * pause)
                 for f in followers:
                     f.reset()
                 t0, cpu0 = time.monotonic(), cpu_seconds(pids)
@@ -149,20 +153,33 @@ def main(argv=None) -> int:
     p.add_argument("--followers", type=int, default=30)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--model", default="encoder", choices=["encoder", "decoder", "both"])
+    p.add_argument("--url", help="a running server on loopback instead of one started here")
+    p.add_argument("--classroom", help="with --url: its classroom file (SQLite)")
+    p.add_argument("--pids", default="", help="with --url: the server processes whose CPU to count (comma-separated)")
+    p.add_argument("--smoke", action="store_true", help="2 followers, 1 round, short pauses (CI: that it still runs)")
     args = p.parse_args(argv)
+    pause = 1.0
+    if args.smoke:
+        args.followers, args.rounds, args.model, pause = 2, 1, "encoder", 0.4
     from chromium import Server
 
     from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 
     models = {"encoder": [EMBEDDED_ENCODER], "decoder": [EMBEDDED_DECODER],
               "both": [EMBEDDED_ENCODER, EMBEDDED_DECODER]}[args.model]
+    if args.url:
+        env = {"EXPLORER_CLASSROOM_DB": args.classroom or "", "EXPLORER_CLASSROOM_URL": ""}
+        for model in models:
+            asyncio.run(class_of(args.url, env, args.followers, args.rounds, model,
+                                 [int(x) for x in args.pids.split(",") if x.strip()], pause))
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         env = {"EXPLORER_CLASSROOM_DB": str(Path(tmp) / "classroom.sqlite3"), "EXPLORER_CLASSROOM_URL": "",
                "EXPLORER_MAX_STUDENTS": str(max(args.followers, 60))}
         server = Server(env=env, log_prefix="sentences-follow-bench")
         try:
             for model in models:
-                asyncio.run(class_of(server.url, env, args.followers, args.rounds, model, [server.proc.pid]))
+                asyncio.run(class_of(server.url, env, args.followers, args.rounds, model, [server.proc.pid], pause))
         finally:
             server.stop()
     return 0
