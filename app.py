@@ -67,6 +67,7 @@ PRELOADED = threading.Event()   # set when the start hook's preload has finished
 
 
 def _preload() -> None:
+    """The preloaded models (EXPLORER_PRELOAD), then every page's imports; only then is the replica ready."""
     try:
         from explorer.ui import cached  # imports torch: in this thread, not while the server starts
 
@@ -113,11 +114,14 @@ async def ready(_request) -> PlainTextResponse:
 
 async def stats(_request) -> JSONResponse:
     """GET /_explorer/stats: the sizes of this process's shared stores (the render store's views and bytes, the
-    attention results'), for the benchmark's memory row and an operator; no session's data."""
+    attention results') and how many followers' runs drew the page or replayed it, for the benchmarks and an
+    operator; no session's data."""
     from explorer.ui import cached, drawn_once
+    from explorer.ui.live import replayed
 
-    return JSONResponse({name: {"bytes": store.size, "entries": len(store), "max_bytes": store.max_bytes}
-                         for name, store in (("render_store", drawn_once.STORE), ("results", cached.result_cache()))})
+    sizes = {name: {"bytes": store.size, "entries": len(store), "max_bytes": store.max_bytes}
+             for name, store in (("render_store", drawn_once.STORE), ("results", cached.result_cache()))}
+    return JSONResponse({**sizes, "followers": dict(replayed.COUNTS)})   # followers' runs: page drawn, replayed
 
 
 if __name__ == "__main__":

@@ -105,6 +105,9 @@ def stores(url: str) -> dict:
     render = got["render_store"]
     print(f"render store after the lessons: {render['entries']} views in {render['bytes'] / 2**20:.2f} MB "
           f"(bound {render['max_bytes'] / 2**20:.0f} MB)", flush=True)
+    runs = got.get("followers") or {}
+    print(f"followers' runs of the teacher's page: {runs.get('page', 0)} drew it, {runs.get('replayed', 0)} replayed "
+          "it (explorer/ui/live/replayed.py)", flush=True)
     return got
 
 

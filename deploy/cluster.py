@@ -4,8 +4,8 @@
 
 starts (with --redis) a redis-server with append-only persistence and hands its URL to every replica as
 EXPLORER_CLASSROOM_URL, then N ``streamlit run app.py`` replicas on free loopback ports, waits until each
-answers /_explorer/ready (up, preload done), then HAProxy in the foreground on --port, and prints the URL. Ctrl+C or
-SIGTERM stops all.
+answers /_explorer/ready (up, both embedded models and the pages' imports loaded), then HAProxy in the
+foreground on --port, and prints the URL. Ctrl+C or SIGTERM stops all.
 Redis is locked: nobody can log in as its default user, and the one user ``explorer`` has a fresh random password
 and may run only the store's commands on the store's keys (``acl_rule``). On a non-loopback --redis-host (replicas
 on other machines) it also speaks only TLS, with a certificate from a private CA made here (openssl); clients
@@ -55,6 +55,8 @@ COOKIE_BLOCK = f"""\
     cookie {COOKIE} insert indirect nocache httponly"""
 NO_COOKIE_BLOCK = "    # Affinity OFF (tests only): every request goes to the next replica in turn; downloads break."
 
+
+PRELOAD = "all-MiniLM-L6-v2,SmolLM2-135M-Instruct"   # the embedded models (explorer.model.registry.EMBEDDED)
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -256,7 +258,9 @@ class Cluster:
         self.url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{self.port}"
         self.dir = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="explorer-cluster-"))
         self.logs = self.dir / "logs"
-        self.env = {**os.environ, "EXPLORER_TRUSTED_PROXIES": "1", **(env or {})}   # its own HAProxy
+        # its own HAProxy; a replica says ready once both embedded models are loaded (a lesson's first step on it
+        # costs what a later one does), unless the caller's EXPLORER_PRELOAD says otherwise
+        self.env = {"EXPLORER_PRELOAD": PRELOAD, **os.environ, "EXPLORER_TRUSTED_PROXIES": "1", **(env or {})}
         self.start_timeout = start_timeout
         self.replicas: list[Proc] = []
         self.redis: Proc | None = None

@@ -101,7 +101,7 @@ def matrix(z: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, title: st
     most = float(np.abs(z).max()) or 1.0
     fig = go.Figure(go.Heatmap(z=z, x=list(range(len(cols))), y=list(range(len(rows))), colorscale=colorscale,
                                zmin=-most if centre else 0, zmax=most, zmid=0 if centre else None,
-                               text=np.round(z, 2) if text else None, texttemplate="%{text}" if text else None,
+                               texttemplate="%{z:.2f}" if text else None,
                                name=title))
     fig.update_xaxes(title=x_title, tickvals=list(range(len(cols))), ticktext=list(cols))
     fig.update_yaxes(title=y_title, tickvals=list(range(len(rows))), ticktext=list(rows), autorange="reversed")

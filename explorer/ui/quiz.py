@@ -16,7 +16,7 @@ from explorer.classroom import ClassroomError, Progress
 from explorer.classroom.polls import answer_text, counts_by_text, vote_of
 from explorer.labs.quiz import TYPED_MAX, Question
 from explorer.plots.classroom import answer_bars, answer_rounds
-from explorer.ui.live import following, membership
+from explorer.ui.live import following, membership, replayed
 from explorer.ui.text import literal
 from explorer.ui.widgets import show_figure
 from explorer.words.i18n import N_, _, ngettext
@@ -112,8 +112,8 @@ def answered_here(key: str) -> bool:
 def asked(question: Question, key: str) -> tuple[bool | None, bool]:
     """Draw ``question`` -> (whether the answer given was right, None before one; whether what answers it may be
     drawn: committed or shown without a prediction, in a class revealed by the teacher)."""
-    if membership.code():
-        return _class_question(question, key)
+    if membership.code():   # each student's own vote: drawn by each session, also in a replayed page
+        return replayed.live(_class_question, question, key, state=_revealed)
     committed = st.session_state.get(f"{key}_committed")
     if committed is not None and committed[0] is not None and committed[1] != question.fingerprint:
         _retry(key)   # an answer to an earlier version; "without predicting" holds until the student predicts again
@@ -243,6 +243,14 @@ def _teacher_side(question: Question, key: str, poll: Progress) -> None:
     else:
         st.caption(_("Round 1's answers are shown; the right answer is not. Let the class discuss and vote again, "
                      "or reveal the answer."))
+
+
+def _revealed(question: Question, key: str) -> bool:
+    """Whether the room has revealed ``key``'s answer (what a page draws after its question depends on it)."""
+    try:
+        return membership.store().progress(membership.code(), key).revealed
+    except ClassroomError:
+        return True
 
 
 def _class_question(question: Question, key: str) -> tuple[bool | None, bool]:

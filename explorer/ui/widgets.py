@@ -24,7 +24,7 @@ from explorer.plots.classroom import scale_fonts
 from explorer.plots.remember import figure_for_view
 from explorer.ui import cached, chart_text, language, params
 from explorer.ui.drawn_once import drawn_once, view_key
-from explorer.ui.live import following, membership, streamlit_internals
+from explorer.ui.live import following, membership, replayed, streamlit_internals
 from explorer.ui.text import literal
 from explorer.ui.words import on_this_page
 from explorer.words import i18n, numbers
@@ -183,7 +183,12 @@ def _chart(text, fig, key: str, config: dict) -> None:
 
 def download_csv(frame, filename: str, key: str, label: str | None = None) -> None:
     """A button that downloads ``frame`` (a DataFrame, or a function returning one) as ``filename``. The CSV is
-    made when the button is pressed, not on every run of the page (nor for every student of a class)."""
+    made when the button is pressed, not on every run of the page (nor for every student of a class); the button
+    is each session's own, also in a follower's replayed page (``replayed.live``)."""
+    replayed.live(_download_csv, frame, filename, key, label)
+
+
+def _download_csv(frame, filename: str, key: str, label: str | None) -> None:
     st.download_button(label or _("Matrix as CSV"),
                        lambda: (frame() if callable(frame) else frame).to_csv().encode("utf-8"),
                        file_name=filename, mime="text/csv", key=key, icon=":material/download:")
@@ -246,7 +251,12 @@ def page_link(page: str, label: str, query_params: dict | None = None, icon: str
 
 
 def download_lazy(label: str, build, filename: str, key: str, mime: str = "text/csv") -> None:
-    """A download button whose file is only built when clicked: ``build()`` returns a DataFrame (as CSV) or text."""
+    """A download button whose file is only built when clicked: ``build()`` returns a DataFrame (as CSV) or text;
+    each session's own, also in a follower's replayed page (``replayed.live``)."""
+    replayed.live(_download_lazy, label, build, filename, key, mime)
+
+
+def _download_lazy(label: str, build, filename: str, key: str, mime: str) -> None:
     def data():
         made = build()
         return made.to_csv().encode("utf-8") if hasattr(made, "to_csv") else made

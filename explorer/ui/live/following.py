@@ -12,6 +12,7 @@ teacher's URL, but in the same session: no page load, no script. Who is in which
 from __future__ import annotations
 
 import contextlib
+import contextvars
 from datetime import timedelta
 
 import streamlit as st
@@ -19,7 +20,7 @@ import streamlit as st
 from explorer.classroom import ClassroomError, NoSuchRoom, pretty_code
 from explorer.ui import language
 from explorer.ui import params as query
-from explorer.ui.live import push
+from explorer.ui.live import push, replayed
 from explorer.ui.live import streamlit_internals as internals
 from explorer.ui.live.membership import (
     APPLIED,
@@ -59,6 +60,7 @@ from explorer.words.i18n import _, ngettext
 RAN = "_class_ran"   # the page this session ran last (its st.Page's script hash)
 ADDRESS = "_class_address"   # the URL parameters at the end of that run
 WANTED = "_class_wanted"   # a follower: the teacher's parameters it applied last
+VIEW = "_class_view"   # a follower: the room's view this run shows (what ``run_page`` replays)
 FIXES, MOST_FIXES = "_class_fixes", 3   # a follower: (version, times its view was applied again for straying)
 # never shared with the class: who is where (membership.PRIVATE) and the language each one chose (a follower keeps
 # its own; the teacher's ``lang`` must not reach them)
@@ -102,6 +104,7 @@ def _follow() -> str | None:
         st.session_state[APPLIED] = version
         st.session_state[WANTED] = _shared(view.get("params") or {})
     st.session_state[LESSON_SEEN] = view.get("lesson")   # step n of N and its question (lesson_bar draws them)
+    st.session_state[VIEW] = view
     if view.get("page"):
         # every run, not only a new version's, and always sent: a run can start from another page's address (the
         # browser's last message, or Streamlit's record of an older run when the server starts the rerun), and
@@ -215,7 +218,26 @@ def _strayed(version: int) -> bool:
 
 def on_page() -> None:
     """Every page calls this first (through ``widgets.use_app_navigation``): the room's poll, notes and banner.
-    Rejoining from the URL and following the teacher happened before the page was chosen (``navigation``)."""
+    Rejoining from the URL and following the teacher happened before the page was chosen (``navigation``). All of
+    it is this session's own: never in a recorded page (``replayed``)."""
+    if _BANNER_DRAWN.get():   # a follower's run drew it before its page (``run_page``)
+        return
+    with internals.unrecorded():
+        _on_page()
+
+
+_BANNER_DRAWN: contextvars.ContextVar[bool] = contextvars.ContextVar("explorer_banner_drawn", default=False)
+
+
+def _banner_first() -> bool:
+    """A follower's run of the teacher's page: the banner and poll before the page (its text lock read afresh, for
+    the replay's key), not again when the page calls ``on_page`` -> whether the session still follows."""
+    on_page()
+    _BANNER_DRAWN.set(True)
+    return following()
+
+
+def _on_page() -> None:
     room = code()
     info = store().room(room) if room else None
     if room and info is None:
@@ -326,21 +348,37 @@ def _moved_meanwhile() -> None:
                 st.rerun()
 
 
+def _followed_view(page) -> dict | None:
+    """The room's view when this run is a follower's run of the teacher's page (``page`` app.py's st.Page, not a
+    folded step), else None."""
+    view = st.session_state.get(VIEW) if following() else None
+    if not isinstance(view, dict) or internals.page_file(page) is None or view.get("page") != current_page():
+        return None
+    return view
+
+
 def run_page(page) -> None:
     """app.py's ``page.run()``, then publish the teacher's view (also after st.stop; not after a rerun), or, for a
-    follower, check that the teacher has not moved on meanwhile.
+    follower, check that the teacher has not moved on meanwhile. A follower's run of the teacher's page is a
+    replay of what the page drew for that view (``replayed``): the page itself runs in one follower a view.
 
     After the page's own ``st.stop()`` (a question not yet answered, as the Masks lab does) the view is still
     shared: Streamlit would raise the stop again at the bookkeeping's first read of the session state, so it runs
     with stops paused. A run that a newer one stopped (the same exception) publishes nothing: its view is stale,
     and published from this thread it could land after the newer run's."""
+    view = _followed_view(page)
     try:
-        page.run()
+        if view is not None:
+            replayed.follow(view, page, _banner_first, PERSONAL)
+        else:
+            page.run()
     except internals.StopException:
         if internals.runs_here():   # the page's own st.stop(), not a newer run replacing this one
             with internals.stops_paused():
                 _finished(stopped=True)
         raise
+    finally:
+        _BANNER_DRAWN.set(False)
     _finished()
 
 

@@ -41,25 +41,43 @@ What is used, what for, and why no public API serves:
   (``record``, ``replay``; ``explorer.ui.drawn_once``), exactly as ``st.cache_resource`` replays what a cached
   function drew. ``st.cache_resource`` itself keeps its entries by count, not by bytes, and cannot say how large
   an entry is, where the class's render cache must be bounded in MB and evict whole views.
+- ``streamlit.runtime.caching``'s ``save_element_message``, ``save_block_message`` and ``save_media_data``,
+  ``BlockMsgData``, ``MediaMsgData``, ``context_dg_stack`` and a DeltaGenerator's ``_enqueue`` and ``_block``: a
+  whole page's run is recorded (``recording_page``) and replayed to a class's followers
+  (``explorer.ui.live.replayed``). The cache's own recording would refuse the page's widgets (a warning drawn
+  at each), so these three module functions, which every element passes through, are wrapped once to also keep
+  what a page's recording asks for (only while one runs in that thread); parts drawn per session are left out
+  (``unrecorded``) and named in the recording (``live_part``), and replay draws them in place.
 """
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import inspect
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+from streamlit.delta_generator_singletons import context_dg_stack, get_dg_singleton_instance
+from streamlit.elements.lib.utils import save_for_app_testing
 from streamlit.navigation.page import StreamlitPage
 from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.runtime import Runtime
+from streamlit.runtime import caching as _caching
 from streamlit.runtime.app_session import AppSession
 from streamlit.runtime.caching.cache_resource_api import CACHE_RESOURCE_MESSAGE_REPLAY_CTX
 from streamlit.runtime.caching.cache_type import CacheType
-from streamlit.runtime.caching.cached_message_replay import CachedResult, ElementMsgData, replay_cached_messages
+from streamlit.runtime.caching.cached_message_replay import (
+    BlockMsgData,
+    CachedResult,
+    ElementMsgData,
+    MediaMsgData,
+    replay_cached_messages,
+)
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, StopException
 from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequests, ScriptRequestType
@@ -68,9 +86,14 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import (
     ScriptRunContext,
     get_script_run_ctx,
 )
+from streamlit.runtime.state.common import TESTING_KEY
 from streamlit.runtime.state.safe_session_state import SafeSessionState
+from streamlit.runtime.state.session_state import SessionState
+from streamlit.runtime.state.widgets import register_widget_from_metadata
 
-__all__ = ["STOPS", "RerunException", "StopException", "app_session", "folder_navigation", "intended_page",
+__all__ = ["STOPS", "LivePart", "PageRecording", "live_part", "recording_page", "replay_page", "running_as",
+           "unrecorded",
+           "RerunException", "StopException", "app_session", "folder_navigation", "intended_page",
            "latest_client_state", "leave_folder_navigation", "main_script_path", "page_file", "page_hash", "pages",
            "problems", "record", "Recording", "replay", "rerun_session", "resolved", "run_instead", "running_page",
            "runs_here", "script_context", "session_id", "stops_paused"]
@@ -262,6 +285,197 @@ def replay(recording: Recording) -> None:
     replay_cached_messages(recording.result, CacheType.RESOURCE, replay)
 
 
+# ---------------------------------------------------------------------------------------------- a page, recorded
+
+@dataclass(frozen=True)
+class LivePart:
+    """A part of a recorded page that each replaying session draws itself: ``draw(*args)``, in the container the
+    recording drew it in (``dg_id``); ``state(*args)`` (when given) was ``value`` when recorded."""
+    dg_id: str
+    draw: Callable
+    args: tuple
+    state: Callable | None = None
+    value: object = None
+
+
+@dataclass(frozen=True)
+class PageRecording:
+    """What a page's run drew (elements, blocks, live parts, in order); ``nbytes``: the elements' protobuf size."""
+    messages: tuple
+    main_id: str
+    sidebar_id: str
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class _Widget:
+    """A widget the recorded page registered (its metadata: id, value's (de)serialiser, callbacks) and the value
+    it had: registered again in a replaying session with that value, so the widget it shows is one of that
+    session's (its state, its callback), as if the page had drawn it there."""
+    metadata: object
+    user_key: str | None
+    value: object
+    testing: tuple = ()   # under AppTest only: what the widget saved for the test to read (its format function)
+
+
+class _PageCapture:
+    def __init__(self):
+        self.messages, self.seen, self.media, self.active = [], set(), [], True
+
+    def called_on(self, invoked: str, used: str) -> str:   # as CachedMessageReplayContext.select_dg_to_save
+        return used if used in self.seen else invoked
+
+
+_CAPTURE: contextvars.ContextVar[_PageCapture | None] = contextvars.ContextVar("explorer_page_capture", default=None)
+_PATCHED = threading.Lock()
+
+
+def _capturing() -> _PageCapture | None:
+    capture = _CAPTURE.get()
+    return capture if capture is not None and capture.active else None
+
+
+def _wrap_caching() -> None:
+    """Wrap Streamlit's three save functions once, so a page's recording sees every element, block and media."""
+    with _PATCHED:
+        if getattr(_caching.save_element_message, "_explorer", False):
+            return
+        element, block, media = _caching.save_element_message, _caching.save_block_message, _caching.save_media_data
+        register = SessionState.register_widget
+
+        def save_element_message(delta_type, element_proto, invoked_dg_id, used_dg_id, returned_dg_id,
+                                 layout_config=None, agent_props=None):
+            element(delta_type, element_proto, invoked_dg_id, used_dg_id, returned_dg_id, layout_config, agent_props)
+            capture = _capturing()
+            if capture is not None:
+                capture.messages.append(ElementMsgData(delta_type, element_proto,
+                                                       capture.called_on(invoked_dg_id, used_dg_id), returned_dg_id,
+                                                       capture.media, layout_config))
+                capture.media = []
+                capture.seen.add(returned_dg_id)
+
+        def save_block_message(block_proto, invoked_dg_id, used_dg_id, returned_dg_id, agent_props=None):
+            block(block_proto, invoked_dg_id, used_dg_id, returned_dg_id, agent_props)
+            capture = _capturing()
+            if capture is not None:
+                capture.messages.append(BlockMsgData(block_proto, capture.called_on(invoked_dg_id, used_dg_id),
+                                                     returned_dg_id))
+                capture.seen.add(returned_dg_id)
+
+        def register_widget(self, metadata, user_key):
+            result = register(self, metadata, user_key)
+            capture = _capturing()
+            if capture is not None:
+                capture.messages.append(_Widget(metadata, user_key, result.value))
+            return result
+
+        def save_media_data(media_data, mimetype, media_id):
+            media(media_data, mimetype, media_id)
+            capture = _capturing()
+            if capture is not None:
+                capture.media = [*capture.media, MediaMsgData(media_data, mimetype, media_id)]
+
+        for fn in (save_element_message, save_block_message, save_media_data, register_widget):
+            fn._explorer = True
+        _caching.save_element_message, _caching.save_block_message = save_element_message, save_block_message
+        _caching.save_media_data = save_media_data
+        SessionState.register_widget = register_widget
+
+
+@contextlib.contextmanager
+def recording_page() -> Iterator[Callable[[], PageRecording]]:
+    """Inside, everything drawn in this run is also kept (widgets too, without Streamlit's cache warning), except
+    what ``unrecorded`` leaves out; ``with recording_page() as recorded: ...; recording = recorded()``."""
+    _wrap_caching()
+    capture = _PageCapture()
+    token = _CAPTURE.set(capture)
+
+    def recorded() -> PageRecording:
+        size = sum(m.message.ByteSize() for m in capture.messages if isinstance(m, ElementMsgData))
+        testing = st.session_state.get(TESTING_KEY) or {}   # AppTest's own record of this run's widgets
+        messages = [replace(m, testing=((m.metadata.id, testing[m.metadata.id]),)) if isinstance(m, _Widget)
+                    and m.metadata.id in testing else m for m in capture.messages]
+        return PageRecording(tuple(messages), st._main._id, st.sidebar._id, size)
+    try:
+        yield recorded
+    finally:
+        _CAPTURE.reset(token)
+
+
+@contextlib.contextmanager
+def unrecorded() -> Iterator[None]:
+    """Inside, nothing drawn enters a page's recording (a session's own banner, vote, notes)."""
+    capture = _CAPTURE.get()
+    if capture is None:
+        yield
+        return
+    was, capture.active = capture.active, False
+    try:
+        yield
+    finally:
+        capture.active = was
+
+
+def live_part(draw: Callable, args: tuple, state: Callable | None = None):
+    """``draw(*args)`` here, and, while a page is recorded, named in the recording in its place (left out itself):
+    each session that replays the page draws it then -> ``draw``'s result. ``state``: see ``LivePart``."""
+    capture = _capturing()
+    if capture is None:
+        return draw(*args)
+    here = context_dg_stack.get()[-1]._id
+    capture.messages.append(LivePart(here if here in capture.seen else st._main._id, draw, args, state,
+                                     state(*args) if state is not None else None))
+    with unrecorded():
+        return draw(*args)
+
+
+@contextlib.contextmanager
+def running_as(page: StreamlitPage) -> Iterator[None]:
+    """Inside, this run draws as ``page``'s script does (``StreamlitPage.run``): a widget's id includes the page
+    that draws it, so a replayed page's widgets and live parts keep the ids the page itself gives them."""
+    ctx = script_context()
+    if ctx is None:
+        yield
+        return
+    with ctx.run_with_active_hash(page_hash(page)):
+        yield
+
+
+def _roots() -> dict[str, DeltaGenerator]:
+    """The process's root containers (main, sidebar, events, bottom) by id: the same objects in every session."""
+    roots = get_dg_singleton_instance()
+    return {dg._id: dg for dg in (roots.main_dg, roots.sidebar_dg, roots.event_dg, roots.bottom_dg)}
+
+
+def replay_page(recording: PageRecording) -> None:
+    """Draw a page's recording in this session, where the page would have drawn, its live parts drawn here (as
+    ``replay_cached_messages`` does, plus the live parts; media files are this session's again)."""
+    dgs, ctx = _roots(), script_context()
+    for msg in recording.messages:
+        if isinstance(msg, _Widget):   # a widget of this run: its state is kept at the run's end
+            if msg.metadata.id in ctx.shared.widget_ids_this_run:
+                continue   # registered twice in the recorded run (Streamlit does for some): once here
+            if msg.user_key:   # its value first (a widget's state is not set once it exists in the run)
+                if "trigger" not in msg.metadata.value_type:   # a button's press is never carried over
+                    ctx.session_state[msg.user_key] = msg.value
+                ctx.shared.widget_user_keys_this_run.check_and_add(msg.user_key)
+            ctx.shared.widget_ids_this_run.check_and_add(msg.metadata.id)
+            register_widget_from_metadata(msg.metadata, ctx)
+            for widget_id, saved in msg.testing:
+                save_for_app_testing(ctx, widget_id, saved)
+        elif isinstance(msg, LivePart):
+            with dgs[msg.dg_id]:
+                msg.draw(*msg.args)
+        elif isinstance(msg, ElementMsgData):
+            for data in msg.media_data or ():
+                Runtime.instance().media_file_mgr.add(data.media, data.mimetype, data.media_id)
+            made = dgs[msg.id_of_dg_called_on]._enqueue(msg.delta_type, msg.message, layout_config=msg.layout_config)
+            if isinstance(made, DeltaGenerator):
+                dgs[msg.returned_dgs_id] = made
+        else:
+            dgs[msg.returned_dgs_id] = dgs[msg.id_of_dg_called_on]._block(msg.message)
+
+
 # ---------------------------------------------------------------------------------------------- the contract
 
 # name -> (owner, attribute, the parameters this module passes, in order; None: an attribute, not called)
@@ -288,6 +502,24 @@ SIGNATURES = {
                                                          "stored_at"]),
     "replay_cached_messages": (None, replay_cached_messages, ["result", "cache_type", "cached_func"]),
     "CacheType.RESOURCE": (CacheType, "RESOURCE", None),
+    "caching.save_element_message": (None, _caching.save_element_message,
+                                     ["delta_type", "element_proto", "invoked_dg_id", "used_dg_id", "returned_dg_id",
+                                      "layout_config", "agent_props"]),
+    "caching.save_block_message": (None, _caching.save_block_message,
+                                   ["block_proto", "invoked_dg_id", "used_dg_id", "returned_dg_id", "agent_props"]),
+    "caching.save_media_data": (None, _caching.save_media_data, ["media_data", "mimetype", "media_id"]),
+    "ElementMsgData.__init__": (ElementMsgData, "__init__", ["self", "delta_type", "message", "id_of_dg_called_on",
+                                                             "returned_dgs_id", "media_data", "layout_config",
+                                                             "agent_props"]),
+    "BlockMsgData.__init__": (BlockMsgData, "__init__", ["self", "message", "id_of_dg_called_on", "returned_dgs_id",
+                                                         "agent_props"]),
+    "DeltaGenerator._enqueue": (DeltaGenerator, "_enqueue", ["self", "delta_type", "element_proto", "layout_config",
+                                                             "has_one_shot_effect", "agent_props"]),
+    "SessionState.register_widget": (SessionState, "register_widget", ["self", "metadata", "user_key"]),
+    "ScriptRunContext.run_with_active_hash": (ScriptRunContext, "run_with_active_hash", ["self", "page_hash"]),
+    "register_widget_from_metadata": (None, register_widget_from_metadata, ["metadata", "ctx"]),
+    "save_for_app_testing": (None, save_for_app_testing, ["ctx", "k", "v"]),
+    "DeltaGenerator._block": (DeltaGenerator, "_block", ["self", "block_proto", "dg_type", "agent_props"]),
 }
 # attributes set on instances, checked on the live objects of a running session (``problems(live=True)``)
 CONTEXT_FIELDS = ("session_id", "main_script_path", "query_string", "page_script_hash", "session_state",

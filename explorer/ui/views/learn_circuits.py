@@ -82,7 +82,7 @@ def composition_section(run: Run, source: str) -> circuits.Composition:
     comp = _kept("composition", run, source, lambda: circuits.composition(cfg, run.final_weights()))
     rows = [plots.head_name(0, h) for h in range(cfg.n_heads)]
     cols = [plots.head_name(1, h) for h in range(cfg.n_heads)]
-    title = _("K-composition, layer 0 → layer 1 (random baseline {baseline})").format(baseline=number(comp.baseline, 2))
+    title = _("K-composition, layer 0 → layer 1")
     ui.show_figure(lambda: plots.matrix(comp.k, rows, cols, title=title, x_title=_("layer-1 head (reads in its keys)"),
                                         y_title=_("layer-0 head (writes)"), colorscale="Blues", centre=False,
                                         text=True, height=320),
@@ -93,6 +93,10 @@ def composition_section(run: Run, source: str) -> circuits.Composition:
                  "head reads in its keys.").format(a=rows[h0], b=cols[h1], k=number(comp.k[h0, h1], 2),
                                                     times=number(comp.k[h0, h1] / comp.baseline, 1),
                                                     baseline=number(comp.baseline, 2)))
+    st.caption(_("No pair can score 1 here: spread over several directions, even two matrices lined up perfectly "
+                 "score less. With their singular values, {a} and {b} could score at most {cap}; they reach {share} "
+                 "of that.").format(a=rows[h0], b=cols[h1], cap=number(comp.cap[h0, h1], 2),
+                                    share=percent(comp.k[h0, h1] / comp.cap[h0, h1])))
     return comp
 
 

@@ -1,0 +1,193 @@
+"""A following student's run is a replay (``explorer.ui.live.replayed``): on every step of every shipped lesson,
+after the teacher's Next and after the reveal of the step's question, in English and in German, the second
+follower of a view gets the first one's page replayed, and it equals the page the first one drew (figures' JSON,
+texts, widgets); its figures are a fresh session's on the step's link. A replayed follower's run executes nothing
+of the page (no page file, no view module, no model code); nothing private to one session reaches another."""
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from pagetest import SHOW, click, join, open_page, session, texts
+from streamlit.testing.v1 import AppTest
+
+from explorer.lessons import catalogue
+from explorer.lessons.pages import STEP_PAGES
+from explorer.lessons.run import place
+from explorer.ui import drawn_once
+from explorer.ui.live import membership, replayed
+from explorer.words import i18n
+
+pytestmark = pytest.mark.usefixtures("fresh_store")   # tests/app/conftest.py
+
+ROOT = Path(__file__).resolve().parents[2]
+KINDS = ("title", "header", "subheader", "markdown", "caption", "latex", "info", "warning", "success", "error")
+WIDGETS = ("button", "checkbox", "toggle", "radio", "selectbox", "slider", "select_slider", "text_input",
+           "text_area", "number_input", "expander")
+LESSONS = catalogue({})[0]
+JOIN = {"de": "Beitreten", "en": "Join"}
+
+
+def drawn(at: AppTest) -> dict:
+    """What a page showed: every chart's JSON, every text element, every widget's label, metrics."""
+    return {"charts": [c.proto.spec for c in at.get("plotly_chart")],
+            "texts": [(kind, str(e.value)) for kind in KINDS for e in getattr(at, kind)],
+            "widgets": [(kind, getattr(w, "label", None) or getattr(w.proto, "label", "")) for kind in WIDGETS
+                        for w in at.get(kind)],
+            "metrics": [(m.label, m.value) for m in at.metric]}
+
+
+def follower(room: str, lang: str, nickname: str) -> AppTest:
+    at = session(**({"lang": lang} if lang != "en" else {}))
+    at.switch_page("pages/classroom.py").run()
+    at.text_input(key="_class_typed").input(room)
+    at.text_input(key="_class_nick").input(nickname)
+    return click(at, JOIN[lang])
+
+
+def publish(room: str, key: str, lesson, i: int, started: float) -> None:
+    """The teacher's Next, as ``following.publish`` writes it (bench/lesson_bench.py does the same)."""
+    step = lesson.steps[i]
+    membership.store().set_view(room, key, {"page": step.page, "params": dict(step.params), "opts": {},
+                                            "lesson": place(lesson, i, started, time.time())})
+
+
+def question_of(lesson, i: int, started: float) -> str | None:
+    step = lesson.steps[i]
+    return STEP_PAGES[step.page].quiz if step.page_question else place(lesson, i, started, started).get("qid")
+
+
+def unframed(spec: str) -> dict:
+    """A chart's JSON without the head it frames (``layout.meta``): a follower's charts are the class's, nobody
+    clicks them, and the frame is drawn beside them (``chart_text.show_frame``)."""
+    figure = json.loads(spec)
+    figure.get("layout", {}).pop("meta", None)
+    return figure
+
+
+def subsequence(inner: list, outer: list) -> bool:
+    it = iter(outer)
+    return all(any(x == y for y in it) for x in inner)
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_every_step_of_every_lesson_a_replayed_follower_equals_a_follower_that_drew_it(lang):
+    drawn_once.STORE.clear()
+    with i18n.language(lang):
+        store = membership.store()
+        room, key = store.create_room()
+        first, second = follower(room, lang, "Ada"), follower(room, lang, "Bo")
+        checked = 0
+        for lesson in LESSONS:
+            started = time.time()
+            for i, step in enumerate(lesson.steps):
+                publish(room, key, lesson, i, started)
+                qid = question_of(lesson, i, started)
+                for moment in ("next", "reveal") if qid else ("next",):
+                    if moment == "reveal":
+                        store.reveal(room, key, qid)
+                    ran = sum(replayed.COUNTS.values())
+                    first.run()
+                    before = dict(replayed.COUNTS)
+                    second.run()
+                    assert not first.exception and not second.exception, (lesson.source, i, moment)
+                    where = (lesson.source, i + 1, moment)
+                    if sum(before.values()) == ran:
+                        assert drawn(second) == drawn(first), where
+                        continue   # the step's question folds the page: no page drawn, none replayed
+                    assert replayed.COUNTS["replayed"] == before["replayed"] + 1, where   # the second replayed
+                    assert replayed.COUNTS["page"] == before["page"], where   # and ran no page
+                    assert drawn(second) == drawn(first), where
+                    checked += 1
+                    if moment == "reveal" or not qid:   # the page unfolded: the figures of a fresh session
+                        link = {k: v for k, v in second.query_params.items()
+                                if k not in membership.PRIVATE}   # the follower's address, its lang= too
+                        fresh = open_page(step.page, timeout=600, **link)
+                        for _ in range(3):
+                            if any(b.label == i18n._(SHOW) for b in fresh.button):
+                                click(fresh, i18n._(SHOW))
+                        charts = [unframed(c) for c in drawn(fresh)["charts"]]
+                        assert charts and subsequence(charts, [unframed(c) for c in drawn(second)["charts"]]), where
+    assert checked >= sum(len(lesson.steps) for lesson in LESSONS)
+
+
+def test_a_replayed_followers_run_executes_nothing_of_the_page():
+    """The second follower's run, profiled: no function of the teacher's page (pages/heatmaps.py),
+    explorer/ui/views/, explorer/model/ or explorer/attention/ is called (the first follower's run, profiled the
+    same way, calls many)."""
+    drawn_once.STORE.clear()
+    lesson = LESSONS[0]
+    room, key = membership.store().create_room()
+    first, second = follower(room, "en", "Ada"), follower(room, "en", "Bo")
+    step = next(i for i, s in enumerate(lesson.steps) if s.page == "pages/heatmaps.py")
+    store = membership.store()
+    publish(room, key, lesson, step + 1, time.time())   # both on the class's page, then the teacher's Back
+    first.run()
+    second.run()
+    publish(room, key, lesson, step, time.time())
+    qid = question_of(lesson, step, time.time())
+    if qid:
+        store.reveal(room, key, qid)
+    # (not the rest of pages/: AppTest starts each run in Streamlit's folder mode, on the page its session was
+    # switched to, the classroom page, whose first line sends the run through app.py)
+    watched = tuple(str(ROOT / part) for part in ("pages/heatmaps.py", "explorer/ui/views", "explorer/model",
+                                                  "explorer/attention"))
+
+    def called(at: AppTest) -> set[str]:
+        seen: set[str] = set()
+
+        def profile(frame, event, _arg):
+            if event == "call" and frame.f_code.co_filename.startswith(watched):
+                seen.add(f"{Path(frame.f_code.co_filename).relative_to(ROOT)}:{frame.f_code.co_name}")
+        threading.setprofile(profile)
+        sys.setprofile(profile)
+        try:
+            at.run()
+        finally:
+            sys.setprofile(None)
+            threading.setprofile(None)
+        assert not at.exception
+        return seen
+    assert any(name.startswith("pages/heatmaps.py") for name in called(first))
+    assert called(second) == set()
+    assert drawn(second) == drawn(first)
+
+
+def test_nothing_private_crosses_from_one_follower_or_the_teacher_to_another():
+    """A teacher with notes on screen; two students who differ in nickname, vote and typed text: the second
+    follower's page (replayed) shows its own nickname-free banner and its own vote state, never the first's vote,
+    text or nickname, nor the teacher's notes or private link."""
+    drawn_once.STORE.clear()
+    lesson = LESSONS[0]
+    teacher = session()
+    click(teacher, "Start with a class")   # step 1: the heatmaps, its class question on the teacher's screen
+    room = teacher.session_state[membership.ROOM]
+    link = teacher.session_state[membership.KEY]
+    ada, bo = join(room, "Ada Lovelace"), join(room, "Bo Private")
+    qid = lesson.question_id(0)
+    ada.run()
+    ada.radio(key=f"{qid}_answer").set_value("exactly 1").run()
+    click(ada, "Commit my answer")
+    click(teacher, "Show answers")
+    click(teacher, "Reveal the answer")
+    teacher.run()
+    before = dict(replayed.COUNTS)
+    ada.run()
+    bo.run()
+    assert replayed.COUNTS["replayed"] > before["replayed"]
+    mine, theirs = texts(ada), texts(bo)
+    assert "exactly 1" in mine and "You did not answer" in theirs   # each its own vote
+    assert "You did not answer" not in mine
+    for secret in ("Ada Lovelace", "Bo Private", link, lesson.steps[0].notes.split("\n")[0]):
+        assert secret not in theirs and not any(secret in c.proto.spec for c in bo.get("plotly_chart"))
+    # Ada types a sentence of her own while following (her page is drawn for her alone, under a key that holds
+    # her text, before the teacher's view is applied again): never replayed to Bo
+    drawn_once.STORE.clear()   # hers is the first page drawn after: were her text not in its key, Bo got it
+    ada.text_area(key="text").set_value("Zebras quietly juggle marmalade.").run()
+    bo.run()
+    assert not any("quietly" in c.proto.spec for c in bo.get("plotly_chart"))
+    assert "quietly" not in texts(bo) and "quietly" not in str(bo.text_area(key="text").value)
