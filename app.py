@@ -1,5 +1,5 @@
 """Navigation, and a start hook for the server: every page lives in pages/, every computation in explorer/, and
-the list of pages (file, title, icon, section) in one table, ``explorer.words.pages``.
+the list of pages (file, title, icon, section) in one table, ``explorer.sitemap.table``.
 
 Icons are Material Symbols (`:material/…:`), a font Streamlit ships, so they draw offline; the page icon is a
 local image, since a `:material/…:` page icon makes the browser fetch the favicon from a font CDN.
@@ -36,6 +36,7 @@ STATS_PATH = "/_explorer/stats"
 
 
 def navigation() -> None:
+    from explorer.sitemap.table import SECTIONS  # every page's file, title, icon and section: one table
     from explorer.ui import language  # the session's language, before any text is made
     from explorer.ui.live import (
         following,  # live mode: followers follow, the teacher's view is published after the page
@@ -43,7 +44,6 @@ def navigation() -> None:
         own_lesson,  # "Add this view as a step", while building one's own lesson
     )
     from explorer.words.i18n import _
-    from explorer.words.pages import SECTIONS  # every page's file, title, icon and section: one table
 
     lang = language.choose()
     st.set_page_config(page_title=_("Attention explorer"), page_icon=str(FAVICON), layout="wide")
@@ -81,8 +81,8 @@ def _preload() -> None:
 
 
 def _warm_pages() -> None:
+    from explorer.sitemap.table import PAGES
     from explorer.ui import prefetch
-    from explorer.words.pages import PAGES
 
     root = Path(__file__).resolve().parent
     prefetch.warm([root / "app.py", *(root / file for file in PAGES)])

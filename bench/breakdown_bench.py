@@ -54,8 +54,9 @@ def core_rows(name: str, tokens: int, repeat: int) -> None:
     import plotly.io
 
     from explorer.attention.breakdown import breakdown, dimension_question
+    from explorer.attention.by_distance import rotary_view
     from explorer.attention.result import extract
-    from explorer.attention.score_origin import distance_question, origin, rotary_view
+    from explorer.attention.score_origin import distance_question, origin
     from explorer.model import anatomy, families
     from explorer.model.loading import load_model
     from explorer.plots import breakdown as plots

@@ -2,6 +2,7 @@
 (explorer.serving.training: a niced one-thread child process per run, a warm spare for the next).
 
     .venv/bin/python bench/learning.py [--seeds 10] [--smoke]
+    .venv/bin/python bench/learning.py --row9 [--sessions 120]    # row 9 without, then with, a run training
 
 Rows (printed; written into docs/benchmarks.md by hand):
   L1  default two-layer run: wall time from Train pressed to the checkpoint that shows the phase change
@@ -14,13 +15,19 @@ Rows (printed; written into docs/benchmarks.md by hand):
                                                                    target largest, ≥ 3×
   L5  the induction head's OV copying score                        target ≥ 0.7
   L6  memory of one run with its checkpoints and snapshots         target ≤ 50 MB
+  L9  while runs train on the server's machine, 120 browserless sessions on the heatmap page (bench/ws_load.py, one
+      40 s step): p95 latency beside the same step with nothing training                 target ≤ 1 s
+      (the runs train in niced one-thread child processes of this script, exactly as a server's trainer starts
+      them: a child of the server or of this script competes for the same cores in the same way)
 --smoke: one seed of each, a few hundred steps: checks that every row is produced (CI), not its numbers.
 """
 from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -52,11 +59,44 @@ def run_bytes(run) -> int:
     return sum(a.nbytes for a in arrays) + 8 * 4 * len(run.checkpoints)
 
 
+def ws_step(sessions: int, seconds: float) -> list[str]:
+    """One step of bench/ws_load.py on a server of its own -> the lines it printed about the step."""
+    out = subprocess.run([sys.executable, str(Path(__file__).with_name("ws_load.py")), "--start", "--steps",
+                          str(sessions), "--duration", str(seconds), "--p95", "1000"],
+                         capture_output=True, text=True, timeout=900)
+    return [line for line in out.stdout.splitlines() if line.strip()][-6:]
+
+
+def row9(sessions: int, seconds: float) -> None:
+    print(f"L9  {sessions} sessions, nothing training:", *ws_step(sessions, seconds), sep="\n    ")
+    stop, trainer = threading.Event(), Trainer(waiting=1)
+
+    def keep_training() -> None:
+        seed = 1000
+        while not stop.is_set():
+            job = trainer.start(runs.SHIPPED["two-layers"].with_(seed=seed))
+            job.done.wait()
+            seed += 1
+
+    worker = threading.Thread(target=keep_training, daemon=True)
+    worker.start()
+    try:
+        print(f"L9  {sessions} sessions, runs training all along:", *ws_step(sessions, seconds), sep="\n    ")
+    finally:
+        stop.set()
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--row9", action="store_true", help="only row L9")
+    parser.add_argument("--sessions", type=int, default=120)
+    parser.add_argument("--seconds", type=float, default=40)
     args = parser.parse_args(argv)
+    if args.row9:
+        row9(args.sessions, args.seconds)
+        return
     seeds = range(1 if args.smoke else args.seeds)
     base = runs.SHIPPED["two-layers"].with_(steps=200) if args.smoke else runs.SHIPPED["two-layers"]
     trainer = Trainer(waiting=1)

@@ -1,6 +1,6 @@
 """A lesson step sent to a class of browser-less followers: seconds from Next to each follower's script finished.
 
-    .venv/bin/python bench/lesson_bench.py [--followers 30] [--rounds 1] [--lesson 1-5|all] [--reveal] [--url URL]
+    .venv/bin/python bench/lesson_bench.py [--followers 30] [--rounds 1] [--lesson 1-6|all] [--reveal] [--url URL]
     .venv/bin/python bench/lesson_bench.py --smoke    # 2 followers, 2 steps (CI: that it still runs)
 
 One server with a temporary classroom file; a room made through the store API; N follower sessions (the websocket
@@ -95,7 +95,7 @@ async def floor(url: str, n: int, rounds: int, pids: list[int]) -> dict:
 
 LESSONS = {"1": "app:1-attention-in-20-minutes", "2": "app:2-how-a-decoder-writes",
            "3": "app:3-is-attention-an-explanation", "4": "app:4-how-a-model-copies",
-           "5": "app:5-where-does-one-score-come-from"}
+           "5": "app:5-where-does-one-score-come-from", "6": "app:6-watch-a-circuit-grow"}
 
 
 def stores(url: str) -> dict:
@@ -132,7 +132,7 @@ async def run(url: str, store_env: dict, n: int, rounds: int, source: str = LESS
     from explorer.classroom import open_store
     from explorer.lessons import catalogue
     from explorer.lessons.run import place
-    from explorer.words.pages import PAGES
+    from explorer.sitemap.table import PAGES
 
     lesson = next(x for x in catalogue({})[0] if x.source == source)
     print(f"{lesson.title}: {n} followers", flush=True)

@@ -3,10 +3,11 @@ import streamlit as st
 
 from explorer.attention import analysis, heads
 from explorer.plots import heads as head_plots
+from explorer.sitemap.table import GEOMETRY
 from explorer.ui import pickers
 from explorer.ui import widgets as ui
 from explorer.ui.live.teacher_controls import teacher_driven
-from explorer.ui.views import heads_do as fx
+from explorer.ui.views import value_roles
 from explorer.ui.views.compare import side_by_side
 from explorer.words import numbers
 from explorer.words.i18n import N_, _
@@ -36,8 +37,8 @@ with controls:
     model = pickers.model_picker()
     text = ui.text_box()
 raw = ui.attention_or_stop(model, text)
-result, facts = fx.weighting(model, text, raw), raw.facts
-stats = fx.more_stats(model, text, raw, analysis.head_stats(result.weights, result.special))
+result, facts = value_roles.weighting(model, text, raw), raw.facts
+stats = value_roles.more_stats(model, text, raw, analysis.head_stats(result.weights, result.special))
 shown = {c: _(name) for c, name in STATS.items() if c in stats}
 with controls:
     chosen = pickers.heads_picker(_("Heads to compare (2–4)"), "heads", facts.n_layers, facts.n_heads,
@@ -65,11 +66,11 @@ with right:
     ui.download_csv(named, f"{facts.name}-head-stats.csv", "stats_csv", _("Statistics as CSV"))
     if chosen:
         l, h = chosen[-1]
-        ui.page_link("pages/geometry.py", _("These heads over 200 sentences (head geometry)"),
+        ui.page_link(GEOMETRY.file, _("These heads over 200 sentences (head geometry)"),
                      icon=":material/scatter_plot:", query_params={"model": model, "layer": l, "head": h,
                                                                    "geo_heads": ",".join(map(heads.head_id, chosen))})
 
-fx.similar_heads_section(model, chosen, on_select=lambda: add_head("similar"))
+value_roles.similar_heads_section(model, chosen, on_select=lambda: add_head("similar"))
 
 st.subheader(_("What the common patterns mean"))
 st.caption(_("Each number is a mean over the text's query tokens. Thresholds are rules of thumb, not definitions."))

@@ -7,7 +7,7 @@ from explorer.model.registry import EMBEDDED_DECODER
 from explorer.ui import pickers
 from explorer.ui import widgets as ui
 from explorer.ui.live.teacher_controls import teacher_driven
-from explorer.ui.quiz import ask_first
+from explorer.ui.predict_first import ask_first
 from explorer.ui.views import attribution as ax
 from explorer.ui.views import heads_do as fx
 from explorer.words.i18n import _

@@ -19,7 +19,6 @@ st.caption(_("Change one word and some heads change their mind: in A, *it* shoul
 PAIRS = {name: dict(text=a, text_b=b, query=q, cands=list(c)) for name, (a, b, q, c) in FLIP_PAIRS.items()}
 NEW_HEAD = ("layer", "head")   # a new pair opens on its own strongest head
 
-
 controls = teacher_driven("query", "layer", "head", text="your teacher's sentences")   # folded while following
 with controls:
     model = pickers.model_picker()

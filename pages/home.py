@@ -3,10 +3,10 @@ import streamlit as st
 
 from explorer.examples import FLIP_PAIRS
 from explorer.model import loading, registry
+from explorer.sitemap import table
 from explorer.ui import widgets as ui
 from explorer.ui.views import lessons
 from explorer.words.i18n import _
-from explorer.words.pages import on_home
 
 ui.use_app_navigation()
 st.title(_("Attention explorer"))
@@ -21,14 +21,14 @@ with st.container(border=True):
     st.markdown(_("**Try it:** in *“The animal didn't cross the street because it was too tired”*, what does *it* "
                   "refer to? Change *tired* to *wide* and the answer changes. Do the model's heads notice? (The "
                   "model reads English, so the sentences stay English.)"))
-    ui.page_link("pages/flip.py", _("Open the flip demo"), icon=":material/arrow_forward:",
+    ui.page_link(table.FLIP.file, _("Open the flip demo"), icon=":material/arrow_forward:",
                  query_params={"model": registry.EMBEDDED_ENCODER, "text": a, "text_b": b, "query": query,
                                "cands": ",".join(candidates)})
 
 st.header(_("Every page"))
 st.caption(_("What you do there, and the question it answers. New words are explained in the glossary and, on "
              "each page, under “Words on this page” in the sidebar."))
-sections = on_home()
+sections = table.on_home()
 for row in (sections[:2], sections[2:]):   # two per row: a line stays readable beside its neighbour
     for column, (heading, pages) in zip(st.columns(2), row):
         with column:

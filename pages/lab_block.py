@@ -4,12 +4,10 @@ import pandas as pd
 import streamlit as st
 
 from explorer.labs import blocks
-from explorer.labs.quiz import Question
 from explorer.plots.positions import head_split, heads_side_by_side, matrix_grid
-from explorer.ui.quiz import ask_first
+from explorer.ui.predict_first import ask_first
 from explorer.ui.widgets import show_figure, use_app_navigation
 from explorer.ui.words import tip
-from explorer.words import numbers
 from explorer.words.i18n import _
 
 use_app_navigation()
@@ -41,15 +39,7 @@ st.markdown(_("Random tokens and weights: every head finds its own pattern ({sho
     shown=min(n_heads, 8), h=n_heads, rows=mh.concat.shape[0], cols=mh.concat.shape[1], d=d_model,
     out_rows=mh.output.shape[0], out_cols=mh.output.shape[1]))
 show_figure(heads_side_by_side(mh.weights, [f"t{i + 1}" for i in range(n_tokens)]), "heads", "block-heads")
-options = (_("more: every head pays for all n² pairs"), _("the same"), _("less: each head is narrower"))
-if ask_first(Question(
-    prompt=_("One head {d} wide needs {full} multiplications for QKᵀ and weights·V on {n} tokens. Split into {h} "
-             "heads {d_head} wide, do all heads together need more, the same or less? Which of these three?").format(
-        d=d_model, full=numbers.integer(cost.one_full_head), n=n_tokens, h=n_heads, d_head=cost.d_head),
-    options=options, correct=options[1],
-    reveal=_("{h} × 2 · {n}² · {d_head} = **{all}** = 2 · {n}² · {d}. Each head does n² comparisons, but in a slice "
-             "1/h as wide: the h relationship types come free.").format(
-        h=n_heads, n=n_tokens, d_head=cost.d_head, all=numbers.integer(cost.all_heads), d=d_model)),
+if ask_first(blocks.heads_cost_question(cost, n_tokens, d_model, n_heads),
         "heads", _("The count of multiplications")):
     st.dataframe(pd.DataFrame({_("multiplications"): [cost.per_head, cost.all_heads, cost.one_full_head,
                                                       cost.projections]},
@@ -82,9 +72,4 @@ st.markdown(_("Seed 42, d_model 4, d_ff 8; Wq, Wk, Wv, W1, W2 drawn in that orde
               "no W^O, post-norm, on the three tokens above. Our block gives:"))
 ours = blocks.seed_block().output
 st.code(np.array2string(np.round(ours, 3)), language="text")
-printed = blocks.row_stats(blocks.SEED_PRINTED)[:, 1]
-st.warning(_("The seed prints a different matrix, {printed}. Its rows have standard deviation {printed_std}, yet a "
-             "row straight out of this layer norm always has standard deviation 1.000 (ours: {ours_std}). So no "
-             "weights can make that code print those numbers: we show what the code really computes.").format(
-    printed=np.array2string(blocks.SEED_PRINTED), printed_std=numbers.joined(numbers.number(s, 3) for s in printed),
-    ours_std=numbers.joined(numbers.number(s, 3) for s in blocks.row_stats(ours)[:, 1])))
+st.warning(blocks.seed_mismatch(ours))

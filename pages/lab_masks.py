@@ -4,12 +4,11 @@ import streamlit as st
 
 from explorer import maths
 from explorer.labs import blocks
-from explorer.labs.quiz import Question
 from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.plots.positions import MASKED_COLOR, UNMASKED_COLOR, line, padding_change_bars, side_by_side
 from explorer.ui import cached
 from explorer.ui.labs import english_only
-from explorer.ui.quiz import ask_first
+from explorer.ui.predict_first import ask_first
 from explorer.ui.text import literal
 from explorer.ui.widgets import attention_or_stop, show_figure, use_app_navigation
 from explorer.words import numbers
@@ -67,21 +66,7 @@ except ValueError as err:   # a PaddingError says why in English and its fields:
     st.warning(literal(_(err.message).format(**err.fields) if isinstance(err, blocks.PaddingError) else err))
     st.stop()
 real = exp.tokens[:exp.n_real]
-mean_off, mean_on = float(exp.change_unmasked.mean()), float(exp.change_masked.max())
-options = (_("not at all (under 0.01%)"), _("a little (under 5%)"), _("a lot (5% or more)"))
-if not ask_first(Question(
-    prompt=_("“{sentence}” ({n_real} tokens) is padded with {n_pad} [PAD] tokens and the batch is run through "
-             "{model} **without** the attention mask. Compared with running it alone, how far do its real tokens' "
-             "final vectors move (relative distance, averaged over its tokens)? Which of these three bands, from "
-             "under 0.01% to 5% or more?").format(
-        sentence=literal(short), n_real=exp.n_real, n_pad=exp.n_pad, model=EMBEDDED_ENCODER),
-    options=options, correct=options[0 if mean_off < 1e-4 else 1 if mean_off < 0.05 else 2],
-    reveal=_("Without the mask they move by **{mean_off}** on average (most: {most}, at “{token}”). With the "
-             "mask the largest change is **{mean_on}**: float rounding, the same vectors as running the sentence "
-             "alone.").format(mean_off=numbers.percent(mean_off, 1), most=numbers.percent(exp.change_unmasked.max(), 1),
-                               token=literal(real[int(exp.change_unmasked.argmax())]),
-                               mean_on=numbers.scientific(mean_on, 1))),
-        "padding", _("The measurements")):
+if not ask_first(blocks.padding_question(exp, EMBEDDED_ENCODER, shown=literal), "padding", _("The measurements")):
     st.stop()
 show_figure(lambda: padding_change_bars(real, exp.change_masked, exp.change_unmasked), "padding", "padding-change",
             view=(short, long))

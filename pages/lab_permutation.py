@@ -3,15 +3,13 @@ import numpy as np
 import streamlit as st
 
 from explorer.labs import real_model
-from explorer.labs.quiz import Question
 from explorer.model.registry import EMBEDDED_ENCODER
 from explorer.plots.concepts import labelled_heatmap
 from explorer.ui.cached import get_model, permutation_demo
 from explorer.ui.labs import english_only
-from explorer.ui.quiz import ask_first
+from explorer.ui.predict_first import ask_first
 from explorer.ui.text import literal
 from explorer.ui.widgets import show_figure, use_app_navigation
-from explorer.words import numbers
 from explorer.words.i18n import _
 
 use_app_navigation()
@@ -48,29 +46,15 @@ demo = permutation_demo(text, order)
 st.markdown(_("**Original:** {original}  →  **shuffled:** {shuffled}").format(
     original=literal(" ".join(demo.tokens)), shuffled=literal(" ".join(demo.shuffled))))
 
-first, gap = demo.tokens[0], demo.gap_plain[demo.order.tolist().index(0)]
-same, different = _("yes, the same vector"), _("no, a different vector")
-if not ask_first(Question(
-    prompt=_("With no positions, does “{token}” get the same output vector in both orders? Which of these "
-             "two?").format(token=literal(first)), options=(same, different), correct=same if gap < 1e-5 else different,
-    reveal=_("Largest difference between its two outputs: **{gap}**. That is float32 rounding (about 7 "
-             "significant digits; the sums run in a different order), not a real difference.").format(
-        gap=numbers.scientific(gap, 1))),
+if not ask_first(real_model.permutation_question(demo, shown=literal),
         "perm", _("The outputs in both orders and why")):
     st.stop()
 st.markdown(_("Nothing in the scores says which token came first, so shuffling the input just shuffles the outputs: "
               "each token ends up with exactly the same vector, wherever it sits."))
 st.latex(r"\mathrm{Attn}(PX) = P\,\mathrm{Attn}(X)\quad\text{%s } P" % _("for every permutation matrix"))
 
-c = st.columns(4)
-c[0].metric(_("no positions"), numbers.scientific(demo.gap_plain.max(), 1),
-            help=_("From-scratch attention on the token vectors alone"))
-c[1].metric(_("with positions"), numbers.number(demo.gap_positions.max(), 3),
-            help=_("The same, after adding the learned positions"))
-c[2].metric(_("real model"), numbers.number(demo.gap_model.max(), 3),
-            help=_("Final-layer hidden states of the whole encoder"))
-c[3].metric(_("model, positions = 0"), numbers.scientific(demo.gap_model_no_pos.max(), 1),
-            help=_("The encoder with every position id 0"))
+for column, (label, value, about) in zip(st.columns(4), real_model.gap_metrics(demo)):
+    column.metric(label, value, help=about)
 st.caption(_("Largest difference between a token's output in the original and in the shuffled sentence."))
 lim = float(np.abs(demo.out[:, :16]).max())
 titles = (_("No positions, original order: outputs (16 of 64 dims)"),

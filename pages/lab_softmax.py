@@ -3,13 +3,11 @@ import streamlit as st
 
 from explorer import maths
 from explorer.labs import real_model
-from explorer.labs.notation import format_weights
 from explorer.model.registry import EMBEDDED_ENCODER
 from explorer.plots.concepts import labelled_heatmap, saturation_figure, weights_bars
 from explorer.ui import cached
-from explorer.ui.drawn_once import drawn_once
-from explorer.ui.labs import english_only
-from explorer.ui.quiz import ask_first
+from explorer.ui.labs import english_only, three_scores
+from explorer.ui.predict_first import ask_first
 from explorer.ui.widgets import attention_or_stop, show_figure, use_app_navigation
 from explorer.ui.words import tip
 from explorer.words import numbers
@@ -51,12 +49,7 @@ if ask_first(real_model.spread_question(std_256),
     st.caption(_("Averages over 2000 random queries, 8 keys each. Gradient size is the Frobenius norm of the "
                  "softmax Jacobian: how much the weights move per unit change of the scores."))
 
-drawn_once(("three scores",), lambda: (   # the same for everyone: drawn once per server
-    st.subheader(_("The same three scores, eight times larger")),
-    st.dataframe(real_model.softmax_rows_frame(), hide_index=True),
-    st.markdown(_("[8, 16, 24] is [1, 2, 3] times √64: the softmax goes from {small} to {large}, practically "
-                  "one-hot.").format(small=format_weights(maths.softmax([1., 2, 3])),
-                                     large=format_weights(maths.softmax([8., 16, 24]))))))
+three_scores()   # the same for everyone: drawn once per server
 
 st.subheader(_("A real head at different temperatures"))
 st.markdown(_("Pre-softmax scores of one head of {model} (already divided by its √d_k). Dividing them by a "

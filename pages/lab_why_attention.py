@@ -5,7 +5,7 @@ from explorer import maths
 from explorer.labs import real_model
 from explorer.labs.quiz import Question, nearest_option
 from explorer.plots.concepts import cost_figure, path_length_figure
-from explorer.ui.quiz import ask_first
+from explorer.ui.predict_first import ask_first
 from explorer.ui.widgets import show_figure, use_app_navigation
 from explorer.words import numbers
 from explorer.words.i18n import _

@@ -3,10 +3,10 @@ import numpy as np
 import streamlit as st
 
 from explorer import maths
-from explorer.labs.notation import format_list, latex_matrix, latex_number, latex_weighted_sum
-from explorer.labs.quiz import Question, compare_option
+from explorer.labs import worked
+from explorer.labs.notation import latex_matrix, latex_number, latex_weighted_sum
 from explorer.plots.concepts import labelled_heatmap
-from explorer.ui.quiz import predict_then_reveal
+from explorer.ui.predict_first import predict_then_reveal
 from explorer.ui.widgets import show_figure, use_app_navigation
 from explorer.words import numbers
 from explorer.words.i18n import _
@@ -68,17 +68,4 @@ labels = [_("token {n}").format(n=r) for r in (1, 2, 3)]
 show_figure(lambda: labelled_heatmap(s["weights"], labels, labels, title=_("Attention weights (rows sum to 1)")),
             "weights", "worked-weights", where=right, view=tuple(mats["Q"].ravel()) + tuple(mats["K"].ravel()))
 
-unscaled = maths.softmax(s["raw"])
-w, w_raw = s["weights"][0, 1], unscaled[0, 1]
-shown, shown_raw = numbers.number(w, 3), numbers.number(w_raw, 3)
-predict_then_reveal(Question(
-    prompt=_("Skip step 2 (no division by √d_k). Token 1's weight on token 2 is {w} now; without the "
-             "division, which of these three would it be: larger, smaller or unchanged?").format(w=shown),
-    options=(_("larger"), _("smaller"), _("unchanged")),
-    correct=compare_option(w_raw, w, _("larger"), _("smaller"), _("unchanged"), tol=5e-4),
-    reveal=_("Without the division, token 1's row is softmax({raw}) = {weights}: weight **{w_raw}** instead "
-             "of **{w}**. Bigger gaps between scores make softmax pick harder, so the low-scoring keys lose "
-             "weight and the high-scoring ones gain it.").format(raw=format_list(s['raw'][0]),
-                                                                 weights=format_list(unscaled[0]), w_raw=shown_raw,
-                                                                 w=shown)),
-    key="worked")
+predict_then_reveal(worked.scale_question(s), key="worked")

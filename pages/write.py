@@ -6,7 +6,7 @@ from explorer.ui import pickers
 from explorer.ui import widgets as ui
 from explorer.ui.live import membership
 from explorer.ui.live.teacher_controls import teacher_driven
-from explorer.ui.quiz import ask_first
+from explorer.ui.predict_first import ask_first
 from explorer.ui.views import generation_run as gx
 from explorer.ui.views import generation_sections as views
 from explorer.words.i18n import _

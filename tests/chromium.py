@@ -28,9 +28,9 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--
 
 
 def app_pages() -> list[tuple[str, str]]:
-    """(url path, title) of every page in app.py's navigation (the table ``explorer.words.pages``); the default
+    """(url path, title) of every page in app.py's navigation (the table ``explorer.sitemap.table``); the default
     page is served at ''."""
-    from explorer.words.pages import PAGES
+    from explorer.sitemap.table import PAGES
 
     return [("" if p.default else Path(p.file).stem, p.title) for p in PAGES.values()]
 

@@ -49,7 +49,7 @@ CONFIGS: dict[str, dict] = {
     "albert": dict(embedding_size=16),
     "deberta-v2": dict(relative_attention=True, position_buckets=8, pos_att_type=["p2c", "c2p"],
                        max_relative_positions=-1),
-    "mpnet": {},
+    "mpnet": dict(pad_token_id=1),   # MPNet pads at row 1 whatever its config says; say so, as real MPNets do
     "modernbert": dict(global_attn_every_n_layers=2, local_attention=4, cls_token_id=2, sep_token_id=3),
     "t5": dict(d_model=32, d_kv=8, num_heads=4, num_layers=2, num_decoder_layers=2, d_ff=37,
                decoder_start_token_id=0),

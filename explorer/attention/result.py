@@ -138,8 +138,7 @@ def model_facts(loaded: LoadedModel) -> ModelFacts:
     """What a page says about a loaded model (kind, family, layers, heads, d_head, positions…), read from its config."""
     c = loaded.model.config
     n_heads = families.n_heads(c)
-    d_model = getattr(c, "hidden_size", None) or getattr(c, "d_model", None) or c.n_embd
-    d_head = getattr(c, "head_dim", None) or getattr(c, "d_kv", None) or d_model // n_heads
+    d_model, d_head = families.d_model(c), families.d_head(c)
     try:
         position = families.positions_of(c)
     except families.Unsupported:
@@ -236,7 +235,7 @@ def extract(loaded: LoadedModel, text: str, target: str | None = None,
         raise ValueError("The text is empty: type a sentence to see its attention.")
     model, tokenizer, facts = loaded.model, loaded.tokenizer, model_facts(loaded)
     limit = min(max_tokens or MAX_TOKENS, getattr(tokenizer, "model_max_length", 10**9) or 10**9,
-                getattr(model.config, "max_position_embeddings", None) or 10**9)
+                families.context_length(model.config))
     tok = tokenise(tokenizer, text, limit)
     inputs = {k: v.to(loaded.device) for k, v in tok["inputs"].items()}
     dec = None

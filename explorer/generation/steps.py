@@ -106,15 +106,11 @@ def eos_ids(loaded: LoadedModel) -> set[int]:
     return found
 
 
-def context_length(config) -> int:
-    return getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None) or 10**9
-
-
 def prompt_ids(loaded: LoadedModel, prompt: str) -> tuple[list[int], bool]:
     """The prompt's token ids (the tokenizer's special tokens included), cut to ``max_prompt_tokens()`` and to
     one less than the model's context, so that at least one token can be written."""
     ids = loaded.tokenizer(prompt, add_special_tokens=True)["input_ids"]
-    limit = min(max_prompt_tokens(), context_length(loaded.model.config) - 1)
+    limit = min(max_prompt_tokens(), families.context_length(loaded.model.config) - 1)
     return list(ids[:limit]), len(ids) > limit
 
 
@@ -171,7 +167,7 @@ def generate(loaded: LoadedModel, prompt: str, settings: Settings, *, run: Runne
     ids, truncated = prompt_ids(loaded, prompt)
     if not ids:
         raise ValueError(Later(N_("The prompt is empty: type a few words for the model to continue.")))
-    n_prompt, stop, limit = len(ids), eos_ids(loaded), context_length(model.config)
+    n_prompt, stop, limit = len(ids), eos_ids(loaded), families.context_length(model.config)
     draws = np.full(settings.new_tokens, np.nan) if settings.greedy else uniforms(settings.seed, settings.new_tokens)
     cache = DynamicCache(config=model.config)
     rows, logits, resid, heads, mlp, times = [], [], [], [], [], []

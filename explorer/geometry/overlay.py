@@ -19,6 +19,7 @@ from explorer.attention.result import MAX_TOKENS
 from explorer.geometry.corpus_pass import CorpusPass, run_pass
 from explorer.geometry.maps import HeadMap
 from explorer.geometry.project import pca_transform
+from explorer.model import families
 from explorer.model.loading import LoadedModel
 
 DRAWN = 64   # tokens of the student's text drawn on a map (its queries and keys: 128 points)
@@ -41,7 +42,7 @@ def max_tokens(loaded: LoadedModel) -> int:
     """The most tokens the model reads at once: the smallest of ``EXPLORER_MAX_TOKENS``, the tokenizer's and the
     position table's limits (as on the heatmap pages)."""
     return min(MAX_TOKENS, getattr(loaded.tokenizer, "model_max_length", 10**9) or 10**9,
-               getattr(loaded.model.config, "max_position_embeddings", None) or 10**9)
+               families.context_length(loaded.model.config))
 
 
 def text_pass(loaded: LoadedModel, text: str) -> TextPass | None:

@@ -5,12 +5,15 @@ per-head tensors ``(n_heads, n_tokens, d_head)``, weights ``(n_heads, n_query, n
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from explorer.labs.quiz import Question
 from explorer.maths import attention
-from explorer.words.i18n import N_
+from explorer.words import numbers
+from explorer.words.i18n import N_, _
 
 # The seed's demo: three 4-dimensional token vectors, weights drawn with np.random.seed(42).
 SEED_X = np.array([[1.0, 0.5, 0.2, 0.1],
@@ -251,3 +254,47 @@ def padding_experiment(loaded, short: str, long: str) -> PaddingExperiment:
 
     tokens = tok.convert_ids_to_tokens(batch["input_ids"][0].tolist())
     return PaddingExperiment(short, long, tokens, n_real, change(masked), change(unmasked), pad_masked, pad_unmasked)
+
+
+def heads_cost_question(cost: HeadCost, n_tokens: int, d_model: int, n_heads: int) -> Question:
+    """"Do h narrower heads need more multiplications than one full-width head?", answered by ``cost``: the same."""
+    options = (_("more: every head pays for all n² pairs"), _("the same"), _("less: each head is narrower"))
+    return Question(
+        prompt=_("One head {d} wide needs {full} multiplications for QKᵀ and weights·V on {n} tokens. Split into {h} "
+                 "heads {d_head} wide, do all heads together need more, the same or less? Which of these three?"
+                 ).format(d=d_model, full=numbers.integer(cost.one_full_head), n=n_tokens, h=n_heads,
+                          d_head=cost.d_head),
+        options=options, correct=options[1],
+        reveal=_("{h} × 2 · {n}² · {d_head} = **{all}** = 2 · {n}² · {d}. Each head does n² comparisons, but in a "
+                 "slice 1/h as wide: the h relationship types come free.").format(
+            h=n_heads, n=n_tokens, d_head=cost.d_head, all=numbers.integer(cost.all_heads), d=d_model))
+
+
+def padding_question(exp: PaddingExperiment, model: str, shown: Callable[[str], str] = str) -> Question:
+    """"How far do the short sentence's vectors move without the attention mask?", answered by ``exp`` in three bands
+    (under 0.01 %, under 5 %, 5 % or more). ``shown`` turns typed text into what the page shows (its escape)."""
+    options = (_("not at all (under 0.01%)"), _("a little (under 5%)"), _("a lot (5% or more)"))
+    mean_off, mean_on = float(exp.change_unmasked.mean()), float(exp.change_masked.max())
+    worst = exp.tokens[:exp.n_real][int(exp.change_unmasked.argmax())]
+    return Question(
+        prompt=_("“{sentence}” ({n_real} tokens) is padded with {n_pad} [PAD] tokens and the batch is run through "
+                 "{model} **without** the attention mask. Compared with running it alone, how far do its real "
+                 "tokens' final vectors move (relative distance, averaged over its tokens)? Which of these three "
+                 "bands, from under 0.01% to 5% or more?").format(
+            sentence=shown(exp.short), n_real=exp.n_real, n_pad=exp.n_pad, model=model),
+        options=options, correct=options[0 if mean_off < 1e-4 else 1 if mean_off < 0.05 else 2],
+        reveal=_("Without the mask they move by **{mean_off}** on average (most: {most}, at “{token}”). With the "
+                 "mask the largest change is **{mean_on}**: float rounding, the same vectors as running the sentence "
+                 "alone.").format(mean_off=numbers.percent(mean_off, 1),
+                                  most=numbers.percent(exp.change_unmasked.max(), 1), token=shown(worst),
+                                  mean_on=numbers.scientific(mean_on, 1)))
+
+
+def seed_mismatch(ours: np.ndarray) -> str:
+    """Why the seed's printed matrix cannot be its code's: a layer norm's rows have standard deviation 1 (``ours``)."""
+    printed = row_stats(SEED_PRINTED)[:, 1]
+    return _("The seed prints a different matrix, {printed}. Its rows have standard deviation {printed_std}, yet a "
+             "row straight out of this layer norm always has standard deviation 1.000 (ours: {ours_std}). So no "
+             "weights can make that code print those numbers: we show what the code really computes.").format(
+        printed=np.array2string(SEED_PRINTED), printed_std=numbers.joined(numbers.number(s, 3) for s in printed),
+        ours_std=numbers.joined(numbers.number(s, 3) for s in row_stats(ours)[:, 1]))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from explorer.model import families
 from explorer.words.i18n import N_
 
 SINUSOID_BASE = 10000.0  # the 2017 paper's base
@@ -192,10 +193,8 @@ def rope_settings(loaded) -> dict:
     theta = params.get("rope_theta", getattr(cfg, "rope_theta", None))
     if theta is None:
         raise ValueError(f"{loaded.spec.name} has no rotary settings (no rope_theta in its config)")
-    d_head = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
-    return {"theta": float(theta), "d_head": int(d_head), "n_heads": int(cfg.num_attention_heads),
-            "n_kv_heads": int(getattr(cfg, "num_key_value_heads", cfg.num_attention_heads)),
-            "max_positions": int(getattr(cfg, "max_position_embeddings", 0)),
+    return {"theta": float(theta), "d_head": families.d_head(cfg), "n_heads": int(families.n_heads(cfg)),
+            "n_kv_heads": int(families.n_kv_heads(cfg)), "max_positions": int(families.position_limit(cfg) or 0),
             "rope_type": str(params.get("rope_type", "default"))}
 
 

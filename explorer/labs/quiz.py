@@ -1,7 +1,7 @@
 """Predict-then-reveal questions, without Streamlit.
 
 A lab builds a :class:`Question` from values it has just computed, so the right answer always follows the
-current controls. ``explorer.ui.quiz.predict_then_reveal`` draws it: the student commits to an option first,
+current controls. ``explorer.ui.predict_first.predict_then_reveal`` draws it: the student commits to an option first,
 and only then sees the computed value and whether the prediction was right.
 """
 from __future__ import annotations

@@ -7,6 +7,7 @@ dataclasses or DataFrames for the pages to show.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -148,6 +149,33 @@ def permutation_demo(loaded, text: str, order, d_k: int = 64, seed: int = 0) -> 
                   for z in (False, True)]
     return PermutationDemo(tokens, order, [tokens[i] for i in order], out, out_s, _per_token_gap(out, out_s, order),
                            _per_token_gap(out_p, out_ps, order), *gaps_model)
+
+
+def permutation_question(demo: PermutationDemo, shown: Callable[[str], str] = str) -> Question:
+    """"Does the first token get the same output vector in both orders, with no positions?", answered by ``demo``
+    (yes: the largest difference is float32 rounding). ``shown`` turns a token into what the page shows."""
+    first, gap = demo.tokens[0], demo.gap_plain[demo.order.tolist().index(0)]
+    same, different = _("yes, the same vector"), _("no, a different vector")
+    return Question(
+        prompt=_("With no positions, does “{token}” get the same output vector in both orders? Which of these "
+                 "two?").format(token=shown(first)), options=(same, different),
+        correct=same if gap < 1e-5 else different,
+        reveal=_("Largest difference between its two outputs: **{gap}**. That is float32 rounding (about 7 "
+                 "significant digits; the sums run in a different order), not a real difference.").format(
+            gap=numbers.scientific(gap, 1)))
+
+
+def gap_metrics(demo: PermutationDemo) -> list[tuple[str, str, str]]:
+    """(label, value, what it measures) of the four largest gaps between a token's output in the original and in the
+    shuffled sentence: no positions, with positions, the real model, the model with every position id 0."""
+    return [(_("no positions"), numbers.scientific(demo.gap_plain.max(), 1),
+             _("From-scratch attention on the token vectors alone")),
+            (_("with positions"), numbers.number(demo.gap_positions.max(), 3),
+             _("The same, after adding the learned positions")),
+            (_("real model"), numbers.number(demo.gap_model.max(), 3),
+             _("Final-layer hidden states of the whole encoder")),
+            (_("model, positions = 0"), numbers.scientific(demo.gap_model_no_pos.max(), 1),
+             _("The encoder with every position id 0"))]
 
 
 def new_order(items: list, current: list, rng=random) -> list:

@@ -117,7 +117,8 @@ CHECKS: dict[str, Check] = {
     "shared_keys_differ": Check(score_claims.shared_keys_differ, N_("query heads that share one key head still "
                                 "attend differently"), (HEATMAPS,)),
     "one_layer_does_not_copy": Check(learning_claims.does_not_copy, N_("this run does not learn to copy: no head "
-                                     "prefix-matches and the second copy stays about as hard as the first"), (LEARN,)),
+                                     "prefix-matches, and the second copy's loss stays above half the first's"),
+                                     (LEARN,)),
     "phase_change_recorded": Check(learning_claims.learns_to_copy, N_("this run learns to copy in a phase change"),
                                    (LEARN,)),
     "knockout_and_composition_agree": Check(learning_claims.pair_agrees, N_("knockout and K-composition name the same "

@@ -42,7 +42,7 @@ from explorer.words.i18n import N_, Later, _
 
 from .computed import CHECKS, COMPUTED, known
 from .model import PAGE_QUESTION, Lesson, Step, StepQuestion
-from .pages import PAGE_QUESTION_NEEDS, PAGE_QUESTIONS, STEP_PAGES, check_params
+from .pages import PAGE_QUESTIONS, STEP_PAGES, check_params
 
 APP_DIR = Path(__file__).resolve().parents[2] / "lessons"   # the app's own lessons, at the repository root
 ENV_DIR = "EXPLORER_LESSONS_DIR"   # a folder of the deployer's lessons
@@ -133,7 +133,7 @@ def _question(raw: object, page: str, fail, params: Mapping[str, str]) -> tuple[
         if page not in PAGE_QUESTIONS:
             fail("question", Later(N_("{page} asks no question of its own; write the question here instead"),
                                    page=page))
-        needs = PAGE_QUESTION_NEEDS.get(page)
+        needs = STEP_PAGES[page].quiz_needs if page in STEP_PAGES else None
         if needs and params.get(needs[0]) != needs[1]:
             fail("question", Later(N_("{page} asks its own question only with {name} = {value} in the step's params"),
                                    page=page, name=needs[0], value=needs[1]))
@@ -385,7 +385,7 @@ def catalogue(env: Mapping[str, str] = os.environ, lang: str | None = None
     """Every lesson file (``*.toml``) of the lesson folders, sorted by file name within each folder -> (lessons
     that validated, one error per file that did not), each in ``lang`` (default: the session's language) where its
     translation is there, else in English."""
-    lang = i18n.known(lang) or i18n.current()
+    lang = i18n.spoken(lang) or i18n.current()
     lessons, errors = [], []
     for prefix, folder in folders(env):
         try:

@@ -64,7 +64,7 @@ def copy_question(run: Run) -> Question:
     cfg = run.config
     task = TASK_NAMES[cfg.task]
     yes, no = _("Yes: the second copy becomes much easier than the first"), \
-        _("No: the second copy stays about as hard as the first")
+        _("No: no head learns to copy it")
     learned, first, second = copies(run)
     reveal = _("After {steps} steps the loss on the first copy is {first} nats and on the second {second} nats: "
                "{verdict}").format(steps=integer(run.checkpoints[-1].step), first=_nats(first),
@@ -74,6 +74,13 @@ def copy_question(run: Run) -> Question:
         reveal += " " + _("One layer cannot: to find where this token stood before and take the token after it, a "
                           "head needs keys that already carry the token before them, which only an earlier layer "
                           "can write.")
+    if not learned and second < 0.95 * first and run.snapshots:
+        seen = circuits.seen_tokens(cfg, run.final_weights())
+        if seen.mass > seen.share:
+            reveal += " " + _("The second copy still gets a little easier without any copying: on it the model puts "
+                              "{mass} of its probability on tokens already seen in the sequence, which are {share} of "
+                              "the vocabulary. It has learnt that tokens come back, not which one comes next.").format(
+                mass=percent(seen.mass), share=percent(seen.share))
     prompt = _("Will this model (layers: {layers}, heads a layer: {heads}, task: {task}) learn to copy the repeated "
                "segment?").format(layers=cfg.n_layers, heads=cfg.n_heads, task=_(task))
     return Question(prompt, (yes, no), yes if learned else no, reveal)
@@ -93,9 +100,9 @@ def drop_question(run: Run) -> Question:
     change = run.phase_change()
     if change is None:
         correct = never
-        reveal = _("No recorded step has the best later-layer head's prefix-matching score at 0.5 or more and the "
+        reveal = _("No recorded step has the best later-layer head's prefix-matching score at {at} or more and the "
                    "second copy's loss at half the first's or less: no phase change in {steps} steps.").format(
-            steps=integer(run.config.steps))
+            steps=integer(run.config.steps), at=number(0.5, 1))
     else:
         correct = labels[next(i for i, (a, b) in enumerate(ranges) if change <= b)]
         last = run.checkpoints[[c.step for c in run.checkpoints].index(change)]
@@ -195,7 +202,7 @@ def ov_asked(_loaded, params: Params) -> Question:
 
 def does_not_copy(_loaded, params: Params) -> tuple[bool, str]:
     learned, first, second = copies(run := run_for(params))
-    best = float(run.best_prefix()[-1]) if run.config.n_layers > 1 else 0.0
+    best = float(run.checkpoints[-1].prefix.max())   # any head, the first layer's too
     return not learned and best < circuits.INDUCTION_AT, _(
         "the second copy's loss ends at {second} nats against {first} on the first").format(
         second=_nats(second), first=_nats(first))

@@ -23,7 +23,7 @@ class StepQuestion:
     explain: str
 
     def question(self) -> Question:
-        """As the pages' predict-then-reveal question (``explorer.ui.quiz`` draws it)."""
+        """As the pages' predict-then-reveal question (``explorer.ui.predict_first`` draws it)."""
         return Question(self.prompt, self.options, self.answer, self.explain)
 
 

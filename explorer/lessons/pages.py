@@ -1,6 +1,6 @@
 """What a lesson step may set on the page it opens, checked before anything runs.
 
-The pages and the URL parameters each reads live in one table, ``explorer.words.pages``; here they are checked:
+The pages and the URL parameters each reads live in one table, ``explorer.sitemap.table``; here they are checked:
 a step may open the pages whose row has ``params`` (``STEP_PAGES``), and each value must fit its ``Param``. Layer
 and head ranges come from the step's model's config (``explorer.model.embedded.layers_and_heads``), and only the
 embedded models are allowed: a lesson has to run offline.
@@ -11,9 +11,9 @@ import re
 
 from explorer.model.embedded import layers_and_heads
 from explorer.model.registry import EMBEDDED, ModelUnavailable
+from explorer.sitemap.table import MODEL, PAGES, Page, Param
 from explorer.words import numbers
 from explorer.words.i18n import N_, Later
-from explorer.words.pages import MODEL, PAGES, Page, Param
 
 TEXT_MAX = 2_000   # longest text a lesson may put in a box (the pages take 20,000; a lesson needs far less)
 WORD_MAX = 60
@@ -23,15 +23,15 @@ _HEAD_ID = re.compile(r"^L(\d{1,3})H(\d{1,3})$")
 STEP_PAGES: dict[str, Page] = {file: page for file, page in PAGES.items() if page.params is not None}
 # the pages that ask their own predict-then-reveal question (a step may point to it instead of asking its own)
 PAGE_QUESTIONS = {file for file, page in STEP_PAGES.items() if page.quiz}
-# (parameter, value) a page asks its own question only with: the heatmap's is its score breakdown's, asked while
-# the breakdown is open
-PAGE_QUESTION_NEEDS = {"pages/heatmaps.py": ("breakdown", "1")}
 
 
 def asks_own(page: str, params: dict[str, str]) -> bool:
-    """Whether ``page`` opened with ``params`` asks its own predict-then-reveal question."""
-    needs = PAGE_QUESTION_NEEDS.get(page)
-    return page in PAGE_QUESTIONS and (needs is None or str(params.get(needs[0])) == needs[1])
+    """Whether ``page`` opened with ``params`` asks its own predict-then-reveal question (its row's ``quiz``, with
+    its ``quiz_needs`` set: the heatmap's is its score breakdown's, asked while the breakdown is open)."""
+    if page not in PAGE_QUESTIONS:
+        return False
+    needs = STEP_PAGES[page].quiz_needs
+    return needs is None or str(params.get(needs[0])) == needs[1]
 
 
 def problem(param: Param, value: str, model: str) -> Later | None:

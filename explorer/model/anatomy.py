@@ -13,8 +13,6 @@ import numpy as np
 import torch
 
 from explorer.model.families import (
-    Family,
-    FirstInput,
     Unsupported,
     family_of,
     fused_layout,
@@ -22,6 +20,7 @@ from explorer.model.families import (
     n_kv_heads,
     positions_of,
 )
+from explorer.model.family_table import Family, FirstInput
 
 # ---------------------------------------------------------------------------------------------- where parts live
 
@@ -186,13 +185,13 @@ def queries_keys(model: torch.nn.Module, attention: torch.nn.Module, seen: dict,
             scaling = float(attention.inv_norm_factor)
             bias = bias.reshape(q.shape[0], h, 1, -1) * scaling
         return dict(q=q, k=k, scaling=scaling, bias=bias)
-    if seen.get("k") is None:   # per head (q, k, v) side by side: BLOOM
+    if fam.read_qk == "per_head":   # BLOOM: each head's (q, k, v) side by side; ALiBi as (batch · heads, 1, keys)
         fused = seen["q"].reshape(*seen["q"].shape[:-1], h, 3, -1)
         q, k = fused[..., 0, :], fused[..., 1, :]
+        if bias is not None:
+            bias = bias.reshape(-1, h, *bias.shape[1:])
     else:
         q, k = seen["q"].reshape(*seen["q"].shape[:-1], h, -1), seen["k"].reshape(*seen["k"].shape[:-1], kv, -1)
-    if bias is not None and bias.dim() == 3:           # BLOOM's ALiBi: (batch · heads, 1, keys)
-        bias = bias.reshape(-1, h, *bias.shape[1:])
     return dict(q=q.transpose(1, 2), k=k.transpose(1, 2), scaling=scaling, bias=bias)
 
 
@@ -241,7 +240,7 @@ def position_rows(token_ids: list[int], how: str, padding_idx: int | None = None
 
 
 class FirstInputParts:
-    """What a learned-position family's first attention reads, as float64 arrays (see ``families.FirstInput``):
+    """What a learned-position family's first attention reads, as float64 arrays (see ``family_table.FirstInput``):
     ``token(ids)``, ``position(ids)`` and ``token_type`` (row 0: one segment) ``(tokens, d_emb)``; the norm's
     ``gamma``, ``beta``, ``eps`` (None: no norm); ``project`` ``(W, b)`` after the norm or None; ``queries`` and
     ``keys`` ``(W (n_heads·d_head or n_kv·d_head, d_model), b)`` of the first block."""

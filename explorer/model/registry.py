@@ -2,7 +2,7 @@
 
 Nothing here loads anything. ``resolve_spec`` turns what a user typed into a ``ModelSpec`` or raises
 ``ModelUnavailable`` with a message that lists what is valid; ``hub_policy`` says what the deployer allows.
-A name written as a path is a local folder, which ``policy.check_local`` allows (off by default, confined to
+A name written as a path is a local folder, which ``local_folders.check_local`` allows (off by default, confined to
 ``EXPLORER_LOCAL_ROOT``): while off, every path gets the same message and the disk is never looked at.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from typing import Callable
 
-from explorer.serving import policy
+from explorer.serving import local_folders, policy
 from explorer.words.i18n import N_, _
 
 Progress = Callable[[float, str], None]
@@ -98,10 +98,10 @@ def resolve_spec(name: str) -> ModelSpec:
     if name in KNOWN_HUB:
         kind, label = KNOWN_HUB[name]
         return ModelSpec(name, f"{name} · {label} · hub", "hub", kind=kind)
-    if policy.looks_like_path(name):
+    if local_folders.looks_like_path(name):
         try:
-            folder = policy.check_local(name)
-        except policy.LocalRefused as err:
+            folder = local_folders.check_local(name)
+        except local_folders.LocalRefused as err:
             raise unavailable(name, str(err)) from None
         return ModelSpec(str(folder), f"{name} · local folder", "local")
     if ".." in name or not policy.HUB_ID.match(name):

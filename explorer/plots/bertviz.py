@@ -1,11 +1,11 @@
 """bertviz's head view and model view as one self-contained, offline HTML page.
 
 bertviz (``html_action="return"``) builds a page that fetches require.js, d3 and jQuery from a CDN, so with no
-network it draws nothing. Here bertviz still validates the input and builds the page's data and markup; then
-the CDN tags are dropped and d3 5.7.0 and jQuery 2.2.4 (vendored from npm in ``assets/vendor/``) are inlined,
-followed by a tiny ``require`` shim that hands bertviz the two libraries it asks for. The result makes no
-request at all: a Content-Security-Policy (``default-src 'none'``, scripts allowed only by their sha256) says so
-to the browser as well.
+network it draws nothing. Here bertviz still validates the input and builds the page's data and markup;
+``explorer.plots.offline_html`` then drops the CDN tags and inlines d3 5.7.0 and jQuery 2.2.4 (vendored from npm in
+``assets/vendor/``), followed by a tiny ``require`` shim that hands bertviz the two libraries it asks for. The
+result makes no request at all: a Content-Security-Policy (``default-src 'none'``, scripts allowed only by their
+sha256) says so to the browser as well.
 
 User text never becomes markup. bertviz writes its parameters as JSON straight into a ``<script>`` element, so a
 token such as ``</script><img src=x onerror=…>`` would end the script early and run. The parameters are
@@ -22,22 +22,14 @@ Weights are ``[layer, head, query, key]`` numpy arrays, as in ``explorer.attenti
 """
 from __future__ import annotations
 
-import base64
-import functools
-import hashlib
-import json
 import math
-import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal, Sequence
 
 import numpy as np
 
+from explorer.plots import offline_html
 from explorer.words.i18n import _
-
-VENDOR_DIR = Path(__file__).resolve().parents[2] / "assets" / "vendor"
-VENDORED_JS = ("d3-5.7.0.min.js", "jquery-2.2.4.min.js")   # inlined in this order, before the shim
 
 HTML_BUDGET_BYTES = 3_000_000   # the most a bertviz page may weigh; it is re-sent to the browser on every rerun
 MAX_DRAWN_LINES = 120_000       # SVG lines drawn at once; 430k took 9-16 s to draw in headless Chromium here
@@ -47,21 +39,6 @@ DECIMALS = 3                    # weights are rounded for the page: 0.001 is bel
 Part = Literal["self", "encoder", "decoder", "cross"]
 _BERTVIZ_NAMES = {"encoder": "encoder_attention", "decoder": "decoder_attention", "cross": "cross_attention"}
 
-# Only a browser may run this: it replaces require.js. bertviz's script calls requirejs(["jquery", "d3"], fn).
-_REQUIRE_SHIM = """(function () {
-  "use strict";
-  // Offline stand-in for require.js: d3 and jQuery are inlined above and set window.d3 / window.jQuery.
-  var modules = {jquery: window.jQuery, d3: window.d3};
-  function require(names, callback) {
-    var found = names.map(function (name) {
-      if (!modules[name]) { throw new Error("offline bertviz: no inlined module named " + name); }
-      return modules[name];
-    });
-    if (callback) { callback.apply(window, found); }
-  }
-  require.config = function () {};
-  window.require = window.requirejs = require;
-}());"""
 
 
 class TooManyTokens(ValueError):
@@ -78,9 +55,6 @@ class TooManyTokens(ValueError):
                   "the text, or show fewer layers."))
         super().__init__(said.format(most=max_tokens, n_layers=n_layers, n_heads=n_heads, n=n_tokens))
 
-
-class BertvizFormatError(RuntimeError):
-    """bertviz's HTML no longer has the shape this module rewrites (a bertviz upgrade?)."""
 
 
 @dataclass(frozen=True)
@@ -120,7 +94,7 @@ def max_tokens_for(view: Literal["head", "model"], n_layers: int, n_heads: int, 
     (one part), which must stay under ``max_lines`` to draw in a few seconds."""
     if view not in ("head", "model"):
         raise ValueError(f"view must be 'head' or 'model'; got {view!r}.")
-    room = max(budget_bytes - _fixed_bytes(), 0)
+    room = max(budget_bytes - offline_html.fixed_bytes(), 0)
     by_bytes = math.isqrt(room // ((decimals + 3) * n_layers * n_heads * n_parts))
     by_lines = math.isqrt(max_lines // (n_heads * (n_layers if view == "model" else 1)))
     return max(1, min(MAX_TOKENS_CEILING, by_bytes, by_lines))
@@ -174,7 +148,7 @@ def head_view_html_from_parts(parts: Sequence[ViewPart], *, layer: int | None = 
     if layer is not None and layer not in include:
         raise ValueError(f"Layer {layer} is not among the layers shown: {include}.")
     page = head_view(**kwargs, layer=layer, include_layers=include, prettify_tokens=False, html_action="return")
-    return _offline_page(page.data, "head_view.js", "bertviz head view")
+    return offline_html.offline_page(page.data, "head_view.js", "bertviz head view")
 
 
 def model_view_html_from_parts(parts: Sequence[ViewPart], *, layers: Sequence[int] | None = None,
@@ -188,7 +162,7 @@ def model_view_html_from_parts(parts: Sequence[ViewPart], *, layers: Sequence[in
     include_heads = sorted({int(h) for h in heads}) if heads else list(range(n_heads))
     page = model_view(**kwargs, include_layers=include, include_heads=include_heads,
                       display_mode=display_mode, prettify_tokens=False, html_action="return")
-    return _offline_page(page.data, "model_view.js", "bertviz model view",
+    return offline_html.offline_page(page.data, "model_view.js", "bertviz model view",
                          background="#000" if display_mode == "dark" else "#fff")
 
 
@@ -270,75 +244,6 @@ def _bertviz_inputs(parts: Sequence[ViewPart], view: str, layers, heads, max_tok
         else:
             kwargs["decoder_tokens" if p.part == "decoder" else "encoder_tokens"] = list(p.query_tokens)
     return kwargs, include
-
-
-@functools.cache
-def _vendored() -> tuple[str, ...]:
-    scripts = []
-    for name in VENDORED_JS:
-        text = (VENDOR_DIR / name).read_text(encoding="utf-8")
-        text = re.sub(r"^//# sourceMappingURL=.*$", "", text, flags=re.M)   # not even a devtools fetch
-        _check_inlinable(text, name)
-        scripts.append(text)
-    return (*scripts, _REQUIRE_SHIM)
-
-
-@functools.cache
-def _fixed_bytes() -> int:
-    """Bytes every page carries besides the weights: libraries, bertviz's JS, markup (an upper bound)."""
-    import bertviz
-
-    js = max((Path(bertviz.__file__).parent / f).stat().st_size for f in ("head_view.js", "model_view.js"))
-    return sum(len(s) for s in _vendored()) + js + 4_000
-
-
-def _check_inlinable(script: str, what: str) -> None:
-    if re.search(r"</script|<!--", script, flags=re.I):
-        raise BertvizFormatError(f"{what} contains '</script' or '<!--' and cannot be inlined safely.")
-
-
-def _safe_json(value) -> str:
-    """JSON that is inert inside an HTML ``<script>`` element (``ensure_ascii`` also escapes U+2028/9)."""
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=True)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def _offline_page(bertviz_html: str, js_file: str, title: str, background: str = "#fff") -> str:
-    """Rebuild bertviz's returned HTML as a standalone page: its markup, the inlined libraries and shim, and its
-    own script with the parameters re-serialised safely and no ``require.config`` naming the CDN."""
-    import bertviz
-
-    loader = re.match(r'\s*<script src="https?://[^"]*require[^"]*"></script>', bertviz_html)
-    opener = '\n<script type="text/javascript">\n'
-    start = bertviz_html.find(opener)
-    if loader is None or start < 0:
-        raise BertvizFormatError("bertviz's HTML does not start with the require.js tag and its markup.")
-    markup = bertviz_html[loader.end():start]
-    anchor = "const params = "
-    at = bertviz_html.find(anchor, start)
-    if "<script" in markup.lower() or at < 0:
-        raise BertvizFormatError("bertviz's markup or its 'const params = …' line is not where expected.")
-    try:
-        params, _end = json.JSONDecoder().raw_decode(bertviz_html, at + len(anchor))
-    except json.JSONDecodeError as err:
-        raise BertvizFormatError(f"bertviz's parameters are not JSON: {err}") from err
-
-    template = (Path(bertviz.__file__).parent / js_file).read_text(encoding="utf-8")
-    template, n_config = re.subn(r"require\.config\(\{.*?\}\);\s*", "", template, count=1, flags=re.S)
-    if n_config != 1 or f"{anchor}PYTHON_PARAMS;" not in template:
-        raise BertvizFormatError(f"bertviz's {js_file} has no require.config(…) or 'const params = PYTHON_PARAMS;'.")
-    _check_inlinable(template, js_file)
-    code = template.replace(f"{anchor}PYTHON_PARAMS;", f"{anchor}{_safe_json(params)};", 1)
-
-    scripts = (*_vendored(), code)
-    hashes = " ".join("'sha256-" + base64.b64encode(hashlib.sha256(s.encode()).digest()).decode() + "'"
-                      for s in scripts)
-    csp = f"default-src 'none'; script-src {hashes}; style-src 'unsafe-inline'"
-    body = "\n".join(f"<script>{s}</script>" for s in scripts)
-    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-            f'<meta http-equiv="Content-Security-Policy" content="{csp}">\n<title>{title}</title>\n'
-            f"<style>html, body {{ margin: 0; padding: 4px; background: {background}; color-scheme: light; }}"
-            f"</style>\n</head>\n<body>\n{markup.strip()}\n{body}\n</body>\n</html>\n")
 
 
 def bertviz_layers(view: str, n_tokens: int, n_layers: int, n_heads: int, layer: int) -> list[int] | None:

@@ -11,7 +11,8 @@ import plotly.graph_objects as go
 
 from explorer.access import summary
 from explorer.attention.breakdown import ScoreBreakdown
-from explorer.attention.score_origin import PositionSplit, RotaryView
+from explorer.attention.by_distance import RotaryView
+from explorer.attention.score_origin import PositionSplit
 from explorer.plots import alt
 from explorer.plots.base import figure, label
 from explorer.words import numbers

@@ -3,9 +3,7 @@
 Pure standard library (no torch, no streamlit), so the checks run before anything heavy is imported. Every
 function that reads the environment takes ``env`` (a mapping, default ``os.environ``), so tests pass a dict.
 
-Local folders are off unless the deployer sets ``EXPLORER_ALLOW_LOCAL=1``; while off, ``check_local`` gives one
-fixed answer and never looks at the disk, so a user cannot learn which paths exist. While on, a folder must lie
-under ``EXPLORER_LOCAL_ROOT`` after resolving symlinks. Hub models are measured from the hub's file list
+Local folders are ``explorer.serving.local_folders``. Hub models are measured from the hub's file list
 (``GET /api/models/<id>?blobs=true``) before any download and refused above ``EXPLORER_MAX_MODEL_MB`` or when
 the disk or memory would not hold them.
 """
@@ -22,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from explorer.words import numbers
-from explorer.words.i18n import N_, _
+from explorer.words.i18n import _
 
 ON = {"1", "true", "yes", "on"}
 DEFAULT_MAX_MODEL_MB = 2048
@@ -31,18 +29,11 @@ MEMORY_FACTOR = 1.2       # resident size / float32 weight bytes (activations, t
 DISK_FACTOR = 1.1         # download size + 10 % (partial files, lock files, the tokenizer cache)
 BYTES_PER_PARAMETER = 4   # the loader always asks for float32 (models.py: dtype=torch.float32)
 
-LOCAL_OFF = N_("Model folders on this server's disk cannot be opened here: the deployer has not switched them on "
-                "(EXPLORER_ALLOW_LOCAL=1, with EXPLORER_LOCAL_ROOT set to the folder that holds them).")
-
 HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?$")  # a hub id
 
 
 class PolicyRefusal(RuntimeError):
     """The server's policy refuses this model; the message says why and which variable changes it."""
-
-
-class LocalRefused(PolicyRefusal):
-    """A local folder is switched off, missing, outside the root, or not a model folder."""
 
 
 class ModelTooLarge(PolicyRefusal):
@@ -61,85 +52,9 @@ class MetadataUnavailable(PolicyRefusal):
     """The hub's file list could not be read (offline, unknown id, no answer), or it lacks file sizes."""
 
 
-def _env(env: Mapping[str, str] | None) -> Mapping[str, str]:
+def environment(env: Mapping[str, str] | None) -> Mapping[str, str]:
+    """``env``, or ``os.environ`` when None: what every check here reads its settings from."""
     return os.environ if env is None else env
-
-
-# ---------------------------------------------------------------------------------------------- local folders
-
-def local_allowed(env: Mapping[str, str] | None = None) -> bool:
-    """True only when EXPLORER_ALLOW_LOCAL is 1/true/yes/on (off by default)."""
-    return _env(env).get("EXPLORER_ALLOW_LOCAL", "0").strip().lower() in ON
-
-
-def local_root(env: Mapping[str, str] | None = None) -> Path | None:
-    """EXPLORER_LOCAL_ROOT as a path (``~`` expanded, nothing read from disk), or None when unset."""
-    raw = _env(env).get("EXPLORER_LOCAL_ROOT", "").strip()
-    return Path(raw).expanduser() if raw else None
-
-
-def looks_like_path(name: str) -> bool:
-    """Whether ``name`` is meant as a folder, decided from the string alone (no disk access).
-
-    Paths start with ``/ ./ ../ ~`` or a drive letter, are ``.`` or ``..``, contain a backslash, a ``.``/``..``
-    segment, or more than one ``/``. A hub id has at most one ``/`` (``org/model``), so a relative folder with one
-    slash must be written ``./models/bert``.
-    """
-    name = (name or "").strip()
-    if name in {".", ".."} or name.startswith(("/", "./", "../", "~")) or "\\" in name:
-        return True
-    if re.match(r"^[A-Za-z]:", name) or name.count("/") > 1 or name.endswith("/"):
-        return True
-    return any(part in {".", ".."} for part in name.split("/"))
-
-
-def check_local(name: str, env: Mapping[str, str] | None = None) -> Path:
-    """The resolved folder for ``name``, or LocalRefused.
-
-    Off: always LOCAL_OFF, before touching the file system. On: the path (relative ones are taken under the
-    root) must resolve, symlinks included, to a folder inside EXPLORER_LOCAL_ROOT (anywhere when no root is set)
-    holding a regular config.json; no top-level entry may be a symlink that leads out of the root. Missing,
-    outside and not-a-folder give the same message, so paths outside the root cannot be probed.
-    """
-    if not local_allowed(env):
-        raise LocalRefused(_(LOCAL_OFF))
-    root = local_root(env)
-    refused = LocalRefused((_("There is no model folder {name} under this server's model folder.") if root
-                            else _("There is no model folder {name}.")).format(name=repr(name)))
-    if not name or len(name) >= 4096 or "\0" in name:
-        raise refused
-    base = None
-    if root is not None:
-        try:
-            base = root.resolve(strict=True)
-        except (OSError, RuntimeError):
-            raise LocalRefused(_("EXPLORER_LOCAL_ROOT does not name an existing folder on this server.")) from None
-    candidate = Path(name).expanduser()
-    if base is not None:
-        candidate = candidate if candidate.is_absolute() else base / candidate
-        lexical = Path(os.path.normpath(candidate))                      # '..' out of the root: no disk access
-        if not (lexical.is_relative_to(base) or lexical.is_relative_to(os.path.abspath(root))):
-            raise refused
-    try:
-        folder = candidate.resolve(strict=True)
-    except (OSError, RuntimeError):   # missing, a symlink loop, a name the file system refuses
-        raise refused from None
-    if (base is not None and not folder.is_relative_to(base)) or not folder.is_dir():
-        raise refused
-    no_config = LocalRefused(_("The folder {name} has no config.json, so it is not a model folder.").format(
-        name=repr(name)))
-    try:
-        config = (folder / "config.json").resolve(strict=True)
-    except (OSError, RuntimeError):
-        raise no_config from None
-    if not config.is_file() or (base is not None and not config.is_relative_to(base)):
-        raise no_config
-    if base is not None:
-        for entry in folder.iterdir():
-            if entry.is_symlink() and not entry.resolve().is_relative_to(base):
-                raise LocalRefused(_("The folder {name} links to files outside this server's model "
-                                     "folder.").format(name=repr(name)))
-    return folder
 
 
 # ---------------------------------------------------------------------------------------------- hub size
@@ -205,7 +120,7 @@ def memory_bytes(metadata: dict) -> int:
 
 def max_model_mb(env: Mapping[str, str] | None = None) -> int:
     """EXPLORER_MAX_MODEL_MB (decimal MB), default 2048; a value that is not a whole number >= 0 means 2048."""
-    raw = _env(env).get("EXPLORER_MAX_MODEL_MB", "").strip()
+    raw = environment(env).get("EXPLORER_MAX_MODEL_MB", "").strip()
     return int(raw) if raw.isdigit() else DEFAULT_MAX_MODEL_MB
 
 
@@ -249,7 +164,7 @@ def fetch_metadata(name: str, timeout: float = 5.0, env: Mapping[str, str] | Non
 
     Raises MetadataUnavailable when HF_HUB_OFFLINE is set, the id is not a hub id, or the hub does not answer.
     """
-    env = _env(env)
+    env = environment(env)
     if env.get("HF_HUB_OFFLINE", "0").strip().lower() in ON:
         raise MetadataUnavailable(_("Cannot check the size of {model}: this server is offline "
                                     "(HF_HUB_OFFLINE=1).").format(model=name))
@@ -273,7 +188,7 @@ def fetch_metadata(name: str, timeout: float = 5.0, env: Mapping[str, str] | Non
 
 def hub_cache_dir(env: Mapping[str, str] | None = None) -> Path:
     """Where downloads go: HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub."""
-    env = _env(env)
+    env = environment(env)
     if env.get("HF_HUB_CACHE"):
         return Path(env["HF_HUB_CACHE"]).expanduser()
     home = env.get("HF_HOME") or os.path.join(env.get("XDG_CACHE_HOME") or "~/.cache", "huggingface")

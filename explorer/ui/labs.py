@@ -6,7 +6,11 @@ from collections.abc import Sequence
 
 import streamlit as st
 
+from explorer import maths
+from explorer.labs import real_model
+from explorer.labs.notation import format_weights
 from explorer.ui import params
+from explorer.ui.drawn_once import drawn_once
 from explorer.words.i18n import _
 
 
@@ -37,3 +41,14 @@ def tabs_by_id(ids: Sequence[str], key: str) -> list:
             params.put(key, picked)
 
     return st.tabs(labels, key=widget, on_change=moved)
+
+
+def three_scores() -> None:
+    """The softmax lab's table of three scores made eight times larger, and what the softmax makes of them: the same
+    for everyone, drawn once per server."""
+    drawn_once(("three scores",), lambda: (
+        st.subheader(_("The same three scores, eight times larger")),
+        st.dataframe(real_model.softmax_rows_frame(), hide_index=True),
+        st.markdown(_("[8, 16, 24] is [1, 2, 3] times √64: the softmax goes from {small} to {large}, practically "
+                      "one-hot.").format(small=format_weights(maths.softmax([1., 2, 3])),
+                                         large=format_weights(maths.softmax([8., 16, 24]))))))

@@ -42,17 +42,17 @@ i18n.set_resolver(_session_language)
 def choose() -> str:
     """At the top of every run: the session's language (from the link on the first run, or when the link names
     another one; else the browser's)."""
-    asked = i18n.known(st.query_params.get(KEY))
+    asked = i18n.spoken(st.query_params.get(KEY))
     if asked is not None:
         st.session_state[STATE] = asked
     elif STATE not in st.session_state:
-        st.session_state[STATE] = i18n.known(st.context.locale) or i18n.SOURCE
+        st.session_state[STATE] = i18n.spoken(st.context.locale) or i18n.SOURCE
     return st.session_state[STATE]
 
 
 def current() -> str:
     """The session's language (English before ``choose`` ran)."""
-    return i18n.known(st.session_state.get(STATE)) or i18n.SOURCE
+    return i18n.spoken(st.session_state.get(STATE)) or i18n.SOURCE
 
 
 def in_link(query: dict | None = None) -> dict:
@@ -86,7 +86,7 @@ def keep_in_link() -> None:
 
 
 def _picked() -> None:
-    lang = i18n.known(st.session_state.get(PICKED)) or i18n.SOURCE
+    lang = i18n.spoken(st.session_state.get(PICKED)) or i18n.SOURCE
     st.session_state[STATE] = lang
     params.put(KEY, lang)   # choose() reads the link first: it must name the new language
 

@@ -1,6 +1,6 @@
 """A class that never waits for the next step: while it is on one step of a lesson, the server computes what the
 next step's page will need (the attention of its texts, the flip between them, an explanation, a lab's
-experiment: ``PAGES``), once, in a thread
+experiment: the ``PLANS`` the table of pages names in each row's ``prepare``), once, in a thread
 no page owns (``serving.worker.Jobs``). When the teacher presses Next, the page finds its results waiting.
 
 Only the shared, slow parts are prepared, through the same cached functions the pages call (so what is prepared
@@ -24,6 +24,7 @@ from explorer.lessons.run import resume
 from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.plots import thumbnails
 from explorer.serving.worker import Jobs
+from explorer.sitemap.table import PAGES
 from explorer.ui import cached
 from explorer.words.i18n import _
 
@@ -67,16 +68,17 @@ def _masks(_p: dict, _results: list) -> None:
     cached.padding_experiment(*blocks.PADDING_PAIR)
 
 
-# A page's slow first view, beyond the attention of the step's texts: what its page computes on opening
-PAGES = {"pages/flip.py": _flip, "pages/explain.py": _explain, "pages/lab_softmax.py": _softmax,
-         "pages/lab_permutation.py": _permutation, "pages/lab_masks.py": _masks}
+# A page's slow first view, beyond the attention of the step's texts: what its page computes on opening, by the
+# name its row of the table of pages gives in ``prepare``
+PLANS = {"flip": _flip, "explain": _explain, "softmax": _softmax, "permutation": _permutation, "masks": _masks}
 
 
 def _prepare(step: Step) -> None:
     """Compute what ``step``'s page reads first, through the pages' own cached functions."""
     results = [cached.get_attention(model, text) for model, text in _texts(step, "text", "text_b")]
-    if step.page in PAGES:
-        PAGES[step.page](dict(step.params), results)
+    page = PAGES.get(step.page)
+    if page is not None and page.prepare:
+        PLANS[page.prepare](dict(step.params), results)
 
 
 def next_step(lesson: Lesson, index: int) -> None:

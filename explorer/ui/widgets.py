@@ -37,10 +37,12 @@ def link_note(message: str) -> None:
     st.session_state.setdefault("_link_notes", []).append(message)
 
 
-def show_link_notes() -> None:
-    """Show (once) what was corrected in the URL."""
+def show_link_notes(notes: tuple[str, ...] | list[str] = ()) -> None:
+    """Show (once) what was corrected in the URL, then the view's own ``notes`` (plain text, shown as typed)."""
     for message in st.session_state.pop("_link_notes", []):
         st.info(literal(message), icon=":material/link:")
+    for note in notes:
+        st.caption(f":material/info: {literal(note)}")
 
 
 def from_url(key: str, default):

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
+from explorer.sitemap import table
 from explorer.ui import language
 from explorer.ui.live import membership
 from explorer.ui.text import literal
-from explorer.words import glossary, pages
+from explorer.words import glossary
 from explorer.words.i18n import _
 
-GLOSSARY_PAGE = "pages/glossary.py"
+GLOSSARY_PAGE = table.GLOSSARY.file
 
 
 def tip(word: str) -> str | None:
@@ -23,7 +24,7 @@ def tip(word: str) -> str | None:
 def on_this_page(page_file: str) -> None:
     """The sidebar's "Words on this page": each term the page uses, with its definition, and the way to the
     glossary. Nothing for a page without terms, and nothing in the projector view (its sidebar stays shut)."""
-    terms = pages.terms_of(page_file)
+    terms = table.terms_of(page_file)
     if not terms or membership.projector():
         return
     with st.sidebar.expander(_("Words on this page"), icon=":material/book:"):
@@ -56,6 +57,6 @@ def glossary_list(query: str) -> None:
         half = (len(shown) + 1) // 2
         for column, part in zip(st.columns(2, gap="large"), (shown[:half], shown[half:])):   # one on a phone
             for term in part:
-                on = ", ".join(_(g.title) for g in pages.pages_using(term.name))
+                on = ", ".join(_(g.title) for g in table.pages_using(term.name))
                 on_pages = "  \n*" + _("On: {pages}").format(pages=on) + "*" if on else ""
                 column.markdown(f"**{term.title}**  \n{term.shown_meaning}" + on_pages)

@@ -1,2 +1,2 @@
-"""The app's own words: a glossary of every term the pages use (``glossary``), and for each page what a student
-does there, the question it answers and the terms it uses (``pages``). Plain data, no Streamlit."""
+"""The app's own words: the class's language (``i18n``, ``catalogues``) and a glossary of every term the pages use
+(``glossary``). Plain data, no Streamlit. The table of pages, which names these terms, is ``explorer.sitemap``."""

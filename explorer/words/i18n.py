@@ -73,7 +73,7 @@ def source_text(text: str, lang: str) -> str | None:
     return _sources(lang).get(text)
 
 
-def known(lang: object) -> str | None:
+def spoken(lang: object) -> str | None:
     """``lang`` as a language the app speaks ("de", "de-AT", "es_MX" -> "de", "es"), or None."""
     if not isinstance(lang, str):
         return None
@@ -92,13 +92,13 @@ def current() -> str:
     chosen = _chosen.get()
     if chosen is None and _resolver is not None:
         chosen = _resolver()
-    return known(chosen) or SOURCE
+    return spoken(chosen) or SOURCE
 
 
 @contextlib.contextmanager
 def language(lang: str) -> Iterator[None]:
     """Make text in ``lang`` inside the block (this thread only)."""
-    token = _chosen.set(known(lang) or SOURCE)
+    token = _chosen.set(spoken(lang) or SOURCE)
     try:
         yield
     finally:

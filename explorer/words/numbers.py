@@ -32,7 +32,7 @@ from explorer.words import i18n
 
 def locale(lang: str | None = None) -> str:
     """The locale numbers are written in: ``lang`` if the app speaks it, else the session's language."""
-    return i18n.current() if lang is None else (i18n.known(lang) or i18n.SOURCE)
+    return i18n.current() if lang is None else (i18n.spoken(lang) or i18n.SOURCE)
 
 
 def _pattern(places: int, group: bool) -> str:

@@ -33,7 +33,7 @@ EXAMPLE_WORDS = {w.lower() for w in re.findall(r"[^\W\d_]+", " ".join(
 # What other modules write on these pages, translated in their own files on other branches: the glossary's words
 # (ui/words.py, words/glossary.py), the model menu, text box and token pickers (ui/pickers.py, ui/widgets.py,
 # examples.py, model/registry.py), every chart's table switch and summary (ui/chart_text.py, access/summary.py),
-# the quiz's controls (ui/quiz.py). Empty PENDING_ELSEWHERE once those branches are merged.
+# the quiz's controls (ui/predict_first.py). Empty PENDING_ELSEWHERE once those branches are merged.
 GLOSSARY = tuple(t.meaning for t in TERMS.values())
 PENDING_ELSEWHERE: tuple[re.Pattern, ...] = ()   # all merged: nothing left to other branches
 

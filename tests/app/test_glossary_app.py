@@ -5,7 +5,8 @@ from pathlib import Path
 from pagetest import open_page
 from streamlit.testing.v1 import AppTest
 
-from explorer.words import glossary, pages
+from explorer.sitemap import table as pages
+from explorer.words import glossary
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 

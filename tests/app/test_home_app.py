@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 from explorer.examples import ANIMAL_TIRED, ANIMAL_WIDE
 from explorer.model import loading, registry
-from explorer.words import pages as guides
+from explorer.sitemap import table as guides
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 from test_lessons_app import texts
 
 from explorer.lessons import catalogue, find
-from explorer.ui.live import homework, lesson_bar, membership
+from explorer.ui.live import homework_panel, lesson_bar, membership
 
 LESSON = """title = "Softmax at home"
 about = "Three lab questions."
@@ -59,7 +59,7 @@ def set_homework(lesson) -> tuple[AppTest, str, str]:
     teacher = lessons_page()
     slug = lesson.source.replace(":", "-")
     [b for b in teacher.button if b.key == f"_lessons_{slug}_homework"][0].click().run()
-    (code, key), = teacher.session_state[homework.SET].items()
+    (code, key), = teacher.session_state[homework_panel.SET].items()
     assert "0 started, 0 finished" in texts(teacher)
     return teacher, code, key
 
@@ -109,7 +109,7 @@ def test_three_students_at_different_steps_reach_the_report_and_a_restart_loses_
     vote(cy, lesson, 0, "yes 1")
 
     # a server restart in the middle: the store is opened again on the same file, sessions start afresh
-    me = bob.session_state[homework.MINE]["me"]
+    me = bob.session_state[homework_panel.MINE]["me"]
     membership.store.clear()
     bob = student(code, me=me)
     assert "step **2 of 3**" in texts(bob)          # where Bob was
@@ -142,7 +142,7 @@ def test_a_garbled_code_a_live_classs_code_and_a_link_after_the_end_each_say_so(
     live, _ = membership.store().create_room()
     assert "This code is for a live class" in texts(lessons_page(homework=live))
     click(teacher, "End the homework")
-    assert homework.SET not in teacher.session_state or not teacher.session_state[homework.SET]
+    assert homework_panel.SET not in teacher.session_state or not teacher.session_state[homework_panel.SET]
     vote(cy, lesson, 0, "yes 1")                        # the vote after the end: the homework has ended
     assert "This homework has ended" in texts(cy)
     assert "This homework has ended" in texts(lessons_page(homework=code))
@@ -161,7 +161,7 @@ def test_the_private_teacher_link_opens_the_panel_in_a_fresh_session_and_after_a
         back = lessons_page(homework=code, teacher=key)
         shown = texts(back)
         assert "does not open" not in shown and "1 started, 0 finished" in shown, shown
-        assert back.session_state[homework.SET] == {code: key}
+        assert back.session_state[homework_panel.SET] == {code: key}
         assert not [b for b in back.button if b.key == "_hw_start"]   # not the student's form
         assert [b for b in back.button if b.key == f"_hw_end_{code}"]
         assert "teacher" not in back.query_params   # the key leaves the address bar
@@ -179,7 +179,7 @@ def test_a_homework_asks_for_a_sentence_each_student_writes_theirs_and_the_repor
     slug = lesson.source.replace(":", "-")
     teacher.text_input(key=f"_lessons_{slug}_hw_sentence").input("Write one where “it” could mean two things.")
     [b for b in teacher.button if b.key == f"_lessons_{slug}_homework"][0].click().run()
-    (code, key), = teacher.session_state[homework.SET].items()
+    (code, key), = teacher.session_state[homework_panel.SET].items()
     assert "Write one where “it” could mean two things." in plain(teacher) and "0 sentences so far" in plain(teacher)
 
     ann, cy = student(code, "Ann"), student(code, "Cy")

@@ -20,8 +20,8 @@ SAME_IN = {"de": {"head", "heads", "text", "tok", "dim", "std", "abw", "self", "
            "es": {"sinusoidal", "feed", "forward", "post", "pre", "norm", "tok", "dim"}}
 MODELS = {w for name in (EMBEDDED_ENCODER, EMBEDDED_DECODER) for w in re.findall(r"[^\W\d_]+", name)}
 # what other modules write on these pages, translated in their own files: the glossary's words (ui/words.py: the
-# sidebar's "Words on this page", the tooltips), the quiz's own controls (ui/quiz.py), every chart's table switch
-# (ui/chart_text.py)
+# sidebar's "Words on this page", the tooltips), the quiz's own controls (ui/predict_first.py), every chart's table
+# switch (ui/chart_text.py)
 GLOSSARY = tuple(t.meaning for t in TERMS.values())
 THEIRS: set[str] = set()   # every shared module is translated now
 

@@ -1,4 +1,4 @@
-"""No English left (issue 37): every page of ``explorer.words.pages`` rendered in German and in Spanish writes no
+"""No English left (issue 37): every page of ``explorer.sitemap.table`` rendered in German and in Spanish writes no
 text that it also writes, word for word, in English, apart from what is never translated: model tokens, user
 and example text, numbers, model names and the words every language keeps (``pagetest.ALLOWED``).
 
@@ -22,9 +22,9 @@ from streamlit.testing.v1 import AppTest
 
 from explorer.examples import EXAMPLES, FLIP_PAIRS
 from explorer.model.registry import EMBEDDED, KNOWN_HUB
+from explorer.sitemap.table import PAGES
 from explorer.ui import language
 from explorer.words.i18n import LANGUAGES
-from explorer.words.pages import PAGES
 
 LANGS = ("de", "es")
 NOT_YET_TRANSLATED: dict[str, str] = {}   # page file -> what still writes English there (none now)

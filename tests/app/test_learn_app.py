@@ -250,3 +250,35 @@ def test_a_full_queue_is_one_sentence_and_the_page_goes_on(monkeypatch):
     click(at, "Train")
     assert str(training.Busy(3)) in texts(at)
     assert "These settings have no ready-made run" in texts(at)
+
+
+def test_a_replayed_follower_gets_the_finished_run_not_the_page_recorded_while_it_trained(monkeypatch):
+    """Followers' pages are replays of the first follower's drawing; a page drawn while the run trained holds the
+    growing part, which each session draws itself and whose status keys the replay: once the run is done, the next
+    follower's run draws the finished page (the knockouts), never the recording made during training."""
+    from explorer.ui.live import replayed
+
+    release = __import__("threading").Event()
+    real = training.train_in_child
+    monkeypatch.setattr(training, "train_in_child", lambda job: (release.wait(60), real(job)))
+    monkeypatch.setattr(training, "_TRAINER", None)
+    teacher = click(classroom_page(), "Start a class")
+    room = normalise_code(teacher.title[1].value)
+    first, second = join(room, "ada"), join(room, "bo")
+    teacher.session_state["tr_steps"] = "40"
+    teacher.switch_page("pages/learn.py").run()
+    teacher.number_input(key="tr_seed").set_value(17).run()
+    click(teacher, "Train")
+    cfg = config.TrainConfig(seed=17, steps=40)
+    job = training.trainer().peek(cfg)
+    assert job is not None and not job.done.is_set()
+    first.run()
+    before = replayed.COUNTS["replayed"]
+    second.run()
+    assert replayed.COUNTS["replayed"] == before + 1                    # the second follower's page was a replay
+    during = texts(second)
+    release.set()
+    assert job.done.wait(120) and job.error is None
+    second.run()
+    assert not second.exception
+    assert texts(second) != during and "Class question." in texts(second)   # the finished run's page, folded

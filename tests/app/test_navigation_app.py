@@ -24,7 +24,7 @@ def test_the_navigation_is_the_table_of_pages(monkeypatch):
     """app.py hands st.navigation the table's sections, in its order, each page with its title and icon."""
     import streamlit as st
 
-    from explorer.words.pages import SECTIONS
+    from explorer.sitemap.table import SECTIONS
 
     seen = []
     real = st.navigation

@@ -28,10 +28,10 @@ from explorer.labs.quiz import Question
 from explorer.learning.config import TrainConfig
 from explorer.lessons import catalogue
 from explorer.lessons.model import Step
-from explorer.ui import quiz
+from explorer.sitemap.table import PAGES
+from explorer.ui import predict_first
 from explorer.ui.live import lesson_bar
 from explorer.ui.views import learn
-from explorer.words.pages import PAGES
 
 pytestmark = pytest.mark.usefixtures("fresh_store")   # tests/app/conftest.py
 
@@ -124,13 +124,13 @@ def given_away(question: Question, texts: list[str]) -> list[str]:
 def questions() -> dict[str, tuple[str, dict, Question]]:
     """key -> (page, parameters, the question) of every predict-then-reveal question the views ask."""
     found: dict[str, tuple[str, dict, Question]] = {}
-    real = quiz.asked
+    real = predict_first.asked
     seen: list[tuple[str, Question]] = []
 
     def recording(question, key):
         seen.append((key, question))
         return real(question, key)
-    quiz.asked = recording
+    predict_first.asked = recording
     try:
         for page, params in VIEWS:
             seen.clear()
@@ -138,7 +138,7 @@ def questions() -> dict[str, tuple[str, dict, Question]]:
             for key, question in seen:
                 found.setdefault(key, (page, params, question))
     finally:
-        quiz.asked = real
+        predict_first.asked = real
     return found
 
 
@@ -166,16 +166,16 @@ def test_a_question_is_asked_before_anything_on_screen_answers_it(questions, key
 
 def _asked(at: AppTest, key: str) -> Question:
     """The question ``key`` as this run asked it (the page's controls are its own: the run's values)."""
-    real, seen = quiz.asked, {}
+    real, seen = predict_first.asked, {}
 
     def recording(question, k):
         seen[k] = question
         return real(question, k)
-    quiz.asked = recording
+    predict_first.asked = recording
     try:
         at.run()
     finally:
-        quiz.asked = real
+        predict_first.asked = real
     assert not at.exception, at.exception
     assert key in seen, f"{key} is not asked on this view"
     return seen[key]

@@ -1,5 +1,5 @@
 """The labs of "Attention in 20 minutes" open on experiments the server prepared while the class was on the step
-before (explorer.ui.prefetch.PAGES): after the preparation, each page's first view computes none of them again.
+before (explorer.ui.prefetch.PLANS): after the preparation, each page's first view computes none of them again.
 Checked by replacing each experiment with one that fails once the preparation has run: the page still draws."""
 from __future__ import annotations
 
@@ -63,3 +63,9 @@ def test_a_followers_run_prepares_the_next_step_unless_prepared_or_last(monkeypa
     monkeypatch.setattr(prefetch.PREPARED, "peek", lambda key: object())
     prefetch.follow({**where, "step": 3})                        # already prepared: not asked again
     assert asked == [(lesson.source, 2)]
+
+
+def test_every_plan_is_named_by_one_row_of_the_table_of_pages():
+    from explorer.sitemap.table import PAGES
+    named = [page.prepare for page in PAGES.values() if page.prepare]
+    assert sorted(named) == sorted(prefetch.PLANS)

@@ -111,8 +111,9 @@ def test_no_raw_html_or_javascript_sinks(path: Path):
         if name.endswith("iframe"):
             assert path.relative_to(ROOT).as_posix() == "explorer/ui/views/bertviz.py", (path, call.lineno)
     assert "<script" not in source.lower() or path.relative_to(ROOT).as_posix() in (
-        "explorer/plots/bertviz.py", "explorer/ui/chart_text.py", "explorer/ui/language.py"), path
-    # bertviz's iframe; the formula script; the page's <html lang>
+        "explorer/plots/bertviz.py", "explorer/plots/offline_html.py", "explorer/ui/chart_text.py",
+        "explorer/ui/language.py"), path
+    # bertviz's iframe and its offline page; the formula script; the page's <html lang>
     tree = ast.parse(source)
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -263,7 +264,7 @@ def test_picker_offers_only_the_allowlist(monkeypatch):
 def test_local_folders_are_off_by_default(monkeypatch, tiny_folder, from_pretrained_calls):
     """A real server refuses model folders unless the deployer switches them on (tests/conftest.py does, for
     the tiny models): a folder that exists and one that does not get the same message, and nothing is read."""
-    from explorer.serving import policy
+    from explorer.serving import local_folders
 
     folder = str(tiny_folder("bert"))
     monkeypatch.delenv("EXPLORER_ALLOW_LOCAL")
@@ -272,12 +273,12 @@ def test_local_folders_are_off_by_default(monkeypatch, tiny_folder, from_pretrai
         with pytest.raises(registry.ModelUnavailable) as err:
             loading.load_model(name, device="cpu")
         messages.append(str(err.value).replace(name, "X"))
-    assert messages[0] == messages[1] and policy.LOCAL_OFF in messages[0]
+    assert messages[0] == messages[1] and local_folders.LOCAL_OFF in messages[0]
     assert from_pretrained_calls == []
     at = _heatmaps(model="/etc")
     assert not at.exception
     shown = " ".join(w.value for w in at.warning).replace("\\", "")   # literal() backslash-escapes punctuation
-    assert policy.LOCAL_OFF in shown and not at.get("plotly_chart")
+    assert local_folders.LOCAL_OFF in shown and not at.get("plotly_chart")
     monkeypatch.setenv("EXPLORER_ALLOW_LOCAL", "1")
     assert loading.load_model(folder, device="cpu").kind == "encoder"
 
@@ -297,6 +298,7 @@ def _figures():
     from explorer.plots import attention as plots
     from explorer.plots import concepts as concept_plots
     from explorer.plots import generation as generation_plots
+    from explorer.plots import head_grids
     from explorer.plots import heads as head_plots
     from explorer.plots import positions as position_plots
 
@@ -304,7 +306,7 @@ def _figures():
     w = np.full((n, n), 1.0 / n, dtype=np.float32)
     yield "heatmap", plots.heatmap(w, HOSTILE, HOSTILE, title="t")
     yield "query_bars", plots.query_bars(w[0], HOSTILE, HOSTILE[0])
-    yield "head_grid", plots.head_grid(np.stack([w, w]), HOSTILE, HOSTILE)
+    yield "head_grid", head_grids.head_grid(np.stack([w, w]), HOSTILE, HOSTILE)
     from explorer.plots import geometry as geometry_plots
     xy, pos = np.zeros((2 * n, 2), dtype=np.float32), np.arange(n)
     yield "joint_map", geometry_plots.joint_map(xy, pos, pos, HOSTILE, chosen=0, top=[(1, 0.5, HOSTILE[0])],

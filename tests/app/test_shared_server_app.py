@@ -13,7 +13,7 @@ from pagetest import open_page
 from streamlit.testing.v1 import AppTest
 
 from explorer.model import loading, registry
-from explorer.serving import policy
+from explorer.serving import local_folders, policy
 from explorer.serving.fairqueue import FairQueue
 from explorer.serving.worker import ModelWorker
 from explorer.ui import cached, linkask
@@ -120,7 +120,7 @@ def test_a_path_while_local_folders_are_off_gets_the_one_message_not_a_question(
     monkeypatch.delenv("EXPLORER_ALLOW_LOCAL")
     at = heatmaps(model="/etc")
     assert not asked(at) and not at.exception
-    assert any(policy.LOCAL_OFF in seen(w.value) for w in at.warning)
+    assert any(local_folders.LOCAL_OFF in seen(w.value) for w in at.warning)
 
 
 # ---------------------------------------------------------------------------------------------- the forward queue

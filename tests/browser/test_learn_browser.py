@@ -1,5 +1,5 @@
 """Watch heads learn in headless Chromium against the real server: Train starts the server's shared run in its
-child process, the page's timed fragment shows it growing (the progress bar or the curves) and the whole page runs
+child process, the server reruns the page as it grows (push: the progress bar or the curves) and the whole page runs
 again when it ends, so the finished run's knockout bars appear behind its prediction."""
 import pytest
 from chromium import exception_texts, open_page, screenshot, wait_idle

@@ -13,7 +13,7 @@ import pytest
 from explorer.access import colour as C
 from explorer.access import summary
 from explorer.maths import causal_mask
-from explorer.plots import alt, base, concepts, effects, positions, thumbnails
+from explorer.plots import alt, base, concepts, effects, head_grids, positions, thumbnails
 from explorer.plots import attention as plots
 from explorer.plots import classroom as class_plots
 from explorer.plots import heads as head_plots
@@ -65,23 +65,23 @@ def test_query_bars_say_the_top_keys_in_order():
 
 def test_overview_summary_names_the_focused_and_the_sink_heads():
     tiles = np.random.default_rng(0).random((2, 3, 4, 4)).astype(np.float32)
-    stats = np.zeros((2, 3, len(plots.OVERVIEW_STATS)), dtype=np.float32)
-    names = list(plots.OVERVIEW_STATS)
+    stats = np.zeros((2, 3, len(head_grids.OVERVIEW_STATS)), dtype=np.float32)
+    names = list(head_grids.OVERVIEW_STATS)
     stats[..., names.index("entropy")] = 2.0
     stats[1, 2, names.index("entropy")] = 0.1      # the most focused head
     stats[0, 1, names.index("sink")] = 0.95        # the strongest sink
-    said = alt.text_alternative(plots.overview(tiles, stats=stats)).summary
+    said = alt.text_alternative(head_grids.overview(tiles, stats=stats)).summary
     assert "2 layers × 3 heads" in said
     assert re.search(r"Most focused \(lowest entropy, nats\): L1H2 0\.10", said)
     assert re.search(r"sinks\): L0H1 0\.95", said)
-    table = alt.text_alternative(plots.overview(tiles, stats=stats)).tables()[0][1]
+    table = alt.text_alternative(head_grids.overview(tiles, stats=stats)).tables()[0][1]
     assert len(table) == 6 and table.loc[5, "entropy"] == pytest.approx(0.1)
 
 
 def test_head_grid_summary_names_each_heads_strongest_link():
     w = np.stack([lopsided(), np.roll(lopsided(), 1, axis=1)])
     w[1, 3, 0] = 0.9
-    said = alt.text_alternative(plots.head_grid(w, TOKENS, TOKENS, layer=4)).summary
+    said = alt.text_alternative(head_grids.head_grid(w, TOKENS, TOKENS, layer=4)).summary
     assert said.startswith("Layer 4: 2 heads.")
     assert "head 0: The → sat 0.60" in said and "head 1: on → The 0.90" in said
 
@@ -131,12 +131,13 @@ def test_head_split_says_which_columns_each_head_owns():
 def test_clickable_heads_are_the_points_that_carry_layer_and_head():
     fig = head_plots.value_per_head(np.zeros((2, 3)))
     assert alt.clickable_heads(fig) == [(l, h) for l in range(2) for h in range(3)]
-    assert alt.clickable_heads(plots.head_grid(np.stack([lopsided()] * 2), TOKENS, TOKENS, layer=5)) == [(5, 0), (5, 1)]
+    grid = head_grids.head_grid(np.stack([lopsided()] * 2), TOKENS, TOKENS, layer=5)
+    assert alt.clickable_heads(grid) == [(5, 0), (5, 1)]
     frame = pd.DataFrame({"layer": [0, 1], "head": [1, 0], "x": [0.0, 1.0], "y": [1.0, 0.0]})
     assert alt.clickable_heads(effects.similar_heads(frame)) == [(0, 1), (1, 0)]
     assert alt.clickable_heads(plots.heatmap(lopsided(), TOKENS, TOKENS)) == []   # nothing to pick there
     tiles = np.random.default_rng(0).random((2, 3, 4, 4)).astype(np.float32)
-    light = plots.overview(tiles, stats=np.ones((2, 3, 5), np.float32), stats_hover="%{customdata[2]}")
+    light = head_grids.overview(tiles, stats=np.ones((2, 3, 5), np.float32), stats_hover="%{customdata[2]}")
     assert isinstance(light, base.LightFigure) and light.light_traces() is not None
     heads = alt.clickable_heads(light)   # read from the figure's dicts: plotly's object tree is still not built
     assert light.light_traces() is not None and heads == [(l, h) for l in range(2) for h in range(3)]

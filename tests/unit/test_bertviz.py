@@ -15,6 +15,7 @@ import pytest
 from bertviz_cases import HOSTILE, random_weights
 
 from explorer.plots import bertviz as bo
+from explorer.plots import offline_html
 
 VENDOR_SHA256 = {
     "d3-5.7.0.min.js": "bdad5585ef9a965ff25458738309b006058c55f2c78d794d25fbecae35014609",
@@ -35,11 +36,11 @@ def scripts_of(html: str) -> list[str]:
 # ------------------------------------------------------------------------------------------------------ units
 
 def test_vendored_files_are_the_npm_builds_named_in_the_readme():
-    readme = (bo.VENDOR_DIR / "README.md").read_text()
+    readme = (offline_html.VENDOR_DIR / "README.md").read_text()
     for name, sha in VENDOR_SHA256.items():
-        assert hashlib.sha256((bo.VENDOR_DIR / name).read_bytes()).hexdigest() == sha
+        assert hashlib.sha256((offline_html.VENDOR_DIR / name).read_bytes()).hexdigest() == sha
         assert sha in readme
-    assert (bo.VENDOR_DIR / "LICENSE-d3").exists() and (bo.VENDOR_DIR / "LICENSE-jquery").exists()
+    assert (offline_html.VENDOR_DIR / "LICENSE-d3").exists() and (offline_html.VENDOR_DIR / "LICENSE-jquery").exists()
 
 
 @pytest.mark.parametrize("build", [bo.head_view_html_from_arrays, bo.model_view_html_from_arrays])

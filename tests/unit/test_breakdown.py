@@ -12,6 +12,7 @@ from tiny import FAMILIES, TEXT
 
 from explorer.attention import matrices
 from explorer.attention.breakdown import breakdown, carriers, dimension_question, kv_head_of
+from explorer.attention.by_distance import relative_curve
 from explorer.attention.result import AttentionResult, ModelFacts, extract
 from explorer.attention.score_origin import (
     NEAR_PEAK,
@@ -19,7 +20,6 @@ from explorer.attention.score_origin import (
     distance_question,
     origin,
     peak_range,
-    relative_curve,
     side_parts,
     split_terms,
 )

@@ -62,7 +62,7 @@ def test_fields_reads_format_placeholders():
 @pytest.mark.parametrize("asked, got", [("de", "de"), ("de-AT", "de"), ("es_MX", "es"), ("EN-gb", "en"),
                                         ("fr", None), ("", None), (None, None), (3, None)])
 def test_known_languages(asked, got):
-    assert i18n.known(asked) == got
+    assert i18n.spoken(asked) == got
 
 
 def test_the_language_belongs_to_one_thread_of_work_not_the_process():

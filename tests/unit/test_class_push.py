@@ -127,7 +127,7 @@ def test_a_poke_makes_the_watcher_look_at_once(monkeypatch):
             raise Stop
         read.set()
         return 2
-    monkeypatch.setattr(push, "_shown", {"s1": ("AAAAAA", 1, version_of)})
+    monkeypatch.setattr(push, "_shown", {("s1", "class"): ("AAAAAA", 1, version_of)})
 
     def watch():
         try:
@@ -186,3 +186,26 @@ def test_the_teachers_watch_sees_each_sentence_come_in_and_change(tmp_path, monk
     assert after != before and [s.text for s in after[2]] == ["It rained."]
     store.write_sentence(code, "s0", "It snowed.")
     assert following._teacher_sees(what) != after
+
+
+def test_a_session_watches_its_class_and_a_training_run_apart(monkeypatch):
+    """A student on Watch heads learn watches its room (slot "class") and the run that trains (slot "training"):
+    either moving reruns it once; leaving the class forgets only the class; a gone browser forgets both."""
+    reruns = []
+    monkeypatch.setattr(push, "_rerun", lambda s: reruns.append(s) or s != "gone")
+    versions, progress = {"AAAAAA": 3}, {"run": 1}
+    push.watch("s", "AAAAAA", 3, versions.get)
+    push.watch("s", "run", 1, progress.get, slot="training")
+    assert push.push() == [] and reruns == []
+    progress["run"] = 2
+    assert push.push() == ["s"]
+    versions["AAAAAA"], progress["run"] = 4, 3                 # both moved: still one rerun
+    assert push.push() == ["s"] and reruns == ["s", "s"]
+    push.forget("s")
+    assert set(push.watched()) == {("s", "training")}
+    push.watch("gone", "run", 0, progress.get, slot="training")
+    push.watch("gone", "AAAAAA", 0, versions.get)
+    push.push()
+    assert not any(session == "gone" for session, _ in push.watched())
+    push.forget("s", None)
+    assert push.watched() == {}

@@ -364,3 +364,23 @@ def test_a_falcon_with_alibi_says_alibi_everywhere(family_model):
     from explorer.attention.result import model_facts
     rotary, alibi = family_model("falcon"), family_model("falcon-rw-1b")
     assert (model_facts(rotary).position, model_facts(alibi).position) == ("rope", "alibi")
+
+
+@pytest.mark.parametrize("family", sorted(CONFIGS))
+def test_every_family_reads_its_head_size_and_context_from_the_table(family_model, family):
+    """One rule each, in the family table: the head size the capture's queries have, and the context every reader
+    cuts at (a text longer than the tiny configs' 64 positions is cut there, before RoBERTa's and MPNet's position
+    rows run out, which count on after the padding row; a config that names no limit reads up to the app's own
+    maximum)."""
+    from explorer.attention.result import MAX_TOKENS, extract
+    loaded = family_model(family)
+    cfg = loaded.model.config
+    result = extract(loaded, " ".join(["the cat sat on the mat"] * 30))
+    assert result.facts.d_head == families.d_head(cfg)
+    if result.score_records is not None:
+        assert result.score_records[0]["q"].shape[-1] == families.d_head(cfg)
+    limit = families.position_limit(cfg)
+    skipped = cfg.pad_token_id + 1 if family in {"roberta", "xlm-roberta", "mpnet"} else 0   # positions after padding
+    assert families.context_length(cfg) == (limit - skipped if limit else 10**9)
+    expected = min(MAX_TOKENS, loaded.tokenizer.model_max_length or 10**9, families.context_length(cfg))
+    assert len(result.token_ids) == expected and result.truncated

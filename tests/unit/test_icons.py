@@ -20,7 +20,7 @@ def test_the_checker_sees_an_emoji():
 
 
 def test_every_page_has_a_material_icon_and_the_page_icon_is_a_local_image():
-    from explorer.words.pages import PAGES  # app.py makes one st.Page per row (tests/unit/test_words.py)
+    from explorer.sitemap.table import PAGES  # app.py makes one st.Page per row (tests/unit/test_words.py)
 
     icons = [page.icon for page in PAGES.values()]
     assert len(icons) >= 11

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from explorer.attention import analysis, matrices
+from explorer.attention import analysis, matrices, overview
 from explorer.attention.matrices import Options
 from explorer.attention.result import AttentionResult, ModelFacts
 from explorer.maths import causal_mask, pool
@@ -176,19 +176,19 @@ def test_csv_frame_has_tokens_as_index_and_columns():
 
 def test_overview_tiles_pool_and_hide():
     res = result()
-    tiles, masked = matrices.overview_tiles(res, "self")
+    tiles, masked = overview.tiles(res, "self")
     np.testing.assert_array_equal(tiles, res.weights)
     assert masked is None
-    tiles, _ = matrices.overview_tiles(res, "self", hide_special=True)
+    tiles, _ = overview.tiles(res, "self", hide_special=True)
     assert tiles.shape == (3, 2, 4, 4)
     np.testing.assert_allclose(tiles.sum(-1), 1, atol=1e-6)
-    tiles, masked = matrices.overview_tiles(result(causal=True), "self", side=3)
+    tiles, masked = overview.tiles(result(causal=True), "self", side=3)
     assert tiles.shape == (3, 2, 3, 3) and masked.tolist() == [[False, True, True], [False, False, True],
                                                                 [False, False, False]]
-    stats = matrices.overview_stats(res, "self")
-    assert stats.shape == (3, 2, len(matrices.STATS))
+    stats = overview.stats(res, "self")
+    assert stats.shape == (3, 2, len(overview.STATS))
     np.testing.assert_allclose(stats[2, 1], analysis.head_stat_arrays(res.weights[2:3], res.keys_special,
-                                                                      matrices.STATS)[0, 1])
+                                                                      overview.STATS)[0, 1])
 
 
 def test_pool_averages_bins():
@@ -218,10 +218,10 @@ def test_view_matrix_is_float32_and_finite(layer):
 
 def test_overview_work_is_remembered_per_live_result():
     res = result()
-    first = matrices.overview_stats(res, "self")
-    assert matrices.overview_stats(res, "self") is first
-    assert matrices.overview_tiles(res, "self", True)[0] is matrices.overview_tiles(res, "self", True)[0]
+    first = overview.stats(res, "self")
+    assert overview.stats(res, "self") is first
+    assert overview.tiles(res, "self", True)[0] is overview.tiles(res, "self", True)[0]
     other = result(seed=1)
-    assert matrices.overview_stats(other, "self") is not first
+    assert overview.stats(other, "self") is not first
     rolled = matrices.matrix_view(res, "self", 2, 0, Options(rollout=True)).matrix
     np.testing.assert_array_equal(matrices.matrix_view(res, "self", 2, 0, Options(rollout=True)).matrix, rolled)

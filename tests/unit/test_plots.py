@@ -11,7 +11,7 @@ from PIL import Image
 
 from explorer.maths import causal_mask
 from explorer.plots import attention as plots
-from explorer.plots import base, thumbnails
+from explorer.plots import base, head_grids, thumbnails
 
 TOKENS = ["the", "cat", "saw", "the", "dog"]
 
@@ -74,7 +74,7 @@ def _grid_cell(image, head, i, j, n, n_cols):
 
 def test_head_grid_is_one_picture_with_a_clickable_tile_per_head():
     w = np.stack([weights(seed=s) for s in range(5)])
-    fig = plots.head_grid(w, TOKENS, TOKENS, selected=2, layer=3)
+    fig = head_grids.head_grid(w, TOKENS, TOKENS, selected=2, layer=3)
     picture, points = fig.data
     assert picture.type == "image" and len(points.x) == 5
     assert points.customdata[4] == [3, 4] and all(isinstance(c, list) for c in points.customdata)
@@ -85,7 +85,7 @@ def test_head_grid_is_one_picture_with_a_clickable_tile_per_head():
     shared = _png(fig)
     level = round(float(w[0, 0, 0]) * (thumbnails.LEVELS - 1)) / (thumbnails.LEVELS - 1)
     assert _grid_cell(shared, 0, 0, 0, 5, 5) == thumbnails.blues(np.array(level)).tolist()   # one 0–1 scale
-    own = _png(plots.head_grid(w, TOKENS, TOKENS, shared_scale=False))
+    own = _png(head_grids.head_grid(w, TOKENS, TOKENS, shared_scale=False))
     darkest = thumbnails.blues(np.array(1.0)).tolist()
     for head in range(5):   # each head scaled to its own maximum: its strongest cell is the darkest colour
         i, j = np.unravel_index(w[head].argmax(), w[head].shape)
@@ -97,7 +97,7 @@ def test_head_grid_pools_long_inputs_and_masks():
     tokens = [f"t{i}" for i in range(n)]
     w = np.tril(np.ones((3, n, n), np.float32))
     w /= w.sum(-1, keepdims=True)
-    fig = plots.head_grid(w, tokens, tokens, masked=~causal_mask(n, n), max_side=20)
+    fig = head_grids.head_grid(w, tokens, tokens, masked=~causal_mask(n, n), max_side=20)
     image = _png(fig)
     grey = [int(plots.MASKED[i:i + 2], 16) for i in (1, 3, 5)]
     assert image.shape[1] == 3 * (20 + 1)                 # 100 tokens pooled to 20 cells, a pixel each
@@ -114,7 +114,7 @@ def _png(fig):
 
 def test_overview_is_one_image_with_clickable_points():
     tiles = np.random.default_rng(0).random((3, 4, 6, 6)).astype(np.float32)
-    fig = plots.overview(tiles, selected=(2, 1))
+    fig = head_grids.overview(tiles, selected=(2, 1))
     image = _png(fig)
     k = 2   # 6 cells are scaled up to 12 pixels a side
     assert image.shape == (3 * (6 * k + 1), 4 * (6 * k + 1), 3)
@@ -132,8 +132,8 @@ def test_overview_colours_scale_and_mask():
     tiles[0, 0] = [[0.5, 0.0], [0.25, 0.25]]
     tiles[0, 1] = 1.0
     masked = np.array([[False, True], [False, False]])
-    shared = _png(plots.overview(tiles, masked, shared_scale=True))
-    own = _png(plots.overview(tiles, masked, shared_scale=False))
+    shared = _png(head_grids.overview(tiles, masked, shared_scale=True))
+    own = _png(head_grids.overview(tiles, masked, shared_scale=False))
     grey = [int(thumbnails.MASKED_LIGHT[i:i + 2], 16) for i in (1, 3, 5)]
     assert shared[0, 6].tolist() == grey   # the masked cell (upper right of the first tile)
     # scaled to its own maximum, the first tile's 0.5 cell becomes as dark as the full tile
@@ -142,13 +142,13 @@ def test_overview_colours_scale_and_mask():
 
 def test_overview_sends_a_picture_not_the_weights():
     tiles = np.random.default_rng(1).random((30, 9, 24, 24)).astype(np.float32)   # noise: the worst case
-    size = len(pio.to_json(plots.overview(tiles, hover=[[f"L{a}H{b}" for b in range(9)] for a in range(30)])))
+    size = len(pio.to_json(head_grids.overview(tiles, hover=[[f"L{a}H{b}" for b in range(9)] for a in range(30)])))
     assert size < tiles.nbytes / 2
     peaked = np.zeros_like(tiles)
     peaked[..., 0] = 0.6
     peaked[..., np.arange(24), np.arange(24)] += 0.4   # attention-like: a sink column and a diagonal
-    assert len(pio.to_json(plots.overview(peaked))) < tiles.nbytes / 20
-    json.loads(pio.to_json(plots.overview(tiles[:1, :1])))
+    assert len(pio.to_json(head_grids.overview(peaked))) < tiles.nbytes / 20
+    json.loads(pio.to_json(head_grids.overview(tiles[:1, :1])))
 
 
 def _as_sent(fig) -> dict:
@@ -168,8 +168,8 @@ def test_figures_built_without_validation_validate_to_the_same_json():
                plots.heatmap(w[0], TOKENS, TOKENS, masked=hidden, clickable=True),
                plots.heatmap(np.full((101, 101), 1 / 101), [str(i) for i in range(101)], [str(i) for i in range(101)]),
                plots.query_bars(w[0, 1], TOKENS, "cat", top=3, key_positions=[0, 1, 2, 3, 4]),
-               plots.head_grid(w, TOKENS, TOKENS, masked=hidden, selected=1, layer=2),
-               plots.overview(tiles, selected=(1, 2), stats=stats, stats_hover="%{customdata[2]:.2f}")]
+               head_grids.head_grid(w, TOKENS, TOKENS, masked=hidden, selected=1, layer=2),
+               head_grids.overview(tiles, selected=(1, 2), stats=stats, stats_hover="%{customdata[2]:.2f}")]
     for fig in figures:
         light = _as_sent(fig)   # straight from the given dicts: plotly's object tree not built yet
         assert isinstance(fig, base.LightFigure) and "_light" in fig.__dict__
@@ -178,7 +178,8 @@ def test_figures_built_without_validation_validate_to_the_same_json():
         assert light == sent   # the same JSON either way
         # plotly's default template is never sent; the framed figures carry only their frames' common style
         template = sent["layout"].pop("template", None) or {}
-        assert template in ({}, plots.FRAMED) and (template == plots.FRAMED) == bool(sent["layout"].get("shapes"))
+        framed = template == head_grids.FRAMED
+        assert template in ({}, head_grids.FRAMED) and framed == bool(sent["layout"].get("shapes"))
         validated = _as_sent(go.Figure(fig.to_dict()))   # validates every property; raises on an invalid one
         kept = validated["layout"].pop("template", None) or {}   # (validating an empty one fills in a default)
         assert not template or kept == template
@@ -207,16 +208,16 @@ def test_frames_mode_draws_a_hidden_frame_round_every_tile_in_tile_order():
     """frames=True (the grid) or frame_row (the overview): the figure names no selected head, so it stays the same
     when the selection moves; the page shows one frame with a style rule (tile i = shape i)."""
     w = np.stack([weights(seed=s) for s in range(3)])
-    grid = plots.head_grid(w, TOKENS, TOKENS, selected=1, frames=True).to_dict()["layout"]
+    grid = head_grids.head_grid(w, TOKENS, TOKENS, selected=1, frames=True).to_dict()["layout"]
     assert len(grid["shapes"]) == 3 and not any("line" in s for s in grid["shapes"])   # all styled alike, by:
-    assert grid["template"]["layout"]["shapedefaults"]["line"] == dict(color=plots.NO_FRAME, width=3)
+    assert grid["template"]["layout"]["shapedefaults"]["line"] == dict(color=head_grids.NO_FRAME, width=3)
     assert "◀" not in json.dumps(grid["annotations"], ensure_ascii=False)
-    assert grid == plots.head_grid(w, TOKENS, TOKENS, selected=2, frames=True).to_dict()["layout"]
+    assert grid == head_grids.head_grid(w, TOKENS, TOKENS, selected=2, frames=True).to_dict()["layout"]
     tiles = np.random.default_rng(0).random((2, 3, 6, 6)).astype(np.float32)
-    shapes = plots.overview(tiles, frame_row=1).to_dict()["layout"]["shapes"]   # one layer's tiles: shape h = head h
+    shapes = head_grids.overview(tiles, frame_row=1).to_dict()["layout"]["shapes"]   # one layer's tiles: h = head h
     assert [(s["x0"], s["y0"]) for s in shapes] == [(-0.5, 0.5), (0.5, 0.5), (1.5, 0.5)]
-    one = plots.overview(tiles, selected=(1, 2)).to_dict()["layout"]["shapes"]   # without frames: one, orange
-    assert [(s["x0"], s["y0"], s["line"]["color"]) for s in one] == [(1.5, 0.5, plots.FRAME)]
+    one = head_grids.overview(tiles, selected=(1, 2)).to_dict()["layout"]["shapes"]   # without frames: one, orange
+    assert [(s["x0"], s["y0"], s["line"]["color"]) for s in one] == [(1.5, 0.5, head_grids.FRAME)]
 
 
 def _sent_dtype(fig) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer.serving import policy
+from explorer.serving import local_folders, policy
 
 HUB = Path(__file__).parent / "hub_metadata"
 
@@ -26,8 +26,8 @@ def model_folder(path: Path) -> Path:
 
 
 def refusal(name: str, env: dict) -> str:
-    with pytest.raises(policy.LocalRefused) as err:
-        policy.check_local(name, env)
+    with pytest.raises(local_folders.LocalRefused) as err:
+        local_folders.check_local(name, env)
     return str(err.value)
 
 
@@ -37,13 +37,13 @@ def refusal(name: str, env: dict) -> str:
                                       ("true", True), (" ON ", True), ("yes", True)])
 def test_local_folders_are_off_unless_switched_on(value, on):
     env = {} if value is None else {"EXPLORER_ALLOW_LOCAL": value}
-    assert policy.local_allowed(env) is on
+    assert local_folders.local_allowed(env) is on
 
 
 def test_local_root_is_read_without_the_disk():
-    assert policy.local_root({}) is None and policy.local_root({"EXPLORER_LOCAL_ROOT": "  "}) is None
-    assert policy.local_root({"EXPLORER_LOCAL_ROOT": "/srv/models"}) == Path("/srv/models")
-    assert policy.local_root({"EXPLORER_LOCAL_ROOT": "~/m", "HOME": "/h"}) == Path("~/m").expanduser()
+    assert local_folders.local_root({}) is None and local_folders.local_root({"EXPLORER_LOCAL_ROOT": "  "}) is None
+    assert local_folders.local_root({"EXPLORER_LOCAL_ROOT": "/srv/models"}) == Path("/srv/models")
+    assert local_folders.local_root({"EXPLORER_LOCAL_ROOT": "~/m", "HOME": "/h"}) == Path("~/m").expanduser()
 
 
 def test_off_gives_one_message_and_touches_no_file(tmp_path, monkeypatch):
@@ -63,12 +63,12 @@ def test_off_gives_one_message_and_touches_no_file(tmp_path, monkeypatch):
             m.setattr(target, attr, spy)
         for name in (str(real), str(tmp_path / "missing"), "../../etc", "/etc/passwd", "./x", "~root", ""):
             try:
-                policy.check_local(name, {"EXPLORER_LOCAL_ROOT": str(tmp_path)})
-            except policy.LocalRefused as err:
+                local_folders.check_local(name, {"EXPLORER_LOCAL_ROOT": str(tmp_path)})
+            except local_folders.LocalRefused as err:
                 messages.append(str(err))
     assert touched == []
-    assert messages == [policy.LOCAL_OFF] * 7
-    assert "EXPLORER_ALLOW_LOCAL=1" in policy.LOCAL_OFF and "EXPLORER_LOCAL_ROOT" in policy.LOCAL_OFF
+    assert messages == [local_folders.LOCAL_OFF] * 7
+    assert "EXPLORER_ALLOW_LOCAL=1" in local_folders.LOCAL_OFF and "EXPLORER_LOCAL_ROOT" in local_folders.LOCAL_OFF
 
 
 # ---------------------------------------------------------------------------------------------- local: on
@@ -76,7 +76,7 @@ def test_off_gives_one_message_and_touches_no_file(tmp_path, monkeypatch):
 def test_on_without_a_root_opens_any_model_folder(tmp_path):
     env = {"EXPLORER_ALLOW_LOCAL": "1"}
     folder = model_folder(tmp_path / "a")
-    assert policy.check_local(str(folder), env) == folder.resolve()
+    assert local_folders.check_local(str(folder), env) == folder.resolve()
     (tmp_path / "empty").mkdir()
     assert "has no config.json" in refusal(str(tmp_path / "empty"), env)
     assert refusal(str(tmp_path / "nope"), env) == f"There is no model folder {str(tmp_path / 'nope')!r}."
@@ -95,10 +95,10 @@ def rooted(tmp_path):
 def test_on_opens_folders_under_the_root(rooted):
     root, _, env = rooted
     inside = (root / "m").resolve()
-    assert policy.check_local(str(root / "m"), env) == inside
-    assert policy.check_local("m", env) == inside                 # relative: taken under the root
-    assert policy.check_local("./m", env) == inside
-    assert policy.check_local("m/../m", env) == inside            # '..' that stays inside is fine
+    assert local_folders.check_local(str(root / "m"), env) == inside
+    assert local_folders.check_local("m", env) == inside                 # relative: taken under the root
+    assert local_folders.check_local("./m", env) == inside
+    assert local_folders.check_local("m/../m", env) == inside            # '..' that stays inside is fine
 
 
 def test_leaving_the_root_reads_like_a_missing_folder(rooted):
@@ -131,7 +131,7 @@ def test_config_and_weights_may_not_link_out_of_the_root(rooted):
     assert "links to files outside" in refusal("w", env)
     (weights / "model.safetensors").unlink()
     (weights / "model.safetensors").symlink_to(root / "m" / "config.json")   # a link that stays inside is fine
-    assert policy.check_local("w", env) == weights.resolve()
+    assert local_folders.check_local("w", env) == weights.resolve()
 
 
 def test_the_root_may_itself_be_a_symlink(rooted, tmp_path):
@@ -139,7 +139,8 @@ def test_the_root_may_itself_be_a_symlink(rooted, tmp_path):
     alias = tmp_path / "alias"
     alias.symlink_to(root, target_is_directory=True)
     env = {**env, "EXPLORER_LOCAL_ROOT": str(alias)}
-    assert policy.check_local(str(alias / "m"), env) == policy.check_local("m", env) == (root / "m").resolve()
+    through_alias = local_folders.check_local(str(alias / "m"), env)
+    assert through_alias == local_folders.check_local("m", env) == (root / "m").resolve()
     assert "There is no model folder" in refusal(str(alias / ".." / "outside"), env)
 
 
@@ -154,7 +155,7 @@ def test_a_root_that_does_not_exist_is_the_deployers_error(tmp_path):
     ("gpt2", False), ("roberta-base", False), ("meta-llama/Llama-3.1-405B", False), ("org/model.v2", False),
     ("", False), ("all-MiniLM-L6-v2", False)])
 def test_looks_like_path_is_a_string_rule(name, is_path):
-    assert policy.looks_like_path(name) is is_path
+    assert local_folders.looks_like_path(name) is is_path
 
 
 # ---------------------------------------------------------------------------------------------- hub size
@@ -247,7 +248,7 @@ def test_memory_needs_float32_weights_times_1_2():
     assert "needs about 658 MB of memory (float32 weights x 1.2), but only 650 MB" in text
     assert "EXPLORER_MAX_MODEL_MB=2048" in text
     assert policy.check_download("gpt2", meta("gpt2"), {}, 10**12, 657_709_056) == 551
-    for cls in (policy.ModelTooLarge, policy.NotEnoughDisk, policy.NotEnoughMemory, policy.LocalRefused,
+    for cls in (policy.ModelTooLarge, policy.NotEnoughDisk, policy.NotEnoughMemory, local_folders.LocalRefused,
                 policy.MetadataUnavailable):
         assert issubclass(cls, policy.PolicyRefusal) and issubclass(cls, RuntimeError)
 

@@ -35,7 +35,7 @@ def test_ready_answers_only_after_the_models_and_the_pages_imports(monkeypatch):
     monkeypatch.setattr(app, "PRELOADED", type(app.PRELOADED)())
     assert status() == 503
     app._preload()
-    from explorer.words.pages import PAGES
+    from explorer.sitemap.table import PAGES
 
     assert seen == [("models", ("all-MiniLM-L6-v2", "SmolLM2-135M-Instruct"), 503),   # models first, not ready
                     ("imports", len(PAGES) + 1, 503)]   # app.py and every page's imports, still not ready

@@ -12,16 +12,9 @@ import pytest
 import torch
 
 from explorer.attention.breakdown import breakdown
+from explorer.attention.by_distance import alibi_slopes, alibi_view, halves_order, rotary_view
 from explorer.attention.result import AttentionResult, ModelFacts
-from explorer.attention.score_origin import (
-    alibi_slopes,
-    alibi_view,
-    distance_question,
-    fold,
-    halves_order,
-    rotary_view,
-    side_parts,
-)
+from explorer.attention.score_origin import distance_question, fold, side_parts
 from explorer.labs.positions import rope_cos_sin, rotate_halves
 from explorer.model.anatomy import position_rows
 from explorer.model.capture import head_record, recompute_tensors

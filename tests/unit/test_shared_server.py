@@ -10,7 +10,7 @@ import pytest
 from test_policy import meta  # the recorded hub answers
 
 from explorer.model import loading, registry
-from explorer.serving import policy
+from explorer.serving import local_folders, policy
 
 
 def model_folder(path: Path) -> Path:
@@ -44,12 +44,12 @@ def test_while_off_an_existing_and_a_missing_folder_read_the_same(tmp_path, loca
     monkeypatch.undo()
     assert touched == []
     assert existing.replace(str(real), "X") == missing.replace(str(tmp_path / "gone"), "X") == etc.replace("/etc", "X")
-    assert policy.LOCAL_OFF in existing and "Embedded models that always work" in existing
+    assert local_folders.LOCAL_OFF in existing and "Embedded models that always work" in existing
 
 
 @pytest.mark.parametrize("name", ["../../x", "./models/bert", "~/m", "a/b/c", "C:\\models", "/etc/passwd"])
 def test_every_path_shape_is_a_folder_and_refused_while_off(name, local_off):
-    assert policy.LOCAL_OFF in refused(name)
+    assert local_folders.LOCAL_OFF in refused(name)
 
 
 def test_hub_ids_are_not_paths_while_off(local_off):

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from explorer.words import glossary, pages
+from explorer.sitemap import table as pages
+from explorer.words import glossary
 from explorer.words.glossary import TERMS, lookup
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -155,7 +156,7 @@ def test_app_py_builds_its_navigation_from_the_table_alone():
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "Page"]
     assert len(calls) == 1
     loops = [n for n in ast.walk(tree) if isinstance(n, (ast.DictComp, ast.For)) and "SECTIONS" in ast.unparse(n)]
-    assert loops, "app.py's st.Page entries come from a loop over explorer.words.pages.SECTIONS"
+    assert loops, "app.py's st.Page entries come from a loop over explorer.sitemap.table.SECTIONS"
 
 
 def test_guide_for_any_path_of_a_page_file():

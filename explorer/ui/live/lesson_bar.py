@@ -4,7 +4,8 @@ The teacher's bar: step n of N, time used against time planned, Back and Next, t
 teacher's private notes (never in projector view). Next and Back open the step's page with its parameters, as a
 fresh deep link would; in a class the page, its parameters and the lesson's place (``explorer.lessons.run.place``)
 are then published together as the room's view (``following.publish``), so the class follows and the store keeps
-the step. A follower's bar: "step n of N", the step's title and its class question, read from that view. A teacher
+the step. A follower's bar (``explorer.ui.live.follower_bar``): "step n of N", the step's title and its class
+question, read from that view; the step's question above the page is ``explorer.ui.live.step_question``. A teacher
 who comes back to a class (the teacher link, a server restart) finds the lesson where the store says it is.
 Without a class the same bar runs a lesson alone. When the teacher finishes the lesson, each follower's bar shows
 the recap of their own answers to the lesson's questions and the right ones, without leaving the class.
@@ -23,12 +24,12 @@ import streamlit as st
 from explorer.classroom import ClassroomError
 from explorer.labs.quiz import Question
 from explorer.lessons import Lesson
-from explorer.lessons.files import find, untranslated, untranslated_sentence
+from explorer.lessons.files import find
 from explorer.lessons.pages import STEP_PAGES
 from explorer.lessons.run import ended, place, resume
-from explorer.ui import cached, prefetch, quiz
+from explorer.ui import cached, predict_first, prefetch
 from explorer.ui.language import KEY
-from explorer.ui.live import following, homework, membership, report_panel
+from explorer.ui.live import follower_bar, following, homework_panel, membership, step_question
 from explorer.ui.text import literal
 from explorer.words import numbers
 from explorer.words.i18n import _, current
@@ -112,7 +113,7 @@ def finish() -> None:
         qids = [qid for qid in _asked_so_far() if qid not in before]
         st.session_state[ENDED] = ended(now[0], qids)
     if now is not None:
-        homework.finish(now[1])
+        homework_panel.finish(now[1])
     for name in (LESSON, STEP, STARTED, STEP_STARTED, GO, ASKED_BEFORE, membership.LESSON_PLACE):
         st.session_state.pop(name, None)
     st.session_state[RESUMED] = True   # the room's view still names the lesson until this run publishes
@@ -150,7 +151,7 @@ def bar() -> bool:
     """The lesson bar for this session: the teacher's (or a lone runner's), a follower's, or nothing. -> whether the
     page may run: False while the step's question folds it (app.py then runs ``Folded`` in its place)."""
     if membership.following():
-        return _follower_bar()
+        return follower_bar.bar()
     _resume()
     now = running()
     if now is None:
@@ -160,7 +161,7 @@ def bar() -> bool:
     st.session_state[membership.LESSON_PLACE] = place(lesson, index, st.session_state[STARTED],
                                                       st.session_state[STEP_STARTED])
     if st.session_state.pop(GO, False):
-        homework.record(index)   # a homework keeps the student's furthest step
+        homework_panel.record(index)   # a homework keeps the student's furthest step
         _open_step(lesson, index)
     asked = cached.lesson_question(lesson, index) if lesson.steps[index].computed else None
     if asked is not None:   # the class sees the question as computed here (or the sentence shown instead)
@@ -181,7 +182,7 @@ def _ended_bar() -> None:
     finished = st.session_state.get(ENDED) if membership.teacher_key() else None
     if not finished:
         st.session_state.pop(membership.LESSON_PLACE, None)
-        homework.ended_note()
+        homework_panel.ended_note()
         return
     st.session_state[membership.LESSON_PLACE] = finished
     with st.container(border=True, horizontal=True, vertical_alignment="center", gap="small", key="lesson_ended"):
@@ -217,18 +218,18 @@ def _teacher_bar(lesson: Lesson, index: int, asked: Question | str | None) -> bo
             _("{used} used of {minutes} min planned · by the end of this step: {planned} min · running late") if late
             else _("{used} used of {minutes} min planned · by the end of this step: {planned} min")).format(
             used=_clock(used), minutes=numbers.number(lesson.minutes), planned=numbers.number(planned)))
-        _untranslated_note(lesson)
-        homework.bar_line()
+        step_question.untranslated_note(lesson)
+        homework_panel.bar_line()
         if not on_step:
             st.button(_("Back to step {n}").format(n=index + 1), icon=":material/undo:", key="_lesson_return",
                       on_click=_back_to_step)
-        notes = st.container() if on_step and not membership.projector() and not homework.mine() else None
+        notes = st.container() if on_step and not membership.projector() and not homework_panel.mine() else None
     if not on_step:
         return True
-    shown = _question(step.question.question() if step.question else asked, lesson.question_id(index),
+    shown = step_question.shown_above(step.question.question() if step.question else asked, lesson.question_id(index),
                       step.page_question)
     # alone, the notes (which may hold the answer) wait for it: the step's question, or the page's own, answered
-    answered = shown and (not step.page_question or quiz.answered_here(STEP_PAGES[step.page].quiz))
+    answered = shown and (not step.page_question or predict_first.answered_here(STEP_PAGES[step.page].quiz))
     if notes is not None and (answered or membership.code()):   # never on a student's screen
         with notes:
             _notes(lesson, index)
@@ -247,38 +248,6 @@ def _notes(lesson: Lesson, index: int) -> None:
         st.warning(literal(contradicted), icon=":material/rule:")
 
 
-def _question(question: Question | str | None, qid: str, page_question: bool) -> bool:
-    """The step's question, above its page -> whether the page may run (its question answered, or none here)."""
-    shown = True
-    if isinstance(question, Question) and homework.mine():   # one round, this student's vote, the answer after
-        shown = homework.question(question, qid)
-    elif isinstance(question, Question):
-        shown = quiz.asked(question, qid)[1]
-    elif isinstance(question, str):   # a computed question that could not be computed on this model
-        st.caption(f":material/info: {literal(question)}")
-    elif page_question:
-        st.caption(":material/quiz: " + _("This step's question is the page's own: predict, then reveal, below."))
-    if not isinstance(question, Question) or shown:
-        return True
-    quiz.folded_line(_("The step's page, with its charts and sentences,"), homework=bool(homework.mine()))
-    return False
-
-
-def _untranslated_note(lesson: Lesson) -> None:
-    """A catalogue lesson without a file in the session's language runs in English: say so, once in the bar."""
-    if untranslated(lesson):
-        st.caption(":material/translate: " + untranslated_sentence())
-
-
-def _in_my_language(where: dict) -> tuple[Lesson, int] | None:
-    """The teacher's lesson and step (``where``, the room's view) read again in this follower's language, when the
-    lesson is one of the catalogue's or carried whole: the same steps and question ids, the follower's texts."""
-    found = resume(where)
-    if found is None or found[1] != where.get("step") or len(found[0].steps) != where.get("n"):
-        return None
-    return found
-
-
 class Folded:
     """What app.py runs in place of a step's page while the step's question folds it: the room's poll and banner
     (``following.on_page``, which every page calls first) and the page's title."""
@@ -289,43 +258,3 @@ class Folded:
     def run(self) -> None:
         following.on_page()
         st.title(self.page.title)
-
-
-def _follower_bar() -> bool:
-    where = st.session_state.get(membership.LESSON_SEEN)
-    if isinstance(where, dict) and where.get("ended"):
-        source = str(where.get("source", ""))
-        mine = find(source) if source.startswith(("app:", "dir:")) else None   # its texts in my language
-        report_panel.lesson_recap(mine.title if mine else str(where.get("title", "")),
-                                  [str(q) for q in where.get("qids") or []], mine)
-        return True
-    if not isinstance(where, dict) or not isinstance(where.get("step"), int):
-        return True
-    prefetch.follow(where)   # on a replica the teacher is not on, the followers' runs start the preparation
-    mine = _in_my_language(where)
-    title = mine[0].steps[mine[1]].title if mine else where.get("step_title", "")
-    st.markdown(":material/assignment: " + _("**Step {n} of {total}** · {title}").format(
-        n=where["step"] + 1, total=where.get("n", "?"), title=literal(title)))
-    if mine:
-        _untranslated_note(mine[0])
-    raw = where.get("question")
-    question = None
-    if isinstance(raw, dict) and where.get("qid"):
-        try:
-            question = Question(raw["prompt"], tuple(raw["options"]), raw["answer"], raw["explain"])
-        except (KeyError, TypeError, ValueError):
-            question = None
-    if question is not None and mine and mine[0].lang != where.get("lang", "en"):   # the same question (same id,
-        # same options in the same order) in this follower's language
-        step = mine[0].steps[mine[1]]
-        own = step.question.question() if step.question else cached.lesson_question(*mine) if step.computed else None
-        if isinstance(own, Question) and len(own.options) == len(question.options):
-            question = own
-    page = where.get("page")
-    if question is not None and page in STEP_PAGES and membership.current_page() == page:
-        return _question(question, str(where["qid"]), False)   # folds the page as the teacher's is folded
-    if question is not None:   # the teacher is on another page than the step's: its question, the page unfolded
-        quiz.asked(question, str(where["qid"]))
-    elif isinstance(where.get("note"), str):   # the step's computed question could not be computed
-        st.caption(f":material/info: {literal(where['note'])}")
-    return True

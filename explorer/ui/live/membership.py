@@ -24,6 +24,7 @@ from explorer.classroom import (
     pretty_code,
 )
 from explorer.classroom.address import client_address as _address_of
+from explorer.sitemap import table
 from explorer.ui import language, params
 from explorer.ui.live import push
 from explorer.ui.live import streamlit_internals as internals
@@ -36,10 +37,10 @@ ROOM, KEY, ME, FOLLOW, APPLIED, SEEN, PUBLISHED, LOCKED, PROJECTOR, WRONG, NOTES
 URL_ROOM, URL_ME, URL_KEY, URL_JOIN = "room", "me", "teacher", "join"
 OLD_URL_KEY = "key"   # teacher links made before the rename: a secret of 8+ URL-safe characters, never a position
 PRIVATE = (URL_ROOM, URL_ME, URL_KEY, URL_JOIN)
-URL_HOMEWORK = "homework"   # a homework's link (explorer.ui.live.homework): its "teacher" is the homework's key
+URL_HOMEWORK = "homework"   # a homework's link (explorer.ui.live.homework_panel): its "teacher" is the homework's key
 # a running lesson's place (explorer.lessons.run.place): the teacher's, shared with the view; a follower's, as read
 LESSON_PLACE, LESSON_SEEN = "_lesson_place", "_lesson_seen"
-PAGE = "pages/classroom.py"
+PAGE = table.CLASSROOM.file
 ROSTER_SHOWN = "_class_roster_shown"   # the roster the Classroom page drew in this run (the server watches it)
 SENTENCES_SHOWN = "_class_sentences_shown"   # the class's sentences the Classroom page drew (watched too)
 FREE_TRIES, FIRST_WAIT_S, LONGEST_WAIT_S = 5, 10, 300

@@ -10,6 +10,7 @@ import streamlit as st
 from explorer.lessons import Lesson, LessonError, Step, StepQuestion, dump, parse
 from explorer.lessons.files import MAX_STEPS
 from explorer.lessons.pages import STEP_PAGES, asks_own, shareable
+from explorer.sitemap import table
 from explorer.ui.live import membership
 from explorer.words.i18n import _, ngettext
 
@@ -104,7 +105,7 @@ def builder_bar() -> None:
                                                  n).format(n=n))
         st.button(_("Add this view as a step"), icon=":material/add:", key="_own_add", on_click=add_current,
                   args=(membership.current_page(),))
-        st.page_link("pages/lessons.py", label=_("Edit it"), icon=":material/edit:")
+        st.page_link(table.LESSONS.file, label=_("Edit it"), icon=":material/edit:")
     message = st.session_state.pop(NOTE, None)
     if message:
         st.caption(message)

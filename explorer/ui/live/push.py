@@ -22,29 +22,32 @@ EVERY_S = 0.2   # how often the watched values are read (one read per watched th
 _LOG = logging.getLogger(__name__)
 Read = Callable[[Hashable], object]   # a watched thing -> its value now (None once it has gone)
 _lock = threading.Lock()
-_shown: dict[str, tuple[Hashable, object, Read]] = {}   # session id -> (what, the value its last run showed, read)
+# (session id, slot) -> (what, the value its last run showed, read); a session watches one thing a slot: its class
+# ("class") and, while its page shows a run that trains, that run ("training", explorer/ui/views/learn.py)
+_shown: dict[tuple[str, str], tuple[Hashable, object, Read]] = {}
 _thread: threading.Thread | None = None
 _poked = threading.Event()   # set when a teacher on this process has just shared a view: look now
 
 
-def watch(session: str, what: Hashable, shown: object, read: Read) -> None:
+def watch(session: str, what: Hashable, shown: object, read: Read, slot: str = "class") -> None:
     """``session`` has just run showing the value ``shown`` of ``what``: rerun it when ``read(what)`` differs.
     Starts the watcher on first use."""
     global _thread
     with _lock:
-        _shown[session] = (what, shown, read)
+        _shown[(session, slot)] = (what, shown, read)
         if _thread is None or not _thread.is_alive():
             _thread = threading.Thread(target=_loop, name="class-push", daemon=True)
             _thread.start()
 
 
-def forget(session: str) -> None:
-    """The session left its class (or shows nothing to watch): no more reruns for it."""
+def forget(session: str, slot: str | None = "class") -> None:
+    """The session left its class (or shows nothing to watch in ``slot``; None: in any slot): no more reruns."""
     with _lock:
-        _shown.pop(session, None)
+        for key in [k for k in _shown if k[0] == session and slot in (None, k[1])]:
+            del _shown[key]
 
 
-def watched() -> dict[str, tuple[Hashable, object, Read]]:
+def watched() -> dict[tuple[str, str], tuple[Hashable, object, Read]]:
     with _lock:
         return dict(_shown)
 
@@ -76,18 +79,20 @@ def push() -> list[str]:
         if (read, what) not in current:
             current[(read, what)] = read(what)
     pushed = []
-    for session, entry in shown.items():
+    for (session, slot), entry in shown.items():
         what, value, read = entry
         now = current[(read, what)]
         if now == value:
             continue
         with _lock:   # sent once per value: its run calls watch again with what it showed
-            if _shown.get(session) == entry:
-                _shown[session] = (what, now, read)
+            if _shown.get((session, slot)) == entry:
+                _shown[(session, slot)] = (what, now, read)
+        if session in pushed:
+            continue
         if _rerun(session):
             pushed.append(session)
         else:
-            forget(session)   # the browser has gone
+            forget(session, None)   # the browser has gone
     return pushed
 
 

@@ -22,7 +22,7 @@ from explorer.sentences.summary import follow_question
 from explorer.ui import cached
 from explorer.ui.drawn_once import drawn_once
 from explorer.ui.live import membership
-from explorer.ui.quiz import ask_first
+from explorer.ui.predict_first import ask_first
 from explorer.ui.text import literal
 from explorer.ui.widgets import show_figure
 from explorer.words.i18n import N_, _, ngettext

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from explorer.sitemap import table
 from explorer.ui import widgets as ui
 from explorer.words.i18n import _
 
 OPEN = "breakdown"   # the toggle's key, and its deep link (1 = open)
-PAGE = "pages/heatmaps.py"   # the breakdown's one room
+PAGE = table.HEATMAPS.file   # the breakdown's one room
 
 
 def cell_params(model: str, text: str, layer: int, head: int, query: int, key: int,

@@ -14,7 +14,9 @@ from explorer.maths import causal_mask, pool
 from explorer.model import families
 from explorer.plots import attention as attention_plots
 from explorer.plots import generation as plots
+from explorer.plots import head_grids
 from explorer.plots.base import label
+from explorer.sitemap import table
 from explorer.ui import cached, params
 from explorer.ui.pickers import index_picker
 from explorer.ui.text import literal
@@ -112,7 +114,7 @@ def overview(gen: Generation, q: int, tokens: list[str], layer: int):
     hover = [[line.format(layer=a, head=b, token=label(tokens[strongest[a, b]]), position=strongest[a, b],
                           weight=numbers.number(rows[a, b, 0, strongest[a, b]], 2)) for b in range(gen.n_heads)]
              for a in range(gen.n_layers)]
-    return attention_plots.overview(pool(rows, 24), hover=hover, frame_row=layer)
+    return head_grids.overview(pool(rows, 24), hover=hover, frame_row=layer)
 
 
 def view_of(gen: Generation, *more) -> tuple:
@@ -163,7 +165,7 @@ def considered_section(gen: Generation, step: int) -> None:
                           "of probabilities passes u at the picked token. At T = {t} the same u picks "
                           "**{token}**.").format(u=numbers.number(u, 4), t=numbers.number(t),
                                                  token=literal(token_text(gen, again))))
-        page_link("pages/lab_softmax.py", _("Temperature inside attention: softmax lab"),
+        page_link(table.LAB_SOFTMAX.file, _("Temperature inside attention: softmax lab"),
                   icon=":material/thermostat:")
     with left:
         names = [gen_decode(gen, i).replace(" ", "␣") for i in seen.ids]

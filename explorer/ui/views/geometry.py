@@ -22,7 +22,7 @@ from explorer.plots import geometry as plots
 from explorer.serving.worker import Jobs
 from explorer.ui import cached, pickers
 from explorer.ui import widgets as ui
-from explorer.ui.quiz import predict_then_reveal
+from explorer.ui.predict_first import predict_then_reveal
 from explorer.ui.text import literal
 from explorer.ui.views import breakdown_link as breakdown
 from explorer.words import numbers

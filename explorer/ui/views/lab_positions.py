@@ -17,7 +17,7 @@ from explorer.ui.drawn_once import drawn_once
 from explorer.ui.labs import english_only
 from explorer.ui.live.teacher_controls import teacher_driven
 from explorer.ui.pickers import option_picker
-from explorer.ui.quiz import ask_first
+from explorer.ui.predict_first import ask_first
 from explorer.ui.widgets import attention_or_stop, show_figure, show_link_notes
 from explorer.words import numbers
 from explorer.words.i18n import _, pgettext

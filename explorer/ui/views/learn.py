@@ -19,14 +19,15 @@ from explorer.learning.train import Run
 from explorer.lessons import learning_claims as claims
 from explorer.plots import learning as plots
 from explorer.serving import training
-from explorer.ui import cached, params, quiz
+from explorer.ui import cached, params, predict_first
 from explorer.ui import widgets as ui
-from explorer.ui.live import membership
+from explorer.ui.live import membership, push, replayed
+from explorer.ui.live import streamlit_internals as internals
 from explorer.words.i18n import _, ngettext
 from explorer.words.numbers import integer, number
 
 CHOICES = {"tr_layers": ("1", "2", "3"), "tr_heads": ("1", "2", "4"), "tr_task": config.TASKS}
-POLL_SECONDS = 1.0
+REDRAW_EVERY = 4   # checkpoints (100 steps of the default run, about half a second)
 
 
 def settings() -> config.TrainConfig:
@@ -164,9 +165,9 @@ def ask(shown_: Shown) -> bool:
     params.put("tr_ask", kind)
     question = claims.question(run, kind)
     if training_now:
-        quiz.predict_then_reveal(question, question_key(run.config, kind))
+        predict_first.predict_then_reveal(question, question_key(run.config, kind))
         return True
-    return quiz.ask_first(question, question_key(run.config, kind),
+    return predict_first.ask_first(question, question_key(run.config, kind),
                           _("The curves, the heatmaps and the trained model"))
 
 
@@ -184,17 +185,42 @@ def waiting(job: training.TrainingJob) -> None:
         step=integer(job.run.checkpoints[-1].step if job.run.checkpoints else 0), steps=integer(job.config.steps)))
 
 
+def status(cfg: config.TrainConfig) -> str:
+    """Where the shared run of ``cfg`` stands on this server: "none", "training" (or queued) or "done"."""
+    job = training.trainer().peek(cfg)
+    return "none" if job is None else "done" if job.done.is_set() else "training"
+
+
 def live(cfg: config.TrainConfig) -> None:
-    """The growing run: its progress and curves, redrawn every second; the whole page runs again when it ends."""
-    @st.fragment(run_every=POLL_SECONDS)
-    def growing():
-        job = training.trainer().peek(cfg)
-        if job is None or job.done.is_set():
-            st.rerun()
-        waiting(job)
-        if job.run.checkpoints:
-            curves(job.run, None, source="growing")
-    growing()
+    """The growing run: its progress and curves, redrawn as it moves on; the whole page runs again when it ends. Each
+    session draws it itself, also a follower whose page is replayed (``replayed.live``), and the run's status is
+    part of what a replay is keyed by: a follower never gets a page recorded while the run trained once it is done."""
+    replayed.live(_growing, cfg, state=status)
+
+
+def progress(cfg: config.TrainConfig) -> object:
+    """What a page showing the growing run of ``cfg`` redraws on: every ``REDRAW_EVERY`` checkpoints, a change of
+    place in the queue, the end (None once this server holds no such run)."""
+    job = training.trainer().peek(cfg)
+    if job is None:
+        return None
+    return "done" if job.done.is_set() else (len(job.run.checkpoints) // REDRAW_EVERY, job.ahead())
+
+
+def _growing(cfg: config.TrainConfig) -> None:
+    """Draw the run as it stands, and have the server rerun this session when it moves on (``push``: no timer in
+    the browser, whose ticks could cross a teacher's click)."""
+    job = training.trainer().peek(cfg)
+    session = internals.session_id()
+    if job is None or job.done.is_set():
+        if session is not None:
+            push.forget(session, "training")
+        st.rerun()
+    if session is not None:
+        push.watch(session, cfg, progress(cfg), progress, slot="training")
+    waiting(job)
+    if job.run.checkpoints:
+        curves(job.run, None, source="growing")
 
 
 def curves(run: Run, now: int | None, source: str) -> None:
@@ -224,10 +250,11 @@ def said_losses(run: Run, phase: int | None) -> str:
                                second=number(last.loss_second, 2))
     if phase is not None:
         text += " " + _("The phase change (dashed): at step {step} a later-layer head's prefix-matching score passed "
-                        "0.5 and the second copy's loss fell below half the first's.").format(step=integer(phase))
+                        "{at} and the second copy's loss fell below half the first's.").format(
+            step=integer(phase), at=number(0.5, 1))
     else:
-        text += " " + _("No phase change so far: no later-layer head prefix-matches at 0.5 with the second copy at "
-                        "half the first copy's loss.")
+        text += " " + _("No phase change so far: no later-layer head prefix-matches at {at} with the second copy at "
+                        "half the first copy's loss.").format(at=number(0.5, 1))
     return text
 
 

@@ -11,14 +11,15 @@ from explorer.lessons.computed import COMPUTED, step_model
 from explorer.lessons.files import untranslated, untranslated_sentence
 from explorer.lessons.handout import handout_html
 from explorer.lessons.pages import STEP_PAGES, asks_own
+from explorer.sitemap import table
 from explorer.ui import cached
-from explorer.ui.live import homework, lesson_bar, membership, own_lesson, sentences_panel
+from explorer.ui.live import homework_panel, lesson_bar, membership, own_lesson, sentences_panel
 from explorer.ui.text import literal
 from explorer.ui.widgets import page_link
 from explorer.words import numbers
 from explorer.words.i18n import _, ngettext
 
-LESSONS_PAGE = "pages/lessons.py"
+LESSONS_PAGE = table.LESSONS.file
 
 
 def _slug(lesson: Lesson) -> str:
@@ -37,7 +38,7 @@ def _start_buttons(lesson: Lesson, key: str, primary: bool, as_homework: bool = 
                   args=(lesson, False), help=_("The same steps and questions, without a class."))
         if as_homework:
             st.button(_("Set as homework"), icon=":material/home_work:", key=f"{key}_homework",
-                      on_click=homework.set_homework, args=(lesson, f"{key}_hw_sentence"),
+                      on_click=homework_panel.set_homework, args=(lesson, f"{key}_hw_sentence"),
                       help=_("A link and a code: each student runs the lesson alone, and their answers reach your "
                              "report."))
 
@@ -125,11 +126,11 @@ def catalogue_section() -> None:
 def _begin(code: str, me: str | None) -> None:
     """Callback: the student starts (or goes on with) the homework ``code``, alone, where they were."""
     try:
-        info = homework.open_code(code)
+        info = homework_panel.open_code(code)
         lesson = find(info.source)
         if lesson is None:
             raise ClassroomError(_("This homework's lesson is no longer on this server: please tell your teacher."))
-        step = homework.join(info, st.session_state.get("_hw_nick", ""), me)
+        step = homework_panel.join(info, st.session_state.get("_hw_nick", ""), me)
     except ClassroomError as err:
         st.session_state["_hw_error"] = str(err)
         return
@@ -139,28 +140,28 @@ def _begin(code: str, me: str | None) -> None:
 def homework_section() -> None:
     """The Lessons page's homework: a student's link or code opens it (a nickname is optional), a teacher's link
     adopts it; every homework this session set shows its link, progress, report and End."""
-    code, me, key = homework.from_url()
+    code, me, key = homework_panel.from_url()
     if code and key:
-        homework.adopt_teacher_link(code, key)
-    elif not code and not homework.mine():
+        homework_panel.adopt_teacher_link(code, key)
+    elif not code and not homework_panel.mine():
         with st.expander(_("Homework from your teacher? Type its code"), icon=":material/home_work:"):
             st.text_input(_("Homework code"), key="_hw_typed", max_chars=20, placeholder=_("e.g. K7M-2QX"))
     code = code or st.session_state.get("_hw_typed")
     if code and not key:
         _entry(code, me)
-    for code, key in list(homework.set_by_me().items()):
-        homework.teacher_panel(code, key)
+    for code, key in list(homework_panel.set_by_me().items()):
+        homework_panel.teacher_panel(code, key)
 
 
 def _entry(code: str, me: str | None) -> None:
-    running = homework.mine()
-    if running and running["code"] == homework.normalised(code):   # already running it in this session
+    running = homework_panel.mine()
+    if running and running["code"] == homework_panel.normalised(code):   # already running it in this session
         return
     error = st.session_state.pop("_hw_error", None)
     checked = st.session_state.get("_hw_checked")
     if not checked or checked[0] != code:   # each code is looked up (and a wrong one counted) once, not every rerun
         try:
-            checked = (code, homework.open_code(code))
+            checked = (code, homework_panel.open_code(code))
         except ClassroomError as err:
             checked = (code, str(err))
         st.session_state["_hw_checked"] = checked

@@ -17,9 +17,10 @@ from explorer.attention import score_origin as so
 from explorer.attention.result import AttentionResult
 from explorer.plots import breakdown as plots
 from explorer.plots.attention import clicked_cell
+from explorer.sitemap import table
 from explorer.ui import cached, params, pickers
 from explorer.ui import widgets as ui
-from explorer.ui.quiz import ask_first
+from explorer.ui.predict_first import ask_first
 from explorer.ui.views.breakdown_link import OPEN, strongest_key
 from explorer.words import numbers
 from explorer.words.i18n import _
@@ -176,7 +177,7 @@ def _origin(b: bd.ScoreBreakdown, where, heatmap_score: float, layer: int, head:
         _check(abs(r.at_own - heatmap_score) <= TOLERANCE * b.size,
                _("At their own distance {own} the curve gives {at_own}; the heatmap's score is {score}.").format(
                    own=r.own, at_own=numbers.signed(r.at_own, 5), score=numbers.signed(heatmap_score, 5)))
-        ui.page_link("pages/lab_positions.py", _("Positional encodings lab: how RoPE turns each pair"),
+        ui.page_link(table.LAB_POSITIONS.file, _("Positional encodings lab: how RoPE turns each pair"),
                      icon=":material/school:")
 
 

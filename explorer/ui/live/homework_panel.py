@@ -16,6 +16,7 @@ from explorer.classroom.homework import HomeworkInfo
 from explorer.classroom.polls import answer_text, vote_of
 from explorer.labs.quiz import Question
 from explorer.lessons import Lesson
+from explorer.sitemap import table
 from explorer.ui import cached, language, params
 from explorer.ui.live import homework_sentences, membership
 from explorer.ui.text import literal
@@ -23,7 +24,7 @@ from explorer.words.i18n import _
 
 MINE, SET, ENDED, DONE = "_hw", "_hw_set", "_hw_ended", "_hw_done"   # the student's; the teacher's; notes
 URL_CODE, URL_ME, URL_TEACHER = membership.URL_HOMEWORK, "me", "teacher"
-PAGE = "pages/lessons.py"
+PAGE = table.LESSONS.file
 
 
 # ---------------------------------------------------------------------------------------------- teacher

@@ -4,8 +4,11 @@ lesson step or a link may set on it. Plain data, no Streamlit.
 
 Everything that lists pages reads ``SECTIONS``: app.py's navigation (one ``st.Page`` per row, in this order), Home's
 list of pages (``on_home``), each page's "Words on this page" and the glossary's "On: …" (``terms_of``,
-``pages_using``), and the lessons' checks (``explorer.lessons.pages``, which reads ``params`` and takes layer and
-head ranges from the step's model's config). A new page is one row here and one file in pages/.
+``pages_using``), the lessons' checks (``explorer.lessons.pages``, which reads ``params`` and ``quiz_needs`` and takes
+layer and head ranges from the step's model's config) and the class's next step prepared in the background
+(``explorer.ui.prefetch``, which reads ``prepare``). A new page is one row here and one file in pages/. A module that
+links to one page takes its row by name (``HEATMAPS.file``), never types its path: ``tests/unit/test_page_paths.py``
+fails on a page path written anywhere else.
 """
 from __future__ import annotations
 
@@ -47,6 +50,9 @@ class Page:
     default_model: str = EMBEDDED_ENCODER   # the model the page shows when the link names none
     quiz: str = ""              # the key of the page's own predict-then-reveal question ("": none; a step may use it)
     default: bool = False       # the page the app opens on
+    quiz_needs: tuple[str, str] | None = None   # (parameter, value) the page asks its question only with
+    prepare: str = ""           # what the page computes on opening beyond its texts' attention: a plan of
+    #                             explorer.ui.prefetch.PLANS, run while a class is on the step before ("": none)
 
 
 @dataclass(frozen=True)
@@ -84,13 +90,14 @@ EXPLORE = Section(N_("Explore real models"), N_("Explore real models"), (
           "d_k", "fidelity", "rollout", "weight × value size", "encoder", "decoder", "cross-attention", "RoPE"),
          {"model": MODEL, "text": TEXT, "weighting": WEIGHTING, "layer": LAYER, "head": HEAD,
           "query": Param("int", high=511), "key": Param("int", high=511), "breakdown": FLAG},
-         quiz="bd_question"),   # the score breakdown's question, with breakdown = 1 (explorer.lessons.pages)
+         quiz="bd_question", quiz_needs=("breakdown", "1")),   # the score breakdown's, asked while it is open
     Page("pages/flip.py", N_("Antecedent flip"), ":material/swap_horiz:",
          N_("Change one word of a sentence (tired to wide) and find the heads whose attention from it moves."),
          N_("Which heads notice what it refers to?"),
          ("minimal pair", "antecedent", "query", "layer", "head", "attention weight", "fidelity", "knockout",
           "log-odds", "decoder"),
-         {"model": MODEL, "text": TEXT, "text_b": TEXT, "query": WORD, "cands": WORDS, "layer": LAYER, "head": HEAD}),
+         {"model": MODEL, "text": TEXT, "text_b": TEXT, "query": WORD, "cands": WORDS, "layer": LAYER, "head": HEAD},
+         prepare="flip"),
     Page("pages/compare.py", N_("Compare heads"), ":material/compare:",
          N_("Put two to four heads side by side and sort every head by a statistic."),
          N_("Which heads behave alike, and which patterns are common?"),
@@ -128,7 +135,7 @@ EXPLORE = Section(N_("Explore real models"), N_("Explore real models"), (
          ("attribution", "attention weight", "rollout", "attention flow", "weight × value size", "gradient",
           "gradient × input", "integrated gradients", "faithfulness", "log-odds", "decoder"),
          {"model": MODEL, "text": TEXT, "ex_query": WORD, "ex_c1": WORD, "ex_c2": WORD},
-         default_model=EMBEDDED_DECODER, quiz="explain_top_word"),
+         default_model=EMBEDDED_DECODER, quiz="explain_top_word", prepare="explain"),
 ))
 
 CONCEPTS = Section(N_("Concepts"), N_("Concepts: the labs"), (
@@ -141,12 +148,12 @@ CONCEPTS = Section(N_("Concepts"), N_("Concepts: the labs"), (
          N_("Grow d_k and the temperature and watch the softmax turn to one winner."),
          N_("Why are the scores divided by √d_k?"),
          ("score", "query", "key", "d_k", "softmax", "saturation", "temperature", "entropy", "layer", "head"),
-         NONE, quiz="softmax"),
+         NONE, quiz="softmax", prepare="softmax"),
     Page("pages/lab_permutation.py", N_("Permutation"), ":material/shuffle:",
          N_("Shuffle a sentence's tokens and compare what attention gives back, with and without positions."),
          N_("Does attention know word order by itself?"),
          ("token", "permutation", "attention weight", "positional encoding", "embedding"),
-         NONE, quiz="perm"),
+         NONE, quiz="perm", prepare="permutation"),
     Page("pages/lab_positions.py", N_("Positional encodings"), ":material/place:",
          N_("Explore sinusoidal, learned and rotary positions, and the distances real heads prefer."),
          N_("How does a model know where a word stands?"),
@@ -157,7 +164,7 @@ CONCEPTS = Section(N_("Concepts"), N_("Concepts: the labs"), (
          N_("Compare an encoder's and a decoder's attention, and see what padding does."),
          N_("Who may look at whom?"),
          ("mask", "causal mask", "padding mask", "score", "softmax", "encoder", "decoder", "layer", "head"),
-         NONE, quiz="padding"),
+         NONE, quiz="padding", prepare="masks"),
     Page("pages/lab_block.py", N_("Heads and the block"), ":material/layers:",
          N_("Split the model's width into heads and build one layer from scratch, norm first or last."),
          N_("What happens around attention in a layer?"),
@@ -182,6 +189,17 @@ CONCEPTS = Section(N_("Concepts"), N_("Concepts: the labs"), (
 
 SECTIONS: tuple[Section, ...] = (START, EXPLORE, CONCEPTS)   # the navigation's order
 PAGES: dict[str, Page] = {page.file: page for section in SECTIONS for page in section.pages}
+
+# The rows other modules link to, by name: a page file renamed is renamed in this module only.
+HOME = PAGES["pages/home.py"]
+LESSONS = PAGES["pages/lessons.py"]
+CLASSROOM = PAGES["pages/classroom.py"]
+GLOSSARY = PAGES["pages/glossary.py"]
+HEATMAPS = PAGES["pages/heatmaps.py"]
+FLIP = PAGES["pages/flip.py"]
+GEOMETRY = PAGES["pages/geometry.py"]
+LAB_SOFTMAX = PAGES["pages/lab_softmax.py"]
+LAB_POSITIONS = PAGES["pages/lab_positions.py"]
 
 
 def on_home() -> list[tuple[str, tuple[Page, ...]]]:
