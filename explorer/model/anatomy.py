@@ -6,7 +6,6 @@ where the family keeps it raises ``Unsupported`` naming the family and the path.
 """
 from __future__ import annotations
 
-from contextlib import contextmanager
 from weakref import WeakKeyDictionary
 
 import numpy as np
@@ -41,46 +40,17 @@ def _part(model: torch.nn.Module, fam: Family, path: str, what: str, where=None)
     return found
 
 
-_WHOLE: WeakKeyDictionary = WeakKeyDictionary()   # model -> its every block while ``first_blocks`` cuts it
+WHOLE: WeakKeyDictionary = WeakKeyDictionary()   # model -> its every block while ``cut.first_blocks`` cuts it
 
 
 def blocks(model: torch.nn.Module) -> torch.nn.ModuleList:
-    """The model's list of blocks: every block, also while a ``first_blocks`` pass (under the model's lock) runs
+    """The model's list of blocks: every block, also while a ``cut.first_blocks`` pass (under the model's lock) runs
     with fewer, so that a reader outside the lock (a knockout putting its hooks on) never sees the cut list."""
-    whole = _WHOLE.get(model)
+    whole = WHOLE.get(model)
     if whole is not None:
         return whole
     fam = family_of(model)
     return _part(model, fam, fam.layers, "list of blocks")
-
-
-@contextmanager
-def first_blocks(model: torch.nn.Module, n: int):
-    """Within the ``with``, ``model`` holds only its first ``n`` blocks (the same modules, weights untouched), so a
-    forward pass stops after block ``n - 1``: what a caller that reads one layer needs. Yields the number of
-    blocks the pass will run: ``n``, or every block when the list is not one block per layer (ALBERT repeats a
-    shared group) or ``n`` is not fewer. The caller must hold the model's lock: every user shares the module."""
-    fam = family_of(model)
-    layers = blocks(model)
-    total = getattr(getattr(model, "config", None), "num_hidden_layers", None)
-    if not 0 < n < len(layers) or len(layers) != total:
-        yield len(layers) if len(layers) == total else total
-        return
-    try:   # transformers 5 records attentions by hooks it puts on the modules present at the first call:
-        from transformers.utils.output_capturing import maybe_install_capturing_hooks
-    except ImportError:   # (older versions collect them in the model's own loop)
-        pass
-    else:   # put them on every block now, or a later full pass would record only the first n
-        maybe_install_capturing_hooks(model)
-    path, _dot, name = fam.layers.rpartition(".")
-    parent = get(model, path) if path else model
-    _WHOLE[model] = layers
-    setattr(parent, name, torch.nn.ModuleList(list(layers)[:n]))
-    try:
-        yield n
-    finally:
-        setattr(parent, name, layers)
-        del _WHOLE[model]
 
 
 def attention_layers(model: torch.nn.Module) -> tuple[torch.nn.ModuleList, list[torch.nn.Module]]:

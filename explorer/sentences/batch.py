@@ -9,7 +9,7 @@ key]`` block, cut to its own tokens, therefore equals its own single forward up 
 integration test checks ≤ 1e-5 on both embedded models).
 
 The figure shows one layer, so a batch may stop after it (``up_to``): the model runs its first blocks only
-(``anatomy.first_blocks``, the same modules), and a decoder of 30 layers shown at layer 3 does a seventh of the work.
+(``cut.first_blocks``, the same modules), and a decoder of 30 layers shown at layer 3 does a seventh of the work.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from explorer.attention.result import MAX_TOKENS, tokenise
-from explorer.model import anatomy
+from explorer.model import cut
 from explorer.model.loading import LoadedModel
 
 SENTENCE_TOKENS = 96   # a 300-character sentence is cut here: the figure's tiles stay readable
@@ -94,7 +94,7 @@ def class_attention(loaded: LoadedModel, sentences: list[str] | tuple[str, ...],
         inputs["position_ids"] = torch.arange(input_ids.shape[1], device=loaded.device).expand_as(input_ids)
     total = model.config.num_hidden_layers
     wanted = total if up_to is None else min(max(0, int(up_to)), total - 1) + 1
-    with loaded.lock, torch.inference_mode(), anatomy.first_blocks(model, wanted) as ran:
+    with loaded.lock, torch.inference_mode(), cut.first_blocks(model, wanted) as ran:
         out = model(**inputs, output_attentions=True, use_cache=False)
     layers = out.attentions
     if not layers or len(layers) != ran:

@@ -1,10 +1,10 @@
-"""A class's batch that stops after the shown layer (``class_attention(up_to=…)``, ``anatomy.first_blocks``): the
+"""A class's batch that stops after the shown layer (``class_attention(up_to=…)``, ``cut.first_blocks``): the
 layers it holds equal a full pass's, the model keeps every block, and a full pass after a stopped first one still
 records every layer (transformers 5 hooks the blocks present at a model's first call)."""
 import numpy as np
 import pytest
 
-from explorer.model import anatomy
+from explorer.model import anatomy, cut
 from explorer.model.loading import load_model
 from explorer.sentences.batch import class_attention
 
@@ -26,10 +26,10 @@ def test_a_stopped_batch_first_then_a_full_one(family, tiny_folder):
 def test_first_blocks_gives_the_same_modules_back_even_when_the_pass_fails(tiny_folder):
     loaded = load_model(str(tiny_folder("bert")), device="cpu")
     before = list(anatomy.blocks(loaded.model))
-    with pytest.raises(RuntimeError), anatomy.first_blocks(loaded.model, 1) as ran:
+    with pytest.raises(RuntimeError), cut.first_blocks(loaded.model, 1) as ran:
         assert ran == 1 and len(loaded.model.encoder.layer) == 1   # what the forward pass runs
         assert list(anatomy.blocks(loaded.model)) == before   # what any other reader (outside the lock) sees
         raise RuntimeError("the pass failed")
     assert list(anatomy.blocks(loaded.model)) == before and list(loaded.model.encoder.layer) == before
-    with anatomy.first_blocks(loaded.model, 5) as ran:   # not fewer than it has: every block
+    with cut.first_blocks(loaded.model, 5) as ran:   # not fewer than it has: every block
         assert ran == 2 and list(anatomy.blocks(loaded.model)) == before
