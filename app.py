@@ -45,6 +45,7 @@ def navigation() -> None:
     )
     from explorer.words.i18n import _
 
+    language.register()   # _() reads the session's language from here on
     lang = language.choose()
     st.set_page_config(page_title=_("Attention explorer"), page_icon=str(FAVICON), layout="wide")
     nav = st.session_state.get("_nav_pages")
@@ -114,14 +115,17 @@ async def ready(_request) -> PlainTextResponse:
 
 async def stats(_request) -> JSONResponse:
     """GET /_explorer/stats: the sizes of this process's shared stores (the render store's views and bytes, the
-    attention results') and how many followers' runs drew the page or replayed it, for the benchmarks and an
+    attention results'; under ``regions`` every cache region's entries, bytes, bound, hits and misses,
+    ``serving.regions.report``) and how many followers' runs drew the page or replayed it, for the benchmarks and an
     operator; no session's data."""
+    from explorer.serving import regions
     from explorer.ui import cached, drawn_once
     from explorer.ui.live import replayed
 
     sizes = {name: {"bytes": store.size, "entries": len(store), "max_bytes": store.max_bytes}
              for name, store in (("render_store", drawn_once.STORE), ("results", cached.result_cache()))}
-    return JSONResponse({**sizes, "followers": dict(replayed.COUNTS)})   # followers' runs: page drawn, replayed
+    # followers' runs: page drawn, replayed
+    return JSONResponse({**sizes, "regions": regions.report(), "followers": dict(replayed.COUNTS)})
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ def row(loaded, repeat: int, n: int, words: int) -> tuple[float, float, float]:
     from explorer.classroom import SqliteStore
     from explorer.plots.sentences import head_across
     from explorer.sentences.batch import class_attention
-    from explorer.sentences.summary import follow_question
+    from explorer.sentences.head_in_words import follow_question
 
     rng = random.Random(47)
     texts = [sentence(rng, words) for _ in range(n - 1)]

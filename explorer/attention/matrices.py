@@ -14,7 +14,7 @@ import pandas as pd
 from explorer.attention import analysis
 from explorer.attention.result import AttentionResult
 from explorer.maths import causal_mask
-from explorer.serving import cache
+from explorer.serving import regions
 from explorer.words import numbers
 from explorer.words.i18n import N_, _
 
@@ -41,7 +41,7 @@ MEMO_BYTES = 8 * 2**20   # per function (a 512-token rollout is 1 MB)
 
 # a rollout (and the overview's tiles and statistics, explorer.attention.overview), kept while their (cached,
 # read-only) AttentionResult lives: moving a slider reruns the page, and they need not be recomputed
-per_result = cache.remembered(MEMO_BYTES, by_identity=(AttentionResult,))   # each function its own store
+per_result = regions.remembered(MEMO_BYTES, by_identity=(AttentionResult,))   # each function its own store
 
 
 @dataclass(frozen=True)

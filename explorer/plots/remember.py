@@ -3,7 +3,7 @@
 A lab's figures are the same for every student who opens it with the same settings (and for each follower of a
 class), yet plotly's validated object tree took most of a lab page's run to build: the softmax lab's 2 × 2 panels
 alone took ~45 ms of its ~120 ms. :func:`remembered_figure` keeps a builder's finished figure as plain dicts,
-keyed by its arguments (:func:`explorer.serving.cache.remembered`), and hands out a
+keyed by its arguments (:func:`explorer.serving.regions.remembered`, in the ``figures`` region), and hands out a
 :class:`~explorer.plots.base.LightFigure` over fresh copies of the dicts' containers, so no caller's change
 (``update_layout``, a projector's larger fonts) reaches the next one.
 """
@@ -13,11 +13,13 @@ import functools
 from collections.abc import Callable
 
 from explorer.plots.base import LightFigure, plain_copy
-from explorer.serving.cache import MAX_CELLS, ByteLRU, remembered  # noqa: F401 - MAX_CELLS: the largest array keyed
+from explorer.serving import regions
+from explorer.serving.cache import MAX_CELLS  # noqa: F401 - MAX_CELLS: the largest array keyed
+from explorer.serving.regions import remembered
 from explorer.words import i18n
 
 MAX_BYTES = 8 * 2**20   # per builder: its figures' arrays (a lab figure holds a few kB)
-BY_VIEW = ByteLRU(32 * 2**20)   # figures kept by the view they draw (their arrays' bytes)
+BY_VIEW = regions.store("figures")   # figures kept by the view they draw (their arrays' bytes; serving/regions.py)
 
 
 def _parts(fig) -> tuple:
@@ -40,7 +42,7 @@ def remembered_figure(builder: Callable) -> Callable:
     key (other objects, arrays of more than ``MAX_CELLS``) just call it. The text alternative a builder attached
     travels with each copy. The language the figure is made in is part of the key: a builder writes its own axis
     titles and legend names with ``_()``."""
-    @remembered(MAX_BYTES, keep=_parts, give=_copy)
+    @remembered(MAX_BYTES, keep=_parts, give=_copy, region="figures")
     def in_language(lang: str, *args, **kwargs):
         return builder(*args, **kwargs)
 

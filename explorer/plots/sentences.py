@@ -14,7 +14,7 @@ from explorer.plots import alt
 from explorer.plots import room as plot_room
 from explorer.plots.attention import COLORSCALE
 from explorer.plots.base import figure, label, labels
-from explorer.sentences import summary
+from explorer.sentences import head_in_words
 from explorer.sentences.batch import ClassAttention
 from explorer.words.i18n import _, ngettext
 
@@ -126,16 +126,16 @@ def head_across(ca: ClassAttention, layer: int, head: int, word: str = "") -> go
     n = len(ca.sentences)
     title = ngettext("Layer {layer}, head {head} across {n} sentence", "Layer {layer}, head {head} across {n} "
                      "sentences", n).format(layer=layer, head=head, n=n)
-    rows = summary.word_rows(ca, layer, head, word) if word else []
-    s = summary.summarise([r and r.kind for r in rows]) if word else None
+    rows = head_in_words.word_rows(ca, layer, head, word) if word else []
+    s = head_in_words.summarise([r and r.kind for r in rows]) if word else None
     if s is not None and s.total:
-        said = summary.summary_text(s, word, rows)
+        said = head_in_words.summary_text(s, word, rows)
         shown = [rows[i] for i in s.order if rows[i] is not None]
         return word_rows([r.row for r in shown], [ca.tokens[r.sentence] for r in shown], [r.query for r in shown],
                          [r.top for r in shown], [r.sentence + 1 for r in shown], word, title=title, said=said,
                          sentences=[ca.sentences[r.sentence] for r in shown])
-    s = summary.summarise(summary.sentence_kinds(ca, layer, head))
-    said = summary.summary_text(s)
+    s = head_in_words.summarise(head_in_words.sentence_kinds(ca, layer, head))
+    said = head_in_words.summary_text(s)
     tiles = ca.head(layer, head)
     return small_multiples([tiles[i] for i in s.order], [ca.tokens[i] for i in s.order], [i + 1 for i in s.order],
                            title=title, said=said, sentences=[ca.sentences[i] for i in s.order])

@@ -1,5 +1,6 @@
 """A thread-safe least-recently-used store bounded by bytes, for attention results shared by all sessions, and
-:func:`remembered`, the one decorator that keeps a function's values in such a store.
+:func:`argument_key`, the key of a function's arguments; the stores themselves are named, sized and handed out
+by ``serving.regions`` (with ``regions.remembered``, the one memo decorator).
 
 Streamlit's st.cache_data would copy a result on every hit (a 512-token decoder result is hundreds of MB);
 this keeps one read-only copy per (model, text) and drops the oldest when the byte budget is exceeded.
@@ -12,7 +13,6 @@ thread-safe, so the lock and the per-key locks that compute a value once for man
 """
 from __future__ import annotations
 
-import functools
 import hashlib
 import threading
 import weakref
@@ -108,7 +108,7 @@ class ByteLRU:
             self._items.clear()
 
 
-# ---------------------------------------------------------------------------------------------- remembered
+# ---------------------------------------------------------------------------------------------- keys
 
 MAX_CELLS = 4096   # a larger array argument is not keyed (its digest would cost more than most values it keys)
 
@@ -153,31 +153,3 @@ def argument_key(value, by_identity: tuple[type, ...] = (), max_cells: int = MAX
     if by_identity and isinstance(value, by_identity):
         return _Same(value)
     raise Unkeyable(type(value).__name__)
-
-
-def remembered(max_bytes: int, *, keep: Callable | None = None, give: Callable | None = None,
-               by_identity: tuple[type, ...] = (), max_cells: int = MAX_CELLS) -> Callable:
-    """Decorator: ``fn``'s values kept in its own :class:`ByteLRU` of ``max_bytes``, keyed by its arguments
-    (:func:`argument_key`), each computed once even when several sessions ask at the same time. A call whose
-    arguments cannot be keyed just runs ``fn``. ``keep(value)`` is what the store holds (default: the value
-    itself) and ``give(kept)`` what each caller receives (default: the kept value, shared: callers must not
-    change it). The store is the wrapper's ``memo``."""
-    def decorate(fn: Callable) -> Callable:
-        memo = ByteLRU(max_bytes)
-
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            try:
-                key = argument_key((args, sorted(kwargs.items())), by_identity, max_cells)
-            except Unkeyable:
-                return fn(*args, **kwargs)
-            kept = memo.get_or_compute(key, lambda: (keep or _same)(fn(*args, **kwargs)))
-            return (give or _same)(kept)
-
-        wrapper.memo = memo
-        return wrapper
-    return decorate
-
-
-def _same(value):
-    return value

@@ -22,6 +22,8 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Hashable
 
+from explorer.words import i18n
+
 
 class Replaced(Exception):
     """A newer submit from the same session took this waiting job's place."""
@@ -36,10 +38,10 @@ class QueueFull(RuntimeError):
 
 
 class _Job:
-    __slots__ = ("fn", "key", "place", "started_by", "state", "tickets")
+    __slots__ = ("fn", "key", "lang", "place", "started_by", "state", "tickets")
 
-    def __init__(self, key: Hashable | None, fn: Callable[[], object], place: int):
-        self.key, self.fn, self.place = key, fn, place
+    def __init__(self, key: Hashable | None, fn: Callable[[], object], place: int, lang: str = i18n.SOURCE):
+        self.key, self.fn, self.place, self.lang = key, fn, place, lang
         self.tickets: list[Ticket] = []
         self.state = "waiting"            # waiting -> running -> done
         self.started_by: list[Hashable] = []
@@ -108,8 +110,11 @@ class FairQueue:
 
     # ------------------------------------------------------------------------------------------ public
 
-    def submit(self, session_id: Hashable, key: Hashable | None, fn: Callable[[], object]) -> Ticket:
-        """Queue ``fn()`` for ``session_id``; returns at once. Raises QueueFull when the queue is full."""
+    def submit(self, session_id: Hashable, key: Hashable | None, fn: Callable[[], object],
+               lang: str = i18n.SOURCE) -> Ticket:
+        """Queue ``fn()`` for ``session_id``, to run in ``lang`` (the language it was asked in: English unless its
+        sentences are kept per language, with ``lang`` in ``key``); returns at once. Raises QueueFull when the
+        queue is full."""
         with self._cond:
             if self._closed:
                 raise RuntimeError(f"{self.name} is shut down")
@@ -127,7 +132,7 @@ class FairQueue:
             if shared is not None:
                 self._attach(shared, ticket)
             else:
-                job = _Job(key, fn, place)
+                job = _Job(key, fn, place, i18n.spoken(lang) or i18n.SOURCE)
                 self._attach(job, ticket)
                 self._waiting.append(job)
                 if key is not None:
@@ -220,7 +225,8 @@ class FairQueue:
                 self._busy.update(job.started_by)
             value, error = None, None
             try:
-                value = job.fn()
+                with i18n.language(job.lang):
+                    value = job.fn()
             except BaseException as err:  # noqa: BLE001 - handed to this job's tickets only
                 error = err
             with self._cond:

@@ -15,6 +15,7 @@ from typing import Callable, Hashable
 
 from explorer.model.loading import LoadedModel, load_model, log
 from explorer.model.registry import resolve_spec
+from explorer.words import i18n
 from explorer.words.i18n import N_, Later
 
 
@@ -24,6 +25,7 @@ class Job:
     name: str
     fraction: float = 0.0
     message: object = ""   # a text, or an i18n.Later read in the language of the page showing it
+    lang: str = i18n.SOURCE   # the language it was asked in: its sentences are made in it, in its own thread
     value: object = None
     error: BaseException | None = None
     done: threading.Event = field(default_factory=threading.Event, repr=False)
@@ -49,14 +51,18 @@ class Jobs:
         self._jobs: OrderedDict[Hashable, Job] = OrderedDict()
         self._lock = threading.Lock()
 
-    def run(self, key: Hashable, work: Callable[[Callable[[float, str], None]], object], name: str = "") -> Job:
-        """The job for ``key``: the running or finished one if there is one, else ``work(progress)`` started now."""
+    def run(self, key: Hashable, work: Callable[[Callable[[float, str], None]], object], name: str = "",
+            lang: str = i18n.SOURCE) -> Job:
+        """The job for ``key``: the running or finished one if there is one, else ``work(progress)`` started now,
+        made in ``lang`` (the asking session's ``i18n.current()`` where its sentences are shown as they were made;
+        English for work shared by every language, whose texts are ``Later``s read in each page's language)."""
         with self._lock:
             job = self._jobs.get(key)
             if job is not None:
                 self._jobs.move_to_end(key)
                 return job
-            job = self._jobs[key] = Job(name or str(key), message=Later(N_("Preparing {name}…"), name=name or key))
+            job = self._jobs[key] = Job(name or str(key), message=Later(N_("Preparing {name}…"), name=name or key),
+                                        lang=i18n.spoken(lang) or i18n.SOURCE)
             finished = [k for k, j in self._jobs.items() if j.done.is_set()]
             while len(self._jobs) > self.keep and finished:   # a job still running is never dropped
                 del self._jobs[finished.pop(0)]
@@ -79,7 +85,8 @@ class Jobs:
 
     def _run(self, key: Hashable, job: Job, work) -> None:
         try:
-            job.value = work(job.report)
+            with i18n.language(job.lang):
+                job.value = work(job.report)
         except Exception as err:  # every waiter gets the error; the next request tries again
             job.error = err
             log.warning("%s failed: %s", job.name, str(err).splitlines()[0][:300] if str(err) else repr(err))

@@ -28,9 +28,10 @@ from explorer.lessons import computed
 from explorer.lessons.model import Lesson
 from explorer.model import registry
 from explorer.model.loading import LoadedModel, log
-from explorer.serving import process
-from explorer.serving.cache import ByteLRU, remembered
+from explorer.serving import process, regions
+from explorer.serving.cache import ByteLRU
 from explorer.serving.fairqueue import FairQueue, QueueFull, Replaced
+from explorer.serving.regions import remembered
 from explorer.serving.worker import Job, Jobs, ModelWorker
 from explorer.ui.live import streamlit_internals as internals
 from explorer.ui.text import literal
@@ -41,7 +42,7 @@ T = TypeVar("T")
 
 # 384 MB by default: with both embedded models loaded (~1.05 GB resident) the server stays near 1.5 GB however
 # many texts the sessions send (a 512-token encoder result alone holds ~75 MB of weights).
-_results = ByteLRU(int(os.environ.get("EXPLORER_RESULT_CACHE_MB", "384")) * 2**20)
+_results = regions.store("results")   # sized by EXPLORER_RESULT_CACHE_MB (serving/regions.py)
 WORKER = ModelWorker()
 FORWARDS = FairQueue(workers=max(1, int(os.environ.get("EXPLORER_FORWARD_WORKERS", "1") or 1)),
                      max_waiting=max(1, int(os.environ.get("EXPLORER_FORWARD_MAX_WAITING", "100") or 100)),
@@ -184,23 +185,28 @@ def kept(key: tuple, work: Callable[[], T]) -> T:
     return forward(key, lambda: _results.get_or_compute(key, work))
 
 
-def forward(key: tuple, work: Callable[[], T]) -> T:
+def forward(key: tuple, work: Callable[[], T], lang: str | None = None) -> T:
     """``work()``, a forward pass of a real model on a session's text, through the server's one fair queue:
     one place per session, first come first served, "Waiting for N others…" in the page meanwhile. Sessions that
-    ask for the same ``key`` at once share one computation. ``EXPLORER_FORWARD_QUEUE=0`` runs it directly."""
+    ask for the same ``key`` at once share one computation. ``EXPLORER_FORWARD_QUEUE=0`` runs it directly.
+    ``lang``: the language its sentences are made in, wherever it runs (then ``key`` holds it); None for work
+    whose result is the same in every language (it runs in English in the queue's thread)."""
     if not process.forward_queue_on():
-        return work()
-    return _queued(key, work)
+        if lang is None:
+            return work()
+        with i18n.language(lang):
+            return work()
+    return _queued(key, work, lang or i18n.SOURCE)
 
 
 NOTE_EVERY = 0.5   # seconds between looks at a waiting session's place in the queue (its result wakes it at once)
 
 
-def _queued(key: tuple, work: Callable[[], T]) -> T:
+def _queued(key: tuple, work: Callable[[], T], lang: str) -> T:
     """``work()`` run by the shared forward queue for this session; in a page, a note while others go first."""
     ctx = internals.script_context()
     try:
-        ticket = FORWARDS.submit(ctx.session_id if ctx else "server", key, work)
+        ticket = FORWARDS.submit(ctx.session_id if ctx else "server", key, work, lang)
     except QueueFull:
         if ctx is None:
             raise
@@ -239,10 +245,6 @@ def _lesson_measure(kind: str, lesson: Lesson, index: int, measure: Callable[[Lo
     key = (kind, lesson.source, lesson.title, index, step.computed, step.checks, model,
            tuple(sorted(step.params.items())), lang)
 
-    def in_language(loaded: LoadedModel) -> T:
-        with i18n.language(lang):
-            return measure(loaded)
-
     hit = _results.peek(key)
     if hit is not None:
         return hit
@@ -251,7 +253,7 @@ def _lesson_measure(kind: str, lesson: Lesson, index: int, measure: Callable[[Lo
         if internals.script_context() is not None:
             show_progress(job)
         loaded = job.wait()
-        return forward(key, lambda: _results.get_or_compute(key, lambda: in_language(loaded)))
+        return forward(key, lambda: _results.get_or_compute(key, lambda: measure(loaded)), lang=lang)
     except Exception as err:   # a model that cannot load, a measure that breaks: one sentence, the lesson goes on
         log.warning("lesson %r step %d: %s failed: %s", lesson.title, index + 1, kind, err)
         return failed(str(err) or type(err).__name__)

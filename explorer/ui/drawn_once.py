@@ -19,28 +19,14 @@ inside ``draw``.
 from __future__ import annotations
 
 import hashlib
-import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
-from explorer.serving.cache import ByteLRU, argument_key
+from explorer.serving import regions
+from explorer.serving.cache import argument_key
 from explorer.ui.live import streamlit_internals as internals
 from explorer.words import i18n
 
-DEFAULT_MB = 64
-
-
-def budget_bytes(env: Mapping[str, str] = os.environ) -> int:
-    """The store's budget from ``EXPLORER_RENDER_CACHE_MB`` (MB; 0 or less: no replay); the default when unset or
-    not a number."""
-    raw = str(env.get("EXPLORER_RENDER_CACHE_MB", "")).strip()
-    try:
-        mb = float(raw) if raw else DEFAULT_MB
-    except ValueError:
-        mb = DEFAULT_MB
-    return max(0, int(mb * 2**20))
-
-
-STORE = ByteLRU(budget_bytes(), sizeof=lambda recording: recording.nbytes)
+STORE = regions.store("drawn")   # sized by EXPLORER_RENDER_CACHE_MB (serving/regions.py)
 
 
 def view_key(*parts) -> bytes:

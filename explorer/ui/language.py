@@ -2,7 +2,9 @@
 
 The first run takes ``lang=`` from the link, else the browser's language (``st.context.locale``), else English;
 later runs keep the session's choice, and the sidebar's picker (``picker``) changes it. ``explorer.words.i18n._()``
-reads it through the resolver registered here.
+reads it through the resolver that ``register`` names, called by the app's start (app.py, and ``use_app_navigation``
+for a page run on its own), never as a side effect of importing this module. Work that runs in another thread
+does not read it: a job carries the language it was asked in (``serving.worker.Jobs.run(…, lang=)``).
 
 The link carries the language (``keep_in_link``): once the session speaks another language than the link says (a
 German browser on a plain link, or the picker), ``lang=`` is written into the address, so a link copied into slides
@@ -36,7 +38,9 @@ def _session_language() -> str | None:
     return st.session_state.get(STATE)
 
 
-i18n.set_resolver(_session_language)
+def register() -> None:
+    """Let ``_()`` read the running session's language (each run's start calls it; a second call changes nothing)."""
+    i18n.set_resolver(_session_language)
 
 
 def choose() -> str:

@@ -278,6 +278,7 @@ def use_app_navigation() -> None:
     """
     if streamlit_internals.leave_folder_navigation():
         st.rerun()
+    language.register()
     language.choose()   # a page run on its own (AppTest of one file) reads ?lang= too; through app.py: already done
     following.on_page()   # classroom live mode: rejoin from the URL, follow the teacher, the room's banner
     page_file = sys._getframe(1).f_code.co_filename

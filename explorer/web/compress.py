@@ -20,13 +20,12 @@ import gzip
 import hashlib
 import importlib.util
 import logging
-import os
 from pathlib import Path
 
 import numpy as np
 from anyio import to_thread  # starlette's own dependency: compression runs off the event loop
 
-from explorer.serving.cache import ByteLRU
+from explorer.serving import regions
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +34,7 @@ LEVEL = 9   # paid once per file, so the smallest output is worth the CPU
 TYPES = ("text/javascript", "application/javascript", "text/css", "text/html", "application/json",
          "image/svg+xml", "application/manifest+json", "text/plain")
 SUFFIXES = (".js", ".css", ".html", ".json", ".svg", ".map", ".txt")
-STORE = ByteLRU(int(os.environ.get("EXPLORER_STATIC_CACHE_MB", "48")) * 2**20)
+STORE = regions.store("static")   # sized by EXPLORER_STATIC_CACHE_MB (serving/regions.py)
 
 
 def accepts_gzip(headers: list[tuple[bytes, bytes]]) -> bool:

@@ -8,8 +8,9 @@ messages merge cleanly. Babel reads the catalogues (``babel.messages.pofile``) a
 
 The language is per session, never per process: gettext's ``install()`` would let one student's choice change
 another's page on a shared server. ``_()`` asks, in this order: a language set for this thread with ``language()``
-(tests, a prefetch thread working for one language), then the UI's resolver (``explorer.ui.language`` registers one
-that reads the running session's choice), then English.
+(tests; a job, which carries the language it was asked in and enters it where it runs: ``serving.worker.Jobs``,
+``serving.fairqueue.FairQueue``), then the UI's resolver (registered by the app's start,
+``explorer.ui.language.register``, never by an import; it reads the running session's choice), then English.
 
 Placeholders are ``str.format`` fields, ``_("Layer {layer}").format(layer=2)``; a test formats every translation
 with the English fields (``tests/unit/test_catalogues.py``). An f-string cannot be translated: its text is not

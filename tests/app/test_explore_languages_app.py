@@ -9,7 +9,6 @@ import pytest
 from pagetest import ROOT, english_left, page_texts, texts
 from streamlit.testing.v1 import AppTest
 
-import explorer.ui.language  # noqa: F401 - registers the session's language with _(), as app.py does
 from explorer.examples import ANIMAL_TIRED, ANIMAL_WIDE, FLIP_PAIRS
 from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.ui.views.heads_do import KNOCK_OPEN

@@ -8,7 +8,6 @@ from labs_helpers import ROOT, TIMEOUT
 from pagetest import english_left, page_texts
 from streamlit.testing.v1 import AppTest
 
-import explorer.ui.language  # noqa: F401 - registers the session's language with _(), as app.py does
 from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.words import i18n
 from explorer.words.glossary import TERMS

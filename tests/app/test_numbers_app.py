@@ -7,7 +7,6 @@ import pytest
 from labs_helpers import ROOT, TIMEOUT
 from streamlit.testing.v1 import AppTest
 
-import explorer.ui.language  # noqa: F401 - registers the session's language with _(), as app.py does
 from explorer.words import i18n
 
 PAGE = "pages/lab_worked_example.py"

@@ -7,16 +7,19 @@ import threading
 
 import numpy as np
 
+from explorer.serving import regions
 from explorer.serving.cache import ByteLRU
 from explorer.ui import drawn_once
 
 
 def test_budget_is_read_in_megabytes_and_zero_switches_replay_off():
-    assert drawn_once.budget_bytes({}) == drawn_once.DEFAULT_MB * 2**20
-    assert drawn_once.budget_bytes({"EXPLORER_RENDER_CACHE_MB": "1.5"}) == int(1.5 * 2**20)
-    assert drawn_once.budget_bytes({"EXPLORER_RENDER_CACHE_MB": "0"}) == 0
-    assert drawn_once.budget_bytes({"EXPLORER_RENDER_CACHE_MB": "-3"}) == 0
-    assert drawn_once.budget_bytes({"EXPLORER_RENDER_CACHE_MB": "lots"}) == drawn_once.DEFAULT_MB * 2**20
+    default = regions.REGIONS["drawn"].default_mb * 2**20
+    assert regions.budget_bytes("drawn", {}) == default == 64 * 2**20
+    assert regions.budget_bytes("drawn", {"EXPLORER_RENDER_CACHE_MB": "1.5"}) == int(1.5 * 2**20)
+    assert regions.budget_bytes("drawn", {"EXPLORER_RENDER_CACHE_MB": "0"}) == 0
+    assert regions.budget_bytes("drawn", {"EXPLORER_RENDER_CACHE_MB": "-3"}) == 0
+    assert regions.budget_bytes("drawn", {"EXPLORER_RENDER_CACHE_MB": "lots"}) == default
+    assert drawn_once.STORE is regions.store("drawn")
 
 
 def test_a_key_is_a_fixed_size_digest_of_every_part():

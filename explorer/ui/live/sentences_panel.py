@@ -18,7 +18,7 @@ from explorer.model import embedded
 from explorer.model.registry import EMBEDDED, EMBEDDED_ENCODER
 from explorer.plots import sentences as plots
 from explorer.sentences.batch import ClassAttention, class_attention
-from explorer.sentences.summary import follow_question
+from explorer.sentences.head_in_words import follow_question
 from explorer.ui import cached
 from explorer.ui.drawn_once import drawn_once
 from explorer.ui.live import membership

@@ -64,9 +64,8 @@ def pair_measure(model: str, a: str, b: str, query: str, cands: list[str], knock
     key = (model, a, b, query, *cands, tuple(sorted(knocked)), mode, lang)
 
     def work(progress):
-        with i18n.language(lang):
-            return pairs.knocked_pair(loaded, a, b, list(knocked), mode, candidates=cands, query=query)
-    return cached.wait_or_stop(MEASURES.run(key, work, _("measuring the pair")))
+        return pairs.knocked_pair(loaded, a, b, list(knocked), mode, candidates=cands, query=query)
+    return cached.wait_or_stop(MEASURES.run(key, work, _("measuring the pair"), lang=lang))
 
 
 def _score_name(pair) -> str:
@@ -195,12 +194,11 @@ def sweep_section(model: str, a: str, b: str, query: str, cands: list[str], flip
                      "(seconds on the encoder, up to a minute on the decoder; the result is shared with everyone)."))
         if st.button(_("Run the sweep"), key="sweep_run", type="primary"):
             loaded = cached.get_model(model)
-            lang = i18n.current()   # its progress messages in the language of who started it (numbers: for all)
 
             def work(progress):
-                with i18n.language(lang):
-                    return knockout.sweep(loaded, a, b, mode, progress=progress, candidates=cands, query=query)
-            SWEEPS.run(key, work, _("sweeping heads"))
+                return knockout.sweep(loaded, a, b, mode, progress=progress, candidates=cands, query=query)
+            # its progress messages in the language of who started it (the numbers are for all)
+            SWEEPS.run(key, work, _("sweeping heads"), lang=i18n.current())
             st.rerun()   # the button goes; the progress bar takes its place
         return
     result = cached.wait_or_stop(job)

@@ -12,7 +12,7 @@ from explorer.model.loading import LoadedModel
 from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.plots.concepts import matrix_heatmap
 from explorer.plots.positions import dimension_curves, distance_bars, line, rope_pair, side_by_side
-from explorer.serving.cache import remembered
+from explorer.serving.regions import remembered
 from explorer.ui.drawn_once import drawn_once
 from explorer.ui.labs import english_only
 from explorer.ui.live.teacher_controls import teacher_driven

@@ -7,14 +7,13 @@ session. Value-weighted norms are kept like attention results, by (model, text) 
 from __future__ import annotations
 
 import dataclasses
-import os
 
 import streamlit as st
 
 from explorer.attention.result import AttentionResult
 from explorer.heads_do import pairs, roles, values
 from explorer.plots import effects as plots
-from explorer.serving.cache import ByteLRU
+from explorer.serving import regions
 from explorer.serving.worker import Jobs
 from explorer.ui import cached
 from explorer.ui.pickers import choice_picker
@@ -24,7 +23,7 @@ from explorer.words import i18n
 from explorer.words.i18n import N_, _
 
 ROLES = Jobs(4)
-_weighted = ByteLRU(int(os.environ.get("EXPLORER_VALUE_CACHE_MB", "128")) * 2**20)
+_weighted = regions.store("values")   # sized by EXPLORER_VALUE_CACHE_MB (serving/regions.py)
 WEIGHTINGS = {"weights": N_("weights"), "value": N_("weight × value size")}   # English; translated where shown
 
 
@@ -73,15 +72,14 @@ def head_roles(model: str, stop: bool = True):
     """``(roles, similar)`` DataFrames of the model's heads, computed once per model for all sessions."""
     loaded = cached.get_model(model)
 
-    lang = i18n.current()   # the progress messages: in the language of who asked first (the roles are numbers)
-
     def work(progress):
-        with i18n.language(lang):
-            progress(0.1, _("Scoring head roles…"))
-            found = roles.head_roles(loaded)
-            progress(0.5, _("Mapping similar heads…"))
-            return found, roles.similar_heads(loaded)
-    return cached.wait_or_stop(ROLES.run(model, work, _("head roles of {model}").format(model=model)), stop=stop)
+        progress(0.1, _("Scoring head roles…"))
+        found = roles.head_roles(loaded)
+        progress(0.5, _("Mapping similar heads…"))
+        return found, roles.similar_heads(loaded)
+    # the progress messages: in the language of who asked first (the roles are numbers)
+    job = ROLES.run(model, work, _("head roles of {model}").format(model=model), lang=i18n.current())
+    return cached.wait_or_stop(job, stop=stop)
 
 
 def more_stats(model: str, text: str, result: AttentionResult, stats):

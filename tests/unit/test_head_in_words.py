@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from explorer.sentences.batch import ClassAttention, padded_batch
-from explorer.sentences.summary import (
+from explorer.sentences.head_in_words import (
     EARLIER,
     END,
     LATER,

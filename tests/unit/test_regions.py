@@ -1,0 +1,148 @@
+"""The one cache layer (explorer/serving/regions.py): every region listed and sized there from one setting, every
+shared store handed out there, and a guard, read with ``ast``, that fails on a byte store (``ByteLRU``) built
+anywhere else or on a new count-bounded memo (``lru_cache``, ``functools.cache``, ``st.cache_data`` …) outside the
+short list of lookup tables below; shown to fail on small bad trees, as tests/unit/test_layers.py does."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from explorer.serving import regions
+from explorer.serving.cache import ByteLRU
+
+ROOT = Path(__file__).resolve().parents[2]
+HOME = "explorer/serving/regions.py"
+MEMO_NAMES = {"lru_cache", "cache", "cache_data", "cache_resource"}
+# Count-bounded memos that are not a server's shared results: what each keeps, and why it needs no byte budget.
+LOOKUP_TABLES = {
+    "explorer/lessons/files.py": "one parsed lesson file per path and modification time (a few kB each, 256 at most)",
+    "explorer/model/embedded.py": "the embedded models' folder, found once",
+    "explorer/plots/offline_html.py": "the offline viewer's two script files, read once",
+    "explorer/ui/views/flip.py": "one page run's figure builder (lives for that run only)",
+    "explorer/ui/widgets.py": "one chart's figure and text within a run; 64 small link strings",
+    "explorer/ui/cached.py": "st.cache_data of three tiny tables (one entry per log d_k); the stores are regions'",
+    "explorer/ui/live/streamlit_internals.py": "256 element keys (strings), Streamlit's own replay",
+    "explorer/ui/live/membership.py": "st.cache_resource: the one class registry object per server",
+    "explorer/web/preload.py": "the preload link header, built once",
+    "explorer/web/icons.py": "the icon font's cut, built once",
+    "explorer/serving/process.py": "the process settings, read once",
+    "explorer/words/i18n.py": "one gettext catalogue per language",
+    "explorer/words/terms.py": "the glossary's term table, built once",
+    "explorer/words/numbers.py": "eight number formatters",
+    "explorer/words/glossary.py": "the glossary per language",
+}
+
+
+def _called_name(node: ast.AST) -> str:
+    target = node.func if isinstance(node, ast.Call) else node
+    if isinstance(target, ast.Attribute):
+        return target.attr
+    return target.id if isinstance(target, ast.Name) else ""
+
+
+def stray_stores(root: Path) -> list[str]:
+    """Every store built outside regions.py in the tree at ``root`` (its explorer/, pages/ and app.py): a
+    ``ByteLRU(...)`` anywhere else, or a memo decorator in a module not in ``LOOKUP_TABLES``; one sentence each."""
+    problems = []
+    files = [*root.glob("explorer/**/*.py"), *root.glob("pages/*.py"), *root.glob("app.py")]
+    for path in sorted(files):
+        rel = path.relative_to(root).as_posix()
+        if rel == HOME:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), rel)):
+            if isinstance(node, ast.Call) and _called_name(node) == "ByteLRU":
+                problems.append(f"{rel}:{node.lineno} builds a ByteLRU: take a region's store from {HOME}")
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):   # a bare @cache, @st.cache_data
+                bare = [d for d in node.decorator_list if not isinstance(d, ast.Call)]
+                memos = [d for d in bare if _called_name(d) in MEMO_NAMES]
+            else:   # @lru_cache(maxsize=...), functools.cache(lambda: ...)
+                memos = [node] if isinstance(node, ast.Call) and _called_name(node) in MEMO_NAMES else []
+            if memos and rel not in LOOKUP_TABLES:
+                problems.append(f"{rel}:{node.lineno} keeps its own memo: use {HOME}'s remembered or a region's store")
+    return problems
+
+
+def test_every_store_in_the_package_comes_from_the_regions_module():
+    assert stray_stores(ROOT) == []
+
+
+def test_the_named_lookup_tables_still_exist():
+    for rel in LOOKUP_TABLES:
+        assert (ROOT / rel).is_file(), rel
+
+
+@pytest.mark.parametrize("source", [
+    "from explorer.serving.cache import ByteLRU\nSTORE = ByteLRU(32 * 2**20)\n",
+    "from explorer.serving import cache\nSTORE = cache.ByteLRU(1 << 20, sizeof=len)\n",
+    "import functools\n\n@functools.lru_cache(maxsize=4096)\ndef f(x):\n    return x\n",
+    "import streamlit as st\n\n@st.cache_data\ndef f(x):\n    return x\n",
+])
+def test_the_guard_fails_on_a_store_built_outside_the_regions_module(tmp_path, source):
+    (tmp_path / "explorer" / "ui").mkdir(parents=True)
+    (tmp_path / "explorer" / "ui" / "new_page_cache.py").write_text(source)
+    (tmp_path / "explorer" / "serving").mkdir()
+    (tmp_path / HOME).write_text("from explorer.serving.cache import ByteLRU\nS = ByteLRU(1)\n")   # allowed here
+    problems = stray_stores(tmp_path)
+    assert len(problems) == 1 and problems[0].startswith("explorer/ui/new_page_cache.py:")
+
+
+def test_every_region_is_listed_with_one_setting_and_todays_defaults():
+    settings = {name: (r.setting, r.default_mb) for name, r in regions.REGIONS.items()}
+    assert settings == {"results": ("EXPLORER_RESULT_CACHE_MB", 384), "values": ("EXPLORER_VALUE_CACHE_MB", 128),
+                        "figures": ("EXPLORER_FIGURE_CACHE_MB", 32), "drawn": ("EXPLORER_RENDER_CACHE_MB", 64),
+                        "static": ("EXPLORER_STATIC_CACHE_MB", 48), "memos": (None, 0)}
+    assert regions.budget_bytes("results", {"EXPLORER_RESULT_CACHE_MB": "10"}) == 10 * 2**20
+    assert regions.budget_bytes("static", {}) == 48 * 2**20
+
+
+def test_each_site_holds_its_regions_one_store():
+    from explorer.plots import remember
+    from explorer.ui import cached, drawn_once
+    from explorer.ui.views import value_roles
+    from explorer.web import compress
+
+    assert cached.result_cache() is regions.store("results")
+    assert value_roles._weighted is regions.store("values")
+    assert remember.BY_VIEW is regions.store("figures")
+    assert drawn_once.STORE is regions.store("drawn")
+    assert compress.STORE is regions.store("static")
+    with pytest.raises(ValueError):
+        regions.store("memos")   # one store per function: regions.memo
+
+
+def test_remembered_counts_its_store_in_its_region_and_the_report_lists_every_region():
+    calls = []
+    before = regions.report()["memos"]
+
+    @regions.remembered(1 << 20)
+    def doubled(x: np.ndarray) -> np.ndarray:
+        calls.append(1)
+        return x * 2
+
+    assert isinstance(doubled.memo, ByteLRU)
+    doubled(np.arange(4.0))
+    doubled(np.arange(4.0))
+    after = regions.report()
+    assert set(after) == set(regions.REGIONS)
+    assert len(calls) == 1
+    memos = after["memos"]
+    assert memos["stores"] == before["stores"] + 1 and memos["max_bytes"] == before["max_bytes"] + (1 << 20)
+    assert memos["hits"] == before["hits"] + 1 and memos["misses"] == before["misses"] + 1
+    assert memos["bytes"] == before["bytes"] + 32   # four float64s
+    for row in after.values():
+        assert {"entries", "bytes", "max_bytes", "hits", "misses", "stores", "setting"} <= set(row)
+
+
+def test_the_stats_endpoint_reports_every_region():
+    import asyncio
+    import json
+
+    import app
+
+    got = json.loads(asyncio.run(app.stats(None)).body)
+    assert set(got["regions"]) == set(regions.REGIONS)
+    assert got["regions"]["drawn"]["max_bytes"] == got["render_store"]["max_bytes"] == regions.budget_bytes("drawn")
+    assert got["regions"]["results"]["max_bytes"] == got["results"]["max_bytes"]
