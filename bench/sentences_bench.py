@@ -1,7 +1,7 @@
 """Benchmark rows for the class's own sentences (issue 47), on both embedded models, without a browser.
 
     .venv/bin/python bench/sentences_bench.py [--repeat 5] [--sentences 40] [--words 20] [--device cpu]
-    .venv/bin/python bench/sentences_bench.py --smoke    # 4 sentences of 8 words, once (CI: that it still runs)
+    .venv/bin/python bench/sentences_bench.py --smoke    # 4 sentences of 5 words, once (CI: that it still runs)
 
 Rows (median wall and CPU time of the server's work, the load average printed beside them):
   S1 the last of 40 sentences (20 words each) submitted -> the projector's figure ready: the last student's write to
@@ -88,10 +88,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--sentences", type=int, default=40)
     parser.add_argument("--words", type=int, default=20)
     parser.add_argument("--device", default=None)
-    parser.add_argument("--smoke", action="store_true", help="4 sentences of 8 words, one repetition (CI)")
+    parser.add_argument("--smoke", action="store_true", help="one repetition of 4 sentences of 5 words (CI)")
     args = parser.parse_args(argv)
     if args.smoke:
-        args.repeat, args.sentences, args.words = 1, 4, 8
+        args.repeat, args.sentences, args.words = 1, 4, 5
     from explorer.model.loading import load_model
     from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 

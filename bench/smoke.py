@@ -73,6 +73,8 @@ ROWS = {
                          r"^\| G2 page's first run, 8 tokens \(AppTest\) \| [\d.]+ ms",
                          r"^\| G3 rerun: new step .* [\d.]+ ms", r"^\| G4 a 16-token generation .* [\d.]+ MB"],
     "learning": [r"^seed 0: phase change", *(rf"^{row}  " for row in ("L1", "L2", "L3", "L4", "L5", "L6"))],
+    "sentences_bench": [r"^S1 all-MiniLM-L6-v2 .* wall \d", r"^S1 SmolLM2-135M-Instruct .* wall \d",
+                        r"^S3 all-MiniLM-L6-v2: batch vs alone", r"^S3 SmolLM2-135M-Instruct: batch vs alone"],
     "ws_load": [r"^ +2 +\d+ +\d+ ms .* +0 +", r"^capacity: 2 sessions"],
     "queue_bench": [r"^\| as running \| [1-9]\d* \| \d+ ms \| \d+ ms \| \d+ ms \| [1-9]\d* \(\d+ ms\) \| 0 \|"],
     "lesson_bench": [r"^2/2 followers on step \d+", r"^  next 1 \([^)]+\): 2/2", r"^  next 2 \([^)]+\): 2/2",
@@ -87,8 +89,6 @@ ROWS = {
                   r"^  row 9: \d.* 0 errors"],
     "memory": [r"^encoder shown: RSS \d+ MiB", r"^both models shown \(row 8\): RSS \d+ MiB", r"weights \(mapped\)"],
     "cold_ab": [r"^this \(.*\): median \d+\.\d\d s, runs \d"],
-    "sentences_bench": [r"^S1 all-MiniLM-L6-v2 on \S+: last of 4 sentences", r"^S1 SmolLM2-135M-Instruct on \S+: last",
-                        r"^S3 all-MiniLM-L6-v2: batch vs alone", r"^S3 SmolLM2-135M-Instruct: batch vs alone"],
     "sentences_follow_bench": [r"^  all-MiniLM-L6-v2 round 1 show: 2/2 drew the figure",
                                r"^S2 all-MiniLM-L6-v2, show: .* missed 0", r"^S2 all-MiniLM-L6-v2, again: .* missed 0"],
 }
