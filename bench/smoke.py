@@ -52,6 +52,8 @@ SERVER = {
     "memory": ("bench.memory", "cli", ["--url", "{url}", "--pid", "{pid}", "--probe", "{probe}"]),
     "run-3-9": ("bench.run", "main", ["--rows", "3,4,5,6,7,8,9", "--url", "{url}", "--pid", "{pid}"]),
     "cold_ab": ("bench.cold_ab", "main", []),
+    "sentences_follow_bench": ("bench.sentences_follow_bench", "main",
+                               ["--url", "{url}", "--classroom", "{db}", "--pids", "{pid}"]),
 }
 SCRIPTS = {**MODELS, **SERVER}
 GROUPS = {"models": MODELS, "server": SERVER}
@@ -87,6 +89,8 @@ ROWS = {
                   r"^  row 9: \d.* 0 errors"],
     "memory": [r"^encoder shown: RSS \d+ MiB", r"^both models shown \(row 8\): RSS \d+ MiB", r"weights \(mapped\)"],
     "cold_ab": [r"^this \(.*\): median \d+\.\d\d s, runs \d"],
+    "sentences_follow_bench": [r"^  all-MiniLM-L6-v2 round 1 show: 2/2 drew the figure",
+                               r"^S2 all-MiniLM-L6-v2, show: .* missed 0", r"^S2 all-MiniLM-L6-v2, again: .* missed 0"],
 }
 
 

@@ -10,6 +10,11 @@ once the student's round is closed: a vote cast before the answer was seen stays
 they finished are kept too, so the report says how many started and finished. Ending the homework closes the room:
 every answer goes, and a link or code opened after that gets NoSuchRoom (``ended_error``'s sentence).
 
+A homework may ask for a sentence too (``sentence_prompt``): the room's sentence round
+(``explorer.classroom.sentences``) opens with the homework and stays open while it runs, so each student writes
+one sentence (and may change it) whenever they get to it; the teacher sees them with the nicknames, may hide any,
+and the report holds the ones not hidden. They go with the homework, as its answers do.
+
 This mixin holds the public calls; each backend makes ``_homework_answer`` and ``_homework_step`` atomic (the
 SQLite store in one ``BEGIN IMMEDIATE``, the Redis store in one Lua script, ``redis_scripts.HOMEWORK``).
 """
@@ -23,6 +28,7 @@ from explorer.words.i18n import _
 from .errors import BadInput, ClassroomError, NoSuchRoom
 from .ids import check_id, clock, normalise_code
 from .polls import option_index
+from .sentences import PROMPT_MAX, clean_sentence
 
 HOMEWORK = "homework"   # the view's key that makes a room a homework
 STEPS_MAX = 60
@@ -70,19 +76,24 @@ class Homework:
     ``create_room``, ``set_view``, ``ask``, ``view``, ``roster`` and the backend's homework writes)."""
 
     # ------------------------------------------------------------------------------------------- teacher
-    def set_homework(self, source: str, title: str, questions, now: float | None = None, *, steps: int
-                     ) -> tuple[str, str]:
+    def set_homework(self, source: str, title: str, questions, now: float | None = None, *, steps: int,
+                     sentence_prompt: str = "") -> tuple[str, str]:
         """A new homework room for a lesson of ``steps`` steps -> (code, teacher key). ``questions``: (question id,
-        prompt, options, right answer) of each step that asks one, stored before any student comes."""
+        prompt, options, right answer) of each step that asks one, stored before any student comes;
+        ``sentence_prompt``: what each student's sentence should be about ("" asks for none; BadInput when it is
+        too long or holds a control character, checked before the room is made)."""
         if not isinstance(source, str) or not source or not isinstance(title, str) or not title:
             raise BadInput("A homework needs its lesson.")
         if not isinstance(steps, int) or not 1 <= steps <= STEPS_MAX:
             raise BadInput(f"A homework has 1 to {STEPS_MAX} steps.")
+        prompt = clean_sentence(sentence_prompt, PROMPT_MAX, "prompt") if (sentence_prompt or "").strip() else ""
         now = clock(now)
         code, key = self.create_room(now)
         self.set_view(code, key, {HOMEWORK: {"source": source, "title": title, "steps": steps}}, now)
-        for qid, prompt, options, correct in questions:
-            self.ask(code, key, qid, prompt, list(options), correct, now=now)
+        for qid, prompt_, options, correct in questions:
+            self.ask(code, key, qid, prompt_, list(options), correct, now=now)
+        if prompt:
+            self.open_sentences(code, key, prompt, now)
         return code, key
 
     def homework_progress(self, code: str, key: str, now: float | None = None) -> HomeworkProgress:

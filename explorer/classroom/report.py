@@ -140,11 +140,12 @@ table { border-collapse: collapse; margin: .5rem 0; } th, td { border: 1px solid
 """
 
 
-def summary_html(reports: list[QuestionReport], *, room: str, when: str, progress=None) -> str:
+def summary_html(reports: list[QuestionReport], *, room: str, when: str, progress=None,
+                 sentences: SentencesReport | None = None) -> str:
     """A standalone, printable page in the reader's language: a table of every question (share right per round,
-    shift), then each question's counts per answer. Every text from the class (questions, typed answers) is
-    escaped. ``progress`` (a homework's ``homework.HomeworkProgress``) adds how many students started and
-    finished."""
+    shift), then each question's counts per answer. Every text from the class (questions, typed answers,
+    sentences) is escaped. ``progress`` (a homework's ``homework.HomeworkProgress``) adds how many students started
+    and finished; ``sentences`` the class's sentences under their prompt, numbered, without names."""
     e = html.escape
     started = "" if progress is None else "<p>" + e(ngettext(
         "Homework: {started} student started, {finished} finished.",
@@ -175,6 +176,11 @@ def summary_html(reports: list[QuestionReport], *, room: str, when: str, progres
     counted = ngettext("{n} question", "{n} questions", len(reports)).format(n=len(reports))
     shift = e(_("The shift is the share right in round 2 minus the share right in round 1, in percentage points."))
     keep = e(_("Print this page (Ctrl+P) or keep the file: the class’s answers are deleted when the class ends."))
+    if sentences is not None:
+        none = "<li>" + e(_("No sentence yet.")) + "</li>"
+        heading = e(_("Sentences: {prompt}").format(prompt=sentences.prompt))
+        items = "".join(f"<li>{e(text)}</li>" for text in sentences.texts) or none
+        details.append(f"<section><h2>{heading}</h2><ol>{items}</ol></section>")
     return (f"<!doctype html><html lang='{e(current())}'><head><meta charset='utf-8'><title>{title}</title>"
             f"<style>{_STYLE}</style></head><body><h1>{title}</h1><p>{e(when)} · {e(counted)}. {shift}"
             f"</p>{started}<p class='note'>{keep}</p>{table}{''.join(details)}</body></html>")

@@ -6,6 +6,8 @@ where the family keeps it raises ``Unsupported`` naming the family and the path.
 """
 from __future__ import annotations
 
+from weakref import WeakKeyDictionary
+
 import numpy as np
 import torch
 
@@ -38,7 +40,15 @@ def _part(model: torch.nn.Module, fam: Family, path: str, what: str, where=None)
     return found
 
 
+WHOLE: WeakKeyDictionary = WeakKeyDictionary()   # model -> its every block while ``cut.first_blocks`` cuts it
+
+
 def blocks(model: torch.nn.Module) -> torch.nn.ModuleList:
+    """The model's list of blocks: every block, also while a ``cut.first_blocks`` pass (under the model's lock) runs
+    with fewer, so that a reader outside the lock (a knockout putting its hooks on) never sees the cut list."""
+    whole = WHOLE.get(model)
+    if whole is not None:
+        return whole
     fam = family_of(model)
     return _part(model, fam, fam.layers, "list of blocks")
 

@@ -69,3 +69,30 @@ def colorbar_margin(title: str) -> int:
     """Right margin (px) for a vertical colour bar with ``title`` above it: the bar and its ticks take up to
     72 px (signed ticks), a title wider than the bar its width + 56 px (both measured; 4 px to spare)."""
     return math.ceil(max(72, text_px(title) + 60))
+
+
+# px a chart gets on a 390 px phone inside a bordered container (as the class's panels draw it), measured in
+# Chromium: 326 (the main column alone gives 358: Streamlit pads it 16 px a side, the border's box 16 more)
+PHONE_WIDTH = 326
+ELLIPSIS = "\u2026"
+
+
+def cell_labels(texts, cell_px: float, largest: float = 11, smallest: float = 8) -> tuple[list[str], float]:
+    """(labels, font size in px) for text written inside cells ``cell_px`` wide: the largest size up to
+    ``largest`` at which the widest text fits (2 px to spare), never below ``smallest``; a text still too wide is cut
+    to the longest start that fits with "…" after it, and left out ("") when not even one character does (its
+    cell's hover and the figure's table still name it). ``texts`` are plain (not yet escaped for plotly)."""
+    room = cell_px - 2
+    texts = [str(t) for t in texts]
+    wide = widest(texts, largest)
+    size = largest if wide <= room else max(smallest, math.floor(largest * room / wide * 2) / 2) if wide else largest
+    shown = []
+    for text in texts:
+        if text_px(text, size) <= room:
+            shown.append(text)
+            continue
+        cut = len(text) - 1
+        while cut > 0 and text_px(text[:cut] + ELLIPSIS, size) > room:
+            cut -= 1
+        shown.append(text[:cut] + ELLIPSIS if cut else "")
+    return shown, size

@@ -11,6 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from explorer.plots import alt
+from explorer.plots import room as plot_room
 from explorer.plots.attention import COLORSCALE
 from explorer.plots.base import figure, label, labels
 from explorer.sentences import head_in_words
@@ -19,6 +20,8 @@ from explorer.words.i18n import _, ngettext
 
 COLUMNS = 4   # tiles a row in the small multiples
 TICKS_UP_TO = 12   # more tiles than this: the tokens are in the hover and the table, not on the axes
+TOP_KEY_CHARS = 10   # a line's label names its top key cut to this many characters (its table holds it whole)
+BAR_BELOW = 56   # px under the word's rows for the colour bar
 
 
 def small_multiples(tiles: Sequence[np.ndarray], tokens: Sequence[Sequence[str]], numbers: Sequence[int], *,
@@ -71,34 +74,49 @@ def word_rows(rows: Sequence[np.ndarray], tokens: Sequence[Sequence[str]], queri
               tops: Sequence[int], numbers: Sequence[int], word: str, *, title: str = "", said: str = "",
               sentences: Sequence[str] = ()) -> go.Figure:
     """The word's row of weights in every sentence, one line each (top to bottom in the given order), lined up on
-    the word (column 0; the columns to its left are the tokens before it). Each cell shows its token; the line's
-    label names the sentence's number and its top key."""
+    the word (column 0; the columns to its left are the tokens before it). Each cell shows its token, in a size
+    and length that fit the cell on a phone (``room.cell_labels``: the figure is drawn once for every screen, so
+    it is laid out for the narrowest); the hover and the table hold every token whole. The line's label names
+    the sentence's number and its top key; the colour bar lies under the rows, where a phone has room for it."""
     left = max(queries, default=0)
     right = max((len(t) - q for t, q in zip(tokens, queries)), default=1)
+    names = [_("{n}: → “{token}”").format(n=number, token=label(_short(toks[top].strip())))
+             for number, toks, top in zip(numbers, tokens, tops)]
+    margin = dict(l=plot_room.left_margin(names, titled=False), r=10, t=70, b=BAR_BELOW)
+    cell_px = (plot_room.PHONE_WIDTH - margin["l"] - margin["r"]) / max(left + right, 1)
+    shown, size = plot_room.cell_labels([tok.strip() for toks in tokens for tok in toks], cell_px)
     z = np.full((len(rows), left + right), np.nan, dtype=np.float32)
     text = [[""] * (left + right) for _r in rows]
+    whole = [[""] * (left + right) for _r in rows]
+    at = 0
     for i, (row, toks, q) in enumerate(zip(rows, tokens, queries)):
         z[i, left - q:left - q + len(row)] = row
         for j, tok in enumerate(toks):
-            text[i][left - q + j] = label(tok.strip())
-    names = [_("{n}: → “{token}”").format(n=number, token=label(toks[top].strip()))
-             for number, toks, top in zip(numbers, tokens, tops)]
+            text[i][left - q + j], whole[i][left - q + j] = label(shown[at]), label(tok.strip())
+            at += 1
+    height = max(240, 90 + 28 * len(rows)) + BAR_BELOW
     trace = dict(type="heatmap", z=z, x=list(range(-left, right)), y=list(range(len(rows))), text=text,
-                 texttemplate="%{text}", textfont=dict(size=11), colorscale=COLORSCALE, zmin=0.0,
-                 zmax=float(np.nanmax(z)) if np.isfinite(z).any() else 1.0, xgap=1, ygap=2,
-                 colorbar=dict(title=dict(text=_("weight")), thickness=12),
-                 hovertemplate="%{text}: %{z:.3f}<extra></extra>")
+                 customdata=whole, texttemplate="%{text}", textfont=dict(size=size), colorscale=COLORSCALE,
+                 zmin=0.0, zmax=float(np.nanmax(z)) if np.isfinite(z).any() else 1.0, xgap=1, ygap=2,
+                 colorbar=dict(title=dict(text=_("weight"), side="right"), orientation="h", thickness=10, len=0.6,
+                               x=1.0, xanchor="right", y=-16 / (height - margin["t"] - margin["b"]),
+                               yanchor="top"),
+                 hovertemplate="%{customdata}: %{z:.3f}<extra></extra>")
     layout = dict(title=dict(text=label(title), x=0.0, font=dict(size=14)), plot_bgcolor="white",
                   xaxis=dict(showgrid=False, zeroline=False, tickmode="array", tickvals=[0],
                              ticktext=[label(word)], side="top"),
                   yaxis=dict(tickmode="array", tickvals=list(range(len(rows))), ticktext=names, autorange="reversed",
                              showgrid=False),
-                  height=max(240, 90 + 28 * len(rows)), margin=dict(l=10, r=10, t=70, b=10))
+                  height=height, margin=margin)
     fig = figure([trace], layout)
     tops_named = [toks[top].strip() for toks, top in zip(tokens, tops)]
     weights = [round(float(row[top]), 3) for row, top in zip(rows, tops)]
     return alt.attach(fig, said or title, lambda: [(_("The sentences"), sentence_table(
         numbers, sentences, {_("looks most at"): tops_named, _("weight"): weights}))])
+
+
+def _short(token: str, chars: int = TOP_KEY_CHARS) -> str:
+    return token if len(token) <= chars else token[:chars - 1] + plot_room.ELLIPSIS
 
 
 def head_across(ca: ClassAttention, layer: int, head: int, word: str = "") -> go.Figure:

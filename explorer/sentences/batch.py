@@ -7,6 +7,9 @@ learned positions and RoPE alike) and, in a causal decoder, the padding comes af
 query can see it; in an encoder the mask gives the padded keys weight 0. Each sentence's ``[layer, head, query,
 key]`` block, cut to its own tokens, therefore equals its own single forward up to float rounding (the
 integration test checks ≤ 1e-5 on both embedded models).
+
+The figure shows one layer, so a batch may stop after it (``up_to``): the model runs its first blocks only
+(``cut.first_blocks``, the same modules), and a decoder of 30 layers shown at layer 3 does a seventh of the work.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import numpy as np
 import torch
 
 from explorer.attention.result import MAX_TOKENS, tokenise
+from explorer.model import cut
 from explorer.model.loading import LoadedModel
 
 SENTENCE_TOKENS = 96   # a 300-character sentence is cut here: the figure's tiles stay readable
@@ -25,7 +29,8 @@ SENTENCE_TOKENS = 96   # a 300-character sentence is cut here: the figure's tile
 class ClassAttention:
     """Every sentence's attention from one batch. Per sentence: ``tokens`` (display texts), ``special`` (bool per
     token), ``word_ids`` (word index per token, -1 for special tokens), ``words``, and ``weights`` of shape
-    ``[layer, head, query, key]`` over its own tokens only (float32, after the softmax)."""
+    ``[layer, head, query, key]`` over its own tokens only (float32, after the softmax), for layers 0 to
+    ``n_layers - 1``: every layer of the model, or those up to the one the batch stopped after."""
     model: str
     causal: bool
     sentences: tuple[str, ...]
@@ -68,10 +73,11 @@ def _pad_id(tokenizer) -> int:
 
 
 def class_attention(loaded: LoadedModel, sentences: list[str] | tuple[str, ...],
-                    max_tokens: int = SENTENCE_TOKENS) -> ClassAttention:
-    """All ``sentences`` through ``loaded`` (an encoder or a decoder) in one forward pass -> their attention.
-    ValueError when there is no sentence, or the model is an encoder-decoder (its cross attention has no one
-    head per sentence to compare)."""
+                    max_tokens: int = SENTENCE_TOKENS, up_to: int | None = None) -> ClassAttention:
+    """All ``sentences`` through ``loaded`` (an encoder or a decoder) in one forward pass -> their attention;
+    with ``up_to`` (a layer index), the pass stops after that layer and holds layers 0..``up_to`` only.
+    ValueError when there is no sentence, or the model is an encoder-decoder (its cross attention has no one head
+    per sentence to compare)."""
     if not sentences:
         raise ValueError("No sentences to run.")
     if loaded.kind == "encoder-decoder":
@@ -86,10 +92,12 @@ def class_attention(loaded: LoadedModel, sentences: list[str] | tuple[str, ...],
         inputs["token_type_ids"] = torch.zeros_like(inputs["input_ids"])
     if loaded.kind == "decoder":   # right padding: positions 0..n-1 for every real token, as in a single run
         inputs["position_ids"] = torch.arange(input_ids.shape[1], device=loaded.device).expand_as(input_ids)
-    with loaded.lock, torch.inference_mode():
+    total = model.config.num_hidden_layers
+    wanted = total if up_to is None else min(max(0, int(up_to)), total - 1) + 1
+    with loaded.lock, torch.inference_mode(), cut.first_blocks(model, wanted) as ran:
         out = model(**inputs, output_attentions=True, use_cache=False)
     layers = out.attentions
-    if not layers or len(layers) != model.config.num_hidden_layers:
+    if not layers or len(layers) != ran:
         raise RuntimeError("The model returned no attention weights: load it with attn_implementation='eager'.")
     stacked = torch.stack([a.float() for a in layers], dim=1).cpu().numpy()   # (batch, layer, head, query, key)
     weights = tuple(np.ascontiguousarray(stacked[i, :, :, :len(t["ids"]), :len(t["ids"])]) for i, t in enumerate(toks))

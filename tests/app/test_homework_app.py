@@ -2,9 +2,13 @@
 the Lessons page; three students run it alone and stop at different steps, each voting once per question and
 seeing the answer after; the teacher's CSV equals the votes cast and the panel counts who started and finished; a
 second device with a student's own link sees their vote and cannot vote again; a server restart in the middle (the
-SQLite store opened again) loses nothing; a garbled code and a link after the end each say so in one sentence."""
+SQLite store opened again) loses nothing; a garbled code and a link after the end each say so in one sentence. A
+homework that asks for a sentence: each student writes theirs under the lesson bar, the teacher sees them with the
+nicknames (the projector view without), hides one, and the report holds the rest; ending it deletes them."""
 import csv
 import io
+import os
+import sqlite3
 
 import pytest
 from pagetest import APP, click
@@ -163,3 +167,59 @@ def test_the_private_teacher_link_opens_the_panel_in_a_fresh_session_and_after_a
         assert "teacher" not in back.query_params   # the key leaves the address bar
     click(back, "End the homework")
     assert "This homework has ended" in texts(lessons_page(homework=code))
+
+
+def plain(at: AppTest) -> str:
+    """What the page wrote, the backslashes ``literal`` puts before markdown characters taken out."""
+    return texts(at).replace("\\", "")
+
+
+def test_a_homework_asks_for_a_sentence_each_student_writes_theirs_and_the_report_holds_them(lesson, downloads):
+    teacher = lessons_page()
+    slug = lesson.source.replace(":", "-")
+    teacher.text_input(key=f"_lessons_{slug}_hw_sentence").input("Write one where “it” could mean two things.")
+    [b for b in teacher.button if b.key == f"_lessons_{slug}_homework"][0].click().run()
+    (code, key), = teacher.session_state[homework_panel.SET].items()
+    assert "Write one where “it” could mean two things." in plain(teacher) and "0 sentences so far" in plain(teacher)
+
+    ann, cy = student(code, "Ann"), student(code, "Cy")
+    assert "Write one where “it” could mean two things." in plain(ann)   # under the lesson bar, on the step
+    ann.text_input(key=f"_hw_sentence_{code}").input("The dog chased the cat because <b>it</b> was hungry.")
+    click(ann, "Send my sentence")
+    assert "Yours is in: The dog chased the cat because <b>it</b> was hungry." in plain(ann)
+    step(ann, "Next")   # on the next step the sentence is still there, and may change
+    assert ann.text_input(key=f"_hw_sentence_{code}").value.startswith("The dog chased")
+    cy.text_input(key=f"_hw_sentence_{code}").input("Rude words.")
+    click(cy, "Send my sentence")
+
+    teacher.run()
+    assert "2 sentences so far" in plain(teacher)
+    said = plain(teacher)
+    assert "The dog chased the cat because <b>it</b> was hungry. · *Ann*" in said and "Rude words. · *Cy*" in said
+    [b for b in teacher.button if b.key == f"_hw_hide_{code}_1"][0].click().run()   # Cy's
+    assert "~~Rude words. · *Cy*~~" in plain(teacher)
+    rows = list(csv.reader(io.StringIO(downloads(".csv"))))
+    assert ["Write one where “it” could mean two things.", "1", "The dog chased the cat because <b>it</b> was hungry.",
+            "1", ""] in rows and not [r for r in rows if "Rude words." in r]
+    page = downloads("-summary.html")
+    assert "&lt;b&gt;it&lt;/b&gt; was hungry" in page and "Rude words" not in page and "Ann" not in page
+    cy.run()
+    assert "Your teacher has set your sentence aside" in plain(cy)
+
+    # the teacher's projector view (of a live class they teach): the sentences, never who wrote them
+    live, live_key = membership.store().create_room()
+    teacher.session_state[membership.ROOM], teacher.session_state[membership.KEY] = live, live_key
+    teacher.session_state[membership.PROJECTOR] = True
+    teacher.run()
+    said = plain(teacher)
+    assert "1. The dog chased the cat because <b>it</b> was hungry." in said
+    assert "Ann" not in said and "Rude words" not in said and not [b for b in teacher.button if b.label == "Hide"]
+
+    teacher.session_state[membership.PROJECTOR] = False
+    teacher.run()
+    click(teacher, "End the homework")   # the sentences go with it
+    with pytest.raises(Exception, match="homework has ended"):
+        membership.store().homework(code)
+    with sqlite3.connect(os.environ["EXPLORER_CLASSROOM_DB"]) as db:
+        assert db.execute("SELECT COUNT(*) FROM sentences WHERE code=?", (code,)).fetchone()[0] == 0
+        assert db.execute("SELECT COUNT(*) FROM sentence_rounds WHERE code=?", (code,)).fetchone()[0] == 0

@@ -191,3 +191,27 @@ def test_nothing_private_crosses_from_one_follower_or_the_teacher_to_another():
     bo.run()
     assert not any("quietly" in c.proto.spec for c in bo.get("plotly_chart"))
     assert "quietly" not in texts(bo) and "quietly" not in str(bo.text_area(key="text").value)
+
+
+def test_a_followers_sentence_panel_is_its_own_and_follows_the_round_on_a_replayed_classroom_page():
+    """Followers on the Classroom page (the teacher's view) get it replayed, but the sentence panel and the recap are
+    each student's own and the room's state: a round the teacher opens reaches both (the view did not change), and
+    Ada's sentence never reaches Bo's page."""
+    drawn_once.STORE.clear()
+    store = membership.store()
+    room, key = store.create_room()
+    store.set_view(room, key, {"page": "pages/classroom.py", "params": {}, "opts": {}})
+    ada, bo = follower(room, "en", "Ada"), follower(room, "en", "Bo")
+    store.open_sentences(room, key, "Write a sentence with it.")
+    before = dict(replayed.COUNTS)
+    ada.run()
+    bo.run()
+    assert replayed.COUNTS["replayed"] > before["replayed"]   # one of them was a replay
+    assert "Write a sentence with it" in texts(ada) and "Write a sentence with it" in texts(bo)
+    ada.text_input(key="_sent_mine_1").input("Zebras juggle it quietly.")
+    click(ada, "Send my sentence")
+    drawn_once.STORE.clear()   # Ada's page is the first drawn after: were her panel in the recording, Bo got it
+    ada.run()
+    bo.run()
+    assert "Zebras" in texts(ada) and "Zebras" not in texts(bo)
+    assert bo.text_input(key="_sent_mine_1").value in (None, "")

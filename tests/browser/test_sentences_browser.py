@@ -3,7 +3,8 @@
 The teacher asks; each student types a sentence (one of them markup) and sends it; the server reruns the teacher's
 page as they come in ("3 of 3"); the teacher hides the markup one, shows one head for the word "it", and reveals the
 class question's answer; every page then holds the same figure, the hidden sentence nowhere, and each student the
-number of their own. Nothing is wider than the phone. Screenshots: test-artifacts/sentences-*.png.
+number of their own. Nothing is wider than the phone, and no cell label of the word's rows lies over another on it.
+Screenshots: test-artifacts/sentences-*.png.
 """
 from __future__ import annotations
 
@@ -18,6 +19,17 @@ SENTENCES = ["The dog chased the cat because it was hungry.", "<b>it</b> <script
              "My phone fell on the floor and it broke."]
 FIGURE = "() => [...document.querySelectorAll('.js-plotly-plot .gtitle')].map(t => t.textContent)"
 WIDER = "() => { const m = document.querySelector('[data-testid=stMain]'); return m.scrollWidth - m.clientWidth }"
+# pairs of the word-row figure's cell labels that overlap on screen (the same line, their boxes crossing by > 0.5 px)
+OVERLAPS = """() => {
+  const boxes = [...document.querySelectorAll('.js-plotly-plot .heatmaplayer text')]
+    .filter(t => t.textContent).map(t => [t.textContent, t.getBoundingClientRect()]);
+  const out = [];
+  boxes.forEach(([a, p], i) => boxes.slice(i + 1).forEach(([b, q]) => {
+    if (Math.min(p.bottom, q.bottom) - Math.max(p.top, q.top) > 2
+        && Math.min(p.right, q.right) - Math.max(p.left, q.left) > 0.5) out.push(a + ' / ' + b);
+  }));
+  return [boxes.length, out];
+}"""
 
 
 async def click(page, text: str, nth: int = 0) -> None:
@@ -62,6 +74,7 @@ async def lesson(browser, url: str, db: str) -> dict:
         report.setdefault("leaked", []).append("alert(1)" in text and page is not students[1])
     await sees(students[1], "set your sentence aside")
     report["phone_wider"] = await students[2].evaluate(WIDER)
+    report["phone_labels"] = await students[2].evaluate(OVERLAPS)
     for name, page in (("teacher", teacher), ("phone", students[2])):
         await scroll_to(page.locator(".js-plotly-plot").first)
         await page.wait_for_function(CHARTS_FIT, timeout=WAIT_MS)
@@ -75,4 +88,6 @@ def test_a_class_writes_one_is_hidden_and_every_page_shows_the_same_head(tmp_pat
     assert report["mine"] == [[1], [], [2]], report["mine"]
     assert report["leaked"] == [False, False, False]
     assert report["phone_wider"] <= 0
+    labels, overlapping = report["phone_labels"]
+    assert labels >= 10 and overlapping == [], report["phone_labels"]   # the word's rows: no label over another
     assert report["exceptions"] == [] and report["errors"] == [] and report["external"] == []

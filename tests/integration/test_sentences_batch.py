@@ -31,3 +31,20 @@ def test_each_sentence_in_the_batch_equals_its_own_forward(which, request):
     assert batch.causal == (which == "decoder")
     if batch.causal:
         assert all(np.all(np.triu(w, k=1) == 0) for w in batch.weights)
+
+
+@pytest.mark.parametrize("which", ["encoder", "decoder"])
+def test_a_batch_that_stops_after_the_shown_layer_equals_the_full_forwards_layers(which, request):
+    """``up_to``: the pass runs the first blocks only; the layers it holds equal a single forward's, and the model
+    has every block back afterwards."""
+    from explorer.model import anatomy
+
+    loaded = request.getfixturevalue(which)
+    total = len(anatomy.blocks(loaded.model))
+    layer = 2
+    batch = class_attention(loaded, SENTENCES[:3], up_to=layer)
+    assert batch.n_layers == layer + 1 < total
+    assert len(anatomy.blocks(loaded.model)) == total
+    for i, text in enumerate(SENTENCES[:3]):
+        np.testing.assert_allclose(batch.weights[i], extract(loaded, text).weights[:layer + 1], rtol=0, atol=1e-5)
+    assert class_attention(loaded, SENTENCES[:1], up_to=total + 5).n_layers == total   # clamped to the last

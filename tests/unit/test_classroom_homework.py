@@ -105,6 +105,46 @@ def test_started_and_finished_and_the_report_equals_the_votes(store):
     assert lines[1:3] == ["Rows sum to?,1,1,2,yes", "Rows sum to?,1,0,1,no"]
 
 
+def test_a_homework_asks_for_a_sentence_and_its_report_holds_them_without_names(store, classroom_env):
+    from explorer.classroom.report import collect_sentences, summary_html
+
+    with pytest.raises(BadInput):   # a prompt that cannot be stored: refused before any room is made
+        store.set_homework("app:1-attention", "Attention", QUESTIONS, steps=4, sentence_prompt="x" * 301)
+    assert leftovers(classroom_env) == 0
+    plain, plain_key = homework(store)
+    assert store.sentence_round(plain).number == 0 and collect_sentences(store, plain, plain_key) is None
+    code, key = store.set_homework("app:1-attention", "Attention", QUESTIONS, steps=4,
+                                   sentence_prompt="  Write one where 'it' could mean two things. ")
+    r = store.sentence_round(code)
+    assert (r.prompt, r.open) == ("Write one where 'it' could mean two things.", True)   # open while it runs
+    for sid, name in (("ann-1", "Ann"), ("bo-2", "Bo"), ("cy-3", "Cy")):
+        store.join(code, sid, name)
+    store.write_sentence(code, "ann-1", "The dog chased the cat because it was hungry.")
+    store.write_sentence(code, "bo-2", "<b>It</b> rained, =1+1")
+    store.write_sentence(code, "ann-1", "The cat chased the dog because it was hungry.")   # changed: kept in place
+    store.write_sentence(code, "cy-3", "rude words")
+    store.hide_sentence(code, key, "cy-3")
+    with pytest.raises(NotJoined):
+        store.write_sentence(code, "stranger", "hello")
+    assert [(s.student, s.hidden) for s in store.sentences(code, key)] == [("ann-1", False), ("bo-2", False),
+                                                                          ("cy-3", True)]
+    found = collect_sentences(store, code, key)
+    assert found.texts == ("The cat chased the dog because it was hungry.", "<b>It</b> rained, =1+1")
+    lines = csv_text(collect(store, code, key), found).splitlines()
+    assert lines[-2:] == ["Write one where 'it' could mean two things.,1,The cat chased the dog because it was "
+                          "hungry.,1,", "Write one where 'it' could mean two things.,1,\"<b>It</b> rained, =1+1\",1,"]
+    page = summary_html(collect(store, code, key), room=code, when="now", sentences=found)
+    assert "&lt;b&gt;It&lt;/b&gt; rained" in page and "<b>It</b>" not in page
+    assert "rude words" not in page and "Ann" not in page and "Cy" not in page   # hidden, and no names
+    store.close(code, key)
+    store.close(plain, plain_key)
+    assert leftovers(classroom_env) == 0
+    if "EXPLORER_CLASSROOM_DB" in classroom_env:
+        with sqlite3.connect(classroom_env["EXPLORER_CLASSROOM_DB"]) as db:
+            assert db.execute("SELECT COUNT(*) FROM sentences").fetchone()[0] == 0
+            assert db.execute("SELECT COUNT(*) FROM sentence_rounds").fetchone()[0] == 0
+
+
 def test_ending_deletes_everything_and_a_later_link_says_it_ended(store, classroom_env):
     code, key = homework(store)
     store.join(code, "ann-1", "Ann")

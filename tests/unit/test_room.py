@@ -26,3 +26,16 @@ def test_bars_and_colour_bar_margins():
     assert room.bar_label_margin(["it", "because"]) == 63   # 42.612 + 20
     assert room.colorbar_margin("x") == 72                  # a short title: the bar's own 72 px
     assert room.colorbar_margin("because") == 103           # 42.612 + 60
+
+
+def test_cell_labels_fit_their_cells_shrinking_then_cutting_then_leaving_out():
+    texts = ["it", "refrigerator", "the", "Überraschungsei"]
+    shown, size = room.cell_labels(texts, 200)   # room enough: whole, at the largest size
+    assert shown == texts and size == 11
+    shown, size = room.cell_labels(["it", "was", "tired"], 20)   # a smaller size fits them whole
+    assert shown == ["it", "was", "tired"] and 8 <= size < 11
+    assert room.widest(shown, size) <= 18
+    shown, size = room.cell_labels(texts, 24)   # at the smallest size the long ones are cut, with "…"
+    assert size == 8 and shown[0] == "it" and shown[1].endswith("…") and "refrigerator".startswith(shown[1][:-1])
+    assert all(room.text_px(t, size) <= 22 for t in shown)
+    assert room.cell_labels(["refrigerator"], 6) == ([""], 8)   # not even "r…" fits: left out

@@ -48,6 +48,28 @@ def test_word_rows_line_up_on_the_word_and_name_the_top_key():
     assert list(table.iloc[:, 2]) == ["dog", "goes"] and list(table.iloc[:, 3]) == [0.7, 0.6]
 
 
+def test_word_rows_fit_a_phone_and_keep_every_token_whole_in_the_hover():
+    """Fifteen columns of long words: on a 390 px phone every cell's label (at the figure's text size) fits its
+    cell, so no two overlap; the hover and the table still hold each token whole."""
+    from explorer.plots import room
+
+    words = ["refrigerator", "grandmother's", "unacceptable", "protesters", "it", "contained", "yesterday"]
+    toks = [words[i:] + words[:i] for i in range(4)]
+    queries = [t.index("it") for t in toks]
+    rows = [np.full(len(t), 1 / len(t), np.float32) for t in toks]
+    fig = plots.word_rows(rows, toks, queries, tops=[0, 0, 0, 0], numbers=[1, 2, 3, 4], word="it")
+    out = sent(fig)
+    trace, margin = out["data"][0], out["layout"]["margin"]
+    cell = (room.PHONE_WIDTH - margin["l"] - margin["r"]) / len(trace["x"])
+    size = trace["textfont"]["size"]
+    shown = [t for line in trace["text"] for t in line]
+    assert all(room.text_px(t, size) <= cell - 2 for t in shown)
+    assert "refrigerator" not in shown and any(t.endswith("…") for t in shown)   # cut, not overlapping
+    assert sorted(t for line in trace["customdata"] for t in line if t) == sorted(w for t in toks for w in t)
+    assert out["layout"]["yaxis"]["ticktext"][0] == "1: → “refrigera…”"   # the top key cut, whole in the table
+    assert list(text_alternative(fig).tables()[0][1].iloc[:, 2])[0] == "refrigerator"
+
+
 def test_head_across_puts_the_odd_ones_first_and_says_so():
     from explorer.sentences.batch import ClassAttention
 

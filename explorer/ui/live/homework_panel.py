@@ -18,7 +18,7 @@ from explorer.labs.quiz import Question
 from explorer.lessons import Lesson
 from explorer.sitemap import table
 from explorer.ui import cached, language, params
-from explorer.ui.live import membership
+from explorer.ui.live import homework_sentences, membership
 from explorer.ui.text import literal
 from explorer.words.i18n import _
 
@@ -42,11 +42,13 @@ def questions_of(lesson: Lesson) -> list[tuple[str, str, tuple[str, ...], str]]:
     return found
 
 
-def set_homework(lesson: Lesson) -> None:
-    """Callback: store the lesson as a new homework; its link and code appear under the lesson."""
+def set_homework(lesson: Lesson, prompt_key: str | None = None) -> None:
+    """Callback: store the lesson as a new homework, asking each student for a sentence when the text box
+    ``prompt_key`` holds what it should be about; its link and code appear under the lesson."""
+    prompt = str(st.session_state.get(prompt_key, "") or "") if prompt_key else ""
     try:
         code, key = membership.store().set_homework(lesson.source, lesson.title, questions_of(lesson),
-                                                    steps=len(lesson.steps))
+                                                    steps=len(lesson.steps), sentence_prompt=prompt)
     except ClassroomError as err:
         membership.note(str(err))
         return
@@ -83,6 +85,7 @@ def teacher_panel(code: str, key: str) -> None:
         info = store.homework(code)
         progress = store.homework_progress(code, key)
         reports = class_report.collect(store, code, key)
+        sentences = class_report.collect_sentences(store, code, key)
     except ClassroomError as err:
         st.caption(literal(str(err)))
         return
@@ -94,11 +97,12 @@ def teacher_panel(code: str, key: str) -> None:
         st.caption(_("Students open this link (or type the code on the Lessons page), each alone, at their own "
                      "pace. Your own link, to come back to this panel (keep it private):"))
         st.code(teacher_url(code, key), language=None)
+        homework_sentences.teacher(code, key)
         name = f"homework-{pretty_code(code)}-{time.strftime('%Y%m%d-%H%M')}"
         summary = class_report.summary_html(reports, room=pretty_code(code), when=time.strftime("%Y-%m-%d %H:%M"),
-                                            progress=progress)
+                                            progress=progress, sentences=sentences)
         with st.container(horizontal=True, gap="small"):
-            st.download_button(_("Votes as CSV"), class_report.csv_text(reports).encode("utf-8"),
+            st.download_button(_("Votes as CSV"), class_report.csv_text(reports, sentences).encode("utf-8"),
                                file_name=f"{name}.csv", mime="text/csv", key=f"_hw_csv_{code}",
                                icon=":material/download:")
             st.download_button(_("Printable summary"), summary.encode("utf-8"), file_name=f"{name}-summary.html",
@@ -210,6 +214,7 @@ def bar_line() -> None:
     st.caption(":material/home_work: " + _("Homework {code}: your answers go to your teacher. To go on later or on "
                                            "another device, keep your own link: {link}").format(
         code=pretty_code(now["code"]), link=student_url(now["code"], now["me"])))
+    homework_sentences.student(now["code"], now["me"])
 
 
 def _vote(qid: str, options: tuple[str, ...]) -> None:

@@ -8,7 +8,7 @@ import streamlit as st
 
 from explorer.classroom import ClassroomError, pretty_code, qr_svg
 from explorer.ui import params
-from explorer.ui.live import membership, report_panel, sentences_panel
+from explorer.ui.live import membership, replayed, report_panel, sentences_panel
 from explorer.ui.text import literal
 from explorer.words.i18n import _, ngettext
 
@@ -175,5 +175,7 @@ def student() -> None:
     # a callback, like the other class buttons: it runs before the page, so a rerun the server starts meanwhile
     # (a teacher's change reaching this student) cannot stop it half-way or drop the click
     st.button(_("Leave the class"), icon=":material/logout:", key="_class_leave", on_click=membership.leave)
-    sentences_panel.student()
-    report_panel.student()
+    # each student's own (their sentence, its number, their answers) and the room's state, never the view's: drawn
+    # by each session itself, also when a follower's Classroom page is a replay of another follower's
+    replayed.live(sentences_panel.student)
+    replayed.live(report_panel.student)

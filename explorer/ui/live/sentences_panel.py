@@ -52,10 +52,13 @@ def _settings() -> dict:
             "head": int(st.session_state.get(HEAD, 0)), "word": str(st.session_state.get(WORD, "")).strip()[:WORD_MAX]}
 
 
-def _batch(model: str, sentences: tuple[str, ...]) -> ClassAttention:
-    """Every sentence through the model in one batch, once per server for this model and these sentences."""
+def _batch(model: str, layer: int, sentences: tuple[str, ...]) -> tuple[ClassAttention, int]:
+    """(every sentence through the model in one batch that stops after ``layer``, the layer clamped to the
+    model's), once per server for this model, layer and these sentences."""
     loaded = cached.get_model(model)
-    return cached.kept(("class-sentences", model, sentences), lambda: class_attention(loaded, list(sentences)))
+    layer = min(max(0, layer), loaded.model.config.num_hidden_layers - 1)
+    return cached.kept(("class-sentences", model, layer, sentences),
+                       lambda: class_attention(loaded, list(sentences), up_to=layer)), layer
 
 
 def _shown(r: SentenceRound, visible: tuple[str, ...], mine: MySentence | None = None) -> None:
@@ -69,8 +72,7 @@ def _shown(r: SentenceRound, visible: tuple[str, ...], mine: MySentence | None =
     if not visible:
         st.info(_("No sentence to show yet."))
         return
-    ca = _batch(model, visible)
-    layer = min(max(0, int(settings.get("layer", 0))), ca.n_layers - 1)
+    ca, layer = _batch(model, int(settings.get("layer", 0)), visible)
     head = min(max(0, int(settings.get("head", 0))), ca.n_heads - 1)
     digest = hashlib.blake2b(repr(visible).encode(), digest_size=6).hexdigest()
     question = follow_question(ca, layer, word) if word else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.classroom import ClassroomError, pretty_code
+from explorer.classroom.sentences import PROMPT_MAX
 from explorer.lessons import Lesson, LessonError, catalogue, dump, find
 from explorer.lessons.computed import COMPUTED, step_model
 from explorer.lessons.files import untranslated, untranslated_sentence
@@ -12,7 +13,7 @@ from explorer.lessons.handout import handout_html
 from explorer.lessons.pages import STEP_PAGES, asks_own
 from explorer.sitemap import table
 from explorer.ui import cached
-from explorer.ui.live import homework_panel, lesson_bar, membership, own_lesson
+from explorer.ui.live import homework_panel, lesson_bar, membership, own_lesson, sentences_panel
 from explorer.ui.text import literal
 from explorer.ui.widgets import page_link
 from explorer.words import numbers
@@ -26,6 +27,9 @@ def _slug(lesson: Lesson) -> str:
 
 
 def _start_buttons(lesson: Lesson, key: str, primary: bool, as_homework: bool = False) -> None:
+    if as_homework:
+        st.text_input(_("Ask each student for a sentence too (optional): what should they write?"),
+                      key=f"{key}_hw_sentence", max_chars=PROMPT_MAX, placeholder=_(sentences_panel.DEFAULT_PROMPT))
     with st.container(horizontal=True, gap="small"):
         st.button(_("Start with a class"), icon=":material/groups:", key=f"{key}_class", on_click=lesson_bar.start,
                   args=(lesson, True), type="primary" if primary else "secondary",
@@ -34,7 +38,7 @@ def _start_buttons(lesson: Lesson, key: str, primary: bool, as_homework: bool = 
                   args=(lesson, False), help=_("The same steps and questions, without a class."))
         if as_homework:
             st.button(_("Set as homework"), icon=":material/home_work:", key=f"{key}_homework",
-                      on_click=homework_panel.set_homework, args=(lesson,),
+                      on_click=homework_panel.set_homework, args=(lesson, f"{key}_hw_sentence"),
                       help=_("A link and a code: each student runs the lesson alone, and their answers reach your "
                              "report."))
 
