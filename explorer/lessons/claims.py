@@ -140,7 +140,7 @@ def rows_sum_to_one(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
 def recompute_agrees(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
     result = extract(loaded, param(params, "text"))
     if result.fidelity is None:
-        raise NotComputable("this model's queries and keys cannot be captured, so nothing is recomputed")
+        raise NotComputable(_("this model's queries and keys cannot be captured, so nothing is recomputed"))
     layer, head = int(params.get("layer", 0)), int(params.get("head", 0))
     diff = float(result.fidelity[layer, head])
     return diff < 1e-5, _("our recompute of {head} differs from the model's weights by at most {diff} (the page's "
@@ -157,7 +157,7 @@ def encoder_reads_later(loaded: LoadedModel, params: Params) -> tuple[bool, str]
     rows = _query_rows(result, params)
     later = [p for p, w in enumerate(result.word_ids) if p > max(rows) and w >= 0]
     if not later:
-        raise NotComputable(f"no word comes after {params.get('query', 'it')!r}")
+        raise NotComputable(_("no word comes after {query}").format(query=repr(params.get("query", "it"))))
     on_later = result.weights[:, :, rows][..., later].sum(-1).mean(-1)   # (layer, head)
     word = params.get("query", "it")
     said = (f"{word!r} puts {on_later.mean():.0%} of its attention on the words after it on average over the heads "
@@ -209,7 +209,7 @@ def writers_look_elsewhere(loaded: LoadedModel, params: Params, top: int = 5) ->
     effect = readout.direct_effect(loaded, gen, step).heads      # (layer, head)
     order = np.argsort(-effect.ravel())[:top]
     if gen.query(step) < 2:
-        raise NotComputable("the prompt is too short to have words between its first token and the last")
+        raise NotComputable(_("the prompt is too short to have words between its first token and the last"))
     # each strong writer's largest weight on one prompt token between the first token and the one being read
     middle = {int(i): float(gen.row(step, *divmod(int(i), gen.n_heads))[1:-1].max()) for i in order}
     calm = min(middle, key=middle.get)

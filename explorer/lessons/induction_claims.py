@@ -173,7 +173,7 @@ def writes_the_repeat(loaded: LoadedModel, params: Params, most: int = 4) -> tup
     last = ids[-1]
     earlier = [p for p in range(len(ids) - 1) if ids[p] == last]
     if not earlier:
-        raise NotComputable("the prompt's last token does not appear earlier in it")
+        raise NotComputable(_("the prompt's last token does not appear earlier in it"))
     expected = ids[earlier[-1] + 1:earlier[-1] + 1 + most]
     wrote = [int(gen.picked(s)) for s in range(min(len(expected), gen.steps))]
     same = sum(a == b for a, b in zip(wrote, expected))
