@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
+@pytest.mark.load   # 35 s of a worker: with the heavy tier, after the rest, so the suite keeps its 12 minutes
 def test_every_benchmark_of_the_models_prints_its_rows():
     found = smoke.check("models", timeout=600)
     assert not found, "\n".join(found)
