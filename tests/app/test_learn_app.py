@@ -136,16 +136,22 @@ def test_the_question_keys_tell_runs_apart():
     assert learn.question_key(ref.config, "drop") != learn.question_key(one.config, "drop")
 
 
-def test_a_follower_watches_the_teachers_run_and_on_another_replica_trains_the_same_one(monkeypatch):
+def class_presses_train(seed: int, *nicknames: str):
+    """A teacher starts a class, the students join, the teacher opens Watch heads learn with 40 steps and ``seed``
+    and presses Train -> (teacher, students, the run's config, its shared job)."""
     teacher = click(classroom_page(), "Start a class")
     room = normalise_code(teacher.title[1].value)
-    student = join(room, "ada")
+    students = [join(room, nick) for nick in nicknames]
     teacher.session_state["tr_steps"] = "40"
     teacher.switch_page("pages/learn.py").run()
-    teacher.number_input(key="tr_seed").set_value(13).run()
+    teacher.number_input(key="tr_seed").set_value(seed).run()
     click(teacher, "Train")
-    cfg = config.TrainConfig(seed=13, steps=40)
-    job = training.trainer().peek(cfg)
+    cfg = config.TrainConfig(seed=seed, steps=40)
+    return teacher, students, cfg, training.trainer().peek(cfg)
+
+
+def test_a_follower_watches_the_teachers_run_and_on_another_replica_trains_the_same_one(monkeypatch):
+    teacher, (student,), cfg, job = class_presses_train(13, "ada")
     assert job is not None and job.done.wait(120) and job.error is None
     teacher.run()
     student.run()
@@ -262,15 +268,7 @@ def test_a_replayed_follower_gets_the_finished_run_not_the_page_recorded_while_i
     real = training.train_in_child
     monkeypatch.setattr(training, "train_in_child", lambda job: (release.wait(60), real(job)))
     monkeypatch.setattr(training, "_TRAINER", None)
-    teacher = click(classroom_page(), "Start a class")
-    room = normalise_code(teacher.title[1].value)
-    first, second = join(room, "ada"), join(room, "bo")
-    teacher.session_state["tr_steps"] = "40"
-    teacher.switch_page("pages/learn.py").run()
-    teacher.number_input(key="tr_seed").set_value(17).run()
-    click(teacher, "Train")
-    cfg = config.TrainConfig(seed=17, steps=40)
-    job = training.trainer().peek(cfg)
+    teacher, (first, second), cfg, job = class_presses_train(17, "ada", "bo")
     assert job is not None and not job.done.is_set()
     first.run()
     before = replayed.COUNTS["replayed"]
