@@ -49,6 +49,7 @@ FORBIDDEN = {
     "cache replay": r"\b(CACHE_RESOURCE_MESSAGE_REPLAY_CTX|calling_cached_function|_most_recent_messages|CachedResult|"
                     r"ElementMsgData|replay_cached_messages)\b",
     "st._main": r"\bst\._main\b|\._id\b",
+    "message hand-off": r"\b(_enqueue_forward_msg|populate_hash_if_needed)\b|\bctx\._enqueue\b",
 }
 
 # the only files outside HOME that may name one of FORBIDDEN, the name, and why: neither is part of the app
@@ -92,7 +93,7 @@ def test_the_docstring_lists_each_internal_it_uses():
     for name in ("get_script_run_ctx", "pages_manager", "intended_page_script_hash", "set_script_intent",
                  "_script_hash", "uses_pages_directory", "RerunException", "StopException", "_yield_callback",
                  "request_rerun", "_client_state", "_scriptrunner", "_call_soon_on_event_loop", "ScriptRequestType",
-                 "SCRIPT_RUN_CONTEXT_ATTR_NAME", "AppSession"):
+                 "SCRIPT_RUN_CONTEXT_ATTR_NAME", "AppSession", "populate_hash_if_needed", "_enqueue_forward_msg"):
         assert name in doc, name
 
 

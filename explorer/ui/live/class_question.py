@@ -38,18 +38,22 @@ def _move(op: str, key: str, round_: int) -> None:
 
 
 def _chart(question: Question, key: str, poll: Progress) -> None:
-    """The counts of the rounds that are closed (never of an open one); the right answer only once revealed."""
+    """The counts of the rounds that are closed (never of an open one); the right answer only once revealed.
+    The chart is the class's, the same for everyone in the room who reads it in one language: drawn once per
+    server for its counts (``show_figure``'s view), not once per student (it was a third of a follower's run)."""
     rounds = [counts_by_text(membership.store().counts(membership.code(), key, round=r), question.options)
               for r in poll.shown_rounds]   # votes are kept by option: each reads in this viewer's language
     right = question.correct if poll.revealed else None
-    if len(rounds) == 1:
-        n = sum(rounds[0].values())
-        title = (ngettext("Class answers, round 1 ({n} student)", "Class answers, round 1 ({n} students)", n)
-                 .format(n=n) if poll.round == 2 else "")
-        figure = answer_bars(question.options, rounds[0], right, title=title, typed=question.typed)
-    else:
-        figure = answer_rounds(question.options, rounds, right, typed=question.typed)
-    show_figure(figure, f"{key}_class_chart", f"class-answers-{key}")
+
+    def figure():
+        if len(rounds) == 1:
+            n = sum(rounds[0].values())
+            title = (ngettext("Class answers, round 1 ({n} student)", "Class answers, round 1 ({n} students)", n)
+                     .format(n=n) if poll.round == 2 else "")
+            return answer_bars(question.options, rounds[0], right, title=title, typed=question.typed)
+        return answer_rounds(question.options, rounds, right, typed=question.typed)
+    view = (question.fingerprint, question.typed, right, poll.round, tuple(tuple(sorted(r.items())) for r in rounds))
+    show_figure(figure, f"{key}_class_chart", f"class-answers-{key}", view=view)
 
 
 def _ask(question: Question, key: str) -> None:

@@ -48,6 +48,12 @@ What is used, what for, and why no public API serves:
   at each), so these three module functions, which every element passes through, are wrapped once to also keep
   what a page's recording asks for (only while one runs in that thread); parts drawn per session are left out
   (``unrecorded``) and named in the recording (``live_part``), and replay draws them in place.
+- ``populate_hash_if_needed`` (wrapped, as the three above) and the script context's ``_enqueue`` with the app
+  session's ``_enqueue_forward_msg``: what a replay costs a follower is Streamlit's own work a message, and two
+  parts of it are the same for every follower (measured, docs/benchmarks.md). A message's hash leaves its metadata
+  (where it goes) out, so a recorded element's is computed at its first replay and reused (``replay_page``); and a
+  replay's messages are handed to the session's event loop in one call at its end (``_one_handoff``), where each
+  message used to wake the loop on its own. No public API enqueues messages.
 """
 from __future__ import annotations
 
@@ -57,7 +63,7 @@ import functools
 import inspect
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import streamlit as st
@@ -79,6 +85,7 @@ from streamlit.runtime.caching.cached_message_replay import (
     replay_cached_messages,
 )
 from streamlit.runtime.pages_manager import PagesManager
+from streamlit.runtime.scriptrunner_utils import script_run_context as _run_context
 from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, StopException
 from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequests, ScriptRequestType
 from streamlit.runtime.scriptrunner_utils.script_run_context import (
@@ -300,11 +307,13 @@ class LivePart:
 
 @dataclass(frozen=True)
 class PageRecording:
-    """What a page's run drew (elements, blocks, live parts, in order); ``nbytes``: the elements' protobuf size."""
+    """What a page's run drew (elements, blocks, live parts, in order); ``nbytes``: the elements' protobuf size.
+    ``hashes``: each recorded element's message hash and cacheable flag, filled in at its first replay."""
     messages: tuple
     main_id: str
     sidebar_id: str
     nbytes: int
+    hashes: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -447,10 +456,77 @@ def _roots() -> dict[str, DeltaGenerator]:
     return {dg._id: dg for dg in (roots.main_dg, roots.sidebar_dg, roots.event_dg, roots.bottom_dg)}
 
 
+# the replay under way in this thread: its recording's hashes, and the recorded message being enqueued
+_HASHING: contextvars.ContextVar[tuple[dict, object] | None] = contextvars.ContextVar("explorer_hashing",
+                                                                                      default=None)
+
+
+def _wrap_hashing() -> None:
+    """Wrap ``populate_hash_if_needed`` once: a replayed element's message takes the hash its first replay
+    computed. The hash is of the message without its metadata (Streamlit's own rule), which is all a follower's
+    copy changes; a fragment's message (its id is hashed) is hashed as usual."""
+    with _PATCHED:
+        if getattr(_run_context.populate_hash_if_needed, "_explorer", False):
+            return
+        populate = _run_context.populate_hash_if_needed
+
+        def populate_hash_if_needed(msg) -> None:
+            replaying = _HASHING.get()
+            if replaying is None or replaying[1] is None or msg.hash or msg.WhichOneof("type") != "delta" \
+                    or msg.delta.fragment_id:
+                populate(msg)
+                return
+            hashes, source = replaying
+            known = hashes.get(id(source))
+            if known is None:
+                populate(msg)
+                hashes[id(source)] = (msg.hash, msg.metadata.cacheable)
+            else:
+                msg.hash, msg.metadata.cacheable = known
+        populate_hash_if_needed._explorer = True
+        _run_context.populate_hash_if_needed = populate_hash_if_needed
+
+
+@contextlib.contextmanager
+def _one_handoff(ctx: ScriptRunContext) -> Iterator[None]:
+    """Inside, what this run enqueues is kept, and handed to its session's event loop in one call at the end, in
+    order (as ``AppSession`` does with each message: only while the run's script runner is still the session's).
+    Outside a real server (AppTest) messages go as usual."""
+    app, send = app_session(ctx.session_id), ctx._enqueue
+    runner = getattr(send, "__self__", None)
+    if app is None or runner is None:
+        yield
+        return
+    batch: list = []
+    ctx._enqueue = batch.append
+    try:
+        yield
+    finally:
+        ctx._enqueue = send
+
+        def deliver() -> None:
+            if app._scriptrunner is runner:
+                for msg in batch:
+                    app._enqueue_forward_msg(msg)
+        if batch:
+            app._call_soon_on_event_loop(deliver)
+
+
 def replay_page(recording: PageRecording) -> None:
     """Draw a page's recording in this session, where the page would have drawn, its live parts drawn here (as
     ``replay_cached_messages`` does, plus the live parts; media files are this session's again)."""
-    dgs, ctx = _roots(), script_context()
+    _wrap_hashing()
+    ctx = script_context()
+    token = _HASHING.set((recording.hashes, None))
+    try:
+        with _one_handoff(ctx):
+            _replay(recording, ctx)
+    finally:
+        _HASHING.reset(token)
+
+
+def _replay(recording: PageRecording, ctx: ScriptRunContext) -> None:
+    dgs, hashes = _roots(), recording.hashes
     for msg in recording.messages:
         if isinstance(msg, _Widget):   # a widget of this run: its state is kept at the run's end
             if msg.metadata.id in ctx.shared.widget_ids_this_run:
@@ -469,11 +545,15 @@ def replay_page(recording: PageRecording) -> None:
         elif isinstance(msg, ElementMsgData):
             for data in msg.media_data or ():
                 Runtime.instance().media_file_mgr.add(data.media, data.mimetype, data.media_id)
+            _HASHING.set((hashes, msg))   # the one message this element enqueues is this one's
             made = dgs[msg.id_of_dg_called_on]._enqueue(msg.delta_type, msg.message, layout_config=msg.layout_config)
+            _HASHING.set((hashes, None))
             if isinstance(made, DeltaGenerator):
                 dgs[msg.returned_dgs_id] = made
         else:
+            _HASHING.set((hashes, msg))
             dgs[msg.returned_dgs_id] = dgs[msg.id_of_dg_called_on]._block(msg.message)
+            _HASHING.set((hashes, None))
 
 
 # ---------------------------------------------------------------------------------------------- the contract
@@ -520,10 +600,13 @@ SIGNATURES = {
     "register_widget_from_metadata": (None, register_widget_from_metadata, ["metadata", "ctx"]),
     "save_for_app_testing": (None, save_for_app_testing, ["ctx", "k", "v"]),
     "DeltaGenerator._block": (DeltaGenerator, "_block", ["self", "block_proto", "dg_type", "agent_props"]),
+    "populate_hash_if_needed": (None, _run_context.populate_hash_if_needed, ["msg"]),
+    "ScriptRunContext.enqueue": (ScriptRunContext, "enqueue", ["self", "msg"]),
+    "AppSession._enqueue_forward_msg": (AppSession, "_enqueue_forward_msg", ["self", "msg"]),
 }
 # attributes set on instances, checked on the live objects of a running session (``problems(live=True)``)
 CONTEXT_FIELDS = ("session_id", "main_script_path", "query_string", "page_script_hash", "session_state",
-                  "pages_manager")
+                  "pages_manager", "_enqueue")
 
 
 def _parameters(fn) -> list[str]:
