@@ -33,3 +33,12 @@ def stale_exceptions(root: Path, forbidden: dict[str, str], allowed: dict[str, d
         text = path.read_text(encoding="utf-8") if path.exists() else ""
         stale += [f"{rel}: {name}" for name in names if not re.search(forbidden[name], text)]
     return stale
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    """A small tree for a guard's own test: each of ``files`` (relative path -> text) written below ``root``."""
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root

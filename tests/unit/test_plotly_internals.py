@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from guards import uses_outside
+from guards import uses_outside, write_tree
 
 from explorer.plots import base
 
@@ -49,14 +49,6 @@ def test_the_docstring_lists_each_internal_it_uses():
         assert name in base.__doc__, name
 
 
-def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return tmp_path
-
-
 @pytest.mark.parametrize("files, expected", [
     ({"explorer/plots/heads.py": "from _plotly_utils.utils import convert_to_base64\n"},
      ["explorer/plots/heads.py:1: _plotly_utils", "explorer/plots/heads.py:1: convert_to_base64"]),
@@ -68,4 +60,4 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
       "explorer/plots/f.py": "import plotly.graph_objects as go\nvalidate = True  # plotly.io.to_json\n"}, []),
 ])
 def test_the_checker_finds_each_use(tmp_path, files, expected):
-    assert sorted(check_tree(_tree(tmp_path, files))) == sorted(expected)
+    assert sorted(check_tree(write_tree(tmp_path, files))) == sorted(expected)

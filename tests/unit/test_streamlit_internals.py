@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from guards import stale_exceptions, uses_outside
+from guards import stale_exceptions, uses_outside, write_tree
 
 from explorer.ui.live import streamlit_internals as internals
 
@@ -96,14 +96,6 @@ def test_the_docstring_lists_each_internal_it_uses():
         assert name in doc, name
 
 
-def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return tmp_path
-
-
 @pytest.mark.parametrize("files, expected", [
     ({"explorer/ui/live/push.py": "def f(app):\n    return app._scriptrunner\n"},
      ["explorer/ui/live/push.py:2: _scriptrunner"]),
@@ -125,7 +117,7 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
      ["bench/wsclient.py:2: get_script_run_ctx"]),   # an exception covers its own name only
 ])
 def test_the_checker_finds_each_use(tmp_path, files, expected):
-    assert sorted(check_tree(_tree(tmp_path, files))) == sorted(expected)
+    assert sorted(check_tree(write_tree(tmp_path, files))) == sorted(expected)
 
 
 def test_the_module_check_names_a_missing_or_changed_internal(monkeypatch):
@@ -146,6 +138,6 @@ def test_the_module_check_names_a_missing_or_changed_internal(monkeypatch):
 
 
 def test_a_stale_exception_is_found(tmp_path):
-    tree = _tree(tmp_path, {"bench/wsclient.py": "import json\n",
+    tree = write_tree(tmp_path, {"bench/wsclient.py": "import json\n",
                             "bench/server_side.py": "from streamlit.runtime.scriptrunner import x\n"})
     assert stale_exceptions(tree, FORBIDDEN, EXCEPTIONS) == ["bench/wsclient.py: streamlit.proto"]
