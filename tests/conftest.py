@@ -115,6 +115,21 @@ def classroom_env(request, tmp_path):
 
 
 @pytest.fixture
+def class_room(classroom_env):
+    """A room on ``classroom_env``'s fresh backend with one student a nick: ``class_room(["Ann", "Bob"])`` joins
+    ``s0`` as Ann and ``s1`` as Bob; (store, code, teacher key)."""
+    from explorer.classroom import open_store
+
+    def make(nicks) -> tuple:
+        store = open_store(classroom_env)
+        code, key = store.create_room()
+        for i, nick in enumerate(nicks):
+            store.join(code, f"s{i}", nick)
+        return store, code, key
+    return make
+
+
+@pytest.fixture
 def make_redis_server(tmp_path):
     """Factory of private servers (stopped at the end of the test), for tests that restart one."""
     made = []
