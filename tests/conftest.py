@@ -60,6 +60,20 @@ def tiny_loaded(tiny_folder):
 
 
 @pytest.fixture(scope="session")
+def tiny_corpus_pass(tiny_loaded):
+    """The head-geometry corpus pass of a family's tiny model over some sentences, run once per session each:
+    ``tiny_corpus_pass("bert", SENTENCES)``."""
+    from explorer.geometry.corpus_pass import run_pass
+    made = {}
+
+    def get(family: str, sentences: tuple[str, ...]):
+        if (family, sentences) not in made:
+            made[family, sentences] = run_pass(tiny_loaded(family), sentences)
+        return made[family, sentences]
+    return get
+
+
+@pytest.fixture(scope="session")
 def encoder():
     from explorer.model.loading import load_model
     from explorer.model.registry import EMBEDDED_ENCODER
