@@ -7,6 +7,12 @@ from pathlib import Path
 FOLDERS = ("explorer", "pages", "bench")   # what the guards read, with app.py
 
 
+def whole_words(*names: str) -> dict[str, str]:
+    """``{name: its pattern}`` for names matched as whole words: ``whole_words("AppSession")`` is
+    ``{"AppSession": r"\\bAppSession\\b"}`` (a dotted name's dots matched as dots)."""
+    return {name: rf"\b{re.escape(name)}\b" for name in names}
+
+
 def uses_outside(root: Path, home: str, forbidden: dict[str, str],
                  allowed: dict[str, dict[str, str]] | None = None) -> list[str]:
     """Each line of the tree at ``root`` (its explorer/, pages/, bench/ and app.py) outside ``home`` that matches

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from guards import uses_outside, write_tree
+from guards import uses_outside, whole_words, write_tree
 
 from explorer.plots import base
 
@@ -18,11 +18,7 @@ HOME = "explorer/plots/base.py"
 # what may not appear outside HOME: plotly's private package and modules, the private names taken from them, and
 # the private keyword that skips validation
 FORBIDDEN = {
-    "_plotly_utils": r"\b_plotly_utils\b",
-    "basedatatypes": r"\bbasedatatypes\b",
-    "BasePlotlyType": r"\bBasePlotlyType\b",
-    "convert_to_base64": r"\bconvert_to_base64\b",
-    "_validate": r"\b_validate\b",
+    **whole_words("_plotly_utils", "basedatatypes", "BasePlotlyType", "convert_to_base64", "_validate"),
     "a private plotly module": r"\bplotly\.(\w+\.)*_\w+",
 }
 UNUSED_HERE = {"a private plotly module"}   # forbidden everywhere, used nowhere
