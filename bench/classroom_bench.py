@@ -27,7 +27,6 @@ import random
 import re
 import secrets
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -35,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from bench.classroom_run import classroom_server, join_class, save  # noqa: E402
 from bench.stats import median, quantile  # noqa: E402
 from bench.ws_load import MODELS, fmt_ms, proc_cpu, settle, step  # noqa: E402
 from bench.wsclient import Session, one_page  # noqa: E402
@@ -91,15 +91,8 @@ async def follow(url: str, pid: int, db: str, n: int, changes: int, idle_s: floa
     room, key = store.create_room()
     store.set_view(room, key, view(1, 0))
     followers = [Follower(url, room) for _ in range(n)]
-    for i, f in enumerate(followers):
-        store.join(room, f.me, f"student {i}")
-    gate = asyncio.Semaphore(4)
-
-    async def join(f: Follower) -> bool:
-        async with gate:
-            return await f.join()
     t0 = time.monotonic()
-    joined = await asyncio.gather(*(join(f) for f in followers))
+    joined = await join_class(store, room, followers, enter=Follower.join)
     out = {"sessions": n, "joined": sum(joined), "join_s": time.monotonic() - t0, "delays": [], "missed": 0}
     print(f"{sum(joined)}/{n} followers on the teacher's page in {out['join_s']:.1f} s; "
           f"shown (1, 0): {sum((1, 0) in f.seen for f in followers)}", flush=True)
@@ -221,6 +214,23 @@ async def in_browsers(url: str, db: str, n: int, phones: int, rounds: int, heads
                 page.on("load", lambda _p, i=i: loads.__setitem__(i, loads[i] + 1))
             where = {}
             out["first"] = {}
+
+            async def change(what: str, act, title: str, wanted: str | None) -> list[float]:
+                """``act()`` (the teacher's click or key press), then the seconds until each follower shows
+                ``title``'s page (``wanted`` in its heatmap title, when given); added to ``out[what]``, and what the
+                change cost in CPU to ``cost`` under ``what``."""
+                cost and cost.start()
+                start = time.monotonic()
+                await act()
+                got = await asyncio.gather(*(_arrival(f, where[title]["path"], where[title]["title"], wanted, 60)
+                                             for f in followers))
+                cost and cost.arrived()
+                delays = [t - start for t in got if t]
+                out[what] += delays
+                out["missed"] += got.count(None)
+                await idle(teacher)
+                cost and cost.settled(what)
+                return delays
             for title in BROWSER_PAGES:   # warm-up: every page once (models, the followers' first draw)
                 start = time.monotonic()
                 path = await nav(teacher, title)
@@ -234,36 +244,17 @@ async def in_browsers(url: str, db: str, n: int, phones: int, rounds: int, heads
             for r in range(rounds):
                 for title in BROWSER_PAGES:
                     await asyncio.sleep(1 + rng.random())   # a random phase against the followers' poll
-                    cost and cost.start()
-                    start = time.monotonic()
-                    await nav(teacher, title, wait=False)
-                    got = await asyncio.gather(*(_arrival(f, where[title]["path"], where[title]["title"], None, 60)
-                                                 for f in followers))
-                    cost and cost.arrived()
-                    out["page"] += [t - start for t in got if t]
-                    out["missed"] += got.count(None)
-                    await idle(teacher)
-                    cost and cost.settled("page")
-                    print(f"  round {r} {title}: max {max((t - start for t in got if t), default=0):.2f} s", flush=True)
+                    delays = await change("page", lambda t=title: nav(teacher, t, wait=False), title, None)
+                    print(f"  round {r} {title}: max {max(delays, default=0):.2f} s", flush=True)
             # the heatmap page is open (last in BROWSER_PAGES): the teacher steps the head
             thumb = teacher.get_by_role("slider").nth(1)
             for k in range(heads):
                 await asyncio.sleep(1 + rng.random())
                 await thumb.focus()
                 layer, head = (await shows(teacher))["params"].get("layer", "0"), k + 1
-                cost and cost.start()
-                start = time.monotonic()
-                await thumb.press("ArrowRight")
-                wanted = f"layer {layer} · head {head}"
-                got = await asyncio.gather(*(_arrival(f, where["Attention heatmaps"]["path"],
-                                                      where["Attention heatmaps"]["title"], wanted, 60)
-                                             for f in followers))
-                cost and cost.arrived()
-                out["widget"] += [t - start for t in got if t]
-                out["missed"] += got.count(None)
-                await idle(teacher)
-                cost and cost.settled("widget")
-                print(f"  head {head}: max {max((t - start for t in got if t), default=0):.2f} s", flush=True)
+                delays = await change("widget", lambda: thumb.press("ArrowRight"), "Attention heatmaps",
+                                      f"layer {layer} · head {head}")
+                print(f"  head {head}: max {max(delays, default=0):.2f} s", flush=True)
             out["page_loads"] = sum(loads)
             out["errors"] = [e for pg in [teacher, *followers] for e in pg.errors]
         finally:
@@ -360,17 +351,9 @@ def main(argv=None) -> int:
         results["follow"] = asyncio.run(follow(args.url, args.pid, args.classroom, args.followers, args.changes,
                                                args.idle_seconds, settle_s=settle_s))
     elif not args.skip_follow:
-        from chromium import Server
-
-        with tempfile.TemporaryDirectory() as tmp:
-            db = str(Path(tmp) / "classroom.sqlite3")
-            server = Server(env={"EXPLORER_CLASSROOM_DB": db, "EXPLORER_CLASSROOM_URL": ""},
-                            log_prefix="classroom-bench")
-            try:
-                results["follow"] = asyncio.run(follow(server.url, server.proc.pid, db, args.followers,
-                                                       args.changes, args.idle_seconds, settle_s=settle_s))
-            finally:
-                server.stop()
+        with classroom_server("classroom-bench") as (server, env):
+            results["follow"] = asyncio.run(follow(server.url, server.proc.pid, env["EXPLORER_CLASSROOM_DB"],
+                                                   args.followers, args.changes, args.idle_seconds, settle_s=settle_s))
     if args.browsers and args.replicas:
         from deploy.cluster import Cluster
 
@@ -382,25 +365,12 @@ def main(argv=None) -> int:
         finally:
             cluster.stop()
     elif args.browsers:
-        from chromium import Server
-
-        with tempfile.TemporaryDirectory() as tmp:
-            db = str(Path(tmp) / "classroom.sqlite3")
-            server = Server(env={"EXPLORER_CLASSROOM_DB": db, "EXPLORER_CLASSROOM_URL": ""},
-                            log_prefix="classroom-bench-browsers")
-            try:
-                results["browsers"] = asyncio.run(in_browsers(server.url, db, args.browsers, args.phones,
-                                                              args.rounds, args.heads, server=server))
-            finally:
-                server.stop()
+        with classroom_server("classroom-bench-browsers") as (server, env):
+            results["browsers"] = asyncio.run(in_browsers(server.url, env["EXPLORER_CLASSROOM_DB"], args.browsers,
+                                                          args.phones, args.rounds, args.heads, server=server))
     if not args.skip_scale:
         results["scale"] = scale([int(n) for n in args.steps.split(",")], args.duration)
-    if args.smoke:   # its numbers mean nothing: a measured run's file stays
-        return 0
-    out = ROOT / "test-artifacts" / "classroom-bench.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(results, indent=1, default=str))
-    print(f"results in {out}")
+    save(results, "classroom-bench.json", smoke=args.smoke)
     return 0
 
 

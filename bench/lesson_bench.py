@@ -21,9 +21,7 @@ import argparse
 import asyncio
 import json
 import os
-import secrets
 import sys
-import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -32,41 +30,33 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from bench.classroom_run import Follower, classroom_server, join_class, save  # noqa: E402
 from bench.stats import median, quantile  # noqa: E402
 from bench.ws_load import fmt_ms  # noqa: E402
-from bench.wsclient import EARLY, ForwardMsg, Session, element_text  # noqa: E402
+from bench.wsclient import Session, element_text  # noqa: E402
 
 
-class Follower(Session):
+class StepFollower(Follower):
     """A follower that notes, for each step, when the first run that drew "Step n of" finished."""
 
-    def __init__(self, url: str, room: str):
-        super().__init__(url, "classroom", timeout=120, on_element=self._seen)
-        self.me, self.room = secrets.token_urlsafe(12), room
+    def __init__(self, url: str):
+        super().__init__(url)
         self.drawn: int | None = None   # the step the run under way has drawn
         self.finished: dict[int, float] = {}
-        self.received = 0                # bytes since the last publish
-        self.messages = 0                # messages since the last publish
         self.bytes: dict[int, int] = {}  # step -> bytes received from its publish to its run's end
         self.count: dict[int, int] = {}  # step -> messages received from its publish to its run's end
 
-    def _seen(self, element) -> None:
+    def seen(self, element) -> None:
         text = element_text(element)
         if "**Step " in text and " of " in text:
             self.drawn = int(text.split("**Step ", 1)[1].split(" ", 1)[0])
 
-    def _handle(self, data: bytes) -> None:
-        super()._handle(data)
-        self.received += len(data)
-        self.messages += 1
-        msg = ForwardMsg()
-        msg.ParseFromString(data)
-        if msg.WhichOneof("type") == "script_finished" and msg.script_finished != EARLY:
-            if self.drawn is not None:
-                self.finished.setdefault(self.drawn, time.monotonic())
-                self.bytes.setdefault(self.drawn, self.received)
-                self.count.setdefault(self.drawn, self.messages)
-            self.drawn = None
+    def run_finished(self) -> None:
+        if self.drawn is not None:
+            self.finished.setdefault(self.drawn, time.monotonic())
+            self.bytes.setdefault(self.drawn, self.received)   # received and messages: since the last publish
+            self.count.setdefault(self.drawn, self.messages)
+        self.drawn = None
 
 
 async def floor(url: str, n: int, rounds: int, pids: list[int]) -> dict:
@@ -149,16 +139,8 @@ async def run(url: str, store_env: dict, n: int, rounds: int, source: str = LESS
         step = lesson.steps[i]
         return PAGES[step.page].quiz if step.page_question else place(lesson, i, started, started)["qid"]
     publish(len(lesson.steps) - 1)   # the class waits on the last step; every step is then timed, the first too
-    followers = [Follower(url, room) for _ in range(n)]
-    for i, f in enumerate(followers):
-        store.join(room, f.me, f"student {i}")
-    gate = asyncio.Semaphore(4)
-
-    async def join(f: Follower) -> None:
-        async with gate:
-            await f.connect()
-            await f.load({"room": room, "me": f.me})
-    await asyncio.gather(*(join(f) for f in followers))
+    followers = [StepFollower(url) for _ in range(n)]
+    await join_class(store, room, followers)
     last = len(lesson.steps)
     print(f"{sum(last in f.finished for f in followers)}/{n} followers on step {last}", flush=True)
     out = {"lesson": lesson.title, "followers": n}
@@ -257,15 +239,9 @@ def main(argv=None) -> int:
                        [int(p) for p in args.pids.split(",") if p.strip()])
         result.append({"stores": stores(args.url)})
     else:
-        with tempfile.TemporaryDirectory() as tmp:
-            db = str(Path(tmp) / "classroom.sqlite3")
-            env = {"EXPLORER_CLASSROOM_DB": db, "EXPLORER_CLASSROOM_URL": ""}
-            server = Server(env=env, log_prefix="lesson-bench")
-            try:
-                result = every(server.url, env, [server.proc.pid])
-                result.append({"stores": stores(server.url)})
-            finally:
-                server.stop()
+        with classroom_server("lesson-bench") as (server, env):
+            result = every(server.url, env, [server.proc.pid])
+            result.append({"stores": stores(server.url)})
     if args.floor:
         # run from the repository, so that the app's .streamlit/config.toml applies to the floor too
         server = Server(log_prefix="lesson-bench-floor", script=str(ROOT / "bench" / "floor_app" / "app.py"))
@@ -273,12 +249,7 @@ def main(argv=None) -> int:
             result.append({"floor": asyncio.run(floor(server.url, args.followers, 5, [server.proc.pid]))})
         finally:
             server.stop()
-    if args.smoke:   # its numbers mean nothing: a measured run's file stays
-        return 0
-    out = ROOT / "test-artifacts" / "lesson-bench.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(result, indent=1, default=str))
-    print(f"results in {out}")
+    save(result, "lesson-bench.json", smoke=args.smoke)
     return 0
 
 

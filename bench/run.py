@@ -73,9 +73,11 @@ class Table:
         self.notes: list[str] = []
 
     def add(self, row: str, what: str, value: float | None, unit: str, spread_=None, n: int = 1,
-            target: str = "", met: bool | None = None, detail: str = ""):
+            target: str = "", met: bool | None = None, detail: str = "", errors=()):
+        """One row of the table; its first ten ``errors`` (if any) go to the notes under it, named by the row."""
         self.rows.append(dict(row=row, what=what, value=value, unit=unit, spread=spread_, n=n, target=target,
                               met=met, detail=detail))
+        self.notes += [f"row {row}: {e}" for e in list(errors)[:10]]
         print(f"  row {row}: {fmt(value, unit)}  target {target or '—'}  "
               f"{'' if met is None else ('met' if met else 'MISSED')}  {detail}", flush=True)
 
@@ -230,9 +232,7 @@ async def rows_in_browser(table: Table, which: set[int], args, encoder: str, dec
                           f"CPU per edit: server {fmt(got['cpu']['server'] / max(len(lat), 1), 's')}, browsers "
                           f"{fmt(got['cpu']['browsers'] / max(len(lat), 1), 's')}; whole machine busy "
                           f"{got['cpu']['machine'] / got['wall'] / (os.cpu_count() or 1):.0%} of "
-                          f"{os.cpu_count()} cores; server RSS {fmt(got['rss_after'], 'B')} after")
-                if got["errors"]:
-                    table.notes += [f"row 7: {e}" for e in got["errors"][:10]]
+                          f"{os.cpu_count()} cores; server RSS {fmt(got['rss_after'], 'B')} after", got["errors"])
             if 8 in which and which & {3, 5, 6, 7}:   # 8b: a server the rows above have used, not a fresh one
                 rss = server.rss()
                 with urllib.request.urlopen(server.url + "/_explorer/stats", timeout=10) as answer:
@@ -256,9 +256,7 @@ async def rows_in_browser(table: Table, which: set[int], args, encoder: str, dec
                           f"server CPU {per * 1000:.0f} ms a request ({got['joins']} joins, {got['edits']} edits in "
                           f"{got['seconds']:.0f} s); median {fmt(got['p50'], 's')}, edits' p95 "
                           f"{fmt(got['edit_p95'], 's')}; {len(got['errors'])} errors; whole machine busy "
-                          f"{got['busy']:.0%}")
-                if got["errors"]:
-                    table.notes += [f"row 9: {e}" for e in got["errors"][:10]]
+                          f"{got['busy']:.0%}", got["errors"])
         finally:
             server.stop()
 

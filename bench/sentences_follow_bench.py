@@ -25,9 +25,7 @@ import argparse
 import asyncio
 import os
 import random
-import secrets
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -35,42 +33,36 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from bench.classroom_run import Follower, classroom_server, join_class  # noqa: E402
 from bench.lesson_bench import cpu_seconds  # noqa: E402
 from bench.sentences_bench import sentence  # noqa: E402
 from bench.stats import median, quantile  # noqa: E402
 from bench.ws_load import fmt_ms  # noqa: E402
-from bench.wsclient import EARLY, ForwardMsg, Session, element_text  # noqa: E402
+from bench.wsclient import element_text  # noqa: E402
 
 
-class Follower(Session):
+class FigureFollower(Follower):
     """A student on the Classroom page who notes when the first run that drew the figure finished."""
 
     def __init__(self, url: str, n: int):
-        super().__init__(url, "classroom", timeout=120, on_element=self._seen)
+        super().__init__(url)
         self.title = f"across {n} sentences"   # the figure's title names how many sentences it shows
-        self.me = secrets.token_urlsafe(12)
         self.drew = False                  # the run under way drew a plotly chart
         self.prompt_seen = False           # a run drew the teacher's prompt (the student's panel is on the page)
         self.got: float | None = None      # when the first run that drew the figure finished
-        self.received = 0                  # bytes since the teacher's write
-        self.bytes: int | None = None
+        self.bytes: int | None = None      # bytes received from the teacher's write to then
 
-    def _seen(self, element) -> None:
+    def seen(self, element) -> None:
         text = element_text(element)
         if element.WhichOneof("type") == "plotly_chart" and self.title in text:
             self.drew = True
         elif PROMPT in text.replace("\\", ""):   # markdown escapes taken out
             self.prompt_seen = True
 
-    def _handle(self, data: bytes) -> None:
-        super()._handle(data)
-        self.received += len(data)
-        msg = ForwardMsg()
-        msg.ParseFromString(data)
-        if msg.WhichOneof("type") == "script_finished" and msg.script_finished != EARLY:
-            if self.drew and self.got is None:
-                self.got, self.bytes = time.monotonic(), self.received
-            self.drew = False
+    def run_finished(self) -> None:
+        if self.drew and self.got is None:
+            self.got, self.bytes = time.monotonic(), self.received
+        self.drew = False
 
     def reset(self) -> None:
         self.got, self.bytes, self.received, self.drew = None, None, 0, False
@@ -87,16 +79,8 @@ async def class_of(url: str, env: dict, n: int, rounds: int, model: str, pids: l
     store = open_store({**env, "EXPLORER_MAX_STUDENTS": str(max(n, 60))})
     room, key = store.create_room()
     store.set_view(room, key, {"page": "pages/classroom.py", "params": {}, "opts": {}})
-    followers = [Follower(url, n) for _ in range(n)]
-    for i, f in enumerate(followers):
-        store.join(room, f.me, f"student {i}")
-    gate = asyncio.Semaphore(4)
-
-    async def join(f: Follower) -> None:
-        async with gate:
-            await f.connect()
-            await f.load({"room": room, "me": f.me})
-    await asyncio.gather(*(join(f) for f in followers))
+    followers = [FigureFollower(url, n) for _ in range(n)]
+    await join_class(store, room, followers)
     layers, _heads = embedded.layers_and_heads(model)
     rng = random.Random(47)
     out = {"model": model, "followers": n, **{what: {"delays": [], "bytes": [], "missed": 0, "cpu": []}
@@ -161,7 +145,6 @@ def main(argv=None) -> int:
     pause = 1.0
     if args.smoke:
         args.followers, args.rounds, args.model, pause = 2, 1, "encoder", 0.4
-    from chromium import Server
 
     from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 
@@ -173,15 +156,10 @@ def main(argv=None) -> int:
             asyncio.run(class_of(args.url, env, args.followers, args.rounds, model,
                                  [int(x) for x in args.pids.split(",") if x.strip()], pause))
         return 0
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {"EXPLORER_CLASSROOM_DB": str(Path(tmp) / "classroom.sqlite3"), "EXPLORER_CLASSROOM_URL": "",
-               "EXPLORER_MAX_STUDENTS": str(max(args.followers, 60))}
-        server = Server(env=env, log_prefix="sentences-follow-bench")
-        try:
-            for model in models:
-                asyncio.run(class_of(server.url, env, args.followers, args.rounds, model, [server.proc.pid], pause))
-        finally:
-            server.stop()
+    students = str(max(args.followers, 60))
+    with classroom_server("sentences-follow-bench", EXPLORER_MAX_STUDENTS=students) as (server, env):
+        for model in models:
+            asyncio.run(class_of(server.url, env, args.followers, args.rounds, model, [server.proc.pid], pause))
     return 0
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import time
 from pathlib import Path
@@ -23,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+from bench.classroom_run import save  # noqa: E402
 from bench.lesson_bench import LESSONS as SOURCES  # noqa: E402  (the app's lessons, by number)
 from bench.stats import median, quantile  # noqa: E402
 from bench.ws_load import fmt_ms  # noqa: E402
@@ -116,11 +116,7 @@ def main(argv=None) -> int:
     finally:
         if server is not None:
             server.stop()
-    if args.smoke:   # its numbers mean nothing: a measured run's file stays
-        return 0
-    out = ROOT / "test-artifacts" / "teacher-next.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(result, indent=1))
+    save(result, "teacher-next.json", smoke=args.smoke)
     return 0
 
 

@@ -60,6 +60,20 @@ def tiny_loaded(tiny_folder):
 
 
 @pytest.fixture(scope="session")
+def tiny_corpus_pass(tiny_loaded):
+    """The head-geometry corpus pass of a family's tiny model over some sentences, run once per session each:
+    ``tiny_corpus_pass("bert", SENTENCES)``."""
+    from explorer.geometry.corpus_pass import run_pass
+    made = {}
+
+    def get(family: str, sentences: tuple[str, ...]):
+        if (family, sentences) not in made:
+            made[family, sentences] = run_pass(tiny_loaded(family), sentences)
+        return made[family, sentences]
+    return get
+
+
+@pytest.fixture(scope="session")
 def encoder():
     from explorer.model.loading import load_model
     from explorer.model.registry import EMBEDDED_ENCODER
@@ -112,6 +126,21 @@ def classroom_env(request, tmp_path):
     srv = request.getfixturevalue("redis_server")
     redis.Redis.from_url(srv.url).flushdb()
     return {"EXPLORER_CLASSROOM_URL": srv.url}
+
+
+@pytest.fixture
+def class_room(classroom_env):
+    """A room on ``classroom_env``'s fresh backend with one student a nick: ``class_room(["Ann", "Bob"])`` joins
+    ``s0`` as Ann and ``s1`` as Bob; (store, code, teacher key)."""
+    from explorer.classroom import open_store
+
+    def make(nicks) -> tuple:
+        store = open_store(classroom_env)
+        code, key = store.create_room()
+        for i, nick in enumerate(nicks):
+            store.join(code, f"s{i}", nick)
+        return store, code, key
+    return make
 
 
 @pytest.fixture

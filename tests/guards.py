@@ -7,6 +7,12 @@ from pathlib import Path
 FOLDERS = ("explorer", "pages", "bench")   # what the guards read, with app.py
 
 
+def whole_words(*names: str) -> dict[str, str]:
+    """``{name: its pattern}`` for names matched as whole words: ``whole_words("AppSession")`` is
+    ``{"AppSession": r"\\bAppSession\\b"}`` (a dotted name's dots matched as dots)."""
+    return {name: rf"\b{re.escape(name)}\b" for name in names}
+
+
 def uses_outside(root: Path, home: str, forbidden: dict[str, str],
                  allowed: dict[str, dict[str, str]] | None = None) -> list[str]:
     """Each line of the tree at ``root`` (its explorer/, pages/, bench/ and app.py) outside ``home`` that matches
@@ -33,3 +39,12 @@ def stale_exceptions(root: Path, forbidden: dict[str, str], allowed: dict[str, d
         text = path.read_text(encoding="utf-8") if path.exists() else ""
         stale += [f"{rel}: {name}" for name in names if not re.search(forbidden[name], text)]
     return stale
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    """A small tree for a guard's own test: each of ``files`` (relative path -> text) written below ``root``."""
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root

@@ -142,20 +142,24 @@ def knockout_repeat_loss(loaded: LoadedModel, params: Params) -> Question:
 
 # ---------------------------------------------------------------------------------------------- checks
 
-def strongest_previous_token_head(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
-    layer, head, score = _strongest(loaded, "previous_token")
+def _shows_the_strongest(loaded: LoadedModel, params: Params, role: str) -> tuple[bool, dict]:
+    """Whether the step's head (its ``layer`` and ``head`` parameters) is the probe's strongest of ``role``, and
+    the words to say so with: that head ("L1H2") and its score as a share."""
+    layer, head, score = _strongest(loaded, role)
     mine = (int(params.get("layer", 0)), int(params.get("head", 0)))
-    return mine == (layer, head), _("the head-role probe's strongest previous-token head is {head} ({share} of its "
-                                    "attention on the token before, over three sample texts)").format(
-        head=f"L{layer}H{head}", share=numbers.percent(score))
+    return mine == (layer, head), {"head": f"L{layer}H{head}", "share": numbers.percent(score)}
+
+
+def strongest_previous_token_head(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
+    ok, said = _shows_the_strongest(loaded, params, "previous_token")
+    return ok, _("the head-role probe's strongest previous-token head is {head} ({share} of its attention on the "
+                 "token before, over three sample texts)").format(**said)
 
 
 def strongest_induction_head(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
-    layer, head, score = _strongest(loaded, "induction")
-    mine = (int(params.get("layer", 0)), int(params.get("head", 0)))
-    return mine == (layer, head), _("the head-role probe's strongest induction head is {head} ({share} of its "
-                                    "attention on the token after the earlier copy, on 20 random tokens twice)").format(
-        head=f"L{layer}H{head}", share=numbers.percent(score))
+    ok, said = _shows_the_strongest(loaded, params, "induction")
+    return ok, _("the head-role probe's strongest induction head is {head} ({share} of its attention on the token "
+                 "after the earlier copy, on 20 random tokens twice)").format(**said)
 
 
 def previous_before_induction(loaded: LoadedModel, params: Params) -> tuple[bool, str]:

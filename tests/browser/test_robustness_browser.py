@@ -6,6 +6,8 @@ id with no network is answered within 2 seconds, measured in the browser, and th
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import pytest
 from chromium import ARTIFACTS, Server, exception_texts, open_page, wait_idle
 
@@ -19,12 +21,17 @@ MARKDOWN = "**b** $x$ :red[r] <i>i</i> [l](x)"      # fits the 40 characters a l
 UNKNOWN = "nobody-here/no-such-model-xyz"
 
 
+@contextmanager
 def watched(browser, url: str):
-    """open_page, plus a record of every dialog (alert) any frame tries to open."""
+    """open_page, plus a record of every dialog (alert) any frame tries to open; the page's context is closed at
+    the end."""
     page = open_page(browser, url)
     page.dialogs = []
     page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
-    return page
+    try:
+        yield page
+    finally:
+        page.context.close()
 
 
 def no_script_ran(page) -> None:
@@ -52,8 +59,7 @@ def main_text(page) -> str:
 
 @pytest.mark.parametrize("name", list(PAYLOADS))
 def test_markup_typed_into_the_heatmap_page_stays_text(server, browser, name):
-    page = watched(browser, f"{server.url}/heatmaps")
-    try:
+    with watched(browser, f"{server.url}/heatmaps") as page:
         type_text(page, "Text", PAYLOADS[name])
         page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot .xtick text')]"
                                ".some(t => t.textContent === '<')", timeout=60_000)
@@ -61,13 +67,10 @@ def test_markup_typed_into_the_heatmap_page_stays_text(server, browser, name):
         assert "<" in ticks and ">" in ticks and "window" in ticks   # literal characters, not an element
         no_script_ran(page)
         page.screenshot(path=str(ARTIFACTS / f"xss-heatmaps-{name}.png"), full_page=True)
-    finally:
-        page.context.close()
 
 
 def test_markup_in_the_bertviz_iframe_stays_text(server, browser):
-    page = watched(browser, f"{server.url}/heatmaps")
-    try:
+    with watched(browser, f"{server.url}/heatmaps") as page:
         type_text(page, "Text", IMG + " " + SCRIPT)
         page.get_by_text("Show bertviz's head view and model view").click()
         wait_idle(page)
@@ -81,14 +84,11 @@ def test_markup_in_the_bertviz_iframe_stays_text(server, browser):
         assert any("<" in t for t in texts) and any("window" in t for t in texts) and any("script" in t for t in texts)
         no_script_ran(page)
         page.screenshot(path=str(ARTIFACTS / "xss-bertviz.png"), full_page=True)
-    finally:
-        page.context.close()
 
 
 def test_markup_on_the_flip_page_stays_text(server, browser):
     """Sentence B without the candidate words: the warning quotes B in full, as typed."""
-    page = watched(browser, f"{server.url}/flip")
-    try:
+    with watched(browser, f"{server.url}/flip") as page:
         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
         typed = IMG + " " + MARKDOWN + " it was"
         type_text(page, "Sentence B", typed)
@@ -101,32 +101,24 @@ def test_markup_on_the_flip_page_stays_text(server, browser):
         wait_idle(page)
         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
         assert exception_texts(page) == []
-    finally:
-        page.context.close()
 
 
 def test_markup_on_the_compare_page_stays_text(server, browser):
-    page = watched(browser, f"{server.url}/compare")
-    try:
+    with watched(browser, f"{server.url}/compare") as page:
         type_text(page, "Text", SCRIPT + " " + SVG)
         page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot .xtick text')]"
                                ".some(t => t.textContent === 'window')", timeout=60_000)
         no_script_ran(page)
-    finally:
-        page.context.close()
 
 
 def test_markdown_and_latex_in_a_link_are_shown_as_typed(server, browser):
     """A link note quotes the bad value: no bold, no maths, no colour, no link, no HTML."""
     from urllib.parse import quote
-    page = watched(browser, f"{server.url}/heatmaps?query={quote(MARKDOWN)}")
-    try:
+    with watched(browser, f"{server.url}/heatmaps?query={quote(MARKDOWN)}") as page:
         alert = page.locator('[data-testid="stAlert"]', has_text="is not a token position")
         assert repr(MARKDOWN) in alert.inner_text()
         assert alert.locator("strong, .katex, a, i, span[class*=colored]").count() == 0
         no_script_ran(page)
-    finally:
-        page.context.close()
 
 
 def _choose_model(page, option: str) -> None:
@@ -164,28 +156,24 @@ def _still_usable(page) -> None:
 
 
 def test_unknown_hub_id_offline_answers_at_once(server, browser):
-    page = watched(browser, f"{server.url}/heatmaps")
-    try:
+    with watched(browser, f"{server.url}/heatmaps") as page:
         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
         elapsed = _unknown_hub_id_answer_ms(page)
         print(f"unknown hub id, HF_HUB_OFFLINE=1: answered in {elapsed:.0f} ms")
         page.screenshot(path=str(ARTIFACTS / "offline-hub-id.png"), full_page=True)
         assert elapsed < HUNG_MS
         _still_usable(page)
-    finally:
-        page.context.close()
 
 
 def test_unknown_hub_id_with_no_route_to_the_hub_answers_at_once(browser):
     """No HF_HUB_OFFLINE: the hub endpoint is an address nothing answers, as on a machine with no network."""
     srv = Server(env={"HF_HUB_OFFLINE": "0", "HF_ENDPOINT": "https://10.255.255.1"})
     try:
-        page = watched(browser, f"{srv.url}/heatmaps")
-        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
-        elapsed = _unknown_hub_id_answer_ms(page)
-        print(f"unknown hub id, no route to the hub: answered in {elapsed:.0f} ms")
-        assert elapsed < HUNG_MS
-        _still_usable(page)
-        page.context.close()
+        with watched(browser, f"{srv.url}/heatmaps") as page:
+            page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
+            elapsed = _unknown_hub_id_answer_ms(page)
+            print(f"unknown hub id, no route to the hub: answered in {elapsed:.0f} ms")
+            assert elapsed < HUNG_MS
+            _still_usable(page)
     finally:
         srv.stop()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from projections import query_key_projections
 
 from explorer.attention.breakdown import breakdown
 from explorer.attention.result import extract
@@ -50,18 +51,7 @@ def test_decoder_rotary_curve_and_grouped_heads(decoder):
     assert kinds == {"rope"}
     b = breakdown(result, 2, 4, 8, 0)
     assert (b.n_heads, b.n_kv_heads, b.kv_head) == (9, 3, 1)
-    seen = {}
-    attn = decoder.model.layers[2].self_attn
-    hooks = [attn.q_proj.register_forward_hook(lambda m, i, o: seen.__setitem__("q", o)),
-             attn.k_proj.register_forward_hook(lambda m, i, o: seen.__setitem__("k", o))]
-    try:
-        extract(decoder, ANIMAL_TIRED)
-    finally:
-        for h in hooks:
-            h.remove()
-    n, d = len(result.tokens), result.facts.d_head
-    q = seen["q"][0].view(n, -1, d).double().numpy()
-    k = seen["k"][0].view(n, -1, d).double().numpy()
+    q, k = query_key_projections(decoder, 2, ANIMAL_TIRED, result.facts.d_head)
     r = origin(decoder.model, result, b).rotary
     np.testing.assert_allclose(r.query_before, q[8, 4], atol=1e-4 * np.abs(q[8, 4]).max())
     np.testing.assert_allclose(r.key_before, k[0, 1], atol=1e-4 * np.abs(k[0, 1]).max())

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from projections import query_key_projections
 from tiny import FAMILIES, TEXT
 
 from explorer.attention import matrices
@@ -198,18 +199,7 @@ def test_tiny_llama_pre_rotary_vectors_are_the_projections(tiny_results):
     """Turned back with the model's own table, the captured query and key are q_proj and k_proj of the layer's
     normed input (caught by a hook): the rotation is undone with the right frequencies and sign."""
     loaded, result = tiny_results["llama"]
-    seen = {}
-    attn = loaded.model.layers[1].self_attn
-    hooks = [attn.q_proj.register_forward_hook(lambda m, i, o: seen.__setitem__("q", o)),
-             attn.k_proj.register_forward_hook(lambda m, i, o: seen.__setitem__("k", o))]
-    try:
-        extract(loaded, TEXT)
-    finally:
-        for h in hooks:
-            h.remove()
-    d = result.facts.d_head
-    q = seen["q"][0].view(len(result.tokens), -1, d).double().numpy()   # (token, head, d_head)
-    k = seen["k"][0].view(len(result.tokens), -1, d).double().numpy()
+    q, k = query_key_projections(loaded, 1, TEXT, result.facts.d_head)   # (token, head, d_head) each
     b = breakdown(result, 1, 3, 6, 2)
     r = origin(loaded.model, result, b).rotary
     np.testing.assert_allclose(r.query_before, q[6, 3], atol=1e-5)

@@ -13,7 +13,6 @@ from explorer.classroom import (
     RedisStore,
     RoundClosed,
     SqliteStore,
-    open_store,
 )
 from explorer.classroom.polls import next_state
 
@@ -22,18 +21,9 @@ QUESTION = dict(prompt="Which word does **it** attend to?", options=("animal", "
 
 
 @pytest.fixture
-def env(classroom_env):
-    """A fresh, empty classroom backend: SQLite, then Redis (``classroom_env`` in conftest)."""
-    return classroom_env
-
-
-@pytest.fixture
-def room(env):
-    store = open_store(env)
-    code, key = store.create_room()
-    for i in range(4):
-        store.join(code, f"s{i}", f"n{i}")
-    return store, code, key
+def room(class_room):
+    """Four students in a room on a fresh backend: SQLite, then Redis (``class_room`` in conftest)."""
+    return class_room([f"n{i}" for i in range(4)])
 
 
 def test_a_poll_moves_through_its_rounds_and_keeps_them_apart(room):

@@ -16,12 +16,8 @@ def env(classroom_env):
 
 
 @pytest.fixture
-def room(env):
-    store = open_store(env)
-    code, key = store.create_room()
-    for i, nick in enumerate(["Ann", "Bob", "Cy"]):
-        store.join(code, f"s{i}", nick)
-    return store, code, key
+def room(class_room):
+    return class_room(["Ann", "Bob", "Cy"])
 
 
 def test_one_sentence_per_student_changed_until_closed(room):

@@ -101,14 +101,8 @@ SENTENCES = (TEXT, "the cat sat on the mat .", "a dog bites man", "the cat", "th
 
 
 @pytest.fixture(scope="module")
-def passes(tiny_loaded):
-    made = {}
-
-    def get(family):
-        if family not in made:
-            made[family] = run_pass(tiny_loaded(family), SENTENCES)
-        return made[family]
-    return get
+def passes(tiny_corpus_pass):
+    return lambda family: tiny_corpus_pass(family, SENTENCES)
 
 
 @pytest.mark.parametrize("family", ["bert", "gpt2", "llama"])

@@ -11,14 +11,8 @@ SENTENCES = ("the animal didn't cross the street because it was too tired .", "t
 
 
 @pytest.fixture(scope="module")
-def passes(tiny_loaded):
-    made = {}
-
-    def get(family):
-        if family not in made:
-            made[family] = run_pass(tiny_loaded(family), SENTENCES)
-        return made[family]
-    return get
+def passes(tiny_corpus_pass):
+    return lambda family: tiny_corpus_pass(family, SENTENCES)
 
 
 def test_fit_pca_then_transform_is_pca():

@@ -7,6 +7,7 @@ import ast
 from pathlib import Path
 
 import pytest
+from guards import write_tree
 
 ROOT = Path(__file__).resolve().parents[2]
 # Layers from the bottom up; a module may import its own layer or lower ones only.
@@ -103,11 +104,7 @@ def test_this_repository_keeps_the_rules():
 
 
 def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
-    for name, text in {"explorer/__init__.py": "", **files}.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return tmp_path
+    return write_tree(tmp_path, {"explorer/__init__.py": "", **files})
 
 
 @pytest.mark.parametrize("files, expected", [

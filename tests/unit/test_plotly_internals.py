@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from guards import uses_outside
+from guards import uses_outside, whole_words, write_tree
 
 from explorer.plots import base
 
@@ -18,11 +18,7 @@ HOME = "explorer/plots/base.py"
 # what may not appear outside HOME: plotly's private package and modules, the private names taken from them, and
 # the private keyword that skips validation
 FORBIDDEN = {
-    "_plotly_utils": r"\b_plotly_utils\b",
-    "basedatatypes": r"\bbasedatatypes\b",
-    "BasePlotlyType": r"\bBasePlotlyType\b",
-    "convert_to_base64": r"\bconvert_to_base64\b",
-    "_validate": r"\b_validate\b",
+    **whole_words("_plotly_utils", "basedatatypes", "BasePlotlyType", "convert_to_base64", "_validate"),
     "a private plotly module": r"\bplotly\.(\w+\.)*_\w+",
 }
 UNUSED_HERE = {"a private plotly module"}   # forbidden everywhere, used nowhere
@@ -49,14 +45,6 @@ def test_the_docstring_lists_each_internal_it_uses():
         assert name in base.__doc__, name
 
 
-def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return tmp_path
-
-
 @pytest.mark.parametrize("files, expected", [
     ({"explorer/plots/heads.py": "from _plotly_utils.utils import convert_to_base64\n"},
      ["explorer/plots/heads.py:1: _plotly_utils", "explorer/plots/heads.py:1: convert_to_base64"]),
@@ -68,4 +56,4 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
       "explorer/plots/f.py": "import plotly.graph_objects as go\nvalidate = True  # plotly.io.to_json\n"}, []),
 ])
 def test_the_checker_finds_each_use(tmp_path, files, expected):
-    assert sorted(check_tree(_tree(tmp_path, files))) == sorted(expected)
+    assert sorted(check_tree(write_tree(tmp_path, files))) == sorted(expected)

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from guards import stale_exceptions, uses_outside
+from guards import stale_exceptions, uses_outside, whole_words, write_tree
 
 from explorer.ui.live import streamlit_internals as internals
 
@@ -21,30 +21,13 @@ HOME = "explorer/ui/live/streamlit_internals.py"
 # what may not appear outside HOME: private attributes and methods of Streamlit's objects, the modules that hold
 # them, and the functions that reach them
 FORBIDDEN = {
-    "streamlit.runtime": r"\bstreamlit\.runtime\b",
-    "streamlit.web": r"\bstreamlit\.web\b",
-    "streamlit.proto": r"\bstreamlit\.proto\b",
-    "streamlit.navigation": r"\bstreamlit\.navigation\b",
-    "get_script_run_ctx": r"\bget_script_run_ctx\b",
-    "SCRIPT_RUN_CONTEXT_ATTR_NAME": r"\bSCRIPT_RUN_CONTEXT_ATTR_NAME\b",
-    "_scriptrunner": r"\b_scriptrunner\b",
-    "_client_state": r"\b_client_state\b",
-    "request_rerun": r"\brequest_rerun\b",
-    "_call_soon_on_event_loop": r"\b_call_soon_on_event_loop\b",
-    "_script_thread": r"\b_script_thread\b",
+    **whole_words("streamlit.runtime", "streamlit.web", "streamlit.proto", "streamlit.navigation",
+                  "get_script_run_ctx", "SCRIPT_RUN_CONTEXT_ATTR_NAME", "_scriptrunner", "_client_state",
+                  "request_rerun", "_call_soon_on_event_loop", "_script_thread", "ScriptRequestType", "pages_manager",
+                  "PagesManager", "uses_pages_directory", "set_script_intent", "intended_page_script_hash",
+                  "current_page_script_hash", "_script_hash", "_yield_callback", "SafeSessionState", "AppSession"),
     "_requests": r"\._requests\b",
-    "ScriptRequestType": r"\bScriptRequestType\b",
-    "pages_manager": r"\bpages_manager\b",
-    "PagesManager": r"\bPagesManager\b",
-    "uses_pages_directory": r"\buses_pages_directory\b",
-    "set_script_intent": r"\bset_script_intent\b",
-    "intended_page_script_hash": r"\bintended_page_script_hash\b",
-    "current_page_script_hash": r"\bcurrent_page_script_hash\b",
-    "_script_hash": r"\b_script_hash\b",
     "StreamlitPage._page": r"""\._page\b|["']_page["']""",
-    "_yield_callback": r"\b_yield_callback\b",
-    "SafeSessionState": r"\bSafeSessionState\b",
-    "AppSession": r"\bAppSession\b",
     "Runtime.instance": r"\bRuntime\.(instance|exists)\b",
     "cache replay": r"\b(CACHE_RESOURCE_MESSAGE_REPLAY_CTX|calling_cached_function|_most_recent_messages|CachedResult|"
                     r"ElementMsgData|replay_cached_messages)\b",
@@ -97,14 +80,6 @@ def test_the_docstring_lists_each_internal_it_uses():
         assert name in doc, name
 
 
-def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return tmp_path
-
-
 @pytest.mark.parametrize("files, expected", [
     ({"explorer/ui/live/push.py": "def f(app):\n    return app._scriptrunner\n"},
      ["explorer/ui/live/push.py:2: _scriptrunner"]),
@@ -126,7 +101,7 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
      ["bench/wsclient.py:2: get_script_run_ctx"]),   # an exception covers its own name only
 ])
 def test_the_checker_finds_each_use(tmp_path, files, expected):
-    assert sorted(check_tree(_tree(tmp_path, files))) == sorted(expected)
+    assert sorted(check_tree(write_tree(tmp_path, files))) == sorted(expected)
 
 
 def test_the_module_check_names_a_missing_or_changed_internal(monkeypatch):
@@ -147,6 +122,6 @@ def test_the_module_check_names_a_missing_or_changed_internal(monkeypatch):
 
 
 def test_a_stale_exception_is_found(tmp_path):
-    tree = _tree(tmp_path, {"bench/wsclient.py": "import json\n",
+    tree = write_tree(tmp_path, {"bench/wsclient.py": "import json\n",
                             "bench/server_side.py": "from streamlit.runtime.scriptrunner import x\n"})
     assert stale_exceptions(tree, FORBIDDEN, EXCEPTIONS) == ["bench/wsclient.py: streamlit.proto"]
