@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from explorer.lessons import APP_DIR, LessonError, parse
-from explorer.lessons.files import catalogue, in_language, translated, translation_path, untranslated
+from explorer.lessons.folders import catalogue
+from explorer.lessons.translations import in_language, translated, translation_path, untranslated
 
 LANGS = ("de", "es")
 SHIPPED = sorted(APP_DIR.glob("*.toml"))
@@ -117,7 +118,7 @@ def test_a_lesson_without_its_language_falls_back_to_english_and_says_so(tmp_pat
 
 def test_the_untranslated_note_names_the_language_as_a_sentence_does():
     """"traducida al español", not the menu's "al Español"; German keeps its capital."""
-    from explorer.lessons.files import untranslated_sentence
+    from explorer.lessons.translations import untranslated_sentence
     from explorer.words import i18n
     with i18n.language("es"):
         assert "aún no está traducida al español:" in untranslated_sentence()
