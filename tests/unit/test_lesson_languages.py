@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from lesson_files import heatmap_step, lesson_text
 
 from explorer.lessons import APP_DIR, LessonError, parse
 from explorer.lessons.folders import catalogue
@@ -53,20 +54,9 @@ def test_every_shipped_lesson_has_a_translation_that_fits_its_english_file(path:
     assert changed > len(english.steps), f"{other.name} looks untranslated"
 
 
-ENGLISH = """title = "Rows"
-about = "One line."
-[[step]]
-title = "A heatmap"
-page = "pages/heatmaps.py"
-minutes = 3
-notes = "Point at a row."
-params = { model = "all-MiniLM-L6-v2", layer = 2, head = 3 }
-[step.question]
-prompt = "What does a row add up to?"
-options = ["exactly 1", "the number of words", "it depends"]
-answer = "exactly 1"
-explain = "A softmax."
-"""
+ENGLISH = lesson_text("Rows", heatmap_step("A heatmap", "Point at a row.", layer=2, head=3, minutes=3, question=(
+    "What does a row add up to?", ["exactly 1", "the number of words", "it depends"], "exactly 1", "A softmax.")),
+    about="One line.")
 GERMAN = """title = "Zeilen"
 about = "Eine Zeile."
 [[step]]
