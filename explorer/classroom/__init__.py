@@ -5,42 +5,30 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from .homework import AlreadyAnswered, HomeworkInfo, HomeworkProgress
-from .polls import OPEN, REVEALED, ROUNDS, SHOWN, Asked, Progress, RoundClosed
-from .qr import qr_svg
-from .redis_store import ACL_COMMANDS, RedisStore, acl_rule
-from .sqlite_store import SqliteStore, cache_root, default_db_path
-from .store import (
-    ALPHABET,
-    CODE_LEN,
-    MAX_ROOMS,
-    MAX_STUDENTS,
-    NICK_MAX,
-    SEATS_PER_ADDRESS,
-    TTL_S,
-    WRONG_FIRST_WAIT_S,
-    WRONG_FORGET_S,
-    WRONG_FREE_TRIES,
-    WRONG_LONGEST_WAIT_S,
+from .address import WRONG_FIRST_WAIT_S, WRONG_FORGET_S, WRONG_FREE_TRIES, WRONG_LONGEST_WAIT_S, wait_after
+from .errors import (
     AlreadyRevealed,
     BadInput,
     ClassroomError,
-    ClassroomStore,
     InvalidCode,
     NoSuchRoom,
     NotJoined,
     NotTeacher,
     Removed,
-    Room,
     RoomClosed,
     RoomFull,
     TooManyFromAddress,
     TooManyRooms,
-    clean_nickname,
-    normalise_code,
-    pretty_code,
-    wait_after,
 )
+from .homework import AlreadyAnswered, HomeworkInfo, HomeworkProgress
+from .ids import ALPHABET, CODE_LEN, normalise_code, pretty_code
+from .polls import OPEN, REVEALED, ROUNDS, SHOWN, Asked, Progress, RoundClosed
+from .qr import qr_svg
+from .redis_store import ACL_COMMANDS, RedisStore, acl_rule
+from .rooms import MAX_ROOMS, MAX_STUDENTS, NICK_MAX, SEATS_PER_ADDRESS, TTL_S, Room, clean_nickname
+from .sqlite_file import cache_root, default_db_path
+from .sqlite_store import SqliteStore
+from .store import ClassroomStore
 
 
 def open_store(env: Mapping[str, str] = os.environ, **limits) -> ClassroomStore:

@@ -57,7 +57,7 @@ def unknown_question_error() -> BadInput:
 
 @dataclass(frozen=True)
 class HomeworkInfo:
-    """What a homework runs: the lesson's ``source`` (``explorer.lessons.files.find``), ``title`` and ``steps``."""
+    """What a homework runs: the lesson's ``source`` (``explorer.lessons.folders.find``), ``title`` and ``steps``."""
     code: str
     source: str
     title: str

@@ -26,17 +26,14 @@ import json
 import redis
 
 from . import errors
+from .errors import NoSuchRoom
 from .homework import already_answered_error, not_homework_error, unknown_question_error
+from .ids import clock
 from .polls import OPEN, ROUNDS, round_closed_error
 from .redis_scripts import ANSWER, CREATE, EXPIRE, HOMEWORK, JOIN, SENTENCES, TEACHER, WRONG
+from .rooms import Room, hash_key
 from .sentences import closed_error, hidden_error
-from .store import (
-    ClassroomStore,
-    NoSuchRoom,
-    Room,
-    clock,
-    hash_key,
-)
+from .store import ClassroomStore
 
 # Every command the store sends (reads in MULTI, scripts by EVALSHA, loaded on a NOSCRIPT) or its scripts call.
 ACL_COMMANDS = (

@@ -8,8 +8,10 @@ from collections.abc import Mapping
 
 from explorer.labs.quiz import Question
 
-from .files import LessonError, dump, find, parse
+from .files import LessonError, parse
+from .folders import find
 from .model import Lesson
+from .writing import dump
 
 OWN_MAX = 24_000   # longest own lesson file carried in the room's view (the view holds at most 64,000 characters)
 

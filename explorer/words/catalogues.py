@@ -5,8 +5,9 @@ keeps after the code dropped them, and the update that brings a language's file 
     python -m explorer.words.catalogues check     # list what is missing, stale or untranslated; exit 1 if any
 
 Babel's extractor reads every ``_()``, ``N_()``, ``NP_()``, ``ngettext()`` and ``pgettext()`` call with a
-literal text in app.py, pages/ and explorer/ (``pybabel extract`` would do the same from the command line). The
-files are written sorted by id and without source lines, so a change in one page does not move every other entry.
+literal text in app.py, pages/ and explorer/ (``pybabel extract`` would do the same from the command line); the
+glossary's texts are data (``explorer/words/glossary.toml``) and come from ``glossary.messages``. The files are
+written sorted by id and without source lines, so a change in one page does not move every other entry.
 
 The extractor sees only calls whose message is a literal text: ``_()`` inside an f-string (on Python 3.11) or with
 a message made at run time (``_("a" + b)``, ``_(f"...")``, ``_("..." if x else "...")``) hides the message from
@@ -28,7 +29,7 @@ from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po, write_po
 
-from explorer.words import terms
+from explorer.words import glossary, terms
 from explorer.words.i18n import LANGUAGES, SOURCE, catalogue_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,6 +69,9 @@ def extracted(root: Path = ROOT) -> dict[Key, object]:
         for _file, _line, msgid, _comments, context in items:
             if msgid:
                 found[_key(msgid, context)] = msgid
+    table = root / glossary.TABLE.relative_to(ROOT)
+    if table.is_file():
+        found.update(glossary.messages(table))
     return found
 
 

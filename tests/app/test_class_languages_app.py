@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from explorer.classroom import normalise_code
 from explorer.classroom import report as class_report
-from explorer.lessons.files import find
+from explorer.lessons.folders import find
 from explorer.ui import language
 from explorer.ui.live import lesson_bar, membership
 from explorer.words import i18n

@@ -13,7 +13,7 @@ from chromium import ARTIFACTS
 from live_class import WAIT_MS, idle, new_room, on_a_fresh_server, opened, page_problems
 
 from explorer.classroom import open_store
-from explorer.lessons.files import find
+from explorer.lessons.folders import find
 
 pytestmark = pytest.mark.browser
 

@@ -9,41 +9,23 @@ import re
 
 import pytest
 from chromium import ARTIFACTS
+from lesson_files import heatmap_step, lesson_text
 from live_class import WAIT_MS, idle, opened, page_problems, reaches, teacher_view
+
+from explorer.lessons import Step
 
 pytestmark = pytest.mark.browser
 
 PHONE = (390, 844)
-LESSON = """title = "Three steps in the browser"
-about = "A short lesson for the browser test."
-
-[[step]]
-title = "A head's rows"
-page = "pages/heatmaps.py"
-minutes = 2
-notes = "PRIVATE NOTE one"
-params = { model = "all-MiniLM-L6-v2", layer = 1, head = 2 }
-
-[step.question]
-prompt = "What does each row add up to?"
-options = ["exactly 1", "the number of words"]
-answer = "exactly 1"
-explain = "A softmax shares one unit of attention over the keys."
-
-[[step]]
-title = "Softmax and the square root"
-page = "pages/lab_softmax.py"
-minutes = 2
-notes = "PRIVATE NOTE two"
-question = "page"
-
-[[step]]
-title = "Positions"
-page = "pages/lab_positions.py"
-minutes = 2
-notes = "PRIVATE NOTE three"
-params = { pos_n = 64, pos_d = 64, pos_at = 10 }
-"""
+LESSON = lesson_text(
+    "Three steps in the browser",
+    heatmap_step("A head's rows", "PRIVATE NOTE one", layer=1, head=2, question=(
+        "What does each row add up to?", ["exactly 1", "the number of words"], "exactly 1",
+        "A softmax shares one unit of attention over the keys.")),
+    Step("Softmax and the square root", "pages/lab_softmax.py", 2.0, "PRIVATE NOTE two", page_question=True),
+    Step("Positions", "pages/lab_positions.py", 2.0, "PRIVATE NOTE three",
+         {"pos_n": "64", "pos_d": "64", "pos_at": "10"}),
+    about="A short lesson for the browser test.")
 REVEAL = re.compile("Reveal to the class|Show answers")
 
 

@@ -32,14 +32,9 @@ from explorer.classroom import (
     pretty_code,
     qr_svg,
 )
-from explorer.classroom.store import (
-    SEATS_PER_ADDRESS,
-    WRONG_FIRST_WAIT_S,
-    WRONG_FORGET_S,
-    WRONG_FREE_TRIES,
-    WRONG_LONGEST_WAIT_S,
-    new_code,
-)
+from explorer.classroom.address import WRONG_FIRST_WAIT_S, WRONG_FORGET_S, WRONG_FREE_TRIES, WRONG_LONGEST_WAIT_S
+from explorer.classroom.ids import new_code
+from explorer.classroom.rooms import SEATS_PER_ADDRESS
 
 ROOT = Path(__file__).resolve().parents[2]
 H = 3600.0
@@ -489,11 +484,11 @@ def test_each_run_does_not_open_a_connection_of_its_own(tmp_path, monkeypatch):
     import sqlite3
     import threading
 
-    from explorer.classroom import sqlite_store
+    from explorer.classroom import sqlite_file
 
     opened = []
     real = sqlite3.connect
-    monkeypatch.setattr(sqlite_store.sqlite3, "connect", lambda *a, **k: opened.append(1) or real(*a, **k))
+    monkeypatch.setattr(sqlite_file.sqlite3, "connect", lambda *a, **k: opened.append(1) or real(*a, **k))
     store = SqliteStore(tmp_path / "c.sqlite3")
     code, key = store.create_room()
     before = len(opened)

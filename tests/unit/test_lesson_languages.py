@@ -6,9 +6,11 @@ import re
 from pathlib import Path
 
 import pytest
+from lesson_files import heatmap_step, lesson_text
 
 from explorer.lessons import APP_DIR, LessonError, parse
-from explorer.lessons.files import catalogue, in_language, translated, translation_path, untranslated
+from explorer.lessons.folders import catalogue
+from explorer.lessons.translations import in_language, translated, translation_path, untranslated
 
 LANGS = ("de", "es")
 SHIPPED = sorted(APP_DIR.glob("*.toml"))
@@ -52,20 +54,9 @@ def test_every_shipped_lesson_has_a_translation_that_fits_its_english_file(path:
     assert changed > len(english.steps), f"{other.name} looks untranslated"
 
 
-ENGLISH = """title = "Rows"
-about = "One line."
-[[step]]
-title = "A heatmap"
-page = "pages/heatmaps.py"
-minutes = 3
-notes = "Point at a row."
-params = { model = "all-MiniLM-L6-v2", layer = 2, head = 3 }
-[step.question]
-prompt = "What does a row add up to?"
-options = ["exactly 1", "the number of words", "it depends"]
-answer = "exactly 1"
-explain = "A softmax."
-"""
+ENGLISH = lesson_text("Rows", heatmap_step("A heatmap", "Point at a row.", layer=2, head=3, minutes=3, question=(
+    "What does a row add up to?", ["exactly 1", "the number of words", "it depends"], "exactly 1", "A softmax.")),
+    about="One line.")
 GERMAN = """title = "Zeilen"
 about = "Eine Zeile."
 [[step]]
@@ -117,7 +108,7 @@ def test_a_lesson_without_its_language_falls_back_to_english_and_says_so(tmp_pat
 
 def test_the_untranslated_note_names_the_language_as_a_sentence_does():
     """"traducida al español", not the menu's "al Español"; German keeps its capital."""
-    from explorer.lessons.files import untranslated_sentence
+    from explorer.lessons.translations import untranslated_sentence
     from explorer.words import i18n
     with i18n.language("es"):
         assert "aún no está traducida al español:" in untranslated_sentence()

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
+from lesson_files import heatmap_step, lesson_text
 
 from explorer.classroom import open_store
 from explorer.lessons import Lesson, LessonError, Step, catalogue, dump, parse
@@ -15,20 +16,8 @@ from explorer.lessons.run import ended, place, resume
 from explorer.model.registry import EMBEDDED, EMBEDDED_DECODER, EMBEDDED_ENCODER
 
 ROOT = Path(__file__).resolve().parents[2]
-GOOD = """
-title = "Tiny"
-[[step]]
-title = "Heatmap"
-page = "pages/heatmaps.py"
-minutes = 2
-notes = "say this"
-params = { model = "all-MiniLM-L6-v2", layer = 5, head = 11 }
-[step.question]
-prompt = "Rows sum to?"
-options = ["1", "2"]
-answer = "1"
-explain = "softmax"
-"""
+GOOD = lesson_text("Tiny", heatmap_step("Heatmap", "say this", layer=5, head=11,
+                                         question=("Rows sum to?", ["1", "2"], "1", "softmax")))
 
 
 def error_of(text: str, name: str = "bad.toml") -> LessonError:
@@ -83,13 +72,13 @@ def test_model_sizes_read_from_the_configs_match_the_registry_labels():
 @pytest.mark.parametrize("text, step, field, words", [
     (GOOD.replace("pages/heatmaps.py", "pages/nope.py"), 1, "page", "not a page"),
     (GOOD.replace('page = "pages/heatmaps.py"\n', ""), 1, "page", "missing"),
-    (GOOD.replace("layer = 5", "layer = 6"), 1, "params.layer", "out of range"),
-    (GOOD.replace("head = 11", "head = 99"), 1, "params.head", "out of range"),
-    (GOOD.replace("layer = 5", "colour = 5"), 1, "params.colour", "takes no parameter"),
-    (GOOD.replace('model = "all-MiniLM-L6-v2"', 'model = "gpt2"'), 1, "params.model", "not an embedded model"),
-    (GOOD.replace("minutes = 2", "minutes = 2\nsurprise = 1"), 1, "surprise", "unknown key"),
+    (GOOD.replace('"layer" = "5"', '"layer" = "6"'), 1, "params.layer", "out of range"),
+    (GOOD.replace('"head" = "11"', '"head" = "99"'), 1, "params.head", "out of range"),
+    (GOOD.replace('"layer" = "5"', '"colour" = "5"'), 1, "params.colour", "takes no parameter"),
+    (GOOD.replace('"model" = "all-MiniLM-L6-v2"', '"model" = "gpt2"'), 1, "params.model", "not an embedded model"),
+    (GOOD.replace("minutes = 2.0", "minutes = 2.0\nsurprise = 1"), 1, "surprise", "unknown key"),
     (GOOD.replace('title = "Tiny"', 'title = "Tiny"\nauthor = "x"'), None, "author", "unknown key"),
-    (GOOD.replace("minutes = 2", "minutes = 90"), 1, "minutes", "from 0.5"),
+    (GOOD.replace("minutes = 2.0", "minutes = 90"), 1, "minutes", "from 0.5"),
     (GOOD.replace('answer = "1"', 'answer = "3"'), 1, "question.answer", "not one of the options"),
     (GOOD.replace('explain = "softmax"', 'explain = "softmax"\nhint = "x"'), 1, "question.hint", "unknown key"),
     (GOOD.replace('notes = "say this"', 'notes = "<script>alert(1)</script>"'), 1, "notes", "markup"),
@@ -120,7 +109,7 @@ def test_an_error_reads_in_each_readers_language_though_it_was_made_once():
     message and values and is put into words when shown, in the language of whoever reads it."""
     from explorer.words.i18n import language
 
-    err = error_of(GOOD.replace("layer = 5", "layer = 6"))
+    err = error_of(GOOD.replace('"layer" = "5"', '"layer" = "6"'))
     with language("de"):
         german = str(err)
     with language("es"):
@@ -144,7 +133,7 @@ def test_ten_megabytes_and_too_many_steps_are_refused_before_parsing():
 
 def test_a_folder_with_one_bad_file_keeps_the_good_ones(tmp_path):
     (tmp_path / "good.toml").write_text(GOOD)
-    (tmp_path / "bad.toml").write_text(GOOD.replace("layer = 5", "layer = 60"))
+    (tmp_path / "bad.toml").write_text(GOOD.replace('"layer" = "5"', '"layer" = "60"'))
     (tmp_path / "huge.toml").write_text("#" * (MAX_BYTES + 1))
     lessons, errors = catalogue({"EXPLORER_LESSONS_DIR": str(tmp_path)})
     mine = [x for x in lessons if x.source.startswith("dir:")]

@@ -18,7 +18,7 @@ HOME = "explorer/serving/regions.py"
 MEMO_NAMES = {"lru_cache", "cache", "cache_data", "cache_resource"}
 # Count-bounded memos that are not a server's shared results: what each keeps, and why it needs no byte budget.
 LOOKUP_TABLES = {
-    "explorer/lessons/files.py": "one parsed lesson file per path and modification time (a few kB each, 256 at most)",
+    "explorer/lessons/folders.py": "one parsed lesson file per path and modification time (a few kB each, 256 at most)",
     "explorer/model/embedded.py": "the embedded models' folder, found once",
     "explorer/plots/offline_html.py": "the offline viewer's two script files, read once",
     "explorer/ui/views/flip.py": "one page run's figure builder (lives for that run only)",

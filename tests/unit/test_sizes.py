@@ -15,12 +15,6 @@ EXCEPTIONS = {
     "explorer/ui/live/following.py": "edited on another branch (issue 44's replay); split after it merges",
     "explorer/ui/live/streamlit_internals.py": "edited on another branch (issue 44's replay); the one module of "
                                                "private Streamlit calls, guarded by a contract test",
-    "explorer/words/glossary.py": "edited on another branch (the term work); split after it merges",
-    "explorer/classroom/sqlite_store.py": "edited on another branch (the class sentences); split after it merges",
-    "explorer/classroom/store.py": "edited on another branch (the class sentences); split after it merges",
-    "explorer/lessons/files.py": "not split in this wave: it reads lessons/computed.py's registry, which another "
-                                 "branch edits; its ideas: reading a lesson with its checks, writing it back, the "
-                                 "catalogue",
 }
 
 

@@ -8,7 +8,7 @@ import streamlit as st
 
 from explorer.labs.quiz import Question
 from explorer.lessons import Lesson
-from explorer.lessons.files import find
+from explorer.lessons.folders import find
 from explorer.lessons.pages import STEP_PAGES
 from explorer.lessons.run import resume
 from explorer.ui import cached, predict_first, prefetch

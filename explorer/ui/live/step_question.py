@@ -8,7 +8,7 @@ import streamlit as st
 
 from explorer.labs.quiz import Question
 from explorer.lessons import Lesson
-from explorer.lessons.files import untranslated, untranslated_sentence
+from explorer.lessons.translations import untranslated, untranslated_sentence
 from explorer.ui import predict_first
 from explorer.ui.live import homework_panel
 from explorer.ui.text import literal

@@ -8,9 +8,9 @@ from explorer.classroom import ClassroomError, pretty_code
 from explorer.classroom.sentences import PROMPT_MAX
 from explorer.lessons import Lesson, LessonError, catalogue, dump, find
 from explorer.lessons.computed import COMPUTED, step_model
-from explorer.lessons.files import untranslated, untranslated_sentence
 from explorer.lessons.handout import handout_html
 from explorer.lessons.pages import STEP_PAGES, asks_own
+from explorer.lessons.translations import untranslated, untranslated_sentence
 from explorer.sitemap import table
 from explorer.ui import cached
 from explorer.ui.live import homework_panel, lesson_bar, membership, own_lesson, sentences_panel
