@@ -27,8 +27,9 @@ SEAT = "_class_seat"   # the key of this session's ClassSeat
 
 @dataclass
 class ClassSeat:
-    """One session's place in a class. ``enter`` and ``leave`` reset who it is and what it took from the room;
-    the rest outlives a class (the join guard's count, notes still to show, the last run's page and address)."""
+    """One session's place in a class. ``enter`` and ``leave`` forget who it is, whether it follows, the text lock
+    and the versions it applied, saw and published; the rest is read only while in a class or outlives one (the
+    join guard's count, notes still to show, the last run's page and address)."""
 
     # who, where (membership)
     room: str | None = None
