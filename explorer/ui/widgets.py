@@ -24,7 +24,7 @@ from explorer.plots.classroom import scale_fonts
 from explorer.plots.remember import figure_for_view
 from explorer.ui import cached, chart_text, language, params
 from explorer.ui.drawn_once import drawn_once, view_key
-from explorer.ui.live import following, membership, replayed, streamlit_internals
+from explorer.ui.live import class_banner, membership, replayed, streamlit_internals
 from explorer.ui.text import literal
 from explorer.ui.words import on_this_page
 from explorer.words import i18n, numbers
@@ -148,7 +148,7 @@ def show_figure(fig, key: str, filename: str, on_select="ignore", where=None, fr
             return show_figure(fig, key, filename, on_select, frame=frame, view=view)
     config = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": filename, "scale": 2}}
     chart_text.keyboard_scrolling()   # once a session: with it, the rule that hides plotly's toolbar on a phone
-    scale = following.figure_scale()   # larger type in the teacher's projector view
+    scale = class_banner.figure_scale()   # larger type in the teacher's projector view
     if view is not None and on_select != "ignore" and membership.following():
         on_select = "ignore"   # a click would pick what the teacher drives: a follower's chart is the class's one
     if view is not None and on_select == "ignore":
@@ -280,7 +280,7 @@ def use_app_navigation() -> None:
         st.rerun()
     language.register()
     language.choose()   # a page run on its own (AppTest of one file) reads ?lang= too; through app.py: already done
-    following.on_page()   # classroom live mode: rejoin from the URL, follow the teacher, the room's banner
+    class_banner.on_page()   # classroom live mode: rejoin from the URL, follow the teacher, the room's banner
     page_file = sys._getframe(1).f_code.co_filename
     on_this_page(page_file)   # the sidebar's "Words on this page"
     if _writes_formulas(page_file):

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+from explorer.ui.live.seat import SEAT
 from explorer.words.i18n import LANGUAGES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,6 +115,11 @@ def join(room: str, nickname: str = "", typed: str | None = None) -> AppTest:
 
 
 BREAKDOWN_LINK = "apart on the heatmap page"   # the label's end of every "Take “it” → “animal” apart" link
+
+
+def seat_of(at: AppTest):
+    """``at``'s place in a class (``explorer.ui.live.seat.ClassSeat``: room, teacher key, student id, ...)."""
+    return at.session_state[SEAT]
 
 
 def breakdown_links(at: AppTest) -> list[tuple[str, dict[str, str]]]:

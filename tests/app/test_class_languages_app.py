@@ -5,7 +5,7 @@ count once under one option id; the teacher's report reads in Spanish."""
 import re
 
 import pytest
-from pagetest import click, english_left, page_texts, session, texts
+from pagetest import click, english_left, page_texts, seat_of, session, texts
 from streamlit.testing.v1 import AppTest
 
 from explorer.classroom import normalise_code
@@ -37,7 +37,7 @@ def test_each_follower_keeps_its_language_and_three_languages_vote_under_one_opt
     with i18n.language("es"):
         teacher = session(lang="es")
         click(teacher, "Empezar con una clase")   # Home, in Spanish: a class and step 1
-        room = teacher.session_state[membership.ROOM]
+        room = seat_of(teacher).room
         assert "paso **1 de 7**" in texts(teacher) and lessons["es"].steps[0].title in texts(teacher)
     students = {}
     for lang in ("de", "en", "es"):
@@ -74,7 +74,7 @@ def test_each_follower_keeps_its_language_and_three_languages_vote_under_one_opt
             assert student.query_params.get("lang", "en") == lang
 
     with i18n.language("es"):   # the report, as the teacher (Spanish) downloads it
-        reports = class_report.collect(membership.store(), normalise_code(room), teacher.session_state[membership.KEY])
+        reports = class_report.collect(membership.store(), normalise_code(room), seat_of(teacher).key)
         first = next(r for r in reports if r.asked.qid == qid)
         assert first.answers(1)[0] == (lessons["es"].steps[0].question.answer, 3)
         csv = class_report.csv_text(reports)
@@ -116,7 +116,7 @@ def test_the_classroom_and_lessons_pages_leave_nothing_english(view, lang):
     with i18n.language(lang):
         other = render(lang)
     assert not other.exception, other.exception
-    room = other.session_state[membership.ROOM] if membership.ROOM in other.session_state else ""
+    room = seat_of(other).room or ""
     code = set(re.findall(r"[^\W\d_]{2,}", room))   # the room code's letters (the join link names it too)
     assert english_left(page_texts(english), page_texts(other), ALLOWED | code) == []
 
@@ -129,7 +129,7 @@ def test_a_teacher_who_switches_the_language_mid_lesson_gets_the_lessons_texts_i
         teacher = session(lang="de")
         click(teacher, "Mit einer Klasse starten")
         click(teacher, "Weiter")
-        room = teacher.session_state[membership.ROOM]
+        room = seat_of(teacher).room
         assert lessons["de"].steps[1].title in texts(teacher)
     for lang in ("en", "es"):
         with i18n.language(lang):
@@ -141,7 +141,7 @@ def test_a_teacher_who_switches_the_language_mid_lesson_gets_the_lessons_texts_i
                 lesson=lesson.title, n=2, total=7, step=step.title) in shown.replace("\\", ""), shown
             assert step.question.prompt in shown
             assert lessons["de"].steps[1].title not in shown
-            assert teacher.session_state[membership.ROOM] == room
+            assert seat_of(teacher).room == room
             assert teacher.session_state[lesson_bar.LESSON].question_id(1) == lessons["en"].question_id(1)
     with i18n.language("es"):
         click(teacher, "Siguiente")   # the lesson goes on in the new language

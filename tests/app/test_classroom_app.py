@@ -10,12 +10,12 @@ from urllib.parse import parse_qsl
 
 import pagetest
 import pytest
-from pagetest import classroom_page, click, join, session
+from pagetest import classroom_page, click, join, seat_of, session
 from streamlit.testing.v1 import AppTest
 
 from explorer.classroom import MAX_ROOMS, MAX_STUDENTS, WRONG_FIRST_WAIT_S, WRONG_FREE_TRIES, normalise_code
 from explorer.ui import chart_text
-from explorer.ui.live import following, membership
+from explorer.ui.live import membership
 from explorer.ui.live.room_panels import PICK
 from explorer.ui.text import literal
 
@@ -44,15 +44,15 @@ def goes_to(student: AppTest, page: str) -> AppTest:
     # that makes wide formulas keyboard-focusable (explorer/ui/chart_text.py), beside style rules (a chart's frame)
     assert all(h.proto.body == chart_text._FOCUSABLE_FORMULAS or re.fullmatch(r"<style>[^<]*</style>", h.proto.body)
                for h in student.get("html"))
-    assert student.query_params["room"] == student.session_state[membership.ROOM]
-    assert student.query_params["me"] == student.session_state[membership.ME]
+    assert student.query_params["room"] == seat_of(student).room
+    assert student.query_params["me"] == seat_of(student).me
     return student.switch_page(page)   # the browser's address follows (Streamlit's navigation message)
 
 
 def start() -> tuple[AppTest, str, str]:
     teacher = click(classroom_page(), "Start a class")
     room = normalise_code(teacher.title[1].value)
-    key = teacher.session_state[membership.KEY]
+    key = seat_of(teacher).key
     assert membership.store().is_teacher(room, key)
     assert any(f"room={room}&teacher={key}" in c.value for c in teacher.code)  # the private link, in st.code
     assert literal(f"http://localhost:8501/classroom?join={room}") in texts(teacher)  # the join link, large
@@ -108,12 +108,12 @@ def test_teacher_link_moves_the_key_out_of_the_url_and_a_bad_one_says_so():
     _, room, key = start()
     again = session(room=room, teacher=key)
     assert "teacher" not in again.query_params and "room" not in again.query_params
-    assert again.session_state[membership.KEY] == key
+    assert seat_of(again).key == key
     assert "Teaching class" in texts(again)
     bad = session(room=room, teacher="forged")
     assert "teacher" not in bad.query_params
     assert "This teacher link does not open a class" in texts(bad)
-    assert membership.KEY not in bad.session_state
+    assert seat_of(bad).key is None
 
 
 def test_a_teacher_link_made_before_the_rename_still_opens_the_class_and_a_key_token_is_left_alone():
@@ -122,11 +122,11 @@ def test_a_teacher_link_made_before_the_rename_still_opens_the_class_and_a_key_t
     _, room, key = start()
     old = session(room=room, key=key)
     assert "key" not in old.query_params and "room" not in old.query_params
-    assert old.session_state[membership.KEY] == key and "Teaching class" in texts(old)
+    assert seat_of(old).key == key and "Teaching class" in texts(old)
     student = join(room, "ada")
     me = student.query_params["me"]
     back = session(room=room, me=me, key="2")
-    assert back.session_state[membership.ME] == me and membership.KEY not in back.session_state
+    assert seat_of(back).me == me and seat_of(back).key is None
     assert "teacher link" not in texts(back) and "Following class" in texts(back)
 
 
@@ -135,7 +135,7 @@ def test_reload_rejoins_as_the_same_student_and_an_ended_class_says_so():
     student = join(room, "ada")
     me = student.query_params["me"]
     back = session(room=room, me=me)   # a new session (reload, reconnect, server restart) from the URL alone
-    assert back.session_state[membership.ME] == me and "Following class" in texts(back)
+    assert seat_of(back).me == me and "Following class" in texts(back)
     click(teacher, "End it now")
     assert membership.store().room(room) is None
     gone = session(room=room, me=me)
@@ -303,7 +303,7 @@ def remove(teacher: AppTest, *nicknames: str) -> AppTest:
 def test_the_teacher_sees_the_roster_and_a_removed_student_leaves_and_must_join_again():
     teacher, room, key = start()
     ada, bob = join(room, "ada"), join(room, "bob")
-    bob_id = bob.session_state[membership.ME]
+    bob_id = seat_of(bob).me
     teacher.run()
     assert "2 students joined" in [s.value for s in teacher.subheader]
     assert teacher.multiselect(key=PICK).options == ["ada", "bob"]
@@ -314,13 +314,13 @@ def test_the_teacher_sees_the_roster_and_a_removed_student_leaves_and_must_join_
     bob.run()   # the next poll finds the version moved and reruns: bob is out, and told why
     assert not bob.exception
     assert "your teacher removed you" in texts(bob) and "Following class" not in texts(bob)
-    assert membership.ROOM not in bob.session_state and "room" not in bob.query_params
+    assert seat_of(bob).room is None and "room" not in bob.query_params
     back = session(room=room, me=bob_id)   # the old address (reload, a saved link) does not bring bob back
-    assert "your teacher removed you" in texts(back) and membership.ROOM not in back.session_state
+    assert "your teacher removed you" in texts(back) and seat_of(back).room is None
     ada.run()
     assert "Following class" in texts(ada)   # the others stay
     again = join(room, "bob")   # joining by code again: a new student id, a new seat
-    assert "You are in class" in texts(again) and again.session_state[membership.ME] != bob_id
+    assert "You are in class" in texts(again) and seat_of(again).me != bob_id
     assert sorted(n for _, n in membership.store().roster(room, key)) == ["ada", "bob"]
 
 
@@ -330,7 +330,7 @@ def test_a_student_who_leaves_explores_alone_and_the_class_goes_on():
     assert "You are in class" in texts(ada)
     click(ada, "Leave the class")
     assert not ada.exception and "You are in class" not in texts(ada)
-    assert membership.ROOM not in ada.session_state and "room" not in ada.query_params and "me" not in ada.query_params
+    assert seat_of(ada).room is None and "room" not in ada.query_params and "me" not in ada.query_params
     assert ada.text_input(key="_class_typed") is not None   # the join form is back: the page is a student's own
     teacher.run()
     assert not teacher.exception and membership.store().room(room) is not None   # the class goes on
@@ -351,13 +351,13 @@ def test_duplicate_nicknames_are_removed_together():
 def test_a_closed_room_refuses_new_students_the_class_stays_and_the_projector_shows_no_names():
     teacher, room, _ = start()
     ada = join(room, "ada")
-    ada_id = ada.session_state[membership.ME]
+    ada_id = seat_of(ada).me
     teacher.toggle(key="_class_open").set_value(False).run()
     assert not teacher.exception and membership.store().room(room).joinable is False
     assert "Closed to new students" in texts(teacher)
     late = join(room, "late")
     assert "Your teacher has closed this class to new students" in late.error[0].value
-    assert membership.ROOM not in late.session_state
+    assert seat_of(late).room is None
     back = session(room=room, me=ada_id)   # ada reloads: still in
     assert "Following class" in texts(back)
     teacher.toggle(key=membership.PROJECTOR).set_value(True).run()
@@ -407,7 +407,7 @@ def test_the_roster_of_a_class_ended_elsewhere_gives_way_to_the_note():
     join(room, "ada")
     membership.store().close(room, key)   # ended from another tab
     teacher.run()
-    assert "The class has ended" in texts(teacher) and membership.KEY not in teacher.session_state
+    assert "The class has ended" in texts(teacher) and seat_of(teacher).key is None
 
 
 def test_a_follower_sees_the_teachers_generation_with_the_prompt_and_settings_folded():
@@ -474,13 +474,13 @@ def test_a_follower_whose_browser_sends_an_old_value_gets_the_teachers_again_but
     assert student.slider(key="layer").value == 3
     student.slider(key="layer").set_value(1).run()   # a value the browser held before the teacher's view arrived
     assert student.slider(key="layer").value == 3 and not student.exception   # the teacher's view, applied again
-    fixes = student.session_state[following.FIXES][1]
+    fixes = seat_of(student).fixes[1]
     # a parameter the page writes but the teacher's view lacks is not straying: no rerun for it
-    wanted = student.session_state[following.WANTED]
+    wanted = seat_of(student).wanted
     assert "weighting" in wanted
-    student.session_state[following.WANTED] = {k: v for k, v in wanted.items() if k != "weighting"}
+    seat_of(student).wanted = {k: v for k, v in wanted.items() if k != "weighting"}
     student.run()
-    assert student.session_state[following.FIXES][1] == fixes and student.slider(key="layer").value == 3
+    assert seat_of(student).fixes[1] == fixes and student.slider(key="layer").value == 3
 
 
 def test_each_change_of_the_teacher_reaches_the_class_as_one_version():

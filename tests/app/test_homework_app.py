@@ -11,7 +11,7 @@ import os
 import sqlite3
 
 import pytest
-from pagetest import APP, click
+from pagetest import APP, click, seat_of
 from streamlit.testing.v1 import AppTest
 from test_lessons_app import texts
 
@@ -208,7 +208,7 @@ def test_a_homework_asks_for_a_sentence_each_student_writes_theirs_and_the_repor
 
     # the teacher's projector view (of a live class they teach): the sentences, never who wrote them
     live, live_key = membership.store().create_room()
-    teacher.session_state[membership.ROOM], teacher.session_state[membership.KEY] = live, live_key
+    seat_of(teacher).room, seat_of(teacher).key = live, live_key
     teacher.session_state[membership.PROJECTOR] = True
     teacher.run()
     said = plain(teacher)

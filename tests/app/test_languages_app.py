@@ -172,14 +172,12 @@ def test_the_page_names_its_language_for_the_browser():
 
 
 def test_a_follower_keeps_its_own_language_when_the_teacher_moves(fresh_store):
-    from pagetest import classroom_page
-
-    from explorer.ui.live import membership
+    from pagetest import classroom_page, seat_of
 
     teacher = classroom_page(lang="de")
     next(b for b in teacher.button if b.key == "_class_start").click().run()
     student = classroom_page(lang="es")
-    student.text_input(key="_class_typed").input(teacher.session_state[membership.ROOM])
+    student.text_input(key="_class_typed").input(seat_of(teacher).room)
     next(b for b in student.button if b.key == "_class_join").click().run()
     teacher.switch_page("pages/glossary.py").run()
     assert teacher.title[0].value == "Glossar"

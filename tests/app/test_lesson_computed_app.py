@@ -3,7 +3,7 @@ model answers, to the teacher and to every follower; a step whose question canno
 sentence and the lesson goes on; a check the model contradicts is a warning on the teacher's screen only."""
 
 import pytest
-from pagetest import click, join, session
+from pagetest import click, join, seat_of, session
 from streamlit.testing.v1 import AppTest
 
 from explorer.lessons import catalogue
@@ -31,7 +31,7 @@ def test_the_logit_lens_step_asks_what_the_model_answers_to_teacher_and_class():
     assert f"step **{step + 1} of {len(lesson.steps)}**" in texts(teacher)
     qid = lesson.question_id(step)
     assert "from which layer on is “␣Paris” the top guess?" in texts(teacher)
-    student = join(teacher.session_state[membership.ROOM], "s1")
+    student = join(seat_of(teacher).room, "s1")
     student.run()
     assert "from which layer on is “␣Paris” the top guess?" in texts(student)   # the teacher's question
     assert student.radio(key=f"{qid}_answer").options == [
@@ -39,7 +39,7 @@ def test_the_logit_lens_step_asks_what_the_model_answers_to_teacher_and_class():
         "only after the last layer, 29"]
     student.radio(key=f"{qid}_answer").set_value("only after the last layer, 29").run()
     click(student, "Commit my answer")
-    assert membership.store().counts(teacher.session_state[membership.ROOM], qid) == {"#3": 1}   # the 4th option
+    assert membership.store().counts(seat_of(teacher).room, qid) == {"#3": 1}   # the 4th option
 
 
 OWN = """title = "Lens on an encoder"
@@ -80,7 +80,7 @@ def test_a_check_the_model_contradicts_warns_the_teacher_only(monkeypatch):
     said = [str(w.value).replace("\\", "") for w in teacher.warning]
     assert any("Step 1 (“One head, one sentence”) says every row adds up to exactly 1, but on all-MiniLM-L6-v2 "
                "the rows add up to 0.5." in w for w in said), said
-    student = join(teacher.session_state[membership.ROOM], "s1")
+    student = join(seat_of(teacher).room, "s1")
     student.run()
     assert "says every row adds up" not in texts(student)
     teacher.toggle(key=membership.PROJECTOR).set_value(True).run()

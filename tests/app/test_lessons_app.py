@@ -5,7 +5,7 @@ teacher link) carries on at the store's step, a finished lesson shows each follo
 and an uploaded lesson file with an error is one literal message."""
 
 import pytest
-from pagetest import SHOW, click, join, open_page, session
+from pagetest import SHOW, click, join, open_page, seat_of, session
 from streamlit.testing.v1 import AppTest
 
 from explorer.classroom import normalise_code
@@ -43,7 +43,7 @@ def test_a_lesson_runs_with_a_class_from_home_next_moves_the_class_and_late_stud
     lesson = LESSONS[0]
     teacher = session()   # Home
     click(teacher, "Start with a class")   # one click: a class, and step 1 open
-    room = teacher.session_state[membership.ROOM]
+    room = seat_of(teacher).room
     assert teacher.title[0].value == "Attention heatmaps"
     shown = texts(teacher)
     assert "step **1 of 7**" in shown and literal(lesson.steps[0].notes) in shown
@@ -83,7 +83,7 @@ def test_a_teacher_who_comes_back_carries_on_at_the_stores_step():
     lesson = next(x for x in LESSONS if x.source == "app:1-attention-in-20-minutes")
     teacher = session()
     click(teacher, "Start with a class")
-    room, key = teacher.session_state[membership.ROOM], teacher.session_state[membership.KEY]
+    room, key = seat_of(teacher).room, seat_of(teacher).key
     click(teacher, "Next")
     click(teacher, "Next")
     assert teacher.title[0].value.startswith("Worked example")   # folded under the step's question: its title
@@ -110,7 +110,7 @@ def test_when_the_teacher_finishes_every_follower_sees_their_own_recap_in_the_cl
     lesson = LESSONS[0]
     teacher = session()
     click(teacher, "Start with a class")
-    room = teacher.session_state[membership.ROOM]
+    room = seat_of(teacher).room
     students = [join(room, f"s{i}") for i in range(2)]
     qid = lesson.question_id(0)
     for student, answer in zip(students, ("exactly 1", "the number of words")):
@@ -143,7 +143,7 @@ def test_run_alone_and_finish():
     teacher = session()
     third = next(x for x in LESSONS if x.title == "Is attention an explanation?")   # Home's cards sit in columns
     teacher.button(key=f"_home_{third.source.replace(':', '-')}_alone").click().run()
-    assert membership.ROOM not in teacher.session_state
+    assert seat_of(teacher).room is None
     assert "Is attention an explanation" in texts(teacher) and "step **1 of 4**" in texts(teacher)
     for _ in range(3):
         click(teacher, "Next")

@@ -243,14 +243,12 @@ def test_a_lessons_question_folds_its_page_until_answered(lesson, index):
 def test_in_a_class_the_step_stays_folded_for_everyone_until_the_teacher_reveals():
     """The first lesson's first step with a class: the teacher's page and a follower's are folded alike while the
     class votes and while the counts are shown; "Reveal the answer" opens both."""
-    from pagetest import join
-
-    from explorer.ui.live import membership
+    from pagetest import join, seat_of
 
     lesson = LESSONS[0]
     teacher = session()
     click(teacher, "Start with a class")
-    student = join(teacher.session_state[membership.ROOM], "ada")
+    student = join(seat_of(teacher).room, "ada")
     student.run()
     for at in (teacher, student):
         assert not at.get("plotly_chart") and any("stay folded until" in t for t in drawn(at))

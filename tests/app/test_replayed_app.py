@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from pagetest import SHOW, click, join, open_page, session, texts
+from pagetest import SHOW, click, join, open_page, seat_of, session, texts
 from streamlit.testing.v1 import AppTest
 
 from explorer.lessons import catalogue
@@ -165,8 +165,8 @@ def test_nothing_private_crosses_from_one_follower_or_the_teacher_to_another():
     lesson = LESSONS[0]
     teacher = session()
     click(teacher, "Start with a class")   # step 1: the heatmaps, its class question on the teacher's screen
-    room = teacher.session_state[membership.ROOM]
-    link = teacher.session_state[membership.KEY]
+    room = seat_of(teacher).room
+    link = seat_of(teacher).key
     ada, bo = join(room, "Ada Lovelace"), join(room, "Bo Private")
     qid = lesson.question_id(0)
     ada.run()

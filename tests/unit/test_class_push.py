@@ -150,42 +150,42 @@ def test_the_teachers_watch_reads_how_many_voted_never_the_counts(tmp_path, monk
     """Before "Show answers" the teacher's page shows "n of m answered": the server reruns it when n or m moves,
     and not when a student only changes their vote (the value it watches holds no count of any option)."""
     from explorer.classroom import Progress, SqliteStore
-    from explorer.ui.live import following
+    from explorer.ui.live import teacher_watch
 
     store = SqliteStore(tmp_path / "c.sqlite3")
-    monkeypatch.setattr(following, "store", lambda: store)
+    monkeypatch.setattr(teacher_watch, "store", lambda: store)
     code, key = store.create_room()
     store.join(code, "s0", "Ann")
     what = (code, key, ("q",), False, False)
-    assert following._teacher_sees(what) == (((Progress(1, "open", 0),), 1), None, None)
+    assert teacher_watch._teacher_sees(what) == (((Progress(1, "open", 0),), 1), None, None)
     store.answer(code, "q", "s0", "a")
-    assert following._teacher_sees(what) == (((Progress(1, "open", 1),), 1), None, None)
+    assert teacher_watch._teacher_sees(what) == (((Progress(1, "open", 1),), 1), None, None)
     store.answer(code, "q", "s0", "b")   # a change of mind: nothing on the teacher's screen moves
-    assert following._teacher_sees(what) == (((Progress(1, "open", 1),), 1), None, None)
+    assert teacher_watch._teacher_sees(what) == (((Progress(1, "open", 1),), 1), None, None)
     store.join(code, "s1", "Bob")   # m moves
-    assert following._teacher_sees(what) == (((Progress(1, "open", 1),), 2), None, None)
+    assert teacher_watch._teacher_sees(what) == (((Progress(1, "open", 1),), 2), None, None)
     store.close(code, key)
-    assert following._teacher_sees(what) is None
+    assert teacher_watch._teacher_sees(what) is None
 
 
 def test_the_teachers_watch_sees_each_sentence_come_in_and_change(tmp_path, monkeypatch):
     """With the class's sentences on screen, the teacher's page is rerun when one comes in or changes."""
     from explorer.classroom import SqliteStore
-    from explorer.ui.live import following
+    from explorer.ui.live import teacher_watch
 
     store = SqliteStore(tmp_path / "c.sqlite3")
-    monkeypatch.setattr(following, "store", lambda: store)
+    monkeypatch.setattr(teacher_watch, "store", lambda: store)
     code, key = store.create_room()
     store.join(code, "s0", "Ann")
     store.open_sentences(code, key, "Use it.")
     what = (code, key, (), False, True)
-    before = following._teacher_sees(what)
+    before = teacher_watch._teacher_sees(what)
     assert before[2] == []
     store.write_sentence(code, "s0", "It rained.")
-    after = following._teacher_sees(what)
+    after = teacher_watch._teacher_sees(what)
     assert after != before and [s.text for s in after[2]] == ["It rained."]
     store.write_sentence(code, "s0", "It snowed.")
-    assert following._teacher_sees(what) != after
+    assert teacher_watch._teacher_sees(what) != after
 
 
 def test_a_session_watches_its_class_and_a_training_run_apart(monkeypatch):

@@ -13,7 +13,7 @@ from explorer.classroom.polls import answer_text, counts_by_text, vote_of
 from explorer.labs.quiz import Question
 from explorer.plots.classroom import answer_bars, answer_rounds
 from explorer.ui import answer_widgets as aw
-from explorer.ui.live import following, membership
+from explorer.ui.live import membership, teacher_watch
 from explorer.ui.text import literal
 from explorer.ui.widgets import show_figure
 from explorer.words.i18n import _, ngettext
@@ -71,9 +71,9 @@ def _ask(question: Question, key: str) -> None:
 
 def _teacher_side(question: Question, key: str, poll: Progress) -> None:
     """Before "Show answers" the teacher's own screen holds no count: "n of m answered", and only off the
-    projector. The server reruns the page when that number moves (``following.watch``)."""
+    projector. The server reruns the page when that number moves (``teacher_watch.watch``)."""
     _ask(question, key)
-    following.watch(key, poll)
+    teacher_watch.watch(key, poll)
     if poll.shown_rounds:
         _chart(question, key, poll)
     if poll.revealed:

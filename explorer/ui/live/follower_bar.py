@@ -12,7 +12,7 @@ from explorer.lessons.folders import find
 from explorer.lessons.pages import STEP_PAGES
 from explorer.lessons.run import resume
 from explorer.ui import cached, predict_first, prefetch
-from explorer.ui.live import membership, report_panel, step_question
+from explorer.ui.live import membership, report_panel, seat, step_question
 from explorer.ui.text import literal
 from explorer.words.i18n import _
 
@@ -29,7 +29,7 @@ def in_my_language(where: dict) -> tuple[Lesson, int] | None:
 def bar() -> bool:
     """A follower's lesson bar, read from the room's view: step n of N, its title and its class question (in
     this follower's language where the lesson has one), or a finished lesson's recap. -> whether the page may run."""
-    where = st.session_state.get(membership.LESSON_SEEN)
+    where = seat.mine().lesson_seen
     if isinstance(where, dict) and where.get("ended"):
         source = str(where.get("source", ""))
         mine = find(source) if source.startswith(("app:", "dir:")) else None   # its texts in my language

@@ -29,7 +29,7 @@ from explorer.lessons.pages import STEP_PAGES
 from explorer.lessons.run import ended, place, resume
 from explorer.ui import cached, predict_first, prefetch
 from explorer.ui.language import KEY
-from explorer.ui.live import follower_bar, following, homework_panel, membership, step_question
+from explorer.ui.live import class_banner, follower_bar, homework_panel, membership, seat, step_question
 from explorer.ui.text import literal
 from explorer.words import numbers
 from explorer.words.i18n import _, current
@@ -114,8 +114,9 @@ def finish() -> None:
         st.session_state[ENDED] = ended(now[0], qids)
     if now is not None:
         homework_panel.finish(now[1])
-    for name in (LESSON, STEP, STARTED, STEP_STARTED, GO, ASKED_BEFORE, membership.LESSON_PLACE):
+    for name in (LESSON, STEP, STARTED, STEP_STARTED, GO, ASKED_BEFORE):
         st.session_state.pop(name, None)
+    seat.mine().lesson_place = None
     st.session_state[RESUMED] = True   # the room's view still names the lesson until this run publishes
 
 
@@ -158,15 +159,14 @@ def bar() -> bool:
         _ended_bar()
         return True
     lesson, index = now
-    st.session_state[membership.LESSON_PLACE] = place(lesson, index, st.session_state[STARTED],
-                                                      st.session_state[STEP_STARTED])
+    seat.mine().lesson_place = place(lesson, index, st.session_state[STARTED], st.session_state[STEP_STARTED])
     if st.session_state.pop(GO, False):
         homework_panel.record(index)   # a homework keeps the student's furthest step
         _open_step(lesson, index)
     asked = cached.lesson_question(lesson, index) if lesson.steps[index].computed else None
     if asked is not None:   # the class sees the question as computed here (or the sentence shown instead)
-        st.session_state[membership.LESSON_PLACE] = place(lesson, index, st.session_state[STARTED],
-                                                          st.session_state[STEP_STARTED], asked)
+        seat.mine().lesson_place = place(lesson, index, st.session_state[STARTED], st.session_state[STEP_STARTED],
+                                         asked)
     shown = _teacher_bar(lesson, index, asked)
     prefetch.next_step(lesson, index)   # while the class is here, the server prepares the next step
     return shown
@@ -181,10 +181,10 @@ def _ended_bar() -> None:
     the recap is closed."""
     finished = st.session_state.get(ENDED) if membership.teacher_key() else None
     if not finished:
-        st.session_state.pop(membership.LESSON_PLACE, None)
+        seat.mine().lesson_place = None
         homework_panel.ended_note()
         return
-    st.session_state[membership.LESSON_PLACE] = finished
+    seat.mine().lesson_place = finished
     with st.container(border=True, horizontal=True, vertical_alignment="center", gap="small", key="lesson_ended"):
         st.markdown(":material/flag: " + _("**{title}** is finished: each student now sees their own answers and "
                                            "the right ones.").format(title=literal(finished["title"])))
@@ -250,11 +250,11 @@ def _notes(lesson: Lesson, index: int) -> None:
 
 class Folded:
     """What app.py runs in place of a step's page while the step's question folds it: the room's poll and banner
-    (``following.on_page``, which every page calls first) and the page's title."""
+    (``class_banner.on_page``, which every page calls first) and the page's title."""
 
     def __init__(self, page):
         self.page = page   # app.py's st.Page
 
     def run(self) -> None:
-        following.on_page()
+        class_banner.on_page()
         st.title(self.page.title)

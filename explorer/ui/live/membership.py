@@ -1,5 +1,5 @@
-"""Who is in which class: the room code and either the teacher key or a random student id, in
-``st.session_state``. The student's code and id are also kept in the URL (``?room=K7M2QX&me=…``), so a reload, a
+"""Who is in which class: the room code and either the teacher key or a random student id, in the session's
+seat (``seat.mine()``). The student's code and id are also kept in the URL (``?room=K7M2QX&me=…``), so a reload, a
 reconnect or a server restart brings the student back into the same room as the same student. The teacher key
 never stays in the URL: opening the teacher link moves it into the session and deletes it from the address bar.
 Joining is guarded: wrong codes wait longer and longer, counted per session and, in the store, per client address
@@ -28,21 +28,16 @@ from explorer.sitemap import table
 from explorer.ui import language, params
 from explorer.ui.live import push
 from explorer.ui.live import streamlit_internals as internals
+from explorer.ui.live.seat import mine
 from explorer.words.i18n import _, ngettext
 
-ROOM, KEY, ME, FOLLOW, APPLIED, SEEN, PUBLISHED, LOCKED, PROJECTOR, WRONG, NOTES, QUESTIONS = (
-    "_class_room", "_class_key", "_class_me", "_class_follow", "_class_applied", "_class_seen", "_class_published",
-    "_class_locked", "_class_projector", "_class_wrong", "_class_notes", "_class_questions")
+PROJECTOR = "_class_projector"   # the teacher's "Projector view" toggle: a widget's key (the rest: ``seat``)
 # the teacher link's secret travels as "teacher", not "key": "key" is the heatmap page's key token (its breakdown)
 URL_ROOM, URL_ME, URL_KEY, URL_JOIN = "room", "me", "teacher", "join"
 OLD_URL_KEY = "key"   # teacher links made before the rename: a secret of 8+ URL-safe characters, never a position
 PRIVATE = (URL_ROOM, URL_ME, URL_KEY, URL_JOIN)
 URL_HOMEWORK = "homework"   # a homework's link (explorer.ui.live.homework_panel): its "teacher" is the homework's key
-# a running lesson's place (explorer.lessons.run.place): the teacher's, shared with the view; a follower's, as read
-LESSON_PLACE, LESSON_SEEN = "_lesson_place", "_lesson_seen"
 PAGE = table.CLASSROOM.file
-ROSTER_SHOWN = "_class_roster_shown"   # the roster the Classroom page drew in this run (the server watches it)
-SENTENCES_SHOWN = "_class_sentences_shown"   # the class's sentences the Classroom page drew (watched too)
 FREE_TRIES, FIRST_WAIT_S, LONGEST_WAIT_S = 5, 10, 300
 NO_NICKNAME = "(no nickname)"
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
@@ -57,19 +52,19 @@ def store() -> ClassroomStore:
 # ---------------------------------------------------------------------------------------------- who am I
 
 def code() -> str | None:
-    return st.session_state.get(ROOM)
+    return mine().room
 
 
 def teacher_key() -> str | None:
-    return st.session_state.get(KEY) if code() else None
+    return mine().key if code() else None
 
 
 def student() -> str | None:
-    return st.session_state.get(ME) if code() and not teacher_key() else None
+    return mine().me if code() and not teacher_key() else None
 
 
 def following() -> bool:
-    return bool(student()) and st.session_state.get(FOLLOW, True)
+    return bool(student()) and mine().follow
 
 
 def projector() -> bool:
@@ -79,11 +74,11 @@ def projector() -> bool:
 
 def text_locked() -> bool:
     """The teacher locked the text and this student follows: text boxes are read-only."""
-    return following() and bool(st.session_state.get(LOCKED))
+    return following() and bool(mine().locked)
 
 
 def note(message: str) -> None:
-    st.session_state.setdefault(NOTES, []).append(message)
+    mine().notes.append(message)
 
 
 def _page_name(info: dict) -> str | None:
@@ -129,23 +124,13 @@ def teacher_url(room: str, key: str) -> str:
 
 # ---------------------------------------------------------------------------------------------- entering, leaving
 
-def _enter(room: str, *, key: str | None = None, me: str | None = None) -> None:
-    for name in (KEY, ME, APPLIED, SEEN, PUBLISHED, LOCKED):
-        st.session_state.pop(name, None)
-    st.session_state[ROOM], st.session_state[FOLLOW] = room, True
-    if key:
-        st.session_state[KEY] = key
-    if me:
-        st.session_state[ME] = me
-
-
 def leave() -> None:
     """Forget the room in this session and in the URL (the store keeps it)."""
     session = internals.session_id()
     if session is not None:
         push.forget(session)
-    for name in (ROOM, KEY, ME, FOLLOW, APPLIED, SEEN, PUBLISHED, LOCKED, PROJECTOR):
-        st.session_state.pop(name, None)
+    mine().leave()
+    st.session_state.pop(PROJECTOR, None)
     for name in PRIVATE:
         params.drop(name)
 
@@ -153,7 +138,7 @@ def leave() -> None:
 def start_class() -> str:
     """A new room with this session as its teacher -> its code. TooManyRooms and others go to the caller."""
     room, key = store().create_room()
-    _enter(room, key=key)
+    mine().enter(room, key=key)
     return room
 
 
@@ -174,7 +159,7 @@ def client_address() -> str | None:
 
 
 def _slowed(address: str | None) -> None:
-    tries, until = st.session_state.get(WRONG, (0, 0.0))
+    tries, until = mine().wrong
     wait = max(until - time.time(), store().code_wait(address) if address else 0.0)
     if wait > 0:
         seconds = max(1, round(wait))
@@ -185,9 +170,9 @@ def _slowed(address: str | None) -> None:
 
 def _wrong_try(address: str | None) -> None:
     """Count a wrong code in this session and, for a well-formed code (a guess, not a typo), for the address."""
-    tries = st.session_state.get(WRONG, (0, 0.0))[0] + 1
+    tries = mine().wrong[0] + 1
     wait = min(FIRST_WAIT_S * 2 ** (tries - FREE_TRIES), LONGEST_WAIT_S) if tries >= FREE_TRIES else 0
-    st.session_state[WRONG] = (tries, time.time() + wait)
+    mine().wrong = (tries, time.time() + wait)
     if address:
         store().wrong_code(address)
 
@@ -207,7 +192,7 @@ def guarded(typed: str, lookup):
     except NoSuchRoom:
         _wrong_try(address)
         raise
-    st.session_state[WRONG] = (0, 0.0)
+    mine().wrong = (0, 0.0)
     return found
 
 
@@ -215,10 +200,10 @@ def join(typed: str, nickname: str = "") -> str:
     """Join the room ``typed`` as a student -> the nickname stored. Raises ClassroomError (with a sentence to show)
     for a wrong code, a closed or full room or a bad nickname; after FREE_TRIES wrong codes in this session, or
     WRONG_FREE_TRIES from this address in any sessions, each try waits longer. A new join is a new student id."""
-    me = st.session_state.get(ME) or secrets.token_urlsafe(12)
+    me = mine().me or secrets.token_urlsafe(12)
     room, nick = guarded(typed, lambda room: (room, store().join(room, me, nickname.strip() or NO_NICKNAME,
                                                                  address=client_address())))
-    _enter(room, me=me)
+    mine().enter(room, me=me)
     return nick
 
 
@@ -271,7 +256,7 @@ def restore_from_url() -> None:
         except ClassroomError:
             ok = False
         if ok:
-            _enter(room, key=key)
+            mine().enter(room, key=key)
         else:
             note(_("This teacher link does not open a class: the class may have ended. Start a new one."))
     elif not code() and URL_ROOM in query and URL_ME in query:
@@ -281,7 +266,7 @@ def restore_from_url() -> None:
         except ClassroomError:
             room = None
         if room and _TOKEN.match(me) and store().room(room) is not None:
-            _enter(room, me=me)
+            mine().enter(room, me=me)
         else:
             note(_("The class in this link has ended."))
             leave()

@@ -100,3 +100,8 @@ def _rerun(session: str) -> bool:
     """Ask Streamlit to rerun ``session`` at its latest address, unless a run is already waiting to start ->
     False when its browser has gone (``streamlit_internals.rerun_session``)."""
     return internals.rerun_session(session)
+
+
+def served(session: str) -> bool:
+    """A session of a real server (AppTest's runtime is a mock: nothing there for the server to rerun)."""
+    return internals.app_session(session) is not None

@@ -8,7 +8,7 @@ import streamlit as st
 
 from explorer.classroom import ClassroomError, pretty_code, qr_svg
 from explorer.ui import params
-from explorer.ui.live import membership, replayed, report_panel, sentences_panel
+from explorer.ui.live import membership, replayed, report_panel, seat, sentences_panel
 from explorer.ui.text import literal
 from explorer.words.i18n import _, ngettext
 
@@ -92,7 +92,7 @@ def _remove(seats: dict[str, list[str]]) -> None:
 
 def _roster() -> None:
     """Who joined, and a way to remove some (a prank's seats share a nickname: removing it removes them all). The
-    server reruns the page when someone joins or leaves (``following._watch_teacher``)."""
+    server reruns the page when someone joins or leaves (``teacher_watch``)."""
     for message, show in ((st.session_state.pop("_class_error", None), st.error),
                           (st.session_state.pop(DONE, None), st.success)):
         if message:
@@ -101,7 +101,7 @@ def _roster() -> None:
         roster = membership.roster()
     except ClassroomError:   # the class ended meanwhile (another tab, 12 idle hours): the next run says so
         return
-    st.session_state[membership.ROSTER_SHOWN] = roster
+    seat.mine().roster_shown = roster
     seats: dict[str, list[str]] = {}
     for sid, nick in roster:
         seats.setdefault(nick, []).append(sid)

@@ -21,7 +21,7 @@ from explorer.sentences.batch import ClassAttention, class_attention
 from explorer.sentences.head_in_words import follow_question
 from explorer.ui import cached
 from explorer.ui.drawn_once import drawn_once
-from explorer.ui.live import membership
+from explorer.ui.live import membership, seat
 from explorer.ui.predict_first import ask_first
 from explorer.ui.text import literal
 from explorer.ui.widgets import show_figure
@@ -127,7 +127,7 @@ def teacher() -> None:
         info = membership.store().room(room)
     except ClassroomError:   # the class ended meanwhile: the next run says so
         return
-    st.session_state[membership.SENTENCES_SHOWN] = rows   # the server reruns the page when they change
+    seat.mine().sentences_shown = rows   # the server reruns the page when they change
     with st.container(border=True):
         st.subheader(":material/edit_note: " + _("Your sentences"), anchor=False)
         _error()
