@@ -5,7 +5,7 @@ validation, its model look-ups), 6 to 133 ms of one interpreter a student and a 
 Now the first follower of a view (per server and language) runs the page as before, and everything the page drew
 in its run is recorded (``streamlit_internals.recording_page``: the figures, sentences, the folded controls and the
 sidebar's words, widgets included as the elements they drew); every other follower of that view gets the recording
-replayed where the page would have drawn, after its own banner and poll (``following.on_page``): no page script,
+replayed where the page would have drawn, after its own banner and poll (``class_banner.on_page``): no page script,
 no model, no widget of the page's own. Hotwire's Turbo Streams (render one update, send it to every subscriber)
 is the pattern; Streamlit's cache replay is the machinery.
 
