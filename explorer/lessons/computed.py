@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from explorer.labs.quiz import Question
 from explorer.model.loading import LoadedModel
+from explorer.sitemap import table
 from explorer.words.i18n import N_, _
 
 from . import claims, induction_claims, learning_claims, score_claims
@@ -47,8 +48,8 @@ class Check:
     pages: tuple[str, ...]
 
 
-HEATMAPS, FLIP, WRITE, HEADS_DO = "pages/heatmaps.py", "pages/flip.py", "pages/write.py", "pages/heads_do.py"
-COMPARE, LEARN = "pages/compare.py", "pages/learn.py"
+HEATMAPS, FLIP, WRITE, HEADS_DO = table.HEATMAPS.file, table.FLIP.file, table.WRITE.file, table.HEADS_DO.file
+COMPARE, LEARN = table.COMPARE.file, table.LEARN.file
 
 COMPUTED: dict[str, Computed] = {
     "logit_lens_first_top": Computed(claims.logit_lens_first_top, (WRITE,),
