@@ -1,5 +1,5 @@
 """Benchmark rows for "Watch heads learn" (issue 43): the class's training runs, trained the way a server trains them
-(explorer.serving.training: a niced one-thread child process per run, a warm spare for the next).
+(explorer.jobs.training: a niced one-thread child process per run, a warm spare for the next).
 
     .venv/bin/python bench/learning.py [--seeds 10] [--smoke]
     .venv/bin/python bench/learning.py --row9 [--sessions 120]    # row 9 without, then with, a run training
@@ -35,8 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
+from explorer.jobs.training import Trainer  # noqa: E402
 from explorer.learning import circuits, runs  # noqa: E402
-from explorer.serving.training import Trainer  # noqa: E402
 
 
 def trained(trainer: Trainer, cfg) -> tuple[object, dict[int, float]]:

@@ -6,11 +6,13 @@
 One server with a temporary classroom file; a room made through the store API; N follower sessions (the websocket
 client of bench/wsclient.py) on the teacher's first step. "Next" is the write the teacher's run makes once its page
 has drawn (``following.publish``: the step's page, its parameters and the lesson's place, in one ``set_view``), so
-the teacher's own page run before it is not in the number. Per follower and step: the time from that write to the
-end (script_finished) of the first run that drew "Step n of N" on the new step's page. The lesson is the app's
-"Attention in 20 minutes" (heatmaps and flip on the encoder, then five labs) by default, every step once per
-round; ``--lesson`` picks another of the app's three (or ``all``). Per follower and step, the bytes it received
-from the publish to that run's end are counted too (websocket frames as sent: a class shares one Wi-Fi).
+the teacher's own page run before it is not in the number; it does run before it, in a session of its own on the
+step's link (its seconds are printed beside the row; ``--cold`` leaves it out). Per follower and step: the time
+from that write to the end (script_finished) of the first run that drew "Step n of N" on the new step's page.
+The lesson is the app's "Attention in 20 minutes" (heatmaps and flip on the encoder, then five labs) by default,
+every step once per round; ``--lesson`` picks another of the app's six (or ``all``). Per follower and step, the
+bytes it received from the publish to that run's end are counted too (websocket frames as sent: a class shares
+one Wi-Fi).
 ``--url`` sends the class to a server already running (``--replicas N`` starts N behind HAProxy, deploy/cluster.py);
 ``--classroom`` then names its store (a SQLite file or a redis:// URL). Loopback only; a server started here is
 stopped here.
@@ -114,11 +116,14 @@ def cpu_seconds(pids: list[int]) -> float:
 
 
 async def run(url: str, store_env: dict, n: int, rounds: int, source: str = LESSONS["1"],
-              pids: list[int] = (), reveal: bool = False, steps: int | None = None, pause: float = 2.0) -> dict:
+              pids: list[int] = (), reveal: bool = False, steps: int | None = None, pause: float = 2.0,
+              cold: bool = False) -> dict:
     """Next to every step (the first ``steps`` only, when given), ``rounds`` times, ``pause`` seconds after the
     last fan-out; with ``reveal``, after each step's Next the teacher also reveals its question, which unfolds the
     step's page (its charts and sentences) on every follower at once: that fan-out is timed and counted the same
-    way (rows "reveal")."""
+    way (rows "reveal"). Before each Next the teacher's own page run draws the step (untimed, as in class: the
+    view is published once the teacher's page has drawn); ``cold`` leaves it out (the first follower then computes
+    the step's model results itself)."""
     from explorer.classroom import open_store
     from explorer.lessons import catalogue
     from explorer.lessons.run import place
@@ -145,9 +150,19 @@ async def run(url: str, store_env: dict, n: int, rounds: int, source: str = LESS
     print(f"{sum(last in f.finished for f in followers)}/{n} followers on step {last}", flush=True)
     out = {"lesson": lesson.title, "followers": n}
 
-    async def fan_out(i: int, act, what: str) -> None:
-        """``act()`` (a write to the room), then until every follower's run drawing step i + 1 has finished."""
+    async def teacher_run(i: int) -> float | None:
+        """The teacher's own page run before its Next is published (``following.publish`` writes the view once the
+        teacher's page has drawn): the step's page on the step's link, in a session of its own -> its seconds.
+        It computes what the page needs (the model's results, kept server-wide) as the teacher's run does."""
+        step = lesson.steps[i]
+        async with Session(url, Path(step.page).stem, timeout=120) as teacher:
+            return (await teacher.load(dict(step.params))).seconds
+
+    async def fan_out(i: int, act, what: str, before=None) -> None:
+        """``before()`` (the teacher's run, untimed), ``act()`` (a write to the room), then until every follower's
+        run drawing step i + 1 has finished."""
         await asyncio.sleep(pause)
+        drew = await before() if before is not None else None
         for f in followers:
             f.finished.pop(i + 1, None)
             f.bytes.pop(i + 1, None)
@@ -171,13 +186,15 @@ async def run(url: str, store_env: dict, n: int, rounds: int, source: str = LESS
         print(f"  {what} {i + 1} ({lesson.steps[i].page}): {len(got)}/{n}, p50 {fmt_ms(median(got))}, "
               f"p95 {fmt_ms(quantile(got, 0.95))}, max {fmt_ms(max(got) if got else None)}, "
               f"{median(sizes) / 1000 if sizes else 0:.0f} kB and {median(counts) if counts else 0:.0f} "
-              "messages a follower" + (f", server CPU {cpu * 1000:.0f} ms a follower" if cpu is not None else ""),
-              flush=True)
+              "messages a follower" + (f", server CPU {cpu * 1000:.0f} ms a follower" if cpu is not None else "")
+              + (f" (the teacher's page before it: {fmt_ms(drew)})" if drew is not None else ""), flush=True)
+        if drew is not None:
+            row.setdefault("teacher", {})[name] = drew
 
     try:
         for _ in range(rounds):
             for i in range(len(lesson.steps))[:steps]:
-                await fan_out(i, lambda i=i: publish(i), "next")
+                await fan_out(i, lambda i=i: publish(i), "next", None if cold else lambda i=i: teacher_run(i))
                 qid = question_of(i) if reveal else None
                 if qid:
                     await fan_out(i, lambda qid=qid: store.reveal(room, key, qid), "reveal")
@@ -208,6 +225,8 @@ def main(argv=None) -> int:
                                                           "unfolded page's fan-out too")
     p.add_argument("--pids", default="", help="with --url: the server processes whose CPU to count (comma-separated)")
     p.add_argument("--steps", type=int, help="the lesson's first N steps only")
+    p.add_argument("--cold", action="store_true", help="no teacher's page run before each Next: the first follower "
+                                                       "computes the step's model results")
     p.add_argument("--smoke", action="store_true",
                    help="2 followers, lesson 1's first 2 steps with Reveal, short pauses (CI: that it still runs)")
     args = p.parse_args(argv)
@@ -219,7 +238,8 @@ def main(argv=None) -> int:
     sources = list(LESSONS.values()) if args.lesson == "all" else [LESSONS[args.lesson]]
 
     def every(url: str, env: dict, pids: list[int]) -> list[dict]:
-        return [asyncio.run(run(url, env, args.followers, args.rounds, source, pids, args.reveal, args.steps, pause))
+        return [asyncio.run(run(url, env, args.followers, args.rounds, source, pids, args.reveal, args.steps, pause,
+                                    args.cold))
                 for source in sources]
 
     if args.replicas:

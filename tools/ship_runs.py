@@ -1,5 +1,5 @@
 """Train the ready-made runs (explorer.learning.runs.SHIPPED) the way a server trains them, and write them to
-assets/runs/: one child process each, one thread (explorer.serving.training), so a live run of the same config and seed
+assets/runs/: one child process each, one thread (explorer.jobs.training), so a live run of the same config and seed
 on the same machine reproduces the shipped one bit for bit.
 
     .venv/bin/python tools/ship_runs.py
@@ -11,8 +11,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from explorer.jobs.training import Trainer  # noqa: E402
 from explorer.learning import runs  # noqa: E402
-from explorer.serving.training import Trainer  # noqa: E402
 
 
 def main() -> None:

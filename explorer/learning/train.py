@@ -5,7 +5,7 @@ Every ``checkpoint_every`` steps (and at step 0 and the last step) the run evalu
 :class:`Checkpoint`: the loss overall and on each copy of the repeated segment, every head's previous-token and
 prefix-matching scores, and every head's attention on one probe sequence. It keeps the weights at a few steps too
 (:attr:`Run.snapshots`, thinned to at most ``SNAPSHOTS``). The same config and seed give the same run, bit for bit, on
-the same machine with one intra-op thread (as :mod:`explorer.serving.training`'s child process trains; with two,
+the same machine with one intra-op thread (as :mod:`explorer.jobs.training`'s child process trains; with two,
 torch's parallel sums on this machine were measured to differ from run to run): all randomness comes from the run's
 own generators (:func:`explorer.learning.data.generator`).
 """

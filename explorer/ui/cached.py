@@ -22,6 +22,7 @@ from explorer.attention import analysis
 from explorer.attention.result import AttentionResult, extract
 from explorer.attribution.explain import explain
 from explorer.examples import EXAMPLES
+from explorer.jobs.worker import Job, Jobs, ModelWorker
 from explorer.labs import blocks, real_model
 from explorer.labs.quiz import Question
 from explorer.lessons import computed
@@ -32,7 +33,6 @@ from explorer.serving import process, regions
 from explorer.serving.cache import ByteLRU
 from explorer.serving.fairqueue import FairQueue, QueueFull, Replaced
 from explorer.serving.regions import remembered
-from explorer.serving.worker import Job, Jobs, ModelWorker
 from explorer.ui.live import streamlit_internals as internals
 from explorer.ui.text import literal
 from explorer.words import i18n

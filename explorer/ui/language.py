@@ -4,7 +4,7 @@ The first run takes ``lang=`` from the link, else the browser's language (``st.c
 later runs keep the session's choice, and the sidebar's picker (``picker``) changes it. ``explorer.words.i18n._()``
 reads it through the resolver that ``register`` names, called by the app's start (app.py, and ``use_app_navigation``
 for a page run on its own), never as a side effect of importing this module. Work that runs in another thread
-does not read it: a job carries the language it was asked in (``serving.worker.Jobs.run(…, lang=)``).
+does not read it: a job carries the language it was asked in (``jobs.worker.Jobs.run(…, lang=)``).
 
 The link carries the language (``keep_in_link``): once the session speaks another language than the link says (a
 German browser on a plain link, or the picker), ``lang=`` is written into the address, so a link copied into slides

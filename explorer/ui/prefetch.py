@@ -1,7 +1,7 @@
 """A class that never waits for the next step: while it is on one step of a lesson, the server computes what the
 next step's page will need (the attention of its texts, the flip between them, an explanation, a lab's
 experiment: the ``PLANS`` the table of pages names in each row's ``prepare``), once, in a thread
-no page owns (``serving.worker.Jobs``). When the teacher presses Next, the page finds its results waiting.
+no page owns (``jobs.worker.Jobs``). When the teacher presses Next, the page finds its results waiting.
 
 Only the shared, slow parts are prepared, through the same cached functions the pages call (so what is prepared
 is exactly what the page reads): a step that names no text, or a page with nothing slow, needs nothing. A
@@ -18,12 +18,12 @@ from pathlib import Path
 import numpy as np
 
 from explorer.examples import ANIMAL_TIRED
+from explorer.jobs.worker import Jobs
 from explorer.labs import blocks, real_model
 from explorer.lessons.model import Lesson, Step
 from explorer.lessons.run import resume
 from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.plots import thumbnails
-from explorer.serving.worker import Jobs
 from explorer.sitemap.table import PAGES
 from explorer.ui import cached
 from explorer.words.i18n import _

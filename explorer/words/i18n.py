@@ -8,7 +8,7 @@ messages merge cleanly. Babel reads the catalogues (``babel.messages.pofile``) a
 
 The language is per session, never per process: gettext's ``install()`` would let one student's choice change
 another's page on a shared server. ``_()`` asks, in this order: a language set for this thread with ``language()``
-(tests; a job, which carries the language it was asked in and enters it where it runs: ``serving.worker.Jobs``,
+(tests; a job, which carries the language it was asked in and enters it where it runs: ``jobs.worker.Jobs``,
 ``serving.fairqueue.FairQueue``), then the UI's resolver (registered by the app's start,
 ``explorer.ui.language.register``, never by an import; it reads the running session's choice), then English.
 

@@ -9,9 +9,9 @@ import pytest
 from pagetest import SHOW, array, classroom_page, click, figures, join, notes, open_page, session, texts, unfolded
 
 from explorer.classroom import normalise_code
+from explorer.jobs import training
 from explorer.learning import circuits, config, runs
 from explorer.lessons import catalogue
-from explorer.serving import training
 from explorer.ui.views import learn
 
 run = partial(open_page, "pages/learn.py")

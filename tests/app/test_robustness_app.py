@@ -19,8 +19,8 @@ import torch
 from pagetest import unfolded
 from streamlit.testing.v1 import AppTest
 
+from explorer.jobs.worker import ModelWorker
 from explorer.model import loading, registry
-from explorer.serving.worker import ModelWorker
 from explorer.ui import cached
 
 ROOT = Path(__file__).resolve().parents[2]

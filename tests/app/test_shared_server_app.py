@@ -12,10 +12,10 @@ import pytest
 from pagetest import open_page
 from streamlit.testing.v1 import AppTest
 
+from explorer.jobs.worker import ModelWorker
 from explorer.model import loading, registry
 from explorer.serving import local_folders, policy
 from explorer.serving.fairqueue import FairQueue
-from explorer.serving.worker import ModelWorker
 from explorer.ui import cached, linkask
 from explorer.ui.live import streamlit_internals as internals
 

@@ -14,10 +14,10 @@ from urllib.parse import urlparse
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from explorer.jobs.worker import ModelWorker
 from explorer.model import loading, registry
 from explorer.model.registry import ModelUnavailable
 from explorer.serving import policy
-from explorer.serving.worker import ModelWorker
 from explorer.ui import cached, linkask
 from explorer.ui.pickers import OTHER
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from explorer.jobs.worker import Jobs
 from explorer.serving.fairqueue import FairQueue
-from explorer.serving.worker import Jobs
 from explorer.words import i18n
 from explorer.words.i18n import _
 

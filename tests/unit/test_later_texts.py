@@ -43,7 +43,7 @@ def test_settings_and_link_notes_in_the_sessions_language():
 
 
 def test_a_jobs_first_message_reads_in_the_language_of_the_page_showing_it():
-    from explorer.serving.worker import Jobs
+    from explorer.jobs.worker import Jobs
     from explorer.words import i18n
 
     job = Jobs(2).run("a key", lambda progress: None, "the model")   # reports no progress: its first message stays

@@ -12,6 +12,13 @@ from guards import write_tree
 ROOT = Path(__file__).resolve().parents[2]
 # Layers from the bottom up; a module may import its own layer or lower ones only.
 LAYERS = {"core": 0, "plots": 1, "ui": 2, "pages": 3}
+# The core's own floors, bottom up: a core module may import its own package and the packages of lower floors,
+# never a package on its floor or above (so no two packages import each other). "root" is the core's root modules
+# (maths.py, examples.py: what every floor shares).
+CORE_FLOORS = (("words",), ("root",), ("serving", "access", "classroom", "learning"), ("model", "web"), ("labs",),
+               ("attention", "sitemap", "jobs"), ("heads_do", "sentences", "geometry"), ("generation", "attribution"),
+               ("lessons",))
+CORE_FLOOR = {package: floor for floor, packages in enumerate(CORE_FLOORS) for package in packages}
 # Third-party packages that only some layers may import.
 ONLY_IN = {"streamlit": {"ui", "pages"}, "plotly": {"plots", "ui", "pages"}}
 
@@ -21,6 +28,15 @@ def layer_of(module: str) -> str:
     if parts[0] in {"pages", "app"}:
         return "pages"
     return {"plots": "plots", "ui": "ui"}.get(parts[1] if len(parts) > 1 else "", "core")
+
+
+def core_package(module: str, modules: dict[str, Path]) -> str | None:
+    """The core package a module of the core belongs to ("root" for a module at explorer/'s root), or None for
+    the ``explorer`` package itself and for modules of the upper layers."""
+    parts = module.split(".")
+    if parts[0] != "explorer" or len(parts) < 2 or layer_of(module) != "core":
+        return None
+    return parts[1] if modules.get(f"explorer.{parts[1]}", Path()).name == "__init__.py" else "root"
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -64,9 +80,27 @@ def check_tree(root: Path) -> list[str]:
         for dep in local:
             if LAYERS[layer_of(dep)] > LAYERS[layer]:
                 problems.append(f"{module} ({layer}) imports {dep} ({layer_of(dep)}), a higher layer")
+        problems += core_floor_problems(module, local, modules)
         graph[module] = local
     problems += [f"import circle: {' -> '.join(c)}" for c in circles(graph)]
     return sorted(set(problems))
+
+
+def core_floor_problems(module: str, deps: set[str], modules: dict[str, Path]) -> list[str]:
+    """One sentence per import of the core module ``module`` that reaches a core package on its own floor or above
+    (``CORE_FLOORS``), and one for a core package the floors do not name."""
+    package = core_package(module, modules)
+    if package is None:
+        return []
+    if package not in CORE_FLOOR:
+        return [f"{module}: its package {package} is on no floor of CORE_FLOORS"]
+    found = []
+    for dep in deps:
+        other = core_package(dep, modules)
+        if other is not None and other != package and CORE_FLOOR.get(other, -1) >= CORE_FLOOR[package]:
+            found.append(f"{module} ({package}, floor {CORE_FLOOR[package]}) imports {dep} ({other}, floor "
+                         f"{CORE_FLOOR.get(other)}), not a lower floor")
+    return found
 
 
 def circles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -117,6 +151,16 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
     ({"explorer/labs/__init__.py": "", "explorer/labs/lab.py": "from explorer.plots import p\n",
       "explorer/plots/__init__.py": "", "explorer/plots/p.py": ""},
      "explorer.labs.lab (core) imports explorer.plots.p"),
+    ({"explorer/model/__init__.py": "", "explorer/model/m.py": "from explorer.labs import lab\n",
+      "explorer/labs/__init__.py": "", "explorer/labs/lab.py": ""},
+     "explorer.model.m (model, floor 3) imports explorer.labs.lab (labs, floor 4), not a lower floor"),
+    ({"explorer/serving/__init__.py": "", "explorer/serving/s.py": "from explorer.classroom import c\n",
+      "explorer/classroom/__init__.py": "", "explorer/classroom/c.py": ""},
+     "explorer.serving.s (serving, floor 2) imports explorer.classroom.c (classroom, floor 2)"),
+    ({"explorer/labs/__init__.py": "", "explorer/labs/lab.py": "from explorer.model import m\nfrom explorer import "
+      "maths\n", "explorer/model/__init__.py": "", "explorer/model/m.py": "", "explorer/maths.py": ""}, None),
+    ({"explorer/newthing/__init__.py": "", "explorer/newthing/n.py": ""},
+     "explorer.newthing.n: its package newthing is on no floor"),
     ({"explorer/a.py": "from . import b\n", "explorer/b.py": "from explorer.c import x\n",
       "explorer/c.py": "def g():\n    from explorer.a import y\n"},
      "import circle: explorer.a -> explorer.b -> explorer.c"),

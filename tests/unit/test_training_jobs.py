@@ -1,13 +1,13 @@
-"""The server's training queue (explorer.serving.training): one run per config however many ask, a bounded queue
+"""The server's training queue (explorer.jobs.training): one run per config however many ask, a bounded queue
 that refuses in one sentence, and a run trained in the child process equal to the same run trained here."""
 import threading
 
 import pytest
 import torch
 
+from explorer.jobs import training
 from explorer.learning import runs, train
 from explorer.learning.config import TrainConfig
-from explorer.serving import training
 from explorer.words.i18n import language
 
 TINY = TrainConfig(n_layers=2, n_heads=2, d_model=16, vocab=12, context=16, steps=12, batch=4, checkpoint_every=4,

@@ -3,8 +3,8 @@ import threading
 
 import pytest
 
+from explorer.jobs.worker import ModelWorker
 from explorer.model import registry
-from explorer.serving.worker import ModelWorker
 
 ENC, DEC = registry.EMBEDDED_ENCODER, registry.EMBEDDED_DECODER
 

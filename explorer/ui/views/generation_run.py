@@ -17,10 +17,10 @@ import streamlit as st
 from explorer.generation.readout import direct_effect, logit_lens
 from explorer.generation.sampling import URL_KEYS, Settings, clamp_settings, max_new_tokens
 from explorer.generation.steps import KINDS, Generation, generate
+from explorer.jobs.worker import Jobs
 from explorer.model.registry import ModelUnavailable
 from explorer.serving import process
 from explorer.serving.fairqueue import QueueFull, Replaced
-from explorer.serving.worker import Jobs
 from explorer.ui import cached, params
 from explorer.ui.live import membership
 from explorer.ui.live import streamlit_internals as internals

@@ -17,9 +17,9 @@ import streamlit as st
 from explorer.geometry import lab, maps, overlay
 from explorer.geometry.corpus_pass import CorpusPass, run_pass
 from explorer.geometry.project import METHODS, NAMES
+from explorer.jobs.worker import Jobs
 from explorer.model.registry import ModelUnavailable, resolve_spec
 from explorer.plots import geometry as plots
-from explorer.serving.worker import Jobs
 from explorer.ui import cached, pickers
 from explorer.ui import widgets as ui
 from explorer.ui.predict_first import predict_then_reveal

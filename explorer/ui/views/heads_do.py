@@ -11,8 +11,8 @@ import streamlit as st
 
 from explorer.attention import analysis, heads
 from explorer.heads_do import knockout, pairs
+from explorer.jobs.worker import Jobs
 from explorer.plots import effects as plots
-from explorer.serving.worker import Jobs
 from explorer.ui import cached, params
 from explorer.ui.pickers import choice_picker
 from explorer.ui.text import literal

@@ -1,7 +1,7 @@
 """Streamlit pieces of "Watch heads learn": the run's settings from the link, the run shown (a live shared job or a
 ready-made run), its growing curves, the step slider and every head's heatmap at that step, and the prediction.
 
-A live run is the server's shared job for its config (``serving.training.trainer``): thirty sessions pressing Train
+A live run is the server's shared job for its config (``jobs.training.trainer``): thirty sessions pressing Train
 with the same settings watch one run, a student leaving stops nothing, and a follower (on any replica) that opens
 the teacher's view with ``tr_train=1`` joins or starts the same deterministic run. While it trains, a fragment
 redraws the curves every second; when it ends, the whole page runs once more and shows what the trained model does
@@ -14,11 +14,11 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
+from explorer.jobs import training
 from explorer.learning import config, runs
 from explorer.learning.train import Run
 from explorer.lessons import learning_claims as claims
 from explorer.plots import learning as plots
-from explorer.serving import training
 from explorer.ui import cached, params, predict_first
 from explorer.ui import widgets as ui
 from explorer.ui.live import membership, push, replayed

@@ -12,9 +12,9 @@ import streamlit as st
 
 from explorer.attention.result import AttentionResult
 from explorer.heads_do import pairs, roles, values
+from explorer.jobs.worker import Jobs
 from explorer.plots import effects as plots
 from explorer.serving import regions
-from explorer.serving.worker import Jobs
 from explorer.ui import cached
 from explorer.ui.pickers import choice_picker
 from explorer.ui.text import literal

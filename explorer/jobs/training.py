@@ -3,7 +3,7 @@
 A class of thirty pressing Train with the same settings gets one run (:meth:`Trainer.start` returns the same
 :class:`TrainingJob` for an equal config); different settings wait in a bounded queue, one run training at a time, and
 past ``waiting`` queued runs :meth:`Trainer.start` refuses in one sentence (:class:`Busy`) instead of letting the
-server fall behind. The run trains in a child process (``python -m explorer.serving.training``) at a lower priority
+server fall behind. The run trains in a child process (``python -m explorer.jobs.training``) at a lower priority
 with one thread: the server's own interpreter, which every student's page needs, never waits on it, and a student
 leaving the page does not stop it. The child sends each checkpoint as it is recorded; the job's :attr:`TrainingJob.run`
 grows while pages read it. A server restart loses the runs that were training (never the shipped ones,
@@ -129,7 +129,7 @@ _spare_lock = threading.Lock()
 
 def _new_child() -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.Popen([sys.executable, "-m", "explorer.serving.training"], stdin=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "explorer.jobs.training"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT, env=env)
 
 
