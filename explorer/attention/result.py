@@ -113,10 +113,11 @@ def tokenise(tokenizer, text: str, limit: int) -> dict:
     model's ``inputs`` (tensors), ``ids``, ``special`` (bool per token), ``tokens`` (:func:`token_texts`),
     ``word_ids`` (word index per token, -1 for special tokens), ``words``, ``truncated`` and ``n_full`` (tokens the
     whole text needs)."""
-    full = tokenizer(text, add_special_tokens=True)["input_ids"]
     enc = tokenizer(text, truncation=True, max_length=limit, return_special_tokens_mask=True,
                     return_offsets_mapping=getattr(tokenizer, "is_fast", False), return_tensors="pt")
     ids = enc["input_ids"][0].tolist()
+    # shorter than the limit: nothing was cut; at the limit, the whole text is tokenised again to count it
+    n_full = len(ids) if len(ids) < limit else len(tokenizer(text, add_special_tokens=True)["input_ids"])
     special = np.array(enc["special_tokens_mask"][0].tolist(), dtype=bool)
     tokens = token_texts(tokenizer, ids)
     word_ids, words = list(range(len(ids))), list(tokens)
@@ -131,7 +132,7 @@ def tokenise(tokenizer, text: str, limit: int) -> dict:
     word_ids = [-1 if s else w for w, s in zip(word_ids, special)]
     inputs = {k: v for k, v in enc.items() if k in {"input_ids", "attention_mask", "token_type_ids"}}
     return dict(inputs=inputs, ids=ids, special=special, tokens=tokens, word_ids=word_ids, words=words,
-                truncated=len(full) > len(ids), n_full=len(full))
+                truncated=n_full > len(ids), n_full=n_full)
 
 
 def model_facts(loaded: LoadedModel) -> ModelFacts:
