@@ -39,6 +39,31 @@ def share_bytecode() -> None:
     local_script_runner.ScriptCache = lambda: shared
 
 
+def thread_cpu() -> dict:
+    """From now on, count in this process the CPU seconds of AppTest's script runs (the page's own thread) under
+    ``"script"`` and of extraction (``cached.extract``, in the forward queue's thread) under ``"extract"``; zero
+    them between runs. The rest of a run's process CPU is AppTest's own: its thread that polls every millisecond
+    for the run's end, then reads the page's messages into its element tree (a served page has neither)."""
+    from streamlit.runtime.scriptrunner import script_runner
+
+    from explorer.ui import cached
+
+    spent = {"script": 0.0, "extract": 0.0}
+
+    def counted(what: str, fn):
+        def run(*args, **kwargs):
+            start = time.thread_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[what] += time.thread_time() - start
+        return run
+
+    script_runner.ScriptRunner._run_script = counted("script", script_runner.ScriptRunner._run_script)
+    cached.extract = counted("extract", cached.extract)
+    return spent
+
+
 def _heatmap_rows(at) -> list[str]:
     charts = at.get("plotly_chart")
     if not charts:

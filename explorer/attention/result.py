@@ -113,25 +113,28 @@ def tokenise(tokenizer, text: str, limit: int) -> dict:
     model's ``inputs`` (tensors), ``ids``, ``special`` (bool per token), ``tokens`` (:func:`token_texts`),
     ``word_ids`` (word index per token, -1 for special tokens), ``words``, ``truncated`` and ``n_full`` (tokens the
     whole text needs)."""
-    full = tokenizer(text, add_special_tokens=True)["input_ids"]
+    # lists, not tensors: only the model's inputs become tensors (below); turning the offsets and the special
+    # tokens' mask into tensors to read them back cost more than the tokenising itself (~1 ms of a 32-token text)
     enc = tokenizer(text, truncation=True, max_length=limit, return_special_tokens_mask=True,
-                    return_offsets_mapping=getattr(tokenizer, "is_fast", False), return_tensors="pt")
-    ids = enc["input_ids"][0].tolist()
-    special = np.array(enc["special_tokens_mask"][0].tolist(), dtype=bool)
+                    return_offsets_mapping=getattr(tokenizer, "is_fast", False))
+    ids = list(enc["input_ids"])
+    # shorter than the limit: nothing was cut; at the limit, the whole text is tokenised again to count it
+    n_full = len(ids) if len(ids) < limit else len(tokenizer(text, add_special_tokens=True)["input_ids"])
+    special = np.array(enc["special_tokens_mask"], dtype=bool)
     tokens = token_texts(tokenizer, ids)
     word_ids, words = list(range(len(ids))), list(tokens)
     if getattr(tokenizer, "is_fast", False) and enc.word_ids(0) is not None:
         spans: dict[int, list[int]] = {}
-        for pos, (w, (a, b)) in enumerate(zip(enc.word_ids(0), enc["offset_mapping"][0].tolist())):
+        for pos, (w, (a, b)) in enumerate(zip(enc.word_ids(0), enc["offset_mapping"])):
             if w is not None and not special[pos]:
                 spans.setdefault(w, [a, b])[1] = b
         order = {w: i for i, w in enumerate(spans)}
         word_ids = [order.get(w, -1) if not s else -1 for w, s in zip(enc.word_ids(0), special)]
         words = [text[a:b].strip() or tokens[word_ids.index(i)] for i, (a, b) in enumerate(spans.values())]
     word_ids = [-1 if s else w for w, s in zip(word_ids, special)]
-    inputs = {k: v for k, v in enc.items() if k in {"input_ids", "attention_mask", "token_type_ids"}}
+    inputs = {k: torch.tensor([v]) for k, v in enc.items() if k in {"input_ids", "attention_mask", "token_type_ids"}}
     return dict(inputs=inputs, ids=ids, special=special, tokens=tokens, word_ids=word_ids, words=words,
-                truncated=len(full) > len(ids), n_full=len(full))
+                truncated=n_full > len(ids), n_full=n_full)
 
 
 def model_facts(loaded: LoadedModel) -> ModelFacts:

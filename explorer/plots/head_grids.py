@@ -157,10 +157,6 @@ def overview(tiles: np.ndarray, masked: np.ndarray | None = None, *, selected: t
     picture = dict(type="image", source=png_uri(image), x0=-0.5 + 0.5 / cell_w, dx=1 / cell_w,
                    y0=-0.5 + 0.5 / cell_h, dy=1 / cell_h, hoverinfo="skip")
     layer, head = np.meshgrid(np.arange(n_layers), np.arange(n_heads), indexing="ij")
-    text = (np.array(hover, dtype=object).ravel() if hover is not None else
-            np.array([_("layer {layer} · head {head}").format(layer=a, head=b) for a, b in zip(layer.ravel(),
-                                                                                              head.ravel())],
-                     dtype=object))
     # customdata as plain lists: a numpy array travels as a typed array and a click returns {"0": …, "1": …}
     customdata = [[int(a), int(b)] for a, b in zip(layer.ravel(), head.ravel())]
     if stats is not None:
@@ -171,8 +167,10 @@ def overview(tiles: np.ndarray, masked: np.ndarray | None = None, *, selected: t
                   selected=dict(marker=dict(opacity=0)), unselected=dict(marker=dict(opacity=0)),
                   hovertemplate=(stats_hover if stats is not None else "%{text}")
                   + "<br>" + _("click to show this head") + "<extra></extra>", showlegend=False)
-    if stats is None:
-        points["text"] = text
+    if stats is None:   # the statistics' hover names each tile itself: no per-tile text to write then
+        points["text"] = (np.array(hover, dtype=object).ravel() if hover is not None else np.array(
+            [_("layer {layer} · head {head}").format(layer=a, head=b) for a, b in zip(layer.ravel(), head.ravel())],
+            dtype=object))
     def around(a: int, b: int) -> tuple[float, float, float, float]:
         return b - 0.5, b + 0.5 - 1 / cell_w, a - 0.5, a + 0.5 - 1 / cell_h
     if frame_row is not None:

@@ -4,6 +4,7 @@ few kB instead of every weight. The last few encoded are remembered. Never calls
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import io
 import threading
@@ -66,10 +67,8 @@ def _encoded(digest: bytes, shape: tuple, masked_colour: str, index: np.ndarray)
             return _png_memo[key]
     from PIL import Image
 
-    grey = [int(masked_colour[i:i + 2], 16) for i in (1, 3, 5)]
-    palette = np.vstack([blues(np.linspace(0, 1, LEVELS)), [grey, [255, 255, 255]]]).astype(np.uint8)
     image = Image.fromarray(index, "P")
-    image.putpalette(palette.ravel().tolist())
+    image.putpalette(_palette(masked_colour))
     buffer = io.BytesIO()
     image.save(buffer, format="PNG", compress_level=PNG_LEVEL, compress_type=PNG_STRATEGY)
     uri = "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
@@ -81,3 +80,10 @@ def _encoded(digest: bytes, shape: tuple, masked_colour: str, index: np.ndarray)
 
 
 PNG_MEMO = 64   # pictures remembered (a few kB each)
+
+
+@functools.lru_cache(maxsize=8)
+def _palette(masked_colour: str) -> bytes:
+    """The PNGs' palette as PIL takes it: ``LEVELS`` shades of blue, ``masked_colour``, white (RGB, flat)."""
+    grey = [int(masked_colour[i:i + 2], 16) for i in (1, 3, 5)]
+    return np.vstack([blues(np.linspace(0, 1, LEVELS)), [grey, [255, 255, 255]]]).astype(np.uint8).tobytes()

@@ -51,7 +51,9 @@ def choose() -> str:
         st.session_state[STATE] = asked
     elif STATE not in st.session_state:
         st.session_state[STATE] = i18n.spoken(st.context.locale) or i18n.SOURCE
-    return st.session_state[STATE]
+    lang = st.session_state[STATE]
+    i18n.hold(lang)   # the rest of this run's _() reads it from here, not from the session's state each time
+    return lang
 
 
 def current() -> str:
@@ -92,6 +94,7 @@ def keep_in_link() -> None:
 def _picked() -> None:
     lang = i18n.spoken(st.session_state.get(PICKED)) or i18n.SOURCE
     st.session_state[STATE] = lang
+    i18n.hold(lang)
     params.put(KEY, lang)   # choose() reads the link first: it must name the new language
 
 

@@ -9,8 +9,10 @@ messages merge cleanly. Babel reads the catalogues (``babel.messages.pofile``) a
 The language is per session, never per process: gettext's ``install()`` would let one student's choice change
 another's page on a shared server. ``_()`` asks, in this order: a language set for this thread with ``language()``
 (tests; a job, which carries the language it was asked in and enters it where it runs: ``jobs.worker.Jobs``,
-``serving.fairqueue.FairQueue``), then the UI's resolver (registered by the app's start,
-``explorer.ui.language.register``, never by an import; it reads the running session's choice), then English.
+``serving.fairqueue.FairQueue``), then the session's language held for this thread at the top of a page's run
+(``hold``, so a run's hundreds of texts do not each ask the session's state), then the UI's resolver
+(registered by the app's start, ``explorer.ui.language.register``, never by an import; it reads the running
+session's choice), then English.
 
 Placeholders are ``str.format`` fields, ``_("Layer {layer}").format(layer=2)``; a test formats every translation
 with the English fields (``tests/unit/test_catalogues.py``). An f-string cannot be translated: its text is not
@@ -35,6 +37,7 @@ LOCALE_DIR = Path(__file__).resolve().parent / "locale"
 
 _chosen: ContextVar[str | None] = ContextVar("explorer_language", default=None)
 _resolver: Callable[[], str | None] | None = None
+_held: ContextVar[str | None] = ContextVar("explorer_session_language", default=None)   # see hold()
 
 
 def catalogue_path(lang: str) -> Path:
@@ -78,6 +81,8 @@ def spoken(lang: object) -> str | None:
     """``lang`` as a language the app speaks ("de", "de-AT", "es_MX" -> "de", "es"), or None."""
     if not isinstance(lang, str):
         return None
+    if lang in LANGUAGES:   # the common case, asked at every text a page makes
+        return lang
     code = lang.strip().replace("_", "-").split("-")[0].lower()
     return code if code in LANGUAGES else None
 
@@ -89,11 +94,21 @@ def set_resolver(resolver: Callable[[], str | None] | None) -> None:
 
 
 def current() -> str:
-    """The language of the text being made now."""
+    """The language of the text being made now: a ``language`` block's, else the one ``hold`` kept for this
+    thread, else what the resolver says."""
     chosen = _chosen.get()
+    if chosen is None:
+        chosen = _held.get()
     if chosen is None and _resolver is not None:
         chosen = _resolver()
     return spoken(chosen) or SOURCE
+
+
+def hold(lang: str | None) -> None:
+    """Keep ``lang`` as this thread's language until the next ``hold`` (None: ask the resolver again). The UI
+    holds the session's language at the top of each run of a page and where its picker changes it, so ``_()``
+    (a page's run makes hundreds of texts) reads it here instead of asking the session's state every time."""
+    _held.set(spoken(lang) if lang is not None else None)
 
 
 @contextlib.contextmanager

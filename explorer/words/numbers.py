@@ -171,7 +171,11 @@ def whole_or(x: float, decimals: int = 3, *, lang: str | None = None) -> str:
 
 def plotly_separators(lang: str | None = None) -> str:
     """plotly's ``layout.separators``: the decimal mark then the thousands separator (".," English, ",." German)."""
-    lang = locale(lang)
+    return _separators(locale(lang))
+
+
+@lru_cache(maxsize=8)
+def _separators(lang: str) -> str:   # Babel looks up its CLDR data on every call: every figure asks
     return get_decimal_symbol(lang) + get_group_symbol(lang)
 
 

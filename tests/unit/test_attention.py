@@ -78,6 +78,16 @@ def test_long_text_is_cut_and_says_so(tiny_loaded):
     assert result.tokens[-1] == "[SEP]"
 
 
+def test_a_text_that_fits_is_not_cut_even_at_the_limit(tiny_loaded):
+    loaded = tiny_loaded("bert")
+    whole = extract(loaded, "the cat sat on the mat")
+    assert not whole.truncated and whole.n_text_tokens == len(whole.tokens)
+    exact = extract(loaded, "the cat sat on the mat", max_tokens=len(whole.tokens))   # exactly the limit
+    assert not exact.truncated and exact.n_text_tokens == len(exact.tokens) == len(whole.tokens)
+    one_short = extract(loaded, "the cat sat on the mat", max_tokens=len(whole.tokens) - 1)
+    assert one_short.truncated and one_short.n_text_tokens == len(whole.tokens)
+
+
 @pytest.mark.parametrize("text", ["", "   \n\t "])
 def test_empty_text_is_refused_clearly(tiny_loaded, text):
     with pytest.raises(ValueError, match="empty"):

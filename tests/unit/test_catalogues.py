@@ -2,6 +2,7 @@
 placeholders; the language is per thread of work (a session), never per process."""
 from __future__ import annotations
 
+import contextvars
 import threading
 
 import pytest
@@ -91,6 +92,25 @@ def test_the_ui_resolver_is_asked_when_no_language_is_set(monkeypatch):
         assert i18n.current() == "de"   # an explicit language wins
     monkeypatch.setattr(i18n, "_resolver", lambda: "klingon")
     assert i18n.current() == "en"
+
+
+def test_a_held_language_is_read_without_asking_the_resolver(monkeypatch):
+    asked = []
+    monkeypatch.setattr(i18n, "_resolver", lambda: asked.append(1) or "es")
+
+    def run():   # as a page's run: its start holds the session's language, then makes its texts
+        i18n.hold("de")
+        texts = [_("Attention explorer") for _n in range(3)]
+        with i18n.language("es"):
+            assert i18n.current() == "es"   # an explicit language still wins…
+        assert i18n.current() == "de"       # …and the held one comes back after it
+        i18n.hold(None)
+        return texts, i18n.current()
+
+    texts, after = contextvars.copy_context().run(run)
+    assert texts == [i18n.translations("de").gettext("Attention explorer")] * 3 != ["Attention explorer"] * 3
+    assert after == "es" and asked == [1]   # the resolver asked once: only after hold(None)
+    assert i18n.current() == "es" and asked == [1, 1]   # nothing held outside that context: the resolver asked
 
 
 # ----------------------------------------------------------------------------- nothing hidden from the catalogues

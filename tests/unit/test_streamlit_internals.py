@@ -43,8 +43,9 @@ EXCEPTIONS = {
                            "checks the client against a real server, so a protocol change fails there"},
     "bench/server_side.py": {
         "streamlit.runtime": "rows 1 and 2 give AppTest's script runners one shared ScriptCache (share_bytecode), "
-                             "as a server keeps a page's bytecode; AppTest in the benchmark only, never a served "
-                             "app, and the benchmark smoke (tests/integration/test_bench_smoke.py) runs it in CI"},
+                             "as a server keeps a page's bytecode, and floors.py counts their script runs' CPU "
+                             "(thread_cpu); AppTest in the benchmark only, never a served app, and the benchmark "
+                             "smoke (tests/integration/test_bench_smoke.py) runs both in CI"},
 }
 
 
