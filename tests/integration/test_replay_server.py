@@ -23,7 +23,7 @@ from explorer.classroom import open_store
 from explorer.lessons import catalogue
 from explorer.lessons.run import place
 
-STEP_PAGE = "pages/lab_softmax.py"   # lesson 1's softmax lab: no model, the same page for everyone
+STEP_PAGE = "pages/lab_softmax.py"   # lesson 1's softmax lab: its own class question, drawn on Next
 
 
 class Recorder(Session):
