@@ -88,9 +88,11 @@ def decoder():
 
 
 # ---------------------------------------------------------------------------------------------- browser tests
-# One `streamlit run app.py` server and one headless Chromium per test module that asks for them.
+# One `streamlit run app.py` server per test process (each xdist worker) and one headless Chromium per test module
+# that asks for them. A module that needs a server of its own (a fresh one, other settings, an idle one to measure)
+# defines its own ``server`` fixture, or starts a ``Server`` itself: the shared one has served the modules before.
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server():
     srv = Server()
     yield srv

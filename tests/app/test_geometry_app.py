@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 from explorer.geometry import lab, maps, overlay
 from explorer.model.registry import EMBEDDED_ENCODER
 from explorer.plots import geometry as plots
+from explorer.serving.worker import Jobs
 from explorer.ui import cached
 from explorer.ui.views import geometry as geo
 
@@ -109,7 +110,12 @@ def test_a_model_over_the_budget_gets_a_clear_message(tiny_folder, monkeypatch):
     assert not figures(at)
 
 
-def test_your_text_on_the_pca_map_and_a_caption_on_tsne():
+def test_your_text_on_the_pca_map_and_a_caption_on_tsne(monkeypatch):
+    # the t-SNE maps (this head's and the two side by side) of 100 tokens rather than 1,500: what is checked is that
+    # your text is not drawn on a t-SNE map, the same code for any size (three full-size t-SNEs took ~25 s of CPU);
+    # they go into a store of this test's own, so no other test gets a map of the smaller sample
+    monkeypatch.setattr(maps, "TSNE_TOKENS", 100)
+    monkeypatch.setattr(geo, "MAPS", Jobs(512))
     text = "The cat sat on the <b>mat</b>."
     at = run(layer=0, head=2, text=text)
     shared = geo.PASSES.peek(EMBEDDED_ENCODER).wait()
@@ -129,6 +135,7 @@ def test_your_text_on_the_pca_map_and_a_caption_on_tsne():
     spec = figures(at)[next(t for t in figures(at) if t.startswith("layer 0 · head 2"))]
     assert all(d["name"] != plots.TEXT_NAME for d in spec["data"])
     assert "not drawn on a t-SNE map" in texts(at)
+    assert geo.MAPS.peek((shared.facts.name, 0, 2, "tsne")).wait().method == "tsne"   # a t-SNE map was drawn
 
 
 def test_empty_text_draws_no_overlay_and_no_error():

@@ -82,8 +82,7 @@ def percentiles(values: list[float]) -> str:
     return f"p50 {statistics.median(values):.2f} s · p95 {p95:.2f} s · max {values[-1]:.2f} s (n={len(values)})"
 
 
-async def lesson(browser, url: str, db: str, server: Server) -> dict:
-    report = {}
+async def lesson(browser, url: str, db: str, server: Server, report: dict) -> dict:
     # -- the teacher starts a class and opens the private link (as on the projector computer)
     starter = await opened(browser, f"{url}/classroom")
     await click(starter, "Start a class")
@@ -106,15 +105,18 @@ async def lesson(browser, url: str, db: str, server: Server) -> dict:
     assert await odd.evaluate("() => window.__xss") is None
     await odd.context.close()
 
-    # -- five students join by the link; the first with a hostile nickname
-    students = []
-    for i in range(N):
-        page = await opened(browser, f"{url}/classroom?join={room}")
-        await page.get_by_label("Nickname").fill(HOSTILE_NICK if i == 0 else f"student {i}")
-        await click(page, "Join")
-        await sees(page, f"Following class {code}")
-        assert f"room={room}" in page.url and "me=" in page.url
-        students.append(page)
+    # -- five students join by the link, a few at a time as a class does; the first with a hostile nickname
+    gate = asyncio.Semaphore(3)
+
+    async def student(i: int):
+        async with gate:
+            page = await opened(browser, f"{url}/classroom?join={room}")
+            await page.get_by_label("Nickname").fill(HOSTILE_NICK if i == 0 else f"student {i}")
+            await click(page, "Join")
+            await sees(page, f"Following class {code}")
+            assert f"room={room}" in page.url and "me=" in page.url
+            return page
+    students = list(await asyncio.gather(*(student(i) for i in range(N))))
     await teacher.reload()   # a reload is a new session: the teacher opens the private link again
     await idle(teacher)
     key_free(teacher, key)
@@ -159,11 +161,13 @@ async def lesson(browser, url: str, db: str, server: Server) -> dict:
     # -- a class question: "n of m answered" only, then the counts shown, then revealed to everyone
     await nav(teacher, "Softmax saturation")
     await asyncio.gather(*(follows(s, lambda p, t: sees(p, "Class question.", t)) for s in students))
-    for page, option in zip(students, ANSWERS):
+
+    async def answer(page, option: str) -> None:   # the class answers at once, as a class does
         await page.get_by_text(option, exact=True).click()
         await idle(page)
         await click(page, "Commit my answer")
         await sees(page, "Your answer is in")
+    await asyncio.gather(*(answer(page, option) for page, option in zip(students, ANSWERS)))
     expected = [ANSWERS.count(o) for o in ("about 1", "about 16", "about 256")]
     await sees(teacher, f"{N} of {N} answered", timeout=30_000)   # the server reruns the teacher's page
     assert await teacher.evaluate(COUNTS) is None   # no count on the teacher's screen before "Show answers"
@@ -175,8 +179,8 @@ async def lesson(browser, url: str, db: str, server: Server) -> dict:
     assert counts == expected, (counts, expected)
     await click(teacher, "Reveal the answer")
     await sees(teacher, "Revealed to the class: the answer is about 16")
-    for page, option in zip(students, ANSWERS):
-        await sees(page, "Right: about 16." if option == "about 16" else "Not quite", timeout=10_000)
+    await asyncio.gather(*(sees(page, "Right: about 16." if option == "about 16" else "Not quite", timeout=10_000)
+                           for page, option in zip(students, ANSWERS)))
     await students[0].screenshot(path=str(ARTIFACTS / "classroom-class-chart.png"), full_page=True)
 
     # -- the server dies and comes back on the same port with the same file: all is back, followers reconnect
@@ -184,9 +188,11 @@ async def lesson(browser, url: str, db: str, server: Server) -> dict:
     server = Server(env={"EXPLORER_CLASSROOM_DB": db, "EXPLORER_CLASSROOM_URL": ""}, port=server.port,
                     log_prefix="classroom-restarted")
     report["server"] = server
-    for page, option in zip(students, ANSWERS):
+
+    async def back(page, option: str) -> None:
         await sees(page, f"Following class {code}", timeout=90_000)
         await sees(page, "Right: about 16." if option == "about 16" else "Not quite", timeout=90_000)
+    await asyncio.gather(*(back(page, option) for page, option in zip(students, ANSWERS)))
     await teacher.goto(link)
     await idle(teacher)
     key_free(teacher, key)
@@ -210,13 +216,13 @@ async def lesson(browser, url: str, db: str, server: Server) -> dict:
     return report
 
 
-async def run_lesson(url: str, db: str, server: Server) -> dict:
+async def run_lesson(url: str, db: str, server: Server, report: dict) -> dict:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            return await lesson(browser, url, db, server)
+            return await lesson(browser, url, db, server, report)
         except Exception:
             for i, context in enumerate(browser.contexts):
                 for page in context.pages:
@@ -232,9 +238,9 @@ def test_a_live_class(tmp_path):
     need_chromium()
     db = str(tmp_path / "classroom.sqlite3")
     server = Server(env={"EXPLORER_CLASSROOM_DB": db, "EXPLORER_CLASSROOM_URL": ""}, log_prefix="classroom")
-    report = {}
+    report = {}   # filled as the lesson goes: a server restarted by a lesson that then failed is stopped too
     try:
-        report = asyncio.run(run_lesson(server.url, db, server))
+        asyncio.run(run_lesson(server.url, db, server, report))
     finally:
         report.get("server", server).stop()
     assert report["exceptions"] == [] and report["errors"] == [] and report["external"] == []

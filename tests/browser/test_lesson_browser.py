@@ -5,6 +5,7 @@ teacher's notes never reach a student's page. Screenshots (teacher with the less
 are saved in test-artifacts/lesson-*.png."""
 from __future__ import annotations
 
+import asyncio
 import re
 
 import pytest
@@ -68,15 +69,15 @@ async def lesson(browser, url: str, db: str) -> dict:
         report["steps"].append({"view": wanted, "reached": reached, "step_shown": step_shown, "notes": notes})
         if n == 1:
             await teacher.screenshot(path=str(ARTIFACTS / "lesson-teacher.png"), full_page=False)
-            for s, option in zip(students, ["exactly 1", "exactly 1", "the number of words", "exactly 1"]):
-                await answer(s, option)
+            await asyncio.gather(*(answer(s, option) for s, option in   # the class answers at once
+                                   zip(students, ["exactly 1", "exactly 1", "the number of words", "exactly 1"])))
             report["counts"] = store.counts(room, parse(LESSON, "browser.toml").question_id(0))
             await teacher.get_by_role("button", name=REVEAL).first.click(timeout=WAIT_MS)
             await idle(teacher)
             await teacher.get_by_role("button", name="Reveal the answer").first.click(timeout=WAIT_MS)
             await idle(teacher)
-            for s in students:
-                await s.get_by_text(re.compile("Right:|Not quite")).first.wait_for(timeout=WAIT_MS)
+            await asyncio.gather(*(s.get_by_text(re.compile("Right:|Not quite")).first.wait_for(timeout=WAIT_MS)
+                                   for s in students))
             report["verdicts"] = [await s.get_by_text("Right:").count() > 0 for s in students]
             await students[0].screenshot(path=str(ARTIFACTS / "lesson-phone.png"), full_page=False)
     await teacher.get_by_text("Projector view", exact=True).first.click(timeout=WAIT_MS)

@@ -8,6 +8,7 @@ the phone too, with nothing wider than its screen. Screenshots: test-artifacts/v
 """
 from __future__ import annotations
 
+import asyncio
 import re
 
 import pytest
@@ -70,8 +71,7 @@ async def lesson(browser, url: str, db: str) -> dict:
     for page in students:
         await sees(page, "Class question.")
     await sees(teacher, "0 of 2 answered")
-    for page, option in zip(students, ROUND_1):
-        await vote(page, option)
+    await asyncio.gather(*(vote(page, option) for page, option in zip(students, ROUND_1)))   # the class votes at once
     await sees(teacher, "2 of 2 answered", timeout=30_000)   # the server reruns the teacher's page on the number
     report["hidden"] = [await p.evaluate(COUNTS) for p in [teacher, *students]]
     await scroll_to(teacher.locator("button", has_text="Show answers"))
@@ -97,8 +97,7 @@ async def lesson(browser, url: str, db: str) -> dict:
         await sees(page, "Your first answer")
     await scroll_to(phone.locator('[data-testid="stRadio"]').last)
     await shot(phone, "phone-round-2", full=False)
-    for page, option in zip(students, ROUND_2):
-        await vote(page, option)
+    await asyncio.gather(*(vote(page, option) for page, option in zip(students, ROUND_2)))   # the class votes at once
     await sees(teacher, "2 of 2 answered", timeout=30_000)
     report["round_2_hidden"] = await teacher.evaluate(COUNTS)   # round 1's chart only: three bars
 

@@ -5,6 +5,8 @@ the text this client sent (from the link's query string, or typed into the text 
 """
 import asyncio
 
+import pytest
+from chromium import Server
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from bench.ws_load import idle_cpu, make_text, proc_cpu
@@ -12,6 +14,15 @@ from bench.wsclient import Session
 
 ENCODER = "all-MiniLM-L6-v2"
 SUCCESS = ForwardMsg.ScriptFinishedStatus.Value("FINISHED_SUCCESSFULLY")
+
+
+@pytest.fixture(scope="module")
+def server():
+    """A server of this module's own: the idle test measures its CPU, which another module's leftover work (a map
+    still being drawn for a page already left) must not add to."""
+    srv = Server()
+    yield srv
+    srv.stop()
 
 
 def figures(run) -> list[str]:
