@@ -93,8 +93,12 @@ def decoder():
 # defines its own ``server`` fixture, or starts a ``Server`` itself: the shared one has served the modules before.
 
 @pytest.fixture(scope="session")
-def server():
-    srv = Server()
+def server(tmp_path_factory):
+    """The shared server, with a classroom file of its own (``server.db``): the live-class tests make each a new
+    room in it (``live_class.new_room``) and drive it with ``live_class.on_the_server``."""
+    db = str(tmp_path_factory.mktemp("shared-classroom") / "classroom.sqlite3")
+    srv = Server(env={"EXPLORER_CLASSROOM_DB": db, "EXPLORER_CLASSROOM_URL": ""}, log_prefix="shared")
+    srv.db = db
     yield srv
     srv.stop()
 

@@ -180,6 +180,13 @@ def on_a_fresh_server(lesson, tmp_path, log_prefix: str) -> dict:
         server.stop()
 
 
+def on_the_server(lesson, server) -> dict:
+    """``lesson`` in Chromium against the test process's shared server (the ``server`` fixture, with its classroom
+    file ``server.db``) -> its report. The lesson works in a room of its own: the rooms before it are other tests'."""
+    need_chromium()
+    return asyncio.run(in_chromium(lesson, server.url, server.db))
+
+
 async def page_problems(pages) -> dict:
     """What went wrong on ``pages``: script errors, exceptions drawn by Streamlit, requests off the machine."""
     return {"errors": [e for p in pages for e in p.errors],

@@ -6,11 +6,12 @@ brings each the second step in its own language. Screenshots: test-artifacts/lan
 """
 from __future__ import annotations
 
+import asyncio
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 from chromium import ARTIFACTS
-from live_class import WAIT_MS, idle, new_room, on_a_fresh_server, opened, page_problems
+from live_class import WAIT_MS, idle, new_room, on_the_server, opened, page_problems
 
 from explorer.classroom import open_store
 from explorer.lessons.folders import find
@@ -50,7 +51,8 @@ async def lesson(browser, url: str, db: str) -> dict:
     await click(teacher, "Empezar con una clase")   # lesson 1, in the class the teacher already teaches
     await sees(teacher, "0 de 3 han respondido")
     report = {"step_1": {}, "step_2": {}, "lang": {}}
-    for lang, page in students.items():
+
+    async def answer(lang: str, page) -> None:   # the class answers at once, each in their own language
         step = lessons[lang].steps[0]
         await sees(page, STEP[lang].format(n=1))
         await sees(page, step.question.prompt)
@@ -59,6 +61,7 @@ async def lesson(browser, url: str, db: str) -> dict:
         await radio.get_by_text(step.question.answer, exact=True).first.click()
         await idle(page)
         await click(page, COMMIT[lang])
+    await asyncio.gather(*(answer(lang, page) for lang, page in students.items()))
     await sees(teacher, "3 de 3 han respondido", timeout=30_000)
     report["counts"] = open_store({"EXPLORER_CLASSROOM_DB": db}).counts(room, qid)
     await students["de"].screenshot(path=str(ARTIFACTS / "languages-de-step-1.png"))
@@ -74,8 +77,8 @@ async def lesson(browser, url: str, db: str) -> dict:
     return {**report, **await page_problems([teacher, *students.values()])}
 
 
-def test_three_languages_follow_one_teacher_and_vote_under_one_option_id(tmp_path):
-    report = on_a_fresh_server(lesson, tmp_path, "languages")
+def test_three_languages_follow_one_teacher_and_vote_under_one_option_id(server):
+    report = on_the_server(lesson, server)
     assert report["counts"] == {"#0": 3}, report["counts"]
     assert report["step_2"] == {lang: True for lang in LANGS}
     assert report["lang"] == {"de": "de", "en": None, "es": "es"}   # the teacher's lang=es reached no one else

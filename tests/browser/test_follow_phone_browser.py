@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 from chromium import ARTIFACTS, CHARTS_FIT
-from live_class import class_of, nav, new_room, on_a_fresh_server, page_problems, reaches, teacher_view
+from live_class import class_of, nav, new_room, on_the_server, page_problems, reaches, teacher_view
 
 pytestmark = pytest.mark.browser
 
@@ -56,8 +56,8 @@ async def lesson(browser, url: str, db: str) -> dict:
     return {**report, **await page_problems([teacher, phone])}
 
 
-def test_a_following_phone_sees_the_first_figure_on_its_first_screen(tmp_path):
-    report = on_a_fresh_server(lesson, tmp_path, "follow-phone")
+def test_a_following_phone_sees_the_first_figure_on_its_first_screen(server):
+    report = on_the_server(lesson, server)
     for _, name in PAGES:
         shown = report[name]
         assert shown["top"] is not None and 0 <= shown["top"] < PHONE[1], (name, shown)

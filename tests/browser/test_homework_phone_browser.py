@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 from chromium import ARTIFACTS, CHARTS_FIT, new_page_async
-from live_class import WAIT_MS, idle, on_a_fresh_server, page_problems
+from live_class import WAIT_MS, idle, on_the_server, page_problems
 
 from explorer.classroom import open_store
 from explorer.classroom.report import collect
@@ -58,8 +58,8 @@ async def homework(browser, url: str, db: str) -> dict:
     return {**report, **await page_problems([phone])}
 
 
-def test_a_student_does_homework_on_a_phone_and_the_report_counts_the_vote(tmp_path):
-    report = on_a_fresh_server(homework, tmp_path, "homework-phone")
+def test_a_student_does_homework_on_a_phone_and_the_report_counts_the_vote(server):
+    report = on_the_server(homework, server)
     assert report["charts_before"] == 0 and report["folded"] >= 1, report   # asked before the page answers it
     assert report["overflow"] <= 0, report
     assert report["counts"][report["qid"]] == {STEP.question.answer: 1}, report["counts"]

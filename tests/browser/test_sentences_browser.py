@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 from chromium import ARTIFACTS, CHARTS_FIT
-from live_class import WAIT_MS, class_of, idle, new_room, on_a_fresh_server, page_problems, scroll_to
+from live_class import WAIT_MS, class_of, idle, new_room, on_the_server, page_problems, scroll_to
 
 pytestmark = pytest.mark.browser
 
@@ -82,8 +82,8 @@ async def lesson(browser, url: str, db: str) -> dict:
     return {**report, **await page_problems([teacher, *students])}
 
 
-def test_a_class_writes_one_is_hidden_and_every_page_shows_the_same_head(tmp_path):
-    report = on_a_fresh_server(lesson, tmp_path, "sentences")
+def test_a_class_writes_one_is_hidden_and_every_page_shows_the_same_head(server):
+    report = on_the_server(lesson, server)
     assert len({tuple(f) for f in report["figures"]}) == 1, report["figures"]
     assert report["mine"] == [[1], [], [2]], report["mine"]
     assert report["leaked"] == [False, False, False]

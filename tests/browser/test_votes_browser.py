@@ -13,7 +13,7 @@ import re
 
 import pytest
 from chromium import ARTIFACTS, CHARTS_FIT
-from live_class import WAIT_MS, class_of, idle, nav, new_room, on_a_fresh_server, page_problems, scroll_to
+from live_class import WAIT_MS, class_of, idle, nav, new_room, on_the_server, page_problems, scroll_to
 
 pytestmark = pytest.mark.browser
 
@@ -117,8 +117,8 @@ async def lesson(browser, url: str, db: str) -> dict:
     return {**report, **await page_problems([teacher, *students])}
 
 
-def test_two_rounds_hidden_until_shown_then_revealed_side_by_side(tmp_path):
-    report = on_a_fresh_server(lesson, tmp_path, "votes")
+def test_two_rounds_hidden_until_shown_then_revealed_side_by_side(server):
+    report = on_the_server(lesson, server)
     assert report["hidden"] == [None] * 4, report["hidden"]
     assert "answered" not in report["projector_text"] and "Show answers" in report["projector_text"]
     assert report["shown"] == [[1, 0, 1]] * 3, report["shown"]
