@@ -110,12 +110,25 @@ def test_a_model_over_the_budget_gets_a_clear_message(tiny_folder, monkeypatch):
     assert not figures(at)
 
 
+class TsneApart:
+    """The page's map store with its t-SNE maps kept apart, in a store of their own (the PCA maps stay shared)."""
+
+    def __init__(self, shared: Jobs):
+        self.shared, self.tsne = shared, Jobs(512)
+
+    def run(self, key, *args, **kwargs):
+        return (self.tsne if key[-1] == "tsne" else self.shared).run(key, *args, **kwargs)
+
+    def peek(self, key):
+        return (self.tsne if key[-1] == "tsne" else self.shared).peek(key)
+
+
 def test_your_text_on_the_pca_map_and_a_caption_on_tsne(monkeypatch):
     # the t-SNE maps (this head's and the two side by side) of 100 tokens rather than 1,500: what is checked is that
     # your text is not drawn on a t-SNE map, the same code for any size (three full-size t-SNEs took ~25 s of CPU);
     # they go into a store of this test's own, so no other test gets a map of the smaller sample
     monkeypatch.setattr(maps, "TSNE_TOKENS", 100)
-    monkeypatch.setattr(geo, "MAPS", Jobs(512))
+    monkeypatch.setattr(geo, "MAPS", TsneApart(geo.MAPS))
     text = "The cat sat on the <b>mat</b>."
     at = run(layer=0, head=2, text=text)
     shared = geo.PASSES.peek(EMBEDDED_ENCODER).wait()
@@ -135,7 +148,8 @@ def test_your_text_on_the_pca_map_and_a_caption_on_tsne(monkeypatch):
     spec = figures(at)[next(t for t in figures(at) if t.startswith("layer 0 · head 2"))]
     assert all(d["name"] != plots.TEXT_NAME for d in spec["data"])
     assert "not drawn on a t-SNE map" in texts(at)
-    assert geo.MAPS.peek((shared.facts.name, 0, 2, "tsne")).wait().method == "tsne"   # a t-SNE map was drawn
+    drawn = geo.MAPS.tsne.peek((shared.facts.name, 0, 2, "tsne")).wait()   # this head's t-SNE map was drawn
+    assert drawn.method == "tsne" and len(drawn.tokens) == 100
 
 
 def test_empty_text_draws_no_overlay_and_no_error():
