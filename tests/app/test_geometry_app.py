@@ -8,9 +8,9 @@ from pagetest import ROOT, breakdown_weight, figures, open_page, texts
 from streamlit.testing.v1 import AppTest
 
 from explorer.geometry import lab, maps, overlay
+from explorer.jobs.worker import Jobs
 from explorer.model.registry import EMBEDDED_ENCODER
 from explorer.plots import geometry as plots
-from explorer.serving.worker import Jobs
 from explorer.ui import cached
 from explorer.ui.views import geometry as geo
 
