@@ -23,6 +23,7 @@ LOOKUP_TABLES = {
     "explorer/plots/offline_html.py": "the offline viewer's two script files, read once",
     "explorer/ui/views/flip.py": "one page run's figure builder (lives for that run only)",
     "explorer/ui/widgets.py": "one chart's figure and text within a run; 64 small link strings",
+    "explorer/plots/thumbnails.py": "the thumbnails' palette per masked colour (a few hundred bytes, 8 at most)",
     "explorer/ui/cached.py": "st.cache_data of three tiny tables (one entry per log d_k); the stores are regions'",
     "explorer/ui/live/streamlit_internals/running.py": "256 page paths (strings), Streamlit's own replay",
     "explorer/ui/live/membership.py": "st.cache_resource: the one class registry object per server",
