@@ -36,9 +36,9 @@ from bench.texts import fit, single_token_markers  # noqa: E402
 from bench.ws_load import make_text  # noqa: E402
 
 
-def page_floors(name: str, n_texts: int) -> dict:
-    """Medians (seconds) of a new-text rerun, an unchanged rerun, the bare forward and a one-line page."""
-    import torch
+def _heatmap_page(name: str, n_texts: int):
+    """The heatmap page opened on ``name`` in AppTest (warm, the heap frozen as a server's) -> (the page, the
+    loaded model, ``n_texts`` + 3 texts of ``ss.N_TOKENS`` tokens, each with its own marker)."""
     from streamlit.testing.v1 import AppTest
 
     from explorer.model.loading import freeze_heap
@@ -52,7 +52,16 @@ def page_floors(name: str, n_texts: int) -> dict:
     freeze_heap()
     loaded = cached.get_model(name)
     markers = single_token_markers(loaded.tokenizer, n_texts + 3)
-    texts = [fit(loaded.tokenizer, ss.N_TOKENS, seed=i, marker=m) for i, m in enumerate(markers)]
+    return at, loaded, [fit(loaded.tokenizer, ss.N_TOKENS, seed=i, marker=m) for i, m in enumerate(markers)]
+
+
+def page_floors(name: str, n_texts: int) -> dict:
+    """Medians (seconds) of a new-text rerun, an unchanged rerun, the bare forward and a one-line page."""
+    import torch
+    from streamlit.testing.v1 import AppTest
+
+
+    at, loaded, texts = _heatmap_page(name, n_texts)
     new, unchanged, bare = [], [], []
     for text in texts:
         at.text_area(key="text").set_value(text)
@@ -77,21 +86,9 @@ def cpu_split(name: str, n_texts: int) -> dict:
     extraction (the forward queue's thread), AppTest's own rest, and the bare forward on the same text. Run in a
     fresh process: it counts the script runs from here on (``server_side.thread_cpu``)."""
     import torch
-    from streamlit.testing.v1 import AppTest
 
-    from explorer.model.loading import freeze_heap
-    from explorer.ui import cached
-
-    ss.quiet()
-    ss.share_bytecode()
     spent = ss.thread_cpu()
-    at = AppTest.from_file(str(ss.PAGE), default_timeout=600)
-    at.query_params["model"] = name
-    at.run()
-    freeze_heap()
-    loaded = cached.get_model(name)
-    markers = single_token_markers(loaded.tokenizer, n_texts + 3)
-    texts = [fit(loaded.tokenizer, ss.N_TOKENS, seed=i, marker=m) for i, m in enumerate(markers)]
+    at, loaded, texts = _heatmap_page(name, n_texts)
     rows = []
     for text in texts:
         at.text_area(key="text").set_value(text)
