@@ -30,7 +30,7 @@ def quiet() -> None:
 def share_bytecode() -> None:
     """AppTest compiles the page again on every run; a server compiles it once and keeps the bytecode. Give
     AppTest's script runners one shared ScriptCache, so a timed run is the server's rerun, not a recompile.
-    (A private Streamlit name outside explorer/ui/live/streamlit_internals/, named as an exception in
+    (A private Streamlit name outside explorer/ui/live/streamlit_internals.py, named as an exception in
     tests/unit/test_streamlit_internals.py: AppTest's runner only, never a served app.)"""
     from streamlit.runtime.scriptrunner.script_cache import ScriptCache
     from streamlit.testing.v1 import local_script_runner

@@ -15,8 +15,7 @@ def whole_words(*names: str) -> dict[str, str]:
 
 def uses_outside(root: Path, home: str, forbidden: dict[str, str],
                  allowed: dict[str, dict[str, str]] | None = None) -> list[str]:
-    """Each line of the tree at ``root`` (its explorer/, pages/, bench/ and app.py) outside ``home`` (a module, or a
-    package's folder ending in "/") that matches
+    """Each line of the tree at ``root`` (its explorer/, pages/, bench/ and app.py) outside ``home`` that matches
     one of ``forbidden``'s patterns (name -> regex): "path:line: name". ``allowed`` names exceptions: path ->
     {name: why that file may use it}."""
     files = [*(p for folder in FOLDERS for p in root.glob(f"{folder}/**/*.py")), *root.glob("app.py")]
@@ -24,7 +23,7 @@ def uses_outside(root: Path, home: str, forbidden: dict[str, str],
     found = []
     for path in sorted(files):
         rel = path.relative_to(root).as_posix()
-        if rel == home or (home.endswith("/") and rel.startswith(home)):   # a module, or a package's folder
+        if rel == home:
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             found += [f"{rel}:{number}: {name}" for name, pattern in forbidden.items()

@@ -25,7 +25,7 @@ LOOKUP_TABLES = {
     "explorer/ui/widgets.py": "one chart's figure and text within a run; 64 small link strings",
     "explorer/plots/thumbnails.py": "the thumbnails' palette per masked colour (a few hundred bytes, 8 at most)",
     "explorer/ui/cached.py": "st.cache_data of three tiny tables (one entry per log d_k); the stores are regions'",
-    "explorer/ui/live/streamlit_internals/running.py": "256 page paths (strings), Streamlit's own replay",
+    "explorer/ui/live/streamlit_internals.py": "256 page paths (strings), Streamlit's own replay",
     "explorer/ui/live/membership.py": "st.cache_resource: the one class registry object per server",
     "explorer/web/preload.py": "the preload link header, built once",
     "explorer/web/icons.py": "the icon font's cut, built once",

@@ -1,4 +1,4 @@
-"""Every private Streamlit name lives in one package, ``explorer/ui/live/streamlit_internals/``: this test reads
+"""Every private Streamlit name lives in one module, ``explorer/ui/live/streamlit_internals.py``: this test reads
 every file of explorer/, pages/, bench/ and app.py and fails on any other file that names one (but for the named
 exceptions of ``EXCEPTIONS``, each with its reason) (in code, a string or a
 comment: a docstring that names an internal is where the next use of it starts). The checker runs on this
@@ -17,7 +17,7 @@ from guards import stale_exceptions, uses_outside, whole_words, write_tree
 from explorer.ui.live import streamlit_internals as internals
 
 ROOT = Path(__file__).resolve().parents[2]
-HOME = "explorer/ui/live/streamlit_internals/"
+HOME = "explorer/ui/live/streamlit_internals.py"
 # what may not appear outside HOME: private attributes and methods of Streamlit's objects, the modules that hold
 # them, and the functions that reach them
 FORBIDDEN = {
@@ -66,7 +66,7 @@ def test_each_exception_is_still_used():
 
 def test_the_internals_module_is_where_they_are():
     """The guard guards something: the names it forbids elsewhere are the ones the module uses."""
-    text = "".join(path.read_text(encoding="utf-8") for path in sorted((ROOT / HOME).glob("*.py")))
+    text = (ROOT / HOME).read_text(encoding="utf-8")
     unused = [name for name, pattern in FORBIDDEN.items()
               if not re.search(pattern, text) and name not in {"streamlit.web"}]
     assert unused == []
@@ -94,7 +94,7 @@ def test_the_docstring_lists_each_internal_it_uses():
     ({"explorer/ui/widgets.py": "PagesManager.uses_pages_directory = False\n"},
      ["explorer/ui/widgets.py:1: PagesManager", "explorer/ui/widgets.py:1: uses_pages_directory"]),
     ({"explorer/ui/f.py": "getattr(page, \"_page\", None)\n"}, ["explorer/ui/f.py:1: StreamlitPage._page"]),
-    ({HOME + "running.py": "app._scriptrunner._requests\n",
+    ({HOME: "app._scriptrunner._requests\n",
       "explorer/ui/f.py": "on_page(); _page_name(x); streamlit.stop()\n"}, []),
     ({"bench/ws_load.py": "from streamlit.proto.BackMsg_pb2 import BackMsg\n"},
      ["bench/ws_load.py:1: streamlit.proto"]),
