@@ -19,6 +19,7 @@ def test_joint_map_queries_and_keys_as_two_shapes():
     fig = plots.joint_map(XY, POSITIONS, IDS, ["a", "b", "<c>"], points=np.array([10, 11, 12]))
     queries, keys = fig.data
     assert (queries.name, keys.name) == ("queries", "keys")
+    assert queries.type == keys.type == "scattergl"   # thousands of points: WebGL, not one SVG element each
     assert queries.marker.symbol == "circle" and keys.marker.symbol == "x-thin-open"
     np.testing.assert_array_equal(queries.x, [0, 1, 2])
     np.testing.assert_array_equal(keys.y, [1, 1, 1])
@@ -46,6 +47,7 @@ def test_colour_by_token_gives_the_same_token_the_same_colour():
 def test_layer_grid_pairs_traces_by_head_and_click_decoding():
     fig = plots.layer_grid([XY, XY * 2, XY * 3], POSITIONS, layer=4, selected=1, columns=2)
     assert len(fig.data) == 6 and [t.name for t in fig.data[2:4]] == ["head 1 queries", "head 1 keys"]
+    assert {t.type for t in fig.data} == {"scattergl"}
     assert fig.layout.shapes[0].xref == "x2 domain"                                    # head 1 is outlined
     assert plots.clicked({"selection": {"points": [{"curve_number": 3, "point_index": 2}]}}) == (3, 2)
     assert plots.clicked({"selection": {"points": [{"curve_number": 0, "customdata": 41}]}}) == (0, 41)
@@ -57,6 +59,7 @@ def test_another_texts_points_as_one_distinct_trace_that_clicks_as_no_corpus_tok
     mine = np.array([[5, 5], [6, 5], [5, 6], [6, 6]], dtype=np.float32)          # 2 queries, then 2 keys
     fig = plots.joint_map(XY, POSITIONS, IDS, None, text=(mine, ["a", "<b>"]))
     queries, keys, text = fig.data
+    assert text.type == "scatter"   # a few large marks drawn over the corpus's WebGL points, as SVG
     assert text.name == plots.TEXT_NAME and list(text.marker.symbol) == ["circle-open"] * 2 + ["x-thin-open"] * 2
     np.testing.assert_array_equal(text.x, [5, 6, 5, 6])
     assert list(text.hovertext) == ["query a", "query &lt;b&gt;", "key a", "key &lt;b&gt;"]
