@@ -2,7 +2,17 @@
 deep links on a fresh server. Every page's own visit (charts, errors, accessibility) is tests/browser/test_pages.py.
 """
 import pytest
-from chromium import GROWN_MARGINS, TILE_CENTRE, Server, exception_texts, open_page, screenshot, wait_idle, watch
+from chromium import (
+    GROWN_MARGINS,
+    TILE_CENTRE,
+    Server,
+    exception_texts,
+    open_page,
+    record_external,
+    screenshot,
+    wait_idle,
+    watch,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -84,35 +94,20 @@ MARK_OVERVIEW = f"() => {{ {OVERVIEW}.__drawnBefore = true; }}"
 MARKED = f"() => {OVERVIEW}?.__drawnBefore === true"
 
 
-def test_deep_link_on_a_fresh_server_opens_the_linked_view(browser):
-    srv = Server()
-    try:
-        page = open_page(browser, f"{srv.url}/heatmaps?layer=2&head=999&text=the+cat+sat+on+the+mat")
-        nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
-        assert "Attention heatmaps" in nav and "Worked example" in nav  # app.py's navigation, not the folder's
-        # head 999 clamped, and the page says so
-        page.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"]').innerText"
-                               ".includes('out of range')", timeout=60_000)
-        page.wait_for_function(
-            "() => [...document.querySelectorAll('.js-plotly-plot .xtick text')].some(t => t.textContent === 'mat')",
-            timeout=60_000)
-        assert exception_texts(page) == [] and page.external == []
-        screenshot(page, "deep-link.png")
-        page.context.close()
-    finally:
-        srv.stop()
+DEEP_LINK = "heatmaps?layer=2&head=999&text=the+cat+sat+on+the+mat"
 
 
 def test_links_opened_at_once_on_a_fresh_server_all_get_the_app_navigation(browser):
     """A class reconnecting after a restart: several deep links reach a fresh server together. Each session must
     end up in app.py's navigation, not only the first (the others had started in Streamlit's folder mode before
-    the first one switched it off)."""
+    the first one switched it off). The first link names a view (layer, an out-of-range head, a text): it opens
+    that view, and says the head was out of range."""
     srv = Server()
     pages = []
     try:
-        for path in ["heatmaps", "classroom", "lab_softmax", "flip", "compare"]:
+        for path in [DEEP_LINK, "classroom", "lab_softmax", "flip", "compare"]:
             context = watch(browser.new_context(viewport={"width": 1400, "height": 1000}))
-            page = context.new_page()
+            page = record_external(context.new_page())
             page.goto(f"{srv.url}/{path}", wait_until="commit")   # all five sessions start before any has run
             pages.append(page)
         for page in pages:
@@ -120,7 +115,14 @@ def test_links_opened_at_once_on_a_fresh_server_all_get_the_app_navigation(brows
             page.locator('[data-testid="stSidebarNav"]').wait_for(timeout=60_000)
             nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
             assert "Attention heatmaps" in nav and "lab softmax" not in nav, (page.url, nav)
-            assert exception_texts(page) == []
+            assert exception_texts(page) == [] and page.external == []
+        linked = pages[0]   # the view its link names: head 999 clamped, and the page says so; the text drawn
+        linked.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"]').innerText"
+                                 ".includes('out of range')", timeout=60_000)
+        linked.wait_for_function(
+            "() => [...document.querySelectorAll('.js-plotly-plot .xtick text')].some(t => t.textContent === 'mat')",
+            timeout=60_000)
+        screenshot(linked, "deep-link.png")
     finally:
         for page in pages:
             page.context.close()

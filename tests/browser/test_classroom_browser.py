@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import re
 import statistics
 import time
@@ -173,8 +172,8 @@ async def lesson(browser, url: str, db: str, server: Server, report: dict) -> di
     assert await teacher.evaluate(COUNTS) is None   # no count on the teacher's screen before "Show answers"
     await click(teacher, "Show answers")
     with contextlib.suppress(PlaywrightTimeout):   # the counts drawn (the assertion below says what was shown)
-        await teacher.wait_for_function(f"() => JSON.stringify(({COUNTS})()) === {json.dumps(json.dumps(expected))}",
-                                        timeout=30_000)
+        await teacher.wait_for_function(f"wanted => JSON.stringify(({COUNTS})()) === JSON.stringify(wanted)",
+                                        arg=expected, timeout=30_000)
     counts = await teacher.evaluate(COUNTS)
     assert counts == expected, (counts, expected)
     await click(teacher, "Reveal the answer")
