@@ -26,7 +26,7 @@ from .polls import OPEN, REVEALED, ROUNDS, SHOWN, Asked, Progress, RoundClosed
 from .qr import qr_svg
 from .redis_store import ACL_COMMANDS, RedisStore, acl_rule
 from .rooms import MAX_ROOMS, MAX_STUDENTS, NICK_MAX, SEATS_PER_ADDRESS, TTL_S, Room, clean_nickname
-from .sqlite_file import cache_root, default_db_path
+from .sqlite_file import default_db_path
 from .sqlite_store import SqliteStore
 from .store import ClassroomStore
 
@@ -49,5 +49,5 @@ __all__ = ["AlreadyAnswered", "HomeworkInfo", "HomeworkProgress",
            "TTL_S", "WRONG_FIRST_WAIT_S", "WRONG_FORGET_S", "WRONG_FREE_TRIES", "WRONG_LONGEST_WAIT_S",
            "AlreadyRevealed", "BadInput", "ClassroomError", "ClassroomStore", "InvalidCode", "NoSuchRoom", "NotJoined",
            "NotTeacher", "RedisStore", "Removed", "Room", "RoomClosed", "RoomFull", "SqliteStore",
-           "TooManyFromAddress", "TooManyRooms", "acl_rule", "cache_root", "clean_nickname", "default_db_path",
+           "TooManyFromAddress", "TooManyRooms", "acl_rule", "clean_nickname", "default_db_path",
            "normalise_code", "open_store", "pretty_code", "qr_svg", "wait_after"]

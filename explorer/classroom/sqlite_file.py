@@ -13,6 +13,8 @@ import weakref
 from contextlib import contextmanager
 from pathlib import Path
 
+from explorer.cache_folder import cache_root
+
 from . import sqlite_sentences
 
 SCHEMA = """
@@ -46,13 +48,6 @@ DROP TABLE revealed;
 """
 # Columns added after the first release: a file written by an older version gets them on open.
 _ADDED = (("rooms", "joinable", "INTEGER NOT NULL DEFAULT 1"), ("students", "address", "TEXT NOT NULL DEFAULT ''"))
-
-
-def cache_root(env=os.environ) -> Path:
-    """Per-user cache folder: $EXPLORER_CACHE, else $XDG_CACHE_HOME or ~/.cache, + attention-explorer."""
-    base = env.get("EXPLORER_CACHE") or os.path.join(env.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache"),
-                                                     "attention-explorer")
-    return Path(base)
 
 
 def default_db_path(env=os.environ) -> Path:

