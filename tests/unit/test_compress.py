@@ -48,9 +48,47 @@ def fetch(app, accept: bytes | None = b"gzip, deflate", method: str = "GET", ext
 
 
 @pytest.fixture(autouse=True)
-def empty_store():
+def empty_store(tmp_path, monkeypatch):
+    """An empty memory store, and a cache folder of this test's own (the compressed files kept between starts)."""
+    monkeypatch.setenv("EXPLORER_CACHE", str(tmp_path / "cache"))
     compress.STORE.clear()
     compress.STORE.hits = compress.STORE.misses = 0
+
+
+def counted_gzip(monkeypatch) -> list[int]:
+    """Count the calls of gzip.compress that compress.py makes (one element per call)."""
+    calls, real = [], gzip.compress
+    monkeypatch.setattr(compress.gzip, "compress", lambda *a, **k: calls.append(1) or real(*a, **k))
+    return calls
+
+
+def test_a_restarted_server_reads_the_kept_file_instead_of_compressing_again(monkeypatch):
+    calls = counted_gzip(monkeypatch)
+    first = compress.compressed(BODY)
+    assert len(calls) == 1 and compress.kept_file(compress.hashlib.sha256(BODY).digest()).read_bytes() == first
+    compress.STORE.clear()                       # a new process: nothing in memory
+    assert compress.compressed(BODY) == first and len(calls) == 1
+    assert gzip.decompress(first) == BODY
+
+
+@pytest.mark.parametrize("damage", [lambda b: b[: len(b) // 2], lambda b: gzip.compress(b"other bytes"),
+                                    lambda b: b"not gzip at all"], ids=["cut-short", "other-body", "not-gzip"])
+def test_a_damaged_kept_file_is_never_served_and_is_made_again(monkeypatch, damage):
+    key = compress.hashlib.sha256(BODY).digest()
+    good = compress.compressed(BODY)
+    compress.kept_file(key).write_bytes(damage(good))
+    compress.STORE.clear()
+    calls = counted_gzip(monkeypatch)
+    assert gzip.decompress(compress.compressed(BODY)) == BODY and len(calls) == 1
+    assert compress.kept_file(key).read_bytes() == good   # written again, whole
+    assert [p.name for p in compress.kept_file(key).parent.iterdir()] == [compress.kept_file(key).name]
+
+
+def test_a_cache_folder_that_cannot_be_written_still_compresses(tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("EXPLORER_CACHE", str(blocker))   # its static-gzip folder cannot be made
+    assert gzip.decompress(compress.compressed(BODY)) == BODY
 
 
 @pytest.mark.parametrize("header, expected", [
