@@ -60,7 +60,6 @@ def page_floors(name: str, n_texts: int) -> dict:
     import torch
     from streamlit.testing.v1 import AppTest
 
-
     at, loaded, texts = _heatmap_page(name, n_texts)
     new, unchanged, bare = [], [], []
     for text in texts:

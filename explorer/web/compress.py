@@ -75,20 +75,23 @@ def kept_file(key: bytes) -> Path:
 def _packed(key: bytes, body: bytes) -> bytes:
     """``body`` gzipped at ``LEVEL``: read back from ``kept_file`` when an earlier start of any server of this
     machine made it (Streamlit's 216 bundles: 0.95 s of CPU at each replica's start and each restart, 0.21 s to
-    read back and check), and used only
-    if it unpacks to exactly ``body`` (a file cut short or altered is made again); else made and kept there
-    (written whole, then renamed: a reader never sees half a file; a folder that cannot be written is skipped)."""
+    read back and check), and used only if it unpacks to exactly ``body`` (a file cut short or altered is made
+    again); else made and kept there (written whole, then renamed: a reader never sees half a file; a folder that
+    cannot be written is skipped, and no part file is left behind)."""
     path = kept_file(key)
     with contextlib.suppress(OSError, EOFError, zlib.error, gzip.BadGzipFile):
         packed = path.read_bytes()
         if hashlib.sha256(gzip.decompress(packed)).digest() == key:
             return packed
     packed = gzip.compress(body, LEVEL, mtime=0)   # mtime=0: the same input gives the same bytes, on every replica
-    with contextlib.suppress(OSError):
+    part = path.with_name(f"{path.name}.{os.getpid()}-{threading.get_ident()}.part")
+    try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        part = path.with_name(f"{path.name}.{os.getpid()}-{threading.get_ident()}.part")
         part.write_bytes(packed)
         os.replace(part, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            part.unlink(missing_ok=True)
     return packed
 
 
