@@ -1,6 +1,6 @@
 """Head geometry in headless Chromium against the real server: the map of one head is drawn after the shared
 corpus pass; hovering a point shows its token in its sentence; clicking it draws lines to its top keys and offers
-the heatmap link for that sentence."""
+the heatmap link for that sentence; clicking a small map of the layer's grid shows that head."""
 import re
 
 import pytest
@@ -41,7 +41,22 @@ def hover_map(page, point: str, failed: str) -> tuple[float, float, str]:
     return x, y, hover.first.text_content()
 
 
-def test_map_hover_and_click_a_query(server, browser):
+# The page position of head ``head``'s first query in the layer's grid of small maps.
+GRID_POINT = """(head) => {
+  const gd = [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')]
+    .find(g => g._fullData && (g._fullData[0].name || '') === 'head 0 queries');
+  const t = gd._fullData[2 * head], L = gd._fullLayout;
+  const xa = L[t.xaxis.replace('x', 'xaxis')], ya = L[t.yaxis.replace('y', 'yaxis')];
+  gd.scrollIntoView({block: 'center'});
+  const box = gd.querySelector('.main-svg').getBoundingClientRect();
+  return [box.left + xa._offset + xa.l2p(t.x[0]), box.top + ya._offset + ya.l2p(t.y[0])];
+}"""
+
+
+
+def test_map_hover_and_click_a_query_then_a_small_map_of_the_grid(server, browser):
+    """One visit (a page visit costs the suite seconds of Chromium): hover and click a query of the head's map,
+    then click head 5's small map in the layer's grid."""
     page = open_page(browser, f"{server.url}/geometry?layer=0&head=2", timeout=300)
     try:
         x, y, text = hover_map(page, QUERY_POINT, "geometry-hover-failed.png")
@@ -57,28 +72,9 @@ def test_map_hover_and_click_a_query(server, browser):
         assert "heatmaps?" in href and "layer=0" in href and "head=2" in href and "breakdown=1" in href
         screenshot(page, "geometry-clicked.png")
         assert exception_texts(page) == [] and page.external == []
-    finally:
-        page.context.close()
 
-
-# The page position of head ``head``'s first query in the layer's grid of small maps.
-GRID_POINT = """(head) => {
-  const gd = [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')]
-    .find(g => g._fullData && (g._fullData[0].name || '') === 'head 0 queries');
-  const t = gd._fullData[2 * head], L = gd._fullLayout;
-  const xa = L[t.xaxis.replace('x', 'xaxis')], ya = L[t.yaxis.replace('y', 'yaxis')];
-  gd.scrollIntoView({block: 'center'});
-  const box = gd.querySelector('.main-svg').getBoundingClientRect();
-  return [box.left + xa._offset + xa.l2p(t.x[0]), box.top + ya._offset + ya.l2p(t.y[0])];
-}"""
-
-
-def test_clicking_a_small_map_of_the_grid_shows_that_head(server, browser):
-    page = open_page(browser, f"{server.url}/geometry?layer=0&head=2", timeout=300)
-    try:
         page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')].some(g => g._fullData && "
                                "(g._fullData[0].name || '') === 'head 0 queries')", timeout=240_000)
-        wait_idle(page, 240)
         settled_on_screen(page, GRID_POINT, 5)   # scrolled into view (GRID_POINT scrolls)
         x, y = page.evaluate(GRID_POINT, 5)
         page.mouse.click(x, y)
