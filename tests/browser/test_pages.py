@@ -19,9 +19,12 @@ from chromium import (
     Server,
     app_pages,
     charts_fit,
+    close_page,
     exception_texts,
+    need_chromium,
     open_page,
     screenshot,
+    shared_profile,
     summary_after,
     violations,
     wait_idle,
@@ -52,6 +55,18 @@ st.navigation({"Start": [st.Page(first, title="First", default=True)],
 '''
 
 
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    """This module's visits are tabs of one Chromium profile (``shared_profile``): each page is still a session of
+    its own, and every other module opens its pages in fresh contexts, cold."""
+    need_chromium()
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        profile = shared_profile(p, tmp_path_factory.mktemp("chromium-profile"))
+        yield profile
+        profile.close()
+
+
 def test_app_registers_pages():
     assert len(PAGES) >= 1 and PAGES[0][0] == ""
 
@@ -76,7 +91,7 @@ def streamlit_own(tmp_path_factory, browser) -> set[tuple[str, str]]:
             try:
                 seen |= {(rule, where) for rule, where, _ in violations(page)}
             finally:
-                page.context.close()
+                close_page(page)
         return seen
     finally:
         srv.stop()
@@ -177,7 +192,7 @@ def test_page(server, browser, streamlit_own, path, title):
             page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)  # still (or now, for home) drawn
         assert page.external == [], f"requests left the machine: {page.external[:5]}"
     finally:
-        page.context.close()
+        close_page(page)
 
 
 def _open_tables(page, chart_keys: list[str]) -> None:
@@ -213,7 +228,7 @@ def test_tables_of_the_heatmap_page_hold_the_numbers_and_add_no_violation(server
         ours = [v for v in violations(page) if (v[0], v[1]) not in STREAMLIT_OWN]
         assert ours == [], f"violations with the tables open on a phone: {ours[:5]}"
     finally:
-        page.context.close()
+        close_page(page)
 
 
 def _tab_to(page, selector: str, most: int = 250) -> None:
@@ -252,7 +267,7 @@ def test_a_head_is_chosen_from_the_keyboard_alone(server, browser):
         assert re.search(r"layer 2 · head 3", summary_after(page.locator(".st-key-heatmap")))
         assert exception_texts(page) == []
     finally:
-        page.context.close()
+        close_page(page)
 
 
 def test_compare_adds_a_head_from_the_keyboard(server, browser):
@@ -268,4 +283,4 @@ def test_compare_adds_a_head_from_the_keyboard(server, browser):
         assert page.get_by_text("layer 4 · head 5").count() >= 1
         assert exception_texts(page) == []
     finally:
-        page.context.close()
+        close_page(page)
