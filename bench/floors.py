@@ -45,7 +45,7 @@ def _heatmap_page(name: str, n_texts: int):
     from explorer.ui import cached
 
     ss.quiet()
-    ss.share_bytecode()
+    ss.apptest_as_a_server()
     at = AppTest.from_file(str(ss.PAGE), default_timeout=600)
     at.query_params["model"] = name
     at.run()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 
-from bench.server_side import N_TOKENS, PAGE, quiet, share_bytecode
+from bench.server_side import N_TOKENS, PAGE, apptest_as_a_server, quiet
 from bench.stats import median, spread, timed
 from bench.texts import fit, single_token_markers
 
@@ -23,7 +23,7 @@ def language_rows(name: str = "SmolLM2-135M-Instruct", reps: int = 7) -> dict:
     from explorer.words import i18n
 
     quiet()
-    share_bytecode()
+    apptest_as_a_server()
     at = AppTest.from_file(str(PAGE), default_timeout=600)
     at.query_params["model"] = name
     at.run()

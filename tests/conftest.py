@@ -1,4 +1,3 @@
-import functools
 import os
 import sys
 from pathlib import Path
@@ -18,28 +17,12 @@ from chromium import CHROMIUM, CHROMIUM_ARGS, Server, need_chromium  # noqa: E40
 from redis_server import RedisServer  # noqa: E402
 from tiny import build  # noqa: E402
 
+from bench.server_side import apptest_as_a_server  # noqa: E402
+
 TIERS = ("unit", "integration", "app", "browser")
 
 
-def apptest_as_a_server_does() -> None:
-    """AppTest does for each test what a server does once: every new AppTest scans the metadata of every installed
-    package for Streamlit components (0.14 s of CPU; a quarter of the app tier's time went there), and every run
-    compiles its scripts again (a server keeps their bytecode). Neither the installed packages nor the app's files
-    change during a test run, so each test process does both once, as a server does. Streamlit's own names, in the
-    tests' harness only: a renamed one fails here, at import, not silently."""
-    from streamlit.components.v2 import manifest_scanner
-    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
-    from streamlit.testing.v1 import app_test, local_script_runner
-
-    manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
-    shared = ScriptCache()
-    for module in (app_test, local_script_runner):
-        assert module.ScriptCache is ScriptCache, module.__name__
-        module.ScriptCache = lambda: shared
-
-
-apptest_as_a_server_does()
-
+apptest_as_a_server()   # AppTest scans packages and compiles pages once a process, as a server does
 
 HEAVY = ("load", "cluster")   # minutes of CPU each: CI runs them (CI=true), locally HEAVY_TESTS=1 does
 

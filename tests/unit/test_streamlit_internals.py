@@ -42,10 +42,10 @@ EXCEPTIONS = {
                            "protobuf classes (BackMsg, ForwardMsg, WidgetState); tests/integration/test_wsclient.py "
                            "checks the client against a real server, so a protocol change fails there"},
     "bench/server_side.py": {
-        "streamlit.runtime": "rows 1 and 2 give AppTest's script runners one shared ScriptCache (share_bytecode), "
-                             "as a server keeps a page's bytecode, and floors.py counts their script runs' CPU "
-                             "(thread_cpu); AppTest in the benchmark only, never a served app, and the benchmark "
-                             "smoke (tests/integration/test_bench_smoke.py) runs both in CI"},
+        "streamlit.runtime": "rows 1 and 2 and the tests' AppTest tier give AppTest's script runners one shared "
+                             "ScriptCache (apptest_as_a_server), as a server keeps a page's bytecode, and floors.py "
+                             "counts their script runs' CPU (thread_cpu); AppTest only, never a served app, and the "
+                             "benchmark smoke (tests/integration/test_bench_smoke.py) runs both in CI"},
 }
 
 
