@@ -15,6 +15,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from preloaded import Parent
+
+from explorer.serving import process
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -49,9 +52,29 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+_preloaded: Parent | None = None   # tests/preloaded.py's forking parent, once ``preload_servers`` has been called
+
+
+def server_env(env: dict | None = None) -> dict:
+    """The environment a test server starts with: this process's, offline, ``env`` over them, and the settings
+    app.py sets first thing where they are unset (``process.server_defaults``), so that a server forked from the
+    preloaded parent and a cold one start alike."""
+    out = {**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})}
+    process.server_defaults(out)
+    return out
+
+
+def preload_servers():
+    """From now on, a ``Server`` of this process is forked from a parent that has imported the heavy libraries once
+    (tests/preloaded.py), where its environment allows; the test suite calls this, the benchmarks do not."""
+    global _preloaded
+    _preloaded = _preloaded or Parent(server_env(), ROOT)
+
+
 class Server:
     """``streamlit run app.py`` on a free port, waiting for its health endpoint unless ``wait=False`` (the
-    benchmark times its cold start from ``started``, the launch)."""
+    benchmark times its cold start from ``started``, the launch). After ``preload_servers`` it is forked from a
+    parent with the libraries imported (tests/preloaded.py) where its environment allows."""
 
     def __init__(self, env: dict | None = None, wait: bool = True, log_prefix: str = "server", port: int | None = None,
                  script: str = "app.py", cwd: Path = ROOT):
@@ -60,11 +83,14 @@ class Server:
         ARTIFACTS.mkdir(exist_ok=True)
         self.log = open(ARTIFACTS / f"{log_prefix}-{self.port}.log", "w")
         self.started = time.perf_counter()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(self.port),
-             "--server.address", "127.0.0.1", "--server.headless", "true"],
-            cwd=cwd, stdout=self.log, stderr=subprocess.STDOUT,
-            env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})})
+        args = ["run", script, "--server.port", str(self.port), "--server.address", "127.0.0.1",
+                "--server.headless", "true"]
+        env = server_env(env)
+        if _preloaded and _preloaded.takes(env):
+            self.proc = _preloaded.launch(args, env, cwd, self.log.name)
+        else:
+            self.proc = subprocess.Popen([sys.executable, "-m", "streamlit", *args], cwd=cwd, stdout=self.log,
+                                         stderr=subprocess.STDOUT, env=env)
         if not wait:
             return
         deadline = time.monotonic() + 90

@@ -13,11 +13,13 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 # local folders (explorer.serving.policy); tests of the default unset this with monkeypatch or a Server env
 os.environ.setdefault("EXPLORER_ALLOW_LOCAL", "1")
 
-from chromium import CHROMIUM, CHROMIUM_ARGS, Server, need_chromium  # noqa: E402
+from chromium import CHROMIUM, CHROMIUM_ARGS, Server, need_chromium, preload_servers  # noqa: E402
 from redis_server import RedisServer  # noqa: E402
 from tiny import build  # noqa: E402
 
 from bench.server_side import apptest_as_a_server  # noqa: E402
+
+preload_servers()   # test servers fork from one parent with torch & co. imported (tests/preloaded.py)
 
 TIERS = ("unit", "integration", "app", "browser")
 

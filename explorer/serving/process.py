@@ -8,7 +8,7 @@ import ctypes
 import ctypes.util
 import functools
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 
 OFF = {"0", "false", "no", "off"}   # how a switch is turned off (case and spaces ignored)
 
@@ -28,20 +28,22 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def forward_threads(limit: int | None = None) -> int:
+def forward_threads(limit: int | None = None, env: Mapping[str, str] | None = None) -> int:
     """Threads for one forward pass: ``EXPLORER_TORCH_THREADS``, else half the cores this process may use (at most
     ``limit``). A Streamlit server runs several sessions at once, and their pages (numpy, plotly, the websocket)
     need a core too. On a busy 2-core machine two torch threads made a 17 ms forward pass take 0.2–1.2 s (each
-    thread spin-waits for the other, which the OS has parked); one thread stays at 17 ms."""
-    wanted = os.environ.get("EXPLORER_TORCH_THREADS", "").strip()
+    thread spin-waits for the other, which the OS has parked); one thread stays at 17 ms. ``env``: a mapping in
+    place of ``os.environ``."""
+    wanted = (os.environ if env is None else env).get("EXPLORER_TORCH_THREADS", "").strip()
     if wanted.isdigit() and int(wanted) > 0:
         return int(wanted)
     half = max(1, usable_cores() // 2)
     return half if limit is None else max(1, min(limit, half))
 
 
-def server_defaults() -> None:
-    """Environment defaults for the server (each one an operator sets wins):
+def server_defaults(env: MutableMapping[str, str] | None = None) -> None:
+    """Environment defaults for the server (each one an operator sets wins), in ``os.environ`` or ``env`` (the
+    environment a server will be started with):
 
     - ``NUMPY_MADVISE_HUGEPAGE=0``: numpy asks the kernel for transparent huge pages for every array of 4 MB or
       more. A server keeps its results, so a long text's weights land in memory never touched before, and on a
@@ -54,8 +56,9 @@ def server_defaults() -> None:
       numpy's OpenBLAS and scikit-learn read the same variable: the head-geometry t-SNE (``bench/geometry.py``
       G4, 3,000 points) took 4.19 s unset and 4.07 s with one thread on this 2-core machine.
     """
-    os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
-    os.environ.setdefault("OMP_NUM_THREADS", str(forward_threads()))
+    env = os.environ if env is None else env
+    env.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
+    env.setdefault("OMP_NUM_THREADS", str(forward_threads(env=env)))
 
 
 @functools.cache
