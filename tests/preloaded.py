@@ -56,7 +56,7 @@ class Forked:
         except OSError:
             alive = False
         if not alive:
-            self.returncode = 0 if self.returncode is None else self.returncode   # the parent kept the status
+            self.returncode = 0   # it has exited; its exit status went to the parent that reaped it
         return self.returncode
 
     def wait(self, timeout: float | None = None):
