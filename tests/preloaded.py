@@ -15,6 +15,7 @@ line on stdin and answers each with the child's process id.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -51,11 +52,8 @@ class Forked:
 
     def poll(self):
         try:
-            with open(f"/proc/{self.pid}/stat") as fh:
-                alive = fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-        except OSError:
-            alive = False
-        if not alive:
+            os.kill(self.pid, 0)   # until the parent has reaped it (at once: ``_reap``)
+        except ProcessLookupError:
             self.returncode = 0   # it has exited; its exit status went to the parent that reaped it
         return self.returncode
 
@@ -69,10 +67,8 @@ class Forked:
 
     def send_signal(self, sig):
         if self.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, sig)
-            except ProcessLookupError:
-                pass
 
     def terminate(self):
         self.send_signal(signal.SIGTERM)
