@@ -20,11 +20,9 @@ from tiny import build  # noqa: E402
 from bench.server_side import apptest_as_a_server  # noqa: E402
 
 preload_servers()   # test servers fork from one parent with torch & co. imported (tests/preloaded.py)
+apptest_as_a_server()   # AppTest scans packages and compiles pages once a process, as a server does
 
 TIERS = ("unit", "integration", "app", "browser")
-
-
-apptest_as_a_server()   # AppTest scans packages and compiles pages once a process, as a server does
 
 HEAVY = ("load", "cluster")   # minutes of CPU each: CI runs them (CI=true), locally HEAVY_TESTS=1 does
 

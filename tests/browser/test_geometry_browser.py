@@ -53,7 +53,6 @@ GRID_POINT = """(head) => {
 }"""
 
 
-
 def test_map_hover_and_click_a_query_then_a_small_map_of_the_grid(server, browser):
     """One visit (a page visit costs the suite seconds of Chromium): hover and click a query of the head's map,
     then click head 5's small map in the layer's grid."""

@@ -34,7 +34,9 @@ def test_a_forked_server_reads_its_own_settings_and_stops():
 
 
 def test_a_server_the_imports_could_differ_for_is_started_cold():
-    server = Server(env={"TRANSFORMERS_VERBOSITY": "warning"}, wait=False, log_prefix="preloaded-cold")
+    # the parent always starts offline (chromium.server_env): a server asked to go online differs from it wherever
+    # this runs, and huggingface_hub reads the setting when it is imported
+    server = Server(env={"HF_HUB_OFFLINE": "0"}, wait=False, log_prefix="preloaded-cold")
     try:
         assert isinstance(server.proc, subprocess.Popen)
     finally:
