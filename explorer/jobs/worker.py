@@ -3,7 +3,9 @@
 Streamlit stops a script run when its user leaves the page or moves a widget. Slow work started inside the page (a
 download, the decoder's one-time conversion, a sweep over every head) would die with it and leave half a result
 behind; here a page only asks for a ``Job`` and watches it, while the work runs on in its own thread. Asking again
-for work that is running returns the same job; a failed job is forgotten, so a later request tries again.
+for work that is running returns the same job; a failed job is forgotten, so a later request tries again. A job
+has a deadline: past it, its waiters get one sentence, the server's log says which work (its key) stalled, and a later
+request starts it again (a Python thread cannot be killed: the stalled one's late value, if any, is dropped).
 """
 from __future__ import annotations
 
@@ -17,6 +19,15 @@ from explorer.model.loading import LoadedModel, load_model, log
 from explorer.model.registry import resolve_spec
 from explorer.words import i18n
 from explorer.words.i18n import N_, Later
+
+DEADLINE_S = 15 * 60.0   # how long a job may run before its waiters are told it stalled (a model download may be slow)
+
+
+class Stalled(RuntimeError):
+    """Work past its deadline: ``str()`` is one sentence in the reader's language."""
+
+    def __str__(self) -> str:
+        return str(Later(N_("The server gave up on this work after it stopped answering: ask again to retry.")))
 
 
 @dataclass
@@ -46,8 +57,8 @@ class Jobs:
     """Slow work by key, each run once in a daemon thread of its own; the last ``keep`` finished values stay
     (the least recently asked for goes first), a failure is forgotten so that asking again tries again."""
 
-    def __init__(self, keep: int):
-        self.keep = keep
+    def __init__(self, keep: int, deadline_s: float = DEADLINE_S):
+        self.keep, self.deadline_s = keep, deadline_s
         self._jobs: OrderedDict[Hashable, Job] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -66,7 +77,11 @@ class Jobs:
             finished = [k for k, j in self._jobs.items() if j.done.is_set()]
             while len(self._jobs) > self.keep and finished:   # a job still running is never dropped
                 del self._jobs[finished.pop(0)]
-        threading.Thread(target=self._run, args=(key, job, work), name=f"job-{job.name[:40]}", daemon=True).start()
+        watch = threading.Timer(self.deadline_s, self._expire, (key, job))
+        watch.daemon = True
+        watch.start()
+        threading.Thread(target=self._run, args=(key, job, work, watch), name=f"job-{job.name[:40]}",
+                         daemon=True).start()
         return job
 
     def peek(self, key: Hashable) -> Job | None:
@@ -83,18 +98,31 @@ class Jobs:
         with self._lock:
             return [key for key, job in self._jobs.items() if job.done.is_set() and job.error is None]
 
-    def _run(self, key: Hashable, job: Job, work) -> None:
+    def _run(self, key: Hashable, job: Job, work, watch: threading.Timer) -> None:
+        value, error = None, None
         try:
             with i18n.language(job.lang):
-                job.value = work(job.report)
+                value = work(job.report)
         except Exception as err:  # every waiter gets the error; the next request tries again
-            job.error = err
-            log.warning("%s failed: %s", job.name, str(err).splitlines()[0][:300] if str(err) else repr(err))
-            with self._lock:
-                if self._jobs.get(key) is job:
-                    del self._jobs[key]
-        finally:
+            error = err
+            log.warning("%s (%r) failed: %s", job.name, key, str(err).splitlines()[0][:300] if str(err) else repr(err))
+        watch.cancel()
+        self._end(key, job, value, error)
+
+    def _expire(self, key: Hashable, job: Job) -> None:
+        if self._end(key, job, None, Stalled()):
+            log.warning("%s (%r) stopped answering: given up after %.0f s", job.name, key, self.deadline_s)
+
+    def _end(self, key: Hashable, job: Job, value, error: BaseException | None) -> bool:
+        """Whether this ended ``job`` (its work, or its deadline, whichever came first)."""
+        with self._lock:
+            if job.done.is_set():
+                return False
+            job.value, job.error = value, error
+            if error is not None and self._jobs.get(key) is job:
+                del self._jobs[key]
             job.done.set()
+        return True
 
 
 class ModelWorker:

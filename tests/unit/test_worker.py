@@ -1,12 +1,30 @@
-"""The model worker: one load per model in a thread of its own, shared by every asker, retried after a failure."""
+"""The model worker: one load per model in a thread of its own, shared by every asker, retried after a failure; any
+shared work past its deadline ends in one sentence, logged with its key."""
+import logging
 import threading
 
 import pytest
 
-from explorer.jobs.worker import ModelWorker
+from explorer.jobs.worker import Jobs, ModelWorker, Stalled
 from explorer.model import registry
+from explorer.words.i18n import language
 
 ENC, DEC = registry.EMBEDDED_ENCODER, registry.EMBEDDED_DECODER
+
+
+@pytest.fixture
+def caplog_explorer():
+    """The lines of the server's log ("explorer", which does not propagate to the root) while the test runs."""
+    lines = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            lines.append(record.getMessage())
+
+    handler, log = Keep(), logging.getLogger("explorer")
+    log.addHandler(handler)
+    yield lines
+    log.removeHandler(handler)
 
 
 class GatedLoader:
@@ -70,3 +88,36 @@ def test_the_least_recently_asked_finished_model_goes_first():
     assert worker.loaded() == [DEC]
     worker.get(ENC, 5)
     assert [name for name, _ in loader.calls] == [ENC, DEC, ENC]
+
+
+def test_work_past_its_deadline_ends_in_one_sentence_in_the_log_with_its_key_and_runs_again(caplog_explorer):
+    gate, calls = threading.Event(), []
+
+    def stuck(progress):
+        calls.append(1)
+        gate.wait(30)   # stands in for a download that stopped answering
+        return "late"
+
+    jobs = Jobs(keep=4, deadline_s=0.5)
+    job = jobs.run(("sweep", "minilm"), stuck, "the sweep")
+    with pytest.raises(Stalled), language("en"):
+        job.wait(30)
+    with language("en"):
+        assert str(job.error) == "The server gave up on this work after it stopped answering: ask again to retry."
+    assert any("the sweep" in line and "('sweep', 'minilm')" in line and "stopped answering" in line
+               for line in caplog_explorer)
+    assert jobs.peek(("sweep", "minilm")) is None   # forgotten: asking again starts it again
+    gate.set()
+    again = jobs.run(("sweep", "minilm"), lambda progress: "on time", "the sweep")
+    assert again.wait(30) == "on time" and job.value is None   # the stalled thread's late value is dropped
+
+
+def test_a_failure_reaches_the_log_with_its_key(caplog_explorer):
+    def broken(progress):
+        raise ValueError("no such head")
+
+    job = Jobs(keep=4).run(("roles", "minilm", 3), broken, "roles")
+    with pytest.raises(ValueError):
+        job.wait(30)
+    assert any("roles" in line and "('roles', 'minilm', 3)" in line and "no such head" in line
+               for line in caplog_explorer)
