@@ -1,5 +1,5 @@
 """Benchmark rows for "Watch heads learn" (issue 43): the class's training runs, trained the way a server trains them
-(explorer.jobs.training: a niced one-thread child process per run, a warm spare for the next).
+(explorer.jobs.training: a niced one-thread child process per run, a spare started while a run waits).
 
     .venv/bin/python bench/learning.py [--seeds 10] [--smoke]
     .venv/bin/python bench/learning.py --row9 [--sessions 120]    # row 9 without, then with, a run training

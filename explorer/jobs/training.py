@@ -3,32 +3,28 @@
 A class of thirty pressing Train with the same settings gets one run (:meth:`Trainer.start` returns the same
 :class:`TrainingJob` for an equal config); different settings wait in a bounded queue, one run training at a time, and
 past ``waiting`` queued runs :meth:`Trainer.start` refuses in one sentence (:class:`Busy`) instead of letting the
-server fall behind. The run trains in a child process (``python -m explorer.jobs.training``) at a lower priority
+server fall behind. The run trains in a child process (:mod:`explorer.jobs.training_child`) at a lower priority
 with one thread: the server's own interpreter, which every student's page needs, never waits on it, and a student
 leaving the page does not stop it. The child sends each checkpoint as it is recorded; the job's :attr:`TrainingJob.run`
-grows while pages read it. A server restart loses the runs that were training (never the shipped ones,
+grows while pages read it. A child that has not finished ``deadline_s`` after its config (the run's own cap plus a
+margin) is killed, its run ends with one sentence and the queue moves on. While a run waits behind the one training,
+its child is started (importing torch takes seconds the run then does not wait for); when nothing waits, no child
+is left running. A server restart loses the runs that were training (never the shipped ones,
 :mod:`explorer.learning.runs`).
 """
 from __future__ import annotations
 
-import io
-import json
-import os
-import subprocess
-import sys
 import threading
+import time
 from collections import OrderedDict, deque
-from dataclasses import asdict
-from pathlib import Path
+from typing import Sequence
 
-import numpy as np
-
-from explorer.learning.config import TrainConfig, check
+from explorer.jobs.training_child import COMMAND, Child, log
+from explorer.learning.config import MAX_SECONDS, TrainConfig, check
 from explorer.learning.train import Checkpoint, Run
 from explorer.words.i18n import ngettext
 
-ROOT = Path(__file__).resolve().parents[2]
-NICE = 10   # the child's priority below the server's (os.nice)
+MARGIN_S = 60.0   # beyond a run's own cap (MAX_SECONDS): the child's start (torch imported at low priority), its end
 
 
 class Busy(RuntimeError):
@@ -66,22 +62,28 @@ class TrainingJob:
 
 class Trainer:
     """The server's training queue: ``waiting`` runs may wait behind the one training; the last ``keep`` finished
-    runs stay, the least recently asked for dropped first."""
+    runs stay, the least recently asked for dropped first. ``child`` is the child's command line, ``deadline_s`` how
+    long a run's child may take from its config to its last message (the run's own cap plus a margin)."""
 
-    def __init__(self, waiting: int = 3, keep: int = 8):
+    def __init__(self, waiting: int = 3, keep: int = 8, child: Sequence[str] = COMMAND,
+                 deadline_s: float = MAX_SECONDS + MARGIN_S):
         self.waiting, self.keep = waiting, keep
+        self.child, self.deadline_s = list(child), deadline_s
         self._jobs: OrderedDict[tuple, TrainingJob] = OrderedDict()
         self._queue: deque[TrainingJob] = deque()
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
         self._worker: threading.Thread | None = None
+        self._spare: Child | None = None   # started while a run waits, so that it need not wait for torch's import
 
     def peek(self, cfg: TrainConfig) -> TrainingJob | None:
+        """The job of ``cfg`` if this server holds one: queued, training, finished, or failed (``error``)."""
         with self._lock:
             return self._jobs.get(cfg.key())
 
     def start(self, cfg: TrainConfig) -> TrainingJob:
-        """The job for ``cfg``: the queued, training or finished one if there is one, else a new one queued."""
+        """The job for ``cfg``: the queued, training or finished one if there is one, else (also after a failed one) a
+        new one queued."""
         check(cfg)
         with self._lock:
             job = self._jobs.get(cfg.key())
@@ -98,12 +100,39 @@ class Trainer:
             if self._worker is None:
                 self._worker = threading.Thread(target=self._serve, name="trainer", daemon=True)
                 self._worker.start()
+            self._start_spare()
             self._wake.notify()
         return job
+
+    @property
+    def spare(self) -> Child | None:
+        """The child started for a waiting run, if there is one (none while nothing waits)."""
+        with self._lock:
+            return self._spare
 
     def ahead_of(self, job: TrainingJob) -> int:
         with self._lock:
             return list(self._queue).index(job) if job in self._queue else 0
+
+    def take_child(self) -> Child:
+        """A child for the run about to train: the spare one if it is alive, else a new one; a new spare if another
+        run waits behind this one."""
+        with self._lock:
+            child, self._spare = self._spare, None
+            self._start_spare()
+        if child is not None and child.process.poll() is None:
+            return child
+        if child is not None:
+            child.end()
+        return Child(self.child)
+
+    def _start_spare(self) -> None:
+        """Under the lock: a spare child started when a run waits behind the one training and there is none."""
+        if len(self._queue) > 1 and self._spare is None:
+            try:
+                self._spare = Child(self.child)
+            except OSError as error:   # the run starts its own child then, and says why if it cannot
+                log.warning("no spare training child: %s", error)
 
     def _serve(self) -> None:
         while True:
@@ -112,72 +141,30 @@ class Trainer:
                     self._wake.wait()
                 job = self._queue[0]
             try:
-                train_in_child(job)
+                train_in_child(job, self)
             except BaseException as error:   # noqa: BLE001 - kept for the pages; the next request tries again
                 job.error = error
+                log.warning("training run %s failed: %s", job.config, error)
             finally:
                 with self._lock:
-                    self._queue.popleft()
-                    if job.error is not None:
-                        self._jobs.pop(job.config.key(), None)
+                    self._queue.popleft()   # a failed job stays, for its pages to say why; Train starts anew
+                    idle, spare = not self._queue, self._spare
+                    if idle:
+                        self._spare = None
+                if idle and spare is not None:   # nothing waits: no child sits idle for the server's life
+                    spare.end()
                 job.done.set()
 
 
-_spare: subprocess.Popen | None = None   # a child already started, waiting for its config (torch imported)
-_spare_lock = threading.Lock()
-
-
-def _new_child() -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.Popen([sys.executable, "-m", "explorer.jobs.training"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT, env=env)
-
-
-def _take_child() -> subprocess.Popen:
-    """A child ready to train (the spare one, if it is alive), and a new spare started for the next run: starting a
-    Python with torch takes seconds, which the next run then does not wait for."""
-    global _spare
-    with _spare_lock:
-        child = _spare if _spare is not None and _spare.poll() is None else _new_child()
-        _spare = _new_child()
-    return child
-
-
-def send(out, kind: str, meta: dict, arrays: dict[str, np.ndarray]) -> None:
-    """One message on the child's pipe: a JSON line (its kind, plain values, the names of its arrays), then each
-    array in numpy's own format. No pickles: nothing read from the pipe can run code."""
-    blobs = []
-    for value in arrays.values():
-        blob = io.BytesIO()
-        np.save(blob, np.ascontiguousarray(value), allow_pickle=False)
-        blobs.append(blob.getvalue())
-    head = {"kind": kind, "meta": meta, "arrays": list(arrays), "sizes": [len(b) for b in blobs]}
-    out.write(json.dumps(head).encode() + b"\n" + b"".join(blobs))
-    out.flush()
-
-
-def receive(source) -> tuple[str, dict, dict[str, np.ndarray]]:
-    line = source.readline()
-    if not line:
-        raise EOFError
-    head = json.loads(line)
-    arrays = {}
-    for name, size in zip(head["arrays"], head["sizes"]):
-        arrays[name] = np.load(io.BytesIO(source.read(size)), allow_pickle=False)
-    return head["kind"], head["meta"], arrays
-
-
-def train_in_child(job: TrainingJob) -> None:
-    """Train ``job.config`` in a child process, appending each checkpoint to ``job.run`` as it arrives."""
-    child = _take_child()
+def train_in_child(job: TrainingJob, trainer: Trainer) -> None:
+    """Train ``job.config`` in a child process, appending each checkpoint to ``job.run`` as it arrives; a child that
+    does not finish within ``trainer.deadline_s`` is killed (:class:`Stopped`)."""
+    child = trainer.take_child()
+    deadline = time.monotonic() + trainer.deadline_s
     try:
-        child.stdin.write(json.dumps(asdict(job.config)).encode() + b"\n")
-        child.stdin.close()
+        child.send_config(job.config)
         while True:
-            try:
-                kind, meta, arrays = receive(child.stdout)
-            except EOFError:
-                raise RuntimeError("the training process ended without its run") from None
+            kind, meta, arrays = child.next(deadline)
             if kind == "checkpoint":
                 if job.run.probe_tokens is None:
                     job.run.probe_tokens = arrays.pop("probe_tokens")
@@ -188,40 +175,7 @@ def train_in_child(job: TrainingJob) -> None:
                 job.run.stopped, job.run.seconds = meta["stopped"], meta["seconds"]
                 return
     finally:
-        child.kill() if child.poll() is None else None
-        child.wait()
-
-
-def _child() -> None:
-    """The child's side: read a config, train it with one thread at low priority, write what it records."""
-    import torch
-
-    from explorer.learning.train import train
-
-    torch.set_num_threads(1)
-    try:
-        os.nice(NICE)
-    except OSError:
-        pass
-    out = os.fdopen(os.dup(1), "wb")   # the messages' own channel; anything else printed goes to stderr
-    os.dup2(2, 1)
-    line = sys.stdin.buffer.readline()
-    if not line:   # a spare child whose server ended
-        return
-    cfg = TrainConfig(**json.loads(line))
-
-    def on_checkpoint(run: Run) -> None:
-        c = run.checkpoints[-1]
-        arrays = {"previous": c.previous, "prefix": c.prefix, "probe": c.probe}
-        if len(run.checkpoints) == 1:
-            arrays["probe_tokens"] = run.probe_tokens
-        send(out, "checkpoint", {"step": c.step, "loss": c.loss, "loss_first": c.loss_first,
-                                 "loss_second": c.loss_second}, arrays)
-
-    run = train(cfg, on_checkpoint=on_checkpoint)
-    send(out, "end", {"stopped": run.stopped, "seconds": run.seconds,
-                      "snapshots": {str(step): list(w) for step, w in run.snapshots.items()}},
-         {f"{step}/{name}": value for step, w in run.snapshots.items() for name, value in w.items()})
+        child.end()
 
 
 _TRAINER: Trainer | None = None
@@ -236,6 +190,3 @@ def trainer() -> Trainer:
             _TRAINER = Trainer()
         return _TRAINER
 
-
-if __name__ == "__main__":
-    _child()

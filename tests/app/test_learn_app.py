@@ -258,6 +258,25 @@ def test_a_full_queue_is_one_sentence_and_the_page_goes_on(monkeypatch):
     assert "These settings have no ready-made run" in texts(at)
 
 
+def test_a_training_process_that_stops_answering_is_one_sentence_and_train_trains_again(monkeypatch):
+    import sys
+
+    hangs = training.Trainer(child=[sys.executable, "-c", "import time; time.sleep(3600)"], deadline_s=1)
+    monkeypatch.setattr(training, "_TRAINER", hangs)
+    at = run(**TINY)
+    click(at, "Train")
+    job = hangs.peek(config.TrainConfig(seed=11, steps=50))
+    assert job is not None and job.done.wait(60)
+    at.run()
+    assert ("The training run broke off (the training process stopped answering): press Train to try again."
+            in texts(at))
+    assert not at.exception and linked(at, "tr_train") == "0"
+    hangs.child, hangs.deadline_s = list(training.COMMAND), 120.0
+    click(at, "Train")
+    again = hangs.peek(config.TrainConfig(seed=11, steps=50))
+    assert again is not job and again.done.wait(120) and again.error is None
+
+
 def test_a_replayed_follower_gets_the_finished_run_not_the_page_recorded_while_it_trained(monkeypatch):
     """Followers' pages are replays of the first follower's drawing; a page drawn while the run trained holds the
     growing part, which each session draws itself and whose status keys the replay: once the run is done, the next
@@ -266,7 +285,7 @@ def test_a_replayed_follower_gets_the_finished_run_not_the_page_recorded_while_i
 
     release = __import__("threading").Event()
     real = training.train_in_child
-    monkeypatch.setattr(training, "train_in_child", lambda job: (release.wait(60), real(job)))
+    monkeypatch.setattr(training, "train_in_child", lambda job, trainer: (release.wait(60), real(job, trainer)))
     monkeypatch.setattr(training, "_TRAINER", None)
     teacher, (first, second), cfg, job = class_presses_train(17, "ada", "bo")
     assert job is not None and not job.done.is_set()
