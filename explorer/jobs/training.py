@@ -19,10 +19,10 @@ import time
 from collections import OrderedDict, deque
 from typing import Sequence
 
-from explorer.jobs.training_child import COMMAND, Child, log
+from explorer.jobs.training_child import COMMAND, NOT_A_RUN, Child, Stopped, log
 from explorer.learning.config import MAX_SECONDS, TrainConfig, check
-from explorer.learning.train import Checkpoint, Run
-from explorer.words.i18n import ngettext
+from explorer.learning.train import Run
+from explorer.words.i18n import Later, ngettext
 
 MARGIN_S = 60.0   # beyond a run's own cap (MAX_SECONDS): the child's start (torch imported at low priority), its end
 
@@ -164,15 +164,16 @@ def train_in_child(job: TrainingJob, trainer: Trainer) -> None:
     try:
         child.send_config(job.config)
         while True:
-            kind, meta, arrays = child.next(deadline)
+            kind, part = child.next(deadline)
+            if part.config != job.config:
+                raise Stopped(Later(NOT_A_RUN))
             if kind == "checkpoint":
                 if job.run.probe_tokens is None:
-                    job.run.probe_tokens = arrays.pop("probe_tokens")
-                job.run.checkpoints.append(Checkpoint(**meta, **arrays))
-            elif kind == "end":
-                job.run.snapshots = {int(step): {name: arrays[f"{step}/{name}"] for name in names}
-                                     for step, names in meta["snapshots"].items()}
-                job.run.stopped, job.run.seconds = meta["stopped"], meta["seconds"]
+                    job.run.probe_tokens = part.probe_tokens
+                job.run.checkpoints.extend(part.checkpoints)
+            else:   # "end"
+                job.run.snapshots = part.snapshots
+                job.run.stopped, job.run.seconds = part.stopped, part.seconds
                 return
     finally:
         child.end()

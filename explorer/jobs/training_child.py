@@ -7,7 +7,6 @@ A child that stops answering, ends without its run or writes what is not a messa
 """
 from __future__ import annotations
 
-import io
 import json
 import logging
 import os
@@ -18,10 +17,9 @@ import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
-import numpy as np
-
+from explorer.learning import runs
 from explorer.learning.config import TrainConfig
 from explorer.learning.train import Run
 from explorer.words.i18n import N_, Later
@@ -29,8 +27,12 @@ from explorer.words.i18n import N_, Later
 ROOT = Path(__file__).resolve().parents[2]
 NICE = 10   # the child's priority below the server's (os.nice)
 COMMAND = (sys.executable, "-m", "explorer.jobs.training_child")   # the child's command line
-MAX_MESSAGE = 64 << 20   # bytes: a longer line or array on the pipe is not a message
+MAX_MESSAGE = 64 << 20   # bytes: a longer line or message on the pipe is not one
 log = logging.getLogger("explorer")   # the server's log (explorer.model.loading sets its handler; not imported here)
+# how a run ends without its result, said on its page inside "The training run broke off (…)"
+STOPPED_ANSWERING = N_("the training process stopped answering")
+ENDED_WITHOUT_RUN = N_("the training process ended without its run")
+NOT_A_RUN = N_("the training process sent something that is not a run")
 
 
 class Stopped(RuntimeError):
@@ -79,17 +81,17 @@ class Child:
         except OSError:   # it died already: the next read says so
             pass
 
-    def next(self, deadline: float) -> tuple[str, dict, dict[str, np.ndarray]]:
+    def next(self, deadline: float) -> tuple[str, Run]:
         """The child's next message, waiting until ``deadline`` (``time.monotonic()``) at most; :class:`Stopped` in
         one sentence if it stopped answering, ended, or sent what is not a message."""
         try:
             message = self._messages.get(timeout=max(deadline - time.monotonic(), 0.0))
         except queue.Empty:
-            raise Stopped(Later(N_("the training process stopped answering"))) from None
+            raise Stopped(Later(STOPPED_ANSWERING)) from None
         if isinstance(message, EOFError):
-            raise Stopped(Later(N_("the training process ended without its run")))
+            raise Stopped(Later(ENDED_WITHOUT_RUN))
         if isinstance(message, Exception):
-            raise Stopped(Later(N_("the training process sent something that is not a run"))) from message
+            raise Stopped(Later(NOT_A_RUN)) from message
         return message
 
     def end(self) -> None:
@@ -98,34 +100,28 @@ class Child:
         self.process.wait()
 
 
-def send(out, kind: str, meta: dict, arrays: dict[str, np.ndarray]) -> None:
-    """One message on the child's pipe: a JSON line (its kind, plain values, the names of its arrays), then each
-    array in numpy's own format. No pickles: nothing read from the pipe can run code."""
-    blobs = []
-    for value in arrays.values():
-        blob = io.BytesIO()
-        np.save(blob, np.ascontiguousarray(value), allow_pickle=False)
-        blobs.append(blob.getvalue())
-    head = {"kind": kind, "meta": meta, "arrays": list(arrays), "sizes": [len(b) for b in blobs]}
-    out.write(json.dumps(head).encode() + b"\n" + b"".join(blobs))
+def send(out, kind: str, part: Run, snapshots: Iterable[int] = ()) -> None:
+    """One message on the child's pipe: a JSON line (its kind, ``"checkpoint"`` or ``"end"``, and its size), then
+    ``part`` of the run in the run's one format (:func:`explorer.learning.runs.dumps`)."""
+    blob = runs.dumps(part, snapshots)
+    out.write(json.dumps({"kind": kind, "size": len(blob)}).encode() + b"\n" + blob)
     out.flush()
 
 
-def receive(source) -> tuple[str, dict, dict[str, np.ndarray]]:
-    """The next message on ``source``: EOFError at its end, ValueError for what is not a message."""
+def receive(source) -> tuple[str, Run]:
+    """The next message on ``source``: its kind and the part of the run it holds; EOFError at the pipe's end,
+    ValueError for what is not a message."""
     line = source.readline(MAX_MESSAGE)
     if not line:
         raise EOFError
     head = json.loads(line)
-    arrays = {}
-    for name, size in zip(head["arrays"], head["sizes"]):
-        if not 0 <= size <= MAX_MESSAGE:
-            raise ValueError(f"an array of {size} bytes")
-        blob = source.read(size)
-        if len(blob) < size:
-            raise EOFError
-        arrays[name] = np.load(io.BytesIO(blob), allow_pickle=False)
-    return head["kind"], head["meta"], arrays
+    if not isinstance(head, dict) or head.get("kind") not in ("checkpoint", "end") or \
+            not isinstance(head.get("size"), int) or not 0 <= head["size"] <= MAX_MESSAGE:
+        raise ValueError(f"not a message: {line[:80]!r}")
+    blob = source.read(head["size"])
+    if len(blob) < head["size"]:
+        raise EOFError
+    return head["kind"], runs.loads(blob)
 
 
 def main() -> None:
@@ -146,20 +142,12 @@ def main() -> None:
         return
     cfg = TrainConfig(**json.loads(line))
 
-    def on_checkpoint(run: Run) -> None:
-        c = run.checkpoints[-1]
-        arrays = {"previous": c.previous, "prefix": c.prefix, "probe": c.probe}
-        if len(run.checkpoints) == 1:
-            arrays["probe_tokens"] = run.probe_tokens
-        send(out, "checkpoint", {"step": c.step, "loss": c.loss, "loss_first": c.loss_first,
-                                 "loss_second": c.loss_second}, arrays)
+    def on_checkpoint(run: Run) -> None:   # the newest checkpoint alone
+        send(out, "checkpoint", Run(cfg, run.probe_tokens, checkpoints=run.checkpoints[-1:]))
 
-    run = train(cfg, on_checkpoint=on_checkpoint)
-    send(out, "end", {"stopped": run.stopped, "seconds": run.seconds,
-                      "snapshots": {str(step): list(w) for step, w in run.snapshots.items()}},
-         {f"{step}/{name}": value for step, w in run.snapshots.items() for name, value in w.items()})
-
-
+    run = train(cfg, on_checkpoint=on_checkpoint)   # then how it ended and its weights, without the checkpoints
+    send(out, "end", Run(cfg, run.probe_tokens, snapshots=run.snapshots, stopped=run.stopped, seconds=run.seconds),
+         run.snapshots)
 
 
 if __name__ == "__main__":

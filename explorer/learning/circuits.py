@@ -112,9 +112,18 @@ class Circuits:
     qk_diagonal: float
 
 
+class NoCircuits(ValueError):
+    """The one refusal of :func:`circuits`: a run whose circuits are not products of its weights; ``str()`` is one
+    sentence in the reader's language."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 def circuits(cfg: TrainConfig, weights: dict[str, np.ndarray], head: Head, partner: Head) -> Circuits:
+    """The OV and QK circuits of ``head`` (through ``partner``); :class:`NoCircuits` for a LayerNorm run."""
     if cfg.layer_norm:
-        raise ValueError(Later(N_("This run uses LayerNorm, whose scaling sits between the weights, so a product of "
+        raise NoCircuits(Later(N_("This run uses LayerNorm, whose scaling sits between the weights, so a product of "
                                   "weight matrices is not what the model computes: its circuits are not shown.")))
     w_e = weights["W_E"][1:]                                                         # (vocab − 1, d)
     ov_circuit = w_e @ ov(weights, *head) @ weights["W_U"][:, 1:]                   # (vocab − 1, vocab − 1)

@@ -73,32 +73,28 @@ class Run:
         return self.snapshots[max(self.snapshots)]
 
 
+LAYERED = ("W_Q", "W_K", "W_V", "W_O")   # a tensor per layer in the state_dict ("W_Q.0"), stacked here by layer
+
+
 def weights_of(model: AttentionOnly) -> dict[str, np.ndarray]:
-    """The model's weights as plain arrays: ``W_E``, ``W_pos``, ``W_U``, ``W_Q``/``W_K``/``W_V`` ``[layer, head,
-    d_model, d_head]``, ``W_O`` ``[layer, head, d_head, d_model]`` and the norms' ``ln{i}.weight``/``.bias``."""
-    out = {name: getattr(model, name).detach().numpy().copy() for name in ("W_E", "W_pos", "W_U")}
-    for name in ("W_Q", "W_K", "W_V", "W_O"):
-        out[name] = torch.stack(list(getattr(model, name))).detach().numpy().copy()
-    if model.norms is not None:
-        for i, norm in enumerate(model.norms):
-            out[f"ln{i}.weight"] = norm.weight.detach().numpy().copy()
-            out[f"ln{i}.bias"] = norm.bias.detach().numpy().copy()
-    return out
+    """The model's ``state_dict`` as plain arrays, each layer's ``W_Q``/``W_K``/``W_V`` stacked to ``[layer, head,
+    d_model, d_head]`` and ``W_O`` to ``[layer, head, d_head, d_model]``; ``W_E``, ``W_pos``, ``W_U`` and the norms'
+    ``norms.{i}.weight``/``.bias`` as the state_dict names them."""
+    state = {name: tensor.detach().numpy().copy() for name, tensor in model.state_dict().items()}
+    stacked = {name: np.stack([state.pop(f"{name}.{layer}") for layer in range(model.cfg.n_layers)])
+               for name in LAYERED}
+    return {**state, **stacked}
 
 
 def model_from(cfg: TrainConfig, weights: dict[str, np.ndarray]) -> AttentionOnly:
-    """An :class:`AttentionOnly` holding ``weights`` (as :func:`weights_of` gives them), in eval mode."""
+    """An :class:`AttentionOnly` holding ``weights`` (as :func:`weights_of` gives them), in eval mode; a weight
+    missing or left over is an error (``load_state_dict``, strict), never a freshly initialised one."""
     model = AttentionOnly(cfg, torch.Generator().manual_seed(0))
-    with torch.no_grad():
-        for name in ("W_E", "W_pos", "W_U"):
-            getattr(model, name).copy_(torch.from_numpy(weights[name]))
-        for name in ("W_Q", "W_K", "W_V", "W_O"):
-            for layer, param in enumerate(getattr(model, name)):
-                param.copy_(torch.from_numpy(weights[name][layer]))
-        if model.norms is not None:
-            for i, norm in enumerate(model.norms):
-                norm.weight.copy_(torch.from_numpy(weights[f"ln{i}.weight"]))
-                norm.bias.copy_(torch.from_numpy(weights[f"ln{i}.bias"]))
+    state = {name: torch.from_numpy(np.asarray(value)) for name, value in weights.items() if name not in LAYERED}
+    for name in LAYERED:
+        state.update({f"{name}.{layer}": torch.from_numpy(np.asarray(weights[name][layer]))
+                      for layer in range(cfg.n_layers)})
+    model.load_state_dict(state)
     return model.eval()
 
 

@@ -299,3 +299,18 @@ def test_a_replayed_follower_gets_the_finished_run_not_the_page_recorded_while_i
     second.run()
     assert not second.exception
     assert texts(second) != during and "Class question." in texts(second)   # the finished run's page, folded
+
+
+@pytest.mark.parametrize("broken, said", [
+    (lambda *a: (_ for _ in ()).throw(circuits.NoCircuits("This run uses LayerNorm on purpose.")), True),
+    (lambda *a: (_ for _ in ()).throw(ValueError("a bug in the circuits")), False),
+], ids=["the-refusal", "a-bug"])
+def test_the_circuits_refusal_is_a_note_and_any_other_error_is_shown_as_one(monkeypatch, broken, said):
+    from explorer.ui import cached
+
+    monkeypatch.setattr(circuits, "circuits", broken)
+    monkeypatch.setattr(cached, "kept", lambda key, work: work())   # computed here, not taken from the shared store
+    at = run()
+    [b for b in at.button if b.label == SHOW][0].click().run()   # unfolded, without pagetest's no-exception check
+    assert ("This run uses LayerNorm on purpose." in texts(at)) is said
+    assert bool(at.exception) is not said and ("a bug in the circuits" in str(at.exception)) is not said

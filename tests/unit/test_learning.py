@@ -190,7 +190,7 @@ def test_the_ov_circuit_is_what_one_token_writes():
 def test_a_layer_norm_run_has_no_circuits_but_says_why():
     cfg = TINY.with_(layer_norm=True)
     weights = train.weights_of(AttentionOnly(cfg, torch.Generator().manual_seed(0)))
-    with pytest.raises(ValueError, match="LayerNorm"):
+    with pytest.raises(circuits.NoCircuits, match="LayerNorm"):
         circuits.circuits(cfg, weights, (1, 0), (0, 0))
 
 
@@ -211,6 +211,41 @@ def test_a_saved_run_reads_back_the_same(tmp_path, one_thread):
     assert back.config == TINY and runs.same_run(run, back)
     assert set(back.snapshots) == set(runs.kept_snapshots(run))
     assert np.array_equal(back.final_weights()["W_Q"], run.final_weights()["W_Q"])
+
+
+def test_the_weights_go_through_the_state_dict_and_back_to_the_same_model():
+    """weights_of/model_from are the model's own state_dict, each layer's heads stacked: a LayerNorm model comes back
+    with the same outputs, and a weight missing or left over is refused rather than silently left at its init."""
+    cfg = TINY.with_(layer_norm=True)
+    model = AttentionOnly(cfg, torch.Generator().manual_seed(3)).eval()
+    weights = train.weights_of(model)
+    assert weights["W_Q"].shape == (2, 2, 16, 8) and weights["W_O"].shape == (2, 2, 8, 16)
+    assert set(weights) == {"W_E", "W_pos", "W_U", "W_Q", "W_K", "W_V", "W_O",
+                            *(f"norms.{i}.{p}" for i in range(3) for p in ("weight", "bias"))}
+    tokens = torch.tensor([[1, 5, 7, 5, 7, 2]])
+    with torch.inference_mode():
+        assert torch.equal(train.model_from(cfg, weights)(tokens), model(tokens))
+    with pytest.raises(RuntimeError, match="norms.2.bias"):
+        train.model_from(cfg, {k: v for k, v in weights.items() if k != "norms.2.bias"})
+    with pytest.raises(RuntimeError, match="Unexpected"):
+        train.model_from(TINY, weights)   # a LayerNorm run's weights in a model without norms
+
+
+def test_a_run_has_one_format_a_file_and_the_pipes_parts_read_alike(tmp_path, one_thread):
+    """The npz file and the training child's messages are the same format (runs.to_arrays/from_arrays): the bytes a
+    child sends for a run's end are an npz file that runs.load reads, and a run sent as parts reassembles whole."""
+    run = train.train(TINY)
+    kept = runs.kept_snapshots(run)
+    (tmp_path / "sent.npz").write_bytes(runs.dumps(run, kept))
+    runs.save(run, tmp_path / "saved.npz")
+    sent, saved = runs.load(tmp_path / "sent.npz"), runs.load(tmp_path / "saved.npz")
+    assert runs.same_run(sent, run) and runs.same_run(saved, run) and set(sent.snapshots) == set(kept)
+    assert all(np.array_equal(sent.snapshots[s][k], saved.snapshots[s][k]) for s in kept for k in run.snapshots[s])
+    parts = [runs.loads(runs.dumps(train.Run(TINY, run.probe_tokens, checkpoints=[c]))) for c in run.checkpoints]
+    whole = train.Run(TINY, parts[0].probe_tokens, [c for part in parts for c in part.checkpoints])
+    assert runs.same_run(whole, run) and whole.probe_tokens.tolist() == run.probe_tokens.tolist()
+    with pytest.raises(ValueError):
+        runs.loads(b"this is no run")
 
 
 def test_a_nan_loss_stops_the_run_and_says_so(monkeypatch):

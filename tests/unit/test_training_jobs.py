@@ -137,6 +137,27 @@ def test_a_spare_child_starts_while_a_run_waits_and_is_ended_when_nothing_waits(
     assert trainer.spare is None and spare.process.wait(10) is not None   # the second run's child, ended
 
 
+def test_the_pipe_carries_a_run_in_parts_and_refuses_what_is_not_a_message():
+    import io
+
+    run = train.train(TINY)
+    pipe = io.BytesIO()
+    for c in run.checkpoints:
+        training_child.send(pipe, "checkpoint", train.Run(TINY, run.probe_tokens, checkpoints=[c]))
+    training_child.send(pipe, "end", train.Run(TINY, run.probe_tokens, snapshots=run.snapshots, stopped=run.stopped,
+                                               seconds=run.seconds), run.snapshots)
+    pipe.seek(0)
+    got = [training_child.receive(pipe) for _ in range(len(run.checkpoints) + 1)]
+    assert [kind for kind, _ in got] == ["checkpoint"] * len(run.checkpoints) + ["end"]
+    whole = train.Run(TINY, run.probe_tokens, [c for _, part in got for c in part.checkpoints])
+    assert runs.same_run(whole, run) and sorted(got[-1][1].snapshots) == sorted(run.snapshots)
+    with pytest.raises(EOFError):
+        training_child.receive(pipe)
+    for garbage in (b"this is no run\n", b'{"kind": "end", "size": 5}\nhello', b'{"kind": "end", "size": -1}\n'):
+        with pytest.raises(ValueError):
+            training_child.receive(io.BytesIO(garbage))
+
+
 @pytest.mark.slow
 def test_the_child_trains_the_same_run_as_this_process():
     trainer = training.Trainer()

@@ -123,7 +123,7 @@ def circuits_section(run: Run, source: str, head: tuple[int, int], partner: tupl
     try:
         found = _kept(f"circuits-{head}-{partner}", run, source,
                       lambda: circuits.circuits(cfg, run.final_weights(), head, partner))
-    except ValueError as err:
+    except circuits.NoCircuits as err:   # the refusal it means; any other error is a bug, shown as one
         st.info(literal(err), icon=":material/info:")
         return
     tokens = [str(t) for t in range(1, cfg.vocab)]
