@@ -9,6 +9,7 @@ import csv
 import io
 import os
 import sqlite3
+from pathlib import Path
 
 import pytest
 from pagetest import APP, click, seat_of
@@ -223,3 +224,39 @@ def test_a_homework_asks_for_a_sentence_each_student_writes_theirs_and_the_repor
     with sqlite3.connect(os.environ["EXPLORER_CLASSROOM_DB"]) as db:
         assert db.execute("SELECT COUNT(*) FROM sentences WHERE code=?", (code,)).fetchone()[0] == 0
         assert db.execute("SELECT COUNT(*) FROM sentence_rounds WHERE code=?", (code,)).fetchone()[0] == 0
+
+
+TRANSLATED = {
+    "de": ('title = "Softmax zu Hause"\nabout = "Drei Fragen."\n', "Schritt", "Frage", ("ja", "nein"), "Weil"),
+    "es": ('title = "Softmax en casa"\nabout = "Tres preguntas."\n', "Paso", "Pregunta", ("sí", "no"), "Porque"),
+}
+
+
+def test_a_german_and_a_spanish_students_votes_for_one_option_count_as_one(lesson, downloads):
+    """A homework vote is kept by the option's place, not its label: a German student voting "ja 1" and a Spanish
+    one voting "sí 1" (the lesson's translations of "yes 1") count as two votes for one option in the teacher's
+    report, as the store holds them."""
+    folder = Path(os.environ["EXPLORER_LESSONS_DIR"])   # the lesson fixture's folder
+    for lang, (head, step_word, question_word, (yes, no), because) in TRANSLATED.items():
+        (folder / lang).mkdir()
+        (folder / lang / "home.toml").write_text(head + "".join(
+            f'\n[[step]]\ntitle = "{step_word} {n}"\nnotes = "n"\n[step.question]\nprompt = "{question_word} {n}?"\n'
+            f'options = ["{yes} {n}", "{no} {n}"]\nanswer = "{yes} {n}"\nexplain = "{because} {n}."\n'
+            for n in range(1, len(PAGES) + 1)))
+    teacher, code, key = set_homework(lesson)
+    voted = {}
+    for lang, (_, _, question_word, (yes, _), _) in TRANSLATED.items():
+        at = lessons_page(homework=code, lang=lang)
+        [b for b in at.button if b.key == "_hw_start"][0].click().run()
+        at = on_step(at)
+        assert f"{question_word} 1?" in texts(at)           # the question in the student's language
+        qid = lesson.question_id(0)
+        at.radio(key=f"_hw_{qid}_answer").set_value(f"{yes} 1")
+        [b for b in at.button if b.key == f"_hw_{qid}_send"][0].click().run()
+        assert not at.exception, at.exception
+        voted[lang] = membership.store().my_answer(code, qid, at.session_state[homework_panel.MINE]["me"], round=1)
+    assert voted == {"de": "#0", "es": "#0"}                   # both kept as the first option's place
+    assert membership.store().counts(code, lesson.question_id(0), round=1) == {"#0": 2}
+    teacher.run()
+    rows = list(csv.reader(io.StringIO(downloads(".csv"))))   # the teacher's report, in English
+    assert {(q, a): int(n) for q, r, a, n, _ in rows[1:] if int(n)} == {("Question 1?", "yes 1"): 2}

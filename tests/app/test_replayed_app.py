@@ -215,3 +215,34 @@ def test_a_followers_sentence_panel_is_its_own_and_follows_the_round_on_a_replay
     bo.run()
     assert "Zebras" in texts(ada) and "Zebras" not in texts(bo)
     assert bo.text_input(key="_sent_mine_1").value in (None, "")
+
+
+def test_a_german_follower_never_gets_the_english_recording_of_the_same_view():
+    """The language is part of a replay's key: on one server, an English follower draws a view first; a German
+    follower of the same view then gets the page in German (drawn anew), and a second German follower the German
+    recording, replayed."""
+    drawn_once.STORE.clear()
+    lesson = LESSONS[0]
+    room, key = membership.store().create_room()
+    english, german, other = follower(room, "en", "Ada"), follower(room, "de", "Bo"), follower(room, "de", "Cy")
+    step = next(i for i, s in enumerate(lesson.steps) if s.page == "pages/heatmaps.py")
+    publish(room, key, lesson, step + 1, time.time())   # every follower on the class's page, then the teacher's Back
+    for at in (english, german, other):
+        at.run()
+    publish(room, key, lesson, step, time.time())
+    qid = question_of(lesson, step, time.time())
+    if qid:   # revealed: the page is drawn, not folded behind the class question
+        membership.store().reveal(room, key, qid)
+    english.run()
+    before = replayed.COUNTS["replayed"]
+    german.run()
+    assert replayed.COUNTS["replayed"] == before   # no German recording yet: drawn, not replayed
+    other.run()
+    assert replayed.COUNTS["replayed"] == before + 1
+    assert not english.exception and not german.exception and not other.exception
+    english_title = english.title[-1].value
+    with i18n.language("de"):
+        german_title = i18n._(english_title)
+    assert german_title != english_title
+    assert german.title[-1].value == german_title == other.title[-1].value
+    assert drawn(other) == drawn(german) != drawn(english)

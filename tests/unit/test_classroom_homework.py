@@ -105,6 +105,22 @@ def test_started_and_finished_and_the_report_equals_the_votes(store):
     assert lines[1:3] == ["Rows sum to?,1,1,2,yes", "Rows sum to?,1,0,1,no"]
 
 
+def test_a_removed_student_no_longer_counts_as_started_or_finished(store):
+    """On every store (the Redis one on a real redis-server): a student who finished and is then removed from the
+    room leaves the teacher's counts, as they leave the roster."""
+    code, key = homework(store)
+    for sid in ("a", "b", "c"):
+        store.join(code, f"student-{sid}", sid)
+    store.homework_step(code, "student-a", 3, finished=True)
+    store.homework_step(code, "student-b", 3, finished=True)
+    progress = store.homework_progress(code, key)
+    assert (progress.started, progress.finished) == (3, 2)
+    store.remove(code, key, ["student-b"])
+    progress = store.homework_progress(code, key)
+    assert (progress.started, progress.finished) == (2, 1)
+    assert sorted(n for _, n in store.roster(code, key)) == ["a", "c"]
+
+
 def test_a_homework_asks_for_a_sentence_and_its_report_holds_them_without_names(store, classroom_env):
     from explorer.classroom.report import collect_sentences, summary_html
 
