@@ -30,7 +30,7 @@ key, gen = gx.generation_or_stop(model, prompt, settings)
 
 hide = gx.flag(_("Predict first: hide this step's token and what follows until you commit a guess"), "predict")
 step = views.step_picker(gen, hide)
-with controls if membership.following() else st.container():   # below the step, unless folded with the rest
+with controls if membership.is_following() else st.container():   # below the step, unless folded with the rest
     pick = st.columns(2)
     with pick[0]:
         layer = pickers.index_picker(_("Layer"), "layer", gen.n_layers)

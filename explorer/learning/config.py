@@ -76,7 +76,7 @@ class TrainConfig:
         return replace(self, **changes)
 
 
-class Shown:
+class LocalNumber:
     """A number in a refusal, written the reader's way when the sentence is (``Later`` formats its fields then)."""
     __slots__ = ("x",)
 
@@ -91,7 +91,7 @@ class Shown:
 
 def _out_of_range(name: str, value, low, high) -> ConfigError:
     return ConfigError(Later(N_("{name} must be between {low} and {high}, not {value}."),
-                             name=name, low=Shown(low), high=Shown(high), value=Shown(value)))
+                             name=name, low=LocalNumber(low), high=LocalNumber(high), value=LocalNumber(value)))
 
 
 def check(cfg: TrainConfig) -> TrainConfig:

@@ -149,7 +149,7 @@ def show_figure(fig, key: str, filename: str, on_select="ignore", where=None, fr
     config = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": filename, "scale": 2}}
     chart_text.keyboard_scrolling()   # once a session: with it, the rule that hides plotly's toolbar on a phone
     scale = class_banner.figure_scale()   # larger type in the teacher's projector view
-    if view is not None and on_select != "ignore" and membership.following():
+    if view is not None and on_select != "ignore" and membership.is_following():
         on_select = "ignore"   # a click would pick what the teacher drives: a follower's chart is the class's one
     if view is not None and on_select == "ignore":
         built = functools.cache(lambda: fig() if callable(fig) else fig)

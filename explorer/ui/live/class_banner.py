@@ -20,7 +20,7 @@ from explorer.ui.live.membership import (
     app_url,
     code,
     current_page,
-    following,
+    is_following,
     leave,
     leave_if_removed,
     note,
@@ -54,7 +54,7 @@ def before_page() -> bool:
     still follows."""
     on_page()
     _DRAWN.set(True)
-    return following()
+    return is_following()
 
 
 def page_done() -> None:
@@ -91,7 +91,7 @@ def _on_page() -> None:
         st.info(literal(message), icon=":material/school:")
     if info is None:
         return
-    if not following():   # a follower's seen version is the one it applied (following.navigation)
+    if not is_following():   # a follower's seen version is the one it applied (following.navigation)
         seat.seen = info.version
     session = internals.session_id()
     if session is not None and not teacher_key() and push.served(session):   # rerun by the server as the teacher moves
@@ -133,7 +133,7 @@ def _banner(room: str, students: int) -> None:
                       "private (teacher link, nicknames) on screen."))
             if current_page() != PAGE:
                 st.page_link(PAGE, label=_("Class"), icon=":material/groups:")
-        elif following():
+        elif is_following():
             st.markdown(":material/cast_for_education: " + (
                 _("**Following class {code}** · the text is locked") if text_locked()
                 else _("**Following class {code}**")).format(code=shown))

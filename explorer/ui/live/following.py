@@ -29,7 +29,7 @@ from explorer.ui.live.membership import (
     URL_ROOM,
     code,
     current_page,
-    following,
+    is_following,
     note,
     projector,
     restore_from_url,
@@ -49,7 +49,7 @@ PERSONAL = (*PRIVATE, language.KEY)
 
 # ---------------------------------------------------------------------------------------------- following
 
-def _address(view: dict) -> dict[str, str]:
+def _follower_address(view: dict) -> dict[str, str]:
     """The URL parameters a follower's page shows for the teacher's ``view``: the teacher's, and its own room,
     student id and language (so a reload keeps the language this student chose, whatever the teacher's)."""
     address = {**_shared(view.get("params") or {}), URL_ROOM: code(), URL_ME: student()}
@@ -73,7 +73,7 @@ def _follow() -> str | None:
     """A following student: take the room's view (version and view in one read), apply it when its version is
     new -> the teacher's page (``pages/heatmaps.py``), or None. The version applied is the one the poll compares
     against afterwards, so a change made while this run was under way always brings one more run."""
-    if not following():
+    if not is_following():
         return None
     try:
         version, view = store().view(code())
@@ -91,7 +91,7 @@ def _follow() -> str | None:
         # every run, not only a new version's, and always sent: a run can start from another page's address (the
         # browser's last message, or Streamlit's record of an older run when the server starts the rerun), and
         # the browser must end on the teacher's whatever this session believes it holds
-        query.send(_address(view))
+        query.send(_follower_address(view))
     seat.seen = version
     return view.get("page") or None
 
@@ -180,7 +180,7 @@ def publish() -> None:
 def _moved_meanwhile() -> None:
     """A follower whose room's view changed while this run drew the page runs again at once; so does one whose
     page came out with other parameters than the teacher's (``_strayed``)."""
-    if following():
+    if is_following():
         with contextlib.suppress(NoSuchRoom):
             version = store().version(code())
             if version != mine().seen:
@@ -193,7 +193,7 @@ def _moved_meanwhile() -> None:
 def _followed_view(page) -> dict | None:
     """The room's view when this run is a follower's run of the teacher's page (``page`` app.py's st.Page, not a
     folded step), else None."""
-    view = mine().view if following() else None
+    view = mine().view if is_following() else None
     if not isinstance(view, dict) or internals.page_file(page) is None or view.get("page") != current_page():
         return None
     return view

@@ -151,7 +151,7 @@ def _resume() -> None:
 def bar() -> bool:
     """The lesson bar for this session: the teacher's (or a lone runner's), a follower's, or nothing. -> whether the
     page may run: False while the step's question folds it (app.py then runs ``Folded`` in its place)."""
-    if membership.following():
+    if membership.is_following():
         return follower_bar.bar()
     _resume()
     now = running()

@@ -63,7 +63,7 @@ def student() -> str | None:
     return mine().me if code() and not teacher_key() else None
 
 
-def following() -> bool:
+def is_following() -> bool:
     return bool(student()) and mine().follow
 
 
@@ -74,7 +74,7 @@ def projector() -> bool:
 
 def text_locked() -> bool:
     """The teacher locked the text and this student follows: text boxes are read-only."""
-    return following() and bool(mine().locked)
+    return is_following() and bool(mine().locked)
 
 
 def note(message: str) -> None:

@@ -97,7 +97,7 @@ def adopt(found: Lesson) -> None:
 
 def builder_bar() -> None:
     """While building: a slim bar on every page to add the view on screen (drawn by app.py before the page)."""
-    if not building() or membership.following() or membership.projector():
+    if not building() or membership.is_following() or membership.projector():
         return
     n = len(own()["steps"])
     with st.container(border=True, horizontal=True, vertical_alignment="center", gap="small", key="own_bar"):

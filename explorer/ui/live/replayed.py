@@ -54,7 +54,8 @@ def live(draw: Callable, *args, state: Callable | None = None):
 KEPT = "_kept_"   # widgets.from_url keeps a page parameter's value under this prefix, across pages
 
 
-def _address(personal: tuple) -> dict[str, str]:
+def _shared_address(personal: tuple) -> dict[str, str]:
+    """This session's address less its ``personal`` parameters: what every follower of the view shares."""
     return {str(k): str(v) for k, v in st.query_params.to_dict().items() if k not in personal}
 
 
@@ -80,7 +81,7 @@ def _base(view: dict, personal: tuple) -> bytes:
     its page replayed."""
     opts = sorted((str(k), bool(v)) for k, v in (view.get("opts") or {}).items())
     held = sorted((k, str(v)) for k, v in _held().items())
-    return drawn_once.view_key("followed page", view.get("page"), tuple(sorted(_address(personal).items())),
+    return drawn_once.view_key("followed page", view.get("page"), tuple(sorted(_shared_address(personal).items())),
                                tuple(held), _flags(), tuple(opts), i18n.current(), text_locked())
 
 
@@ -169,7 +170,7 @@ def follow(view: dict, page, banner: Callable[[], bool], personal: tuple = PRIVA
                 recording = recorded()
                 kept = {k[len(KEPT):]: v for k, v in st.session_state.items()
                         if isinstance(k, str) and k.startswith(KEPT)}
-                return Followed(recording, _address(personal), kept)
+                return Followed(recording, _shared_address(personal), kept)
 
     recording = drawn_once.STORE.get_or_compute(_key(base, _states(parts)), record)
     if drew:

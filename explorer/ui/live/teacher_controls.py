@@ -43,7 +43,7 @@ def teacher_driven(*keys: str | tuple[str, str], text: str | None = "your teache
     ``with controls:`` as often as the page needs (messages drawn in between stay outside, in view). Following: a
     closed expander labelled with the controls' values (see ``summary``); otherwise a plain container. Widgets keep
     their keys, so their values survive a student's switch between following and exploring."""
-    if not membership.following():
+    if not membership.is_following():
         return st.container()
     folded = st.expander(summary(keys, text), icon=":material/cast_for_education:")
     folded.caption(_("Your teacher sets these while you follow. To try your own, press “Explore on my own”."))

@@ -103,7 +103,7 @@ def shown(cfg: config.TrainConfig) -> Shown:
     pressed = bool(st.session_state.get(PRESSED))
     wants = pressed or str(ui.from_url("tr_train", "0")) == "1"
     job = trainer.peek(cfg) if wants else None
-    if wants and (pressed or (job is None and (membership.following() or membership.teacher_key()))):
+    if wants and (pressed or (job is None and (membership.is_following() or membership.teacher_key()))):
         try:
             job = trainer.start(cfg)
         except training.Busy as err:
