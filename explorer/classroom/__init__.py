@@ -25,7 +25,7 @@ from .ids import ALPHABET, CODE_LEN, normalise_code, pretty_code
 from .polls import OPEN, REVEALED, ROUNDS, SHOWN, Asked, Progress, RoundClosed
 from .qr import qr_svg
 from .redis_store import ACL_COMMANDS, RedisStore, acl_rule
-from .rooms import MAX_ROOMS, MAX_STUDENTS, NICK_MAX, SEATS_PER_ADDRESS, TTL_S, Room, clean_nickname
+from .rooms import MAX_ROOMS, MAX_STUDENTS, NICK_MAX, SEATS_PER_ADDRESS, TTL_S, Room, TeacherView, clean_nickname
 from .sqlite_file import default_db_path
 from .sqlite_store import SqliteStore
 from .store import ClassroomStore
@@ -48,6 +48,6 @@ __all__ = ["AlreadyAnswered", "HomeworkInfo", "HomeworkProgress",
            "CODE_LEN", "MAX_ROOMS", "MAX_STUDENTS", "NICK_MAX", "SEATS_PER_ADDRESS",
            "TTL_S", "WRONG_FIRST_WAIT_S", "WRONG_FORGET_S", "WRONG_FREE_TRIES", "WRONG_LONGEST_WAIT_S",
            "AlreadyRevealed", "BadInput", "ClassroomError", "ClassroomStore", "InvalidCode", "NoSuchRoom", "NotJoined",
-           "NotTeacher", "RedisStore", "Removed", "Room", "RoomClosed", "RoomFull", "SqliteStore",
+           "NotTeacher", "RedisStore", "Removed", "Room", "RoomClosed", "RoomFull", "SqliteStore", "TeacherView",
            "TooManyFromAddress", "TooManyRooms", "acl_rule", "clean_nickname", "default_db_path",
            "normalise_code", "open_store", "pretty_code", "qr_svg", "wait_after"]

@@ -1,5 +1,5 @@
 """A room as every classroom store keeps it: its limits and lifetime, what a store reads back of it (``Room``),
-the teacher key's hash and its check, and a nickname and the teacher's view as they are stored."""
+the teacher key's hash and its check, and a nickname and the teacher's view as they are stored (``TeacherView``)."""
 from __future__ import annotations
 
 import hashlib
@@ -7,7 +7,7 @@ import hmac
 import json
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from explorer.words.i18n import _
 
@@ -31,6 +31,34 @@ class Room:
     locked: bool
     students: int
     joinable: bool = True  # False: the teacher closed the room to new students
+
+
+@dataclass(frozen=True)
+class TeacherView:
+    """What a class follows: the teacher's ``page`` (its file relative to app.py, ``pages/heatmaps.py``), its
+    URL ``params`` shared with the class, the heatmap's ``opts`` (``opt_*`` switches) and a running lesson's place
+    (``lesson``: step n of N and its question). Stored as the JSON object :meth:`to_json` gives; :meth:`from_json`
+    reads what a store returns (a homework's view, or a field of the wrong kind, reads as no page)."""
+    page: str | None = None
+    params: Mapping[str, str] = field(default_factory=dict)
+    opts: Mapping[str, bool] = field(default_factory=dict)
+    lesson: Mapping | None = None
+
+    def to_json(self) -> dict:
+        """The view as plain data, the object a store keeps (``dump_view``)."""
+        view: dict = {"page": self.page, "params": dict(self.params), "opts": dict(self.opts)}
+        if self.lesson:
+            view["lesson"] = dict(self.lesson)
+        return view
+
+    @classmethod
+    def from_json(cls, raw: object) -> "TeacherView":
+        raw = raw if isinstance(raw, Mapping) else {}
+        page, params, opts, lesson = raw.get("page"), raw.get("params"), raw.get("opts"), raw.get("lesson")
+        return cls(page if isinstance(page, str) and page else None,
+                   {str(k): str(v) for k, v in params.items()} if isinstance(params, Mapping) else {},
+                   {str(k): bool(v) for k, v in opts.items()} if isinstance(opts, Mapping) else {},
+                   dict(lesson) if isinstance(lesson, Mapping) else None)
 
 
 def hash_key(key: str) -> str:

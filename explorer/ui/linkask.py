@@ -19,7 +19,7 @@ import streamlit as st
 from explorer.model import loading, preview
 from explorer.model.registry import ModelSpec, ModelUnavailable, hub_policy, resolve_spec
 from explorer.serving import policy
-from explorer.ui import cached
+from explorer.ui import cached, params
 from explorer.ui.text import literal
 from explorer.words import i18n
 from explorer.words.i18n import N_, _
@@ -191,15 +191,15 @@ def ask_before_loading(key: str, default: str) -> str | None:
     spec = needs_asking(asked)
     if spec is None:                         # loaded meanwhile by someone else: open it at once
         st.session_state.pop(pending)
-        st.session_state[key] = st.session_state[f"_kept_{key}"] = asked
+        st.session_state[key] = st.session_state[params.kept(key)] = asked
         return None
 
     def load():
-        st.session_state[key] = st.session_state[f"_kept_{key}"] = st.session_state.pop(pending)
+        st.session_state[key] = st.session_state[params.kept(key)] = st.session_state.pop(pending)
 
     def stay():
         st.session_state.pop(pending, None)
-        st.session_state[key] = st.session_state[f"_kept_{key}"] = default
+        st.session_state[key] = st.session_state[params.kept(key)] = default
 
     card(spec, f"{key}_ask", False, _("Stay on {model}").format(model=default), load, stay)
     return asked
@@ -214,7 +214,7 @@ def picked_waits(key: str, name: str, shown: str) -> bool:
         return False
 
     def stay():
-        st.session_state[key] = st.session_state[f"_kept_{key}"] = shown
+        st.session_state[key] = st.session_state[params.kept(key)] = shown
         st.session_state.pop(f"{key}_other", None)
         st.session_state.pop(f"_typed_{key}", None)   # the free box forgets the id it was not to load
 

@@ -21,6 +21,12 @@ import streamlit as st
 from explorer.ui.live import streamlit_internals as internals
 
 _cut_off: set[str] = set()   # ids of sessions whose last address message a rerun or stop cut off
+KEPT = "_kept_"   # a page parameter's value is kept under KEPT + its name across pages (``widgets.from_url``)
+
+
+def kept(name: str) -> str:
+    """The session-state key under which page parameter ``name``'s value is kept across pages."""
+    return KEPT + name
 
 
 @contextlib.contextmanager

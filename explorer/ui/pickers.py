@@ -131,7 +131,7 @@ def token_picker(label: str, key: str, rows: list[list[int]], names: list[str], 
     seen = st.session_state.get(f"_tokens_{key}")
     st.session_state[f"_tokens_{key}"] = tuple(tokens)
     if seen is not None and seen != tuple(tokens):
-        st.session_state[key] = st.session_state[f"_kept_{key}"] = default
+        st.session_state[key] = st.session_state[params.kept(key)] = default
     value = parse_index(from_url(key, default), label, default, N_("a token position"))
     last = max(max(r) for r in rows)
     if not 0 <= value <= last:

@@ -52,9 +52,9 @@ def from_url(key: str, default):
     under a plain key that survives page changes: model and text follow the student from page to page.
     """
     if key not in st.session_state:
-        st.session_state[key] = st.query_params.get(key, st.session_state.get(f"_kept_{key}", default))
+        st.session_state[key] = st.query_params.get(key, st.session_state.get(params.kept(key), default))
     # set through the Session State API, so a same-keyed widget on another page (other label) takes the value
-    st.session_state[key] = st.session_state[f"_kept_{key}"] = st.session_state[key]
+    st.session_state[key] = st.session_state[params.kept(key)] = st.session_state[key]
     return st.session_state[key]
 
 
@@ -64,7 +64,7 @@ def set_values(values: dict, forget: tuple[str, ...] = ()) -> None:
     st.session_state.update(values)
     for key in forget:
         st.session_state.pop(key, None)
-        st.session_state.pop(f"_kept_{key}", None)
+        st.session_state.pop(params.kept(key), None)
         params.drop(key)
 
 

@@ -17,7 +17,7 @@ import contextlib
 
 import streamlit as st
 
-from explorer.classroom import ClassroomError, NoSuchRoom
+from explorer.classroom import ClassroomError, NoSuchRoom, TeacherView
 from explorer.ui import language
 from explorer.ui import params as query
 from explorer.ui.live import class_banner, push, replayed, teacher_watch
@@ -49,24 +49,24 @@ PERSONAL = (*PRIVATE, language.KEY)
 
 # ---------------------------------------------------------------------------------------------- following
 
-def _follower_address(view: dict) -> dict[str, str]:
+def _follower_address(view: TeacherView) -> dict[str, str]:
     """The URL parameters a follower's page shows for the teacher's ``view``: the teacher's, and its own room,
     student id and language (so a reload keeps the language this student chose, whatever the teacher's)."""
-    address = {**_shared(view.get("params") or {}), URL_ROOM: code(), URL_ME: student()}
+    address = {**_shared(view.params), URL_ROOM: code(), URL_ME: student()}
     chosen = st.session_state.get(language.KEY)
     if chosen and (chosen != i18n.SOURCE or language.KEY in st.query_params):   # English without asking: no lang=
         address[language.KEY] = chosen
     return address
 
 
-def _apply(view: dict) -> None:
+def _apply(view: TeacherView) -> None:
     """Make this run show the teacher's deep link, as a freshly opened URL would: the widgets it names read it."""
-    for name in _shared(view.get("params") or {}):
+    for name in _shared(view.params):
         st.session_state.pop(name, None)   # from_url then reads the URL, as on a first run
-        st.session_state.pop(f"_kept_{name}", None)
-    for name, value in (view.get("opts") or {}).items():
-        if str(name).startswith("opt_"):
-            st.session_state[str(name)] = bool(value)
+        st.session_state.pop(query.kept(name), None)
+    for name, value in view.opts.items():
+        if name.startswith("opt_"):
+            st.session_state[name] = value
 
 
 def _follow() -> str | None:
@@ -76,24 +76,24 @@ def _follow() -> str | None:
     if not is_following():
         return None
     try:
-        version, view = store().view(code())
+        version, stored = store().view(code())
     except NoSuchRoom:
         return None   # on_page says that the class has ended
-    seat = mine()
+    seat, view = mine(), TeacherView.from_json(stored)
     if seat.applied != version:
-        if view.get("page"):
+        if view.page:
             _apply(view)
         seat.applied = version
-        seat.wanted = _shared(view.get("params") or {})
-    seat.lesson_seen = view.get("lesson")   # step n of N and its question (lesson_bar draws them)
+        seat.wanted = _shared(view.params)
+    seat.lesson_seen = view.lesson   # step n of N and its question (lesson_bar draws them)
     seat.view = view
-    if view.get("page"):
+    if view.page:
         # every run, not only a new version's, and always sent: a run can start from another page's address (the
         # browser's last message, or Streamlit's record of an older run when the server starts the rerun), and
         # the browser must end on the teacher's whatever this session believes it holds
         query.send(_follower_address(view))
     seat.seen = version
-    return view.get("page") or None
+    return view.page
 
 
 def _page_named(pages: dict, path: str):
@@ -158,10 +158,8 @@ def publish() -> None:
     params = {k: v for k, v in st.query_params.to_dict().items() if k not in PERSONAL}
     opts = {k: v for k, v in st.session_state.items() if isinstance(k, str) and k.startswith("opt_")
             and isinstance(v, bool)}
-    view = {"page": page, "params": params, "opts": opts}
-    seat = mine()
-    if seat.lesson_place:
-        view["lesson"] = seat.lesson_place   # the lesson's step lives in the store with the page
+    seat = mine()   # the lesson's step lives in the store with the page
+    view = TeacherView(page, params, opts, seat.lesson_place or None)
     if seat.published == view:
         return
     # Forgotten until the store has the new view: a newer run can stop this one at any read or write of the
@@ -169,7 +167,7 @@ def publish() -> None:
     # still name the view before, so a return to that view would not be shared (the class stayed on the page between).
     seat.published = None
     try:
-        store().set_view(room, key, view)
+        store().set_view(room, key, view.to_json())
     except ClassroomError as err:
         st.warning(literal(err), icon=":material/school:")
         return
@@ -190,11 +188,11 @@ def _moved_meanwhile() -> None:
                 st.rerun()
 
 
-def _followed_view(page) -> dict | None:
+def _followed_view(page) -> TeacherView | None:
     """The room's view when this run is a follower's run of the teacher's page (``page`` app.py's st.Page, not a
     folded step), else None."""
     view = mine().view if is_following() else None
-    if not isinstance(view, dict) or internals.page_file(page) is None or view.get("page") != current_page():
+    if not isinstance(view, TeacherView) or internals.page_file(page) is None or view.page != current_page():
         return None
     return view
 

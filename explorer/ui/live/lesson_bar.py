@@ -21,13 +21,13 @@ import time
 
 import streamlit as st
 
-from explorer.classroom import ClassroomError
+from explorer.classroom import ClassroomError, TeacherView
 from explorer.labs.quiz import Question
 from explorer.lessons import Lesson
 from explorer.lessons.folders import find
 from explorer.lessons.pages import STEP_PAGES
 from explorer.lessons.run import ended, place, resume
-from explorer.ui import cached, predict_first, prefetch
+from explorer.ui import cached, params, predict_first, prefetch
 from explorer.ui.language import KEY
 from explorer.ui.live import class_banner, follower_bar, homework_panel, membership, seat, step_question
 from explorer.ui.text import literal
@@ -126,7 +126,7 @@ def _open_step(lesson: Lesson, index: int) -> None:
     step = lesson.steps[index]
     for name in STEP_PAGES[step.page].params:
         st.session_state.pop(name, None)
-        st.session_state.pop(f"_kept_{name}", None)
+        st.session_state.pop(params.kept(name), None)
     kept = {KEY: st.query_params[KEY]} if KEY in st.query_params else {}   # the language the link chose stays
     st.switch_page(step.page, query_params={**step.params, **kept})
 
@@ -138,7 +138,7 @@ def _resume() -> None:
         return
     st.session_state[RESUMED] = True
     try:
-        where = membership.store().view(membership.code())[1].get("lesson")
+        where = TeacherView.from_json(membership.store().view(membership.code())[1]).lesson
     except ClassroomError:
         return
     found = resume(where)

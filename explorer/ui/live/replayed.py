@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from explorer.classroom import TeacherView
 from explorer.ui import drawn_once, params
 from explorer.ui.live import streamlit_internals as internals
 from explorer.ui.live.membership import PRIVATE, text_locked
@@ -51,7 +52,6 @@ def live(draw: Callable, *args, state: Callable | None = None):
     return internals.live_part(draw, args, state)
 
 
-KEPT = "_kept_"   # widgets.from_url keeps a page parameter's value under this prefix, across pages
 
 
 def _shared_address(personal: tuple) -> dict[str, str]:
@@ -63,8 +63,8 @@ def _held() -> dict[str, object]:
     """The page parameters this session holds (``widgets.from_url``: a widget's value, else the kept one): what a
     page reads besides its address."""
     state = st.session_state
-    names = [k[len(KEPT):] for k in state if isinstance(k, str) and k.startswith(KEPT)]
-    return {name: state[name] if name in state else state[KEPT + name] for name in names}
+    names = [k[len(params.KEPT):] for k in state if isinstance(k, str) and k.startswith(params.KEPT)]
+    return {name: state[name] if name in state else state[params.kept(name)] for name in names}
 
 
 def _flags() -> tuple:
@@ -74,14 +74,14 @@ def _flags() -> tuple:
                         and not k.startswith("_")))
 
 
-def _base(view: dict, personal: tuple) -> bytes:
+def _base(view: TeacherView, personal: tuple) -> bytes:
     """The key of what this follower's page draws: the page, the address it starts from (the teacher's view and the
     session's own parameters), the page parameters it holds, the switches on, the teacher's options, the language
     and the text lock. A session's own text is in its key (as a digest): only a session holding the same one gets
     its page replayed."""
-    opts = sorted((str(k), bool(v)) for k, v in (view.get("opts") or {}).items())
+    opts = sorted(view.opts.items())
     held = sorted((k, str(v)) for k, v in _held().items())
-    return drawn_once.view_key("followed page", view.get("page"), tuple(sorted(_shared_address(personal).items())),
+    return drawn_once.view_key("followed page", view.page, tuple(sorted(_shared_address(personal).items())),
                                tuple(held), _flags(), tuple(opts), i18n.current(), text_locked())
 
 
@@ -131,11 +131,11 @@ def _take_over(followed: Followed) -> None:
     which the page did not draw here, falls back to the kept value)."""
     for name, value in followed.kept.items():
         st.session_state.pop(name, None)
-        st.session_state[KEPT + name] = value
+        st.session_state[params.kept(name)] = value
     params.put_all(followed.address)
 
 
-def follow(view: dict, page, banner: Callable[[], bool], personal: tuple = PRIVATE) -> bool:
+def follow(view: TeacherView, page, banner: Callable[[], bool], personal: tuple = PRIVATE) -> bool:
     """A follower's page for the teacher's ``view``: ``banner()`` first (the session's own banner and poll; -> whether
     it still follows), then ``page`` (app.py's st.Page) run in the first follower of this view and language,
     recorded, and the recording replayed, as that page (its widgets' ids), in every other -> whether this run
@@ -168,8 +168,8 @@ def follow(view: dict, page, banner: Callable[[], bool], personal: tuple = PRIVA
             # after st.stop() every read of the session state raises the stop again: paused for the bookkeeping
             with internals.stops_paused() if stopped else contextlib.nullcontext():
                 recording = recorded()
-                kept = {k[len(KEPT):]: v for k, v in st.session_state.items()
-                        if isinstance(k, str) and k.startswith(KEPT)}
+                kept = {k[len(params.KEPT):]: v for k, v in st.session_state.items()
+                        if isinstance(k, str) and k.startswith(params.KEPT)}
                 return Followed(recording, _shared_address(personal), kept)
 
     recording = drawn_once.STORE.get_or_compute(_key(base, _states(parts)), record)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
+from explorer.classroom import TeacherView
 from explorer.ui.live import streamlit_internals as internals
 
 SEAT = "_class_seat"   # the key of this session's ClassSeat
@@ -57,7 +58,7 @@ class ClassSeat:
     """The room's version this session's last run showed (the server reruns it when the room's moves on)."""
     wanted: dict[str, str] | None = None
     """The teacher's shared parameters this follower applied last (what ``following`` checks a page against)."""
-    view: dict | None = None
+    view: TeacherView | None = None
     """The room's view this run shows: page, parameters, options, lesson (what ``run_page`` replays)."""
     fixes: tuple[int, int] | None = None
     """(version, times the view was applied again because the page strayed from it): at most a few a version."""
@@ -71,7 +72,7 @@ class ClassSeat:
     """The URL parameters at the end of that run."""
 
     # a teacher (following, teacher_watch, lesson_bar)
-    published: dict | None = None
+    published: TeacherView | None = None
     """The view this teacher shared last (None while a new one is being written: shared again next run)."""
     lesson_place: dict | None = None
     """A running lesson's place (``explorer.lessons.run.place``), shared with the view."""

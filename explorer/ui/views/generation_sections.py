@@ -42,7 +42,7 @@ def gen_decode(gen: Generation, token_id: int) -> str:
 def _pick_step() -> None:
     picked = st.session_state.get("_step_pick")
     if picked is not None:
-        st.session_state["step"] = st.session_state["_kept_step"] = picked
+        st.session_state["step"] = st.session_state[params.kept("step")] = picked
 
 
 def step_picker(gen: Generation, hide: bool = False) -> int:
