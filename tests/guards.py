@@ -13,7 +13,7 @@ def whole_words(*names: str) -> dict[str, str]:
     return {name: rf"\b{re.escape(name)}\b" for name in names}
 
 
-def uses_outside(root: Path, home: str, forbidden: dict[str, str],
+def uses_outside(root: Path, home: str | tuple[str, ...], forbidden: dict[str, str],
                  allowed: dict[str, dict[str, str]] | None = None) -> list[str]:
     """Each line of the tree at ``root`` (its explorer/, pages/, bench/ and app.py) outside ``home`` that matches
     one of ``forbidden``'s patterns (name -> regex): "path:line: name". ``allowed`` names exceptions: path ->
@@ -23,7 +23,7 @@ def uses_outside(root: Path, home: str, forbidden: dict[str, str],
     found = []
     for path in sorted(files):
         rel = path.relative_to(root).as_posix()
-        if rel == home:
+        if rel in ((home,) if isinstance(home, str) else home):   # one home, or several
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             found += [f"{rel}:{number}: {name}" for name, pattern in forbidden.items()

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from explorer.ui.live import streamlit_contract
 from explorer.ui.live import streamlit_internals as internals
 
 OUT = Path(os.environ["CONTRACT_OUT"])   # a folder: one report per run, so two runs never write one file
@@ -35,7 +36,7 @@ def save():   # whole or not at all: the test may read it while this run writes 
     os.replace(part, OUT / f"{run}.json")
 
 
-seen["problems"] = internals.problems(live=True)
+seen["problems"] = streamlit_contract.problems(live=True)
 seen["session"] = internals.session_id()
 seen["main"] = str(internals.main_script_path())
 seen["folder mode left"] = internals.leave_folder_navigation()   # a pages/ folder: on until st.navigation

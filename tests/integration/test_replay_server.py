@@ -1,7 +1,7 @@
 """A follower's replayed page on a real ``streamlit run app.py`` server, as its websocket receives it.
 
 Under AppTest there is no event loop and no message hashing on the way out, so tests/app/test_replayed_app.py
-cannot see the two things ``streamlit_internals.replay_page`` does for a real session: a replay's messages reach
+cannot see the two things ``page_replay.replay_page`` does for a real session: a replay's messages reach
 the session's event loop in one call (``_one_handoff``), and a recorded element's hash is computed at its first
 replay and reused. Here two followers of one room get one step: the first draws the page, the second gets it
 replayed, and what the second receives is what the first did (every element and block of the page, in order, at

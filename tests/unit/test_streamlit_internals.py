@@ -1,5 +1,6 @@
-"""Every private Streamlit name lives in one module, ``explorer/ui/live/streamlit_internals.py``: this test reads
-every file of explorer/, pages/, bench/ and app.py and fails on any other file that names one (but for the named
+"""Every private Streamlit name lives in four modules of ``explorer/ui/live/`` (``HOMES``: the running script's
+helpers, the page recorder, the page replay, and the contract that lists every name): this test reads every file of
+explorer/, pages/, bench/ and app.py and fails on any other file that names one (but for the named
 exceptions of ``EXCEPTIONS``, each with its reason) (in code, a string or a
 comment: a docstring that names an internal is where the next use of it starts). The checker runs on this
 repository and, to show that it can fail, on small trees that break it. That each internal still exists, with the
@@ -14,10 +15,13 @@ from pathlib import Path
 import pytest
 from guards import stale_exceptions, uses_outside, whole_words, write_tree
 
+from explorer.ui.live import page_recorder, page_replay, streamlit_contract
 from explorer.ui.live import streamlit_internals as internals
 
 ROOT = Path(__file__).resolve().parents[2]
-HOME = "explorer/ui/live/streamlit_internals.py"
+HOMES = tuple(f"explorer/ui/live/{name}.py" for name in ("streamlit_internals", "page_recorder", "page_replay",
+                                                           "streamlit_contract"))
+HOME = HOMES[0]
 # what may not appear outside HOME: private attributes and methods of Streamlit's objects, the modules that hold
 # them, and the functions that reach them
 FORBIDDEN = {
@@ -52,7 +56,7 @@ EXCEPTIONS = {
 def check_tree(root: Path) -> list[str]:
     """Each use of a private Streamlit name outside HOME and EXCEPTIONS in the tree at ``root``: "path:line:
     name"."""
-    return uses_outside(root, HOME, FORBIDDEN, EXCEPTIONS)
+    return uses_outside(root, HOMES, FORBIDDEN, EXCEPTIONS)
 
 
 def test_no_private_streamlit_name_outside_the_internals_module():
@@ -66,14 +70,14 @@ def test_each_exception_is_still_used():
 
 def test_the_internals_module_is_where_they_are():
     """The guard guards something: the names it forbids elsewhere are the ones the module uses."""
-    text = (ROOT / HOME).read_text(encoding="utf-8")
+    text = "".join((ROOT / home).read_text(encoding="utf-8") for home in HOMES)
     unused = [name for name, pattern in FORBIDDEN.items()
               if not re.search(pattern, text) and name not in {"streamlit.web"}]
     assert unused == []
 
 
 def test_the_docstring_lists_each_internal_it_uses():
-    doc = internals.__doc__
+    doc = "".join(module.__doc__ for module in (internals, page_recorder, page_replay))
     for name in ("get_script_run_ctx", "pages_manager", "intended_page_script_hash", "set_script_intent",
                  "_script_hash", "uses_pages_directory", "RerunException", "StopException", "_yield_callback",
                  "request_rerun", "_client_state", "_scriptrunner", "_call_soon_on_event_loop", "ScriptRequestType",
@@ -107,7 +111,7 @@ def test_the_checker_finds_each_use(tmp_path, files, expected):
 
 def test_the_module_check_names_a_missing_or_changed_internal(monkeypatch):
     """``problems`` (what the contract test runs on a real server) says which internal broke, by name."""
-    assert internals.problems() == []
+    assert streamlit_contract.problems() == []
     from streamlit.runtime.app_session import AppSession
     from streamlit.runtime.pages_manager import PagesManager
 
@@ -115,7 +119,7 @@ def test_the_module_check_names_a_missing_or_changed_internal(monkeypatch):
         pass
     monkeypatch.setattr(AppSession, "request_rerun", request_rerun)
     monkeypatch.delattr(PagesManager, "set_script_intent")
-    found = internals.problems()
+    found = streamlit_contract.problems()
     assert any(p.startswith("AppSession.request_rerun changed its signature") for p in found), found
     assert "PagesManager.set_script_intent is missing" in found
     assert len(found) == 2

@@ -10,7 +10,7 @@ import streamlit as st
 
 from explorer.classroom import NoSuchRoom, pretty_code
 from explorer.ui import params as query
-from explorer.ui.live import push
+from explorer.ui.live import page_recorder, push
 from explorer.ui.live import streamlit_internals as internals
 from explorer.ui.live.membership import (
     PAGE,
@@ -44,7 +44,7 @@ def on_page() -> None:
     (``following.navigation``). All of it is this session's own: never in a recorded page (``replayed``)."""
     if _DRAWN.get():   # a follower's run drew it before its page (``before_page``)
         return
-    with internals.unrecorded():
+    with page_recorder.unrecorded():
         _on_page()
 
 

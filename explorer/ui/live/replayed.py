@@ -3,7 +3,7 @@
 Thirty students follow one teacher: each used to run the teacher's page in its own session (its widgets, its
 validation, its model look-ups), 6 to 133 ms of one interpreter a student and a step, queued behind each other.
 Now the first follower of a view (per server and language) runs the page as before, and everything the page drew
-in its run is recorded (``streamlit_internals.recording_page``: the figures, sentences, the folded controls and the
+in its run is recorded (``streamlit_page_recorder.recording_page``: the figures, sentences, the folded controls and the
 sidebar's words, widgets included as the elements they drew); every other follower of that view gets the recording
 replayed where the page would have drawn, after its own banner and poll (``class_banner.on_page``): no page script,
 no model, no widget of the page's own. Hotwire's Turbo Streams (render one update, send it to every subscriber)
@@ -35,6 +35,7 @@ import streamlit as st
 
 from explorer.classroom import TeacherView
 from explorer.ui import drawn_once, params
+from explorer.ui.live import page_recorder, page_replay
 from explorer.ui.live import streamlit_internals as internals
 from explorer.ui.live.membership import PRIVATE, text_locked
 from explorer.words import i18n
@@ -49,7 +50,7 @@ def live(draw: Callable, *args, state: Callable | None = None):
     """``draw(*args)``, drawn by each session itself, also when the page around it is replayed -> its result.
     ``state(*args)``: a plain value that what the page draws after this part depends on (the same for every
     follower of a room: a class question revealed or not), never a session's own."""
-    return internals.live_part(draw, args, state)
+    return page_recorder.live_part(draw, args, state)
 
 
 
@@ -94,11 +95,11 @@ def _key(base: bytes, states: tuple) -> bytes:
 
 
 def _parts(recording) -> tuple:
-    return tuple((p.state, p.args) for p in recording.messages if isinstance(p, internals.LivePart) and p.state)
+    return tuple((p.state, p.args) for p in recording.messages if isinstance(p, page_recorder.LivePart) and p.state)
 
 
 def _values(recording) -> tuple:
-    return tuple(p.value for p in recording.messages if isinstance(p, internals.LivePart) and p.state)
+    return tuple(p.value for p in recording.messages if isinstance(p, page_recorder.LivePart) and p.state)
 
 
 def _remember(base: bytes, recording) -> None:
@@ -113,7 +114,7 @@ def _remember(base: bytes, recording) -> None:
 class Followed:
     """A follower's recorded page: what it drew, and where it left the address and the page parameters kept (what
     a replaying session takes over, so its next page is keyed as the recorder's is)."""
-    drawn: internals.PageRecording
+    drawn: page_recorder.PageRecording
     address: dict
     kept: dict
 
@@ -145,7 +146,7 @@ def follow(view: TeacherView, page, banner: Callable[[], bool], personal: tuple 
         COUNTS["page"] += 1
         run()
         return False
-    with internals.running_as(page):
+    with page_recorder.running_as(page):
         still = banner()
     if not still:   # the class has ended, or this student was removed: the page as anyone's
         run()
@@ -158,7 +159,7 @@ def follow(view: TeacherView, page, banner: Callable[[], bool], personal: tuple 
     def record():
         drew.append(True)
         COUNTS["page"] += 1
-        with internals.recording_page() as recorded:
+        with page_recorder.recording_page() as recorded:
             try:
                 run()
             except internals.StopException as stop:
@@ -185,7 +186,7 @@ def follow(view: TeacherView, page, banner: Callable[[], bool], personal: tuple 
         run()
         return False
     COUNTS["replayed"] += 1
-    with internals.running_as(page):
+    with page_recorder.running_as(page):
         _take_over(recording)
-        internals.replay_page(recording.drawn)
+        page_replay.replay_page(recording.drawn)
     return True
