@@ -116,8 +116,10 @@ async def ready(_request) -> PlainTextResponse:
 async def stats(_request) -> JSONResponse:
     """GET /_explorer/stats: the sizes of this process's shared stores (the render store's views and bytes, the
     attention results'; under ``regions`` every cache region's entries, bytes, bound, hits and misses,
-    ``serving.regions.report``) and how many followers' runs drew the page or replayed it, for the benchmarks and an
-    operator; no session's data."""
+    ``serving.regions.report``; under ``keepers`` every shared job keeper's bound and entries, ``jobs.keepers.report``)
+    and how many followers' runs drew the page or replayed it, for the benchmarks and an operator; no session's
+    data."""
+    from explorer.jobs import keepers
     from explorer.serving import regions
     from explorer.ui import cached, drawn_once
     from explorer.ui.live import replayed
@@ -125,7 +127,8 @@ async def stats(_request) -> JSONResponse:
     sizes = {name: {"bytes": store.size, "entries": len(store), "max_bytes": store.max_bytes}
              for name, store in (("render_store", drawn_once.STORE), ("results", cached.result_cache()))}
     # followers' runs: page drawn, replayed
-    return JSONResponse({**sizes, "regions": regions.report(), "followers": dict(replayed.COUNTS)})
+    return JSONResponse({**sizes, "regions": regions.report(), "keepers": keepers.report(),
+                         "followers": dict(replayed.COUNTS)})
 
 
 if __name__ == "__main__":

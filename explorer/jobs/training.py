@@ -110,6 +110,11 @@ class Trainer:
         with self._lock:
             return self._spare
 
+    def counts(self) -> dict[str, int]:
+        """How many runs it holds (queued, training, finished or failed) and how many have ended."""
+        with self._lock:
+            return {"entries": len(self._jobs), "finished": sum(j.done.is_set() for j in self._jobs.values())}
+
     def ahead_of(self, job: TrainingJob) -> int:
         with self._lock:
             return list(self._queue).index(job) if job in self._queue else 0
@@ -181,6 +186,12 @@ def train_in_child(job: TrainingJob, trainer: Trainer) -> None:
 
 _TRAINER: Trainer | None = None
 _TRAINER_LOCK = threading.Lock()
+
+
+def started() -> Trainer | None:
+    """The server's trainer if a run was ever asked for, else None (starts nothing)."""
+    with _TRAINER_LOCK:
+        return _TRAINER
 
 
 def trainer() -> Trainer:

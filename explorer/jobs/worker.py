@@ -128,10 +128,12 @@ class Jobs:
 class ModelWorker:
     """Loaded models by name, at most ``max_models`` of them, each loaded once in a thread of its own."""
 
-    def __init__(self, loader: Callable[..., LoadedModel] = load_model, max_models: int | None = None):
+    def __init__(self, loader: Callable[..., LoadedModel] = load_model, max_models: int | None = None,
+                 jobs: Jobs | None = None):
         self.loader = loader
-        self.max_models = max_models or int(os.environ.get("EXPLORER_MAX_MODELS", "3"))
-        self._jobs = Jobs(self.max_models)
+        self.max_models = jobs.keep if jobs is not None else max_models or int(os.environ.get("EXPLORER_MAX_MODELS",
+                                                                                             "3"))
+        self._jobs = jobs if jobs is not None else Jobs(self.max_models)   # the server's: keepers.jobs("models")
 
     def request(self, name: str) -> Job:
         """The job that loads ``name`` (``job.wait()`` gives the LoadedModel). Raises ModelUnavailable at once

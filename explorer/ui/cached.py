@@ -22,7 +22,8 @@ from explorer.attention import analysis
 from explorer.attention.result import AttentionResult, extract
 from explorer.attribution.explain import explain
 from explorer.examples import EXAMPLES
-from explorer.jobs.worker import Job, Jobs, ModelWorker
+from explorer.jobs import keepers
+from explorer.jobs.worker import Job, ModelWorker
 from explorer.labs import blocks, real_model
 from explorer.labs.quiz import Question
 from explorer.lessons import computed
@@ -43,7 +44,7 @@ T = TypeVar("T")
 # 384 MB by default: with both embedded models loaded (~1.05 GB resident) the server stays near 1.5 GB however
 # many texts the sessions send (a 512-token encoder result alone holds ~75 MB of weights).
 _results = regions.store("results")   # sized by EXPLORER_RESULT_CACHE_MB (serving/regions.py)
-WORKER = ModelWorker()
+WORKER = ModelWorker(jobs=keepers.jobs("models"))
 FORWARDS = FairQueue(workers=max(1, int(os.environ.get("EXPLORER_FORWARD_WORKERS", "1") or 1)),
                      max_waiting=max(1, int(os.environ.get("EXPLORER_FORWARD_MAX_WAITING", "100") or 100)),
                      name="forward")
@@ -133,7 +134,7 @@ def head_scores(result: AttentionResult, layer: int, head: int):
     return scores
 
 
-EXPLANATIONS = Jobs(32)   # "Which words mattered?": six explanations of one prediction, tens of seconds each
+EXPLANATIONS = keepers.jobs("explanations")   # "Which words mattered?": tens of seconds each
 
 
 def explanation_job(model: str, text: str, query: str, cands: list[str]) -> Job:

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from explorer.examples import ANIMAL_TIRED
-from explorer.jobs.worker import Jobs
+from explorer.jobs import keepers
 from explorer.labs import blocks, real_model
 from explorer.lessons.model import Lesson, Step
 from explorer.lessons.run import resume
@@ -29,7 +29,7 @@ from explorer.ui import cached
 from explorer.words.i18n import _
 
 _LOG = logging.getLogger(__name__)
-PREPARED = Jobs(16)   # the last steps prepared, by (lesson source, step index)
+PREPARED = keepers.jobs("prepared")   # the last steps prepared, by (lesson source, step index)
 
 
 def _texts(step: Step, *names: str) -> list[tuple[str, str]]:

@@ -66,6 +66,49 @@ def stray_stores(root: Path) -> list[str]:
     return problems
 
 
+KEEPERS_HOME = "explorer/jobs/"   # Jobs and Trainer are built in the jobs package only (keepers.py's table)
+# module-level OrderedDicts kept as they are, and why each is no shared result store
+KEPT_DICTS = {
+    "explorer/plots/thumbnails.py": "_png_memo: the head grid's PNG per array digest, 64 at most (to become a region)",
+    "explorer/ui/views/generation_run.py": "_latest: which generation each session asked for last (2,000 ids)",
+    "explorer/ui/live/replayed.py": "_STATES: a view's key -> the live parts' states of its latest recording",
+}
+
+
+def stray_keepers(root: Path) -> list[str]:
+    """Every ``Jobs(...)`` or ``Trainer(...)`` built outside explorer/jobs/, and every module-level
+    ``OrderedDict()`` outside ``KEPT_DICTS``, in the tree at ``root`` (explorer/, pages/, app.py)."""
+    problems = []
+    files = [*root.glob("explorer/**/*.py"), *root.glob("pages/*.py"), *root.glob("app.py")]
+    for path in sorted(files):
+        rel = path.relative_to(root).as_posix()
+        tree = ast.parse(path.read_text(), rel)
+        if not rel.startswith(KEEPERS_HOME):
+            problems += [f"{rel}:{node.lineno} builds its own {_called_name(node)}: take one from "
+                         f"explorer/jobs/keepers.py's table" for node in ast.walk(tree)
+                         if isinstance(node, ast.Call) and _called_name(node) in ("Jobs", "Trainer")]
+        if rel not in KEPT_DICTS:
+            problems += [f"{rel}:{node.lineno} keeps a module-level OrderedDict: use a region's store"
+                         for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
+                         and isinstance(node.value, ast.Call) and _called_name(node.value) == "OrderedDict"]
+    return problems
+
+
+def test_every_keeper_comes_from_the_jobs_table():
+    assert stray_keepers(ROOT) == []
+
+
+@pytest.mark.parametrize("source, found", [
+    ("from explorer.jobs.worker import Jobs\nPASSES = Jobs(4)\n", "builds its own Jobs"),
+    ("from explorer.jobs import training\nT = training.Trainer(keep=2)\n", "builds its own Trainer"),
+    ("from collections import OrderedDict\n_memo: OrderedDict = OrderedDict()\n", "module-level OrderedDict"),
+])
+def test_the_keeper_guard_fails_on_a_new_keeper(tmp_path, source, found):
+    (tmp_path / "explorer" / "ui").mkdir(parents=True)
+    (tmp_path / "explorer" / "ui" / "page.py").write_text(source)
+    assert [p for p in stray_keepers(tmp_path) if found in p]
+
+
 def test_every_store_in_the_package_comes_from_the_regions_module():
     assert stray_stores(ROOT) == []
 

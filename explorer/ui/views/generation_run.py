@@ -17,7 +17,7 @@ import streamlit as st
 from explorer.generation.readout import direct_effect, logit_lens
 from explorer.generation.sampling import URL_KEYS, Settings, clamp_settings, max_new_tokens
 from explorer.generation.steps import KINDS, Generation, generate
-from explorer.jobs.worker import Jobs
+from explorer.jobs import keepers
 from explorer.model.registry import ModelUnavailable
 from explorer.serving import process
 from explorer.serving.fairqueue import QueueFull, Replaced
@@ -30,7 +30,7 @@ from explorer.ui.words import tip
 from explorer.words import numbers
 from explorer.words.i18n import _, ngettext
 
-GENERATIONS = Jobs(keep=2)   # finished ones live on in the byte-bounded result cache
+GENERATIONS = keepers.jobs("generations")   # finished ones live on in the byte-bounded result cache
 DEFAULT_PROMPT = "The capital of France is"
 MAX_PROMPT_CHARS = 2000
 _latest: OrderedDict[str, tuple] = OrderedDict()   # session -> the generation it asked for last (recent 2,000)

@@ -9,15 +9,13 @@ page shows its progress, and a student who leaves stops nothing. Each head's map
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import streamlit as st
 
 from explorer.geometry import lab, maps, overlay
 from explorer.geometry.corpus_pass import CorpusPass, run_pass
 from explorer.geometry.project import METHODS, NAMES
-from explorer.jobs.worker import Jobs
+from explorer.jobs import keepers
 from explorer.model.registry import ModelUnavailable, resolve_spec
 from explorer.plots import geometry as plots
 from explorer.ui import cached, pickers
@@ -28,8 +26,7 @@ from explorer.ui.views import breakdown_link as breakdown
 from explorer.words import numbers
 from explorer.words.i18n import N_, Later, _
 
-PASSES = Jobs(int(os.environ.get("EXPLORER_GEOMETRY_MODELS", "2")))
-MAPS = Jobs(512)
+PASSES, MAPS = keepers.jobs("corpus-passes"), keepers.jobs("maps")
 SIDE_POINTS, GRID_POINTS = 1200, 300   # tokens drawn per map side by side / per small map of the grid
 UNAVAILABLE = (ValueError, ModelUnavailable)   # a warning that stops the page (GeometryUnavailable is a ValueError)
 

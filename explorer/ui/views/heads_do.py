@@ -11,7 +11,7 @@ import streamlit as st
 
 from explorer.attention import analysis, heads
 from explorer.heads_do import knockout, pairs
-from explorer.jobs.worker import Jobs
+from explorer.jobs import keepers
 from explorer.plots import effects as plots
 from explorer.ui import cached, params
 from explorer.ui.pickers import choice_picker
@@ -21,7 +21,7 @@ from explorer.ui.words import tip
 from explorer.words import i18n, numbers
 from explorer.words.i18n import N_, _, ngettext, pgettext
 
-MEASURES, SWEEPS = Jobs(256), Jobs(16)
+MEASURES, SWEEPS = keepers.jobs("measures"), keepers.jobs("sweeps")
 ABLATIONS = {"zero": N_("zero (output set to 0)"), "mean": N_("mean (output set to its average over both texts)")}
 
 

@@ -12,7 +12,7 @@ import streamlit as st
 
 from explorer.attention.result import AttentionResult
 from explorer.heads_do import pairs, roles, values
-from explorer.jobs.worker import Jobs
+from explorer.jobs import keepers
 from explorer.plots import effects as plots
 from explorer.serving import regions
 from explorer.ui import cached
@@ -22,7 +22,7 @@ from explorer.ui.widgets import show_figure
 from explorer.words import i18n
 from explorer.words.i18n import N_, _
 
-ROLES = Jobs(4)
+ROLES = keepers.jobs("roles")
 _weighted = regions.store("values")   # sized by EXPLORER_VALUE_CACHE_MB (serving/regions.py)
 WEIGHTINGS = {"weights": N_("weights"), "value": N_("weight × value size")}   # English; translated where shown
 
