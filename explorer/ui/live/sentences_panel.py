@@ -141,8 +141,8 @@ def teacher() -> None:
             return
         st.markdown(_("**Asked:** {prompt}").format(prompt=literal(r.prompt)))
         m = info.students if info else 0
-        st.markdown(ngettext("**{n} of {m}** student wrote one", "**{n} of {m}** students wrote one", m).format(
-            n=len(rows), m=m))
+        st.markdown(ngettext("**{n} of {m}** students wrote one", "**{n} of {m}** students wrote one",   # by who wrote
+                             len(rows)).format(n=len(rows), m=m))
         if r.open:
             st.button(_("Close the round"), key="_sent_close", icon=":material/lock:",
                       on_click=lambda: _call("close_sentences", key))
