@@ -21,7 +21,8 @@ ALLOWED_SPECS = {
     "explorer/labs/notation.py": "rounds to test a precision (float(f'{p:.{d}f}')); numbers.number writes it",
     "explorer/model/prepare.py": "the command-line set-up step's log line, for the deployer's terminal",
 }
-NUMBER_SPEC = re.compile(r"[,.%eEfFgG]")   # a decimal, grouping, percent or exponent spec ("02d", "b" are not)
+NUMBER_SPEC = re.compile(r"[,.%eEfFgG{]")   # a decimal, grouping, percent or exponent spec ("02d", "b" are not), or
+#                                              one the code holds in a variable
 PRINTF = re.compile(r"%[-+ 0#]*\d*(?:\.\d+)?[fFeEgG%]|%,")
 
 
@@ -38,8 +39,9 @@ def _specs(tree: ast.AST):
             yield node.lineno, "".join(v.value if isinstance(v, ast.Constant) else "{…}"
                                        for v in node.format_spec.values)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "format" \
-                and len(node.args) == 2 and isinstance(node.args[1], ast.Constant):
-            yield node.lineno, str(node.args[1].value)
+                and len(node.args) == 2:   # a spec held in a variable ("fmt") may be any: numbers.formatted
+            spec = node.args[1]
+            yield node.lineno, str(spec.value) if isinstance(spec, ast.Constant) else "{" + ast.unparse(spec) + "}"
 
 
 def _shown_tables(tree: ast.AST):
@@ -94,9 +96,10 @@ def test_no_number_format_spec_outside_numbers():
 def test_the_guards_see_what_they_guard(tmp_path):
     """Each guard fails on a small broken example."""
     bad = ast.parse('st.dataframe(frame.round(3))\nst.table(numbers.table(f))\nx = f"{w:.3f} and {n:,}"\n'
-                    'y = "%.2f" % w\nst.dataframe(f, column_config={"p": NumberColumn(format="%.3f")})\n')
+                    'y = "%.2f" % w\nst.dataframe(f, column_config={"p": NumberColumn(format="%.3f")})\n'
+                    'z = format(v, fmt) + format(n, "b")\n')
     assert [c.lineno for c in _shown_tables(bad) if not _through_numbers(c)] == [1, 5]
-    assert [s for _l, s in _specs(bad) if NUMBER_SPEC.search(s)] == [".3f", ","]
+    assert [s for _l, s in _specs(bad) if NUMBER_SPEC.search(s)] == [".3f", ",", "{fmt}"]
     assert PRINTF.search("%.2f") and PRINTF.search("%.1e") and not PRINTF.search("%{z:.3f}".replace("%{", ""))
 
 
@@ -113,3 +116,13 @@ def test_a_table_writes_its_numbers_the_session_way(lang, weight, count, share):
     assert cells[0] == [weight, count, "25", share, "✓", "cat"]
     assert cells[1] == ["", "3", thousand, numbers.scientific(0.25, 1, lang=lang), "", "on"]   # a hidden cell: empty
     assert frame.loc[0, "w"] == 0.40112   # the frame itself (its CSV) keeps its numbers
+
+
+@pytest.mark.parametrize("lang, cells", [("de", [["0,50", "-1,25"]]), ("en", [["0.50", "-1.25"]])])
+def test_the_block_labs_cell_texts_are_written_the_session_way(lang, cells):
+    """matrix_grid wrote its cells with ``format(v, fmt)``: "0.50" on a German page whose colour bar said "0,5"."""
+    from explorer.plots.positions import matrix_grid
+    from explorer.words import i18n
+    with i18n.language(lang):
+        fig = matrix_grid({"x": np.array([[0.5, -1.25]])})
+    assert [list(row) for row in fig.data[0].text] == cells
