@@ -211,7 +211,7 @@ def table(frame, decimals: int | Mapping[object, int] = 3, *, formats: Mapping[o
 
     A float column is written to ``decimals`` places (one number for every column, or a column -> places mapping;
     3 for a column it leaves out), as grouped whole numbers when every value in it is whole (a step, a count); an
-    integer column as a grouped count (:func:`integer`); a boolean one as "✓" or nothing; a column of mixed cells
+    integer column as a grouped count (:func:`integer`); a boolean one as "●" or nothing; a column of mixed cells
     each by its own type. ``formats`` gives a column its own writer (``{"p": lambda p: scientific(p, 1)}``). Missing
     values (a hidden cell) are left empty. The frame itself is not changed: its CSV keeps the decimal point."""
     lang = locale(lang)
@@ -235,10 +235,11 @@ def table(frame, decimals: int | Mapping[object, int] = 3, *, formats: Mapping[o
 
 def _cell(x, places: int, lang: str) -> str:
     """One cell of a column that is not all floats: a number written by its type, anything else as it is."""
-    if isinstance(x, bool) or type(x).__name__ == "bool_":
-        return "✓" if x else ""
-    if isinstance(x, int) or (hasattr(x, "dtype") and x.dtype.kind in "iu"):
+    kind = getattr(getattr(x, "dtype", None), "kind", "")
+    if isinstance(x, bool) or kind == "b":
+        return "●" if x else ""
+    if isinstance(x, int) or kind in ("i", "u"):
         return integer(int(x), lang=lang)
-    if isinstance(x, float) or (hasattr(x, "dtype") and x.dtype.kind == "f"):
+    if isinstance(x, float) or kind == "f":
         return number(float(x), places, lang=lang) if math.isfinite(float(x)) else ""
     return str(x)
