@@ -60,7 +60,7 @@ with left:
 with right:
     table = stats.round(3)   # its English columns name the row's head; the one shown speaks the session's language
     named = table.rename(columns={c: _(name) for c, name in COLUMNS.items()} | shown)
-    st.dataframe(named, key="stats", hide_index=True, height=420, selection_mode="single-row",
+    st.dataframe(numbers.table(named), key="stats", hide_index=True, height=420, selection_mode="single-row",
                  on_select=lambda: add_head("stats", table))
     st.caption(_("Sort by clicking a column header; select a row to add that head to the comparison."))
     ui.download_csv(named, f"{facts.name}-head-stats.csv", "stats_csv", _("Statistics as CSV"))

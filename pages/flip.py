@@ -9,6 +9,7 @@ from explorer.ui import widgets as ui
 from explorer.ui.live.teacher_controls import teacher_driven
 from explorer.ui.views import heads_do as fx
 from explorer.ui.views.flip import show_head_in_both
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 ui.use_app_navigation()
@@ -24,8 +25,8 @@ with controls:
     model = pickers.model_picker()
     text_a, text_b = ui.sentence_pair((ANIMAL_TIRED, ANIMAL_WIDE))
     for column, name in zip(st.columns(len(FLIP_PAIRS)), FLIP_PAIRS):
-        column.button(_("Use the pair: {name}").format(name=name), on_click=ui.set_values, args=(PAIRS[name], NEW_HEAD),
-                      key=f"pair_{name}")
+        column.button(_("Use the pair: {name}").format(name=_(name)), on_click=ui.set_values,   # the label: N_
+                      args=(PAIRS[name], NEW_HEAD), key=f"pair_{name}")
 a, b = ui.attention_or_stop(model, text_a), ui.attention_or_stop(model, text_b)
 facts, options = a.facts, heads.word_options(a.words)
 left, right = controls.columns([1, 2])
@@ -41,8 +42,7 @@ except ValueError as err:
     st.warning(ui.literal(err))
     st.stop()
 
-best = heads.best_head(result.table)
-left, right = controls.columns(2)
+best, (left, right) = heads.best_head(result.table), controls.columns(2)
 with left:
     layer = pickers.index_picker(_("Layer"), "layer", facts.n_layers, default=best[0])
 with right:
@@ -63,8 +63,8 @@ if result.query_sees_change:
         ranked, flipping = heads.ranked_flips(result.table)
         st.markdown(_("**Heads that flip**, largest first") if flipping else
                     _("**No head flips**; the largest changes:"))
-        st.dataframe(heads.readable(ranked), key="ranked", hide_index=True, on_select=ui.open_head("ranked", ranked),
-                     selection_mode="single-row")
+        st.dataframe(numbers.table(heads.readable(ranked)), key="ranked", hide_index=True,
+                     on_select=ui.open_head("ranked", ranked), selection_mode="single-row")
         st.caption(_("Select a row to open that head below. Sort by clicking a column header."))
         ui.download_csv(result.table, "flip-all-heads.csv", "flip_csv", _("All heads as CSV"))
 else:
@@ -73,7 +73,7 @@ else:
     st.markdown(_("Query words after the change, which can see it: {words}").format(
         words=", ".join(f"*{ui.literal(w)}*" for w in later)) if later else
         _("Query words after the change, which can see it: none yet; add words after it, or use the pair below."))
-    st.button(_("Switch to the pair written for decoders: {pair}").format(pair=DECODER_PAIR), on_click=ui.set_values,
+    st.button(_("Switch to the pair written for decoders: {pair}").format(pair=_(DECODER_PAIR)), on_click=ui.set_values,
               args=(PAIRS[DECODER_PAIR], NEW_HEAD), type="primary")
 
 show_head_in_both(model, a, b, result, layer, head)

@@ -8,6 +8,7 @@ from explorer.plots.positions import head_split, heads_side_by_side, matrix_grid
 from explorer.ui.predict_first import ask_first
 from explorer.ui.widgets import show_figure, use_app_navigation
 from explorer.ui.words import tip
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 use_app_navigation()
@@ -41,12 +42,12 @@ st.markdown(_("Random tokens and weights: every head finds its own pattern ({sho
 show_figure(heads_side_by_side(mh.weights, [f"t{i + 1}" for i in range(n_tokens)]), "heads", "block-heads")
 if ask_first(blocks.heads_cost_question(cost, n_tokens, d_model, n_heads),
         "heads", _("The count of multiplications")):
-    st.dataframe(pd.DataFrame({_("multiplications"): [cost.per_head, cost.all_heads, cost.one_full_head,
-                                                      cost.projections]},
+    st.dataframe(numbers.table(pd.DataFrame({_("multiplications"): [cost.per_head, cost.all_heads,
+                                                                    cost.one_full_head, cost.projections]},
                               index=[_("one head (QKᵀ and weights·V, width {d_head})").format(d_head=cost.d_head),
                                      _("all {h} heads").format(h=n_heads),
                                      _("one head of full width {d}").format(d=d_model),
-                                     _("projections W^Q, W^K, W^V, W^O")]))
+                                     _("projections W^Q, W^K, W^V, W^O")])))
 
 st.header(_("2 · One block from scratch"))
 norm = st.radio(_("Where the layer norm sits"), ["post", "pre"], horizontal=True, help=tip("layer norm"),
@@ -65,7 +66,7 @@ steps = {_(name): m for name, m in trace.steps.items()}   # the step names, in t
 show_figure(matrix_grid(steps, cols=4, row_labels=[_("tok {n}").format(n=i) for i in (1, 2, 3)]), "steps",
             "block-steps")
 stats = {name: blocks.row_stats(m)[:, 1] for name, m in steps.items()}
-st.dataframe(pd.DataFrame(stats, index=[_("token {n} std").format(n=i) for i in (1, 2, 3)]).T.round(3))
+st.dataframe(numbers.table(pd.DataFrame(stats, index=[_("token {n} std").format(n=i) for i in (1, 2, 3)]).T))
 
 st.header(_("3 · The seed's numpy block, rerun"))
 st.markdown(_("Seed 42, d_model 4, d_ff 8; Wq, Wk, Wv, W1, W2 drawn in that order (× 0.1), zero biases, one head, "

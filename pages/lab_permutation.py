@@ -10,6 +10,7 @@ from explorer.ui.labs import english_only
 from explorer.ui.predict_first import ask_first
 from explorer.ui.text import literal
 from explorer.ui.widgets import show_figure, use_app_navigation
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 use_app_navigation()
@@ -68,6 +69,5 @@ for col, rows, toks, name, title in zip(st.columns(2), (demo.out, demo.out_shuff
 st.markdown(_("Same rows, new order. Now add the model's learned position vectors to the token vectors: a token "
               "that moves gets a different position vector, so its output changes. The real model does the same, "
               "and if every position id is set to 0 it becomes blind to order again."))
-st.dataframe(real_model.permutation_table(demo), hide_index=True,
-             column_config={c: st.column_config.NumberColumn(format="%.1e") for c in
-                            (_("no positions"), _("real model, positions = 0"))})
+tiny = {c: lambda x: numbers.scientific(x, 1) for c in (_("no positions"), _("real model, positions = 0"))}
+st.dataframe(numbers.table(real_model.permutation_table(demo), formats=tiny), hide_index=True)

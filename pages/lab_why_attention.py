@@ -66,7 +66,7 @@ if ask_first(Question(
              % (_("attention"), _("work"), _("steps"), _("recurrent"), _("work"), _("steps")))
     ns = [2 ** p for p in range(4, 14)]
     show_figure(cost_figure(maths.cost_table(ns, d_model=d), d_model=d, selected_n=n), "cost", "cost")
-    st.dataframe(real_model.cost_frame(ns, d_model=d), hide_index=True)
+    st.dataframe(numbers.table(real_model.cost_frame(ns, d_model=d), 1), hide_index=True)
     st.subheader(_("Why 512 tokens"))
     m512 = real_model.format_bytes(maths.cost_table([512])["attention_memory_bytes"][0])
     st.markdown(_("BERT-base has 12 layers × 12 heads. At 512 tokens its attention weights alone take {memory} per "

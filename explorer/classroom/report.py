@@ -111,7 +111,8 @@ def points(shift: float | None) -> str:
     if shift is None:
         return "–"
     value = round(shift * 100)
-    return ngettext("{value} point", "{value} points", abs(value)).format(value=f"{value:+d}" if value else "0")
+    return ngettext("{value} point", "{value} points", abs(value)).format(
+        value=numbers.number(value, 0, sign=True) if value else "0")
 
 
 def round_line(report: QuestionReport, round_: int) -> str:

@@ -21,7 +21,7 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from explorer.words.i18n import _
+from explorer.words.i18n import _, ngettext
 
 from .errors import BadInput, ClassroomError
 from .ids import check_id, clock, normalise_code
@@ -47,6 +47,13 @@ def closed_error() -> SentencesClosed:
 
 def hidden_error() -> SentenceHidden:
     return SentenceHidden(_("Your teacher has set your sentence aside for this round."))
+
+
+def wrote_count(wrote: int, students: int) -> str:
+    """"**3 of 25** students wrote one": the verb agrees with how many wrote, not with the class ("1 von 25 hat",
+    "2 de 25 han")."""
+    return ngettext("**{n} of {m}** students wrote one", "**{n} of {m}** students wrote one", wrote).format(
+        n=wrote, m=students)
 
 
 def clean_sentence(text: object, most: int = SENTENCE_MAX, what: str = "sentence") -> str:

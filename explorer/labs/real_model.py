@@ -208,7 +208,7 @@ def format_bytes(n: float) -> str:
         if abs(n) < 1024 or unit == "TiB":
             return f"{numbers.number(n, digits=3)} {unit}"
         n /= 1024
-    return f"{n:.3g} TiB"  # pragma: no cover
+    return f"{numbers.number(n, digits=3)} TiB"  # pragma: no cover
 
 
 def cost_frame(ns, d_model: int = 768, n_layers: int = 12, n_heads: int = 12) -> pd.DataFrame:

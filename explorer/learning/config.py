@@ -29,6 +29,12 @@ LIMITS = {
     "repeat_max": (2, 64),
 }
 LR_RANGE = (1e-5, 0.1)          # the learning rate, exclusive of 0
+# each setting by the words the page shows it with ("Layers", "Seed"), so that a refusal names what a student sees
+LABELS = {"n_layers": N_("Layers"), "n_heads": N_("Heads a layer"), "d_model": N_("Width (d_model)"),
+          "vocab": N_("Vocabulary"), "context": N_("Context length"), "task": N_("Task"), "seed": N_("Seed"),
+          "steps": N_("Training steps"), "batch": N_("Batch size"), "lr": N_("Learning rate"),
+          "layer_norm": N_("Layer norm"), "checkpoint_every": N_("Steps between checkpoints"),
+          "repeat_min": N_("Shortest repeat"), "repeat_max": N_("Longest repeat")}
 MAX_SECONDS = 120.0             # wall-clock cap of one run, whatever its steps
 
 
@@ -77,7 +83,8 @@ class TrainConfig:
 
 
 class LocalNumber:
-    """A number in a refusal, written the reader's way when the sentence is (``Later`` formats its fields then)."""
+    """A number in a refusal, written the reader's way when the sentence is (``Later`` formats its fields then): a
+    whole number grouped ("2.147.483.647"), any other as few digits as say it ("1e-05", "0,1")."""
     __slots__ = ("x",)
 
     def __init__(self, x):
@@ -86,12 +93,17 @@ class LocalNumber:
     def __str__(self) -> str:
         if isinstance(self.x, bool) or not isinstance(self.x, (int, float)):
             return str(self.x)
-        return numbers.formatted(self.x, "g")
+        return numbers.integer(self.x) if isinstance(self.x, int) else numbers.number(self.x)
+
+
+def label(name: str) -> Later:
+    """Setting ``name`` ("n_layers") as the page shows it ("Layers"), in the reader's language."""
+    return Later(LABELS[name])
 
 
 def _out_of_range(name: str, value, low, high) -> ConfigError:
-    return ConfigError(Later(N_("{name} must be between {low} and {high}, not {value}."),
-                             name=name, low=LocalNumber(low), high=LocalNumber(high), value=LocalNumber(value)))
+    return ConfigError(Later(N_("The setting “{name}” must be between {low} and {high}, not {value}."),
+                             name=label(name), low=LocalNumber(low), high=LocalNumber(high), value=LocalNumber(value)))
 
 
 def check(cfg: TrainConfig) -> TrainConfig:
@@ -106,7 +118,7 @@ def check(cfg: TrainConfig) -> TrainConfig:
     if not isinstance(cfg.lr, float) or not math.isfinite(cfg.lr) or not LR_RANGE[0] <= cfg.lr <= LR_RANGE[1]:
         raise _out_of_range("lr", cfg.lr, LR_RANGE[0], LR_RANGE[1])
     if cfg.d_model % cfg.n_heads:
-        raise ConfigError(Later(N_("d_model ({d_model}) must split evenly over the {heads} heads."),
+        raise ConfigError(Later(N_("The width d_model ({d_model}) must split evenly over the {heads} heads."),
                                 d_model=cfg.d_model, heads=cfg.n_heads))
     if cfg.repeat_min > cfg.repeat_max:
         raise ConfigError(Later(N_("The shortest repeat ({low}) is longer than the longest ({high})."),
@@ -143,5 +155,6 @@ def parse(values: dict[str, object], base: TrainConfig = TrainConfig()) -> Train
             else:
                 changes[name] = text
         except ValueError:
-            raise ConfigError(Later(N_("{name} must be a number, not {value}."), name=name, value=text)) from None
+            raise ConfigError(Later(N_("The setting “{name}” must be a number, not {value}."), name=label(name),
+                                    value=text)) from None
     return check(replace(base, **changes))

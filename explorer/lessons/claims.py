@@ -160,8 +160,9 @@ def encoder_reads_later(loaded: LoadedModel, params: Params) -> tuple[bool, str]
         raise NotComputable(_("no word comes after {query}").format(query=repr(params.get("query", "it"))))
     on_later = result.weights[:, :, rows][..., later].sum(-1).mean(-1)   # (layer, head)
     word = params.get("query", "it")
-    said = (f"{word!r} puts {on_later.mean():.0%} of its attention on the words after it on average over the heads "
-            f"(up to {on_later.max():.0%} in one head)")
+    said = _("{word} puts {mean} of its attention on the words after it on average over the heads (up to {most} in "
+             "one head)").format(word=repr(word), mean=numbers.percent(on_later.mean()),
+                                 most=numbers.percent(on_later.max()))
     return (not result.facts.causal) and float(on_later.max()) > 0.01, said
 
 
@@ -199,8 +200,9 @@ def temperature_flattens(loaded: LoadedModel, params: Params) -> tuple[bool, str
     gen = generate(loaded, param(params, "prompt"), Settings(1), check=False)
     at_1, at_2 = process(gen.logits[0], 1.0), process(gen.logits[0], 2.0)
     entropy = [float(-(p[p > 0] * np.log(p[p > 0])).sum()) for p in (at_1, at_2)]
-    said = (f"the most likely next token's probability goes from {at_1.max():.1%} to {at_2.max():.1%} and the "
-            f"entropy from {entropy[0]:.2f} to {entropy[1]:.2f} nats")
+    said = _("the most likely next token's probability goes from {p1} to {p2} and the entropy from {h1} to {h2} "
+             "nats").format(p1=numbers.percent(at_1.max(), 1), p2=numbers.percent(at_2.max(), 1),
+                            h1=numbers.number(entropy[0], 2), h2=numbers.number(entropy[1], 2))
     return bool(entropy[1] > entropy[0] and at_2.max() < at_1.max()), said
 
 
@@ -214,9 +216,13 @@ def writers_look_elsewhere(loaded: LoadedModel, params: Params, top: int = 5) ->
     middle = {int(i): float(gen.row(step, *divmod(int(i), gen.n_heads))[1:-1].max()) for i in order}
     calm = min(middle, key=middle.get)
     layer, head = divmod(calm, gen.n_heads)
-    said = (f"of the {top} heads that push {shown(loaded.tokenizer, gen.picked(step))} up most, L{layer}H{head} "
-            f"(direct effect {effect[layer, head]:+.2f}) puts at most {middle[calm]:.0%} of its attention on any one "
-            "word between the first token and the one being read")
+    said = ngettext("of the {top} head that pushes {token} up most, {head} (direct effect {effect}) puts at most "
+                    "{share} of its attention on any one word between the first token and the one being read",
+                    "of the {top} heads that push {token} up most, {head} (direct effect {effect}) puts at most "
+                    "{share} of its attention on any one word between the first token and the one being read",
+                    len(order)).format(top=len(order), token=shown(loaded.tokenizer, gen.picked(step)),
+                                       head=f"L{layer}H{head}", effect=numbers.signed(effect[layer, head], 2),
+                                       share=numbers.percent(middle[calm]))
     return middle[calm] < 0.5, said
 
 
@@ -227,8 +233,12 @@ def top_writers_share(loaded: LoadedModel, params: Params, top: int = 5) -> tupl
     effects = readout.direct_effect(loaded, gen, step).heads.ravel()
     up = np.sort(effects[effects > 0])[::-1]   # each head's push toward the token, largest first
     share = float(up[:top].sum() / up.sum()) if up.size else float("nan")
-    said = (f"the {top} heads that push {shown(loaded.tokenizer, gen.picked(step))} up most carry {share:.0%} of the "
-            f"upward push of the {up.size} heads that push it up (of {effects.size})")
+    said = ngettext("the {top} heads that push {token} up most carry {share} of the upward push of the {n} head "
+                    "that pushes it up (of {total})",
+                    "the {top} heads that push {token} up most carry {share} of the upward push of the {n} heads "
+                    "that push it up (of {total})", up.size).format(
+        top=top, token=shown(loaded.tokenizer, gen.picked(step)), share=numbers.percent(share), n=up.size,
+        total=effects.size)
     return 0.35 <= share <= 0.6, said
 
 

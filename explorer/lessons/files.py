@@ -145,7 +145,7 @@ def _question(raw: object, page: str, fail, params: Mapping[str, str]) -> tuple[
         fail("question.options", Later(N_("must be a list of 2 to 6 options")))
     options = tuple(checked_text(o, "question.options", fail, LONGEST["option"]) for o in options)
     if len(set(options)) != len(options):
-        fail("question.options", "holds the same option twice")
+        fail("question.options", Later(N_("holds the same option twice")))
     answer = checked_text(raw.get("answer"), "question.answer", fail, LONGEST["option"])
     if answer not in options:
         fail("question.answer", Later(N_("{answer} is not one of the options"), answer=repr(answer[:40])))

@@ -14,7 +14,7 @@ from explorer.heads_do import repeats, roles
 from explorer.labs.quiz import Question
 from explorer.model.loading import LoadedModel
 from explorer.words import numbers
-from explorer.words.i18n import N_, _
+from explorer.words.i18n import N_, _, ngettext
 
 from .claims import NotComputable, Params, param
 
@@ -110,7 +110,7 @@ def knockout_repeat_loss(loaded: LoadedModel, params: Params) -> Question:
     chosen = _step_heads(params, result)
     clean, knocked = _losses(loaded, result.token_ids), _losses(loaded, result.token_ids, _plan(chosen))
     alone = "; ".join(_("L{layer}H{head} alone {loss}").format(
-        layer=layer, head=head, loss=f"{_losses(loaded, result.token_ids, {layer: [head]}).second:.2f}")
+        layer=layer, head=head, loss=numbers.number(_losses(loaded, result.token_ids, {layer: [head]}).second, 2))
         for layer, head in chosen)
     # the probe ranks induction heads on one random test sequence (its seed 0); over nine draws its four strongest
     # stayed the same and the fifth changed, so the comparison takes four (tests/integration/test_lessons_real.py)
@@ -165,8 +165,9 @@ def strongest_induction_head(loaded: LoadedModel, params: Params) -> tuple[bool,
 def previous_before_induction(loaded: LoadedModel, params: Params) -> tuple[bool, str]:
     chosen = _step_heads(params, extract(loaded, param(params, "text")))
     prev, induction = _strongest(loaded, "previous_token"), _strongest(loaded, "induction")
-    said = (f"the probe's strongest previous-token head is L{prev[0]}H{prev[1]} and its strongest induction head "
-            f"L{induction[0]}H{induction[1]}; the step shows {', '.join(f'L{a}H{b}' for a, b in chosen)}")
+    said = _("the probe's strongest previous-token head is {prev} and its strongest induction head {induction}; the "
+             "step shows {shown}").format(prev=f"L{prev[0]}H{prev[1]}", induction=f"L{induction[0]}H{induction[1]}",
+                                          shown=", ".join(f"L{a}H{b}" for a, b in chosen))
     return chosen == [prev[:2], induction[:2]] and prev[0] < induction[0], said
 
 
@@ -181,6 +182,10 @@ def writes_the_repeat(loaded: LoadedModel, params: Params, most: int = 4) -> tup
     expected = ids[earlier[-1] + 1:earlier[-1] + 1 + most]
     wrote = [int(gen.picked(s)) for s in range(min(len(expected), gen.steps))]
     same = sum(a == b for a, b in zip(wrote, expected))
-    said = (f"its first {len(wrote)} greedy tokens are {loaded.tokenizer.decode(wrote)!r}; the earlier copy goes on "
-            f"{loaded.tokenizer.decode(expected)!r} ({same} of {len(expected)} the same)")
+    said = ngettext("its first {k} greedy token is {wrote}; the earlier copy goes on {expected} ({same} of {n} the "
+                    "same)",
+                    "its first {k} greedy tokens are {wrote}; the earlier copy goes on {expected} ({same} of {n} the "
+                    "same)", len(wrote)).format(k=len(wrote), wrote=repr(loaded.tokenizer.decode(wrote)),
+                                                expected=repr(loaded.tokenizer.decode(expected)), same=same,
+                                                n=len(expected))
     return same == len(expected), said

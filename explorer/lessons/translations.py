@@ -37,7 +37,7 @@ def _translated_question(raw: object, english: StepQuestion, fail) -> StepQuesti
                                        n=len(english.options)))
     options = tuple(checked_text(o, "question.options", fail, LONGEST["option"]) for o in options)
     if len(set(options)) != len(options):
-        fail("question.options", "holds the same option twice")
+        fail("question.options", Later(N_("holds the same option twice")))
     answer = checked_text(raw.get("answer"), "question.answer", fail, LONGEST["option"])
     if answer not in options or options.index(answer) != english.options.index(english.answer):
         fail("question.answer", Later(N_("must be option {n}, as in the English file"),

@@ -15,7 +15,7 @@ from explorer.plots import alt
 from explorer.plots import attention as plots
 from explorer.plots import room as plot_room
 from explorer.words import numbers
-from explorer.words.i18n import _
+from explorer.words.i18n import _, pgettext
 
 SELECTED = "#e53e3e"     # outline of the chosen head / highlighted rows
 MARK = "#1a202c"
@@ -81,9 +81,10 @@ def _heads_table(z: np.ndarray, value_name: str, marked, mark_name: str):
     import pandas as pd
 
     layer, head = np.meshgrid(np.arange(z.shape[0]), np.arange(z.shape[1]), indexing="ij")
-    frame = pd.DataFrame({"layer": layer.ravel(), "head": head.ravel(), value_name: np.round(z.ravel(), 3)})
+    frame = pd.DataFrame({pgettext("table column", "layer"): layer.ravel(),
+                          pgettext("table column", "head"): head.ravel(), value_name: z.ravel()})
     if marked is not None:
-        frame[mark_name or "marked"] = np.asarray(marked, dtype=bool).ravel()
+        frame[mark_name or _("marked")] = np.asarray(marked, dtype=bool).ravel()
     return frame
 
 

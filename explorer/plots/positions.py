@@ -15,6 +15,7 @@ from explorer.plots import alt
 from explorer.plots.base import label as literal_label  # tokens as literal text, not plotly's HTML subset
 from explorer.plots.concepts import cell_hover
 from explorer.plots.concepts import position_ticks as _ticks
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 MASKED_COLOR = "#1f77b4"
@@ -166,8 +167,9 @@ def matrix_grid(mats: dict[str, np.ndarray], cols: int = 4, fmt: str = ".2f", ro
     for i, name in enumerate(names):
         m = np.asarray(mats[name], dtype=float)
         r, c = divmod(i, cols)
+        cells = [[numbers.formatted(v, fmt) for v in row] for row in m.tolist()]   # "0,51" in German
         fig.add_trace(go.Heatmap(z=m, colorscale="RdBu", zmid=0, zmin=-lim, zmax=lim, showscale=i == 0,
-                                 text=np.vectorize(lambda v: format(v, fmt))(m), texttemplate="%{text}",
+                                 text=cells, texttemplate="%{text}",
                                  hovertemplate=_("row {row}, column {column}: {value}").format(
                                      row="%{y}", column="%{x}", value="%{z:.4f}") + "<extra></extra>"),
                       row=r + 1, col=c + 1)

@@ -125,7 +125,7 @@ def max_model_mb(env: Mapping[str, str] | None = None) -> int:
 
 
 def _mb(n: float) -> str:
-    return f"{n / MB:,.0f} MB"
+    return numbers.integer(round(n / MB)) + " MB"
 
 
 def check_download(name: str, metadata: dict, env: Mapping[str, str] | None = None,

@@ -17,6 +17,7 @@ from explorer.attention.heads import parse_heads
 from explorer.plots.alt import TextAlternative
 from explorer.plots.attention import FRAME
 from explorer.ui.text import literal
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 TYPED = "_typed_head"   # (chart key, (layer, head)) while a head chosen from the keyboard runs the chart's callback
@@ -40,7 +41,7 @@ def table_under(key: str, alt: Callable[[], TextAlternative]) -> None:
         with table:
             for caption, frame in alt().tables():   # st.table: a real <table>, whose cells screen readers walk
                 plain_rows = isinstance(frame.index, pd.RangeIndex)   # numbered 0…n-1: no index to show
-                st.table(frame.style.format(precision=3), border="horizontal", hide_index=plain_rows)
+                st.table(numbers.table(frame), border="horizontal", hide_index=plain_rows)
                 st.caption(literal(caption))
 
 

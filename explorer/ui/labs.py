@@ -11,6 +11,7 @@ from explorer.labs import real_model
 from explorer.labs.notation import format_weights
 from explorer.ui import params
 from explorer.ui.drawn_once import drawn_once
+from explorer.words import numbers
 from explorer.words.i18n import _
 
 
@@ -48,7 +49,7 @@ def three_scores() -> None:
     for everyone, drawn once per server."""
     drawn_once(("three scores",), lambda: (
         st.subheader(_("The same three scores, eight times larger")),
-        st.dataframe(real_model.softmax_rows_frame(), hide_index=True),
+        st.dataframe(numbers.table(real_model.softmax_rows_frame()), hide_index=True),
         st.markdown(_("[8, 16, 24] is [1, 2, 3] times √64: the softmax goes from {small} to {large}, practically "
                       "one-hot.").format(small=format_weights(maths.softmax([1., 2, 3])),
                                          large=format_weights(maths.softmax([8., 16, 24]))))))

@@ -17,6 +17,7 @@ many numbers. Plotly writes its own ticks, colour bars and ``%{z:.3f}`` hovers w
 
 A language the app does not know (a browser's "pt-BR") is English here as in ``i18n.current``: English words with
 English numbers, never a mix. CSV downloads are for machines and keep the decimal point (``DataFrame.to_csv``).
+A table shown on a page (``st.dataframe``, ``st.table``) is ``table(frame)``: its numeric columns written here too.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ import math
 import re
 from decimal import Decimal
 from functools import lru_cache
-from typing import Iterable
+from typing import Callable, Iterable, Mapping
 
 from babel.numbers import format_decimal, format_percent, get_decimal_symbol, get_group_symbol, get_minus_sign_symbol
 
@@ -201,3 +202,44 @@ def in_text(text: str, lang: str | None = None) -> str:
 
     mark = get_decimal_symbol(lang)
     return _DECIMAL_IN_TEXT.sub(lambda m: f"{m.group(1)}{mark}{m.group(2)}", _BRACKETED.sub(listed, text))
+
+
+def table(frame, decimals: int | Mapping[object, int] = 3, *, formats: Mapping[object, Callable] | None = None,
+          lang: str | None = None):
+    """``frame`` (a pandas DataFrame) as a Styler whose numbers are written the reader's way, for ``st.dataframe`` and
+    ``st.table``: they show the Styler's texts ("0,401", "402.653.184") and still sort a column by its numbers.
+
+    A float column is written to ``decimals`` places (one number for every column, or a column -> places mapping;
+    3 for a column it leaves out), as grouped whole numbers when every value in it is whole (a step, a count); an
+    integer column as a grouped count (:func:`integer`); a boolean one as "●" or nothing; a column of mixed cells
+    each by its own type. ``formats`` gives a column its own writer (``{"p": lambda p: scientific(p, 1)}``). Missing
+    values (a hidden cell) are left empty. The frame itself is not changed: its CSV keeps the decimal point."""
+    lang = locale(lang)
+    writers: dict[object, Callable] = {}
+    for column in frame.columns:
+        places = decimals.get(column, 3) if isinstance(decimals, Mapping) else decimals
+        if formats and column in formats:
+            writers[column] = formats[column]
+            continue
+        values = frame[column]
+        kind = values.dtype.kind
+        if kind == "f":
+            finite = values[values.abs() != math.inf].dropna()
+            whole = len(finite) > 0 and bool((finite % 1 == 0).all())
+            writers[column] = (lambda x, lang=lang: integer(round(x), lang=lang)) if whole else \
+                (lambda x, p=places, lang=lang: number(x, p, lang=lang))
+        else:
+            writers[column] = lambda x, p=places, lang=lang: _cell(x, p, lang)
+    return frame.style.format(writers, na_rep="")
+
+
+def _cell(x, places: int, lang: str) -> str:
+    """One cell of a column that is not all floats: a number written by its type, anything else as it is."""
+    kind = getattr(getattr(x, "dtype", None), "kind", "")
+    if isinstance(x, bool) or kind == "b":
+        return "●" if x else ""
+    if isinstance(x, int) or kind in ("i", "u"):
+        return integer(int(x), lang=lang)
+    if isinstance(x, float) or kind == "f":
+        return number(float(x), places, lang=lang) if math.isfinite(float(x)) else ""
+    return str(x)

@@ -84,3 +84,18 @@ def test_the_flip_sentence_is_a_template_with_its_computed_values(lang, said):
     at.run()
     assert not at.exception, at.exception
     assert said in texts(at)
+
+
+@pytest.mark.parametrize(("lang", "labels"), [
+    ("es", {"Usar el par: it … tired / wide (codificador)", "Usar el par: tired / wide … luego it (decodificador)"}),
+    ("de", {"Paar verwenden: it … tired / wide (Encoder)", "Paar verwenden: tired / wide … dann it (Decoder)"})])
+def test_the_pair_buttons_name_the_pairs_in_the_page_language(lang, labels):
+    """The examples' pair labels (explorer/examples.py, N_) reach the page, and a homework run of it, translated:
+    "Usar el par: it … tired / wide (encoder)" showed an English label inside a Spanish button."""
+    at = AppTest.from_file(str(ROOT / "pages/flip.py"), default_timeout=300)
+    at.query_params["lang"] = lang
+    at.session_state["lang"] = lang
+    with i18n.language(lang):
+        at.run()
+    assert not at.exception, at.exception
+    assert labels <= {b.label for b in at.button}

@@ -73,9 +73,9 @@ def test_the_step_slider_scrubs_every_heads_heatmap_and_a_linked_step_snaps_to_a
 
 
 @pytest.mark.parametrize("link, sentence", [
-    (dict(tr_layers="9"), "n_layers must be between 1 and 3, not 9."),
-    (dict(tr_seed="abc"), "seed must be a number, not abc."),
-    (dict(tr_heads="3"), "d_model (32) must split evenly over the 3 heads."),
+    (dict(tr_layers="9"), "The setting “Layers” must be between 1 and 3, not 9."),   # the page's label, not n_layers
+    (dict(tr_seed="abc"), "The setting “Seed” must be a number, not abc."),
+    (dict(tr_heads="3"), "The width d_model (32) must split evenly over the 3 heads."),
     (dict(tr_task="<script>"), "The task must be one of induction, no-repeat"),
 ])
 def test_a_bad_link_value_is_refused_in_one_sentence_and_the_default_run_shown(link, sentence):

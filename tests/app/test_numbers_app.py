@@ -69,3 +69,30 @@ def test_the_heatmap_page_in_german_draws_every_chart_with_german_separators():
     heads = [t for spec in specs for trace in spec["data"] if trace.get("type") == "scatter"
              for t in (trace.get("text") or []) if isinstance(t, str)]
     assert heads and all(re.search(r" \d,\d\d$", t) for t in heads), heads[:3]   # "… → [CLS] 0,51"
+
+
+def _shown_tables(at: AppTest) -> list:
+    """What each ``st.dataframe`` on the page shows: the Styler's texts (``numbers.table``), as a frame of strings."""
+    import pyarrow as pa
+    return [pa.ipc.open_stream(d.proto.arrow_data.styler.display_values).read_pandas() for d in at.dataframe]
+
+
+@pytest.mark.parametrize("lang, mark", [("de", ","), ("es", ","), ("en", ".")])
+def test_a_table_writes_its_numbers_the_readers_way(lang, mark):
+    """The block lab's standard deviations: every cell in the session's notation ("0,350"), never "0.350" in
+    German or Spanish; the values underneath stay numbers (a column sorts by them, the CSV keeps its point)."""
+    at = _opened_page("pages/lab_block.py", lang)
+    (stds,) = _shown_tables(at)
+    cells = [str(c) for c in stds.to_numpy().ravel()]
+    assert cells and all(re.fullmatch(rf"\d+\{mark}\d{{3}}", c) for c in cells), cells
+    assert at.dataframe[0].value.to_numpy().dtype.kind == "f"
+
+
+def _opened_page(page: str, lang: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / page), default_timeout=TIMEOUT)
+    at.query_params.update({"lang": lang})
+    at.session_state["lang"] = lang
+    with i18n.language(lang):
+        at.run()
+    assert not at.exception, at.exception
+    return at

@@ -189,6 +189,18 @@ def test_the_answer_count_agrees_with_its_verb(lang, n, said):
     assert text.format(answered=n, students=25) == said
 
 
+@pytest.mark.parametrize("lang, wrote, said", [
+    ("de", 1, "**1 von 25** Schüler:innen hat einen geschrieben"),
+    ("de", 2, "**2 von 25** Schüler:innen haben einen geschrieben"),
+    ("es", 1, "**1 de 25** estudiantes ha escrito una"), ("es", 5, "**5 de 25** estudiantes han escrito una"),
+    ("en", 1, "**1 of 25** students wrote one")])
+def test_the_sentence_count_agrees_with_who_wrote_not_with_the_class(lang, wrote, said):
+    """The sentences panel's count: "1 de 25 estudiantes escribieron una" chose its form by the class of 25."""
+    from explorer.classroom.sentences import wrote_count
+    with i18n.language(lang):
+        assert wrote_count(wrote, 25) == said
+
+
 @pytest.mark.parametrize("lang, one, five", [
     ("de", "greedy (stets das wahrscheinlichste), bis zu 1 neues Token",
      "greedy (stets das wahrscheinlichste), bis zu 5 neue Tokens"),

@@ -26,11 +26,12 @@ def one_thread():
 # --- the config guard ----------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("changes, word", [
-    ({"n_layers": 0}, "n_layers"), ({"n_layers": 9}, "n_layers"), ({"d_model": 7}, "d_model"),
+    ({"n_layers": 0}, "Layers"), ({"n_layers": 9}, "Layers"), ({"d_model": 7}, "d_model"),
     ({"n_heads": 3, "d_model": 16}, "split evenly"), ({"context": 16, "repeat_max": 8}, "context"),
-    ({"lr": 0.0}, "lr"), ({"lr": -1.0}, "lr"), ({"lr": 5.0}, "lr"), ({"lr": float("nan")}, "lr"),
+    ({"lr": 0.0}, "Learning rate"), ({"lr": -1.0}, "Learning rate"), ({"lr": 5.0}, "Learning rate"),
+    ({"lr": float("nan")}, "Learning rate"),
     ({"vocab": 8, "repeat_max": 8, "context": 32}, "vocabulary"), ({"task": "sorting"}, "task"),
-    ({"steps": 10**6}, "steps"), ({"repeat_min": 9, "repeat_max": 5}, "shortest"),
+    ({"steps": 10**6}, "Training steps"), ({"repeat_min": 9, "repeat_max": 5}, "shortest"),
 ])
 def test_a_config_out_of_range_is_refused_in_one_sentence(changes, word):
     with pytest.raises(ConfigError) as refused, language("en"):
@@ -54,6 +55,21 @@ def test_a_refusal_writes_its_numbers_the_readers_way():
         assert "between 1e-05 and 0.1, not 0.5" in str(refused.value)
     with language("de"):
         assert "0,1" in str(refused.value) and "0,5" in str(refused.value)
+
+
+@pytest.mark.parametrize("lang, said", [("en", "“Seed” must be between 0 and 2,147,483,647, not -1."),
+                                        ("de", "„Startwert“ muss zwischen 0 und 2.147.483.647 liegen, nicht -1."),
+                                        ("es", "«Semilla» debe estar entre 0 y 2.147.483.647, no -1.")])
+def test_a_refusal_names_a_setting_as_the_page_does_and_groups_the_seed_limit(lang, said):
+    """Never "n_layers" or "2,14748e+09": the seed's limit grouped by Babel, the setting by the page's label."""
+    with pytest.raises(ConfigError) as refused:
+        config.check(TrainConfig(seed=-1))
+    with language(lang):
+        assert str(refused.value).endswith(said)
+    with pytest.raises(ConfigError) as refused:
+        config.parse({"n_layers": "two"})
+    with language("de"):
+        assert "„Schichten“" in str(refused.value) and "n_layers" not in str(refused.value)
 
 
 def test_link_values_are_read_as_numbers():

@@ -15,6 +15,7 @@ from explorer.classroom.polls import Asked, answer_text
 from explorer.lessons import Lesson
 from explorer.ui.live import membership
 from explorer.ui.text import literal
+from explorer.words import numbers
 from explorer.words.i18n import N_, _
 
 KEPT = N_("Nothing is kept after the class ends: **End the class** deletes the room with every answer. Download "
@@ -64,7 +65,7 @@ def teacher() -> None:
         return
     st.caption(_("The downloads hold every round, open ones included; this summary shows a round only once its "
                  "answers are shown. The shift is the share right in round 2 minus round 1, in percentage points."))
-    st.dataframe(summary_frame(reports), hide_index=True, key="_class_report_table", column_config={
+    st.dataframe(numbers.table(summary_frame(reports)), hide_index=True, key="_class_report_table", column_config={
         "#": st.column_config.NumberColumn(width=40), _("question"): st.column_config.TextColumn(width="large"),
         _("shift"): st.column_config.TextColumn(width=90)})
 

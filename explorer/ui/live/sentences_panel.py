@@ -13,7 +13,7 @@ import hashlib
 import streamlit as st
 
 from explorer.classroom import ClassroomError
-from explorer.classroom.sentences import SENTENCE_MAX, SHOWN, MySentence, SentenceRound
+from explorer.classroom.sentences import SENTENCE_MAX, SHOWN, MySentence, SentenceRound, wrote_count
 from explorer.model import embedded
 from explorer.model.registry import EMBEDDED, EMBEDDED_ENCODER
 from explorer.plots import sentences as plots
@@ -25,7 +25,7 @@ from explorer.ui.live import membership, seat
 from explorer.ui.predict_first import ask_first
 from explorer.ui.text import literal
 from explorer.ui.widgets import show_figure
-from explorer.words.i18n import N_, _, ngettext
+from explorer.words.i18n import N_, _
 
 PROMPT, MINE, MODEL, LAYER, HEAD, WORD, ERROR = ("_sent_prompt", "_sent_mine", "_sent_model", "_sent_layer",
                                                  "_sent_head", "_sent_word", "_sent_error")
@@ -141,8 +141,7 @@ def teacher() -> None:
             return
         st.markdown(_("**Asked:** {prompt}").format(prompt=literal(r.prompt)))
         m = info.students if info else 0
-        st.markdown(ngettext("**{n} of {m}** student wrote one", "**{n} of {m}** students wrote one", m).format(
-            n=len(rows), m=m))
+        st.markdown(wrote_count(len(rows), m))
         if r.open:
             st.button(_("Close the round"), key="_sent_close", icon=":material/lock:",
                       on_click=lambda: _call("close_sentences", key))

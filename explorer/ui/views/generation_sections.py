@@ -185,9 +185,8 @@ def lens_section(gen: Generation, step: int, lens) -> None:
         _("next"): [", ".join(token_text(gen, i) for i in row[1:]) for row in lens.ids],
         _("rank of {token}").format(token=picked): lens.picked_rank + 1,
         p_picked: lens.picked_prob})
-    st.dataframe(frame, hide_index=True, height=min(600, 38 + 35 * len(frame)), column_config={
-        "p": st.column_config.NumberColumn(format="%.3f"),
-        p_picked: st.column_config.NumberColumn(format="%.1e")})
+    st.dataframe(numbers.table(frame, formats={p_picked: lambda p: numbers.scientific(p, 1)}), hide_index=True,
+                 height=min(600, 38 + 35 * len(frame)))
 
 
 def effect_section(gen: Generation, step: int, effect) -> None:
@@ -226,7 +225,7 @@ def cache_section(gen: Generation, step: int) -> None:
         show_figure(lambda: plots.cache_growth(tokens, sizes, step), "write_cache", "write-cache",
                     view=view_of(gen, step))
     with right:
-        st.metric(_("Cache at step {step}").format(step=step), f"{sizes[step] / 1024:,.0f} kB",
+        st.metric(_("Cache at step {step}").format(step=step), numbers.integer(round(sizes[step] / 1024)) + " kB",
                   help=_("{layers} layers × {heads} key/value heads × {tokens} tokens × {d} numbers × 2 (keys and "
                          "values) × {bytes} bytes").format(layers=gen.n_layers, heads=gen.n_kv_heads,
                                                            tokens=tokens[step], d=gen.d_head, bytes=gen.dtype_bytes))

@@ -80,7 +80,7 @@ def show_intact(pair) -> None:
     for column, (label, value) in zip(st.columns(3), ((_("Sentence A"), pair.a.score), (_("Sentence B"), pair.b.score),
                                                       (_("Shift A − B"), pair.shift))):
         column.metric(literal(f"{label}: {name}"), numbers.signed(value, 3))
-    st.dataframe(pairs.measure_table(pair).round(4), hide_index=True)
+    st.dataframe(numbers.table(pairs.measure_table(pair), 4), hide_index=True)
     right = pair.a.prefers != pair.b.prefers
     (st.success if right else st.info)(literal(pairs.explain(pair)))
     for note in dict.fromkeys([*pair.a.notes, *pair.b.notes]):
