@@ -33,6 +33,8 @@ def place(lesson: Lesson, index: int, started: float, step_started: float,
         where["qid"] = lesson.question_id(index)
         where["question"] = {"prompt": asked.prompt, "options": list(asked.options), "answer": asked.correct,
                              "explain": asked.reveal}
+        if asked.also:   # a near-tie: the other answers as right
+            where["question"]["also"] = list(asked.also)
     elif step.computed and isinstance(asked, str):
         where["note"] = asked
     if not lesson.source.startswith(("app:", "dir:")):

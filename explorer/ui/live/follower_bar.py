@@ -49,7 +49,8 @@ def bar() -> bool:
     question = None
     if isinstance(raw, dict) and where.get("qid"):
         try:
-            question = Question(raw["prompt"], tuple(raw["options"]), raw["answer"], raw["explain"])
+            question = Question(raw["prompt"], tuple(raw["options"]), raw["answer"], raw["explain"],
+                                also=tuple(raw.get("also") or ()))
         except (KeyError, TypeError, ValueError):
             question = None
     if question is not None and mine and mine[0].lang != where.get("lang", "en"):   # the same question (same id,
