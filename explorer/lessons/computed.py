@@ -72,7 +72,7 @@ COMPUTED: dict[str, Computed] = {
                            N_("at which step the loss on the second copy drops")),
     "learn_head": Computed(learning_claims.head_asked, (LEARN,), N_("which head becomes the induction head")),
     "learn_partner": Computed(learning_claims.partner_asked, (LEARN,),
-                              N_("which layer-0 head the induction head needs, by knockout")),
+                              N_("which head of an earlier layer the induction head needs, by knockout")),
     "learn_ov": Computed(learning_claims.ov_asked, (LEARN,),
                          N_("what the induction head's OV circuit writes for the token it attends to")),
 }
