@@ -75,3 +75,16 @@ def compare_option(value: float, reference: float, larger: str, smaller: str, sa
     if abs(value - reference) <= tol:
         return same
     return larger if value > reference else smaller
+
+
+def near_best(scores: dict[str, float], margin: float) -> tuple[str, tuple[str, ...]]:
+    """(the label with the largest score, the other labels whose scores come within ``margin`` of it): the answers a
+    page treats as equal when the best wins by less than its stated margin (ties go to the first listed)."""
+    best = max(scores, key=lambda label: scores[label])
+    return best, tuple(label for label in scores if label != best and scores[best] - scores[label] < margin)
+
+
+def near_edges(value: float, edges: dict[float, tuple[str, str]], margin: float) -> tuple[str, ...]:
+    """For a ``value`` that a page sorts into bands at ``edges`` (edge -> (the label below it, the label above)):
+    both labels of every edge that ``value`` lies within ``margin`` of (none when it is clear of every edge)."""
+    return tuple(dict.fromkeys(label for edge, pair in edges.items() if abs(value - edge) < margin for label in pair))

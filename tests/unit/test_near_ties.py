@@ -117,3 +117,23 @@ def test_the_partner_question_names_near_ties(shipped, monkeypatch):
 def test_a_head_that_writes_nothing_composes_with_nothing():
     zero, eye = np.zeros((4, 4)), np.eye(4)
     assert metrics.k_composition(eye, zero) == 0.0 and metrics.aligned_k_composition(zero, eye) == 0.0
+
+
+# --- the other lessons' computed questions: the same rule, each with its stated margin -----------------------------
+
+def test_near_best_and_near_edges_by_hand():
+    from explorer.labs.quiz import near_best, near_edges
+    assert near_best({"a": 0.50, "b": 0.47, "c": 0.40}, 0.05) == ("a", ("b",))   # 0.03 < 0.05; 0.10 is not
+    assert near_best({"a": 0.50, "b": 0.44}, 0.05) == ("a", ())                   # 0.06 apart: clear
+    edges = {0.5: ("below", "above"), 0.8: ("mid", "high")}
+    assert near_edges(0.52, edges, 0.05) == ("below", "above") and near_edges(0.65, edges, 0.05) == ()
+
+
+def test_the_repeat_loss_bands_accept_both_sides_of_an_edge():
+    from explorer.lessons import induction_claims as ic
+    o = ic.LOSS_OPTIONS
+    assert ic.loss_ties(10.0, 1.9) == ()                     # lesson 4's SmolLM2: 1.90 against 11.95, far from 0.5
+    assert ic.loss_ties(10.0, 5.2) == (o[3], o[2])           # 0.52: less than half / lower but more than half
+    assert ic.loss_ties(10.0, 8.3) == (o[2], o[1])           # 0.83 against the edge at 0.8
+    assert ic.loss_ties(10.0, 11.8) == (o[1], o[0])          # 1.18 against 1.2
+    assert ic.loss_label(10.0, 5.2) == o[2] and o[3] in ic.loss_ties(10.0, 5.2)
