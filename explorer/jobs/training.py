@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections import OrderedDict, deque
 from dataclasses import asdict
 from pathlib import Path
@@ -52,6 +53,7 @@ class TrainingJob:
         self.run = Run(cfg, probe_tokens=None)
         self.done = threading.Event()
         self.error: BaseException | None = None
+        self.finished_at: float | None = None   # time.time() when it ended (a playback says when it was trained)
         self._trainer = trainer
 
     def ahead(self) -> int:
@@ -120,6 +122,7 @@ class Trainer:
                     self._queue.popleft()
                     if job.error is not None:
                         self._jobs.pop(job.config.key(), None)
+                job.finished_at = time.time()
                 job.done.set()
 
 

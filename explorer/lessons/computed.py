@@ -33,10 +33,13 @@ Params = Mapping[str, str]
 @dataclass(frozen=True)
 class Computed:
     """A computed question: ``ask(loaded, params) -> Question`` (NotComputable when it cannot be asked here);
-    ``pages`` it reads the parameters of; ``about``: what it asks, before it is computed (the list of steps)."""
+    ``pages`` it reads the parameters of; ``about``: what it asks, before it is computed (the list of steps);
+    ``open_page``: the step's page stays open while the question is asked, since what the page does next (a run
+    training) is its reveal (the page folds only what says the answer in words)."""
     ask: Callable[[LoadedModel, Params], Question]
     pages: tuple[str, ...]
     about: str
+    open_page: bool = False
 
 
 @dataclass(frozen=True)
@@ -67,9 +70,9 @@ COMPUTED: dict[str, Computed] = {
     "shared_key_head": Computed(score_claims.shared_key_head, (HEATMAPS,),
                                 N_("which query heads share the head's key head")),
     "learn_copy": Computed(learning_claims.copy_asked, (LEARN,),
-                           N_("whether the model on screen learns to copy the repeated segment")),
+                           N_("whether the model on screen learns to copy the repeated segment"), open_page=True),
     "learn_drop": Computed(learning_claims.drop_asked, (LEARN,),
-                           N_("at which step the loss on the second copy drops")),
+                           N_("at which step the loss on the second copy drops"), open_page=True),
     "learn_head": Computed(learning_claims.head_asked, (LEARN,), N_("which head becomes the induction head")),
     "learn_partner": Computed(learning_claims.partner_asked, (LEARN,),
                               N_("which head of an earlier layer the induction head needs, by knockout")),
@@ -130,6 +133,11 @@ CHECKS: dict[str, Check] = {
 }
 
 
+def opens_page(step: Step) -> bool:
+    """Whether the step's question holds its page open while it is asked (``Computed.open_page``)."""
+    return step.computed in COMPUTED and COMPUTED[step.computed].open_page
+
+
 def known(table: Mapping[str, object]) -> str:
     return ", ".join(sorted(table))
 
@@ -187,4 +195,4 @@ def contradiction(step: Step, number: int, loaded: LoadedModel) -> str | None:
 
 
 __all__ = ["CHECKS", "COMPUTED", "Check", "Computed", "NotComputable", "ask", "asked", "contradiction", "known",
-           "measured_on", "step_model", "unavailable"]
+           "measured_on", "opens_page", "step_model", "unavailable"]

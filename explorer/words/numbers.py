@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import datetime
 from decimal import Decimal
 from functools import lru_cache
 from typing import Iterable
 
+from babel.dates import format_time
 from babel.numbers import format_decimal, format_percent, get_decimal_symbol, get_group_symbol, get_minus_sign_symbol
 
 from explorer.words import i18n
@@ -201,3 +203,9 @@ def in_text(text: str, lang: str | None = None) -> str:
 
     mark = get_decimal_symbol(lang)
     return _DECIMAL_IN_TEXT.sub(lambda m: f"{m.group(1)}{mark}{m.group(2)}", _BRACKETED.sub(listed, text))
+
+
+def time_of_day(seconds: float, *, lang: str | None = None) -> str:
+    """The server's local time of day at ``seconds`` (``time.time()``), hours and minutes the reader's way: "9:12 AM",
+    "09:12"."""
+    return format_time(datetime.fromtimestamp(seconds).time(), format="short", locale=locale(lang))
