@@ -36,7 +36,7 @@ if shown.job is None and play is None and not held:
     st.caption(_("A ready-made run of these settings, trained on the server beforehand: press Train to watch it "
                  "learn live."))
 training = shown.job is not None and not shown.job.done.is_set()
-opened = learn.ask(shown)
+opened = learn.ask(shown, growing=play is not None and not play.done())
 if training:
     learn.live(cfg)
     st.stop()

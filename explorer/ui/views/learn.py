@@ -149,11 +149,11 @@ def agreement(shown_: Shown) -> None:
                   "rounds differently, and small differences grow during training)."), icon=":material/info:")
 
 
-def ask(shown_: Shown) -> bool:
+def ask(shown_: Shown, growing: bool = False) -> bool:
     """The page's prediction on the finished run of these settings -> whether the parts it answers may be drawn.
-    While a live run trains they grow on screen (the question is about what comes next); a finished run stays
-    folded until the prediction (in a class: until the teacher reveals)."""
-    run, training_now = shown_.reference, shown_.job is not None and not shown_.job.done.is_set()
+    While a run trains or plays back (``growing``) they grow on screen (the question is about what comes next); a
+    finished run stays folded until the prediction (in a class: until the teacher reveals)."""
+    run, training_now = shown_.reference, growing or (shown_.job is not None and not shown_.job.done.is_set())
     if run is None or not run.checkpoints:
         st.caption(_("The prediction questions are asked on a finished run: train this one first."))
         return True
