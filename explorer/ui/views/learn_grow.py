@@ -133,4 +133,4 @@ def _growing(cfg: config.TrainConfig) -> None:
 def waiting_for_train() -> None:
     """A question held open over the page, and nothing growing yet: the ready-made run's curves would answer it."""
     st.info(_("Press Train (or “Watch it grow again”): the curves grow on every screen while the class answers, "
-              "and the run is the answer."), icon=":material/how_to_vote:")
+              "and the run is the answer."), icon=":material/model_training:")
