@@ -31,13 +31,15 @@ def _press(pace_key: str) -> None:
 
 
 def again(cfg: config.TrainConfig) -> None:
-    """"Watch it grow again" and its pace (inside the controls a teacher drives)."""
+    """"Watch it grow again" and its pace (inside the controls a teacher drives; a follower's press would restart the
+    class's playback, so it is off while following)."""
     with st.container(horizontal=True, vertical_alignment="bottom", gap="small"):
         st.segmented_control(_("Pace"), pb.SPEEDS, key="tr_pace", default=1,
                              format_func=lambda s: _(PACES[s]), help=_("How fast a finished run plays back."))
         st.button(_("Watch it grow again"), key="tr_again", icon=":material/replay:", on_click=_press,
-                  args=("tr_pace",), help=_("Play the finished run of these settings back from its checkpoints: "
-                                            "everyone who shows it sees the same moment."))
+                  args=("tr_pace",), disabled=membership.following(),
+                  help=_("Play the finished run of these settings back from its checkpoints: everyone who shows it "
+                         "sees the same moment."))
 
 
 def finished(cfg: config.TrainConfig):
