@@ -54,8 +54,8 @@ def finished(cfg: config.TrainConfig):
 
 def playing(cfg: config.TrainConfig) -> pb.Playback | None:
     """The playback of ``cfg`` on screen: one just asked for ("Watch it grow again", or Train on a run this server
-    has finished), or the server's that the view (``tr_play``) names; a teacher or follower whose replica has none
-    starts it. Also keeps ``tr_play`` in the address."""
+    has finished), or the server's that the view (``tr_play``) names; a follower whose replica has none starts it
+    (a teacher who changes the settings stops playing). Also keeps ``tr_play`` in the address."""
     plays = pb.playbacks()
     job = training.trainer().peek(cfg)
     speed = st.session_state.pop(PLAY, None)
@@ -68,7 +68,7 @@ def playing(cfg: config.TrainConfig) -> pb.Playback | None:
     else:
         wanted = str(ui.from_url("tr_play", "0"))
         play = plays.peek(cfg) if wanted in {str(s) for s in pb.SPEEDS} else None
-        if wanted != "0" and play is None and (membership.following() or membership.teacher_key()):
+        if wanted != "0" and play is None and membership.following():   # a replica without the teacher's
             run, source, when = finished(cfg)
             if run is not None and wanted in {str(s) for s in pb.SPEEDS}:
                 play = plays.start(run, int(wanted), source, when)
