@@ -137,3 +137,18 @@ def test_the_repeat_loss_bands_accept_both_sides_of_an_edge():
     assert ic.loss_ties(10.0, 8.3) == (o[2], o[1])           # 0.83 against the edge at 0.8
     assert ic.loss_ties(10.0, 11.8) == (o[1], o[0])          # 1.18 against 1.2
     assert ic.loss_label(10.0, 5.2) == o[2] and o[3] in ic.loss_ties(10.0, 5.2)
+
+
+@pytest.fixture
+def store(classroom_env):
+    from explorer.classroom import open_store
+    return open_store(classroom_env)
+
+
+def test_a_near_tie_is_kept_with_a_class_question_and_a_homework(store):
+    room, key = store.create_room()
+    store.ask(room, key, "q", "Which head?", ["L0H0", "L1H0", "L1H1"], "L1H0", also=("L1H1",))
+    assert store.questions(room)[0].rights == ("L1H0", "L1H1")
+    code, _key = store.set_homework("app:6-watch", "Watch", [("q", "Which head?", ["L0H0", "L1H0", "L1H1"], "L1H0",
+                                                              ("L1H1",)), ("p", "Which?", ["a", "b"], "a")], steps=2)
+    assert [q.rights for q in store.questions(code)] == [("L1H0", "L1H1"), ("a",)]
