@@ -152,6 +152,7 @@ def _resume() -> None:
 def bar() -> bool:
     """The lesson bar for this session: the teacher's (or a lone runner's), a follower's, or nothing. -> whether the
     page may run: False while the step's question folds it (app.py then runs ``Folded`` in its place)."""
+    st.session_state.pop(step_question.HELD, None)   # held open only by this run's step question, on its page
     if membership.following():
         return follower_bar.bar()
     _resume()
