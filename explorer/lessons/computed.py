@@ -126,8 +126,8 @@ CHECKS: dict[str, Check] = {
     "phase_change_recorded": Check(learning_claims.learns_to_copy, N_("this run learns to copy in a phase change"),
                                    (LEARN,)),
     "knockout_and_composition_agree": Check(learning_claims.pair_agrees, N_("knockout and K-composition name the same "
-                                            "layer-0 partner of the induction head, and the pair costs more than "
-                                            "any one head"), (LEARN,)),
+                                            "partner of the induction head in an earlier layer, and the pair costs "
+                                            "more than any one head"), (LEARN,)),
     "induction_head_copies": Check(learning_claims.head_copies, N_("the induction head's OV circuit copies (a copying "
                                    "score of 0.7 or more)"), (LEARN,)),
 }

@@ -64,7 +64,8 @@ async def lesson(browser, url: str, db: str) -> dict:
     await teacher.get_by_role("button", name="Train").first.click(timeout=WAIT_MS)
     await asyncio.gather(*(p.get_by_text(GROWING).first.wait_for(timeout=WAIT_MS) for p in [teacher, *students]))
     await teacher.screenshot(path=str(ARTIFACTS / "learn-class-teacher-growing.png"), full_page=False)
-    await students[1].screenshot(path=str(ARTIFACTS / "learn-class-phone-growing.png"), full_page=True)
+    await students[1].get_by_text(GROWING).first.scroll_into_view_if_needed(timeout=WAIT_MS)
+    await students[1].screenshot(path=str(ARTIFACTS / "learn-class-phone-growing.png"), full_page=False)
     report["played_back_said"] = ["Played back from a run trained on this server at" in await text(p)
                                   for p in [teacher, *students]]
     report["growing_at_vote"] = await asyncio.gather(vote(students[0], "between step 750 and 1,125"),
