@@ -114,3 +114,12 @@ def test_a_follower_shows_the_teachers_playback(morning):
     assert pb.playbacks().peek(DEFAULT) is play   # the follower joined the teacher's playback, it started none
     assert "Played back from a run trained on this server at" in texts(student)
     assert "Playing back: step" in growing(student)
+
+
+def test_a_question_held_on_an_earlier_run_folds_nothing_later(morning):
+    from explorer.ui.live import step_question
+
+    at = session(tr_ask="none")
+    at.session_state[step_question.HELD] = ("lesson-6-2", False)   # left by a lesson's step, which has ended
+    at.switch_page("pages/learn.py").run()
+    assert "Press Train" not in texts(at) and any(t.startswith("Every head") for t in figures(at))
