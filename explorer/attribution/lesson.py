@@ -10,6 +10,7 @@ from explorer.words import numbers
 from explorer.words.i18n import N_, _
 
 AGREE, DISAGREE = N_("Yes: the same top word"), N_("No: different top words")   # the question's options, in English
+TOP_TIE = 0.05   # words whose score's size comes within this share of a method's top word's are as much its top word
 
 
 def agreement_sentence(e: Explanation) -> str:
@@ -96,6 +97,17 @@ def top_word(e: Explanation, method: str) -> int | None:
     return order[0] if order else None
 
 
+def tied_top(e: Explanation, method: str) -> set[int]:
+    """``method``'s top word (as :func:`top_word` picks it) and every word whose score's size comes within TOP_TIE of
+    it (the first word left out where :func:`top_word` leaves it out)."""
+    top = top_word(e, method)
+    if top is None:
+        return set()
+    sizes = np.abs(e.scores[METHODS.index(method)])
+    skip = 1 if e.first_is_sink else 0
+    return {i for i in range(skip, len(sizes)) if sizes[i] >= (1 - TOP_TIE) * sizes[top]} | {top}
+
+
 def top_word_question(e: Explanation) -> Question:
     """"Will raw attention and integrated gradients agree on the top word?", answered by this explanation, the
     first word left out of both where integrated gradients cannot score it (``top_word``)."""
@@ -122,5 +134,11 @@ def top_word_question(e: Explanation) -> Question:
                           "attention from the predicting token goes to it here).").format(
             word=e.words[0], share=numbers.percent(e.scores[METHODS.index('attention'), 0]))
     agree, disagree = _(AGREE), _(DISAGREE)
-    return Question(prompt, (agree, disagree), agree if same else disagree, reveal)
+    att_tied, ig_tied = tied_top(e, "attention"), tied_top(e, "ig")
+    either = bool(att_tied & ig_tied) and not (len(att_tied) == len(ig_tied) == 1 and same)
+    if either:
+        reveal += " " + _("A method's top word here wins by less than {margin} of its score over another word, so "
+                          "both answers count as right.").format(margin=numbers.percent(TOP_TIE))
+    return Question(prompt, (agree, disagree), agree if same else disagree, reveal,
+                    also=((disagree if same else agree),) if either else ())
 

@@ -79,7 +79,8 @@ class Homework:
     def set_homework(self, source: str, title: str, questions, now: float | None = None, *, steps: int,
                      sentence_prompt: str = "") -> tuple[str, str]:
         """A new homework room for a lesson of ``steps`` steps -> (code, teacher key). ``questions``: (question id,
-        prompt, options, right answer) of each step that asks one, stored before any student comes;
+        prompt, options, right answer[, the other right answers]) of each step that asks one, stored before any
+        student comes;
         ``sentence_prompt``: what each student's sentence should be about ("" asks for none; BadInput when it is
         too long or holds a control character, checked before the room is made)."""
         if not isinstance(source, str) or not source or not isinstance(title, str) or not title:
@@ -90,8 +91,8 @@ class Homework:
         now = clock(now)
         code, key = self.create_room(now)
         self.set_view(code, key, {HOMEWORK: {"source": source, "title": title, "steps": steps}}, now)
-        for qid, prompt_, options, correct in questions:
-            self.ask(code, key, qid, prompt_, list(options), correct, now=now)
+        for qid, prompt_, options, correct, *also in questions:   # also: the other right answers (a near-tie)
+            self.ask(code, key, qid, prompt_, list(options), correct, now=now, also=tuple(also[0]) if also else ())
         if prompt:
             self.open_sentences(code, key, prompt, now)
         return code, key

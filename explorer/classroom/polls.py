@@ -105,7 +105,8 @@ class Progress:
 @dataclass(frozen=True)
 class Asked:
     """A question as the teacher's page showed it, with its poll's state. ``prompt`` is the page's markdown (show
-    it as literal text); ``correct`` is None for a question the teacher's page never stored (a vote came first)."""
+    it as literal text); ``correct`` is None for a question the teacher's page never stored (a vote came first);
+    ``also``: the other options the page treats as equally right (a near-tie)."""
 
     qid: str
     prompt: str
@@ -114,6 +115,12 @@ class Asked:
     typed: bool
     round: int
     state: str
+    also: tuple[str, ...] = ()
+
+    @property
+    def rights(self) -> tuple[str, ...]:
+        """Every right answer (none when the page never stored one)."""
+        return () if self.correct is None else (self.correct, *self.also)
 
     @property
     def progress(self) -> Progress:
@@ -135,13 +142,17 @@ def next_state(op: str, round_: int, state: str, expected: int | None) -> tuple[
     return round_, state
 
 
-def dump_asked(prompt: object, options: object, correct: object, typed: object) -> str:
-    """A question as stored: canonical JSON; BadInput unless it is text, a list of texts and one of them."""
+def dump_asked(prompt: object, options: object, correct: object, typed: object, also: object = ()) -> str:
+    """A question as stored: canonical JSON; BadInput unless it is text, a list of texts and one of them (``also``:
+    other options as right, stored only when there are any)."""
     if not isinstance(prompt, str) or not isinstance(options, (list, tuple)) or not options \
-            or not all(isinstance(o, str) and o for o in options) or correct not in options:
+            or not all(isinstance(o, str) and o for o in options) or correct not in options \
+            or not isinstance(also, (list, tuple)) or any(a not in options for a in also):
         raise BadInput("A class question needs a text, its options (texts) and its right answer among them.")
-    text = json.dumps({"prompt": prompt, "options": list(options), "correct": correct, "typed": bool(typed)},
-                      sort_keys=True, separators=(",", ":"))
+    data = {"prompt": prompt, "options": list(options), "correct": correct, "typed": bool(typed)}
+    if also:
+        data["also"] = list(also)
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
     if len(text) > ASKED_MAX:
         raise BadInput("This class question is too long to store with the room.")
     return text
@@ -151,7 +162,7 @@ def load_asked(qid: str, text: str | None, round_: int, state: str) -> Asked:
     """The stored JSON (or None: never stored) -> Asked; a question never stored reads as its id, no options."""
     data = json.loads(text) if text else {}
     return Asked(qid, str(data.get("prompt", qid)), tuple(data.get("options", ())), data.get("correct"),
-                 bool(data.get("typed", False)), int(round_), str(state))
+                 bool(data.get("typed", False)), int(round_), str(state), tuple(data.get("also", ())))
 
 
 def check_round(value: object) -> int:
@@ -166,11 +177,12 @@ class Polls:
 
     # ------------------------------------------------------------------------------------------- teacher
     def ask(self, code: str, key: str, question_id: str, prompt: str, options, correct: str, typed: bool = False,
-            now: float | None = None) -> None:
-        """Store the question as the teacher's page shows it (text, options, right answer), for the report. It
-        replaces the one stored before while round 1 is open (a control moved), and is kept as it was once a round
-        has closed. Followers need not rerun: the version stays."""
-        qid, text, now = check_id(question_id, "question id"), dump_asked(prompt, options, correct, typed), clock(now)
+            now: float | None = None, also=()) -> None:
+        """Store the question as the teacher's page shows it (text, options, right answer and ``also`` the others
+        as right), for the report. It replaces the one stored before while round 1 is open (a control moved), and is
+        kept as it was once a round has closed. Followers need not rerun: the version stays."""
+        qid, now = check_id(question_id, "question id"), clock(now)
+        text = dump_asked(prompt, options, correct, typed, also)
         self._teacher_write(self._teacher(code, key, now), key, now, "ask", json.dumps([qid, text]))
 
     def show(self, code: str, key: str, question_id: str, now: float | None = None, *, round: int | None = None

@@ -41,7 +41,11 @@ class QuestionReport:
         n = self.voters(round_)
         if not n or self.asked.correct is None:
             return None
-        return self.rounds[round_ - 1].get(self.asked.correct, 0) / n
+        return self.right(round_) / n
+
+    def right(self, round_: int) -> int:
+        """How many of ``round_``'s voters chose a right answer (any of them, on a near-tie)."""
+        return sum(self.rounds[round_ - 1].get(a, 0) for a in self.asked.rights)
 
     @property
     def shift(self) -> float | None:
@@ -96,7 +100,7 @@ def csv_text(reports: list[QuestionReport], sentences: SentencesReport | None = 
         for r in range(1, len(report.rounds) + 1):
             for answer, count in report.answers(r):
                 writer.writerow([_cell(report.asked.prompt), r, _cell(answer), count,
-                                 "" if right is None else _("yes") if answer == right else _("no")])
+                                 "" if right is None else _("yes") if answer in report.asked.rights else _("no")])
     for text in sentences.texts if sentences else ():
         writer.writerow([_cell(sentences.prompt), sentences.number, _cell(text), 1, ""])
     return out.getvalue()
@@ -125,7 +129,7 @@ def round_line(report: QuestionReport, round_: int) -> str:
         return _("no votes") + still
     if share is None:
         return ngettext("{n} vote", "{n} votes", n).format(n=n) + still
-    right = report.rounds[round_ - 1].get(report.asked.correct, 0)
+    right = report.right(round_)
     return _("{right} of {n} right ({share})").format(right=right, n=n, share=percent(share)) + still
 
 
@@ -153,7 +157,7 @@ def summary_html(reports: list[QuestionReport], *, room: str, when: str, progres
         "Homework: {started} students started, {finished} finished.", progress.started).format(
         started=progress.started, finished=progress.finished)) + "</p>"
     rows = "".join(
-        f"<tr><td>{i}</td><td>{e(r.asked.prompt)}</td><td>{e(r.asked.correct or '–')}</td>"
+        f"<tr><td>{i}</td><td>{e(r.asked.prompt)}</td><td>{e(numbers.joined(r.asked.rights) or '–')}</td>"
         f"<td>{e(round_line(r, 1))}</td><td>{e(round_line(r, 2))}</td><td class='n'>{e(points(r.shift))}</td></tr>"
         for i, r in enumerate(reports, 1))
     details = []
@@ -163,8 +167,8 @@ def summary_html(reports: list[QuestionReport], *, room: str, when: str, progres
         head = "".join(f"<th>{name}</th>" for name in rounds)
         tallies = [dict(r.answers(k)) for k in range(1, len(r.rounds) + 1)]
         body = "".join(
-            f"<tr{' class=right' if a == r.asked.correct else ''}><td>{e(a)}"
-            f"{' ' + right_answer if a == r.asked.correct else ''}</td>"
+            f"<tr{' class=right' if a in r.asked.rights else ''}><td>{e(a)}"
+            f"{' ' + right_answer if a in r.asked.rights else ''}</td>"
             + "".join(f"<td class='n'>{t.get(a, 0)}</td>" for t in tallies) + "</tr>"
             for a in dict.fromkeys(a for k in range(1, len(r.rounds) + 1) for a, _n in r.answers(k)))
         state = e(_(_STATE[r.asked.state]))
@@ -195,12 +199,13 @@ class RecapLine:
     prompt: str
     said: dict[int, str]
     correct: str | None
+    also: tuple[str, ...] = ()   # other answers as right (a near-tie)
 
     @property
     def right(self) -> bool | None:
-        """Whether the student's last answer is the right one (None: no answer, or no known right answer)."""
+        """Whether the student's last answer is a right one (None: no answer, or no known right answer)."""
         last = self.said.get(max(self.said)) if self.said else None
-        return None if last is None or self.correct is None else last == self.correct
+        return None if last is None or self.correct is None else last in (self.correct, *self.also)
 
 
 def recap(questions: list[Asked], mine: dict[str, dict[int, str]], qids: list[str]) -> list[RecapLine]:
@@ -208,5 +213,5 @@ def recap(questions: list[Asked], mine: dict[str, dict[int, str]], qids: list[st
     out): their answers per round (``store.my_answers``) beside the right answer."""
     asked = {q.qid: q for q in questions}
     return [RecapLine(asked[qid].prompt, {r: answer_text(v, asked[qid].options) for r, v in mine.get(qid, {}).items()},
-                      asked[qid].correct)
+                      asked[qid].correct, asked[qid].also)
             for qid in dict.fromkeys(qids) if qid in asked]

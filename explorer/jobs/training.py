@@ -48,6 +48,7 @@ class TrainingJob:
         self.run = Run(cfg, probe_tokens=None)
         self.done = threading.Event()
         self.error: BaseException | None = None
+        self.finished_at: float | None = None   # time.time() when it ended (a playback says when it was trained)
         self._trainer = trainer
 
     def ahead(self) -> int:
@@ -158,6 +159,7 @@ class Trainer:
                         self._spare = None
                 if idle and spare is not None:   # nothing waits: no child sits idle for the server's life
                     spare.end()
+                job.finished_at = time.time()
                 job.done.set()
 
 

@@ -1,6 +1,11 @@
 """A trained run taken apart: which heads it needs (knockout), how its heads compose (K-composition against a
 random baseline), and what its induction head reads and writes (its QK and OV circuits over the vocabulary).
 
+Every earlier → later pair of layers counts, not only layer 0 → layer 1: in a three-layer run the induction head may
+sit in the last layer and its partner in either layer before it. The partner is the head of an earlier layer than
+the (strongest) induction head's whose knockout costs most; :func:`composition` scores every earlier head into every
+later one, so a check can ask whether it also composes most with the induction head.
+
 The circuits are products of the weights (:mod:`explorer.learning.network` has no MLP and no biases); with
 LayerNorm on, a norm's scaling sits between the matrices and the products no longer equal the model, so
 :func:`circuits` refuses such a run in one sentence. Knockouts run the model itself and hold for every run.
@@ -26,8 +31,9 @@ Head = tuple[int, int]     # (layer, head)
 
 @dataclass(frozen=True)
 class Knockouts:
-    """Loss on the second copy (nats), intact and with heads knocked out; ``single[layer, head]`` is each head alone,
-    ``together`` the induction heads at once, ``pair`` the induction heads with their partner."""
+    """Loss on the second copy (nats), intact and with heads knocked out; ``single[layer, head]`` is the loss each
+    head alone adds, ``together`` the induction heads at once, ``pair`` the induction heads with their partner (a head
+    of any layer before the strongest induction head's)."""
     intact: float
     single: np.ndarray
     induction: tuple[Head, ...]
@@ -55,16 +61,26 @@ def induction_heads(prefix: np.ndarray) -> tuple[Head, ...]:
     return tuple(chosen) or (max(later)[1],)
 
 
+def earlier_heads(head: Head, n_heads: int) -> list[Head]:
+    """The heads of every layer before ``head``'s: those whose output its queries and keys can read."""
+    return [(l, h) for l in range(head[0]) for h in range(n_heads)]
+
+
+def partner_by_cost(single: np.ndarray, head: Head) -> Head:
+    """The head of an earlier layer than ``head``'s whose knockout costs most (``single[layer, head]``: added loss)."""
+    return max(earlier_heads(head, single.shape[1]), key=lambda e: float(single[e]))
+
+
 def knockouts(cfg: TrainConfig, weights: dict[str, np.ndarray], prefix: np.ndarray) -> Knockouts:
-    """Each head knocked out alone, the induction heads together, and with the first-layer head whose loss costs most
-    (their partner), on a fixed batch of the induction task."""
+    """Each head knocked out alone, the induction heads together, and with the head of an earlier layer whose
+    knockout costs most (their partner, whichever layer it is in), on a fixed batch of the induction task."""
     model = model_from(cfg, weights)
     held = data.batch(cfg, KNOCKOUT_SIZE, data.generator(cfg.seed, 3), task="induction")
     intact = _second_copy_loss(model, held, [])
     single = np.array([[_second_copy_loss(model, held, [(l, h)]) for h in range(cfg.n_heads)]
                        for l in range(cfg.n_layers)]) - intact
     found = induction_heads(prefix)
-    partner = (0, int(single[0].argmax())) if found else None
+    partner = partner_by_cost(single, found[0]) if found else None
     together = _second_copy_loss(model, held, list(found)) if found else intact
     pair = _second_copy_loss(model, held, list(found) + [partner]) if found else intact
     return Knockouts(intact, single, found, partner, together, pair)
@@ -82,19 +98,41 @@ def ov(weights: dict[str, np.ndarray], layer: int, head: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Composition:
-    """``k[h0, h1]``: K-composition of first-layer head h0 into second-layer head h1; ``baseline``: random matrices';
-    ``cap[h0, h1]``: the most the pair could score with its singular values (:func:`metrics.aligned_k_composition`)."""
+    """``k[i, j]``: K-composition of head ``writers[i]`` into head ``readers[j]`` (writers: every head but the last
+    layer's, readers: every head but the first layer's, each layer by layer); NaN where the writer's layer is not
+    before the reader's. With two layers ``k[h0, h1]`` is layer-0 head h0 into layer-1 head h1. ``baseline``: random
+    matrices'; ``cap``: the most each pair could score with its singular values
+    (:func:`metrics.aligned_k_composition`)."""
     k: np.ndarray
     baseline: float
     cap: np.ndarray
+    writers: tuple[Head, ...] = ()
+    readers: tuple[Head, ...] = ()
+
+    def of(self, writer: Head, reader: Head) -> float:
+        return float(self.k[self.writers.index(writer), self.readers.index(reader)])
+
+    def best_writer(self, reader: Head) -> Head:
+        """The earlier head that ``reader`` reads most of in its keys."""
+        column = self.k[:, self.readers.index(reader)]
+        return self.writers[int(np.nanargmax(column))]
+
+    def best_pair(self) -> tuple[Head, Head]:
+        """(writer, reader) of the largest K-composition of the run."""
+        i, j = np.unravel_index(int(np.nanargmax(self.k)), self.k.shape)
+        return self.writers[i], self.readers[j]
 
 
 def composition(cfg: TrainConfig, weights: dict[str, np.ndarray]) -> Composition:
-    k = np.array([[metrics.k_composition(qk(weights, 1, h1), ov(weights, 0, h0)) for h1 in range(cfg.n_heads)]
-                  for h0 in range(cfg.n_heads)])
-    cap = np.array([[metrics.aligned_k_composition(qk(weights, 1, h1), ov(weights, 0, h0)) for h1 in range(cfg.n_heads)]
-                    for h0 in range(cfg.n_heads)])
-    return Composition(k, metrics.random_k_composition(cfg.d_model, cfg.d_head), cap)
+    """The K-composition of every head into every head of a later layer (every earlier → later pair of layers)."""
+    writers = [(l, h) for l in range(cfg.n_layers - 1) for h in range(cfg.n_heads)]
+    readers = [(l, h) for l in range(1, cfg.n_layers) for h in range(cfg.n_heads)]
+
+    def table(score) -> np.ndarray:
+        return np.array([[score(qk(weights, *r), ov(weights, *w)) if w[0] < r[0] else np.nan for r in readers]
+                         for w in writers])
+    return Composition(table(metrics.k_composition), metrics.random_k_composition(cfg.d_model, cfg.d_head),
+                       table(metrics.aligned_k_composition), tuple(writers), tuple(readers))
 
 
 @dataclass(frozen=True)

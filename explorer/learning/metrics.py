@@ -36,8 +36,10 @@ def _frobenius(m: np.ndarray) -> float:
 
 def k_composition(w_qk: np.ndarray, w_ov: np.ndarray) -> float:
     """How much of a later head's QK circuit ``w_qk`` reads (on its key side) what an earlier head's OV circuit
-    ``w_ov`` writes: ‖w_qk w_ovᵀ‖_F / (‖w_qk‖_F ‖w_ov‖_F), between 0 and 1."""
-    return _frobenius(w_qk @ w_ov.T) / (_frobenius(w_qk) * _frobenius(w_ov))
+    ``w_ov`` writes: ‖w_qk w_ovᵀ‖_F / (‖w_qk‖_F ‖w_ov‖_F), between 0 and 1; 0 when either is all zeros (a head that
+    writes nothing, or reads nothing, composes with nothing)."""
+    norms = _frobenius(w_qk) * _frobenius(w_ov)
+    return _frobenius(w_qk @ w_ov.T) / norms if norms > 0 else 0.0
 
 
 def aligned_k_composition(w_qk: np.ndarray, w_ov: np.ndarray) -> float:
@@ -46,6 +48,8 @@ def aligned_k_composition(w_qk: np.ndarray, w_ov: np.ndarray) -> float:
     directions it is 1/√r, which is why a wide head composing perfectly still scores far below 1."""
     s_qk, s_ov = np.linalg.svd(w_qk, compute_uv=False), np.linalg.svd(w_ov, compute_uv=False)
     n = min(len(s_qk), len(s_ov))
+    if not (np.linalg.norm(s_qk) and np.linalg.norm(s_ov)):
+        return 0.0
     return float(np.sqrt((s_qk[:n] ** 2 * s_ov[:n] ** 2).sum()) / (np.linalg.norm(s_qk) * np.linalg.norm(s_ov)))
 
 

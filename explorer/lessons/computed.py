@@ -33,10 +33,13 @@ Params = Mapping[str, str]
 @dataclass(frozen=True)
 class Computed:
     """A computed question: ``ask(loaded, params) -> Question`` (NotComputable when it cannot be asked here);
-    ``pages`` it reads the parameters of; ``about``: what it asks, before it is computed (the list of steps)."""
+    ``pages`` it reads the parameters of; ``about``: what it asks, before it is computed (the list of steps);
+    ``open_page``: the step's page stays open while the question is asked, since what the page does next (a run
+    training) is its reveal (the page folds only what says the answer in words)."""
     ask: Callable[[LoadedModel, Params], Question]
     pages: tuple[str, ...]
     about: str
+    open_page: bool = False
 
 
 @dataclass(frozen=True)
@@ -67,12 +70,12 @@ COMPUTED: dict[str, Computed] = {
     "shared_key_head": Computed(score_claims.shared_key_head, (HEATMAPS,),
                                 N_("which query heads share the head's key head")),
     "learn_copy": Computed(learning_claims.copy_asked, (LEARN,),
-                           N_("whether the model on screen learns to copy the repeated segment")),
+                           N_("whether the model on screen learns to copy the repeated segment"), open_page=True),
     "learn_drop": Computed(learning_claims.drop_asked, (LEARN,),
-                           N_("at which step the loss on the second copy drops")),
+                           N_("at which step the loss on the second copy drops"), open_page=True),
     "learn_head": Computed(learning_claims.head_asked, (LEARN,), N_("which head becomes the induction head")),
     "learn_partner": Computed(learning_claims.partner_asked, (LEARN,),
-                              N_("which layer-0 head the induction head needs, by knockout")),
+                              N_("which head of an earlier layer the induction head needs, by knockout")),
     "learn_ov": Computed(learning_claims.ov_asked, (LEARN,),
                          N_("what the induction head's OV circuit writes for the token it attends to")),
 }
@@ -123,11 +126,16 @@ CHECKS: dict[str, Check] = {
     "phase_change_recorded": Check(learning_claims.learns_to_copy, N_("this run learns to copy in a phase change"),
                                    (LEARN,)),
     "knockout_and_composition_agree": Check(learning_claims.pair_agrees, N_("knockout and K-composition name the same "
-                                            "layer-0 partner of the induction head, and the pair costs more than "
-                                            "any one head"), (LEARN,)),
+                                            "partner of the induction head in an earlier layer, and the pair costs "
+                                            "more than any one head"), (LEARN,)),
     "induction_head_copies": Check(learning_claims.head_copies, N_("the induction head's OV circuit copies (a copying "
                                    "score of 0.7 or more)"), (LEARN,)),
 }
+
+
+def opens_page(step: Step) -> bool:
+    """Whether the step's question holds its page open while it is asked (``Computed.open_page``)."""
+    return step.computed in COMPUTED and COMPUTED[step.computed].open_page
 
 
 def known(table: Mapping[str, object]) -> str:
@@ -187,4 +195,4 @@ def contradiction(step: Step, number: int, loaded: LoadedModel) -> str | None:
 
 
 __all__ = ["CHECKS", "COMPUTED", "Check", "Computed", "NotComputable", "ask", "asked", "contradiction", "known",
-           "measured_on", "step_model", "unavailable"]
+           "measured_on", "opens_page", "step_model", "unavailable"]

@@ -11,7 +11,7 @@ from explorer.attention.result import extract
 from explorer.generation.sampling import settings_from_params
 from explorer.generation.steps import generate
 from explorer.heads_do import repeats, roles
-from explorer.labs.quiz import Question
+from explorer.labs.quiz import Question, near_best, near_edges
 from explorer.model.loading import LoadedModel
 from explorer.words import numbers
 from explorer.words.i18n import N_, _, ngettext
@@ -20,6 +20,9 @@ from .claims import NotComputable, Params, param
 
 LOSS_OPTIONS = (N_("higher than on the first copy"), N_("about the same (within a fifth)"),
                 N_("lower, but more than half of it"), N_("less than half of it"))   # shown through _()
+LOSS_TIE = 0.05     # a second copy's loss within this share of the first's from a band's edge: both bands count
+LOOK_TIE = 0.05     # a place the head looks within this share of its attention of the most-looked-at: both count
+KNOCK_TIE = 0.1     # nats: a knocked-out loss within this of an option's edge counts for both options
 INDUCTION_TOP = 4   # the probe's strongest induction heads that the knockout step compares with (why 4: see there)
 
 
@@ -63,7 +66,19 @@ def repeat_loss(loaded: LoadedModel, params: Params) -> Question:
                                p_first=numbers.scientific(np.exp(-loss.first),
                                                           0), p_second=numbers.percent(np.exp(-loss.second)))
     right = loss_label(loss.first, loss.second)   # one of LOSS_OPTIONS, marked with N_()
-    return Question(prompt, tuple(_(o) for o in LOSS_OPTIONS), _(right), reveal)
+    also = tuple(_(o) for o in loss_ties(loss.first, loss.second) if o != right)
+    if also:
+        reveal += " " + _("That is within {margin} of the first copy's loss from where two answers meet, so both "
+                          "count as right.").format(margin=numbers.percent(LOSS_TIE))
+    return Question(prompt, tuple(_(o) for o in LOSS_OPTIONS), _(right), reveal, also=also)
+
+
+def loss_ties(first: float, second: float) -> tuple[str, ...]:
+    """The options of LOSS_OPTIONS whose band edge (1.2, 0.8 and 0.5 of the first copy's loss) the second copy's loss
+    lies within LOSS_TIE of (as a share of the first's): near-ties, each as right."""
+    o = LOSS_OPTIONS
+    return near_edges(second / first, {1.2: (o[1], o[0]), 0.8: (o[2], o[1]), 0.5: (o[3], o[2])}, LOSS_TIE) \
+        if first > 0 else ()
 
 
 def where_head_looks(loaded: LoadedModel, params: Params) -> Question:
@@ -71,14 +86,17 @@ def where_head_looks(loaded: LoadedModel, params: Params) -> Question:
     result, offset, n = _repeat(loaded, params)
     layer, head = int(params.get("layer", 0)), int(params.get("head", 0))
     found = repeats.looks(result.weights[layer, head], offset, n)
-    best = max(found, key=found.get)
+    best, tied = near_best(found, LOOK_TIE)
     shares = "; ".join(_(repeats.LOOKS[k]) + ": " + numbers.percent(v)
                        for k, v in sorted(found.items(), key=lambda kv: -kv[1]))
     return Question(_("Layer {layer}, head {head}: from each token of the second copy, where does this head put "
                       "most of its attention? Which of these {n} tokens?").format(layer=layer, head=head,
                                                                                   n=len(repeats.LOOKS)),
                     tuple(_(look) for look in repeats.LOOKS.values()), _(repeats.LOOKS[best]),
-                    _("Averaged over the {n} tokens of the second copy: {shares}.").format(n=n, shares=shares))
+                    _("Averaged over the {n} tokens of the second copy: {shares}.").format(n=n, shares=shares)
+                    + ("" if not tied else " " + _("The top places are within {margin} of each other, so each of "
+                                                   "them counts as right.").format(margin=numbers.percent(LOOK_TIE))),
+                    also=tuple(_(repeats.LOOKS[k]) for k in tied))
 
 
 def _strongest(loaded: LoadedModel, role: str) -> tuple[int, int, float]:
@@ -124,6 +142,8 @@ def knockout_repeat_loss(loaded: LoadedModel, params: Params) -> Question:
     options = (_("it hardly moves (less than 0.5 nats)"), _("it rises, but stays under half the first copy's"),
                _("it climbs back to half the first copy's or more"))
     right = options[0] if rise < 0.5 else options[1] if knocked.second < clean.first / 2 else options[2]
+    also = tuple(o for o in near_edges(knocked.second, {clean.second + 0.5: options[:2],
+                                                        clean.first / 2: options[1:]}, KNOCK_TIE) if o != right)
     reveal = _("Measured: {intact} nats per token intact, **{knocked}** with {names} knocked out ({alone}); the "
                "first copy's is {first}. For comparison, the probe's {k} strongest induction heads ({four}: it ranks "
                "heads on one random test sequence, and these {k} stay the same from draw to draw) knocked out "
@@ -137,7 +157,9 @@ def knockout_repeat_loss(loaded: LoadedModel, params: Params) -> Question:
     return Question(_("Knock out {names} together (their outputs set to 0). The loss on the second copy, {loss} "
                       "nats per token with every head, then: which of these three, from hardly moving to half the "
                       "first copy's or more?").format(names=names, loss=numbers.number(clean.second, 2)),
-                    options, right, reveal)
+                    options, right, reveal + ("" if not also else " " + _(
+                        "That is within {margin} nats of where two answers meet, so both count as right.").format(
+                        margin=numbers.number(KNOCK_TIE, 1))), also=also)
 
 
 # ---------------------------------------------------------------------------------------------- checks

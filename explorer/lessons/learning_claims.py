@@ -26,6 +26,11 @@ TASK_NAMES = {"induction": N_("a repeated segment"), "no-repeat": N_("no repeats
 # the page's parameters -> the config's fields
 FIELDS = {"tr_layers": "n_layers", "tr_heads": "n_heads", "tr_task": "task", "tr_seed": "seed", "tr_steps": "steps"}
 COPIES_AT = 0.5   # a run "copies" when its second-copy loss ends at most this share of its first-copy loss
+# Near-ties (a question never marks wrong what the page treats as equal): a second-copy loss within this share of
+# COPIES_AT of the first's is both "copies" and "does not"; a partner whose knockout costs at least this share of the
+# costliest's is as much the partner; a phase change on the step where two ranges meet is in both.
+COPY_TIE = 0.05
+PARTNER_TIE = 0.9
 
 
 def config_of(params: Params) -> config.TrainConfig:
@@ -83,7 +88,10 @@ def copy_question(run: Run) -> Question:
                 mass=percent(seen.mass), share=percent(seen.share))
     prompt = _("Will this model (layers: {layers}, heads a layer: {heads}, task: {task}) learn to copy the repeated "
                "segment?").format(layers=cfg.n_layers, heads=cfg.n_heads, task=_(task))
-    return Question(prompt, (yes, no), yes if learned else no, reveal)
+    tie = abs(second / first - COPIES_AT) < COPY_TIE if first > 0 else False
+    if tie:
+        reveal += " " + _("That is close to the line of half the first copy's loss, so both answers count as right.")
+    return Question(prompt, (yes, no), yes if learned else no, reveal, also=((no if learned else yes),) if tie else ())
 
 
 def step_ranges(steps: int) -> list[tuple[int, int]]:
@@ -104,13 +112,25 @@ def drop_question(run: Run) -> Question:
                    "second copy's loss at half the first's or less: no phase change in {steps} steps.").format(
             steps=integer(run.config.steps), at=number(0.5, 1))
     else:
-        correct = labels[next(i for i, (a, b) in enumerate(ranges) if change <= b)]
+        right = drop_ranges(ranges, change)
+        correct, also = labels[right[0]], tuple(labels[i] for i in right[1:])
         last = run.checkpoints[[c.step for c in run.checkpoints].index(change)]
         reveal = _("At step {step} the best later-layer head's prefix-matching score reached {score} and the second "
                    "copy's loss fell to {second} nats (the first copy: {first}).").format(
             step=integer(change), score=number(float(last.prefix[1:].max()), 2), second=_nats(last.loss_second),
             first=_nats(last.loss_first))
+        if also:
+            reveal += " " + _("Step {step} is where two ranges meet, so both count as right.").format(
+                step=integer(change))
+        return Question(_("At which step will the loss on the second copy drop?"), (*labels, never), correct, reveal,
+                        also=also)
     return Question(_("At which step will the loss on the second copy drop?"), (*labels, never), correct, reveal)
+
+
+def drop_ranges(ranges: list[tuple[int, int]], change: int) -> list[int]:
+    """The ranges (indices) whose labels hold the phase change's step ``change``: the first range reaching it, and
+    the next one too when ``change`` is exactly where they meet ("between 375 and 750", "between 750 and 1,125")."""
+    return [i for i, (a, b) in enumerate(ranges) if a <= change <= b]
 
 
 def induction_head(run: Run) -> tuple[int, int] | None:
@@ -119,19 +139,30 @@ def induction_head(run: Run) -> tuple[int, int] | None:
     return found[0] if found else None
 
 
+def head_name(head: tuple[int, int]) -> str:
+    return f"L{head[0]}H{head[1]}"
+
+
 def head_question(run: Run) -> Question:
-    """Which head will become the induction head? (every head is an option; only a later layer's can be it)"""
+    """Which head will become the induction head? (every head is an option; only a later layer's can be it; every
+    head that meets the page's definition, prefix-matching at ``circuits.INDUCTION_AT`` or more, counts as right)"""
     cfg = run.config
-    head = induction_head(run)
-    if head is None:
+    team = circuits.induction_heads(run.checkpoints[-1].prefix)
+    if not team:
         raise NotComputable(_("a one-layer model has no later layer for an induction head"))
     names = [f"L{l}H{h}" for l in range(cfg.n_layers) for h in range(cfg.n_heads)]
     prefix = run.checkpoints[-1].prefix
     scores = joined(f"{n} {number(float(prefix[i // cfg.n_heads, i % cfg.n_heads]), 2)}" for i, n in enumerate(names))
     reveal = _("Prefix-matching scores at the last step: {scores}. The highest in a later layer is {head}; a "
                "layer-0 head cannot be an induction head, since its keys carry only their own token and "
-               "position.").format(scores=scores, head=f"L{head[0]}H{head[1]}")
-    return Question(_("Which head will become the induction head?"), tuple(names), f"L{head[0]}H{head[1]}", reveal)
+               "position.").format(scores=scores, head=head_name(team[0]))
+    if len(team) > 1:
+        reveal += " " + _("This model has a team of induction heads: {heads} each prefix-match at {at} or more, the "
+                          "page's own definition of an induction head, so each of them counts as right.").format(
+            heads=joined(f"{head_name(h)} ({number(float(prefix[h]), 2)})" for h in team),
+            at=number(circuits.INDUCTION_AT, 1))
+    return Question(_("Which head will become the induction head?"), tuple(names), head_name(team[0]), reveal,
+                    also=tuple(head_name(h) for h in team[1:]))
 
 
 QUESTIONS = {"copy": copy_question, "drop": drop_question, "head": head_question}
@@ -144,20 +175,30 @@ def question(run: Run, kind: str) -> Question:
 # ---------------------------------------------------------------------------------------------- lesson 6
 
 def partner_question(run: Run) -> Question:
-    """Which layer-0 head does the induction head need? (named by knockout, with its previous-token score)"""
+    """Which head of an earlier layer does the induction head need? (named by knockout, with its previous-token
+    score; every earlier head whose knockout costs at least PARTNER_TIE of the costliest's counts as right)"""
     cfg = run.config
-    if induction_head(run) is None:
+    head = induction_head(run)
+    if head is None:
         raise NotComputable(_("a one-layer model has no later layer for an induction head"))
     ko = circuits.knockouts(cfg, run.final_weights(), run.checkpoints[-1].prefix)
-    names = tuple(f"L0H{h}" for h in range(cfg.n_heads))
-    partner = f"L0H{ko.partner[1]}"
-    costs = joined(f"{n} {signed(float(ko.single[0, h]), 2)}" for h, n in enumerate(names))
+    earlier = circuits.earlier_heads(head, cfg.n_heads)
+    names = tuple(head_name(e) for e in earlier)
+    top = float(ko.single[ko.partner])
+    tied = [e for e in earlier if e != ko.partner and top > 0 and float(ko.single[e]) >= PARTNER_TIE * top]
+    costs = joined(f"{head_name(e)} {signed(float(ko.single[e]), 2)}" for e in earlier)
     previous = float(run.checkpoints[-1].previous[ko.partner])
-    reveal = _("Knocked out alone, the layer-0 heads add this much loss on the second copy: {costs} nats. The "
+    reveal = _("Knocked out alone, the earlier heads add this much loss on the second copy: {costs} nats. The "
                "partner is {partner}; its previous-token score is {previous}.").format(
-        costs=costs, partner=partner, previous=number(previous, 2))
-    return Question(_("Which layer-0 head does the induction head need most? Knock each out and compare."), names,
-                    partner, reveal)
+        costs=costs, partner=head_name(ko.partner), previous=number(previous, 2))
+    if tied:
+        reveal += " " + _("Knocking out {heads} costs nearly as much (at least {share} of the most), so each counts "
+                          "as right too.").format(heads=joined(head_name(e) for e in tied),
+                                                  share=percent(PARTNER_TIE))
+    prompt = (_("Which layer-0 head does the induction head need most? Knock each out and compare.") if head[0] == 1
+              else _("Which head of an earlier layer does the induction head need most? Knock each out and "
+                     "compare."))
+    return Question(prompt, names, head_name(ko.partner), reveal, also=tuple(head_name(e) for e in tied))
 
 
 def ov_question(run: Run) -> Question:
@@ -166,7 +207,7 @@ def ov_question(run: Run) -> Question:
     if head is None:
         raise NotComputable(_("a one-layer model has no later layer for an induction head"))
     weights = run.final_weights()
-    partner = (0, int(circuits.composition(run.config, weights).k[:, head[1]].argmax()))
+    partner = circuits.composition(run.config, weights).best_writer(head)
     found = circuits.circuits(run.config, weights, head, partner)
     copy, lower, other = (_("it raises that same token's logit: it copies"),
                           _("it lowers that same token's logit"), _("it raises some other token's logit"))
@@ -216,18 +257,19 @@ def learns_to_copy(_loaded, params: Params) -> tuple[bool, str]:
 
 
 def pair_agrees(_loaded, params: Params) -> tuple[bool, str]:
-    """The knockout's partner is the layer-0 head that K-composes most with the induction head, and the pair costs
+    """The knockout's partner is the earlier head that K-composes most with the induction head, and the pair costs
     more than any single head."""
     run = run_for(params)
     weights = run.final_weights()
     ko = circuits.knockouts(run.config, weights, run.checkpoints[-1].prefix)
     comp = circuits.composition(run.config, weights)
     head = ko.induction[0]
-    by_composition = int(comp.k[:, head[1]].argmax())
-    agrees = ko.partner is not None and ko.partner[1] == by_composition and ko.pair > ko.intact + ko.single.max()
-    return agrees, _("knockout names L0H{ko}, composition L0H{k} ({score} against a baseline of {baseline}); the "
-                     "pair costs {pair} nats").format(ko=ko.partner[1] if ko.partner else "–", k=by_composition,
-                                                      score=number(comp.k[by_composition, head[1]], 2),
+    by_composition = comp.best_writer(head)
+    agrees = ko.partner is not None and ko.partner == by_composition and ko.pair > ko.intact + ko.single.max()
+    return agrees, _("knockout names {ko}, composition {k} ({score} against a baseline of {baseline}); the "
+                     "pair costs {pair} nats").format(ko=head_name(ko.partner) if ko.partner else "–",
+                                                      k=head_name(by_composition),
+                                                      score=number(comp.of(by_composition, head), 2),
                                                       baseline=number(comp.baseline, 2),
                                                       pair=_nats(ko.pair - ko.intact))
 
@@ -236,6 +278,6 @@ def head_copies(_loaded, params: Params) -> tuple[bool, str]:
     run = run_for(params)
     ko_head = induction_head(run)
     weights = run.final_weights()
-    partner = (0, int(circuits.composition(run.config, weights).k[:, ko_head[1]].argmax()))
+    partner = circuits.composition(run.config, weights).best_writer(ko_head)
     found = circuits.circuits(run.config, weights, ko_head, partner)
     return found.copying >= 0.7, _("its OV copying score is {score}").format(score=number(found.copying, 2))

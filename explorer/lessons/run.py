@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 from explorer.labs.quiz import Question
 
+from .computed import opens_page
 from .files import LessonError, parse
 from .folders import find
 from .model import Lesson
@@ -33,6 +34,10 @@ def place(lesson: Lesson, index: int, started: float, step_started: float,
         where["qid"] = lesson.question_id(index)
         where["question"] = {"prompt": asked.prompt, "options": list(asked.options), "answer": asked.correct,
                              "explain": asked.reveal}
+        if asked.also:   # a near-tie: the other answers as right
+            where["question"]["also"] = list(asked.also)
+        if opens_page(step):   # the page's run answers it: the page stays open while the class votes
+            where["open"] = True
     elif step.computed and isinstance(asked, str):
         where["note"] = asked
     if not lesson.source.startswith(("app:", "dir:")):

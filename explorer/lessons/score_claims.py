@@ -9,7 +9,7 @@ import numpy as np
 from explorer.attention import breakdown as bd
 from explorer.attention import score_origin as so
 from explorer.attention.result import extract
-from explorer.labs.quiz import Question
+from explorer.labs.quiz import Question, near_best, near_edges
 from explorer.maths import softmax
 from explorer.model.loading import LoadedModel
 from explorer.words import numbers
@@ -21,6 +21,9 @@ PART_NAMES = {"token·token": N_("token · token"), "token·position": N_("token
               "position·token": N_("position · token"), "position·position": N_("position · position")}   # via _()
 REST = N_("the rest (the norm's shift, the biases)")   # the fifth option: what no token or position part holds
 TOLERANCE = 1e-5   # the page's: parts against the score, to 1e-5 of the score's size
+SAME = 0.005       # two weights differing by less than this are "the same"
+SCALE_TIE = 0.002  # a difference within this of SAME counts for "the same" and for larger/smaller
+PART_TIE = 0.05    # parts within this share of the largest part's size of it count as largest too
 
 
 def cell(loaded: LoadedModel, params: Params):
@@ -47,7 +50,10 @@ def without_the_scale(loaded: LoadedModel, params: Params) -> Question:
         raise NotComputable(_("this cell is masked, or its score has a soft cap or a bias besides q·k"))
     unscaled = float(softmax(b.row_scores / b.scale)[b.key])   # hidden keys stay at −∞
     options = (_("larger"), _("smaller"), pgettext("a weight compared", "the same"))
-    right = options[2] if abs(unscaled - b.weight) < 0.005 else options[0] if unscaled > b.weight else options[1]
+    right = options[2] if abs(unscaled - b.weight) < SAME else options[0] if unscaled > b.weight else options[1]
+    other = options[0] if unscaled > b.weight else options[1]
+    also = tuple(o for o in near_edges(abs(unscaled - b.weight), {SAME: (options[2], other)}, SCALE_TIE)
+                 if o != right)
     reveal = _("q·k = {dot}; times the scale 1/√{d_head} = {scale} it is {scaled}. The row's softmax gives this "
                "cell **{weight}** with the scale and {unscaled} without it: without it the row's scores are "
                "{times} times further apart, so the softmax is sharper: the row's largest scores take more, the "
@@ -59,7 +65,9 @@ def without_the_scale(loaded: LoadedModel, params: Params) -> Question:
                       "1/√{d_head} before the softmax. Without that scale, which of these three would this weight be: "
                       "larger, smaller or the same?").format(
                           query=b.query_token, key=b.key_token, weight=numbers.percent(b.weight, 1), d_head=b.d_head),
-                    options, right, reveal)
+                    options, right, reveal + ("" if not also else " " + _(
+                        "The two weights are so close to the page's line for “the same” ({same}) that both answers "
+                        "count as right.").format(same=numbers.percent(SAME, 1))), also=also)
 
 
 def position_part(loaded: LoadedModel, params: Params) -> Question:
@@ -71,15 +79,19 @@ def position_part(loaded: LoadedModel, params: Params) -> Question:
     if len(parts) < 2:
         raise NotComputable(_("this model's layer-0 score has no token and position parts"))
     parts[_(REST)] = split.parts.get("rest", 0.0)
-    best = max(parts, key=lambda k: abs(parts[k]))
+    size = {k: abs(v) for k, v in parts.items()}
+    best, tied = near_best(size, PART_TIE * max(size.values()))
     listed = "; ".join(f"{k} {numbers.signed(v, 3)}" for k, v in parts.items())
     reveal = _("{parts}. Together {total}, the score {score}. **{best}** is the largest part here.").format(
         parts=listed, total=numbers.signed(split.total, 3), score=numbers.signed(split.score, 3), best=best)
+    if tied:
+        reveal += " " + _("{others} comes within {margin} of its size, so it counts as right too.").format(
+            others=numbers.joined(tied), margin=numbers.percent(PART_TIE))
     return Question(_("Layer {layer}, head {head}: the score of “{query}” → “{key}” ({score}) splits into four "
                       "token and position parts and the rest. Which of these five is largest in size?").format(
                           layer=b.layer, head=b.head, query=b.query_token, key=b.key_token,
                           score=numbers.signed(b.score, 3)),
-                    tuple(parts), best, reveal)
+                    tuple(parts), best, reveal, also=tied)
 
 
 def shared_key_head(loaded: LoadedModel, params: Params) -> Question:

@@ -30,19 +30,27 @@ def typed_answers(options: Sequence[str], counts: Mapping[str, int]) -> list[tup
     return bars[:TYPED_BARS - 1] + [(_("other words ({n})").format(n=len(rest)), sum(n for _w, n in rest))]
 
 
-def answer_bars(options: Sequence[str], counts: Mapping[str, int], correct: str | None = None,
+def _rights(correct: str | Sequence[str] | None) -> tuple[str, ...]:
+    """The right answers: one, several (a near-tie: every one the page treats as right), or none before the
+    reveal."""
+    return () if correct is None else (correct,) if isinstance(correct, str) else tuple(correct)
+
+
+def answer_bars(options: Sequence[str], counts: Mapping[str, int], correct: str | Sequence[str] | None = None,
                 title: str = "", typed: bool = False) -> go.Figure:
     """One bar per option (in the question's order) with how many students chose it.
 
     Before the reveal (``correct`` None) every bar has the same colour; after it the right option is green and the
-    others grey. Answers that are not among ``options`` are drawn after them only on a question that takes typed
-    answers (``typed``; see :func:`typed_answers`), as literal text."""
+    others grey (several right options, a near-tie: each green). Answers that are not among ``options`` are drawn
+    after them only on a question that takes typed answers (``typed``; see :func:`typed_answers`), as literal
+    text."""
     extra = typed_answers(options, counts) if typed else []
     options = [*options, *(a for a, _n in extra)]
     counts = {**{o: counts.get(o, 0) for o in options}, **dict(extra)}
     values = [int(counts.get(o, 0)) for o in options]
     total = sum(values)
-    colours = [BAR if correct is None else RIGHT if o == correct else WRONG for o in options]
+    rights = _rights(correct)
+    colours = [BAR if correct is None else RIGHT if o in rights else WRONG for o in options]
     share = [numbers.percent(v / total) if total else "" for v in values]
     fig = go.Figure(go.Bar(
         x=[label(o) for o in options], y=values, marker_color=colours, text=[f"{v} ({s})" if s else str(v)
@@ -55,7 +63,7 @@ def answer_bars(options: Sequence[str], counts: Mapping[str, int], correct: str 
         yaxis=dict(title=_("students"), rangemode="tozero", dtick=max(1, (max(values, default=0) + 4) // 5)),
         height=320, margin=dict(l=50, r=20, t=50, b=40), showlegend=False)
     said = "; ".join(f"{o}: {v}" + (f" ({s})" if s else "") for o, v, s in zip(options, values, share))
-    right = " " + _("The right answer: {answer}.").format(answer=correct) if correct is not None else ""
+    right = " " + _("The right answer: {answer}.").format(answer=numbers.joined(rights)) if correct is not None else ""
     return alt.attach(fig, ngettext("Class answers, {n} student: {said}.", "Class answers, {n} students: {said}.",
                                     total).format(n=total, said=said) + right)
 
@@ -82,24 +90,27 @@ def _round_columns(options: Sequence[str], rounds: Sequence[Mapping[str, int]], 
     return labels, values
 
 
-def answer_rounds(options: Sequence[str], rounds: Sequence[Mapping[str, int]], correct: str | None = None,
+def answer_rounds(options: Sequence[str], rounds: Sequence[Mapping[str, int]],
+                  correct: str | Sequence[str] | None = None,
                   typed: bool = False) -> go.Figure:
     """Round 1 and round 2 of a class question side by side: two bars per option (round 1 hatched, round 2 solid),
     each labelled with its count; the legend gives each round's number of students and, after the reveal
     (``correct``), its share right. Then the right option's bars are green and its label says so; before, every
     bar has the same colour."""
     labels, values = _round_columns(options, rounds, typed)
-    ticks = [label(o) + ("<br>" + _("(right answer)") if o == correct else "") for o in labels]
-    colours = [BAR if correct is None else RIGHT if o == correct else WRONG for o in labels]
+    rights = _rights(correct)
+    ticks = [label(o) + ("<br>" + _("(right answer)") if o in rights else "") for o in labels]
+    colours = [BAR if correct is None else RIGHT if o in rights else WRONG for o in labels]
     fig = go.Figure()
     said = []
     for r, row in enumerate(values, 1):
         total = sum(row)
         share = [numbers.percent(v / total) if total else "" for v in row]
-        right = correct in labels and total
+        right = any(a in labels for a in rights) and total
         name = (ngettext("round {r}: {n} student, {share} right", "round {r}: {n} students, {share} right", total)
                 if right else ngettext("round {r}: {n} student", "round {r}: {n} students", total)).format(
-            r=r, n=total, share=numbers.percent(row[labels.index(correct)] / total) if right else "")
+            r=r, n=total, share=numbers.percent(sum(row[labels.index(a)] for a in rights if a in labels) / total)
+            if right else "")
         fig.add_bar(x=ticks, y=row, name=name, text=[str(v) for v in row], textposition="outside",
                     marker=dict(color=colours, line=dict(color=colours, width=1.5),
                                 pattern=dict(shape="/" if r == 1 else "", fgcolor="#ffffff", solidity=0.45)),
@@ -113,7 +124,7 @@ def answer_rounds(options: Sequence[str], rounds: Sequence[Mapping[str, int]], c
         barmode="group", title=dict(text=_("Class answers, round 1 and round 2"), x=0.0),
         yaxis=dict(title=_("students"), rangemode="tozero", dtick=max(1, (top + 4) // 5)),
         legend=dict(orientation="h", y=-0.25, x=0.0), height=380, margin=dict(l=50, r=20, t=50, b=40))
-    right = " " + _("The right answer: {answer}.").format(answer=correct) if correct is not None else ""
+    right = " " + _("The right answer: {answer}.").format(answer=numbers.joined(rights)) if correct is not None else ""
     return alt.attach(fig, _("Class answers, {rounds}.").format(rounds=". ".join(said)) + right)
 
 

@@ -96,9 +96,12 @@ def bars(labels: Sequence[str], values: Sequence[float], *, title: str, y_title:
 
 def matrix(z: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, title: str, x_title: str, y_title: str,
            colorscale: str = "RdBu", centre: bool = True, text: bool = False, height: int = 420) -> go.Figure:
-    """A labelled matrix (rows top to bottom); ``centre``: a diverging scale around 0; ``text``: values in cells."""
+    """A labelled matrix (rows top to bottom); ``centre``: a diverging scale around 0; ``text``: values in cells;
+    a NaN cell (a pair that does not exist) is left empty."""
     z = np.asarray(z, dtype=np.float64)
-    most = float(np.abs(z).max()) or 1.0
+    finite = np.abs(z[np.isfinite(z)])
+    most = float(finite.max()) if finite.size else 0.0
+    most = most or 1.0
     fig = go.Figure(go.Heatmap(z=z, x=list(range(len(cols))), y=list(range(len(rows))), colorscale=colorscale,
                                zmin=-most if centre else 0, zmax=most, zmid=0 if centre else None,
                                texttemplate="%{z:.2f}" if text else None,

@@ -184,6 +184,7 @@ CONCEPTS = Section(N_("Concepts"), N_("Concepts: the labs"), (
           "tr_task": Param("choice", TRAINING_TASKS), "tr_seed": Param("int", high=2**31 - 1),
           "tr_steps": Param("int", low=1, high=6000), "tr_step": Param("int", high=6000),
           "tr_head": Param("choice", tuple(f"L{l}H{h}" for l in (1, 2) for h in range(4))), "tr_train": FLAG,
+          "tr_play": Param("choice", ("0", "1", "2", "5")),
           "tr_ask": Param("choice", ("copy", "drop", "head", "none"))}),
 ))
 

@@ -9,6 +9,7 @@ import streamlit as st
 
 from explorer.labs.quiz import TYPED_MAX, Question
 from explorer.ui.text import literal
+from explorer.words import numbers
 from explorer.words.i18n import N_, _
 
 OTHER = N_("Another word…")  # the choice that opens a text box, on questions that take typed answers
@@ -50,14 +51,22 @@ def said(question: Question, answer: str) -> str:
     return literal(answer) if answer in question.options else f"“{literal(answer)}”"
 
 
+def right_answers(question: Question) -> str:
+    """The right answer, or on a near-tie every answer the page treats as right, joined ("L1H0, L1H1")."""
+    return numbers.joined(question.accepted)
+
+
 def verdict(question: Question, answer: str, again: str | None = None) -> bool:
     """Say whether ``answer`` is right and show the reveal (with "Try again" for question ``again``); -> right."""
     right = question.check(answer)
-    if right:
+    if right and question.also:
+        st.success(_("Right: {answer}. Every one of these counts as right: {answers}.").format(
+            answer=said(question, answer), answers=right_answers(question)))
+    elif right:
         st.success(_("Right: {answer}.").format(answer=question.correct))
     else:
         st.error(_("Not quite: you said {said}; the computation says {answer}.").format(
-            said=said(question, answer), answer=question.correct))
+            said=said(question, answer), answer=right_answers(question)))
     st.markdown(question.reveal)
     if again:
         st.button(_("Try again"), key=f"{again}_retry", on_click=retry, args=(again,))

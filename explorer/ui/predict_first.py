@@ -97,5 +97,5 @@ def asked(question: Question, key: str) -> tuple[bool | None, bool]:
 
 
 def _unanswered(question: Question) -> None:
-    st.info(_("You did not predict. The answer is {answer}.").format(answer=question.correct))
+    st.info(_("You did not predict. The answer is {answer}.").format(answer=aw.right_answers(question)))
     st.markdown(question.reveal)

@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import datetime
 from decimal import Decimal
 from functools import lru_cache
 from typing import Callable, Iterable, Mapping
 
+from babel.dates import format_time
 from babel.numbers import format_decimal, format_percent, get_decimal_symbol, get_group_symbol, get_minus_sign_symbol
 
 from explorer.words import i18n
@@ -243,3 +245,9 @@ def _cell(x, places: int, lang: str) -> str:
     if isinstance(x, float) or kind == "f":
         return number(float(x), places, lang=lang) if math.isfinite(float(x)) else ""
     return str(x)
+
+
+def time_of_day(seconds: float, *, lang: str | None = None) -> str:
+    """The server's local time of day at ``seconds`` (``time.time()``), hours and minutes the reader's way: "9:12 AM",
+    "09:12"."""
+    return format_time(datetime.fromtimestamp(seconds).time(), format="short", locale=locale(lang))

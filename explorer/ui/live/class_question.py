@@ -43,7 +43,7 @@ def _chart(question: Question, key: str, poll: Progress) -> None:
     server for its counts (``show_figure``'s view), not once per student (it was a third of a follower's run)."""
     rounds = [counts_by_text(membership.store().counts(membership.code(), key, round=r), question.options)
               for r in poll.shown_rounds]   # votes are kept by option: each reads in this viewer's language
-    right = question.correct if poll.revealed else None
+    right = question.accepted if poll.revealed else None
 
     def figure():
         if len(rounds) == 1:
@@ -63,7 +63,7 @@ def _ask(question: Question, key: str) -> None:
         return
     try:
         membership.store().ask(membership.code(), membership.teacher_key(), key, question.prompt, question.options,
-                               question.correct, question.typed)
+                               question.correct, question.typed, also=question.also)
     except ClassroomError:   # too long to keep (the report then names the question by its id), or the class ended
         return
     st.session_state[f"{key}_asked"] = asked
@@ -77,7 +77,7 @@ def _teacher_side(question: Question, key: str, poll: Progress) -> None:
     if poll.shown_rounds:
         _chart(question, key, poll)
     if poll.revealed:
-        st.success(_("Revealed to the class: the answer is {answer}.").format(answer=question.correct))
+        st.success(_("Revealed to the class: the answer is {answer}.").format(answer=aw.right_answers(question)))
         st.markdown(question.reveal)
         return
     with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
@@ -144,7 +144,7 @@ def _student_side(question: Question, key: str, poll: Progress, mine: dict[int, 
         last = mine.get(2, mine.get(1))
         right = aw.verdict(question, last) if last else None
         if not last:
-            st.info(_("You did not answer. The answer is {answer}.").format(answer=question.correct))
+            st.info(_("You did not answer. The answer is {answer}.").format(answer=aw.right_answers(question)))
             st.markdown(question.reveal)
         _chart(question, key, poll)
         return right

@@ -49,7 +49,8 @@ def bar() -> bool:
     question = None
     if isinstance(raw, dict) and where.get("qid"):
         try:
-            question = Question(raw["prompt"], tuple(raw["options"]), raw["answer"], raw["explain"])
+            question = Question(raw["prompt"], tuple(raw["options"]), raw["answer"], raw["explain"],
+                                also=tuple(raw.get("also") or ()))
         except (KeyError, TypeError, ValueError):
             question = None
     if question is not None and mine and mine[0].lang != where.get("lang", "en"):   # the same question (same id,
@@ -61,7 +62,7 @@ def bar() -> bool:
     page = where.get("page")
     if question is not None and page in STEP_PAGES and membership.current_page() == page:
         # the step's question folds the page, as the teacher's is folded
-        return step_question.shown_above(question, str(where["qid"]), False)
+        return step_question.shown_above(question, str(where["qid"]), False, open_page=where.get("open") is True)
     if question is not None:   # the teacher is on another page than the step's: its question, the page unfolded
         predict_first.asked(question, str(where["qid"]))
     elif isinstance(where.get("note"), str):   # the step's computed question could not be computed

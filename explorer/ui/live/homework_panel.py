@@ -29,16 +29,16 @@ PAGE = table.LESSONS.file
 
 # ---------------------------------------------------------------------------------------------- teacher
 
-def questions_of(lesson: Lesson) -> list[tuple[str, str, tuple[str, ...], str]]:
-    """(question id, prompt, options, right answer) of every step that asks a question of the lesson's own
-    (written, or computed on its model: the students' sessions compute the same); a page's own question is asked
-    on the page and stays out of the report."""
+def questions_of(lesson: Lesson) -> list[tuple[str, str, tuple[str, ...], str, tuple[str, ...]]]:
+    """(question id, prompt, options, right answer, the other right answers) of every step that asks a question of
+    the lesson's own (written, or computed on its model: the students' sessions compute the same); a page's own
+    question is asked on the page and stays out of the report."""
     found = []
     for i, step in enumerate(lesson.steps):
         asked = step.question.question() if step.question else cached.lesson_question(lesson, i) \
             if step.computed else None
         if isinstance(asked, Question):
-            found.append((lesson.question_id(i), asked.prompt, asked.options, asked.correct))
+            found.append((lesson.question_id(i), asked.prompt, asked.options, asked.correct, asked.also))
     return found
 
 

@@ -24,6 +24,7 @@ import streamlit as st
 from explorer.classroom import ClassroomError, TeacherView
 from explorer.labs.quiz import Question
 from explorer.lessons import Lesson
+from explorer.lessons.computed import opens_page
 from explorer.lessons.folders import find
 from explorer.lessons.pages import STEP_PAGES
 from explorer.lessons.run import ended, place, resume
@@ -151,6 +152,7 @@ def _resume() -> None:
 def bar() -> bool:
     """The lesson bar for this session: the teacher's (or a lone runner's), a follower's, or nothing. -> whether the
     page may run: False while the step's question folds it (app.py then runs ``Folded`` in its place)."""
+    st.session_state.pop(step_question.HELD, None)   # held open only by this run's step question, on its page
     if membership.is_following():
         return follower_bar.bar()
     _resume()
@@ -227,9 +229,10 @@ def _teacher_bar(lesson: Lesson, index: int, asked: Question | str | None) -> bo
     if not on_step:
         return True
     shown = step_question.shown_above(step.question.question() if step.question else asked, lesson.question_id(index),
-                      step.page_question)
+                                      step.page_question, open_page=opens_page(step))
     # alone, the notes (which may hold the answer) wait for it: the step's question, or the page's own, answered
-    answered = shown and (not step.page_question or predict_first.answered_here(STEP_PAGES[step.page].quiz))
+    answered = shown and (not step.page_question or predict_first.answered_here(STEP_PAGES[step.page].quiz)) and (
+        not opens_page(step) or step_question.unfolded(lesson.question_id(index)))   # a question held open: answered
     if notes is not None and (answered or membership.code()):   # never on a student's screen
         with notes:
             _notes(lesson, index)

@@ -17,6 +17,7 @@ from explorer.ui.live import membership
 from explorer.ui.text import literal
 from explorer.words import numbers
 from explorer.words.i18n import N_, _
+from explorer.words.numbers import joined
 
 KEPT = N_("Nothing is kept after the class ends: **End the class** deletes the room with every answer. Download "
           "the report first if you want to keep it.")
@@ -35,7 +36,7 @@ def summary_frame(reports: list[class_report.QuestionReport]) -> pd.DataFrame:
     for i, r in enumerate(reports, 1):
         cells = [_("hidden until shown") if _hidden(r, k) else class_report.round_line(r, k) for k in (1, 2)]
         revealed = r.asked.progress.revealed
-        rows.append([i, r.asked.prompt, (r.asked.correct or "–") if revealed else _("at the reveal"), cells[0],
+        rows.append([i, r.asked.prompt, (joined(r.asked.rights) or "–") if revealed else _("at the reveal"), cells[0],
                      cells[1], class_report.points(r.shift) if revealed else "–"])
     return pd.DataFrame(rows, columns=[_(c) for c in COLUMNS])
 
@@ -87,8 +88,8 @@ def student() -> None:
         if q.progress.revealed and q.correct is not None:
             last = said.get(2, said.get(1))
             after = (_("The answer is {answer}.") if last is None else _("The answer is {answer}: you were right.")
-                     if last == q.correct else _("The answer is {answer}: not quite.")).format(
-                answer=literal(q.correct))
+                     if last in q.rights else _("The answer is {answer}: not quite.")).format(
+                answer=literal(joined(q.rights)))
         else:
             after = _("The answer comes when your teacher reveals it.")
         st.markdown(f"{i}. {literal(q.prompt)}  \n{rounds}. {after}")
@@ -135,5 +136,5 @@ def lesson_recap(title: str, qids: list[str], lesson: Lesson | None = None) -> N
             rounds = _rounds(line.said)
             right = ("" if line.correct is None else " " + (
                 _("The right answer: **{answer}**; you had it.") if line.right
-                else _("The right answer: **{answer}**.")).format(answer=literal(line.correct)))
+                else _("The right answer: **{answer}**.")).format(answer=literal(joined((line.correct, *line.also)))))
             st.markdown(f"{i}. {literal(line.prompt)}  \n{rounds}.{right}")

@@ -149,11 +149,11 @@ def agreement(shown_: Shown) -> None:
                   "rounds differently, and small differences grow during training)."), icon=":material/info:")
 
 
-def ask(shown_: Shown) -> bool:
+def ask(shown_: Shown, growing: bool = False) -> bool:
     """The page's prediction on the finished run of these settings -> whether the parts it answers may be drawn.
-    While a live run trains they grow on screen (the question is about what comes next); a finished run stays
-    folded until the prediction (in a class: until the teacher reveals)."""
-    run, training_now = shown_.reference, shown_.job is not None and not shown_.job.done.is_set()
+    While a run trains or plays back (``growing``) they grow on screen (the question is about what comes next); a
+    finished run stays folded until the prediction (in a class: until the teacher reveals)."""
+    run, training_now = shown_.reference, growing or (shown_.job is not None and not shown_.job.done.is_set())
     if run is None or not run.checkpoints:
         st.caption(_("The prediction questions are asked on a finished run: train this one first."))
         return True
@@ -223,9 +223,10 @@ def _growing(cfg: config.TrainConfig) -> None:
         curves(job.run, None, source="growing")
 
 
-def curves(run: Run, now: int | None, source: str) -> None:
+def curves(run: Run, now: int | None, source: str, phase_said: bool = True) -> None:
     """The losses and every head's prefix-matching and previous-token scores over the steps so far, the phase
-    change marked, each said in words."""
+    change marked, each said in words (the phase change's sentence only with ``phase_said``: a question held open
+    over the page asks for it)."""
     steps, n, cfg = run.steps, len(run.checkpoints), run.config
     phase = run.phase_change()
     marks = dict(phase=phase, now=now, last_step=cfg.steps)
@@ -233,7 +234,7 @@ def curves(run: Run, now: int | None, source: str) -> None:
     loss, first, second = (run.series(k) for k in ("loss", "loss_first", "loss_second"))
     ui.show_figure(lambda: plots.loss_curves(steps, loss, first, second, **marks), "tr_loss", "learning-loss",
                    view=view)
-    st.caption(said_losses(run, phase))
+    st.caption(said_losses(run, phase, phase_said))
     left, right = st.columns(2)
     prefix, previous = run.series("prefix"), run.series("previous")
     ui.show_figure(lambda: plots.head_curves(steps, prefix, title=_("Prefix matching: each head"), **marks),
@@ -243,11 +244,13 @@ def curves(run: Run, now: int | None, source: str) -> None:
     st.caption(said_heads(run, -1))
 
 
-def said_losses(run: Run, phase: int | None) -> str:
+def said_losses(run: Run, phase: int | None, phase_said: bool = True) -> str:
     last = run.checkpoints[-1]
     text = _("At step {step} the loss is {loss} nats overall, {first} on the first copy and {second} on the "
              "second.").format(step=integer(last.step), loss=number(last.loss, 2), first=number(last.loss_first, 2),
                                second=number(last.loss_second, 2))
+    if not phase_said:
+        return text
     if phase is not None:
         text += " " + _("The phase change (dashed): at step {step} a later-layer head's prefix-matching score passed "
                         "{at} and the second copy's loss fell below half the first's.").format(

@@ -1,8 +1,8 @@
 """The trained model of "Watch heads learn" taken apart (``explorer.learning.circuits``): each head knocked out, the
-induction heads together and with their partner; the K-composition of every layer-0 → layer-1 pair against the
-random baseline; the chosen head's OV and QK circuits over the vocabulary. Each is computed once per run for the
-whole server and said in words from its numbers: the partner is named by knockout and composition, whatever its
-own attention looks like.
+induction heads together and with their partner (a head of any earlier layer); the K-composition of every head into
+every head of a later layer against the random baseline; the chosen head's OV and QK circuits over the vocabulary.
+Each is computed once per run for the whole server and said in words from its numbers: the partner is named by
+knockout and composition, whatever its own attention looks like.
 """
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def said_knockouts(run: Run, ko: circuits.Knockouts) -> str:
     partner = plots.head_name(*ko.partner)
     previous = float(run.checkpoints[-1].previous[ko.partner])
     text += " " + _("The induction heads ({heads}) knocked out together add {together} nats; with {partner}, the "
-                    "layer-0 head whose knockout costs most ({alone} alone), the pair adds {pair}.").format(
+                    "head of an earlier layer whose knockout costs most ({alone} alone), the pair adds {pair}.").format(
         heads=induction, together=number(ko.cost(ko.together), 2), partner=partner,
         alone=number(float(ko.single[ko.partner]), 2), pair=number(ko.cost(ko.pair), 2))
     if previous < CLEAN_PREVIOUS:
@@ -72,31 +72,37 @@ def said_knockouts(run: Run, ko: circuits.Knockouts) -> str:
         text += " " + _("{partner} is also a previous-token head (score {score}).").format(partner=partner,
                                                                                          score=number(previous, 2))
     if len(ko.induction) > 1:
-        text += " " + _("This model splits the induction work over {n} heads.").format(n=len(ko.induction))
+        text += " " + _("This model splits the induction work over a team of {n} heads.").format(n=len(ko.induction))
     return text
 
 
 def composition_section(run: Run, source: str) -> circuits.Composition:
-    """The K-composition of every layer-0 head into every layer-1 head, against random matrices' score."""
+    """The K-composition of every head into every head of a later layer (every earlier → later pair of layers),
+    against random matrices' score."""
     cfg = run.config
     comp = _kept("composition", run, source, lambda: circuits.composition(cfg, run.final_weights()))
-    rows = [plots.head_name(0, h) for h in range(cfg.n_heads)]
-    cols = [plots.head_name(1, h) for h in range(cfg.n_heads)]
-    title = _("K-composition, layer 0 → layer 1")
-    ui.show_figure(lambda: plots.matrix(comp.k, rows, cols, title=title, x_title=_("layer-1 head (reads in its keys)"),
-                                        y_title=_("layer-0 head (writes)"), colorscale="Blues", centre=False,
-                                        text=True, height=320),
+    rows = [plots.head_name(*w) for w in comp.writers]
+    cols = [plots.head_name(*r) for r in comp.readers]
+    two = cfg.n_layers == 2
+    title = _("K-composition, layer 0 → layer 1") if two else _("K-composition, each earlier layer → each later one")
+    ui.show_figure(lambda: plots.matrix(comp.k, rows, cols, title=title,
+                                        x_title=_("layer-1 head (reads in its keys)") if two
+                                        else _("later head (reads in its keys)"),
+                                        y_title=_("layer-0 head (writes)") if two else _("earlier head (writes)"),
+                                        colorscale="Blues", centre=False, text=True, height=320 if two else 420),
                    "tr_composition", "learning-composition", view=(cfg.key(), source, "composition"))
-    h0, h1 = np.unravel_index(int(np.argmax(comp.k)), comp.k.shape)
+    a, b = comp.best_pair()
+    k, cap = comp.of(a, b), float(comp.cap[comp.writers.index(a), comp.readers.index(b)])
+    a, b = plots.head_name(*a), plots.head_name(*b)
     st.caption(_("The largest K-composition is {a} → {b}: {k}, {times}× the score of random matrices of the same "
-                 "shapes ({baseline}). K-composition measures how much of what the layer-0 head writes the layer-1 "
-                 "head reads in its keys.").format(a=rows[h0], b=cols[h1], k=number(comp.k[h0, h1], 2),
-                                                    times=number(comp.k[h0, h1] / comp.baseline, 1),
-                                                    baseline=number(comp.baseline, 2)))
+                 "shapes ({baseline}). K-composition measures how much of what the earlier head writes the later "
+                 "head reads in its keys.").format(a=a, b=b, k=number(k, 2), times=number(k / comp.baseline, 1),
+                                                   baseline=number(comp.baseline, 2)))
+    if not two:
+        st.caption(_("Empty cells: a head reads only what heads of earlier layers wrote."))
     st.caption(_("No pair can score 1 here: spread over several directions, even two matrices lined up perfectly "
                  "score less. With their singular values, {a} and {b} could score at most {cap}; they reach {share} "
-                 "of that.").format(a=rows[h0], b=cols[h1], cap=number(comp.cap[h0, h1], 2),
-                                    share=percent(comp.k[h0, h1] / comp.cap[h0, h1])))
+                 "of that.").format(a=a, b=b, cap=number(cap, 2), share=percent(k / cap)))
     return comp
 
 
