@@ -42,6 +42,7 @@ MODELS = {
     "generation_bench": ("bench.generation_bench", "main", []),
     "learning": ("bench.learning", "main", []),
     "sentences_bench": ("bench.sentences_bench", "main", []),
+    "atlas_bench": ("bench.atlas_bench", "main", []),
 }
 SERVER = {
     "ws_load": ("bench.ws_load", "main", ["--url", "{url}", "--pid", "{pid}"]),
@@ -77,6 +78,9 @@ ROWS = {
     "learning": [r"^seed 0: phase change", *(rf"^{row}  " for row in ("L1", "L2", "L3", "L4", "L5", "L6"))],
     "sentences_bench": [r"^S1 all-MiniLM-L6-v2 .* wall \d", r"^S1 SmolLM2-135M-Instruct .* wall \d",
                         r"^S3 all-MiniLM-L6-v2: batch vs alone", r"^S3 SmolLM2-135M-Instruct: batch vs alone"],
+    "atlas_bench": [r"^H1 all-MiniLM-L6-v2: atlas page first draw \d+ ms",
+                    r"^H2 SmolLM2-135M-Instruct: a head's card \d+ ms",
+                    r"^H3 stored data, both models: [\d.]+ MB"],
     "ws_load": [r"^ +2 +\d+ +\d+ ms .* +0 +", r"^capacity: 2 sessions"],
     "queue_bench": [r"^\| as running \| [1-9]\d* \| \d+ ms \| \d+ ms \| \d+ ms \| [1-9]\d* \(\d+ ms\) \| 0 \|"],
     "lesson_bench": [r"^2/2 followers on step \d+", r"^  next 1 \([^)]+\): 2/2", r"^  next 2 \([^)]+\): 2/2",

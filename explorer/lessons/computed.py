@@ -22,7 +22,7 @@ from explorer.model.loading import LoadedModel
 from explorer.sitemap import table
 from explorer.words.i18n import N_, _
 
-from . import claims, induction_claims, learning_claims, score_claims
+from . import atlas_claims, claims, induction_claims, learning_claims, score_claims
 from .claims import NotComputable
 from .model import Step
 from .pages import STEP_PAGES
@@ -111,6 +111,10 @@ CHECKS: dict[str, Check] = {
                                            "strongest previous-token head"), (HEATMAPS,)),
     "strongest_induction_head": Check(induction_claims.strongest_induction_head, N_("this is the model's strongest "
                                       "induction head"), (HEATMAPS,)),
+    "corpus_previous_token": Check(atlas_claims.corpus_previous_token, N_("on the head atlas's corpus of real text "
+                                   "too, no head's top key is the previous token more often"), (HEATMAPS,)),
+    "corpus_induction": Check(atlas_claims.corpus_induction, N_("on the head atlas's corpus of real text too, it is "
+                              "among the model's strongest induction heads"), (HEATMAPS,)),
     "previous_before_induction": Check(induction_claims.previous_before_induction, N_("the two heads shown are the "
                                        "strongest previous-token head and, in a later layer, the strongest "
                                        "induction head"), (COMPARE,)),

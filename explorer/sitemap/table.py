@@ -65,6 +65,8 @@ class Section:
 TEXT, WORD, WORDS, FLAG = Param("text"), Param("word"), Param("words"), Param("flag")
 MODEL, LAYER, HEAD = Param("model"), Param("int", high="layers"), Param("int", high="heads")
 WEIGHTING = Param("choice", ("weights", "value"))
+ATLAS_MEASURE = Param("choice", ("entropy", "first", "previous", "self", "duplicate", "induction", "punctuation",
+                                 "distance", "top_first", "top_previous", "top_induction"))
 NONE: Mapping[str, Param] = {}   # a page a step may open, with nothing to set
 
 START = Section(N_("Start"), N_("Teach and look up"), (
@@ -110,6 +112,14 @@ EXPLORE = Section(N_("Explore real models"), N_("Explore real models"), (
          ("query", "key", "layer", "head", "attention weight", "PCA", "t-SNE", "RoPE"),
          {"model": MODEL, "text": TEXT, "layer": LAYER, "head": HEAD, "geo_method": Param("choice", ("pca", "tsne")),
           "geo_colour": Param("choice", ("position", "token", "kind")), "geo_heads": Param("heads")}),
+    Page("pages/atlas.py", N_("Head atlas"), ":material/hub:",
+         N_("See every head across real text as one point, open its card and check the app's names for heads."),
+         N_("Does a head do on real text what its name says?"),
+         ("head", "layer", "attention weight", "entropy", "nats", "sink", "previous-token head", "induction head"),
+         {"model": MODEL, "layer": LAYER, "head": HEAD, "atlas_x": ATLAS_MEASURE, "atlas_y": ATLAS_MEASURE,
+          "atlas_ex": Param("choice", ("first", "previous", "self", "duplicate", "induction", "punctuation")),
+          "atlas_ask": Param("choice", ("previous", "induction", "sink"))},
+         default_model=EMBEDDED_DECODER, quiz="atlas_which"),
     Page("pages/heads_do.py", N_("What heads do"), ":material/content_cut:",
          N_("Knock heads out and watch the model's answer on a pair of sentences move."),
          N_("Do the heads that look at a word also matter for the answer?"),
@@ -203,6 +213,7 @@ HEADS_DO = PAGES["pages/heads_do.py"]
 COMPARE = PAGES["pages/compare.py"]
 LEARN = PAGES["pages/learn.py"]
 GEOMETRY = PAGES["pages/geometry.py"]
+ATLAS = PAGES["pages/atlas.py"]
 LAB_SOFTMAX = PAGES["pages/lab_softmax.py"]
 LAB_POSITIONS = PAGES["pages/lab_positions.py"]
 

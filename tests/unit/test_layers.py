@@ -16,8 +16,8 @@ LAYERS = {"core": 0, "plots": 1, "ui": 2, "pages": 3}
 # never a package on its floor or above (so no two packages import each other). "root" is the core's root modules
 # (maths.py, examples.py: what every floor shares).
 CORE_FLOORS = (("words",), ("root",), ("serving", "access", "classroom", "learning"), ("model", "web"), ("labs",),
-               ("attention", "sitemap", "jobs"), ("heads_do", "sentences", "geometry"), ("generation", "attribution"),
-               ("lessons",))
+               ("attention", "sitemap", "jobs"), ("heads_do", "sentences", "geometry"),
+               ("generation", "attribution", "atlas"), ("lessons",))
 CORE_FLOOR = {package: floor for floor, packages in enumerate(CORE_FLOORS) for package in packages}
 # Third-party packages that only some layers may import.
 ONLY_IN = {"streamlit": {"ui", "pages"}, "plotly": {"plots", "ui", "pages"}}

@@ -9,6 +9,7 @@ from explorer.attention.result import AttentionResult
 from explorer.maths import causal_mask
 from explorer.plots import attention as plots
 from explorer.ui import widgets as ui
+from explorer.ui.views import atlas as atlas_view
 from explorer.ui.views import breakdown_link as breakdown
 from explorer.words import numbers
 from explorer.words.i18n import _
@@ -33,6 +34,7 @@ def side_by_side(model: str, text: str, result: AttentionResult, chosen: list[tu
                 show_scale=i % 2 == 1 or i == len(chosen) - 1)
             ui.show_figure(fig, f"heat_{i}", f"{facts.name}-L{l}H{h}")
             ui.fidelity_badge(result, l, h)
+            atlas_view.named_verdict(model, (l, h))   # a head the lessons name: does real text agree?
             ui.download_csv(heads.matrix_frame(result.weights[l, h], result.tokens, result.keys),
                             f"{facts.name}-L{l}H{h}.csv", f"csv_{i}", "CSV")
             breakdown.cell_link(model, text, (l, h), result.weights[l, h], result.tokens, query, key, result.keys)

@@ -10,6 +10,7 @@ from explorer.attention.result import AttentionResult
 from explorer.plots import attention as plots
 from explorer.plots import heads as head_plots
 from explorer.ui import widgets as ui
+from explorer.ui.views import atlas as atlas_view
 from explorer.ui.views import breakdown_link as breakdown
 from explorer.words import numbers
 from explorer.words.i18n import _
@@ -48,6 +49,8 @@ def show_head_in_both(model: str, a: AttentionResult, b: AttentionResult, result
         with column:
             ui.show_figure(lambda s=side: figures()[0][s], f"heat_{side}", f"flip-{side}-L{layer}H{head}", view=view)
             ui.fidelity_badge(res, layer, head)
+            if side == "A":   # the head's behaviour on real text, once
+                atlas_view.head_profile(model, (layer, head))
             ui.download_csv(lambda r=res: heads.matrix_frame(r.weights[layer, head], r.tokens, r.keys),
                             f"flip-{side}-L{layer}H{head}.csv", f"csv_{side}")
             breakdown.cell_link(model, res.text, (layer, head), res.weights[layer, head], res.tokens, rows[side][0],

@@ -37,7 +37,7 @@ def again(cfg: config.TrainConfig) -> None:
         st.segmented_control(_("Pace"), pb.SPEEDS, key="tr_pace", default=1,
                              format_func=lambda s: _(PACES[s]), help=_("How fast a finished run plays back."))
         st.button(_("Watch it grow again"), key="tr_again", icon=":material/replay:", on_click=_press,
-                  args=("tr_pace",), disabled=membership.following(),
+                  args=("tr_pace",), disabled=membership.is_following(),
                   help=_("Play the finished run of these settings back from its checkpoints: everyone who shows it "
                          "sees the same moment."))
 
@@ -68,7 +68,7 @@ def playing(cfg: config.TrainConfig) -> pb.Playback | None:
     else:
         wanted = str(ui.from_url("tr_play", "0"))
         play = plays.peek(cfg) if wanted in {str(s) for s in pb.SPEEDS} else None
-        if wanted != "0" and play is None and membership.following():   # a replica without the teacher's
+        if wanted != "0" and play is None and membership.is_following():   # a replica without the teacher's
             run, source, when = finished(cfg)
             if run is not None and wanted in {str(s) for s in pb.SPEEDS}:
                 play = plays.start(run, int(wanted), source, when)
