@@ -7,7 +7,7 @@ import streamlit as st
 
 from explorer.atlas import cards, labels, question, shipped
 from explorer.atlas import on_demand as on_demand_pass
-from explorer.jobs.worker import Jobs
+from explorer.jobs import keepers
 from explorer.plots import atlas as plots
 from explorer.serving import regions
 from explorer.sitemap import table
@@ -27,7 +27,7 @@ def stored(model: str) -> shipped.Atlas | None:
     return shipped.load(model)
 
 
-PASSES = Jobs(4)   # on-demand passes, one per model, shared by every session
+PASSES = keepers.jobs("atlas-passes")   # on-demand passes, one per model, shared by every session
 
 
 def atlas_or_stop(model: str) -> shipped.Atlas:
@@ -87,10 +87,10 @@ def source_line(atlas: shipped.Atlas) -> None:
 
 def heads_table(table, by: str, layers: tuple[int, int]) -> None:
     """Every head as a table sorted by ``by`` within ``layers``, its columns named in the session's language."""
-    shown = cards.filtered(table, by, layers=layers).round(3)
+    shown = cards.filtered(table, by, layers=layers)
     names = {"layer": _("layer"), "head": _("head"), "name": _("head") + " (L·H)",
              **{m: _(cards.NAMES[m]) for m in cards.NAMES}}
-    st.dataframe(shown.rename(columns=names), hide_index=True, height=280)
+    st.dataframe(numbers.table(shown.rename(columns=names), 3), hide_index=True, height=280)
 
 
 def scatter(atlas: shipped.Atlas, x: str, y: str, head: tuple[int, int], shown) -> None:
