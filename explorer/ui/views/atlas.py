@@ -7,7 +7,7 @@ import streamlit as st
 
 from explorer.atlas import cards, labels, question, shipped
 from explorer.atlas import on_demand as on_demand_pass
-from explorer.jobs.worker import Jobs
+from explorer.jobs import keepers
 from explorer.plots import atlas as plots
 from explorer.serving import regions
 from explorer.sitemap import table
@@ -27,7 +27,7 @@ def stored(model: str) -> shipped.Atlas | None:
     return shipped.load(model)
 
 
-PASSES = Jobs(4)   # on-demand passes, one per model, shared by every session
+PASSES = keepers.jobs("atlas-passes")   # on-demand passes, one per model, shared by every session
 
 
 def atlas_or_stop(model: str) -> shipped.Atlas:
@@ -47,7 +47,7 @@ def on_demand(model: str) -> shipped.Atlas | None:
     """The on-demand atlas of ``model``: None (with one sentence and the button) until asked, then its shared job."""
     job = PASSES.peek(model)
     if job is None:
-        running = [k for k in PASSES.keys() if k != model and not PASSES.peek(k).done.is_set()]
+        running = [k for k in PASSES.running() if k != model]
         st.info(_("No atlas is stored for {model}: the stored atlas covers the two embedded models. This server can "
                   "read the corpus with it now: at most {tokens} tokens and {seconds} seconds.").format(
             model=literal(model), tokens=numbers.integer(on_demand_pass.MAX_TOKENS),
