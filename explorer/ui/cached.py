@@ -147,10 +147,9 @@ def explanation_job(model: str, text: str, query: str, cands: list[str]) -> Job:
 
 
 # The labs' shared experiments: one function each, called by the page and by ``ui.prefetch`` (the same key).
-# Shared read-only (a caller must not change them), in the memos region like every other function's memo.
 @remembered(1 << 20, max_entries=1)
 def saturation_curves() -> dict:
-    """``maths.saturation_curves()``: seconds of random draws, the same for everyone."""
+    """``maths.saturation_curves()``: seconds of random draws, the same for everyone (shared: read-only)."""
     return maths.saturation_curves()
 
 

@@ -169,6 +169,7 @@ def test_the_report_lists_every_keeper_with_its_region_and_bytes(monkeypatch):
     assert report["sweeps"]["bytes"] >= 64 and report["sweeps"]["running"] == 0
     assert report["training"] == {"what": keepers.TRAINING.what, "region": "work", "running": 0, "finished": 1,
                                   "bytes": ran.nbytes}
+    assert trainer._jobs == {}                                          # the queue holds no ended run: the region does
     assert trainer.peek(TrainConfig(steps=10)) is ran and store.peek((training.TAG, TrainConfig(steps=10).key())) is ran
 
 
