@@ -148,10 +148,11 @@ class Jobs:
         self._end(key, job, value, error)
 
     def _expire(self, key: Hashable, job: Job) -> None:
-        if self._end(key, job, None, Stalled()):
-            log.warning("%s (%r) stopped answering: given up after %.0f s", job.name, key, self.deadline_s)
+        self._end(key, job, None, Stalled(), lambda: log.warning(   # in the log before any waiter wakes
+            "%s (%r) stopped answering: given up after %.0f s", job.name, key, self.deadline_s))
 
-    def _end(self, key: Hashable, job: Job, value, error: BaseException | None) -> bool:
+    def _end(self, key: Hashable, job: Job, value, error: BaseException | None,
+             said: Callable[[], None] | None = None) -> bool:
         """Whether this ended ``job`` (its work, or its deadline, whichever came first): a value goes to the region,
         then the job leaves the table (both under the lock, so an asker finds it in one or the other)."""
         size = self.store.sizeof(value) if error is None else 0   # measured outside the store's lock
@@ -163,6 +164,8 @@ class Jobs:
                 if error is None:
                     self.store.put(self._stored(key), value, size)
                 del self._running[key]
+            if said is not None:
+                said()
             job.done.set()
         return True
 
