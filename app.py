@@ -128,7 +128,7 @@ async def stats(_request) -> JSONResponse:
              for name, store in (("render_store", drawn_once.STORE), ("results", cached.result_cache()))}
     # followers' runs: page drawn, replayed
     return JSONResponse({**sizes, "regions": regions.report(), "keepers": keepers.report(),
-                         "followers": dict(replayed.COUNTS)})
+                         "followers": replayed.counts()})
 
 
 if __name__ == "__main__":

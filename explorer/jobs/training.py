@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from typing import Sequence
 
 from explorer.jobs.training_child import COMMAND, NOT_A_RUN, Child, Stopped, log
 from explorer.learning.config import MAX_SECONDS, TrainConfig, check
 from explorer.learning.train import Run
+from explorer.serving import cache, regions
+from explorer.serving.cache import ByteLRU
 from explorer.words.i18n import Later, ngettext
 
 MARGIN_S = 60.0   # beyond a run's own cap (MAX_SECONDS): the child's start (torch imported at low priority), its end
@@ -55,22 +57,33 @@ class TrainingJob:
         """How many runs will train before this one starts (0 once it trains)."""
         return self._trainer.ahead_of(self)
 
+    @property
+    def nbytes(self) -> int:
+        """Its run's bytes (checkpoints, snapshots): what keeping it costs (its trainer is not its own)."""
+        return cache.nbytes(self.run)
+
     def fraction(self) -> float:
         if self.done.is_set():
             return 1.0
         return self.run.checkpoints[-1].step / self.config.steps if self.run.checkpoints else 0.0
 
 
+TAG = "training"   # its finished runs' keys in the ``work`` region: (TAG, config key); keepers.py's row
+
+
 class Trainer:
-    """The server's training queue: ``waiting`` runs may wait behind the one training; the last ``keep`` finished
-    runs stay, the least recently asked for dropped first. ``child`` is the child's command line, ``deadline_s`` how
-    long a run's child may take from its config to its last message (the run's own cap plus a margin)."""
+    """The server's training queue: ``waiting`` runs may wait behind the one training. It holds a run only while the
+    run is queued or training; an ended run (finished, or failed: its pages say why) goes to ``store`` (the ``work``
+    region's, under ``(TAG, config key)``; a test's trainer: a store of ``keep`` runs of its own) and is asked for
+    there. ``child`` is the child's command line, ``deadline_s`` how long a run's child may take from its config to
+    its last message (the run's own cap plus a margin)."""
 
     def __init__(self, waiting: int = 3, keep: int = 8, child: Sequence[str] = COMMAND,
-                 deadline_s: float = MAX_SECONDS + MARGIN_S):
-        self.waiting, self.keep = waiting, keep
+                 deadline_s: float = MAX_SECONDS + MARGIN_S, store: ByteLRU | None = None):
+        self.waiting = waiting
+        self.store = store if store is not None else regions.unlisted("work", keep)
         self.child, self.deadline_s = list(child), deadline_s
-        self._jobs: OrderedDict[tuple, TrainingJob] = OrderedDict()
+        self._jobs: dict[tuple, TrainingJob] = {}   # queued or training
         self._queue: deque[TrainingJob] = deque()
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
@@ -78,26 +91,23 @@ class Trainer:
         self._spare: Child | None = None   # started while a run waits, so that it need not wait for torch's import
 
     def peek(self, cfg: TrainConfig) -> TrainingJob | None:
-        """The job of ``cfg`` if this server holds one: queued, training, finished, or failed (``error``)."""
+        """The job of ``cfg`` if this server holds one: queued or training here, finished or failed (``error``) in
+        the region."""
         with self._lock:
-            return self._jobs.get(cfg.key())
+            return self._jobs.get(cfg.key()) or self.store.peek((TAG, cfg.key()))
 
     def start(self, cfg: TrainConfig) -> TrainingJob:
         """The job for ``cfg``: the queued, training or finished one if there is one, else (also after a failed one) a
         new one queued."""
         check(cfg)
         with self._lock:
-            job = self._jobs.get(cfg.key())
+            job = self._jobs.get(cfg.key()) or self.store.peek((TAG, cfg.key()))
             if job is not None and job.error is None:
-                self._jobs.move_to_end(cfg.key())
                 return job
             if len(self._queue) >= self.waiting:
                 raise Busy(len(self._queue))
             job = self._jobs[cfg.key()] = TrainingJob(cfg, self)
             self._queue.append(job)
-            finished = [k for k, j in self._jobs.items() if j.done.is_set()]
-            while len(self._jobs) > self.keep and finished:
-                del self._jobs[finished.pop(0)]
             if self._worker is None:
                 self._worker = threading.Thread(target=self._serve, name="trainer", daemon=True)
                 self._worker.start()
@@ -112,9 +122,12 @@ class Trainer:
             return self._spare
 
     def counts(self) -> dict[str, int]:
-        """How many runs it holds (queued, training, finished or failed) and how many have ended."""
+        """How many runs it holds (queued or training: ``running``), how many ended runs its region holds
+        (``finished``) and their bytes."""
         with self._lock:
-            return {"entries": len(self._jobs), "finished": sum(j.done.is_set() for j in self._jobs.values())}
+            running = len(self._jobs)
+        ended = [n for key, n in self.store.sizes() if isinstance(key, tuple) and key[:1] == (TAG,)]
+        return {"running": running, "finished": len(ended), "bytes": sum(ended)}
 
     def ahead_of(self, job: TrainingJob) -> int:
         with self._lock:
@@ -152,15 +165,19 @@ class Trainer:
                 job.error = error
                 log.warning("training run %s failed: %s", job.config, error)
             finally:
+                job.finished_at = time.time()
+                size = job.nbytes   # measured outside the locks
                 with self._lock:
-                    self._queue.popleft()   # a failed job stays, for its pages to say why; Train starts anew
+                    self._queue.popleft()   # a failed job is kept too, for its pages to say why; Train starts anew
+                    self.store.put((TAG, job.config.key()), job, size)   # the region keeps it from now on
+                    if self._jobs.get(job.config.key()) is job:
+                        del self._jobs[job.config.key()]
                     idle, spare = not self._queue, self._spare
                     if idle:
                         self._spare = None
+                    job.done.set()
                 if idle and spare is not None:   # nothing waits: no child sits idle for the server's life
                     spare.end()
-                job.finished_at = time.time()
-                job.done.set()
 
 
 def train_in_child(job: TrainingJob, trainer: Trainer) -> None:
@@ -197,10 +214,10 @@ def started() -> Trainer | None:
 
 
 def trainer() -> Trainer:
-    """The server's one trainer."""
+    """The server's one trainer; its ended runs are kept by the ``work`` region (keepers.py's ``training`` row)."""
     global _TRAINER
     with _TRAINER_LOCK:
         if _TRAINER is None:
-            _TRAINER = Trainer()
+            _TRAINER = Trainer(store=regions.store("work"))
         return _TRAINER
 

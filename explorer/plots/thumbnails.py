@@ -7,12 +7,12 @@ import base64
 import functools
 import hashlib
 import io
-import threading
 import zlib
-from collections import OrderedDict
 
 import numpy as np
 import plotly.colors as pcolors
+
+from explorer.serving import regions
 
 MASKED_LIGHT = "#e6e6e6"  # cells a causal model cannot see, light enough for the tiles' patterns to stand out
 
@@ -55,16 +55,15 @@ def png_uri(index: np.ndarray, masked_colour: str = MASKED_LIGHT) -> str:
     return _encoded(digest, index.shape, masked_colour, index)
 
 
-_png_memo: OrderedDict[tuple, str] = OrderedDict()
-_png_lock = threading.Lock()
+PNG_MEMO = 64   # pictures remembered (a few kB each)
+_png_memo = regions.memo(f"{__name__}._png_memo", 1 << 20, "figures", max_entries=PNG_MEMO)   # each by its length
 
 
 def _encoded(digest: bytes, shape: tuple, masked_colour: str, index: np.ndarray) -> str:
     key = (digest, shape, masked_colour)
-    with _png_lock:
-        if key in _png_memo:
-            _png_memo.move_to_end(key)
-            return _png_memo[key]
+    known = _png_memo.peek(key)
+    if known is not None:
+        return known
     from PIL import Image
 
     image = Image.fromarray(index, "P")
@@ -72,14 +71,8 @@ def _encoded(digest: bytes, shape: tuple, masked_colour: str, index: np.ndarray)
     buffer = io.BytesIO()
     image.save(buffer, format="PNG", compress_level=PNG_LEVEL, compress_type=PNG_STRATEGY)
     uri = "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
-    with _png_lock:
-        _png_memo[key] = uri
-        while len(_png_memo) > PNG_MEMO:
-            _png_memo.popitem(last=False)
+    _png_memo.put(key, uri, len(uri))
     return uri
-
-
-PNG_MEMO = 64   # pictures remembered (a few kB each)
 
 
 @functools.lru_cache(maxsize=8)

@@ -47,22 +47,54 @@ def nbytes(obj, _seen: set[int] | None = None) -> int:
 
 
 class ByteLRU:
-    """``max_bytes``: the budget; ``sizeof(value)``: a value's bytes (default :func:`nbytes`, its arrays)."""
+    """``max_bytes``: the budget; ``sizeof(value)``: a value's bytes (default :func:`nbytes`, its arrays);
+    ``max_entries``: at most so many values (None: no count bound), for values whose arrays are not most of what
+    they cost (a loaded model's interpreter objects, a small answer that holds no array at all)."""
 
-    def __init__(self, max_bytes: int, sizeof: Callable[[object], int] | None = None):
-        self.max_bytes = max_bytes
-        self._sizeof = sizeof or nbytes
+    def __init__(self, max_bytes: int, sizeof: Callable[[object], int] | None = None, max_entries: int | None = None):
+        self.max_bytes, self.max_entries = max_bytes, max_entries
+        self.sizeof = sizeof or nbytes
         self._items: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
+        self._bytes = 0
         self._lock = threading.Lock()
         self._key_locks: dict[Hashable, threading.Lock] = {}
         self.hits = self.misses = 0
 
     @property
     def size(self) -> int:
-        return sum(n for _, n in self._items.values())
+        return self._bytes
 
     def __len__(self) -> int:
         return len(self._items)
+
+    def keys(self) -> list[Hashable]:
+        """The keys held, the least recently used first."""
+        with self._lock:
+            return list(self._items)
+
+    def sizes(self) -> list[tuple[Hashable, int]]:
+        """Each key held and its value's bytes, the least recently used first."""
+        with self._lock:
+            return [(key, n) for key, (_, n) in self._items.items()]
+
+    def put(self, key: Hashable, value, size: int | None = None) -> None:
+        """Keep ``value`` under ``key`` (replacing what was there), ``size`` its bytes (default: measured), then
+        drop the least recently used values past the bounds; a value larger than the whole budget stays alone."""
+        size = self.sizeof(value) if size is None else size
+        with self._lock:
+            self._store(key, value, size)
+
+    def _store(self, key: Hashable, value, size: int) -> None:
+        """Under the lock: ``put``'s work."""
+        if key in self._items:
+            self._bytes -= self._items[key][1]
+        self._items[key] = (value, size)
+        self._items.move_to_end(key)
+        self._bytes += size
+        while len(self._items) > 1 and (self._bytes > self.max_bytes
+                                        or (self.max_entries is not None and len(self._items) > self.max_entries)):
+            _, (_, dropped) = self._items.popitem(last=False)
+            self._bytes -= dropped
 
     def peek(self, key: Hashable, default=None):
         """The stored value for ``key`` (counted as a hit and marked recently used), else ``default``; computes
@@ -93,19 +125,23 @@ class ByteLRU:
                 with self._lock:
                     self._key_locks.pop(key, None)
                 raise
-            size = self._sizeof(value)
+            size = self.sizeof(value)
             with self._lock:
                 self.misses += 1
-                self._items[key] = (value, size)
-                self._items.move_to_end(key)
-                while len(self._items) > 1 and self.size > self.max_bytes:
-                    self._items.popitem(last=False)
+                self._store(key, value, size)
                 self._key_locks.pop(key, None)
             return value
+
+    def discard(self, key: Hashable) -> None:
+        """Forget ``key``'s value, if held."""
+        with self._lock:
+            if key in self._items:
+                self._bytes -= self._items.pop(key)[1]
 
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+            self._bytes = 0
 
 
 # ---------------------------------------------------------------------------------------------- keys

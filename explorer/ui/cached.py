@@ -147,18 +147,18 @@ def explanation_job(model: str, text: str, query: str, cands: list[str]) -> Job:
 
 
 # The labs' shared experiments: one function each, called by the page and by ``ui.prefetch`` (the same key).
-@st.cache_data(max_entries=1)
+@remembered(1 << 20, max_entries=1)
 def saturation_curves() -> dict:
-    """``maths.saturation_curves()``: seconds of random draws, the same for everyone."""
+    """``maths.saturation_curves()``: seconds of random draws, the same for everyone (shared: read-only)."""
     return maths.saturation_curves()
 
 
-@st.cache_data(max_entries=len(maths.LOG_DK) + 1)
+@remembered(1 << 16, max_entries=len(maths.LOG_DK) + 1)
 def score_std(d_k: int) -> float:
     return maths.score_std(d_k)
 
 
-@st.cache_data(max_entries=len(maths.LOG_DK))
+@remembered(1 << 16, max_entries=len(maths.LOG_DK))
 def saturation_stats(d_k: int) -> dict:
     return maths.saturation_stats(d_k)
 

@@ -18,7 +18,7 @@ import streamlit as st
 
 from explorer.model import loading, preview
 from explorer.model.registry import ModelSpec, ModelUnavailable, hub_policy, resolve_spec
-from explorer.serving import policy
+from explorer.serving import policy, regions
 from explorer.ui import cached, params
 from explorer.ui.text import literal
 from explorer.words import i18n
@@ -38,9 +38,10 @@ class Download:
     refused: bool = False    # the size check refuses it: loading it would fail the same way
 
 
-# (hub id, language) -> (when, Download): the hub is asked once a minute at most; its words are in that language
-_sizes: dict[tuple[str, str], tuple[float, Download]] = {}
-_works: dict[tuple[str, str], tuple[float, str | None]] = {}   # (model, language) -> (when, what works, or None)
+# (hub id, language) -> (when, Download): the hub is asked once a minute at most; its words are in that language.
+# (model, language) -> (when, what works, or None). Memos of the memos region, the 256 models asked about last each.
+_sizes = regions.memo(f"{__name__}._sizes", 1 << 20, max_entries=256)
+_works = regions.memo(f"{__name__}._works", 1 << 20, max_entries=256)
 
 
 def needs_asking(name: str) -> ModelSpec | None:
@@ -66,7 +67,7 @@ def download(spec: ModelSpec) -> Download:
     """The hub's file list for ``spec`` through the size check a load runs (the cap, free disk and memory), asked
     once a minute at most; offline it is not asked."""
     now, at = time.monotonic(), (spec.name, i18n.current())
-    known = _sizes.get(at)
+    known = _sizes.peek(at)
     if known and now - known[0] < 60:
         return known[1]
     if not loading.hub_reachable():
@@ -80,7 +81,7 @@ def download(spec: ModelSpec) -> Download:
             found = Download(None, _("Its size is unknown ({error})").format(error=err))
         except policy.PolicyRefusal as err:
             found = Download(None, str(err), refused=True)
-    _sizes[at] = (now, found)
+    _sizes.put(at, (now, found))
     return found
 
 
@@ -108,7 +109,7 @@ def what_works(spec: ModelSpec) -> str | None:
     """The model's family and which capabilities work on it, from its config alone (a local folder's
     ``config.json``, or the hub's, a few kB, no weights); None when it cannot be read. Asked once a minute."""
     now, at = time.monotonic(), (spec.name, i18n.current())
-    known = _works.get(at)
+    known = _works.peek(at)
     if known and now - known[0] < 60:
         return known[1]
     data = None
@@ -121,7 +122,7 @@ def what_works(spec: ModelSpec) -> str | None:
         except policy.PolicyRefusal:
             data = None
     text = None if data is None else preview.what_works(preview.config_of(data))
-    _works[at] = (now, text)
+    _works.put(at, (now, text))
     return text
 
 

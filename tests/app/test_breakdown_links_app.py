@@ -11,6 +11,7 @@ from explorer.generation.steps import text_for
 from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.plots.attention import FRAME
 from explorer.ui import cached
+from explorer.ui.views import generation_run
 
 SHOWN = 5e-5   # the breakdown prints the weight to 4 decimals
 
@@ -80,7 +81,7 @@ def test_flip_links_the_head_in_each_sentence_on_the_candidate_it_leans_to():
 
 def test_write_links_the_steps_row_when_the_text_gives_back_its_tokens():
     at = in_app("pages/write.py")
-    gen = cached.result_cache().peek(("generate", EMBEDDED_DECODER, "The capital of France is", Settings()))
+    gen = generation_run.finished(("generate", EMBEDDED_DECODER, "The capital of France is", Settings()))
     (label, params), = breakdown_links(at)                                  # step 0, layer 0, head 0
     q = gen.query(0)
     assert params["model"] == EMBEDDED_DECODER and (params["layer"], params["head"]) == ("0", "0")

@@ -160,7 +160,8 @@ def test_a_follower_watches_the_teachers_run_and_on_another_replica_trains_the_s
     assert training.trainer().peek(cfg) is job   # the follower joined the teacher's run, it started none
     prompt = "At which step will the loss on the second copy drop?"
     assert prompt in texts(teacher) and prompt in texts(student)   # the class question, on every screen
-    monkeypatch.setattr(training, "_TRAINER", None)   # another replica: a trainer without the teacher's run
+    # another replica: a trainer without the teacher's run, and a work region of its own (a process's own regions)
+    monkeypatch.setattr(training, "_TRAINER", training.Trainer())
     student.run()
     assert not student.exception
     other = training.trainer().peek(cfg)

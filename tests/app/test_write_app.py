@@ -15,6 +15,7 @@ from explorer.generation.steps import generate
 from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
 from explorer.ui import cached
 from explorer.ui.text import literal
+from explorer.ui.views import generation_run
 
 run = partial(open_page, "pages/write.py")
 
@@ -46,7 +47,7 @@ def test_step_slider_click_and_temperature_rerun_no_model():
     at = run()
     runs = cached.result_cache().misses
     at.slider(key="step").set_value(3).run()
-    gen = cached.result_cache().peek(("generate", EMBEDDED_DECODER, "The capital of France is", Settings()))
+    gen = generation_run.finished(("generate", EMBEDDED_DECODER, "The capital of France is", Settings()))
     bars = {t.split(":")[0]: f for t, f in figures(at).items()}["Step 3"]["data"][0]
     assert not at.exception and np.allclose(array(bars["y"]), gen.row(3, 0, 0))   # the stored row, shown
     assert at.pills(key="_step_pick").value == 3                          # the clicked-token row follows
@@ -161,12 +162,16 @@ def test_typed_prompt(row, tiny_decoder):
     usable(at)
 
 
-def test_a_generation_pushed_out_of_the_cache_is_stored_again():
+def test_a_generation_the_region_dropped_is_written_again_on_the_next_ask():
     at = run()
     key = ("generate", EMBEDDED_DECODER, "The capital of France is", Settings())
+    first = generation_run.finished(key)
+    assert first is not None and key not in generation_run.GENERATIONS.running()   # the job table kept nothing
     cached.result_cache().clear()               # as when other texts fill the byte budget
-    at.run()                                    # the finished job still answers, and its result is stored again
-    assert not at.exception and cached.result_cache().peek(key) is not None
+    assert generation_run.finished(key) is None
+    at.run()                                    # asked again: written again, and stored again
+    again = generation_run.finished(key)
+    assert not at.exception and again is not None and again is not first and again.ids == first.ids
 
 
 def test_a_replaced_generation_stops_unstored(tiny_decoder, monkeypatch):
@@ -182,12 +187,12 @@ def test_a_replaced_generation_stops_unstored(tiny_decoder, monkeypatch):
     def progress(fraction, text):
         calls.append(text)
         if len(calls) == 2:                        # the student typed another prompt meanwhile
-            gx._latest["s1"] = newer
+            gx._latest.put("s1", newer)
 
-    gx._latest["s1"] = key
+    gx._latest.put("s1", key)
     with pytest.raises(gx.Abandoned):
-        gx._work(folder, key, prompt, settings, "s1", progress)
-    assert len(calls) == 2 and cached.result_cache().peek(key) is None   # nothing half-written kept
-    gx._latest["s1"] = key
-    gen = gx._work(folder, key, prompt, settings, "s1", lambda f, t: None)
-    assert cached.result_cache().peek(key) is gen and not gen.weights.flags.writeable
+        gx.GENERATIONS.run(key, lambda p: gx._work(folder, key, prompt, settings, "s1", progress)).wait(60)
+    assert len(calls) == 2 and gx.finished(key) is None   # nothing half-written kept
+    gx._latest.put("s1", key)
+    gen = gx.GENERATIONS.run(key, lambda p: gx._work(folder, key, prompt, settings, "s1", p)).wait(60)
+    assert gx.finished(key) is gen and not gen.weights.flags.writeable

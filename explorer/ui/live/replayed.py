@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import streamlit as st
 
 from explorer.classroom import TeacherView
+from explorer.serving import regions
 from explorer.ui import drawn_once, params
 from explorer.ui.live import page_recorder, page_replay
 from explorer.ui.live import streamlit_internals as internals
@@ -41,9 +41,22 @@ from explorer.ui.live.membership import PRIVATE, text_locked
 from explorer.words import i18n
 
 MOST_VIEWS = 4096   # views whose live parts' states are remembered (a few bytes each)
-_STATES: OrderedDict[bytes, tuple] = OrderedDict()   # a view's key -> (state, args) of its latest recording's parts
+# a view's key -> (state, args) of its latest recording's parts: a memo of the memos region, MOST_VIEWS at most
+_STATES = regions.memo(f"{__name__}._STATES", 1 << 20, max_entries=MOST_VIEWS)
 _LOCK = threading.Lock()
 COUNTS = {"page": 0, "replayed": 0}   # followers' runs that ran the page itself, and that replayed it (tests, stats)
+
+
+def _count(kind: str) -> None:
+    """One more follower's run of ``kind`` (``page``, ``replayed``), counted under the lock (many sessions at once)."""
+    with _LOCK:
+        COUNTS[kind] += 1
+
+
+def counts() -> dict[str, int]:
+    """The followers' runs counted so far (a copy), for ``/_explorer/stats``."""
+    with _LOCK:
+        return dict(COUNTS)
 
 
 def live(draw: Callable, *args, state: Callable | None = None):
@@ -103,11 +116,7 @@ def _values(recording) -> tuple:
 
 
 def _remember(base: bytes, recording) -> None:
-    with _LOCK:
-        _STATES[base] = _parts(recording)
-        _STATES.move_to_end(base)
-        while len(_STATES) > MOST_VIEWS:
-            _STATES.popitem(last=False)
+    _STATES.put(base, _parts(recording))
 
 
 @dataclass(frozen=True)
@@ -143,7 +152,7 @@ def follow(view: TeacherView, page, banner: Callable[[], bool], personal: tuple 
     replayed. ``personal``: the address parameters each session keeps for itself."""
     run = page.run
     if drawn_once.STORE.max_bytes <= 0 or internals.script_context() is None:
-        COUNTS["page"] += 1
+        _count("page")
         run()
         return False
     with page_recorder.running_as(page):
@@ -152,13 +161,12 @@ def follow(view: TeacherView, page, banner: Callable[[], bool], personal: tuple 
         run()
         return False
     base = _base(view, personal)
-    with _LOCK:
-        parts = _STATES.get(base, ())
+    parts = _STATES.peek(base, ())
     drew, stopped = [], []
 
     def record():
         drew.append(True)
-        COUNTS["page"] += 1
+        _count("page")
         with page_recorder.recording_page() as recorded:
             try:
                 run()
@@ -182,10 +190,10 @@ def follow(view: TeacherView, page, banner: Callable[[], bool], personal: tuple 
             raise stopped[0]
         return False
     if _states(_parts(recording)) != _values(recording):   # the class moved on (a reveal) since it was recorded
-        COUNTS["page"] += 1
+        _count("page")
         run()
         return False
-    COUNTS["replayed"] += 1
+    _count("replayed")
     with page_recorder.running_as(page):
         _take_over(recording)
         page_replay.replay_page(recording.drawn)

@@ -47,7 +47,7 @@ def on_demand(model: str) -> shipped.Atlas | None:
     """The on-demand atlas of ``model``: None (with one sentence and the button) until asked, then its shared job."""
     job = PASSES.peek(model)
     if job is None:
-        running = [k for k in PASSES.keys() if k != model and not PASSES.peek(k).done.is_set()]
+        running = [k for k in PASSES.running() if k != model]
         st.info(_("No atlas is stored for {model}: the stored atlas covers the two embedded models. This server can "
                   "read the corpus with it now: at most {tokens} tokens and {seconds} seconds.").format(
             model=literal(model), tokens=numbers.integer(on_demand_pass.MAX_TOKENS),

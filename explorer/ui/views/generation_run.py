@@ -2,15 +2,12 @@
 run in a shared job (tokens shown as they come), and the per-step readouts, all cached by plain values.
 
 A generation runs in ``GENERATIONS`` (a ``worker.Jobs``), a thread no page owns: a student who moves a slider or
-leaves the page stops nothing, and only a finished generation is stored (in the shared result cache, keyed by
-model, prompt and settings). Each of its steps takes one turn of the server's fair forward queue, so ten students
-generating at once take turns token by token. A generation its session has replaced by a newer one (another
-prompt or setting) stops at its next step and is not stored.
+leaves the page stops nothing, and only a finished generation is stored (by its keeper, in the ``results`` region,
+keyed by model, prompt and settings: :func:`finished`). Each of its steps takes one turn of the server's fair
+forward queue, so ten students generating at once take turns token by token. A generation its session has replaced
+by a newer one (another prompt or setting) stops at its next step and is not stored.
 """
 from __future__ import annotations
-
-import threading
-from collections import OrderedDict
 
 import streamlit as st
 
@@ -19,7 +16,7 @@ from explorer.generation.sampling import URL_KEYS, Settings, clamp_settings, max
 from explorer.generation.steps import KINDS, Generation, generate
 from explorer.jobs import keepers
 from explorer.model.registry import ModelUnavailable
-from explorer.serving import process
+from explorer.serving import process, regions
 from explorer.serving.fairqueue import QueueFull, Replaced
 from explorer.ui import cached, params
 from explorer.ui.live import membership
@@ -30,11 +27,11 @@ from explorer.ui.words import tip
 from explorer.words import numbers
 from explorer.words.i18n import _, ngettext
 
-GENERATIONS = keepers.jobs("generations")   # finished ones live on in the byte-bounded result cache
+GENERATIONS = keepers.jobs("generations")   # finished ones live on in the byte-bounded results region
 DEFAULT_PROMPT = "The capital of France is"
 MAX_PROMPT_CHARS = 2000
-_latest: OrderedDict[str, tuple] = OrderedDict()   # session -> the generation it asked for last (recent 2,000)
-_latest_lock = threading.Lock()
+# session -> the generation it asked for last, for the 2,000 sessions that asked last (a memo of the memos region)
+_latest = regions.memo(f"{__name__}._latest", 1 << 20, max_entries=2000)
 URL = URL_KEYS
 
 
@@ -101,9 +98,8 @@ def _runner(session: str, key: tuple):
     """Run one step's forward through the fair queue as ``session``, unless the session has moved on."""
     def run(fn):
         while True:
-            with _latest_lock:
-                if _latest.get(session, key) != key:
-                    raise Abandoned("a newer generation of the same session replaced this one")
+            if _latest.peek(session, key) != key:
+                raise Abandoned("a newer generation of the same session replaced this one")
             try:
                 return _queued(session, fn)
             except Replaced:          # this session's other generation took the place: try again if still wanted
@@ -125,7 +121,13 @@ def _work(model: str, key: tuple, prompt: str, settings: Settings, session: str,
     for array in (gen.weights, gen.logits, gen.draws, gen.resid, gen.heads, gen.mlp, gen.step_ms):
         if array is not None:
             array.setflags(write=False)
-    return cached.result_cache().get_or_compute(key, lambda: gen)   # stored only now, whole
+    return gen   # stored by GENERATIONS only now, whole
+
+
+def finished(key: tuple) -> Generation | None:
+    """The finished generation of ``key`` (``("generate", model, prompt, settings)``) if the region holds it."""
+    job = GENERATIONS.peek(key)
+    return job.value if job is not None and job.done.is_set() and job.error is None else None
 
 
 def generation_or_stop(model: str, prompt: str, settings: Settings) -> tuple[tuple, Generation]:
@@ -143,14 +145,7 @@ def generation_or_stop(model: str, prompt: str, settings: Settings) -> tuple[tup
         st.stop()
     key = ("generate", model, prompt, settings)
     session = internals.session_id() or "server"
-    with _latest_lock:
-        _latest[session] = key
-        _latest.move_to_end(session)
-        while len(_latest) > 2000:       # sessions that left long ago
-            _latest.popitem(last=False)
-    gen = cached.result_cache().peek(key)
-    if gen is not None:
-        return key, gen
+    _latest.put(session, key)
     job = GENERATIONS.run(key, lambda progress: _work(model, key, prompt, settings, session, progress),
                           name=f"writing after {prompt[:30]!r}")
     live = st.empty()
@@ -163,9 +158,8 @@ def generation_or_stop(model: str, prompt: str, settings: Settings) -> tuple[tup
             st.progress(job.fraction, text=writing.format(n=round(job.fraction * settings.new_tokens),
                                                           most=settings.new_tokens))
     live.empty()
-    try:   # a finished job outlives its cache entry (Jobs keeps the last two): store it again
-        gen = job.wait()
-        return key, cached.result_cache().get_or_compute(key, lambda: gen)
+    try:
+        return key, job.wait()
     except Abandoned:
         st.rerun()
     except (ValueError, ModelUnavailable, QueueFull) as err:
