@@ -2,6 +2,7 @@
 import streamlit as st
 
 from explorer.atlas import cards
+from explorer.atlas.labels import ROLE_HEADS
 from explorer.atlas.question import ROLES
 from explorer.model.registry import EMBEDDED_DECODER
 from explorer.ui import pickers
@@ -49,5 +50,5 @@ with controls:
 view.card(atlas, (layer, head), measure)
 
 st.subheader(_("Which head is this?"))
-role = pickers.choice_picker(_("Find the"), "atlas_ask", {r: _(view.ROLE_LABELS[r]) for r in ROLES}, "previous")
+role = pickers.choice_picker(_("Head to find"), "atlas_ask", {r: _(ROLE_HEADS[r]) for r in ROLES}, "previous")
 view.which_head(atlas, role)

@@ -86,7 +86,8 @@ def measures_strip(values: dict[str, np.ndarray], names: dict[str, str], head: t
         mine_x.append((mine - lo) / span if np.isfinite(mine) else np.nan)
         rank = int((flat[finite] > mine).sum()) + 1
         mine_hover.append(_("{value}: rank {rank} of {n}").format(value=numbers.number(mine, 3),
-                                                                  rank=rank, n=int(finite.sum())))
+                                                                  rank=numbers.integer(rank),
+                                                                  n=numbers.integer(int(finite.sum()))))
     labels = [names[r] for r in rows]
     data = [dict(type="scatter", x=data_x, y=data_y, mode="markers", hovertext=hover, hoverinfo="text",
                  name=_("every head"), showlegend=False,
@@ -123,5 +124,6 @@ def strip_words(values: dict[str, np.ndarray], names: dict[str, str], head: tupl
         flat = flat[np.isfinite(flat)]
         mine = float(np.asarray(v)[head])
         parts.append(_("{measure} {value} (rank {rank} of {n})").format(
-            measure=names[name], value=numbers.number(mine, 3), rank=int((flat > mine).sum()) + 1, n=len(flat)))
+            measure=names[name], value=numbers.number(mine, 3), rank=numbers.integer(int((flat > mine).sum()) + 1),
+            n=numbers.integer(len(flat))))
     return _("{head} among the model's heads: {parts}.").format(head=head_name(*head), parts="; ".join(parts))

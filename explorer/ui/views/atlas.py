@@ -16,9 +16,7 @@ from explorer.ui.predict_first import ask_first
 from explorer.ui.text import literal
 from explorer.ui.widgets import from_url, page_link, show_figure
 from explorer.words import i18n, numbers
-from explorer.words.i18n import N_, _
-
-ROLE_LABELS = {"previous": N_("previous-token"), "induction": N_("induction"), "sink": N_("sink")}
+from explorer.words.i18n import _
 
 
 @regions.remembered(64 * 2**20)
@@ -87,10 +85,10 @@ def source_line(atlas: shipped.Atlas) -> None:
 
 def heads_table(table, by: str, layers: tuple[int, int]) -> None:
     """Every head as a table sorted by ``by`` within ``layers``, its columns named in the session's language."""
-    shown = cards.filtered(table, by, layers=layers).round(3)
+    shown = cards.filtered(table, by, layers=layers)
     names = {"layer": _("layer"), "head": _("head"), "name": _("head") + " (L·H)",
              **{m: _(cards.NAMES[m]) for m in cards.NAMES}}
-    st.dataframe(shown.rename(columns=names), hide_index=True, height=280)
+    st.dataframe(numbers.table(shown.rename(columns=names), 3), hide_index=True, height=280)
 
 
 def scatter(atlas: shipped.Atlas, x: str, y: str, head: tuple[int, int], shown) -> None:
@@ -139,8 +137,8 @@ def card(atlas: shipped.Atlas, head: tuple[int, int], measure: str) -> None:
             verdict = labels.verdict(atlas, head, role)
             if verdict is not None:
                 icon = ":material/check_circle:" if verdict.agrees else ":material/help:"
-                st.markdown(icon + " " + _("Named a {role} head in {where}. On real text: {verdict}").format(
-                    role=_(ROLE_LABELS[role]), where=_(where), verdict=labels.sentence(verdict)))
+                st.markdown(icon + " " + _("Named in {where}: {role}. On real text, {verdict}").format(
+                    role=_(labels.ROLE_HEADS[role]), where=_(where), verdict=labels.sentence(verdict)))
     values = {m: atlas.means[m] for m in atlas.measures}
     names = {m: _(cards.NAMES[m]) for m in values}
     show_figure(plots.measures_strip(values, names, head), "atlas_card", f"atlas-{atlas.model}-{name}",
