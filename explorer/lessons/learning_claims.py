@@ -16,7 +16,7 @@ import numpy as np
 from explorer.labs.quiz import Question
 from explorer.learning import circuits, config, runs
 from explorer.learning.train import Run
-from explorer.words.i18n import N_, _
+from explorer.words.i18n import N_, _, ngettext
 from explorer.words.numbers import integer, joined, number, percent, signed
 
 from .claims import NotComputable
@@ -192,9 +192,11 @@ def partner_question(run: Run) -> Question:
                "partner is {partner}; its previous-token score is {previous}.").format(
         costs=costs, partner=head_name(ko.partner), previous=number(previous, 2))
     if tied:
-        reveal += " " + _("Knocking out {heads} costs nearly as much (at least {share} of the most), so each counts "
-                          "as right too.").format(heads=joined(head_name(e) for e in tied),
-                                                  share=percent(PARTNER_TIE))
+        reveal += " " + ngettext("Knocking out {heads} costs nearly as much (at least {share} of the costliest "
+                                 "knockout), so it counts as right too.",
+                                 "Knocking out each of {heads} costs nearly as much (at least {share} of the "
+                                 "costliest knockout), so each counts as right too.", len(tied)).format(
+            heads=joined(head_name(e) for e in tied), share=percent(PARTNER_TIE))
     prompt = (_("Which layer-0 head does the induction head need most? Knock each out and compare.") if head[0] == 1
               else _("Which head of an earlier layer does the induction head need most? Knock each out and "
                      "compare."))

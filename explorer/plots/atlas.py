@@ -12,7 +12,7 @@ from explorer.access.summary import head_name
 from explorer.plots import alt
 from explorer.plots.base import figure
 from explorer.words import numbers
-from explorer.words.i18n import _
+from explorer.words.i18n import _, ngettext
 
 SELECTED = "#e53e3e"
 OTHERS = "#718096"
@@ -62,8 +62,9 @@ def scatter_words(xs, ys, layers, heads, x_name: str, y_name: str) -> str:
     if len(xs) == 0:
         return _("No head matches the filter.")
     ix, iy = int(np.argmax(xs)), int(np.argmax(ys))
-    return _("{n} heads, {x_name} across and {y_name} up. Highest {x_name}: {hx} ({x}). Highest {y_name}: {hy} "
-             "({y}).").format(n=numbers.integer(len(xs)), x_name=x_name, y_name=y_name,
+    return ngettext("{n} head, {x_name} across and {y_name} up. Highest {x_name}: {hx} ({x}). Highest {y_name}: "
+                    "{hy} ({y}).", "{n} heads, {x_name} across and {y_name} up. Highest {x_name}: {hx} ({x}). Highest "
+                    "{y_name}: {hy} ({y}).", len(xs)).format(n=numbers.integer(len(xs)), x_name=x_name, y_name=y_name,
                               hx=head_name(int(layers[ix]), int(heads[ix])), x=numbers.number(xs[ix], 3),
                               hy=head_name(int(layers[iy]), int(heads[iy])), y=numbers.number(ys[iy], 3))
 
