@@ -87,7 +87,7 @@ def copy_question(run: Run) -> Question:
                               "the vocabulary. It has learnt that tokens come back, not which one comes next.").format(
                 mass=percent(seen.mass), share=percent(seen.share))
     prompt = _("Will this model (layers: {layers}, heads a layer: {heads}, task: {task}) learn to copy the repeated "
-               "segment?").format(layers=cfg.n_layers, heads=cfg.n_heads, task=_(task))
+               "segment?").format(layers=integer(cfg.n_layers), heads=integer(cfg.n_heads), task=_(task))
     tie = abs(second / first - COPIES_AT) < COPY_TIE if first > 0 else False
     if tie:
         reveal += " " + _("That is close to the line of half the first copy's loss, so both answers count as right.")
