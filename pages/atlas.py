@@ -18,7 +18,7 @@ st.caption(_("The other pages judge a head on one sentence. Here every head of t
              "open that head's card: its measures beside the other heads' and the tokens where it does its job "
              "most."))
 
-controls = teacher_driven("layer", "head", (N_("across"), "atlas_x"), (N_("up"), "atlas_y"))
+controls = teacher_driven("layer", "head", (N_("horizontal axis"), "atlas_x"), (N_("vertical axis"), "atlas_y"))
 with controls:
     model = pickers.model_picker(default=EMBEDDED_DECODER)
 atlas = view.atlas_or_stop(model)
@@ -26,9 +26,9 @@ view.source_line(atlas)
 with controls:
     axes = st.columns(2)
     with axes[0]:
-        x = view.measure_picker(_("Across"), "atlas_x", atlas, "top_first")
+        x = view.measure_picker(_("Horizontal axis"), "atlas_x", atlas, "top_first")
     with axes[1]:
-        y = view.measure_picker(_("Up"), "atlas_y", atlas, "top_previous")
+        y = view.measure_picker(_("Vertical axis"), "atlas_y", atlas, "top_previous")
     picks = st.columns(2)
     with picks[0]:
         layer = pickers.index_picker(_("Layer"), "layer", atlas.n_layers)

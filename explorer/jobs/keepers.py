@@ -37,6 +37,8 @@ KEEPERS: dict[str, Keeper] = {k.name: k for k in (
     Keeper("roles", "every head's role and the similar-heads map", 4),
     Keeper("generations", "a decoder writing, step by step", 2, region="results"),
     Keeper("prepared", "a lesson's next step prepared", 16),
+    Keeper("atlas-passes", "a model's heads over the head atlas's corpus, read on demand (no stored atlas)",
+           4),
 )}
 TRAINING = Keeper("training", "training runs (jobs/training.py Trainer: waiting and finished)", 8)
 

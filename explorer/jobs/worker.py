@@ -110,17 +110,20 @@ class Jobs:
         self._end(key, job, value, error)
 
     def _expire(self, key: Hashable, job: Job) -> None:
-        if self._end(key, job, None, Stalled()):
-            log.warning("%s (%r) stopped answering: given up after %.0f s", job.name, key, self.deadline_s)
+        self._end(key, job, None, Stalled(), said=("%s (%r) stopped answering: given up after %g s", job.name, key,
+                                                   self.deadline_s))
 
-    def _end(self, key: Hashable, job: Job, value, error: BaseException | None) -> bool:
-        """Whether this ended ``job`` (its work, or its deadline, whichever came first)."""
+    def _end(self, key: Hashable, job: Job, value, error: BaseException | None, said: tuple = ()) -> bool:
+        """Whether this ended ``job`` (its work, or its deadline, whichever came first); ``said``: the log line of an
+        ending that needs one, written before any waiter wakes."""
         with self._lock:
             if job.done.is_set():
                 return False
             job.value, job.error = value, error
             if error is not None and self._jobs.get(key) is job:
                 del self._jobs[key]
+            if said:
+                log.warning(*said)
             job.done.set()
         return True
 

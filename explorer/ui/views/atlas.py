@@ -7,7 +7,7 @@ import streamlit as st
 
 from explorer.atlas import cards, labels, question, shipped
 from explorer.atlas import on_demand as on_demand_pass
-from explorer.jobs.worker import Jobs
+from explorer.jobs import keepers
 from explorer.plots import atlas as plots
 from explorer.serving import regions
 from explorer.sitemap import table
@@ -25,7 +25,7 @@ def stored(model: str) -> shipped.Atlas | None:
     return shipped.load(model)
 
 
-PASSES = Jobs(4)   # on-demand passes, one per model, shared by every session
+PASSES = keepers.jobs("atlas-passes")   # on-demand passes, one per model, shared by every session
 
 
 def atlas_or_stop(model: str) -> shipped.Atlas:
