@@ -2,6 +2,7 @@
 import streamlit as st
 
 from explorer.atlas import cards
+from explorer.atlas.labels import ROLE_HEADS
 from explorer.atlas.question import ROLES
 from explorer.model.registry import EMBEDDED_DECODER
 from explorer.ui import pickers
@@ -17,7 +18,7 @@ st.caption(_("The other pages judge a head on one sentence. Here every head of t
              "open that head's card: its measures beside the other heads' and the tokens where it does its job "
              "most."))
 
-controls = teacher_driven("layer", "head", (N_("across"), "atlas_x"), (N_("up"), "atlas_y"))
+controls = teacher_driven("layer", "head", (N_("horizontal axis"), "atlas_x"), (N_("vertical axis"), "atlas_y"))
 with controls:
     model = pickers.model_picker(default=EMBEDDED_DECODER)
 atlas = view.atlas_or_stop(model)
@@ -25,9 +26,9 @@ view.source_line(atlas)
 with controls:
     axes = st.columns(2)
     with axes[0]:
-        x = view.measure_picker(_("Across"), "atlas_x", atlas, "top_first")
+        x = view.measure_picker(_("Horizontal axis"), "atlas_x", atlas, "top_first")
     with axes[1]:
-        y = view.measure_picker(_("Up"), "atlas_y", atlas, "top_previous")
+        y = view.measure_picker(_("Vertical axis"), "atlas_y", atlas, "top_previous")
     picks = st.columns(2)
     with picks[0]:
         layer = pickers.index_picker(_("Layer"), "layer", atlas.n_layers)
@@ -49,5 +50,5 @@ with controls:
 view.card(atlas, (layer, head), measure)
 
 st.subheader(_("Which head is this?"))
-role = pickers.choice_picker(_("Find the"), "atlas_ask", {r: _(view.ROLE_LABELS[r]) for r in ROLES}, "previous")
+role = pickers.choice_picker(_("Head to find"), "atlas_ask", {r: _(ROLE_HEADS[r]) for r in ROLES}, "previous")
 view.which_head(atlas, role)

@@ -18,13 +18,15 @@ from explorer.words import numbers
 from explorer.words.i18n import N_, _
 
 ROLE_SHARE = {"previous": "top_previous", "induction": "top_induction", "sink": "top_first"}
-ROLE_NAMES = {"previous": N_("previous-token"), "induction": N_("induction"), "sink": N_("sink")}
+ROLE_HEADS = {"previous": N_("previous-token head"), "induction": N_("induction head"), "sink": N_("sink head")}
 TOP_FRACTION, TOP_AT_LEAST = 0.05, 3
 
-# Where the app names a head of an embedded model: (where, model, layer, head, role).
+# Where the app names a head of an embedded model: (where, places, model, layer, head, role). ``places``: the
+# (lesson, step) pairs ``where`` says, steps counted from 1 as the lesson bar shows them (a test reads them in the
+# lesson files: the step shows that head).
 NAMED = (
-    (N_("lesson 4, step 2; lesson 6"), "SmolLM2-135M-Instruct", 16, 0, "previous"),
-    (N_("lesson 4, step 3; lesson 6"), "SmolLM2-135M-Instruct", 18, 6, "induction"),
+    (N_("lesson 4 (step 3) and lesson 6 (step 6)"), ((4, 3), (6, 6)), "SmolLM2-135M-Instruct", 16, 0, "previous"),
+    (N_("lesson 4 (step 4) and lesson 6 (step 6)"), ((4, 4), (6, 6)), "SmolLM2-135M-Instruct", 18, 6, "induction"),
 )
 
 
@@ -56,23 +58,28 @@ def verdict(atlas: Atlas, head: tuple[int, int], role: str) -> Verdict | None:
 
 
 def sentence(v: Verdict) -> str:
-    """The verdict in one sentence, as shown beside the name."""
+    """The verdict in one sentence (lower case, to follow a colon), as shown beside the name."""
+    rank, n, share = numbers.integer(v.rank), numbers.integer(v.of), numbers.percent(v.share)
     if v.role == "induction":   # its share counts only the tokens seen before in their window
-        said = _("induction on {share} of the corpus's repeated tokens (its top key); rank {rank} of {n} in the "
-                 "model").format(share=numbers.percent(v.share), rank=v.rank, n=v.of)
+        said = _("its top key is the token after an earlier copy for {share} of the corpus's repeated tokens "
+                 "(rank {rank} of {n} in the model)").format(share=share, rank=rank, n=n)
+    elif v.role == "previous":
+        said = _("its top key is the previous token for {share} of the corpus's tokens (rank {rank} of {n} in "
+                 "the model)").format(share=share, rank=rank, n=n)
     else:
-        said = _("{role} on {share} of the corpus's tokens (its top key); rank {rank} of {n} in the model").format(
-            role=_(ROLE_NAMES[v.role]), share=numbers.percent(v.share), rank=v.rank, n=v.of)
+        said = _("its top key is the first token for {share} of the corpus's tokens (rank {rank} of {n} in "
+                 "the model)").format(share=share, rank=rank, n=n)
     if v.agrees:
         return said + _(": the corpus agrees.")
     if v.instead != v.role:
-        return said + _(": on real text it is mostly a {other} head.").format(other=_(ROLE_NAMES[v.instead]))
+        return said + _(": on real text it acts more like another kind of head ({other}).").format(
+            other=_(ROLE_HEADS[v.instead]))
     return said + _(": on real text it is not among the strongest.")
 
 
 def named_heads(model: str) -> list[tuple[str, int, int, str]]:
     """``(where, layer, head, role)`` for every place the app names a head of ``model``."""
-    return [(where, layer, head, role) for where, m, layer, head, role in NAMED if m == model]
+    return [(where, layer, head, role) for where, _places, m, layer, head, role in NAMED if m == model]
 
 
 def strongest(atlas: Atlas, role: str, k: int = 1) -> list[tuple[int, int]]:

@@ -69,9 +69,9 @@ def lineup(atlas: Atlas, role: str) -> Lineup:
     share = np.nan_to_num(atlas.means[share_name].astype(np.float64), nan=0.0)
     right = labels.strongest(atlas, role)[0]
     if share[right] < FLOOR:
-        raise NoLineup(_("No head of {model} does this job on the corpus: the strongest, {head}, gives it its top "
-                         "weight on {share} of the tokens.").format(model=atlas.model, head=f"L{right[0]}H{right[1]}",
-                                                                     share=numbers.percent(share[right])))
+        raise NoLineup(_("No head of {model} does this job often on the corpus: even the strongest, {head}, does it "
+                         "for only {share} of the tokens it could.").format(
+            model=atlas.model, head=f"L{right[0]}H{right[1]}", share=numbers.percent(share[right])))
     pool = [labels.strongest(atlas, other, 3) for other in ROLES if other != role]
     for name in ("entropy", "punctuation", "self"):
         if name in atlas.means:
@@ -96,12 +96,14 @@ def question(atlas: Atlas, role: str) -> tuple[Question, Lineup]:
     """The predict-first question for ``role`` and its lineup: options "Head A" … "Head D"."""
     line = lineup(atlas, role)
     options = tuple(_("Head {letter}").format(letter=letter) for letter in LETTERS)
-    reveal = "  \n".join(
-        _("Head {letter} is {head}: {share} of the tokens give their top weight to {what}.").format(
-            letter=letter, head=f"L{h[0]}H{h[1]}", share=numbers.percent(s),
-            what=_(WHAT[role])) for letter, h, s in zip(LETTERS, line.heads, line.shares))
+    reveal = "  \n".join(_(REVEALS[role]).format(letter=letter, head=f"L{h[0]}H{h[1]}", share=numbers.percent(s))
+                         for letter, h, s in zip(LETTERS, line.heads, line.shares))
     return Question(_(PROMPTS[role]), options, options[line.right], reveal), line
 
 
-WHAT = {"previous": N_("the previous token"), "induction": N_("the token after an earlier copy of theirs"),
-        "sink": N_("the first token")}
+REVEALS = {   # the share of the induction role counts only the tokens seen before in their window
+    "previous": N_("Head {letter} is {head}: its top key is the previous token for {share} of the tokens."),
+    "induction": N_("Head {letter} is {head}: its top key is the token after an earlier copy for {share} of the "
+                    "repeated tokens."),
+    "sink": N_("Head {letter} is {head}: its top key is the first token for {share} of the tokens."),
+}

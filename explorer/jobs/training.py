@@ -25,6 +25,7 @@ from explorer.learning.train import Run
 from explorer.serving import cache, regions
 from explorer.serving.cache import ByteLRU
 from explorer.words.i18n import Later, ngettext
+from explorer.words.numbers import integer
 
 MARGIN_S = 60.0   # beyond a run's own cap (MAX_SECONDS): the child's start (torch imported at low priority), its end
 
@@ -39,7 +40,7 @@ class Busy(RuntimeError):
     def __str__(self) -> str:   # in the language of whoever reads it
         return ngettext("The server is already training {n} other run: pick a ready-made run, or press Train again in "
                         "a minute.", "The server is already training {n} other runs: pick a ready-made run, or press "
-                        "Train again in a minute.", self.waiting).format(n=self.waiting)
+                        "Train again in a minute.", self.waiting).format(n=integer(self.waiting))
 
 
 class TrainingJob:

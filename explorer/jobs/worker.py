@@ -29,7 +29,7 @@ class Stalled(RuntimeError):
     """Work past its deadline: ``str()`` is one sentence in the reader's language."""
 
     def __str__(self) -> str:
-        return str(Later(N_("The server gave up on this work after it stopped answering: ask again to retry.")))
+        return str(Later(N_("This work took too long and the server gave up on it: ask again to retry.")))
 
 
 @dataclass

@@ -119,17 +119,18 @@ def check(cfg: TrainConfig) -> TrainConfig:
         raise _out_of_range("lr", cfg.lr, LR_RANGE[0], LR_RANGE[1])
     if cfg.d_model % cfg.n_heads:
         raise ConfigError(Later(N_("The width d_model ({d_model}) must split evenly over the {heads} heads."),
-                                d_model=cfg.d_model, heads=cfg.n_heads))
+                                d_model=LocalNumber(cfg.d_model), heads=LocalNumber(cfg.n_heads)))
     if cfg.repeat_min > cfg.repeat_max:
         raise ConfigError(Later(N_("The shortest repeat ({low}) is longer than the longest ({high})."),
-                                low=cfg.repeat_min, high=cfg.repeat_max))
+                                low=LocalNumber(cfg.repeat_min), high=LocalNumber(cfg.repeat_max)))
     if 2 * cfg.repeat_max + 1 > cfg.context:
         raise ConfigError(Later(N_("A context of {context} positions cannot hold a segment of {n} tokens twice after "
                                    "the start token: make the context at least {need}."),
-                                context=cfg.context, n=cfg.repeat_max, need=2 * cfg.repeat_max + 1))
+                                context=LocalNumber(cfg.context), n=LocalNumber(cfg.repeat_max),
+                                need=LocalNumber(2 * cfg.repeat_max + 1)))
     if cfg.repeat_max >= cfg.vocab:
         raise ConfigError(Later(N_("The repeated segment ({n} tokens) must be shorter than the vocabulary ({vocab})."),
-                                n=cfg.repeat_max, vocab=cfg.vocab))
+                                n=LocalNumber(cfg.repeat_max), vocab=LocalNumber(cfg.vocab)))
     return cfg
 
 

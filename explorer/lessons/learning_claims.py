@@ -16,7 +16,7 @@ import numpy as np
 from explorer.labs.quiz import Question
 from explorer.learning import circuits, config, runs
 from explorer.learning.train import Run
-from explorer.words.i18n import N_, _
+from explorer.words.i18n import N_, _, ngettext
 from explorer.words.numbers import integer, joined, number, percent, signed
 
 from .claims import NotComputable
@@ -87,7 +87,7 @@ def copy_question(run: Run) -> Question:
                               "the vocabulary. It has learnt that tokens come back, not which one comes next.").format(
                 mass=percent(seen.mass), share=percent(seen.share))
     prompt = _("Will this model (layers: {layers}, heads a layer: {heads}, task: {task}) learn to copy the repeated "
-               "segment?").format(layers=cfg.n_layers, heads=cfg.n_heads, task=_(task))
+               "segment?").format(layers=integer(cfg.n_layers), heads=integer(cfg.n_heads), task=_(task))
     tie = abs(second / first - COPIES_AT) < COPY_TIE if first > 0 else False
     if tie:
         reveal += " " + _("That is close to the line of half the first copy's loss, so both answers count as right.")
@@ -192,9 +192,11 @@ def partner_question(run: Run) -> Question:
                "partner is {partner}; its previous-token score is {previous}.").format(
         costs=costs, partner=head_name(ko.partner), previous=number(previous, 2))
     if tied:
-        reveal += " " + _("Knocking out {heads} costs nearly as much (at least {share} of the most), so each counts "
-                          "as right too.").format(heads=joined(head_name(e) for e in tied),
-                                                  share=percent(PARTNER_TIE))
+        reveal += " " + ngettext("Knocking out {heads} costs nearly as much (at least {share} of the costliest "
+                                 "knockout), so it counts as right too.",
+                                 "Knocking out each of {heads} costs nearly as much (at least {share} of the "
+                                 "costliest knockout), so each counts as right too.", len(tied)).format(
+            heads=joined(head_name(e) for e in tied), share=percent(PARTNER_TIE))
     prompt = (_("Which layer-0 head does the induction head need most? Knock each out and compare.") if head[0] == 1
               else _("Which head of an earlier layer does the induction head need most? Knock each out and "
                      "compare."))

@@ -13,7 +13,7 @@ from explorer.labs.quiz import Question, near_best, near_edges
 from explorer.maths import softmax
 from explorer.model.loading import LoadedModel
 from explorer.words import numbers
-from explorer.words.i18n import N_, _, pgettext
+from explorer.words.i18n import N_, _, ngettext, pgettext
 
 from .claims import NotComputable, Params, param
 
@@ -85,8 +85,11 @@ def position_part(loaded: LoadedModel, params: Params) -> Question:
     reveal = _("{parts}. Together {total}, the score {score}. **{best}** is the largest part here.").format(
         parts=listed, total=numbers.signed(split.total, 3), score=numbers.signed(split.score, 3), best=best)
     if tied:
-        reveal += " " + _("{others} comes within {margin} of its size, so it counts as right too.").format(
-            others=numbers.joined(tied), margin=numbers.percent(PART_TIE))
+        reveal += " " + ngettext("{others} comes within {margin} of the largest part's size, so it counts as right "
+                                 "too.",
+                                 "{others} come within {margin} of the largest part's size, so they count as right "
+                                 "too.", len(tied)).format(others=numbers.joined(tied),
+                                                           margin=numbers.percent(PART_TIE))
     return Question(_("Layer {layer}, head {head}: the score of “{query}” → “{key}” ({score}) splits into four "
                       "token and position parts and the rest. Which of these five is largest in size?").format(
                           layer=b.layer, head=b.head, query=b.query_token, key=b.key_token,

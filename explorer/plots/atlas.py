@@ -12,7 +12,7 @@ from explorer.access.summary import head_name
 from explorer.plots import alt
 from explorer.plots.base import figure
 from explorer.words import numbers
-from explorer.words.i18n import _
+from explorer.words.i18n import _, ngettext
 
 SELECTED = "#e53e3e"
 OTHERS = "#718096"
@@ -62,8 +62,9 @@ def scatter_words(xs, ys, layers, heads, x_name: str, y_name: str) -> str:
     if len(xs) == 0:
         return _("No head matches the filter.")
     ix, iy = int(np.argmax(xs)), int(np.argmax(ys))
-    return _("{n} heads, {x_name} across and {y_name} up. Highest {x_name}: {hx} ({x}). Highest {y_name}: {hy} "
-             "({y}).").format(n=numbers.integer(len(xs)), x_name=x_name, y_name=y_name,
+    return ngettext("{n} head, {x_name} across and {y_name} up. Highest {x_name}: {hx} ({x}). Highest {y_name}: "
+                    "{hy} ({y}).", "{n} heads, {x_name} across and {y_name} up. Highest {x_name}: {hx} ({x}). Highest "
+                    "{y_name}: {hy} ({y}).", len(xs)).format(n=numbers.integer(len(xs)), x_name=x_name, y_name=y_name,
                               hx=head_name(int(layers[ix]), int(heads[ix])), x=numbers.number(xs[ix], 3),
                               hy=head_name(int(layers[iy]), int(heads[iy])), y=numbers.number(ys[iy], 3))
 
@@ -86,7 +87,8 @@ def measures_strip(values: dict[str, np.ndarray], names: dict[str, str], head: t
         mine_x.append((mine - lo) / span if np.isfinite(mine) else np.nan)
         rank = int((flat[finite] > mine).sum()) + 1
         mine_hover.append(_("{value}: rank {rank} of {n}").format(value=numbers.number(mine, 3),
-                                                                  rank=rank, n=int(finite.sum())))
+                                                                  rank=numbers.integer(rank),
+                                                                  n=numbers.integer(int(finite.sum()))))
     labels = [names[r] for r in rows]
     data = [dict(type="scatter", x=data_x, y=data_y, mode="markers", hovertext=hover, hoverinfo="text",
                  name=_("every head"), showlegend=False,
@@ -123,5 +125,6 @@ def strip_words(values: dict[str, np.ndarray], names: dict[str, str], head: tupl
         flat = flat[np.isfinite(flat)]
         mine = float(np.asarray(v)[head])
         parts.append(_("{measure} {value} (rank {rank} of {n})").format(
-            measure=names[name], value=numbers.number(mine, 3), rank=int((flat > mine).sum()) + 1, n=len(flat)))
+            measure=names[name], value=numbers.number(mine, 3), rank=numbers.integer(int((flat > mine).sum()) + 1),
+            n=numbers.integer(len(flat))))
     return _("{head} among the model's heads: {parts}.").format(head=head_name(*head), parts="; ".join(parts))

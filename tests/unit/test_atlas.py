@@ -183,7 +183,7 @@ def test_label_verdicts():
     assert v.rank == 5 and not v.agrees and v.instead == "sink"
     with language("en"):
         said = labels.sentence(v)
-    assert "5%" in said and "rank 5 of 6" in said and "mostly a sink head" in said
+    assert "5%" in said and "rank 5 of 6" in said and "another kind of head (sink head)" in said
     assert labels.strongest(a, "sink", 2) == [(0, 2), (1, 2)]
 
 
@@ -237,3 +237,23 @@ def test_profile_says_the_three_shares():
     assert "first token for 50%" in said and "previous token for 25%" in said and "copy for 0%" in said
     with language("en"):
         assert "copy for 12%" in labels.profile(a, (0, 1)) or "copy for 13%" in labels.profile(a, (0, 1))
+
+
+def test_the_named_heads_are_the_heads_those_lesson_steps_show():
+    """labels.NAMED says where the app names a head ("lesson 4 (step 3)"): that step, counted from 1 as the lesson bar
+    counts, shows that head of that model (its layer and head, or its heads), and the words name the same places.
+    (The first version said "step 2" for the step the bar shows as step 3.)"""
+    import re
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "lessons"
+    files = {int(p.name.split("-")[0]): p for p in root.glob("[0-9]*-*.toml")}
+    for where, places, model, layer, head, _role in labels.NAMED:
+        said = [(int(a), int(b)) for a, b in re.findall(r"lesson (\d+) \(step (\d+)\)", where)]
+        assert said == list(places), where
+        for lesson, step in places:
+            params = tomllib.loads(files[lesson].read_text(encoding="utf-8"))["step"][step - 1]["params"]
+            shown = {(int(params["layer"]), int(params["head"]))} if "layer" in params else \
+                {(int(l), int(h)) for l, h in re.findall(r"L(\d+)H(\d+)", params.get("heads", ""))}
+            assert params.get("model") == model and (layer, head) in shown, (where, lesson, step, params)

@@ -103,7 +103,7 @@ def test_work_past_its_deadline_ends_in_one_sentence_in_the_log_with_its_key_and
     with pytest.raises(Stalled), language("en"):
         job.wait(30)
     with language("en"):
-        assert str(job.error) == "The server gave up on this work after it stopped answering: ask again to retry."
+        assert str(job.error) == "This work took too long and the server gave up on it: ask again to retry."
     assert any("the sweep" in line and "('sweep', 'minilm')" in line and "stopped answering" in line
                for line in caplog_explorer)
     assert jobs.peek(("sweep", "minilm")) is None   # forgotten: asking again starts it again

@@ -16,9 +16,7 @@ from explorer.ui.predict_first import ask_first
 from explorer.ui.text import literal
 from explorer.ui.widgets import from_url, page_link, show_figure
 from explorer.words import i18n, numbers
-from explorer.words.i18n import N_, _
-
-ROLE_LABELS = {"previous": N_("previous-token"), "induction": N_("induction"), "sink": N_("sink")}
+from explorer.words.i18n import _
 
 
 @regions.remembered(64 * 2**20)
@@ -139,8 +137,8 @@ def card(atlas: shipped.Atlas, head: tuple[int, int], measure: str) -> None:
             verdict = labels.verdict(atlas, head, role)
             if verdict is not None:
                 icon = ":material/check_circle:" if verdict.agrees else ":material/help:"
-                st.markdown(icon + " " + _("Named a {role} head in {where}. On real text: {verdict}").format(
-                    role=_(ROLE_LABELS[role]), where=_(where), verdict=labels.sentence(verdict)))
+                st.markdown(icon + " " + _("Named in {where}: {role}. On real text, {verdict}").format(
+                    role=_(labels.ROLE_HEADS[role]), where=_(where), verdict=labels.sentence(verdict)))
     values = {m: atlas.means[m] for m in atlas.measures}
     names = {m: _(cards.NAMES[m]) for m in values}
     show_figure(plots.measures_strip(values, names, head), "atlas_card", f"atlas-{atlas.model}-{name}",

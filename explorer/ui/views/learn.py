@@ -180,7 +180,7 @@ def waiting(job: training.TrainingJob) -> None:
     ahead = job.ahead()
     if ahead:
         st.info(ngettext("{n} run is ahead of yours in the server's queue.", "{n} runs are ahead of yours in the "
-                         "server's queue.", ahead).format(n=ahead), icon=":material/hourglass:")
+                         "server's queue.", ahead).format(n=integer(ahead)), icon=":material/hourglass:")
     st.progress(job.fraction(), text=_("Training: step {step} of {steps}").format(
         step=integer(job.run.checkpoints[-1].step if job.run.checkpoints else 0), steps=integer(job.config.steps)))
 

@@ -15,8 +15,8 @@ from explorer.plots import learning as plots
 from explorer.ui import cached, params
 from explorer.ui import widgets as ui
 from explorer.ui.text import literal
-from explorer.words.i18n import _
-from explorer.words.numbers import number, percent
+from explorer.words.i18n import _, ngettext
+from explorer.words.numbers import integer, number, percent
 
 CLEAN_PREVIOUS = 0.5   # a previous-token score from which a head counts as a clean previous-token head
 
@@ -72,7 +72,9 @@ def said_knockouts(run: Run, ko: circuits.Knockouts) -> str:
         text += " " + _("{partner} is also a previous-token head (score {score}).").format(partner=partner,
                                                                                          score=number(previous, 2))
     if len(ko.induction) > 1:
-        text += " " + _("This model splits the induction work over a team of {n} heads.").format(n=len(ko.induction))
+        text += " " + ngettext("This model splits the induction work over a team of {n} head.",
+                               "This model splits the induction work over a team of {n} heads.",
+                               len(ko.induction)).format(n=integer(len(ko.induction)))
     return text
 
 

@@ -89,7 +89,7 @@ def which(shown: learn.Shown, play: pb.Playback | None) -> None:
             text = _("Played back: the ready-made run of these settings, {pace}.").format(pace=pace)
         st.caption(":material/replay: " + text)
     elif shown.job is not None and not shown.job.done.is_set():
-        st.caption(":material/model_training: " + _("Trained live now, on this server."))
+        st.caption(":material/model_training: " + _("Training now, live on this server."))
     elif shown.job is not None and shown.job.finished_at is not None:
         st.caption(":material/history: " + _("A run trained live on this server at {time}: press “Watch it grow "
                                              "again” to see it learn once more.").format(
