@@ -159,4 +159,4 @@ def survey(loaded: LoadedModel, windows: list[str], progress=None, max_tokens: i
 
 def describe(s: Survey) -> str:
     """One line for the tool's log: model, tokens, windows, seconds."""
-    return f"{s.model}: {numbers.integer(s.n_tokens)} tokens in {s.n_windows} windows, {s.seconds:.1f} s"
+    return f"{s.model}: {numbers.integer(s.n_tokens)} tokens in {s.n_windows} windows, {numbers.number(s.seconds, 1)} s"

@@ -35,6 +35,7 @@ KEEPERS: dict[str, Keeper] = {k.name: k for k in (
     Keeper("measures", "a knockout's measure on one text pair", 256),
     Keeper("sweeps", "every head knocked out in turn", 16),
     Keeper("roles", "every head's role and the similar-heads map", 4),
+    Keeper("atlas-passes", "a model's head atlas read on demand (at most 20,000 tokens or 120 s)", 4),
     Keeper("generations", "a decoder writing, step by step", 2, region="results"),
     Keeper("prepared", "a lesson's next step prepared", 16),
 )}

@@ -7,7 +7,7 @@ import streamlit as st
 
 from explorer.atlas import cards, labels, question, shipped
 from explorer.atlas import on_demand as on_demand_pass
-from explorer.jobs.worker import Jobs
+from explorer.jobs import keepers
 from explorer.model.registry import EMBEDDED_DECODER
 from explorer.plots import atlas as plots
 from explorer.serving import regions
@@ -28,7 +28,7 @@ def stored(model: str) -> shipped.Atlas | None:
     return shipped.load(model)
 
 
-PASSES = Jobs(4)   # on-demand passes, one per model, shared by every session
+PASSES = keepers.jobs("atlas-passes")   # on-demand passes, one per model, shared by every session
 
 
 def atlas_or_stop(model: str) -> shipped.Atlas:
@@ -91,7 +91,7 @@ def heads_table(table, by: str, layers: tuple[int, int]) -> None:
     shown = cards.filtered(table, by, layers=layers).round(3)
     names = {"layer": _("layer"), "head": _("head"), "name": _("head") + " (L·H)",
              **{m: _(cards.NAMES[m]) for m in cards.NAMES}}
-    st.dataframe(shown.rename(columns=names), hide_index=True, height=280)
+    st.dataframe(numbers.table(shown.rename(columns=names)), hide_index=True, height=280)
 
 
 def scatter(atlas: shipped.Atlas, x: str, y: str, head: tuple[int, int], shown) -> None:
