@@ -1,6 +1,7 @@
 """A lesson step sent to a class of browser-less followers: seconds from Next to each follower's script finished.
 
     .venv/bin/python bench/lesson_bench.py [--followers 30] [--rounds 1] [--lesson 1-6|all] [--reveal] [--url URL]
+    .venv/bin/python bench/lesson_bench.py --lesson 4 --only 7 --reveal   # one step: lesson 4's "Which head is this?"
     .venv/bin/python bench/lesson_bench.py --smoke    # 2 followers, 2 steps (CI: that it still runs)
 
 One server with a temporary classroom file; a room made through the store API; N follower sessions (the websocket
@@ -117,13 +118,13 @@ def cpu_seconds(pids: list[int]) -> float:
 
 async def run(url: str, store_env: dict, n: int, rounds: int, source: str = LESSONS["1"],
               pids: list[int] = (), reveal: bool = False, steps: int | None = None, pause: float = 2.0,
-              cold: bool = False) -> dict:
+              cold: bool = False, only: int | None = None) -> dict:
     """Next to every step (the first ``steps`` only, when given), ``rounds`` times, ``pause`` seconds after the
     last fan-out; with ``reveal``, after each step's Next the teacher also reveals its question, which unfolds the
     step's page (its charts and sentences) on every follower at once: that fan-out is timed and counted the same
     way (rows "reveal"). Before each Next the teacher's own page run draws the step (untimed, as in class: the
     view is published once the teacher's page has drawn); ``cold`` leaves it out (the first follower then computes
-    the step's model results itself)."""
+    the step's model results itself); ``only`` (1-based) times that step alone, ``rounds`` times."""
     from explorer.classroom import open_store
     from explorer.lessons import catalogue
     from explorer.lessons.run import place
@@ -143,7 +144,8 @@ async def run(url: str, store_env: dict, n: int, rounds: int, source: str = LESS
     def question_of(i: int) -> str | None:
         step = lesson.steps[i]
         return PAGES[step.page].quiz if step.page_question else place(lesson, i, started, started)["qid"]
-    publish(len(lesson.steps) - 1)   # the class waits on the last step; every step is then timed, the first too
+    away = (only - 2) % len(lesson.steps) if only else len(lesson.steps) - 1   # where the class waits
+    publish(away)   # the last step; every step is then timed, the first too (with ``only``: the step before it)
     followers = [StepFollower(url) for _ in range(n)]
     await join_class(store, room, followers)
     last = len(lesson.steps)
@@ -192,8 +194,10 @@ async def run(url: str, store_env: dict, n: int, rounds: int, source: str = LESS
             row.setdefault("teacher", {})[name] = drew
 
     try:
-        for _ in range(rounds):
-            for i in range(len(lesson.steps))[:steps]:
+        for r in range(rounds):
+            if only and r:   # back to the step before, untimed for the row (its own row "away"), then Next
+                await fan_out(away, lambda: publish(away), "away")
+            for i in [only - 1] if only else range(len(lesson.steps))[:steps]:
                 await fan_out(i, lambda i=i: publish(i), "next", None if cold else lambda i=i: teacher_run(i))
                 qid = question_of(i) if reveal else None
                 if qid:
@@ -225,6 +229,7 @@ def main(argv=None) -> int:
                                                           "unfolded page's fan-out too")
     p.add_argument("--pids", default="", help="with --url: the server processes whose CPU to count (comma-separated)")
     p.add_argument("--steps", type=int, help="the lesson's first N steps only")
+    p.add_argument("--only", type=int, help="this step of the lesson only (1-based), --rounds times")
     p.add_argument("--cold", action="store_true", help="no teacher's page run before each Next: the first follower "
                                                        "computes the step's model results")
     p.add_argument("--smoke", action="store_true",
@@ -239,7 +244,7 @@ def main(argv=None) -> int:
 
     def every(url: str, env: dict, pids: list[int]) -> list[dict]:
         return [asyncio.run(run(url, env, args.followers, args.rounds, source, pids, args.reveal, args.steps, pause,
-                                    args.cold))
+                                    args.cold, args.only))
                 for source in sources]
 
     if args.replicas:

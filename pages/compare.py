@@ -21,7 +21,7 @@ STATS = {"previous_token": N_("previous token"), "sink": N_("sink"), "entropy": 
          "max_weight": N_("max weight"), "mean_distance": N_("mean distance"), "self": N_("self"),
          "sink by value size": N_("sink by value size"), "induction": N_("induction")}
 COLUMNS = {"layer": N_("layer"), "head": N_("head"), "sink by weight": N_("sink by weight"), "role": N_("role"),
-           "duplicate": N_("duplicate")}   # the table's other columns
+           "duplicate": N_("duplicate"), "on real text": N_("on real text")}   # the table's other columns
 
 
 def add_head(source: str, frame=None) -> None:

@@ -3,6 +3,7 @@ import streamlit as st
 
 from explorer.ui import params, words
 from explorer.ui import widgets as ui
+from explorer.ui.views import atlas
 from explorer.words import glossary
 from explorer.words.i18n import _
 
@@ -18,4 +19,4 @@ if query:
     params.put("find", query)
 else:
     params.drop("find")
-words.glossary_list(query)
+words.glossary_list(query, examples=atlas.glossary_examples())   # a kind of head: an example, checked on real text

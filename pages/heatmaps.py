@@ -6,8 +6,8 @@ from explorer.plots import attention, head_grids
 from explorer.ui import pickers
 from explorer.ui import widgets as ui
 from explorer.ui.live.teacher_controls import teacher_driven
+from explorer.ui.views import atlas, value_roles
 from explorer.ui.views import score_breakdown as breakdown
-from explorer.ui.views import value_roles
 from explorer.ui.views.bertviz import show_bertviz
 from explorer.words.i18n import _
 
@@ -51,8 +51,8 @@ with left:
                                  value_name=_(view.value_name), clickable=breakdown.is_open(),
                                  cell=(row, column) if breakdown.is_open() and view.real_head else None), "heatmap",
                    f"attention-{name}", on_select=breakdown.open_cell(view))
-    if view.real_head:
-        ui.fidelity_badge(res, layer, head)
+    if view.real_head:   # its fidelity, and the corpus's verdict on a name the app gives it
+        atlas.fidelity_and_names(model, res, (layer, head))
     ui.download_lazy(_("This matrix as CSV"), lambda: matrices.csv_frame(view), f"attention-{name}.csv", "csv")
 with right:
     bars = (view.matrix[row], tuple(view.key_labels), view.query_labels[row], tuple(view.key_positions),

@@ -150,10 +150,11 @@ def role_badges(roles: pd.DataFrame) -> pd.Series:
     return roles.apply(badge, axis=1)
 
 
-def stats_with(stats: pd.DataFrame, sinks: pd.DataFrame | None = None, roles: pd.DataFrame | None = None
-               ) -> pd.DataFrame:
+def stats_with(stats: pd.DataFrame, sinks: pd.DataFrame | None = None, roles: pd.DataFrame | None = None,
+               corpus: list[str] | None = None) -> pd.DataFrame:
     """``head_stats`` with ``sink by weight`` / ``sink by value size`` (``values.sink_stats``) and the role badges
-    plus induction and duplicate scores (``roles.head_roles``) joined on (layer, head), when given."""
+    plus induction and duplicate scores (``roles.head_roles``) joined on (layer, head), when given; ``corpus``
+    (one cell per row of ``roles``: the badges checked on real text, ``atlas.labels.probe_checked``) beside them."""
     out = stats.copy()
     if sinks is not None:
         out = out.merge(sinks.rename(columns={"sink_weight": "sink by weight", "sink_value": "sink by value size"}),
@@ -161,6 +162,8 @@ def stats_with(stats: pd.DataFrame, sinks: pd.DataFrame | None = None, roles: pd
     if roles is not None:
         extra = roles[["layer", "head", "induction", "duplicate"]].copy()
         extra.insert(2, "role", role_badges(roles).to_numpy())
+        if corpus is not None:
+            extra.insert(3, "on real text", corpus)
         out = out.merge(extra, on=["layer", "head"], how="left")
     return out
 

@@ -42,8 +42,9 @@ def _link_to_glossary() -> None:
         st.caption(_("Every word: the Glossary page."))
 
 
-def glossary_list(query: str) -> None:
-    """The whole glossary by idea, or the terms matching ``query``, each with the pages that use it."""
+def glossary_list(query: str, examples: dict[str, str] | None = None) -> None:
+    """The whole glossary by idea, or the terms matching ``query``, each with the pages that use it and, for a term
+    in ``examples`` (term name -> one sentence), its example."""
     found = set(t.name for t in glossary.matching(query))
     if not found:
         st.info(_("No word matches “{query}”. Try part of it, or clear the box.").format(query=literal(query)),
@@ -59,4 +60,5 @@ def glossary_list(query: str) -> None:
             for term in part:
                 on = ", ".join(_(g.title) for g in table.pages_using(term.name))
                 on_pages = "  \n*" + _("On: {pages}").format(pages=on) + "*" if on else ""
-                column.markdown(f"**{term.title}**  \n{term.shown_meaning}" + on_pages)
+                example = "  \n:material/hub: " + examples[term.name] if term.name in (examples or {}) else ""
+                column.markdown(f"**{term.title}**  \n{term.shown_meaning}" + example + on_pages)

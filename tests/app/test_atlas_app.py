@@ -116,3 +116,38 @@ def test_compare_and_flip_say_what_a_head_does_on_real_text():
         assert "On real text (Head atlas): " + labels.sentence(labels.verdict(atlas, head, role)) in said
     at = open_page("pages/flip.py", model=EMBEDDED_DECODER, layer=16, head=0)
     assert labels.profile(atlas, (16, 0)) in texts(at)
+
+
+def test_every_page_that_names_a_head_shows_the_corpus_verdict():
+    """Issue 56, item 3, page by page: the heatmap page on lesson 4's heads, the flip page on L16H0, the glossary's
+    head terms with an example, and Compare heads' table, where each name the head-role probe gives is checked."""
+    from explorer.heads_do import pairs
+    from explorer.ui.views import value_roles
+
+    atlas = shipped.load(EMBEDDED_DECODER)
+    said = {(16, 0): labels.sentence(labels.verdict(atlas, (16, 0), "previous")),
+            (18, 6): labels.sentence(labels.verdict(atlas, (18, 6), "induction"))}
+    for (layer, head), verdict in said.items():
+        at = open_page("pages/heatmaps.py", model=EMBEDDED_DECODER, text="The cat sat on the mat.", layer=layer,
+                       head=head)
+        assert "On real text (Head atlas): " + verdict in texts(at)
+    at = open_page("pages/heatmaps.py", model=EMBEDDED_DECODER, text="The cat sat on the mat.", layer=3, head=1)
+    assert "On real text (Head atlas)" not in texts(at)     # a head the app does not name: no verdict
+    at = open_page("pages/flip.py", model=EMBEDDED_DECODER, layer=16, head=0)
+    assert "On real text (Head atlas): " + said[(16, 0)] in texts(at)
+    glossary = texts(open_page("pages/glossary.py"))
+    sink = labels.strongest(atlas, "sink")[0]
+    assert f"Example: L16H0 of {EMBEDDED_DECODER}, named in lesson 4, step 2; lesson 6. On real text: " \
+           + said[(16, 0)] in glossary
+    assert f"Example: L{sink[0]}H{sink[1]} of {EMBEDDED_DECODER}, its strongest on real text: " + labels.sentence(
+        labels.verdict(atlas, sink, "sink")) in glossary
+    at = open_page("pages/compare.py", model=EMBEDDED_DECODER, text="The cat sat on the mat.", heads="L16H0,L18H7")
+    table = at.dataframe[0].value
+    found = value_roles.head_roles(EMBEDDED_DECODER)[0]
+    cells = labels.probe_checked(atlas, found, pairs.ROLE_CUTS)
+    for head in ((16, 0), (18, 7)):
+        row = table[(table["layer"] == head[0]) & (table["head"] == head[1])]
+        i = found.index[(found["layer"] == head[0]) & (found["head"] == head[1])][0]
+        assert row["on real text"].iloc[0] == cells[i] != ""
+    assert "previous-token: agrees" in cells[found.index[(found["layer"] == 16) & (found["head"] == 0)][0]]
+    assert "induction on the probe, mostly sink on real text" in table["on real text"].str.cat()

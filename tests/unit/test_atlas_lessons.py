@@ -46,3 +46,19 @@ def test_lesson_4_checks_the_names_on_the_corpus():
     assert atlas_claims.corpus_previous_token(Loaded, {"layer": 16, "head": 0})[0]
     assert atlas_claims.corpus_induction(Loaded, {"layer": 18, "head": 6})[0]
     assert not atlas_claims.corpus_previous_token(Loaded, {"layer": 18, "head": 6})[0]
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "es"])
+def test_lesson_6_says_how_its_pair_fares_on_real_text(lang):
+    """Lesson 6's last step names SmolLM2's pair: its note gives the atlas's numbers for both names, in every
+    language (the previous-token share, the induction share, the stronger L17H5's, and the sink share)."""
+    atlas = shipped.load(EMBEDDED_DECODER)
+    path = ROOT / "lessons" / ("" if lang == "en" else lang) / "6-watch-a-circuit-grow.toml"
+    note = tomllib.loads(path.read_text(encoding="utf-8"))["step"][-1]["notes"]
+    prev = labels.verdict(atlas, (16, 0), "previous")
+    ind = labels.verdict(atlas, (18, 6), "induction")
+    first = labels.strongest(atlas, "induction")[0]
+    assert prev.rank == 1 and ind.rank == 2 and labels.mostly(ind) == "sink"
+    for share in (prev.share, ind.share, float(atlas.means["top_induction"][first]), ind.instead_share):
+        assert re.search(_percent(share), note), (share, note)
+    assert f"L{first[0]}H{first[1]}" in note and "L16H0" in note and "L18H6" in note

@@ -8,13 +8,14 @@ import streamlit as st
 from explorer.atlas import cards, labels, question, shipped
 from explorer.atlas import on_demand as on_demand_pass
 from explorer.jobs import keepers
+from explorer.model.registry import EMBEDDED_DECODER
 from explorer.plots import atlas as plots
 from explorer.serving import regions
 from explorer.sitemap import table
 from explorer.ui import cached, params
 from explorer.ui.predict_first import ask_first
 from explorer.ui.text import literal
-from explorer.ui.widgets import from_url, page_link, show_figure
+from explorer.ui.widgets import fidelity_badge, from_url, page_link, show_figure
 from explorer.words import i18n, numbers
 from explorer.words.i18n import _
 
@@ -117,6 +118,29 @@ def named_verdict(model: str, head: tuple[int, int]) -> None:
         if verdict is not None:
             icon = ":material/check_circle:" if verdict.agrees else ":material/help:"
             st.caption(icon + " " + _("On real text (Head atlas): {verdict}").format(verdict=labels.sentence(verdict)))
+
+
+def fidelity_and_names(model: str, result, head: tuple[int, int]) -> None:
+    """Under a head's heatmap: its fidelity badge and, for a head the app names, whether real text agrees."""
+    fidelity_badge(result, *head)
+    named_verdict(model, head)
+
+
+def glossary_examples() -> dict[str, str]:
+    """Per glossary term that names a kind of head (``labels.GLOSSARY_ROLES``): an example head of the embedded
+    decoder with the corpus's verdict on that name; none without a stored atlas."""
+    atlas = stored(EMBEDDED_DECODER)
+    found = {}
+    for term, role in labels.GLOSSARY_ROLES.items() if atlas is not None and atlas.means else ():
+        head, where = labels.example(atlas, role)
+        verdict = labels.verdict(atlas, head, role)
+        if verdict is None:
+            continue
+        said = (_("Example: {head} of {model}, named in {where}. On real text: {verdict}") if where else
+                _("Example: {head} of {model}, its strongest on real text: {verdict}"))
+        found[term] = said.format(head=f"L{head[0]}H{head[1]}", model=atlas.model, where=_(where) if where else "",
+                                  verdict=labels.sentence(verdict))
+    return found
 
 
 def head_profile(model: str, head: tuple[int, int]) -> None:

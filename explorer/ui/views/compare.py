@@ -33,8 +33,7 @@ def side_by_side(model: str, text: str, result: AttentionResult, chosen: list[tu
                 query, key), title=_("layer {layer} · head {head}").format(layer=l, head=h),
                 show_scale=i % 2 == 1 or i == len(chosen) - 1)
             ui.show_figure(fig, f"heat_{i}", f"{facts.name}-L{l}H{h}")
-            ui.fidelity_badge(result, l, h)
-            atlas_view.named_verdict(model, (l, h))   # a head the lessons name: does real text agree?
+            atlas_view.fidelity_and_names(model, result, (l, h))   # a head the lessons name: does real text agree?
             ui.download_csv(heads.matrix_frame(result.weights[l, h], result.tokens, result.keys),
                             f"{facts.name}-L{l}H{h}.csv", f"csv_{i}", "CSV")
             breakdown.cell_link(model, text, (l, h), result.weights[l, h], result.tokens, query, key, result.keys)

@@ -49,8 +49,9 @@ def show_head_in_both(model: str, a: AttentionResult, b: AttentionResult, result
         with column:
             ui.show_figure(lambda s=side: figures()[0][s], f"heat_{side}", f"flip-{side}-L{layer}H{head}", view=view)
             ui.fidelity_badge(res, layer, head)
-            if side == "A":   # the head's behaviour on real text, once
+            if side == "A":   # the head's behaviour on real text, once, and the app's name for it checked there
                 atlas_view.head_profile(model, (layer, head))
+                atlas_view.named_verdict(model, (layer, head))
             ui.download_csv(lambda r=res: heads.matrix_frame(r.weights[layer, head], r.tokens, r.keys),
                             f"flip-{side}-L{layer}H{head}.csv", f"csv_{side}")
             breakdown.cell_link(model, res.text, (layer, head), res.weights[layer, head], res.tokens, rows[side][0],

@@ -10,6 +10,7 @@ import dataclasses
 
 import streamlit as st
 
+from explorer.atlas import labels
 from explorer.attention.result import AttentionResult
 from explorer.heads_do import pairs, roles, values
 from explorer.jobs import keepers
@@ -18,6 +19,7 @@ from explorer.serving import regions
 from explorer.ui import cached
 from explorer.ui.pickers import choice_picker
 from explorer.ui.text import literal
+from explorer.ui.views import atlas as atlas_view
 from explorer.ui.widgets import show_figure
 from explorer.words import i18n
 from explorer.words.i18n import N_, _
@@ -92,7 +94,9 @@ def more_stats(model: str, text: str, result: AttentionResult, stats):
     except ValueError as err:
         st.caption(literal(_("Sink by value size and head roles are not available here ({error}).").format(error=err)))
         return stats
-    return pairs.stats_with(stats, sinks, found)
+    atlas = atlas_view.stored(model)   # the probe's names checked on real text, where an atlas is stored
+    corpus = None if atlas is None or not atlas.means else labels.probe_checked(atlas, found, pairs.ROLE_CUTS)
+    return pairs.stats_with(stats, sinks, found, corpus)
 
 
 def similar_heads_section(model: str, chosen: list, on_select) -> None:
