@@ -37,6 +37,9 @@ KEEPERS: dict[str, Keeper] = {k.name: k for k in (
     Keeper("roles", "every head's role and the similar-heads map", 4),
     Keeper("generations", "a decoder writing, step by step", 2, region="results"),
     Keeper("prepared", "a lesson's next step prepared", 16),
+    Keeper("contrasts", "a minimal pair prepared for patching: both runs' activations (Patch activations)", 8),
+    Keeper("previews", "attribution patching of one pair, residual grid and every head", 32),
+    Keeper("patches", "exact patching of one pair, one granularity and direction", 64),
 )}
 TRAINING = Keeper("training", "training runs (jobs/training.py Trainer: waiting and finished)", 8)
 
