@@ -28,6 +28,6 @@ results.preview(model, pair, contrast, settings)
 
 st.subheader(_("Exact patching"))
 exact = results.exact(model, pair, contrast, settings, ready=st.session_state.get("pair") != work.OWN)
-if exact is not None and results.asked(exact, contrast, settings):
+if exact is not None and (not results.asking() or results.asked(exact, contrast, settings)):
     results.draw(model, pair, contrast, settings, exact)
     results.agreement(model, pair, contrast, settings, exact)

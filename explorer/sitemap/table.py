@@ -137,7 +137,7 @@ EXPLORE = Section(N_("Explore real models"), N_("Explore real models"), (
          {"model": MODEL, "pair": Param("choice", PATCH_PAIRS), "text": TEXT, "text_b": TEXT, "pt_ans": WORD,
           "pt_ans_b": WORD, "pt_level": Param("choice", PATCH_LEVELS),
           "pt_dir": Param("choice", ("denoise", "noise", "both")), "pt_pos": Param("int", high=511),
-          "pt_rl": LAYER, "pt_rh": HEAD, "pt_via": Param("choice", ("q", "k", "v", "qkv"))},
+          "pt_rl": LAYER, "pt_rh": HEAD, "pt_via": Param("choice", ("q", "k", "v", "qkv")), "pt_ask": FLAG},
          default_model=EMBEDDED_DECODER, quiz="patch_where"),
     Page("pages/write.py", N_("Watch it write"), ":material/edit:",
          N_("Let a decoder write a few tokens, guess each next one, and open any step."),

@@ -17,7 +17,7 @@ from explorer.ui import cached
 from explorer.ui.predict_first import ask_first
 from explorer.ui.text import literal
 from explorer.ui.views import patching as work
-from explorer.ui.widgets import page_link, selected_head, show_figure
+from explorer.ui.widgets import from_url, page_link, selected_head, show_figure
 from explorer.words import numbers
 from explorer.words.i18n import N_, _, ngettext
 
@@ -78,6 +78,11 @@ def exact(model: str, pair, contrast, settings: work.Settings, ready: bool) -> d
         if not st.button(_("Patch exactly"), key="pt_run", type="primary"):
             return None
     return {d: cached.wait_or_stop(work.exact_job(model, pair, settings, d)) for d in settings.directions}
+
+
+def asking() -> bool:
+    """Whether the page asks its own question (``pt_ask``: a lesson step with a question of its own sets 0)."""
+    return str(from_url("pt_ask", "1")) != "0"
 
 
 def asked(results: dict, contrast, settings: work.Settings) -> bool:
