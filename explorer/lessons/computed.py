@@ -78,9 +78,11 @@ COMPUTED: dict[str, Computed] = {
                               N_("which head of an earlier layer the induction head needs, by knockout")),
     "learn_ov": Computed(learning_claims.ov_asked, (LEARN,),
                          N_("what the induction head's OV circuit writes for the token it attends to")),
+    "patch_word_until": Computed(patching_claims.word_until, (PATCH,),
+                                 N_("up to which layer the changed word's own position carries the answer")),
     "patch_path_sender": Computed(patching_claims.path_sender, (PATCH,),
-                                  N_("which head's output, sent only into the receiver, brings back most of the "
-                                     "answer")),
+                                  N_("how much of the answer the best single head brings back through the "
+                                     "receiver alone")),
     "patch_directions": Computed(patching_claims.directions, (PATCH,),
                                  N_("whether the head that restores most also takes away most in the other "
                                     "direction")),

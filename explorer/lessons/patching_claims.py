@@ -13,7 +13,7 @@ from explorer.heads_do.knockout import knockout
 from explorer.labs.quiz import Question, near_edges
 from explorer.model.loading import LoadedModel
 from explorer.patching import READY, MinimalPair, Refused, shared
-from explorer.patching import question as questions
+from explorer.patching import predictions as questions
 from explorer.words import numbers
 from explorer.words.i18n import N_, _
 
@@ -121,6 +121,44 @@ def receiver_restores_most(loaded: LoadedModel, params: Params) -> tuple[bool, s
 
 
 # ---------------------------------------------------------------------------------------------- questions
+
+def word_until(loaded: LoadedModel, params: Params) -> Question:
+    """"Up to which layer does the changed word's own position carry at least half of the answer?", among the
+    layer ranges of the page's layer question, with its near-ties (a layer within ``RANGE_TIE`` of the line)."""
+    c = contrast_of(loaded, params)
+    values = exact(loaded, params, "residual", "denoise").values
+    column = np.nanmax(values[:, c.positions], axis=1)
+    ranges = questions.bands(len(column))
+    names = [questions.band_name(b) for b in ranges]
+
+    def option(layer: int) -> str:
+        return next(n for n, (a, b) in zip(names, ranges) if a <= layer <= b)
+
+    def last_at(line: float) -> int | None:
+        hits = np.flatnonzero(np.nan_to_num(column, nan=-np.inf) >= line)
+        return int(hits[-1]) if hits.size else None
+    last = last_at(HALF)
+    if last is None:
+        raise NotComputable(_("no layer's patch at the changed word brings back half of the answer"))
+    sure, maybe = last_at(HALF + questions.RANGE_TIE), last_at(HALF - questions.RANGE_TIE)
+    start = sure if sure is not None else 0
+    tied = {option(layer) for layer in range(start, maybe + 1) if column[layer] >= HALF - questions.RANGE_TIE}
+    right = option(last)
+    words = numbers.joined(repr(c.tokens["clean"][p].strip()) for p in c.positions)
+    prompt = _("Look at the column of the changed word ({words}). Up to which layer does copying the clean residual "
+               "stream there, alone, still bring back at least half of the answer? Which of these {n}?").format(
+        words=words, n=len(names))
+    reveal = _("Measured: up to layer {last} ({value}); at layer {next} it gives {after}. The last position reaches "
+               "half from layer {first} on.").format(
+        last=last, value=numbers.percent(float(column[last])), next=min(last + 1, len(column) - 1),
+        after=numbers.percent(float(column[min(last + 1, len(column) - 1)])),
+        first=questions.first_across(values[:, -1], HALF))
+    also = tuple(n for n in names if n in tied and n != right)
+    if also:
+        reveal += " " + _("Some layers lie within {margin} of the half-way line, so every answer they could make "
+                          "right counts.").format(margin=numbers.percent(questions.RANGE_TIE))
+    return Question(prompt, tuple(names), right, reveal, also=also)
+
 
 PATH_OPTIONS = (N_("more than half of the answer"), N_("between a tenth and half of it"),
                 N_("less than a tenth of it"))   # shown through _()

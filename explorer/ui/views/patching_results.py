@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer.patching import question as questions
+from explorer.patching import predictions as questions
 from explorer.plots import patching as plots
 from explorer.sitemap import table
 from explorer.ui import cached
@@ -93,7 +93,7 @@ def asked(results: dict, contrast, settings: work.Settings) -> bool:
         q = questions.layer_range(values, contrast.tokens["clean"], direction)
     else:
         q = questions.which_head(values, direction, _(WHAT[settings.level]))
-    return ask_first(q, QUIZ, _("The exact maps"))
+    return ask_first(q, "patch_where", _("The exact maps"))   # QUIZ
 
 
 def draw(model: str, pair, contrast, settings: work.Settings, results: dict) -> None:
