@@ -33,6 +33,15 @@ def _bound(z: np.ndarray) -> float:
     return max(1.0, float(np.abs(finite).max())) if finite.size else 1.0
 
 
+def bar_on_top(fig: go.Figure, value_name: str) -> go.Figure:
+    """The colour bar's title written along the bar, so that the grid keeps most of the chart's width (on a 390 px
+    phone a bar with its title above took more than half of it)."""
+    fig.update_traces(selector=dict(type="heatmap"), colorbar=dict(thickness=10, title=dict(text=value_name,
+                                                                                             side="right")))
+    fig.update_layout(margin=dict(r=64, t=64))   # a two-line title: what was patched, then the direction
+    return fig
+
+
 def tick_labels(tokens: Sequence[str]) -> list[str]:
     """The positions' tick text: each token as literal text, with its position (two equal tokens stay apart)."""
     return [f"{label(t)} ·{i}" for i, t in enumerate(tokens)]
@@ -53,7 +62,7 @@ def layer_positions(values: np.ndarray, tokens: Sequence[str], *, title: str, va
         layer=l, position=p, token=label(tokens[p]), other=label(other[p]), value=numbers.number(z[l, p], 3))
         for p in range(n_positions)] for l in range(n_layers)]
     bound = _bound(z)
-    height = max(300, min(760, 120 + 20 * n_layers))
+    height = max(320, min(800, 160 + 20 * n_layers))
     fig = go.Figure(go.Heatmap(
         z=z, x=np.arange(n_positions), y=np.arange(n_layers), text=hover, hoverinfo="text", xgap=1, ygap=1,
         colorscale=SCALE, zmin=-bound, zmax=bound, zmid=0.0,
@@ -64,6 +73,7 @@ def layer_positions(values: np.ndarray, tokens: Sequence[str], *, title: str, va
                      ticktext=tick_labels(tokens), tickangle=-60, showgrid=False, zeroline=False)
     fig.update_yaxes(title=_("layer"), tickmode="array", tickvals=list(range(0, n_layers, max(1, n_layers // 15))),
                      range=[n_layers - 0.5, -0.5], showgrid=False, zeroline=False)
+    bar_on_top(fig, value_name)
     names = [[f"L{l} · {p} “{tokens[p]}”" for p in range(n_positions)] for l in range(n_layers)]
     text = _("{title}: {n_layers} layers × {n_positions} positions; 0 is the corrupted run, 1 the clean run.").format(
         title=alt.plain(title), n_layers=n_layers, n_positions=n_positions) + " " + summary.largest(
@@ -86,7 +96,7 @@ def heads(values: np.ndarray, *, title: str, value_name: str,
                          selected=selected)
     bound = _bound(np.asarray(values, dtype=np.float64))
     fig.update_traces(selector=dict(type="heatmap"), colorscale=SCALE, zmin=-bound, zmax=bound, zmid=0.0)
-    return fig
+    return bar_on_top(fig, value_name)
 
 
 def agreement(exact: np.ndarray, approx: np.ndarray, names: Sequence[str], *, title: str,

@@ -24,7 +24,7 @@ from explorer.words.i18n import N_, _, ngettext
 QUIZ = "patch_where"   # the page's question (the table's ``quiz``)
 PICKED = "pt_picked"   # the head a click on a map chose (Session State)
 TOP = 5
-SAID = {"denoise": N_("restored (0 corrupted, 1 clean)"), "noise": N_("left (1 clean, 0 corrupted)")}
+SAID = {"denoise": N_("answer restored"), "noise": N_("answer kept")}   # 0: the corrupted run's, 1: the clean's
 TITLES = {"residual": N_("Residual stream patched at each layer and position"),
           "heads": N_("Each head's output patched at every position"),
           "heads_at": N_("Each head's output patched at position {position}"),
@@ -43,7 +43,7 @@ def title_of(settings: work.Settings, direction: str) -> str:
     receiver = settings.receiver or (0, 0)
     name = _(TITLES[settings.level]).format(position=settings.position, layer=receiver[0], head=receiver[1],
                                             via=_(work.VIAS[settings.via]))
-    return name + " · " + (_("denoising") if direction == "denoise" else _("noising"))
+    return name + "<br>" + (_("denoising") if direction == "denoise" else _("noising"))
 
 
 def figure(values: np.ndarray, contrast, settings: work.Settings, direction: str, title: str):
@@ -61,7 +61,7 @@ def preview(model: str, pair, contrast, settings: work.Settings) -> None:
         return
     direction = settings.directions[0]
     values = np.asarray(work.preview_of(model, pair, settings, direction), dtype=np.float64)
-    title = _("Preview (attribution patching): ") + title_of(settings, direction)
+    title = _("Preview (attribution patching)") + "<br>" + title_of(settings, direction).replace("<br>", " · ")
     show_figure(lambda: figure(values, contrast, settings, direction, title), "pt_preview", "patch-preview",
                 view=(*work.exact_key(model, pair, settings, direction), "preview"))
     st.caption(_("A first-order estimate from one forward and one backward pass: (other run − this run) "
