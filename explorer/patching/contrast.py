@@ -213,10 +213,11 @@ def _cache(contrast: Contrast, inputs: dict) -> Run:
                float(contrast.metric(out.last_hidden_state, records, 0)[0]))
 
 
-def prepare(loaded: LoadedModel, pair: MinimalPair) -> Contrast:
+def prepare(loaded: LoadedModel, pair: MinimalPair, least: float | None = None) -> Contrast:
     """Check ``pair`` on ``loaded`` and run both texts once: a ``Contrast`` ready to patch, or ``Refused`` with one
     sentence (an empty or too long text, token lengths that differ, an answer of several tokens, a family without
-    the parts, a metric that barely differs between the texts)."""
+    the parts, a metric that barely differs between the texts). ``least``: the smallest |clean − corrupted|
+    accepted, ``MIN_DIFFERENCE`` of the model's kind unless given (tests on tiny random models pass 0)."""
     check_text(pair.clean, CLEAN)
     check_text(pair.corrupted, CORRUPTED)
     _check_model(loaded, pair)
@@ -232,8 +233,8 @@ def prepare(loaded: LoadedModel, pair: MinimalPair) -> Contrast:
     with loaded.lock, torch.inference_mode():
         contrast.runs = {"clean": _cache(contrast, in_a), "corrupted": _cache(contrast, in_b)}
     contrast.clean, contrast.corrupted = contrast.runs["clean"].metric, contrast.runs["corrupted"].metric
-    least = MIN_DIFFERENCE[pair.kind]
-    if not abs(contrast.clean - contrast.corrupted) >= least:
+    least = MIN_DIFFERENCE[pair.kind] if least is None else least
+    if not abs(contrast.clean - contrast.corrupted) >= least or contrast.clean == contrast.corrupted:
         raise refuse(N_("The model barely tells the two texts apart: the metric is {clean} on the clean text and "
                         "{corrupted} on the corrupted one, less than {least} apart, so patching would show noise. "
                         "Pick a pair the model gets right."), clean=Shown(contrast.clean, signed=True),
