@@ -17,7 +17,7 @@ from explorer.model import anatomy, cut, families
 from explorer.model.capture import recording
 from explorer.model.loading import LoadedModel
 from explorer.patching import hooks
-from explorer.patching.pairs import (
+from explorer.patching.minimal_pairs import (
     CLEAN,
     CORRUPTED,
     MIN_DIFFERENCE,

@@ -24,7 +24,7 @@ import torch
 
 from explorer.patching import hooks
 from explorer.patching.contrast import Contrast
-from explorer.patching.pairs import refuse
+from explorer.patching.minimal_pairs import refuse
 from explorer.words.i18n import N_
 
 GRANULARITIES = ("residual", "heads", "heads_at", "patterns", "path")
