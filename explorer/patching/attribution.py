@@ -16,7 +16,7 @@ import torch
 
 from explorer.patching import hooks
 from explorer.patching.contrast import Contrast
-from explorer.patching.exact import Patched, check_direction, position_labels
+from explorer.patching.grids import Patched, check_direction, position_labels
 
 
 @dataclass

@@ -135,8 +135,9 @@ def _check_model(loaded: LoadedModel, pair: MinimalPair) -> None:
     if why:
         raise refuse(N_("Patching needs each head's output, which this model does not give: {why}"), why=why)
     if loaded.kind != pair.kind:
-        raise refuse(N_("This pair is written for an {wanted}, and {model} is an {kind}: pick a pair for this "
-                        "model."), wanted=_kind(pair.kind), model=loaded.spec.name, kind=_kind(loaded.kind))
+        raise refuse(N_("This pair is written for a model of the kind “{wanted}”, and {model} is of the kind "
+                        "“{kind}”: pick a pair for this model."), wanted=_kind(pair.kind), model=loaded.spec.name,
+                     kind=_kind(loaded.kind))
     if len(anatomy.blocks(model)) != getattr(model.config, "num_hidden_layers", len(anatomy.blocks(model))):
         raise refuse(N_("{model} shares its blocks between layers, so a layer's activations cannot be patched "
                         "alone."), model=loaded.spec.name)

@@ -12,7 +12,8 @@ from explorer.model.loading import load_model
 from explorer.patching import MAX_TOKENS, MinimalPair, Refused, compare, patch, prepare, preview, top
 from explorer.patching.attribution import estimate
 from explorer.patching.contrast import Contrast
-from explorer.patching.exact import Patched, patch_residual
+from explorer.patching.exact import patch_residual
+from explorer.patching.grids import Patched
 from explorer.patching.path import receiver_inputs
 from explorer.words.i18n import language
 
@@ -255,7 +256,7 @@ def test_refusals(tiny_loaded):
     assert "characters" in _refused(llama, MinimalPair("a" * 5000, "b" * 5000, answer="man", wrong="dog"))
     assert "same tokens" in _refused(llama, dataclasses.replace(DECODER, corrupted=DECODER.clean), least=0.0)
     assert "encoder-decoder" in _refused(t5, DECODER)
-    assert "written for an encoder" in _refused(llama, ENCODER)
+    assert "kind “encoder”" in _refused(llama, ENCODER)
     assert "barely" in _refused(llama, DECODER, least=1e6)
     assert "'zebra'" in _refused(bert, dataclasses.replace(ENCODER, query="zebra"), least=0.0)
     assert "layer 0 to 1" in _refused(bert, dataclasses.replace(ENCODER, layer=7), least=0.0)
