@@ -10,6 +10,8 @@ shared machine other work inflates wall time, not CPU time), the load average, a
   P2 exact head-output patching, all 270 heads of SmolLM2                               target ≤ 10 s
   P3 exact residual grid, 30 layers × every position                                    target ≤ 10 s
   P4 path patching, every sender head into one receiver (layer 23 head 3, qkv)          target ≤ 15 s
+  P1w-P4w the same at the targets' limit: 24 tokens differing at the first (every position run), receiver in the
+          last layer
   P5 encoder flip pair, every granularity (residual, heads, heads at "it", patterns, path)  target ≤ 2 s
   P6 attribution vs exact, each ready pair × residual / heads: Pearson and Spearman     (no target)
 """
@@ -25,6 +27,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 RECEIVER = (23, 3)
+LONG = "John said that when Mary and John went to the store after a long day at work, John gave a small drink to"
 
 
 def _row(row: str, what: str, wall: float, cpu: float, target: float | None, extra: str = "") -> None:
@@ -43,7 +46,7 @@ def main(argv=None) -> None:
     from bench.stats import timed
     from explorer.model.loading import load_model
     from explorer.model.registry import EMBEDDED_DECODER, EMBEDDED_ENCODER
-    from explorer.patching import READY, compare, patch, prepare, preview
+    from explorer.patching import READY, MinimalPair, compare, patch, prepare, preview
 
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} cores, "
           f"load {os.getloadavg()[0]:.1f}", flush=True)
@@ -72,6 +75,20 @@ def main(argv=None) -> None:
          f"; {grid.runs} batches, positions before the first difference not run")
     wall, cpu = timed(lambda: patch(ioi, "path", receiver=RECEIVER), args.repeat)
     _row("P4", f"{n}, path patching every sender into {RECEIVER} via qkv", wall, cpu, 15.0)
+    # the worst case at the limit of the targets: 24 tokens differing at the first one (every position is run),
+    # the receiver in the last layer (every earlier head a sender); timing only, so no threshold on the metric
+    worst = prepare(decoder, MinimalPair(LONG, "Anna" + LONG[4:], answer="Mary", wrong="John"), least=0.0)
+    w = f"{EMBEDDED_DECODER} worst case ({worst.n_tokens} tokens, first token differs)"
+    for row, what, target, fn in (
+            ("P1w", "attribution preview", 1.0, lambda: preview(worst)),
+            ("P2w", f"exact patching of all {worst.n_layers * worst.n_heads} heads", 10.0,
+             lambda: patch(worst, "heads")),
+            ("P3w", f"exact residual grid {worst.n_layers} × {worst.n_tokens}", 10.0,
+             lambda: patch(worst, "residual")),
+            ("P4w", f"path patching every sender into ({worst.n_layers - 1}, 1) via qkv", 15.0,
+             lambda: patch(worst, "path", receiver=(worst.n_layers - 1, 1)))):
+        wall, cpu = timed(fn, args.repeat)
+        _row(row, f"{w}, {what}", wall, cpu, target)
     for name, pair in READY.items():
         loaded = encoder if pair.kind == "encoder" else decoder
         c = flip if name == "flip" else ioi if name == "ioi" else prepare(loaded, pair)
