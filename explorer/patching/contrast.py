@@ -21,8 +21,8 @@ from explorer.patching.minimal_pairs import (
     CLEAN,
     CORRUPTED,
     MIN_DIFFERENCE,
+    LaterNumber,
     MinimalPair,
-    Shown,
     check_lengths,
     check_text,
     differing,
@@ -34,7 +34,7 @@ TEXTS = ("clean", "corrupted")
 
 
 @dataclass
-class Run:
+class CachedRun:
     """What one text's plain forward pass left, batch 1. ``resid[l]``: block l's input ``(1, T, d_model)``;
     ``outs[l]``: block l's output as the block returns it; ``z[l]``: the heads' outputs, the output projection's
     input ``(1, T, n_heads · d_head)``; ``patterns[l]``: ``(1, n_heads, T, T)`` attention weights (None where the
@@ -54,7 +54,7 @@ class Run:
 @dataclass
 class Contrast:
     """A checked pair on a model. ``tokens``: each text's tokens as shown; ``positions``: where they differ;
-    ``clean`` and ``corrupted``: the raw metric of each text; ``runs``: cached activations (``Run``) by text."""
+    ``clean`` and ``corrupted``: the raw metric of each text; ``runs``: cached activations (``CachedRun``) by text."""
     loaded: LoadedModel
     pair: MinimalPair
     kind: str
@@ -194,7 +194,7 @@ def _word_rows(loaded: LoadedModel, pair: MinimalPair) -> tuple[list[int], tuple
     return query, cands
 
 
-def _cache(contrast: Contrast, inputs: dict) -> Run:
+def _cache(contrast: Contrast, inputs: dict) -> CachedRun:
     p = contrast.parts
     n = len(p.layers)
     resid, outs, z, v, q, k = ([None] * n for _ in range(6))
@@ -210,7 +210,7 @@ def _cache(contrast: Contrast, inputs: dict) -> Run:
         out = contrast.loaded.model(**inputs, use_cache=False)
     patterns = [r["weights"] for r in records] if len(records) == n else None
     values = [hooks.head_columns(anatomy.values_of(contrast.loaded.model, x), p.n_kv) for x in v]
-    return Run(inputs, resid, outs, z, patterns, values, q if p.qkv else None, k if p.qkv else None,
+    return CachedRun(inputs, resid, outs, z, patterns, values, q if p.qkv else None, k if p.qkv else None,
                float(contrast.metric(out.last_hidden_state, records, 0)[0]))
 
 
@@ -238,6 +238,6 @@ def prepare(loaded: LoadedModel, pair: MinimalPair, least: float | None = None) 
     if not abs(contrast.clean - contrast.corrupted) >= least or contrast.clean == contrast.corrupted:
         raise refuse(N_("The model barely tells the two texts apart: the metric is {clean} on the clean text and "
                         "{corrupted} on the corrupted one, less than {least} apart, so patching would show noise. "
-                        "Pick a pair the model gets right."), clean=Shown(contrast.clean, signed=True),
-                     corrupted=Shown(contrast.corrupted, signed=True), least=Shown(least))
+                        "Pick a pair the model gets right."), clean=LaterNumber(contrast.clean, signed=True),
+                     corrupted=LaterNumber(contrast.corrupted, signed=True), least=LaterNumber(least))
     return contrast
