@@ -7,14 +7,16 @@ first-order estimate of the residual and heads grids from one forward and one ba
 patching); ``compare`` puts an exact grid beside its estimate; ``top`` lists the cells that move the metric most.
 Everything refused raises ``Refused`` with one sentence (``str(err)`` in the reader's language).
 
-Modules: ``pairs`` (pairs, ready pairs, limits, refusals), ``hooks`` (one run's hooks, installed and removed
-together), ``contrast`` (prepare, the cached runs, the one patched forward pass), ``exact`` (the granularities),
-``path`` (path patching), ``attribution`` (preview, compare).
+Modules: ``minimal_pairs`` (pairs, ready pairs, limits, refusals), ``hooks`` (one run's hooks, installed and
+removed together), ``contrast`` (prepare, the cached runs, the one patched forward pass), ``grids`` (the result and
+what exact grids share), ``exact`` (the granularities), ``path`` (path patching), ``attribution`` (preview,
+compare).
 """
 from explorer.patching.attribution import Agreement, Attribution, compare, preview
 from explorer.patching.contrast import Contrast, prepare
-from explorer.patching.exact import DIRECTIONS, GRANULARITIES, Patched, patch, top
-from explorer.patching.pairs import MAX_TOKENS, MIN_DIFFERENCE, READY, MinimalPair, Refused
+from explorer.patching.exact import GRANULARITIES, patch, top
+from explorer.patching.grids import DIRECTIONS, Patched
+from explorer.patching.minimal_pairs import MAX_TOKENS, MIN_DIFFERENCE, READY, MinimalPair, Refused
 
 __all__ = ["DIRECTIONS", "GRANULARITIES", "MAX_TOKENS", "MIN_DIFFERENCE", "READY", "Agreement", "Attribution",
            "Contrast", "MinimalPair", "Patched", "Refused", "compare", "patch", "prepare", "preview", "top"]

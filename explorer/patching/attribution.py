@@ -16,7 +16,7 @@ import torch
 
 from explorer.patching import hooks
 from explorer.patching.contrast import Contrast
-from explorer.patching.exact import Patched, check_direction, position_labels
+from explorer.patching.grids import Patched, check_direction, position_labels
 
 
 @dataclass
@@ -43,6 +43,12 @@ class Agreement:
     pearson: float
     spearman: float
     disagree: list[dict] = field(default_factory=list)
+
+
+def estimate(delta: torch.Tensor, grad: torch.Tensor) -> torch.Tensor:
+    """The first-order change of the metric per cell: ``Σ_d delta[..., d] · grad[..., d]`` in float64, where
+    ``delta`` = the other text's activation − the run's and ``grad`` = ∂metric/∂activation on the run."""
+    return (delta.double() * grad.double()).sum(-1)
 
 
 def preview(contrast: Contrast, direction: str = "denoise") -> Attribution:
@@ -83,11 +89,11 @@ def preview(contrast: Contrast, direction: str = "denoise") -> Attribution:
             g = grad.get(layer)
             if g is not None:
                 delta = c.runs[source].resid[layer][0] - c.runs[base].resid[layer][0]
-                res[layer] = (delta.double() * g[0].double()).sum(-1).cpu().numpy()
+                res[layer] = estimate(delta, g[0]).cpu().numpy()
             g = grad.get(c.n_layers + layer)
             if g is not None:
                 delta = c.runs[source].z[layer][0] - c.runs[base].z[layer][0]
-                heads_pos[layer] = hooks.head_columns(delta.double() * g[0].double(), n).sum(-1).cpu().numpy()
+                heads_pos[layer] = estimate(hooks.head_columns(delta, n), hooks.head_columns(g[0], n)).cpu().numpy()
     here = c.runs[base].metric
     res_raw, heads_raw = here + res, here + heads_pos.sum(1)
     return Attribution(direction, c.normalise(res_raw), c.normalise(heads_raw), c.normalise(here + heads_pos),

@@ -17,12 +17,12 @@ from explorer.model import anatomy, cut, families
 from explorer.model.capture import recording
 from explorer.model.loading import LoadedModel
 from explorer.patching import hooks
-from explorer.patching.pairs import (
+from explorer.patching.minimal_pairs import (
     CLEAN,
     CORRUPTED,
     MIN_DIFFERENCE,
+    LaterNumber,
     MinimalPair,
-    Shown,
     check_lengths,
     check_text,
     differing,
@@ -34,7 +34,7 @@ TEXTS = ("clean", "corrupted")
 
 
 @dataclass
-class Run:
+class CachedRun:
     """What one text's plain forward pass left, batch 1. ``resid[l]``: block l's input ``(1, T, d_model)``;
     ``outs[l]``: block l's output as the block returns it; ``z[l]``: the heads' outputs, the output projection's
     input ``(1, T, n_heads · d_head)``; ``patterns[l]``: ``(1, n_heads, T, T)`` attention weights (None where the
@@ -54,7 +54,7 @@ class Run:
 @dataclass
 class Contrast:
     """A checked pair on a model. ``tokens``: each text's tokens as shown; ``positions``: where they differ;
-    ``clean`` and ``corrupted``: the raw metric of each text; ``runs``: cached activations (``Run``) by text."""
+    ``clean`` and ``corrupted``: the raw metric of each text; ``runs``: cached activations (``CachedRun``) by text."""
     loaded: LoadedModel
     pair: MinimalPair
     kind: str
@@ -135,8 +135,9 @@ def _check_model(loaded: LoadedModel, pair: MinimalPair) -> None:
     if why:
         raise refuse(N_("Patching needs each head's output, which this model does not give: {why}"), why=why)
     if loaded.kind != pair.kind:
-        raise refuse(N_("This pair is written for an {wanted}, and {model} is an {kind}: pick a pair for this "
-                        "model."), wanted=_kind(pair.kind), model=loaded.spec.name, kind=_kind(loaded.kind))
+        raise refuse(N_("This pair is written for a model of the kind “{wanted}”, and {model} is of the kind "
+                        "“{kind}”: pick a pair for this model."), wanted=_kind(pair.kind), model=loaded.spec.name,
+                     kind=_kind(loaded.kind))
     if len(anatomy.blocks(model)) != getattr(model.config, "num_hidden_layers", len(anatomy.blocks(model))):
         raise refuse(N_("{model} shares its blocks between layers, so a layer's activations cannot be patched "
                         "alone."), model=loaded.spec.name)
@@ -193,7 +194,7 @@ def _word_rows(loaded: LoadedModel, pair: MinimalPair) -> tuple[list[int], tuple
     return query, cands
 
 
-def _cache(contrast: Contrast, inputs: dict) -> Run:
+def _cache(contrast: Contrast, inputs: dict) -> CachedRun:
     p = contrast.parts
     n = len(p.layers)
     resid, outs, z, v, q, k = ([None] * n for _ in range(6))
@@ -209,14 +210,15 @@ def _cache(contrast: Contrast, inputs: dict) -> Run:
         out = contrast.loaded.model(**inputs, use_cache=False)
     patterns = [r["weights"] for r in records] if len(records) == n else None
     values = [hooks.head_columns(anatomy.values_of(contrast.loaded.model, x), p.n_kv) for x in v]
-    return Run(inputs, resid, outs, z, patterns, values, q if p.qkv else None, k if p.qkv else None,
+    return CachedRun(inputs, resid, outs, z, patterns, values, q if p.qkv else None, k if p.qkv else None,
                float(contrast.metric(out.last_hidden_state, records, 0)[0]))
 
 
-def prepare(loaded: LoadedModel, pair: MinimalPair) -> Contrast:
+def prepare(loaded: LoadedModel, pair: MinimalPair, least: float | None = None) -> Contrast:
     """Check ``pair`` on ``loaded`` and run both texts once: a ``Contrast`` ready to patch, or ``Refused`` with one
     sentence (an empty or too long text, token lengths that differ, an answer of several tokens, a family without
-    the parts, a metric that barely differs between the texts)."""
+    the parts, a metric that barely differs between the texts). ``least``: the smallest |clean − corrupted|
+    accepted, ``MIN_DIFFERENCE`` of the model's kind unless given (tests on tiny random models pass 0)."""
     check_text(pair.clean, CLEAN)
     check_text(pair.corrupted, CORRUPTED)
     _check_model(loaded, pair)
@@ -232,10 +234,10 @@ def prepare(loaded: LoadedModel, pair: MinimalPair) -> Contrast:
     with loaded.lock, torch.inference_mode():
         contrast.runs = {"clean": _cache(contrast, in_a), "corrupted": _cache(contrast, in_b)}
     contrast.clean, contrast.corrupted = contrast.runs["clean"].metric, contrast.runs["corrupted"].metric
-    least = MIN_DIFFERENCE[pair.kind]
-    if not abs(contrast.clean - contrast.corrupted) >= least:
+    least = MIN_DIFFERENCE[pair.kind] if least is None else least
+    if not abs(contrast.clean - contrast.corrupted) >= least or contrast.clean == contrast.corrupted:
         raise refuse(N_("The model barely tells the two texts apart: the metric is {clean} on the clean text and "
                         "{corrupted} on the corrupted one, less than {least} apart, so patching would show noise. "
-                        "Pick a pair the model gets right."), clean=Shown(contrast.clean, signed=True),
-                     corrupted=Shown(contrast.corrupted, signed=True), least=Shown(least))
+                        "Pick a pair the model gets right."), clean=LaterNumber(contrast.clean, signed=True),
+                     corrupted=LaterNumber(contrast.corrupted, signed=True), least=LaterNumber(least))
     return contrast

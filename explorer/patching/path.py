@@ -24,8 +24,8 @@ import torch
 
 from explorer.patching import hooks
 from explorer.patching.contrast import Contrast
-from explorer.patching.exact import Patched, check_direction, head_fill
-from explorer.patching.pairs import refuse
+from explorer.patching.grids import Patched, check_direction, head_fill
+from explorer.patching.minimal_pairs import refuse
 from explorer.words.i18n import N_, Later
 
 VIA = ("q", "k", "v", "qkv")

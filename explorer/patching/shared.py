@@ -13,7 +13,7 @@ from dataclasses import astuple
 from explorer.jobs import keepers
 from explorer.jobs.worker import Job
 from explorer.model.loading import LoadedModel
-from explorer.patching.pairs import MinimalPair
+from explorer.patching.minimal_pairs import MinimalPair
 from explorer.words.i18n import N_, Later
 
 CONTRASTS, PREVIEWS, EXACT = "contrasts", "previews", "patches"   # rows of the keepers table

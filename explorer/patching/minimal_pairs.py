@@ -39,7 +39,7 @@ class Refused(ValueError):
         return str(self.later)
 
 
-class Shown:
+class LaterNumber:
     """A number in a refusal, formatted in the reader's locale when the sentence is shown (not when raised)."""
 
     def __init__(self, x: float, decimals: int = 2, signed: bool = False):
@@ -50,7 +50,7 @@ class Shown:
         return numbers.signed(self.x, self.decimals) if self.signed else numbers.number(self.x, self.decimals)
 
     def __repr__(self) -> str:
-        return f"Shown({self.x!r})"
+        return f"LaterNumber({self.x!r})"
 
 
 def refuse(message: str, **fields) -> Refused:
