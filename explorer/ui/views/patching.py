@@ -11,9 +11,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from explorer import patching
 from explorer.model.registry import EMBEDDED_DECODER
-from explorer.patching import shared
+from explorer.patching import READY, MinimalPair, shared
 from explorer.sitemap.table import PATCH_LEVELS, PATCH_PAIRS
 from explorer.ui import cached, params, pickers
 from explorer.ui.text import literal
@@ -29,11 +28,11 @@ DIRECTIONS = {"denoise": N_("denoise: clean into corrupted"), "noise": N_("noise
               "both": N_("both, side by side")}
 VIAS = {"q": N_("queries"), "k": N_("keys"), "v": N_("values"), "qkv": N_("all three")}
 PREVIEWED = ("residual", "heads", "heads_at")   # the granularities attribution patching estimates
-assert set(LEVELS) == set(PATCH_LEVELS) and set(patching.READY) | {OWN} == set(PATCH_PAIRS)
+assert set(LEVELS) == set(PATCH_LEVELS) and set(READY) | {OWN} == set(PATCH_PAIRS)
 
 
 @dataclass(frozen=True)
-class Settings:
+class PatchSettings:
     """What one exact run patches: the granularity, the directions drawn, and its options (plain values)."""
     level: str
     directions: tuple[str, ...]
@@ -50,26 +49,26 @@ class Settings:
         return found
 
 
-def pair_picker() -> tuple[str, patching.MinimalPair]:
+def pair_picker() -> tuple[str, MinimalPair]:
     """A ready pair from a menu, or the student's own (two texts and two answer words), deep-linked; -> (the
     model it runs on, the pair). The own pair is checked by the core when it is prepared."""
-    names = {k: _(p.title) for k, p in patching.READY.items()} | {OWN: _("Your own pair…")}
+    names = {k: _(p.title) for k, p in READY.items()} | {OWN: _("Your own pair…")}
     from_url("pair", "ioi")
     if st.session_state["pair"] not in names:
         st.session_state["pair"] = "ioi"
     choice = st.selectbox(_("Pair"), list(names), key="pair", format_func=names.get)
     params.put("pair", choice)
     if choice != OWN:
-        pair = patching.READY[choice]
+        pair = READY[choice]
         return pair.model, pair
     model = pickers.model_picker(default=EMBEDDED_DECODER)
-    ready = patching.READY["ioi"]
+    ready = READY["ioi"]
     left, right = st.columns(2)
     clean = _box(left, "text", _("Clean text"), ready.clean, 400)
     corrupted = _box(right, "text_b", _("Corrupted text"), ready.corrupted, 400)
     answer = _box(left, "pt_ans", _("Answer after the clean text"), ready.answer, 40, area=False)
     wrong = _box(right, "pt_ans_b", _("Answer after the corrupted text"), ready.wrong, 40, area=False)
-    return model, patching.MinimalPair(clean, corrupted, answer=answer, wrong=wrong, model=model)
+    return model, MinimalPair(clean, corrupted, answer=answer, wrong=wrong, model=model)
 
 
 def _box(where, key: str, label: str, default: str, most: int, area: bool = True) -> str:
@@ -81,7 +80,7 @@ def _box(where, key: str, label: str, default: str, most: int, area: bool = True
     return text
 
 
-def settings_picker(n_layers: int, n_heads: int, n_tokens: int) -> Settings:
+def settings_picker(n_layers: int, n_heads: int, n_tokens: int) -> PatchSettings:
     """Granularity and direction side by side, then the options the granularity needs (deep-linked)."""
     left, right = st.columns(2)
     with left:
@@ -92,7 +91,7 @@ def settings_picker(n_layers: int, n_heads: int, n_tokens: int) -> Settings:
     directions = ("denoise", "noise") if direction == "both" else (direction,)
     if level == "heads_at":
         position = pickers.index_picker(_("Position"), "pt_pos", n_tokens, n_tokens - 1)
-        return Settings(level, directions, position=position)
+        return PatchSettings(level, directions, position=position)
     if level == "path":
         columns = st.columns(3)
         with columns[0]:
@@ -101,18 +100,18 @@ def settings_picker(n_layers: int, n_heads: int, n_tokens: int) -> Settings:
             head = pickers.index_picker(_("Receiver head"), "pt_rh", n_heads, 0)
         with columns[2]:
             via = pickers.choice_picker(_("Into its"), "pt_via", {k: _(v) for k, v in VIAS.items()}, "qkv")
-        return Settings(level, directions, receiver=(layer, head), via=via)
-    return Settings(level, directions)
+        return PatchSettings(level, directions, receiver=(layer, head), via=via)
+    return PatchSettings(level, directions)
 
 
 # ---------------------------------------------------------------------------------------------- shared work
 
-def contrast_or_stop(model: str, pair: patching.MinimalPair):
+def contrast_or_stop(model: str, pair: MinimalPair):
     """The pair prepared on ``model`` (both runs, their metric), shared; a refusal is one sentence and a stop."""
     return cached.wait_or_stop(shared.contrast(cached.get_model(model), pair))
 
 
-def preview_of(model: str, pair: patching.MinimalPair, settings: Settings, direction: str):
+def preview_of(model: str, pair: MinimalPair, settings: PatchSettings, direction: str):
     """Attribution patching of the pair, shared (one forward and one backward pass, so it is drawn at once): the
     estimated map of ``settings``' granularity in ``direction`` (None for a granularity it does not estimate)."""
     found = cached.wait_or_stop(shared.preview(cached.get_model(model), pair, direction))
@@ -121,21 +120,21 @@ def preview_of(model: str, pair: patching.MinimalPair, settings: Settings, direc
     return {"residual": found.residual, "heads": found.heads}.get(settings.level)
 
 
-def exact_key(model: str, pair: patching.MinimalPair, settings: Settings, direction: str) -> tuple:
+def exact_key(model: str, pair: MinimalPair, settings: PatchSettings, direction: str) -> tuple:
     return shared.exact_key(model, pair, settings.level, direction, **settings.options())
 
 
-def exact_job(model: str, pair: patching.MinimalPair, settings: Settings, direction: str):
+def exact_job(model: str, pair: MinimalPair, settings: PatchSettings, direction: str):
     """Exact patching in one direction, a shared bounded job (its progress shown while the page waits)."""
     return shared.exact(cached.get_model(model), pair, settings.level, direction, **settings.options())
 
 
-def exact_started(model: str, pair: patching.MinimalPair, settings: Settings, direction: str):
+def exact_started(model: str, pair: MinimalPair, settings: PatchSettings, direction: str):
     """The exact job for these values if any session has started it, else None."""
     return shared.started(model, pair, settings.level, direction, **settings.options())
 
 
-def metric_line(pair: patching.MinimalPair, contrast) -> None:
+def metric_line(pair: MinimalPair, contrast) -> None:
     """The pair's metric on both runs, raw, and what 0 and 1 mean on the page's scale."""
     if pair.kind == "decoder":
         name = _("logit(“{answer}”) − logit(“{wrong}”) at the last position").format(

@@ -39,21 +39,21 @@ def values_of(patched) -> np.ndarray:
     return np.asarray(patched.values, dtype=np.float64)
 
 
-def title_of(settings: work.Settings, direction: str) -> str:
+def title_of(settings: work.PatchSettings, direction: str) -> str:
     receiver = settings.receiver or (0, 0)
     name = _(TITLES[settings.level]).format(position=settings.position, layer=receiver[0], head=receiver[1],
                                             via=_(work.VIAS[settings.via]))
     return name + "<br>" + (_("denoising") if direction == "denoise" else _("noising"))
 
 
-def figure(values: np.ndarray, contrast, settings: work.Settings, direction: str, title: str):
+def figure(values: np.ndarray, contrast, settings: work.PatchSettings, direction: str, title: str):
     if settings.level == "residual":
         return plots.layer_positions(values, contrast.tokens["clean"], title=title, value_name=_(SAID[direction]),
                                      other_tokens=contrast.tokens["corrupted"])
     return plots.heads(values, title=title, value_name=_(SAID[direction]))
 
 
-def preview(model: str, pair, contrast, settings: work.Settings) -> None:
+def preview(model: str, pair, contrast, settings: work.PatchSettings) -> None:
     """The attribution preview of the chosen granularity in the first chosen direction, drawn at once."""
     if settings.level not in work.PREVIEWED:
         st.caption(_("The instant preview covers the residual stream and each head's output; for this granularity "
@@ -68,7 +68,7 @@ def preview(model: str, pair, contrast, settings: work.Settings) -> None:
                  "activation × the metric's gradient. Fast, and not the truth: exact patching below checks it."))
 
 
-def exact(model: str, pair, contrast, settings: work.Settings, ready: bool) -> dict | None:
+def exact(model: str, pair, contrast, settings: work.PatchSettings, ready: bool) -> dict | None:
     """The exact results by direction, waited on with their progress (a ready pair starts at once, the
     student's own on a button); None while the student's own has not been asked for."""
     jobs = {d: work.exact_started(model, pair, settings, d) for d in settings.directions}
@@ -85,7 +85,7 @@ def asking() -> bool:
     return str(from_url("pt_ask", "1")) != "0"
 
 
-def asked(results: dict, contrast, settings: work.Settings) -> bool:
+def asked(results: dict, contrast, settings: work.PatchSettings) -> bool:
     """The page's question, computed from the first direction's exact result; True once it may be answered."""
     direction = next(iter(results))
     values = values_of(results[direction])
@@ -96,7 +96,7 @@ def asked(results: dict, contrast, settings: work.Settings) -> bool:
     return ask_first(q, "patch_where", _("The exact maps"))   # QUIZ
 
 
-def draw(model: str, pair, contrast, settings: work.Settings, results: dict) -> None:
+def draw(model: str, pair, contrast, settings: work.PatchSettings, results: dict) -> None:
     """Each direction's map (side by side when both), the top components, the difference, the heatmap link."""
     columns = st.columns(len(results)) if len(results) > 1 else [st.container()]
     for column, (direction, patched) in zip(columns, results.items()):
@@ -123,7 +123,7 @@ def _picked(key: str):
     return callback
 
 
-def names(values: np.ndarray, contrast, settings: work.Settings) -> list[str]:
+def names(values: np.ndarray, contrast, settings: work.PatchSettings) -> list[str]:
     """Each cell's name in flat order: "L12 · 9 “ John”" (residual) or "L9H5" (heads)."""
     n_rows, n_cols = values.shape
     if settings.level == "residual":
@@ -138,7 +138,7 @@ def ranked(values: np.ndarray, direction: str, k: int = TOP) -> list[int]:
     return [int(i) for i in np.argsort(-moved, kind="stable")[:k]]
 
 
-def top_words(values: np.ndarray, contrast, settings: work.Settings, direction: str) -> str:
+def top_words(values: np.ndarray, contrast, settings: work.PatchSettings, direction: str) -> str:
     """The cells that move the answer most, in one sentence (each value as a share of the clean answer)."""
     cells = names(values, contrast, settings)
     top = ranked(values, direction)
@@ -152,7 +152,7 @@ def top_words(values: np.ndarray, contrast, settings: work.Settings, direction: 
         n=numbers.integer(n), total=numbers.integer(values.size)))
 
 
-def difference(denoise: np.ndarray, noise: np.ndarray, contrast, settings: work.Settings) -> str:
+def difference(denoise: np.ndarray, noise: np.ndarray, contrast, settings: work.PatchSettings) -> str:
     """What differs between the two directions, in words: denoising finds what is enough to bring the answer
     back, noising what the clean run cannot do without; the cells one finds and the other does not."""
     cells = names(denoise, contrast, settings)
@@ -186,7 +186,7 @@ def head_link(model: str, pair, contrast, values: np.ndarray, direction: str) ->
               {"model": model, "text": pair.clean, "layer": str(layer), "head": str(head)}, icon=":material/grid_on:")
 
 
-def agreement(model: str, pair, contrast, settings: work.Settings, results: dict) -> None:
+def agreement(model: str, pair, contrast, settings: work.PatchSettings, results: dict) -> None:
     """Once exact has run: how well the preview predicted it (correlation), and the cells where they disagree."""
     if settings.level not in work.PREVIEWED:
         return
@@ -205,5 +205,5 @@ def agreement(model: str, pair, contrast, settings: work.Settings, results: dict
                 "pt_agree", "patch-agreement", view=(*work.exact_key(model, pair, settings, direction), "agree"))
 
 
-def cells_table(values: np.ndarray, contrast, settings: work.Settings) -> pd.DataFrame:
+def cells_table(values: np.ndarray, contrast, settings: work.PatchSettings) -> pd.DataFrame:
     return pd.DataFrame({_("cell"): names(values, contrast, settings), _("value"): values.ravel()})
