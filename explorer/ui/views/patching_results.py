@@ -142,9 +142,10 @@ def top_words(values: np.ndarray, contrast, settings: work.PatchSettings, direct
     """The cells that move the answer most, in one sentence (each value as a share of the clean answer)."""
     cells = names(values, contrast, settings)
     top = ranked(values, direction)
-    listed = numbers.joined(f"{literal(cells[i])} ({numbers.percent(float(values.ravel()[i]))})" for i in top)
-    line = (_("Restoring most: {cells}.") if direction == "denoise" else _("Breaking most: {cells}.")).format(
-        cells=listed)
+    moved_by = values.ravel() if direction == "denoise" else 1.0 - values.ravel()   # restored, or taken away
+    listed = numbers.joined(f"{literal(cells[i])} ({numbers.percent(float(moved_by[i]))})" for i in top)
+    line = (_("Restoring most: {cells}.") if direction == "denoise" else
+            _("Taking away most of the clean answer: {cells}.")).format(cells=listed)
     moved = np.abs(values if direction == "denoise" else 1.0 - values) >= 0.5
     n = int(moved.sum())
     return line + " " + (ngettext("{n} cell of {total} moves at least half of the answer.",
