@@ -218,7 +218,7 @@ def knockout_vs_patch(loaded: LoadedModel, params: Params) -> Question:
     c = contrast_of(loaded, params)
     layer, head = receiver(params)
     noised = float(1.0 - exact(loaded, params, "heads", "noise").values[layer, head])
-    with loaded.lock, torch.inference_mode(), knockout(loaded.model, {layer: [head]}):
+    with c.loaded.lock, torch.inference_mode(), knockout(c.loaded.model, {layer: [head]}):   # the model c runs on
         knocked = float(c.run("clean", 1, 0)[0])
     lost = float(1.0 - c.normalise(knocked))
     options = tuple(_(o) for o in KNOCK_OPTIONS)
