@@ -52,7 +52,7 @@ def test_each_computed_answer_equals_a_recomputation(decoder, grids):
     q = ask(STEP["patch_directions"], decoder)
     same = np.argmax(heads) == np.argmax(1 - noise)
     assert q.correct == ("yes: it takes away the most" if same else q.options[1])
-    with c.loaded.lock, torch.inference_mode(), knockout(c.loaded.model, {23: [3]}):   # the shared job may hold another copy
+    with c.loaded.lock, torch.inference_mode(), knockout(c.loaded.model, {23: [3]}):   # the job's own copy
         knocked = float(c.run("clean", 1, 0)[0])
     lost, patched = 1 - (knocked - c.corrupted) / (c.clean - c.corrupted), 1 - noise[23, 3]
     q = ask(STEP["patch_knockout"], decoder)
