@@ -138,7 +138,7 @@ EXPLORE = Section(N_("Explore real models"), N_("Explore real models"), (
           "pt_ans_b": WORD, "pt_level": Param("choice", PATCH_LEVELS),
           "pt_dir": Param("choice", ("denoise", "noise", "both")), "pt_pos": Param("int", high=511),
           "pt_rl": LAYER, "pt_rh": HEAD, "pt_via": Param("choice", ("q", "k", "v", "qkv")), "pt_ask": FLAG},
-         default_model=EMBEDDED_DECODER, quiz="patch_where"),
+         default_model=EMBEDDED_DECODER, quiz="patch_where", prepare="patch"),
     Page("pages/write.py", N_("Watch it write"), ":material/edit:",
          N_("Let a decoder write a few tokens, guess each next one, and open any step."),
          N_("How does a model choose its next word?"),

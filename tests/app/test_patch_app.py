@@ -75,3 +75,19 @@ def test_hostile_link_values_fall_back_with_nothing_broken():
     at = run(pair="<script>", pt_level="'; drop", pt_dir="sideways", pt_pos="-9", pt_rl="999", pt_ask="maybe")
     assert at.session_state["pair"] == "ioi" and at.session_state["pt_level"] == "residual"
     assert any(t.startswith("Preview") for t in figures(at))
+
+
+def test_the_next_lesson_step_is_prepared_while_the_class_is_on_this_one():
+    """Lesson 7's path step (4) prepared while the class is on step 3: its exact run is then a finished shared
+    job, keyed as the page asks for it (plan ``patch`` of explorer.ui.prefetch)."""
+    import dataclasses
+
+    from explorer.lessons import catalogue
+    from explorer.ui import prefetch
+
+    lesson = next(x for x in catalogue({})[0] if x.title == "Where is the answer carried?")
+    lesson = dataclasses.replace(lesson, source="test:prepared-patch")   # a key no other test prepared
+    prefetch.next_step(lesson, 2)
+    prefetch.PREPARED.peek((lesson.source, 3)).wait(600)
+    job = shared.started(IOI.model, IOI, "path", "denoise", receiver=(23, 3), via="qkv")
+    assert job is not None and job.done.is_set() and job.error is None
