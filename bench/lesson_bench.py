@@ -1,6 +1,6 @@
 """A lesson step sent to a class of browser-less followers: seconds from Next to each follower's script finished.
 
-    .venv/bin/python bench/lesson_bench.py [--followers 30] [--rounds 1] [--lesson 1-6|all] [--reveal] [--url URL]
+    .venv/bin/python bench/lesson_bench.py [--followers 30] [--rounds 1] [--lesson 1-7|all] [--reveal] [--url URL]
     .venv/bin/python bench/lesson_bench.py --lesson 4 --only 7 --reveal   # one step: lesson 4's "Which head is this?"
     .venv/bin/python bench/lesson_bench.py --smoke    # 2 followers, 2 steps (CI: that it still runs)
 
@@ -11,7 +11,7 @@ the teacher's own page run before it is not in the number; it does run before it
 step's link (its seconds are printed beside the row; ``--cold`` leaves it out). Per follower and step: the time
 from that write to the end (script_finished) of the first run that drew "Step n of N" on the new step's page.
 The lesson is the app's "Attention in 20 minutes" (heatmaps and flip on the encoder, then five labs) by default,
-every step once per round; ``--lesson`` picks another of the app's six (or ``all``). Per follower and step, the
+every step once per round; ``--lesson`` picks another of the app's seven (or ``all``). Per follower and step, the
 bytes it received from the publish to that run's end are counted too (websocket frames as sent: a class shares
 one Wi-Fi).
 ``--url`` sends the class to a server already running (``--replicas N`` starts N behind HAProxy, deploy/cluster.py);
@@ -88,7 +88,8 @@ async def floor(url: str, n: int, rounds: int, pids: list[int]) -> dict:
 
 LESSONS = {"1": "app:1-attention-in-20-minutes", "2": "app:2-how-a-decoder-writes",
            "3": "app:3-is-attention-an-explanation", "4": "app:4-how-a-model-copies",
-           "5": "app:5-where-does-one-score-come-from", "6": "app:6-watch-a-circuit-grow"}
+           "5": "app:5-where-does-one-score-come-from", "6": "app:6-watch-a-circuit-grow",
+           "7": "app:7-where-is-the-answer-carried"}
 
 
 def stores(url: str) -> dict:

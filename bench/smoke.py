@@ -44,6 +44,7 @@ MODELS = {
     "sentences_bench": ("bench.sentences_bench", "main", []),
     "atlas_bench": ("bench.atlas_bench", "main", []),
     "atlas_on_demand_bench": ("bench.atlas_on_demand_bench", "main", []),
+    "patching_bench": ("bench.patching_bench", "main", []),
 }
 SERVER = {
     "ws_load": ("bench.ws_load", "main", ["--url", "{url}", "--pid", "{pid}"]),
@@ -83,6 +84,7 @@ ROWS = {
                     r"^H2 SmolLM2-135M-Instruct: a head's card \d+ ms",
                     r"^H3 stored data, both models: [\d.]+ MB"],
     "atlas_on_demand_bench": [r"^H5 all-MiniLM-L6-v2: [\d,]+ tokens in \d+ windows, wall [\d.]+ s"],
+    "patching_bench": [r"^P5 all-MiniLM-L6-v2 flip pair \(\d+ tokens\), every granularity: wall \d"],
     "ws_load": [r"^ +2 +\d+ +\d+ ms .* +0 +", r"^capacity: 2 sessions"],
     "queue_bench": [r"^\| as running \| [1-9]\d* \| \d+ ms \| \d+ ms \| \d+ ms \| [1-9]\d* \(\d+ ms\) \| 0 \|"],
     "lesson_bench": [r"^2/2 followers on step \d+", r"^  next 1 \([^)]+\): 2/2", r"^  next 2 \([^)]+\): 2/2",

@@ -36,6 +36,9 @@ KEEPERS: dict[str, Keeper] = {k.name: k for k in (
     Keeper("generations", "a decoder writing, step by step", "results"),
     Keeper("prepared", "a lesson's next step prepared"),
     Keeper("atlas-passes", "a head atlas read on demand for a model without a stored one"),
+    Keeper("contrasts", "a minimal pair prepared for patching: both runs' activations (Patch activations)"),
+    Keeper("previews", "attribution patching of one pair, residual grid and every head"),
+    Keeper("patches", "exact patching of one pair, one granularity and direction"),
 )}
 TRAINING = Keeper(training.TAG, "training runs (jobs/training.py Trainer: the queue, then the region)")
 for _row in (*KEEPERS.values(), TRAINING):   # a row naming no region fails at import, not at its first use

@@ -22,7 +22,7 @@ from explorer.model.loading import LoadedModel
 from explorer.sitemap import table
 from explorer.words.i18n import N_, _
 
-from . import atlas_claims, claims, induction_claims, learning_claims, score_claims
+from . import atlas_claims, claims, induction_claims, learning_claims, patching_claims, score_claims
 from .claims import NotComputable
 from .model import Step
 from .pages import STEP_PAGES
@@ -52,7 +52,7 @@ class Check:
 
 
 HEATMAPS, FLIP, WRITE, HEADS_DO = table.HEATMAPS.file, table.FLIP.file, table.WRITE.file, table.HEADS_DO.file
-COMPARE, LEARN = table.COMPARE.file, table.LEARN.file
+COMPARE, LEARN, PATCH = table.COMPARE.file, table.LEARN.file, table.PATCH.file
 
 COMPUTED: dict[str, Computed] = {
     "logit_lens_first_top": Computed(claims.logit_lens_first_top, (WRITE,),
@@ -78,6 +78,16 @@ COMPUTED: dict[str, Computed] = {
                               N_("which head of an earlier layer the induction head needs, by knockout")),
     "learn_ov": Computed(learning_claims.ov_asked, (LEARN,),
                          N_("what the induction head's OV circuit writes for the token it attends to")),
+    "patch_word_until": Computed(patching_claims.word_until, (PATCH,),
+                                 N_("up to which layer the changed word's own position carries the answer")),
+    "patch_path_sender": Computed(patching_claims.path_sender, (PATCH,),
+                                  N_("how much of the answer the best single head brings back through the "
+                                     "receiver alone")),
+    "patch_directions": Computed(patching_claims.directions, (PATCH,),
+                                 N_("whether the head that restores most also takes away most in the other "
+                                    "direction")),
+    "patch_knockout": Computed(patching_claims.knockout_vs_patch, (PATCH,),
+                               N_("how much of the answer knocking the head out takes away, against patching it")),
 }
 
 CHECKS: dict[str, Check] = {
@@ -132,6 +142,15 @@ CHECKS: dict[str, Check] = {
     "knockout_and_composition_agree": Check(learning_claims.pair_agrees, N_("knockout and K-composition name the same "
                                             "partner of the induction head in an earlier layer, and the pair costs "
                                             "more than any one head"), (LEARN,)),
+    "patch_pair_right": Check(patching_claims.pair_is_right, N_("the model prefers the clean answer after the "
+                              "clean text and the other answer after the corrupted text"), (PATCH,)),
+    "patch_word_then_last": Check(patching_claims.word_then_last, N_("early layers carry the answer at the changed "
+                                  "word's position, late layers at the last position, and the word's position "
+                                  "lets go before the last position takes over"), (PATCH,)),
+    "patch_few_heads": Check(patching_claims.few_heads, N_("only a handful of heads (fewer than ten) move the "
+                             "answer by a tenth or more when patched alone"), (PATCH,)),
+    "patch_receiver_most": Check(patching_claims.receiver_restores_most, N_("the receiver is the head whose clean "
+                                 "output restores most of the answer"), (PATCH,)),
     "induction_head_copies": Check(learning_claims.head_copies, N_("the induction head's OV circuit copies (a copying "
                                    "score of 0.7 or more)"), (LEARN,)),
 }

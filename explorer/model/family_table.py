@@ -31,7 +31,9 @@ family states:
   ``may_project`` (OPT: a config may normalise after each residual sum or project its final state),
   ``residual_scale``, ``logit_scale`` and ``logit_divisor`` (the config attributes that scale the residual updates
   and the logits, as Granite and Cohere);
-- ``refused``: capabilities this family cannot have, each with its one-sentence reason.
+- ``refused``: capabilities this family cannot have, each with its one-sentence reason;
+- ``q_proj``, ``k_proj``: a block's own query and key projections, where the family keeps them separate (path
+  patching replaces one head's queries or keys there).
 
 Teach the app a new family: add one ``Family`` to ``_FAMILIES`` and a tiny config to ``tests/family_configs.py``;
 the family matrix (tests/unit/test_family_matrix.py) checks that every capability works or refuses as stated, and
@@ -108,11 +110,14 @@ class Family:
     logit_scale: str | None = None      # config attribute the logits are multiplied by (Cohere's logit_scale)
     logit_divisor: str | None = None    # config attribute the logits are divided by (Granite's logits_scaling)
     refused: dict[str, str] = field(default_factory=dict)
+    q_proj: str | None = None       # block -> a query projection of its own (path patching into a head's queries)
+    k_proj: str | None = None       # block -> a key projection of its own (None with either: no path patching)
 
 
 def _llama_like(model_type: str, name: str, **kw) -> Family:
     return Family(model_type, name, "decoder", "layers", "self_attn.o_proj", "self_attn.v_proj",
-                  final_norm="norm", norm=kw.pop("norm", "rmsnorm"), **kw)
+                  final_norm="norm", norm=kw.pop("norm", "rmsnorm"), q_proj="self_attn.q_proj",
+                  k_proj="self_attn.k_proj", **kw)
 
 
 def _bert_like(model_type: str, name: str, **kw) -> Family:
@@ -120,7 +125,8 @@ def _bert_like(model_type: str, name: str, **kw) -> Family:
                        "attention.self.query", "attention.self.key", token_type="embeddings.token_type_embeddings",
                        **kw.pop("first", {}))
     return Family(model_type, name, "encoder", "encoder.layer", "attention.output.dense", "attention.self.value",
-                  placement="post", mlp=None, positions="learned", first_input=first, **kw)
+                  placement="post", mlp=None, positions="learned", first_input=first,
+                  q_proj="attention.self.query", k_proj="attention.self.key", **kw)
 
 
 def _gpt2_like(model_type: str, name: str, split: str = "qkv", **kw) -> Family:

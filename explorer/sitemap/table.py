@@ -67,6 +67,8 @@ MODEL, LAYER, HEAD = Param("model"), Param("int", high="layers"), Param("int", h
 WEIGHTING = Param("choice", ("weights", "value"))
 ATLAS_MEASURE = Param("choice", ("entropy", "first", "previous", "self", "duplicate", "induction", "punctuation",
                                  "distance", "top_first", "top_previous", "top_induction"))
+PATCH_PAIRS = ("ioi", "induction", "factual", "flip", "own")   # the patching page's ready pairs, or the student's
+PATCH_LEVELS = ("residual", "heads", "heads_at", "patterns", "path")   # what one patch copies (its granularity)
 NONE: Mapping[str, Param] = {}   # a page a step may open, with nothing to set
 
 START = Section(N_("Start"), N_("Teach and look up"), (
@@ -127,6 +129,16 @@ EXPLORE = Section(N_("Explore real models"), N_("Explore real models"), (
           "rank correlation", "encoder", "decoder"),
          {"model": MODEL, "text": TEXT, "text_b": TEXT, "ko_query": WORD, "ko_c1": WORD, "ko_c2": WORD,
           "ablation": Param("choice", ("zero", "mean"))}),
+    Page("pages/patch.py", N_("Patch activations"), ":material/difference:",
+         N_("Copy one activation from a sentence into its minimal pair and see how much of the answer moves with it."),
+         N_("Which layer, position or head carries the answer?"),
+         ("minimal pair", "residual stream", "layer", "head", "logit", "log-odds", "knockout", "gradient",
+          "rank correlation", "decoder", "encoder"),
+         {"model": MODEL, "pair": Param("choice", PATCH_PAIRS), "text": TEXT, "text_b": TEXT, "pt_ans": WORD,
+          "pt_ans_b": WORD, "pt_level": Param("choice", PATCH_LEVELS),
+          "pt_dir": Param("choice", ("denoise", "noise", "both")), "pt_pos": Param("int", high=511),
+          "pt_rl": LAYER, "pt_rh": HEAD, "pt_via": Param("choice", ("q", "k", "v", "qkv")), "pt_ask": FLAG},
+         default_model=EMBEDDED_DECODER, quiz="patch_where", prepare="patch"),
     Page("pages/write.py", N_("Watch it write"), ":material/edit:",
          N_("Let a decoder write a few tokens, guess each next one, and open any step."),
          N_("How does a model choose its next word?"),
@@ -214,6 +226,7 @@ COMPARE = PAGES["pages/compare.py"]
 LEARN = PAGES["pages/learn.py"]
 GEOMETRY = PAGES["pages/geometry.py"]
 ATLAS = PAGES["pages/atlas.py"]
+PATCH = PAGES["pages/patch.py"]
 LAB_SOFTMAX = PAGES["pages/lab_softmax.py"]
 LAB_POSITIONS = PAGES["pages/lab_positions.py"]
 

@@ -68,9 +68,26 @@ def _masks(_p: dict, _results: list) -> None:
     cached.padding_experiment(*blocks.PADDING_PAIR)
 
 
+def _patch(p: dict, _results: list) -> None:
+    """The patching page's shared jobs for the step's ready pair: the preview and each direction's exact run (the
+    same jobs, keyed by the same plain values, that the page and lesson 7's questions wait on)."""
+    from explorer.lessons import patching_claims
+    from explorer.patching import READY, shared
+    if p.get("pair", "ioi") not in READY:
+        return   # a student's own pair is computed when it is asked for
+    pair = READY[p.get("pair", "ioi")]
+    loaded = cached.get_model(pair.model)
+    level = p.get("pt_level", "residual")
+    directions = ("denoise", "noise") if p.get("pt_dir") == "both" else (p.get("pt_dir", "denoise"),)
+    for direction in directions:
+        shared.preview(loaded, pair, direction)
+        patching_claims.exact(loaded, {**p, "pair": p.get("pair", "ioi")}, level, direction)
+
+
 # A page's slow first view, beyond the attention of the step's texts: what its page computes on opening, by the
 # name its row of the table of pages gives in ``prepare``
-PLANS = {"flip": _flip, "explain": _explain, "softmax": _softmax, "permutation": _permutation, "masks": _masks}
+PLANS = {"flip": _flip, "explain": _explain, "softmax": _softmax, "permutation": _permutation, "masks": _masks,
+         "patch": _patch}
 
 
 def _prepare(step: Step) -> None:

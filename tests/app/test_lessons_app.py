@@ -195,14 +195,14 @@ def test_own_lesson_add_views_reorder_and_open_files():
     assert literal("say *this*") in texts(at)   # the notes, as typed
 
 
-def test_home_and_the_lessons_page_list_the_six_lessons_of_the_catalogue():
+def test_home_and_the_lessons_page_list_the_seven_lessons_of_the_catalogue():
     home = session()
     cards = [lesson for lesson in LESSONS if f"**{literal(lesson.title)}**" in texts(home)]
-    assert len(cards) == len(LESSONS) == 6
+    assert len(cards) == len(LESSONS) == 7
     assert "How a model copies" in texts(home) and "Where does one score come from" in texts(home)
     home.switch_page("pages/lessons.py").run()
     titles = [x.label for x in home.expander if " steps, " in x.label]
-    assert len(titles) == 6 and any(t.startswith("Where does one score come from?") for t in titles)
+    assert len(titles) == 7 and any(t.startswith("Where is the answer carried?") for t in titles)
 
 
 CLOCK = "".join(f"""

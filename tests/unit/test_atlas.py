@@ -183,7 +183,8 @@ def test_label_verdicts():
     assert v.rank == 5 and not v.agrees and v.instead == "sink"
     with language("en"):
         said = labels.sentence(v)
-    assert "5%" in said and "rank 5 of 6" in said and said.endswith("its top key for most tokens (90%) is the first token.")
+    assert "5%" in said and "rank 5 of 6" in said
+    assert said.endswith("its top key for most tokens (90%) is the first token.")
     assert labels.strongest(a, "sink", 2) == [(0, 2), (1, 2)]
 
 

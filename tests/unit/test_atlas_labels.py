@@ -37,9 +37,9 @@ def test_a_sink_is_judged_by_its_share_and_a_rare_role_by_its_rank():
     assert math.isclose(prev.instead_share, 0.7, rel_tol=1e-6)
     ind = labels.verdict(a, (1, 3), "induction")   # 0.25: rank 2 of 8; its sink share 0.6 is most tokens
     with language("en"):
-        assert labels.sentence(ind).endswith(": the corpus agrees, though for most tokens (60%) its top key is the first "
-                                                   "token.")
-        assert labels.sentence(prev).endswith(": on real text its top key for most tokens (70%) is the first token.")
+        agrees, mostly = labels.sentence(ind), labels.sentence(prev)
+        assert agrees.endswith(": the corpus agrees, though for most tokens (60%) its top key is the first token.")
+        assert mostly.endswith(": on real text its top key for most tokens (70%) is the first token.")
         assert labels.probe_words(prev) == "previous-token on the probe, mostly sink on real text (70%)"
         assert labels.probe_words(sink) == "sink: agrees, 55% (rank 7 of 8)"
     low = labels.verdict(_atlas([[0.1, 0.9, 0.8, 0.7]], [[0.2, 0.0, 0.0, 0.0]], [[0.3, 0.0, 0.0, 0.0]]), (0, 0),

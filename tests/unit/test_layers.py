@@ -17,7 +17,7 @@ LAYERS = {"core": 0, "plots": 1, "ui": 2, "pages": 3}
 # (maths.py, examples.py: what every floor shares).
 CORE_FLOORS = (("words",), ("root",), ("serving", "access", "classroom", "learning"), ("model", "web"), ("labs",),
                ("attention", "sitemap", "jobs"), ("heads_do", "sentences", "geometry"),
-               ("generation", "attribution", "atlas"), ("lessons",))
+               ("generation", "attribution", "atlas", "patching"), ("lessons",))
 CORE_FLOOR = {package: floor for floor, packages in enumerate(CORE_FLOORS) for package in packages}
 # Third-party packages that only some layers may import.
 ONLY_IN = {"streamlit": {"ui", "pages"}, "plotly": {"plots", "ui", "pages"}}

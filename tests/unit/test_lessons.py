@@ -32,7 +32,7 @@ def test_shipped_lessons_validate_and_fit_in_25_minutes():
     titles = {lesson.title: lesson for lesson in lessons}
     assert set(titles) == {"Attention in 20 minutes", "How a decoder writes", "Is attention an explanation?",
                            "How a model copies: induction heads", "Where does one score come from?",
-                           "Watch a circuit grow"}
+                           "Watch a circuit grow", "Where is the answer carried?"}
     for lesson in lessons:
         assert lesson.minutes <= 25, lesson.title
         for step in lesson.steps:
@@ -139,7 +139,7 @@ def test_a_folder_with_one_bad_file_keeps_the_good_ones(tmp_path):
     mine = [x for x in lessons if x.source.startswith("dir:")]
     assert [x.source for x in mine] == ["dir:good"]
     assert sorted(e.file for e in errors) == ["bad.toml", "huge.toml"]
-    assert len(lessons) == 7   # the app's six and the good one
+    assert len(lessons) == 8   # the app's seven and the good one
 
 
 def test_dump_reads_back_the_same_lesson():

@@ -1,0 +1,93 @@
+"""AppTest of the Patch activations page on SmolLM2's indirect-object pair: the preview and, once the question is
+answered or skipped, the exact grid drawn with its text alternative; the question's right answer is a recomputation
+from the exact grid; a click target opens the head that restores most on the heatmap page; the student's own pair
+refused in one sentence (unequal token lengths, an answer of several tokens), hostile text shown as text, hostile
+link values replaced with a note. Exact runs are the page's shared jobs: computed once in this process."""
+from functools import partial
+from urllib.parse import parse_qs
+
+import numpy as np
+from pagetest import array, figures, in_app, open_page, texts, unfolded
+
+from explorer.patching import READY, shared
+
+run = partial(open_page, "pages/patch.py")
+IOI = READY["ioi"]
+
+
+def _exact(level: str, direction: str = "denoise") -> np.ndarray:
+    from explorer.ui import cached
+    return shared.exact(cached.get_model(IOI.model), IOI, level, direction).wait().values
+
+
+def test_the_ready_pair_asks_first_then_draws_the_exact_grid():
+    at = run()
+    drawn = figures(at)
+    assert any(t.startswith("Preview (attribution patching)") for t in drawn)
+    assert not any(t.startswith("Residual stream patched") for t in drawn)   # folded until answered
+    grid = _exact("residual")
+    first = int(np.flatnonzero(grid[:, -1] >= 0.5)[0])                     # recomputed: the first layer across half
+    bands = {"layers 0–7": range(0, 8), "layers 8–14": range(8, 15), "layers 15–21": range(15, 22),
+             "layers 22–29": range(22, 30)}
+    right = next(name for name, layers in bands.items() if first in layers)
+    options = [o for r in at.radio for o in r.options]
+    assert right in options and "From which layer on" in texts(at)
+    at = unfolded(at)
+    exact = next(spec for title, spec in figures(at).items() if title.startswith("Residual stream patched"))
+    assert np.allclose(array(exact["data"][0]["z"]).reshape(grid.shape), grid, atol=1e-6)
+    ticks = exact["layout"]["xaxis"]["ticktext"]
+    assert ticks[9] == "John ·9" and ticks[1] == "Mary ·1"                  # tokens as tick text, positions apart
+    said = texts(at)
+    assert f"Restoring most: L{first} · 13 “ to”" in said or "Restoring most: L" in said
+    assert "30 layers × 14 positions" in said
+    assert "Preview against exact" in said and "Pearson correlation" in said
+
+
+def test_heads_map_links_the_head_that_restores_most_to_the_heatmap_page():
+    at = in_app("pages/patch.py")
+    at.session_state["pt_level"] = "heads"
+    at.session_state["pt_ask"] = "0"
+    at.run()
+    assert not at.exception
+    heads = _exact("heads")
+    best = np.unravel_index(int(np.argmax(heads)), heads.shape)
+    links = [{k: v[0] for k, v in parse_qs(e.proto.query_string).items()} for e in at.get("page_link")
+             if "heatmaps" in e.proto.page]
+    assert links and links[0]["layer"] == str(best[0]) and links[0]["head"] == str(best[1])
+    assert links[0]["text"] == IOI.clean
+
+
+def test_own_pair_of_unequal_lengths_is_refused_in_one_sentence():
+    at = run(pair="own", text=IOI.clean, text_b=IOI.clean.replace("John gave", "Christopherson gave"))
+    said = texts(at)
+    assert "tokens and the corrupted text" in said and "Choose words" in said
+    assert not figures(at) and len(at.warning) == 1
+
+
+def test_an_answer_of_several_tokens_is_refused_and_hostile_text_stays_text():
+    at = run(pair="own", text=IOI.clean, text_b=IOI.corrupted, pt_ans="<b>Mary</b>**x**")
+    assert len(at.warning) == 1 and not figures(at)
+    raw = texts(at, raw=True)
+    assert "<b>" not in raw.replace("\\<b\\>", "") and "the metric compares two single tokens" in texts(at)
+
+
+def test_hostile_link_values_fall_back_with_nothing_broken():
+    at = run(pair="<script>", pt_level="'; drop", pt_dir="sideways", pt_pos="-9", pt_rl="999", pt_ask="maybe")
+    assert at.session_state["pair"] == "ioi" and at.session_state["pt_level"] == "residual"
+    assert any(t.startswith("Preview") for t in figures(at))
+
+
+def test_the_next_lesson_step_is_prepared_while_the_class_is_on_this_one():
+    """Lesson 7's path step (4) prepared while the class is on step 3: its exact run is then a finished shared
+    job, keyed as the page asks for it (plan ``patch`` of explorer.ui.prefetch)."""
+    import dataclasses
+
+    from explorer.lessons import catalogue
+    from explorer.ui import prefetch
+
+    lesson = next(x for x in catalogue({})[0] if x.title == "Where is the answer carried?")
+    lesson = dataclasses.replace(lesson, source="test:prepared-patch")   # a key no other test prepared
+    prefetch.next_step(lesson, 2)
+    prefetch.PREPARED.peek((lesson.source, 3)).wait(600)
+    job = shared.started(IOI.model, IOI, "path", "denoise", receiver=(23, 3), via="qkv")
+    assert job is not None and job.done.is_set() and job.error is None
