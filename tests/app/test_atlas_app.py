@@ -137,8 +137,9 @@ def test_every_page_that_names_a_head_shows_the_corpus_verdict():
     assert "On real text (Head atlas): " + said[(16, 0)] in texts(at)
     glossary = texts(open_page("pages/glossary.py"))
     sink = labels.strongest(atlas, "sink")[0]
-    assert f"Example: L16H0 of {EMBEDDED_DECODER}, named in lesson 4, step 2; lesson 6. On real text: " \
-           + said[(16, 0)] in glossary
+    where = next(w for w, layer, head, _role in labels.named_heads(EMBEDDED_DECODER) if (layer, head) == (16, 0))
+    assert f"Example: L16H0 of {EMBEDDED_DECODER}, named in {where}. On real text: " + said[(16, 0)] in glossary
+    assert where == "lesson 4 (step 3) and lesson 6 (step 6)"   # the steps that show it (test_atlas_labels)
     assert f"Example: L{sink[0]}H{sink[1]} of {EMBEDDED_DECODER}, its strongest on real text: " + labels.sentence(
         labels.verdict(atlas, sink, "sink")) in glossary
     at = open_page("pages/compare.py", model=EMBEDDED_DECODER, text="The cat sat on the mat.", heads="L16H0,L18H7")
