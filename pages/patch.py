@@ -10,9 +10,11 @@ from explorer.words.i18n import N_, _
 
 ui.use_app_navigation()
 st.title(_("Patch activations"))
-st.caption(_("Two texts that differ in one place, and a number the model gives each. Run the corrupted text, copy "
-             "in one activation from the clean run, and measure how much of the clean answer comes back: the "
-             "activations that bring it back are where the difference travels."))
+st.caption(_("Two texts that differ in one place (a minimal pair), and a number the model gives each. Run the "
+             "corrupted text, copy in one activation from the clean run, and measure how much of the clean answer "
+             "comes back: the activations that bring it back are where the difference travels. This is denoising; "
+             "noising goes the other way, one corrupted activation in the clean run, and finds what the answer "
+             "cannot do without."))
 
 controls = teacher_driven((N_("pair"), "pair"), text=N_("your teacher's pair"))
 with controls:

@@ -144,8 +144,8 @@ def word_until(loaded: LoadedModel, params: Params) -> Question:
     start = sure if sure is not None else 0
     tied = {option(layer) for layer in range(start, maybe + 1) if column[layer] >= HALF - questions.RANGE_TIE}
     right = option(last)
-    words = numbers.joined(repr(c.tokens["clean"][p].strip()) for p in c.positions)
-    prompt = _("Look at the column of the changed word ({words}). Up to which layer does copying the clean residual "
+    words = numbers.joined(c.tokens["clean"][p].strip() for p in c.positions)
+    prompt = _("Look at the column of the changed word (“{words}”). Up to which layer does copying the clean residual "
                "stream there, alone, still bring back at least half of the answer? Which of these {n}?").format(
         words=words, n=len(names))
     reveal = _("Measured: up to layer {last} ({value}); at layer {next} it gives {after}. The last position reaches "
@@ -181,8 +181,9 @@ def path_sender(loaded: LoadedModel, params: Params) -> Question:
                "output only into {head}'s queries, keys and values, every other path as in the corrupted run. The "
                "best single sender brings back…").format(head=head_name(layer, head), alone=numbers.percent(alone))
     reveal = _("Measured: the best sender is {best} with {share}, the next {second}. No single earlier head feeds "
-               "{head} the name: what it reads comes through many small paths at once (other heads, the MLPs, the "
-               "name's own position), not through one head as in the textbook's circuit for GPT-2.").format(
+               "{head} the name: what it reads comes through other paths (many heads together, the MLPs, the "
+               "name's own position read directly), not through a few strong heads as in the textbook's circuit "
+               "for GPT-2.").format(
         best=head_name(*best), share=numbers.percent(share), second=numbers.percent(float(second)),
         head=head_name(layer, head)) if share < MOVES else _(
         "Measured: the best sender is {best} with {share} of the answer, the next {second}.").format(
@@ -204,6 +205,8 @@ def directions(loaded: LoadedModel, params: Params) -> Question:
     also = tuple(o for o in near_edges(mine, {MOVES: options[1:]}, 0.02) if o != right and right != options[0])
     if right != options[0] and float(lost[worst]) - mine < questions.HEAD_TIE:
         also += (options[0],)
+    if right == options[0] and np.sort(np.nan_to_num(lost, nan=-np.inf).ravel())[-2] > mine - questions.HEAD_TIE:
+        also += (options[1],)   # another head within the page's near-tie: "another head takes more" counts too
     prompt = _("Denoising: {head}'s clean output, copied alone into the corrupted run, brings back {share} of the "
                "answer, more than any other head. Now noise: copy each head's corrupted output into the clean run. "
                "Does {head} take away the most?").format(head=head_name(*best), share=numbers.percent(enough[best]))

@@ -40,13 +40,16 @@ class Refused(ValueError):
 
 
 class LaterNumber:
-    """A number in a refusal, formatted in the reader's locale when the sentence is shown (not when raised)."""
+    """A number in a refusal, formatted in the reader's locale when the sentence is shown (not when raised);
+    ``decimals=None``: a count, grouped ("1.290" in German)."""
 
-    def __init__(self, x: float, decimals: int = 2, signed: bool = False):
+    def __init__(self, x: float, decimals: int | None = 2, signed: bool = False):
         self.x, self.decimals, self.signed = float(x), decimals, signed
 
     def __str__(self) -> str:
         from explorer.words import numbers
+        if self.decimals is None:
+            return numbers.integer(int(self.x))
         return numbers.signed(self.x, self.decimals) if self.signed else numbers.number(self.x, self.decimals)
 
     def __repr__(self) -> str:
@@ -109,7 +112,7 @@ def check_text(text: str, which: Later) -> None:
         raise refuse(N_("{which} is empty: write a sentence."), which=which)
     if len(text) > MAX_CHARACTERS:
         raise refuse(N_("{which} has {n} characters; patching takes at most {limit} tokens, so shorten it."),
-                     which=which, n=len(text), limit=MAX_TOKENS)
+                     which=which, n=LaterNumber(len(text), None), limit=MAX_TOKENS)
 
 
 def check_lengths(clean: list[str], corrupted: list[str]) -> None:

@@ -74,7 +74,8 @@ def layer_positions(values: np.ndarray, tokens: Sequence[str], *, title: str, va
     fig.update_yaxes(title=_("layer"), tickmode="array", tickvals=list(range(0, n_layers, max(1, n_layers // 15))),
                      range=[n_layers - 0.5, -0.5], showgrid=False, zeroline=False)
     bar_on_top(fig, value_name)
-    names = [[f"L{l} · {p} “{tokens[p]}”" for p in range(n_positions)] for l in range(n_layers)]
+    cell = _("L{layer} · {position} “{token}”")   # the patching page's cell names, quoted the reader's way
+    names = [[cell.format(layer=l, position=p, token=tokens[p]) for p in range(n_positions)] for l in range(n_layers)]
     text = _("{title}: {n_layers} layers × {n_positions} positions; 0 is the corrupted run, 1 the clean run.").format(
         title=alt.plain(title), n_layers=n_layers, n_positions=n_positions) + " " + summary.largest(
         z.ravel(), [n for row in names for n in row], k=TOP, what=_("Restoring most"))

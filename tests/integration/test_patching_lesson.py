@@ -34,8 +34,14 @@ def test_the_pair_and_the_readme_story(grids):
     at_word = np.flatnonzero(resid[:, 9] >= 0.5)
     assert at_word[-1] == 23 and (resid[:, 9] >= 0.5)[:24].all()        # the name's own position, up to layer 23
     assert np.flatnonzero(resid[:, -1] >= 0.5)[0] == 24                  # the last position, from layer 24 on
+    assert (np.abs(resid[:, :9]) < 5e-4).all()                           # step 2: "every earlier position reads 0"
+    assert (resid[:20, 9] > 0.95).all()                                  # "the whole answer … in every layer up to 19"
+    split = resid[20:24][:, [9, -1]]                                     # "over four late layers (20 to 23) … split"
+    assert ((0.1 < split) & (split < 0.95)).all() and (resid[24:, -1] > 0.9).all()
     heads = run[("heads", "denoise")]
     assert np.unravel_index(np.argmax(heads), heads.shape) == (23, 3) and round(100 * heads[23, 3]) == 58
+    assert np.sort(heads.ravel())[-2] < heads[23, 3] / 2                 # step 3: "one stands out"
+    assert heads.min() < -0.1 and heads[20, 0] >= 0.1                    # blue tiles; L20H0 "lit up in step 3"
     assert run["path"].max() < 0.025                                     # "no single sender brings back more than 2%"
 
 

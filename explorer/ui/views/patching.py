@@ -23,10 +23,10 @@ from explorer.words.i18n import N_, _
 OWN = "own"
 LEVELS = {"residual": N_("residual stream (layer × position)"), "heads": N_("each head's output"),
           "heads_at": N_("each head's output at one position"), "patterns": N_("each head's attention pattern"),
-          "path": N_("paths into one head")}
+          "path": N_("paths into one head (path patching)")}
 DIRECTIONS = {"denoise": N_("denoise: clean into corrupted"), "noise": N_("noise: corrupted into clean"),
               "both": N_("both, side by side")}
-VIAS = {"q": N_("queries"), "k": N_("keys"), "v": N_("values"), "qkv": N_("all three")}
+VIAS = {"q": N_("queries (q)"), "k": N_("keys (k)"), "v": N_("values (v)"), "qkv": N_("all three (qkv)")}
 PREVIEWED = ("residual", "heads", "heads_at")   # the granularities attribution patching estimates
 assert set(LEVELS) == set(PATCH_LEVELS) and set(READY) | {OWN} == set(PATCH_PAIRS)
 
@@ -137,7 +137,8 @@ def exact_started(model: str, pair: MinimalPair, settings: PatchSettings, direct
 def metric_line(pair: MinimalPair, contrast) -> None:
     """The pair's metric on both runs, raw, and what 0 and 1 mean on the page's scale."""
     if pair.kind == "decoder":
-        name = _("logit(“{answer}”) − logit(“{wrong}”) at the last position").format(
+        name = _("logit(“{answer}”) − logit(“{wrong}”) at the last position, the logit difference (a logit is "
+                 "the model's raw score for a next token: above 0, it prefers “{answer}”)").format(
             answer=literal(pair.answer), wrong=literal(pair.wrong))
     else:
         name = _("layer {layer}, head {head}: attention from “{query}” to “{first}” minus to “{second}”").format(

@@ -29,7 +29,7 @@ TITLES = {"residual": N_("Residual stream patched at each layer and position"),
           "heads": N_("Each head's output patched at every position"),
           "heads_at": N_("Each head's output patched at position {position}"),
           "patterns": N_("Each head's attention pattern patched"),
-          "path": N_("Each head's output patched into L{layer}H{head}'s {via} only")}
+          "path": N_("Each head's output patched only into L{layer}H{head}: {via}")}
 WHAT = {"heads": N_("output"), "heads_at": N_("output at one position"), "patterns": N_("attention pattern"),
         "path": N_("output, sent only into the receiver")}
 
@@ -56,16 +56,17 @@ def figure(values: np.ndarray, contrast, settings: work.PatchSettings, direction
 def preview(model: str, pair, contrast, settings: work.PatchSettings) -> None:
     """The attribution preview of the chosen granularity in the first chosen direction, drawn at once."""
     if settings.level not in work.PREVIEWED:
-        st.caption(_("The instant preview covers the residual stream and each head's output; for this granularity "
-                     "only exact patching is shown."))
+        st.caption(_("The instant preview covers the residual stream and each head's output; for what you patch "
+                     "here, only exact patching is shown."))
         return
     direction = settings.directions[0]
     values = np.asarray(work.preview_of(model, pair, settings, direction), dtype=np.float64)
     title = _("Preview (attribution patching)") + "<br>" + title_of(settings, direction).replace("<br>", " · ")
     show_figure(lambda: figure(values, contrast, settings, direction, title), "pt_preview", "patch-preview",
                 view=(*work.exact_key(model, pair, settings, direction), "preview"))
-    st.caption(_("A first-order estimate from one forward and one backward pass: (other run − this run) "
-                 "activation × the metric's gradient. Fast, and not the truth: exact patching below checks it."))
+    st.caption(_("Attribution patching estimates every cell from one forward and one backward pass: how far the "
+                 "activation differs between the two runs, times how strongly the measured number reacts to it (its "
+                 "gradient). Fast, but only an approximation: exact patching below checks it."))
 
 
 def exact(model: str, pair, contrast, settings: work.PatchSettings, ready: bool) -> dict | None:
@@ -128,7 +129,8 @@ def names(values: np.ndarray, contrast, settings: work.PatchSettings) -> list[st
     n_rows, n_cols = values.shape
     if settings.level == "residual":
         tokens = contrast.tokens["clean"]
-        return [f"L{l} · {p} “{tokens[p]}”" for l in range(n_rows) for p in range(n_cols)]
+        said = _("L{layer} · {position} “{token}”")
+        return [said.format(layer=l, position=p, token=tokens[p]) for l in range(n_rows) for p in range(n_cols)]
     return [f"L{l}H{h}" for l in range(n_rows) for h in range(n_cols)]
 
 
@@ -198,9 +200,10 @@ def agreement(model: str, pair, contrast, settings: work.PatchSettings, results:
     exact_values = values_of(patched)
     cells = names(exact_values, contrast, settings)
     worst = [cell["row"] * exact_values.shape[1] + cell["column"] for cell in agreed.disagree]
-    st.markdown(_("**Preview against exact:** Pearson correlation {r}, rank correlation {rho}, over {n} "
-                  "cells.").format(r=numbers.number(agreed.pearson, 2), rho=numbers.number(agreed.spearman, 2),
-                                   n=numbers.integer(exact_values.size)))
+    st.markdown(_("**Preview against exact:** Pearson correlation {r}, rank correlation {rho} (1 when they "
+                  "agree perfectly, 0 when they are unrelated), over {n} cells.").format(
+        r=numbers.number(agreed.pearson, 2), rho=numbers.number(agreed.spearman, 2),
+        n=numbers.integer(exact_values.size)))
     show_figure(lambda: plots.agreement(exact_values, approx, cells, title=_("Preview against exact"),
                                         disagreeing=worst),
                 "pt_agree", "patch-agreement", view=(*work.exact_key(model, pair, settings, direction), "agree"))
