@@ -147,12 +147,14 @@ def word_until(loaded: LoadedModel, params: Params) -> Question:
     words = numbers.joined(c.tokens["clean"][p].strip() for p in c.positions)
     prompt = _("Look at the column of the changed word (“{words}”). Up to which layer does copying the clean residual "
                "stream there, alone, still bring back at least half of the answer? Which of these {n}?").format(
-        words=words, n=len(names))
-    reveal = _("Measured: up to layer {last} ({value}); at layer {next} it gives {after}. The last position reaches "
-               "half from layer {first} on.").format(
-        last=last, value=numbers.percent(float(column[last])), next=min(last + 1, len(column) - 1),
-        after=numbers.percent(float(column[min(last + 1, len(column) - 1)])),
-        first=questions.first_across(values[:, -1], HALF))
+        words=words, n=numbers.integer(len(names)))
+    after = min(last + 1, len(column) - 1)
+    reveal = _("Measured: up to layer {last} ({value}); at layer {next} it gives {after}.").format(
+        last=numbers.integer(last), value=numbers.percent(float(column[last])), next=numbers.integer(after),
+        after=numbers.percent(float(column[after])))
+    first = questions.first_across(values[:, -1], HALF)
+    reveal += " " + (_("The last position never reaches half.") if first is None else
+                     _("The last position reaches half from layer {first} on.").format(first=numbers.integer(first)))
     also = tuple(n for n in names if n in tied and n != right)
     if also:
         reveal += " " + _("Some layers lie within {margin} of the half-way line, so every answer they could make "
