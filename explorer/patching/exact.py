@@ -132,7 +132,11 @@ def _heads(contrast: Contrast, base: str, source: str, progress, position: int |
             same = [torch.equal(mine[:, h] if position is None else mine[position, h],
                                 theirs[:, h] if position is None else theirs[position, h]) for h in range(n)]
         cells = [h for h in range(n) if not same[h]]
-        first = _first_patched(mine, theirs, cells, position) if c.can_skip() else 0
+        if patterns:   # the rows (queries) whose weights differ: the others' outputs are the run's own
+            differs = (a[cells] != c.runs[base].patterns[layer][0][cells]).any(-1).any(0)
+        else:
+            differs = (mine[:, cells] != theirs[:, cells].to(mine)).flatten(1).any(1)
+        first = _first_patched(differs, position) if c.can_skip() and cells else 0
         fills = theirs[first:, cells].transpose(0, 1) if position is None else theirs[position, cells]
         grid.run((layer, cells), len(cells), layer, first=first,
                  pre=[head_fill(c, layer, fills, cells, None if position is None else position - first)])
@@ -141,13 +145,13 @@ def _heads(contrast: Contrast, base: str, source: str, progress, position: int |
     return grid
 
 
-def _first_patched(mine: torch.Tensor, theirs: torch.Tensor, cells: list[int], position: int | None) -> int:
+def _first_patched(differs: torch.Tensor, position: int | None) -> int:
     """The first token whose patched head outputs differ from the run's own (a causal decoder's run can start
-    there): ``position`` for one position, else the first row where any of ``cells`` differs."""
-    if position is not None or not cells:
-        return position or 0
-    differs = (mine[:, cells] != theirs[:, cells].to(mine)).flatten(1).any(1)
-    return int(differs.nonzero()[0, 0])
+    there): ``position`` for one position, else the first of ``differs`` ``(T,)`` that is true."""
+    if position is not None:
+        return position
+    found = differs.nonzero()
+    return int(found[0, 0]) if len(found) else 0
 
 
 def patch(contrast: Contrast, granularity: str, direction: str = "denoise", *, position: int | None = None,

@@ -167,7 +167,8 @@ def test_decoder_grids_from_the_patched_token_equal_full_runs(deep, family, pair
                 assert grid.raw[layer, p] == pytest.approx(want, abs=EXACT), (direction, layer, p)
         later = c.positions[-1]                                     # heads at a later token: runs start there
         at, heads = patch(c, "heads_at", direction, position=later), patch(c, "heads", direction)
-        d = c.parts.d_head
+        patterns = patch(c, "patterns", direction)                  # starts where the weights first differ
+        d, group = c.parts.d_head, c.n_heads // c.parts.n_kv
         for layer in range(c.n_layers):
             for head in range(c.n_heads):
                 cols, theirs = slice(head * d, (head + 1) * d), c.runs[source].z[layer]
@@ -180,6 +181,11 @@ def test_decoder_grids_from_the_patched_token_equal_full_runs(deep, family, pair
                 assert heads.raw[layer, head] == pytest.approx(_metric_by_hand(c, base, [(proj, by_hand)]), abs=EXACT)
                 at_hand = _metric_by_hand(c, base, [(proj, lambda m, a, f=by_hand, at=later: f(m, a, rows=at))])
                 assert at.raw[layer, head] == pytest.approx(at_hand, abs=EXACT)
+                weighted = c.runs[base].z[layer].clone()           # the other text's weights on this run's values
+                a, v = c.runs[source].patterns[layer][0, head], c.runs[base].v[layer][0, :, head // group]
+                weighted[0, :, cols] = a @ v
+                pattern_hand = _metric_by_hand(c, base, [(proj, lambda m, a, f=by_hand, w=weighted: f(m, a, theirs=w))])
+                assert patterns.raw[layer, head] == pytest.approx(pattern_hand, abs=EXACT)
 
 
 def test_path_into_the_next_layer_equals_head_patching_on_an_encoder(contrasts):
