@@ -13,7 +13,8 @@ either way: unpatched, a denoising cell reads 0 and a noising cell 1. Each layer
 the cached input of that layer; a cell whose patched activation equals the run's own (a causal decoder's positions
 before the first differing token) is not run: its value is the unpatched metric, exactly. A causal decoder's rows
 also skip the tokens before their patch (``Contrast.run``'s ``first``): its residual grid is one batch a position,
-rows joining at their layer; a heads batch starts at the first token whose patched outputs differ.
+rows joining at their layer; a heads batch starts at the first token whose patched outputs differ (a patterns
+batch: the first query whose weights differ).
 """
 from __future__ import annotations
 
