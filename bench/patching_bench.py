@@ -2,7 +2,7 @@
 grid and path patching on SmolLM2's indirect-object pair, every granularity of the encoder's flip pair, and the
 correlation between the preview and the exact grids of each ready pair.
 
-    .venv/bin/python bench/patching_bench.py [--repeat 3] [--smoke]
+    .venv/bin/python bench/patching_bench.py [--repeat 3] [--smoke] [--rows P2,P2w,P3,P3w]
 
 Prints one line per row: median wall time and median CPU time of this process (``bench.stats.timed``; on a
 shared machine other work inflates wall time, not CPU time), the load average, and the target. Rows:
@@ -40,7 +40,12 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--smoke", action="store_true", help="the encoder's rows once (CI: that it still runs)")
+    parser.add_argument("--rows", default="", help="only these rows, comma-separated (P1 … P6, P1w … P4w)")
     args = parser.parse_args(argv)
+    chosen = {r.strip() for r in args.rows.split(",") if r.strip()}
+
+    def wanted(row: str) -> bool:
+        return not chosen or row in chosen
     import torch
 
     from bench.stats import timed
@@ -58,23 +63,28 @@ def main(argv=None) -> None:
         for g in ("residual", "heads", "heads_at", "patterns"):
             patch(flip, g, position=it)
         patch(flip, "path", receiver=(flip.pair.layer, flip.pair.head))
-    wall, cpu = timed(every_granularity, 1 if args.smoke else args.repeat, warm=True)
-    _row("P5", f"{EMBEDDED_ENCODER} flip pair ({flip.n_tokens} tokens), every granularity", wall, cpu, 2.0)
+    if wanted("P5") or args.smoke:
+        wall, cpu = timed(every_granularity, 1 if args.smoke else args.repeat, warm=True)
+        _row("P5", f"{EMBEDDED_ENCODER} flip pair ({flip.n_tokens} tokens), every granularity", wall, cpu, 2.0)
     if args.smoke:
         return
     decoder = load_model(EMBEDDED_DECODER, device="cpu")
     ioi = prepare(decoder, READY["ioi"])
     n = f"{EMBEDDED_DECODER} ioi pair ({ioi.n_tokens} tokens)"
-    wall, cpu = timed(lambda: preview(ioi), args.repeat, warm=True)
-    _row("P1", f"{n}, attribution preview (residual + heads)", wall, cpu, 1.0)
-    wall, cpu = timed(lambda: patch(ioi, "heads"), args.repeat)
-    _row("P2", f"{n}, exact patching of all {ioi.n_layers * ioi.n_heads} heads", wall, cpu, 10.0)
-    grid = patch(ioi, "residual")
-    wall, cpu = timed(lambda: patch(ioi, "residual"), args.repeat)
-    _row("P3", f"{n}, exact residual grid {ioi.n_layers} × {ioi.n_tokens}", wall, cpu, 10.0,
-         f"; {grid.runs} batches, positions before the first difference not run")
-    wall, cpu = timed(lambda: patch(ioi, "path", receiver=RECEIVER), args.repeat)
-    _row("P4", f"{n}, path patching every sender into {RECEIVER} via qkv", wall, cpu, 15.0)
+    if wanted("P1"):
+        wall, cpu = timed(lambda: preview(ioi), args.repeat, warm=True)
+        _row("P1", f"{n}, attribution preview (residual + heads)", wall, cpu, 1.0)
+    if wanted("P2"):
+        wall, cpu = timed(lambda: patch(ioi, "heads"), args.repeat)
+        _row("P2", f"{n}, exact patching of all {ioi.n_layers * ioi.n_heads} heads", wall, cpu, 10.0)
+    if wanted("P3"):
+        grid = patch(ioi, "residual")
+        wall, cpu = timed(lambda: patch(ioi, "residual"), args.repeat)
+        _row("P3", f"{n}, exact residual grid {ioi.n_layers} × {ioi.n_tokens}", wall, cpu, 10.0,
+             f"; {grid.runs} batches, positions before the first difference not run")
+    if wanted("P4"):
+        wall, cpu = timed(lambda: patch(ioi, "path", receiver=RECEIVER), args.repeat)
+        _row("P4", f"{n}, path patching every sender into {RECEIVER} via qkv", wall, cpu, 15.0)
     # the worst case at the limit of the targets: 24 tokens differing at the first one (every position is run),
     # the receiver in the last layer (every earlier head a sender); timing only, so no threshold on the metric
     worst = prepare(decoder, MinimalPair(LONG, "Anna" + LONG[4:], answer="Mary", wrong="John"), least=0.0)
@@ -87,9 +97,10 @@ def main(argv=None) -> None:
              lambda: patch(worst, "residual")),
             ("P4w", f"path patching every sender into ({worst.n_layers - 1}, 1) via qkv", 15.0,
              lambda: patch(worst, "path", receiver=(worst.n_layers - 1, 1)))):
-        wall, cpu = timed(fn, args.repeat)
-        _row(row, f"{w}, {what}", wall, cpu, target)
-    for name, pair in READY.items():
+        if wanted(row):
+            wall, cpu = timed(fn, args.repeat)
+            _row(row, f"{w}, {what}", wall, cpu, target)
+    for name, pair in READY.items() if wanted("P6") else ():
         loaded = encoder if pair.kind == "encoder" else decoder
         c = flip if name == "flip" else ioi if name == "ioi" else prepare(loaded, pair)
         est = preview(c)

@@ -44,17 +44,18 @@ def _vocab_size() -> int:
     return len(SPECIALS) + len(dict.fromkeys(WORDS))
 
 
-def build(family: str, folder: Path) -> Path:
-    """Save a tiny random ``family`` model ("bert", "gpt2", "llama", "t5") with its tokenizer into ``folder``."""
+def build(family: str, folder: Path, layers: int = 2) -> Path:
+    """Save a tiny random ``family`` model ("bert", "gpt2", "llama", "t5") with its tokenizer into ``folder``
+    (``layers`` blocks: 2 unless a test needs a deeper one)."""
     torch.manual_seed(0)
     common = dict(vocab_size=_vocab_size(), pad_token_id=0)
     if family == "bert":
         model = BertModel(BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                                      intermediate_size=37, max_position_embeddings=64, **common))
     elif family == "gpt2":
-        model = GPT2LMHeadModel(GPT2Config(n_embd=32, n_layer=2, n_head=4, n_positions=64, **common))
+        model = GPT2LMHeadModel(GPT2Config(n_embd=32, n_layer=layers, n_head=4, n_positions=64, **common))
     elif family == "llama":  # rotary positions and grouped-query attention: 4 query heads share 2 key/value heads
-        model = LlamaForCausalLM(LlamaConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+        model = LlamaForCausalLM(LlamaConfig(hidden_size=32, num_hidden_layers=layers, num_attention_heads=4,
                                              num_key_value_heads=2, intermediate_size=37,
                                              max_position_embeddings=64, **common))
     elif family == "t5":

@@ -3,7 +3,10 @@ what every patched run reads (each block's input and output, each head's output,
 
 ``run`` is the one patched forward pass every granularity calls (TransformerLens's ``generic_activation_patch``):
 the rows of a batch each carry a different patch, its hooks are installed and removed together, and blocks before
-the first patched layer are not recomputed: they return the cached output of the run's own text.
+the first patched layer are not recomputed: they return the cached output of the run's own text. A causal decoder's
+run may also start at a later token (``first``): a patch at token p changes nothing before p, so the tokens before it
+are not run again; their keys and values in every block come from the plain run's own cache (transformers'
+``DynamicCache``, the cache its generation uses, with the model's own position ids p … T − 1).
 """
 from __future__ import annotations
 
@@ -39,7 +42,9 @@ class CachedRun:
     ``outs[l]``: block l's output as the block returns it; ``z[l]``: the heads' outputs, the output projection's
     input ``(1, T, n_heads · d_head)``; ``patterns[l]``: ``(1, n_heads, T, T)`` attention weights (None where the
     family's attention is not recorded); ``v[l]``: value heads ``(1, T, n_kv, d_head)``; ``q[l]``, ``k[l]``: the
-    query and key projections' outputs (path patching; None where the family fuses them)."""
+    query and key projections' outputs (path patching; None where the family fuses them). ``past[l]``: block l's
+    cached keys and values ``(1, kv heads, T, d_head)`` each, a causal decoder's (None for an encoder, or where the
+    model's cache does not hold every token of every block)."""
     inputs: dict
     resid: list
     outs: list
@@ -49,6 +54,7 @@ class CachedRun:
     q: list | None
     k: list | None
     metric: float
+    past: list | None = None
 
 
 @dataclass
@@ -106,15 +112,34 @@ class Contrast:
         a, b = self.candidate_rows
         return rows[:, a].sum(-1) - rows[:, b].sum(-1)
 
-    def run(self, base: str, rows: int, start: int, pre=(), post=(), block_pre=()) -> torch.Tensor:
-        """``(rows,)`` metric of ``rows`` copies of text ``base`` with the given hooks, blocks before ``start``
-        replayed from ``base``'s cache. The caller holds the model's lock (and inference mode for exact runs)."""
+    def can_skip(self) -> bool:
+        """Whether a run may start at a later token (``run``'s ``first``): both texts' caches hold every block's keys
+        and values (a causal decoder)."""
+        return self.kind == "decoder" and all(r.past is not None for r in self.runs.values())
+
+    def run(self, base: str, rows: int, start: int, pre=(), post=(), block_pre=(), first: int = 0,
+            widths: list[int] | None = None) -> torch.Tensor:
+        """The metric of ``rows`` copies of text ``base`` with the given hooks, blocks before ``start`` replayed from
+        ``base``'s cache. ``first`` (``can_skip`` only): run tokens ``first`` … T − 1 only, the keys and values of
+        the earlier ones from ``base``'s cache: exact when no hook changes a token before ``first``. ``widths[l]``:
+        the rows block l sees where hooks add rows on the way (``rows`` everywhere unless given): one metric a row
+        that leaves the last block. The caller holds the model's lock (and inference mode for exact runs)."""
         cached = self.runs[base]
-        inputs = {k: v.expand(rows, *v.shape[1:]) for k, v in cached.inputs.items()}
+        inputs = {k: v[:, first:] if k != "attention_mask" else v for k, v in cached.inputs.items()}
+        inputs = {k: v.expand(rows, *v.shape[1:]) for k, v in inputs.items()}
         stop = cut.first_blocks(self.loaded.model, self.pair.layer + 1) if self.kind == "encoder" else nullcontext()
-        resume = (self.parts.layers, cached.outs, start, rows) if start > 0 else None
+        resume = (self.parts.layers, [hooks.tokens_from(o, first) for o in cached.outs[:start]], start, rows) \
+            if start > 0 else None
+        if first > 0:
+            from transformers import DynamicCache
+            widths = widths or [rows] * self.n_layers
+            past = [(k[:, :, :first].expand(w, -1, -1, -1), v[:, :, :first].expand(w, -1, -1, -1))
+                    for (k, v), w in zip(cached.past, widths, strict=True)]
+            inputs.update(past_key_values=DynamicCache(past, config=self.loaded.model.config), use_cache=True)
+        else:
+            inputs["use_cache"] = False
         with hooks.hooks(pre, post, block_pre, resume), recording() as records, stop:
-            out = self.loaded.model(**inputs, use_cache=False)
+            out = self.loaded.model(**inputs)
         return self.metric(out.last_hidden_state, records, start)
 
 
@@ -206,12 +231,26 @@ def _cache(contrast: Contrast, inputs: dict) -> CachedRun:
         post += [(qp, lambda m, a, o, i=i: q.__setitem__(i, o)) for i, (qp, _k, _v) in enumerate(p.qkv)]
         post += [(kp, lambda m, a, o, i=i: k.__setitem__(i, o)) for i, (_q, kp, _v) in enumerate(p.qkv)]
     pre = [(proj, lambda m, a, i=i: z.__setitem__(i, a[0])) for i, proj in enumerate(p.out_projs)]
+    decoder = contrast.kind == "decoder"
     with hooks.hooks(pre, post, [(m, fn) for m, fn in block_pre]), recording() as records:
-        out = contrast.loaded.model(**inputs, use_cache=False)
+        out = contrast.loaded.model(**inputs, use_cache=decoder)
     patterns = [r["weights"] for r in records] if len(records) == n else None
     values = [hooks.head_columns(anatomy.values_of(contrast.loaded.model, x), p.n_kv) for x in v]
     return CachedRun(inputs, resid, outs, z, patterns, values, q if p.qkv else None, k if p.qkv else None,
-               float(contrast.metric(out.last_hidden_state, records, 0)[0]))
+                     float(contrast.metric(out.last_hidden_state, records, 0)[0]),
+                     _past(getattr(out, "past_key_values", None), n, inputs["input_ids"].shape[1]) if decoder else None)
+
+
+def _past(cache, blocks: int, tokens: int) -> list | None:
+    """Each block's keys and values from a plain run's cache, or None unless it is a ``DynamicCache`` that holds
+    every token of every block (a sliding window keeps fewer: such a run is never resumed at a later token)."""
+    from transformers import DynamicCache
+    if not isinstance(cache, DynamicCache) or len(cache.layers) != blocks:
+        return None
+    kept = [(layer.keys, layer.values) for layer in cache.layers]
+    full = all(k is not None and k.dim() == 4 and k.shape[-2] == tokens and v is not None and v.shape[-2] == tokens
+               for k, v in kept)
+    return kept if full else None
 
 
 def prepare(loaded: LoadedModel, pair: MinimalPair, least: float | None = None) -> Contrast:

@@ -11,7 +11,10 @@ of a grid (TransformerLens ``patching.py``: one generic patched run, one index p
 in the corrupted one. Values are normalised as ``Contrast.normalise`` (0 = the corrupted run, 1 = the clean run)
 either way: unpatched, a denoising cell reads 0 and a noising cell 1. Each layer's cells are one batch resumed from
 the cached input of that layer; a cell whose patched activation equals the run's own (a causal decoder's positions
-before the first differing token) is not run: its value is the unpatched metric, exactly.
+before the first differing token) is not run: its value is the unpatched metric, exactly. A causal decoder's rows
+also skip the tokens before their patch (``Contrast.run``'s ``first``): its residual grid is one batch a position,
+rows joining at their layer; a heads batch starts at the first token whose patched outputs differ (a patterns
+batch: the first query whose weights differ).
 """
 from __future__ import annotations
 
@@ -52,27 +55,63 @@ class _Grid:
         if self.progress is not None:
             self.progress(self.done, self.total)
 
-    def run(self, layer: int, cells: list[int], **hooked) -> None:
-        if cells:
-            self.raw[layer, cells] = self.contrast.run(self.base, len(cells), layer, **hooked).double().cpu().numpy()
+    def run(self, where: tuple, rows: int, start: int, enter: int | None = None, **hooked) -> None:
+        """One batch of ``rows`` patched runs resumed at layer ``start`` (``enter`` rows enter the model where
+        hooks add the others on the way); their metrics go to ``raw[where]``."""
+        if rows:
+            metrics = self.contrast.run(self.base, rows if enter is None else enter, start, **hooked)
+            self.raw[where] = metrics.double().cpu().numpy()
             self.runs += 1
         self.step()
 
 
-def _residual(contrast: Contrast, base: str, source: str, progress) -> _Grid:
-    c, grid = contrast, None
-    layers = range(c.last_layer + 1)
-    grid = _Grid(c, base, c.n_tokens, progress, len(layers))
+def _differing(c: Contrast, base: str, source: str, layers) -> list[list[int]]:
+    """Per layer, the positions whose block input differs between the two texts (the others patch nothing)."""
+    found = []
     for layer in layers:
         mine, theirs = c.runs[base].resid[layer][0], c.runs[source].resid[layer][0]     # (T, d_model)
-        cells = [p for p in range(c.n_tokens) if not torch.equal(mine[p], theirs[p])]
-        fill, rows = theirs[cells], torch.arange(len(cells))
+        found.append([p for p in range(c.n_tokens) if not torch.equal(mine[p], theirs[p])])
+    return found
 
-        def put(x, cells=cells, fill=fill, rows=rows):
+
+def _residual(contrast: Contrast, base: str, source: str, progress) -> _Grid:
+    c = contrast
+    layers = range(c.last_layer + 1)
+    cells = _differing(c, base, source, layers)
+    if c.can_skip():
+        return _residual_from_position(c, base, source, progress, cells)
+    grid = _Grid(c, base, c.n_tokens, progress, len(layers))
+    for layer in layers:
+        fill, rows = c.runs[source].resid[layer][0][cells[layer]], torch.arange(len(cells[layer]))
+
+        def put(x, cells=cells[layer], fill=fill, rows=rows):
             x = x.clone()
             x[rows, cells] = fill.to(x)
             return x
-        grid.run(layer, cells, block_pre=[(c.parts.layers[layer], hooks.block_input_hook(put))])
+        grid.run((layer, cells[layer]), len(cells[layer]), layer,
+                 block_pre=[(c.parts.layers[layer], hooks.block_input_hook(put))])
+    return grid
+
+
+def _residual_from_position(c: Contrast, base: str, source: str, progress, cells: list[list[int]]) -> _Grid:
+    """A causal decoder's residual grid, one batch a position p: a row patching (layer l, p) changes nothing before
+    p, so every row runs tokens p … T − 1 only (the earlier keys and values from ``base``'s cache), and row l joins
+    the batch at block l (blocks before it would compute the unpatched run): block l's input gains the row
+    ``base``'s input from p on with ``source``'s at p. Before the first row joins, the batch is ``base``'s own
+    cached run."""
+    positions = sorted({p for found in cells for p in found})
+    grid = _Grid(c, base, c.n_tokens, progress, len(positions))
+    for p in positions:
+        joins = [layer for layer, found in enumerate(cells) if p in found]
+        widths = [max(1, sum(j <= layer for j in joins)) for layer in range(c.n_layers)]
+
+        def join(x, layer, first=joins[0], p=p):
+            row = c.runs[base].resid[layer][:, p:].clone()
+            row[0, 0] = c.runs[source].resid[layer][0, p]
+            return row.to(x) if layer == first else torch.cat([x, row.to(x)])
+        block_pre = [(c.parts.layers[layer], hooks.block_input_hook(lambda x, layer=layer: join(x, layer)))
+                     for layer in joins]
+        grid.run((joins, p), len(joins), joins[0], enter=1, block_pre=block_pre, first=p, widths=widths)
     return grid
 
 
@@ -94,11 +133,26 @@ def _heads(contrast: Contrast, base: str, source: str, progress, position: int |
             same = [torch.equal(mine[:, h] if position is None else mine[position, h],
                                 theirs[:, h] if position is None else theirs[position, h]) for h in range(n)]
         cells = [h for h in range(n) if not same[h]]
-        fills = theirs[:, cells].transpose(0, 1) if position is None else theirs[position, cells]
-        grid.run(layer, cells, pre=[head_fill(c, layer, fills, cells, position)])
+        if patterns:   # the rows (queries) whose weights differ: the others' outputs are the run's own
+            differs = (a[cells] != c.runs[base].patterns[layer][0][cells]).any(-1).any(0)
+        else:
+            differs = (mine[:, cells] != theirs[:, cells].to(mine)).flatten(1).any(1)
+        first = _first_patched(differs, position) if c.can_skip() and cells else 0
+        fills = theirs[first:, cells].transpose(0, 1) if position is None else theirs[position, cells]
+        grid.run((layer, cells), len(cells), layer, first=first,
+                 pre=[head_fill(c, layer, fills, cells, None if position is None else position - first)])
     if patterns and c.kind == "encoder":   # the metric reads its own head's weights: patched, they are the source's
         grid.raw[c.pair.layer, c.pair.head] = c.runs[source].metric
     return grid
+
+
+def _first_patched(differs: torch.Tensor, position: int | None) -> int:
+    """The first token whose patched head outputs differ from the run's own (a causal decoder's run can start
+    there): ``position`` for one position, else the first of ``differs`` ``(T,)`` that is true."""
+    if position is not None:
+        return position
+    found = differs.nonzero()
+    return int(found[0, 0]) if len(found) else 0
 
 
 def patch(contrast: Contrast, granularity: str, direction: str = "denoise", *, position: int | None = None,

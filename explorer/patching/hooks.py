@@ -4,7 +4,8 @@ Where each part lives comes from the family adapter (``explorer.model.anatomy`` 
 each block's attention output projection (whose input is the heads' outputs side by side, ``(batch, tokens,
 n_heads · d_head)``: knocking a head out in ``explorer.heads_do.knockout`` hooks the same input), the value
 projection and, for path patching, the query and key projections. A run may also *resume*: blocks before its
-first patched layer return the cached output of the run's own text instead of computing it (they cannot change).
+first patched layer return the cached output of the run's own text instead of computing it (they cannot change),
+from the run's first token on (``tokens_from``).
 """
 from __future__ import annotations
 
@@ -63,6 +64,15 @@ def block_input_hook(fn):
 
 def block_input(args, kwargs) -> torch.Tensor:
     return _input_of(args, kwargs)
+
+
+def tokens_from(out, first: int):
+    """A block's output (a tensor, or a tuple whose first item is the hidden state) from token ``first`` on."""
+    if first == 0:
+        return out
+    if isinstance(out, tuple):
+        return (out[0][:, first:], *out[1:])
+    return out[:, first:]
 
 
 def _expand(out, rows: int):

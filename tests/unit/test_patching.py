@@ -6,7 +6,7 @@ import dataclasses
 import numpy as np
 import pytest
 import torch
-from tiny import TEXT
+from tiny import TEXT, build
 
 from explorer.model.loading import load_model
 from explorer.patching import MAX_TOKENS, MinimalPair, Refused, compare, patch, prepare, preview, top
@@ -35,10 +35,12 @@ def contrasts(tiny_loaded):
     return get
 
 
-def _metric_by_hand(c: Contrast, text: str, pre=()) -> float:
-    """The metric of one plain forward pass of the whole model (no resuming, no batch), with forward pre-hooks."""
+def _metric_by_hand(c: Contrast, text: str, pre=(), block_pre=()) -> float:
+    """The metric of one plain forward pass of the whole model (no resuming, no batch, every token, no cache), with
+    forward pre-hooks (``block_pre``: with keyword arguments)."""
     model = c.loaded.model
     handles = [m.register_forward_pre_hook(fn) for m, fn in pre]
+    handles += [m.register_forward_pre_hook(fn, with_kwargs=True) for m, fn in block_pre]
     try:
         with torch.inference_mode():
             out = model(**c.runs[text].inputs, use_cache=False, output_attentions=c.kind == "encoder")
@@ -117,6 +119,73 @@ def test_head_patches_equal_patches_written_by_hand(contrasts, family, direction
     assert np.isfinite(patterns.raw).all()
     if c.kind == "encoder":   # the metric's own head takes the other text's weights: the other text's metric
         assert patterns.raw[c.pair.layer, c.pair.head] == c.runs[source].metric
+
+
+# the first token differs (every position is run) and a later one too; 4 blocks, so rows join the batch at several
+# blocks and earlier blocks are replayed from a later token on
+FIRST = MinimalPair("dog sat on the mat because it was tired", "cat sat on a mat because it was tired",
+                    answer="mat", wrong="dog")
+
+
+@pytest.fixture(scope="module")
+def deep(tmp_path_factory):
+    made = {}
+
+    def get(family, pair):
+        if (family, pair.clean) not in made:
+            loaded = load_model(str(build(family, tmp_path_factory.mktemp(f"deep-{family}"), layers=4)), device="cpu")
+            made[family, pair.clean] = prepare(loaded, pair, least=0.0)
+        return made[family, pair.clean]
+    return get
+
+
+def _put_at(position: int, theirs: torch.Tensor):
+    """A block pre-hook by hand: the block's input at ``position`` becomes ``theirs`` (``(1, T, d)``)."""
+    def hook(module, args, kwargs):
+        x = (args[0] if args else kwargs["hidden_states"]).clone()
+        x[:, position] = theirs[:, position]
+        return ((x, *args[1:]), kwargs) if args else (args, {**kwargs, "hidden_states": x})
+    return hook
+
+
+@pytest.mark.parametrize("family", ["llama", "gpt2"])
+@pytest.mark.parametrize("pair", [FIRST, DECODER], ids=["first-token", "second-token"])
+def test_decoder_grids_from_the_patched_token_equal_full_runs(deep, family, pair):
+    """A causal decoder's rows run only the tokens from their patch on, on the cached keys and values of the earlier
+    ones: every cell equals one plain forward pass of every token with the patch. Wrong position ids (rotary in
+    llama, the learned table in gpt2), a cache of the wrong text or length, or a row joining at the wrong block
+    would each move cells by far more than float rounding."""
+    c = deep(family, pair)
+    assert c.can_skip()
+    for direction, (base, source) in (("denoise", ("corrupted", "clean")), ("noise", ("clean", "corrupted"))):
+        grid = patch(c, "residual", direction)
+        assert grid.runs == c.n_tokens - min(c.positions)          # one batch a position from the first difference
+        for layer in range(c.n_layers):
+            theirs = c.runs[source].resid[layer]
+            for p in range(c.n_tokens):
+                want = _metric_by_hand(c, base, block_pre=[(c.parts.layers[layer], _put_at(p, theirs))])
+                assert grid.raw[layer, p] == pytest.approx(want, abs=EXACT), (direction, layer, p)
+        later = c.positions[-1]                                     # heads at a later token: runs start there
+        at, heads = patch(c, "heads_at", direction, position=later), patch(c, "heads", direction)
+        patterns = patch(c, "patterns", direction)                  # starts where the weights first differ
+        d, group = c.parts.d_head, c.n_heads // c.parts.n_kv
+        for layer in range(c.n_layers):
+            for head in range(c.n_heads):
+                cols, theirs = slice(head * d, (head + 1) * d), c.runs[source].z[layer]
+
+                def by_hand(module, args, cols=cols, theirs=theirs, rows=slice(None)):
+                    x = args[0].clone()
+                    x[:, rows, cols] = theirs[:, rows, cols]
+                    return (x, *args[1:])
+                proj = c.parts.out_projs[layer]
+                assert heads.raw[layer, head] == pytest.approx(_metric_by_hand(c, base, [(proj, by_hand)]), abs=EXACT)
+                at_hand = _metric_by_hand(c, base, [(proj, lambda m, a, f=by_hand, at=later: f(m, a, rows=at))])
+                assert at.raw[layer, head] == pytest.approx(at_hand, abs=EXACT)
+                weighted = c.runs[base].z[layer].clone()           # the other text's weights on this run's values
+                a, v = c.runs[source].patterns[layer][0, head], c.runs[base].v[layer][0, :, head // group]
+                weighted[0, :, cols] = a @ v
+                pattern_hand = _metric_by_hand(c, base, [(proj, lambda m, a, f=by_hand, w=weighted: f(m, a, theirs=w))])
+                assert patterns.raw[layer, head] == pytest.approx(pattern_hand, abs=EXACT)
 
 
 def test_path_into_the_next_layer_equals_head_patching_on_an_encoder(contrasts):
