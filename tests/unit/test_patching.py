@@ -53,6 +53,7 @@ def _metric_by_hand(c: Contrast, text: str, pre=(), block_pre=()) -> float:
         return float(rows[a].sum() - rows[b].sum())
     from explorer.heads_do.measures import output_embedding
     weight, _bias = output_embedding(c.loaded)
+    weight = weight.detach()
     last = out.last_hidden_state[0, -1].double()
     return float(last @ weight[c.answer_ids[0]].double() - last @ weight[c.answer_ids[1]].double())
 
