@@ -51,7 +51,7 @@ def bar_on_top(fig: go.Figure, value_name: str) -> go.Figure:
     fig.update_traces(selector=dict(type="heatmap"), colorbar=dict(thickness=10, title=dict(text=value_name,
                                                                                              side="right")))
     title, lines = plot_room.wrapped_title(fig.layout.title.text or "")
-    fig.update_layout(title_text=title, margin=dict(r=64, t=plot_room.title_margin(lines)))
+    fig.update_layout(title=dict(text=title, **plot_room.TITLE_TOP), margin=dict(r=64, t=plot_room.title_margin(lines)))
     return fig
 
 

@@ -28,6 +28,9 @@ def test_a_long_title_is_wrapped_to_a_phone_with_room_above_the_plot():
     title = "Preview (attribution patching)<br>Residual stream patched at each layer and position<br>denoising"
     fig = plots.layer_positions(np.zeros((2, 2)), ["a", "b"], title=title, value_name="restored")
     lines = fig.layout.title.text.split("<br>")
-    assert len(lines) == 4 and lines[0] == "Preview (attribution patching)" and lines[-1] == "denoising"
-    assert all(room.text_px(line, room.TITLE_PX) * room.BOLD <= room.PHONE_WIDTH for line in lines)
-    assert fig.layout.margin.t == room.title_margin(4)
+    assert len(lines) == 3 and lines[0] == "Preview (attribution patching)" and lines[-1] == "denoising"
+    assert all(room.text_px(line, room.TITLE_PX) * room.BOLD <= room.PHONE_WIDTH - room.TITLE_PAD for line in lines)
+    assert fig.layout.margin.t == room.title_margin(3) and fig.layout.title.yanchor == "top"
+    long = plots.heads(np.zeros((2, 2)), title="Each head's output patched into L23H3's all three only and more words "
+                       "still<br>noising", value_name="kept", centre=1.0)
+    assert long.layout.title.text.count("<br>") == 2 and long.layout.margin.t == room.title_margin(3)
