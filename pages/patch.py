@@ -23,7 +23,7 @@ ui.show_link_notes()
 contrast = work.contrast_or_stop(model, pair)
 work.metric_line(pair, contrast)
 with controls:
-    settings = work.settings_picker(contrast.n_layers, contrast.n_heads, contrast.n_tokens)
+    settings = work.settings_picker(contrast.n_layers, contrast.n_heads, contrast.tokens["clean"])
 
 st.subheader(_("Preview"))
 results.preview(model, pair, contrast, settings)

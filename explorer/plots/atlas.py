@@ -10,12 +10,15 @@ import pandas as pd
 
 from explorer.access.summary import head_name
 from explorer.plots import alt
-from explorer.plots.base import figure
+from explorer.plots.base import figure, label
 from explorer.words import numbers
 from explorer.words.i18n import _, ngettext
 
 SELECTED = "#e53e3e"
 OTHERS = "#718096"
+NAME_COLOUR = "#4a5568"   # a measure's name above its strip (contrast 7.5:1 on white)
+ROW_PX = 46               # a strip's height: its name (15 px) above its ticks (12 px), and room between
+NAME_ABOVE = 0.2          # a name's baseline above its strip, in rows (9 px of 46: clear of the 12 px ticks)
 
 
 def _heads(n_layers: int, n_heads: int) -> tuple[np.ndarray, np.ndarray]:
@@ -89,19 +92,27 @@ def measures_strip(values: dict[str, np.ndarray], names: dict[str, str], head: t
         mine_hover.append(_("{value}: rank {rank} of {n}").format(value=numbers.number(mine, 3),
                                                                   rank=numbers.integer(rank),
                                                                   n=numbers.integer(int(finite.sum()))))
-    labels = [names[r] for r in rows]
+    # each measure's name above its strip, not beside it: beside, the names took most of a 390 px phone's width
+    # and left the strips a few pixels; "lowest"/"highest" under the ends, aligned inwards (a centred tick text at
+    # the right end was cut)
     data = [dict(type="scatter", x=data_x, y=data_y, mode="markers", hovertext=hover, hoverinfo="text",
                  name=_("every head"), showlegend=False,
                  marker=dict(symbol="line-ns-open", size=12, color=OTHERS, opacity=0.5)),
             dict(type="scatter", x=mine_x, y=list(range(len(rows))), mode="markers", hovertext=mine_hover,
                  hoverinfo="text", name=head_name(*head), showlegend=False,
                  marker=dict(size=12, color=SELECTED))]
-    fig = figure(data, dict(height=height or 60 + 34 * len(rows), margin=dict(l=10, r=10, t=10, b=40),
-                            dragmode=False, plot_bgcolor="white",
-                            xaxis=dict(range=[-0.05, 1.05], tickvals=[0, 1],
-                                       ticktext=[_("lowest head"), _("highest head")], showgrid=False),
-                            yaxis=dict(tickvals=list(range(len(rows))), ticktext=labels, autorange="reversed",
-                                       automargin=True, showgrid=True, gridcolor="#edf2f7")))
+    named = [dict(x=0, xref="paper", y=i - NAME_ABOVE, yref="y", text=label(names[r]), showarrow=False,
+                  xanchor="left", yanchor="bottom", font=dict(size=12, color=NAME_COLOUR))
+             for i, r in enumerate(rows)]
+    ends = [dict(x=x, xref="paper", y=0, yref="paper", yanchor="top", yshift=-4, xanchor=side, showarrow=False,
+                 text=text, font=dict(size=12, color=NAME_COLOUR))
+            for x, side, text in ((0, "left", _("lowest head")), (1, "right", _("highest head")))]
+    fig = figure(data, dict(height=height or 40 + ROW_PX * len(rows), margin=dict(l=10, r=10, t=4, b=24),
+                            dragmode=False, plot_bgcolor="white", annotations=named + ends,
+                            xaxis=dict(range=[-0.05, 1.05], showticklabels=False, showgrid=False, zeroline=False,
+                                       fixedrange=True),
+                            yaxis=dict(range=[len(rows) - 0.6, -0.75], showticklabels=False, showgrid=False,
+                                       zeroline=False, fixedrange=True)))
     return alt.attach(fig, strip_words(values, names, head), lambda: [(head_name(*head), strip_table(values, names,
                                                                                                        head))])
 

@@ -27,18 +27,31 @@ SCALE = [[0.0, "#2166ac"], [0.5, "#f7f7f7"], [1.0, "#b2182b"]]   # blue below 0,
 TOP = 5   # cells named in a figure's text alternative
 
 
-def _bound(z: np.ndarray) -> float:
-    """The colour scale's half-width: at least 1 (the clean run), more when a cell overshoots either end."""
+def _bound(z: np.ndarray, centre: float = 0.0) -> float:
+    """The colour scale's half-width around ``centre``: at least 1 (the distance between the two runs), more when
+    a cell lies further from ``centre``."""
     finite = z[np.isfinite(z)]
-    return max(1.0, float(np.abs(finite).max())) if finite.size else 1.0
+    return max(1.0, float(np.abs(finite - centre).max())) if finite.size else 1.0
+
+
+def centred(fig: go.Figure, z: np.ndarray, centre: float) -> go.Figure:
+    """The patching scale with white at ``centre``: the value of the run a map starts from (0 when denoising: the
+    corrupted run; 1 when noising: the clean run), so that white is "patching this changed nothing" in both
+    directions, blue moves toward the corrupted answer and red toward the clean one. (A noising map on a scale
+    white at 0 was red from edge to edge: the cells that matter were the slightly paler ones.)"""
+    bound = _bound(z, centre)
+    return fig.update_traces(selector=dict(type="heatmap"), colorscale=SCALE, zmin=centre - bound,
+                             zmax=centre + bound, zmid=centre)
 
 
 def bar_on_top(fig: go.Figure, value_name: str) -> go.Figure:
     """The colour bar's title written along the bar, so that the grid keeps most of the chart's width (on a 390 px
-    phone a bar with its title above took more than half of it)."""
+    phone a bar with its title above took more than half of it); the title wrapped to a phone's width, with the
+    room its lines take above the plot."""
     fig.update_traces(selector=dict(type="heatmap"), colorbar=dict(thickness=10, title=dict(text=value_name,
                                                                                              side="right")))
-    fig.update_layout(margin=dict(r=64, t=64))   # a two-line title: what was patched, then the direction
+    title, lines = plot_room.wrapped_title(fig.layout.title.text or "")
+    fig.update_layout(title=dict(text=title, **plot_room.TITLE_TOP), margin=dict(r=64, t=plot_room.title_margin(lines)))
     return fig
 
 
@@ -48,9 +61,10 @@ def tick_labels(tokens: Sequence[str]) -> list[str]:
 
 
 def layer_positions(values: np.ndarray, tokens: Sequence[str], *, title: str, value_name: str,
-                    other_tokens: Sequence[str] | None = None) -> go.Figure:
+                    other_tokens: Sequence[str] | None = None, centre: float = 0.0) -> go.Figure:
     """``values[layer, position]`` (normalised: 0 corrupted, 1 clean) as a grid: positions across (ticks: the clean
-    text's tokens; ``other_tokens``, the corrupted text's, join each hover where they differ), layers down."""
+    text's tokens; ``other_tokens``, the corrupted text's, join each hover where they differ), layers down; white
+    at ``centre``, the value of the run patched into (``centred``)."""
     z = np.asarray(values, dtype=np.float64)
     n_layers, n_positions = z.shape
     if len(tokens) != n_positions:
@@ -61,12 +75,11 @@ def layer_positions(values: np.ndarray, tokens: Sequence[str], *, title: str, va
     hover = [[(said if other[p] == tokens[p] else swapped).format(
         layer=l, position=p, token=label(tokens[p]), other=label(other[p]), value=numbers.number(z[l, p], 3))
         for p in range(n_positions)] for l in range(n_layers)]
-    bound = _bound(z)
     height = max(320, min(800, 160 + 20 * n_layers))
     fig = go.Figure(go.Heatmap(
         z=z, x=np.arange(n_positions), y=np.arange(n_layers), text=hover, hoverinfo="text", xgap=1, ygap=1,
-        colorscale=SCALE, zmin=-bound, zmax=bound, zmid=0.0,
         colorbar=dict(title=dict(text=value_name), thickness=12)))
+    centred(fig, z, centre)
     fig.update_layout(title=dict(text=title, x=0.0, font=dict(size=14)), height=height, plot_bgcolor="white",
                       dragmode=False, margin=dict(l=60, r=plot_room.colorbar_margin(value_name), t=40, b=90))
     fig.update_xaxes(title=_("position"), tickmode="array", tickvals=list(range(n_positions)),
@@ -91,13 +104,12 @@ def position_table(values: np.ndarray, tokens: Sequence[str]) -> pd.DataFrame:
 
 
 def heads(values: np.ndarray, *, title: str, value_name: str,
-          selected: tuple[int, int] | None = None) -> go.Figure:
-    """``values[layer, head]`` (normalised) as the clickable map every head page draws, on the patching scale."""
-    fig = value_per_head(np.asarray(values, dtype=np.float64), title=title, value_name=value_name, diverging=True,
-                         selected=selected)
-    bound = _bound(np.asarray(values, dtype=np.float64))
-    fig.update_traces(selector=dict(type="heatmap"), colorscale=SCALE, zmin=-bound, zmax=bound, zmid=0.0)
-    return bar_on_top(fig, value_name)
+          selected: tuple[int, int] | None = None, centre: float = 0.0) -> go.Figure:
+    """``values[layer, head]`` (normalised) as the clickable map every head page draws, on the patching scale white
+    at ``centre`` (``centred``)."""
+    z = np.asarray(values, dtype=np.float64)
+    fig = value_per_head(z, title=title, value_name=value_name, diverging=True, selected=selected)
+    return bar_on_top(centred(fig, z, centre), value_name)
 
 
 def agreement(exact: np.ndarray, approx: np.ndarray, names: Sequence[str], *, title: str,

@@ -93,7 +93,8 @@ def typed_head(key: str) -> tuple[int, int] | None:
 # it) and names it (in the page's language, its <html lang>: a constant script, so the names are in it), and undoes
 # that when it fits again. It also adds one style rule to the page: on a narrow or
 # touch screen plotly's toolbar, which a tap brings up over the chart's title, stays hidden (Streamlit's own
-# fullscreen button stays; the camera button is a desktop tool).
+# fullscreen button stays; the camera button is a desktop tool). And a page link's label wraps: Streamlit keeps it on
+# one line and cuts it, so on a phone "Open layer 23, head 0 on the heatmap page with the clean text" lost its end.
 _FOCUSABLE_FORMULAS = """<script>
 (() => {
   const doc = window.parent && window.parent.document ? window.parent.document : document;
@@ -101,7 +102,9 @@ _FOCUSABLE_FORMULAS = """<script>
     const style = doc.createElement('style');
     style.id = 'explorer-narrow';
     style.textContent = '@media (max-width: 640px), (hover: none) { .js-plotly-plot .modebar-container '
-                        + '{ display: none !important; } }';
+                        + '{ display: none !important; } }'
+                        + ' [data-testid="stPageLink"] a span, [data-testid="stPageLink"] a p '
+                        + '{ white-space: normal !important; }';
     doc.head.appendChild(style);
   }
   const BOXES = '.katex-display, [data-testid="stTable"] div';

@@ -57,6 +57,16 @@ def test_heads_map_links_the_head_that_restores_most_to_the_heatmap_page():
     assert links[0]["text"] == IOI.clean
 
 
+def test_noising_at_one_position_is_picked_by_token_and_drawn_white_at_the_clean_run():
+    at = run(pt_level="heads_at", pt_dir="noise", pt_pos="9", pt_ask="0")
+    picker = at.selectbox(key="pt_pos")
+    assert picker.value == 9 and picker.options[9].startswith("John") and picker.options[13].startswith("to")
+    heat = next(spec for title, spec in figures(at).items() if title.startswith("Each head"))["data"][0]
+    assert heat["zmid"] == 1.0 and heat["zmin"] < 1.0 < heat["zmax"]   # noising starts from the clean run (1)
+    assert all(len(line) < 48 for line in figures(at)["Preview (attribution patching)"]["layout"]["title"][
+        "text"].split("<br>"))   # wrapped to a phone's width
+
+
 def test_own_pair_of_unequal_lengths_is_refused_in_one_sentence():
     at = run(pair="own", text=IOI.clean, text_b=IOI.clean.replace("John gave", "Christopherson gave"))
     said = texts(at)

@@ -258,3 +258,20 @@ def test_the_named_heads_are_the_heads_those_lesson_steps_show():
             shown = {(int(params["layer"]), int(params["head"]))} if "layer" in params else \
                 {(int(l), int(h)) for l, h in re.findall(r"L(\d+)H(\d+)", params.get("heads", ""))}
             assert params.get("model") == model and (layer, head) in shown, (where, lesson, step, params)
+
+
+def test_the_measures_strip_names_each_measure_above_its_strip_and_keeps_its_ends_inside():
+    """On a 390 px phone the names beside the strips took most of the width; the right end's label was cut."""
+    from explorer.plots import atlas as atlas_plots
+
+    values = {"a": np.array([[0.1, 0.5], [0.9, 0.3]]), "b": np.array([[2.0, 1.0], [4.0, 3.0]])}
+    fig = atlas_plots.measures_strip(values, {"a": "first <b>", "b": "second"}, (1, 0))
+    layout = fig.to_dict()["layout"]
+    assert layout["yaxis"]["showticklabels"] is False
+    names = [a for a in layout["annotations"] if a["yref"] == "y"]
+    assert [(a["text"], a["y"]) for a in names] == [("first &lt;b&gt;", -atlas_plots.NAME_ABOVE),
+                                                    ("second", 1 - atlas_plots.NAME_ABOVE)]
+    ends = {a["text"]: a["xanchor"] for a in layout["annotations"] if a["yref"] == "paper"}
+    assert ends == {"lowest head": "left", "highest head": "right"}
+    mine = fig.to_dict()["data"][1]
+    assert mine["x"] == [1.0, 1.0] and mine["y"] == [0, 1]   # L1H0 is the highest head on both (scaled to 1)

@@ -39,3 +39,12 @@ def test_cell_labels_fit_their_cells_shrinking_then_cutting_then_leaving_out():
     assert size == 8 and shown[0] == "it" and shown[1].endswith("…") and "refrigerator".startswith(shown[1][:-1])
     assert all(room.text_px(t, size) <= 22 for t in shown)
     assert room.cell_labels(["refrigerator"], 6) == ([""], 8)   # not even "r…" fits: left out
+
+
+def test_a_title_wraps_before_the_word_that_would_pass_the_width():
+    # at 14 px bold: "it it" = (222 + 302) * 2 + 200 = 1248 thousandths of an em -> 1.248 * 14 * 1.06 * 1.04 = 19.26
+    # px; "it it it" = 1972 -> 30.4 px. Within 20.5 px two "it" fit on a line, a third goes to the next
+    assert room.wrapped_title("it it it", width=20.5) == ("it it<br>it", 2)
+    assert room.wrapped_title("it<br>it it it", width=20.5) == ("it<br>it it<br>it", 3)   # given breaks stay
+    assert room.wrapped_title("refrigerator it", width=5) == ("refrigerator<br>it", 2)  # a wide word stays whole
+    assert room.title_margin(2) == 64 and room.title_margin(3) == 84

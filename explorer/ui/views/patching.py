@@ -80,8 +80,9 @@ def _box(where, key: str, label: str, default: str, most: int, area: bool = True
     return text
 
 
-def settings_picker(n_layers: int, n_heads: int, n_tokens: int) -> PatchSettings:
-    """Granularity and direction side by side, then the options the granularity needs (deep-linked)."""
+def settings_picker(n_layers: int, n_heads: int, tokens: list[str]) -> PatchSettings:
+    """Granularity and direction side by side, then the options the granularity needs (deep-linked); the position
+    is picked by its token (``tokens``: the clean text's), as a bare number it said nothing."""
     left, right = st.columns(2)
     with left:
         level = pickers.choice_picker(_("Patch"), "pt_level", {k: _(v) for k, v in LEVELS.items()}, "residual")
@@ -90,7 +91,9 @@ def settings_picker(n_layers: int, n_heads: int, n_tokens: int) -> PatchSettings
                                           "denoise")
     directions = ("denoise", "noise") if direction == "both" else (direction,)
     if level == "heads_at":
-        position = pickers.index_picker(_("Position"), "pt_pos", n_tokens, n_tokens - 1)
+        last = len(tokens) - 1
+        position = pickers.token_picker(_("Position"), "pt_pos", [[p] for p in range(len(tokens))],
+                                        [str(t) for t in tokens], last, tokens=tuple(tokens))
         return PatchSettings(level, directions, position=position)
     if level == "path":
         columns = st.columns(3)

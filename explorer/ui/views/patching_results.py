@@ -47,10 +47,13 @@ def title_of(settings: work.PatchSettings, direction: str) -> str:
 
 
 def figure(values: np.ndarray, contrast, settings: work.PatchSettings, direction: str, title: str):
+    """The map of one direction, white where patching changed nothing: at 0 when denoising (the corrupted run's
+    value), at 1 when noising (the clean run's)."""
+    centre = 1.0 if direction == "noise" else 0.0
     if settings.level == "residual":
         return plots.layer_positions(values, contrast.tokens["clean"], title=title, value_name=_(SAID[direction]),
-                                     other_tokens=contrast.tokens["corrupted"])
-    return plots.heads(values, title=title, value_name=_(SAID[direction]))
+                                     other_tokens=contrast.tokens["corrupted"], centre=centre)
+    return plots.heads(values, title=title, value_name=_(SAID[direction]), centre=centre)
 
 
 def preview(model: str, pair, contrast, settings: work.PatchSettings) -> None:
@@ -61,7 +64,7 @@ def preview(model: str, pair, contrast, settings: work.PatchSettings) -> None:
         return
     direction = settings.directions[0]
     values = np.asarray(work.preview_of(model, pair, settings, direction), dtype=np.float64)
-    title = _("Preview (attribution patching)") + "<br>" + title_of(settings, direction).replace("<br>", " · ")
+    title = _("Preview (attribution patching)") + "<br>" + title_of(settings, direction)   # wrapped by the plot
     show_figure(lambda: figure(values, contrast, settings, direction, title), "pt_preview", "patch-preview",
                 view=(*work.exact_key(model, pair, settings, direction), "preview"))
     st.caption(_("Attribution patching estimates every cell from one forward and one backward pass: how far the "
