@@ -269,3 +269,39 @@ def test_in_a_class_the_step_stays_folded_for_everyone_until_the_teacher_reveals
     for at in (teacher, student):
         assert [c for c in at.get("plotly_chart") if "Class answers" not in c.proto.spec], "the page is not drawn"
         assert not any("The step's page" in t for t in drawn(at))
+
+
+def test_two_steps_asking_one_pages_question_are_two_class_questions():
+    """Lesson 5 asks the heatmap page's breakdown question on step 1 (MiniLM) and again on step 4 (SmolLM2): in a
+    class, step 1's reveal must not open step 4's question, and each step's votes are its own poll."""
+    from pagetest import join, seat_of
+
+    lesson = next(l for l in LESSONS if l.source == "app:5-where-does-one-score-come-from")
+    teacher = session()
+    click(teacher, "Start with a class")
+    now = time.time()
+    teacher.session_state[lesson_bar.LESSON] = lesson
+    teacher.session_state[lesson_bar.STEP] = 0
+    teacher.session_state[lesson_bar.STARTED] = teacher.session_state[lesson_bar.STEP_STARTED] = now
+    teacher.session_state[lesson_bar.GO] = True
+    teacher.run(timeout=600)
+    student = join(seat_of(teacher).room, "ada")
+    student.run(timeout=600)
+
+    def vote_key(at: AppTest) -> str:
+        return next(r.key for r in at.radio if r.key.startswith("bd_question") and r.key.endswith("_answer"))
+    first = vote_key(student)
+    assert any("stay folded until your teacher" in t for t in drawn(student))
+    student.radio(key=first).set_value(student.radio(key=first).options[0]).run()
+    click(student, "Commit my answer")
+    click(teacher, "Show answers")
+    click(teacher, "Reveal the answer")
+    student.run(timeout=600)
+    assert not any("stay folded until" in t for t in drawn(student)), "step 1's question is not revealed"
+    teacher.session_state[lesson_bar.STEP] = 3
+    teacher.session_state[lesson_bar.GO] = True
+    teacher.run(timeout=600)
+    student.run(timeout=600)
+    assert lesson.steps[3].page_question and lesson.steps[3].page == lesson.steps[0].page
+    assert any("stay folded until your teacher" in t for t in drawn(student)), "step 4 opens with step 1's reveal"
+    assert vote_key(student) != first, "step 4 reuses step 1's poll"
