@@ -54,9 +54,12 @@ def first_across(column: np.ndarray, line: float) -> int | None:
     return int(hits[0]) if hits.size else None
 
 
-def layer_range(values: np.ndarray, tokens: list[str], direction: str = "denoise") -> Question:
-    """The residual grid's question at the last position: ``values[layer, position]`` (normalised)."""
-    column = _restored(values, direction)[:, -1]
+def layer_range(values: np.ndarray, tokens: list[str], direction: str = "denoise",
+                query: int | None = None) -> Question:
+    """The residual grid's question at the last position: ``values[layer, position]`` (normalised). An encoder's
+    metric is read at its query word (``query``, its position; ``values`` then holds the layers up to the metric's
+    head only): the question asks there, as the last position means nothing to it."""
+    column = _restored(values, direction)[:, -1 if query is None else query]
     n_layers = column.shape[0]
     ranges = bands(n_layers)
     names = [band_name(b) for b in ranges]
@@ -76,8 +79,16 @@ def layer_range(values: np.ndarray, tokens: list[str], direction: str = "denoise
             tied.add(none)
     right = option(first)
     also = tuple(o for o in options if o in tied and o != right)
-    token = tokens[-1].strip() or tokens[-1]
-    if direction == "denoise":
+    at = tokens[-1 if query is None else query]
+    token = at.strip() or at
+    if query is not None:
+        prompt = (_("Copy the clean run's residual stream at the query word (“{token}”) into the corrupted run, one "
+                    "layer at a time. From which layer on does that one copy bring back at least half of the clean "
+                    "answer? Which of these {n}?") if direction == "denoise" else
+                  _("Copy the corrupted run's residual stream at the query word (“{token}”) into the clean run, one "
+                    "layer at a time. From which layer on does that one copy take away at least half of the clean "
+                    "answer? Which of these {n}?")).format(token=token, n=numbers.integer(len(options)))
+    elif direction == "denoise":
         prompt = _("Copy the clean run's residual stream at the last position (“{token}”) into the corrupted run, one "
                    "layer at a time. From which layer on does that one copy bring back at least half of the clean "
                    "answer? Which of these {n}?").format(token=token, n=len(options))

@@ -101,3 +101,22 @@ def test_the_next_lesson_step_is_prepared_while_the_class_is_on_this_one():
     prefetch.PREPARED.peek((lesson.source, 3)).wait(600)
     job = shared.started(IOI.model, IOI, "path", "denoise", receiver=(23, 3), via="qkv")
     assert job is not None and job.done.is_set() and job.error is None
+
+
+def test_the_encoder_pair_asks_at_its_query_word_up_to_the_metric_layer():
+    """MiniLM's flip pair reads attention from "it" at L3H1: the residual question asks at "it" (the last position,
+    [SEP], cannot move that attention), its options cover layers 0-3 only, its answer recomputed from the grid."""
+    flip = READY["flip"]
+    at = open_page("pages/patch.py", model=flip.model, pair="flip")
+    from explorer.ui import cached
+    grid = shared.exact(cached.get_model(flip.model), flip, "residual", "denoise").wait().values
+    c = shared.contrast(cached.get_model(flip.model), flip).wait()
+    assert c.tokens["clean"][c.query_rows[0]].strip() == "it" and c.last_layer == flip.layer == 3
+    column = grid[: c.last_layer + 1, c.query_rows[0]]
+    options = list(at.radio(key="patch_where_answer").options)
+    said = texts(at)
+    assert "at the query word (“it”)" in said and "at the last position" not in said
+    assert options == ["layer 0", "layer 1", "layer 2", "layer 3", "no layer restores half of it"]
+    crossed = np.flatnonzero(column >= 0.5)
+    right = f"layer {int(crossed[0])}" if crossed.size else "no layer restores half of it"
+    assert right in options

@@ -94,7 +94,8 @@ def asked(results: dict, contrast, settings: work.PatchSettings) -> bool:
     direction = next(iter(results))
     values = values_of(results[direction])
     if settings.level == "residual":
-        q = questions.layer_range(values, contrast.tokens["clean"], direction)
+        query = contrast.query_rows[0] if contrast.kind == "encoder" else None   # an encoder's metric is read there
+        q = questions.layer_range(values[:contrast.last_layer + 1], contrast.tokens["clean"], direction, query)
     else:
         q = questions.which_head(values, direction, _(WHAT[settings.level]))
     return ask_first(q, "patch_where", _("The exact maps"))   # QUIZ
