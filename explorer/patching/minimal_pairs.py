@@ -126,8 +126,8 @@ def check_lengths(clean: list[str], corrupted: list[str]) -> None:
            if op[0] != "equal"]
     _tag, a0, a1, b0, b1 = ops[0]
     raise refuse(N_("The clean text has {n_clean} tokens and the corrupted text {n_corrupted}: they differ at "
-                    "{clean_part} against {corrupted_part} (each token between quotes). Choose words that split into as "
-                    "many tokens in both texts."),
+                    "{clean_part} against {corrupted_part} (each token between quotes). Choose words that split "
+                    "into as many tokens in both texts."),
                  n_clean=len(clean), n_corrupted=len(corrupted), clean_part=_shown(clean[a0:a1]),
                  corrupted_part=_shown(corrupted[b0:b1]))
 
