@@ -99,12 +99,17 @@ def asked(question: Question, key: str) -> tuple[bool | None, bool]:
 
 
 def class_key(key: str) -> str:
-    """The class poll of a page's question ``key``: during a lesson one poll per step that asks it (lesson 7's
-    steps 1 and 3 both ask the patching page's, and each needs its own vote and reveal), else the page's key."""
+    """The class poll of question ``key`` in this session's room (``poll_key`` at the lesson's place)."""
     mine = seat.mine()
-    place = mine.lesson_place if membership.teacher_key() else mine.lesson_seen
+    return poll_key(key, mine.lesson_place if membership.teacher_key() else mine.lesson_seen)
+
+
+def poll_key(key: str, place: dict | None) -> str:
+    """The class poll of a page's question ``key`` at a lesson's ``place`` (``explorer.lessons.run.place``): one
+    poll per step that asks it (lesson 7's steps 1 and 3 both ask the patching page's, and each needs its own vote
+    and reveal); the page's key outside a lesson. A step's own question keeps its id (``Lesson.question_id``)."""
     step = (place or {}).get("step")
-    if not isinstance(step, int):
+    if not isinstance(step, int) or key == place.get("qid"):
         return key
     digest = hashlib.sha256(str(place.get("source", "")).encode()).hexdigest()[:8]
     return f"{key}-step-{step + 1}-{digest}"
