@@ -8,13 +8,11 @@ the student commits a prediction or presses "Show me without predicting" (in a c
 """
 from __future__ import annotations
 
-import hashlib
-
 import streamlit as st
 
 from explorer.labs.quiz import Question
 from explorer.ui import answer_widgets as aw
-from explorer.ui.live import membership, replayed, seat
+from explorer.ui.live import membership, replayed
 from explorer.ui.live.class_question import class_question, revealed
 from explorer.words.i18n import _
 
@@ -75,7 +73,7 @@ def asked(question: Question, key: str) -> tuple[bool | None, bool]:
     """Draw ``question`` -> (whether the answer given was right, None before one; whether what answers it may be
     drawn: committed or shown without a prediction, in a class revealed by the teacher)."""
     if membership.code():   # each student's own vote: drawn by each session, also in a replayed page
-        return replayed.live(class_question, question, class_key(key), state=revealed)
+        return replayed.live(class_question, question, key, state=revealed)   # its poll: class_key, there
     committed = st.session_state.get(f"{key}_committed")
     if committed is not None and committed[0] is not None and committed[1] != question.fingerprint:
         aw.retry(key)   # an answer to an earlier version; "without predicting" holds until the student predicts again
@@ -96,23 +94,6 @@ def asked(question: Question, key: str) -> tuple[bool | None, bool]:
                           on_click=_skip, args=(key, question))
             return None, False
         return aw.verdict(question, committed[0], again=key), True
-
-
-def class_key(key: str) -> str:
-    """The class poll of question ``key`` in this session's room (``poll_key`` at the lesson's place)."""
-    mine = seat.mine()
-    return poll_key(key, mine.lesson_place if membership.teacher_key() else mine.lesson_seen)
-
-
-def poll_key(key: str, place: dict | None) -> str:
-    """The class poll of a page's question ``key`` at a lesson's ``place`` (``explorer.lessons.run.place``): one
-    poll per step that asks it (lesson 7's steps 1 and 3 both ask the patching page's, and each needs its own vote
-    and reveal); the page's key outside a lesson. A step's own question keeps its id (``Lesson.question_id``)."""
-    step = (place or {}).get("step")
-    if not isinstance(step, int) or key == place.get("qid"):
-        return key
-    digest = hashlib.sha256(str(place.get("source", "")).encode()).hexdigest()[:8]
-    return f"{key}-step-{step + 1}-{digest}"
 
 
 def _unanswered(question: Question) -> None:

@@ -18,8 +18,8 @@ from streamlit.testing.v1 import AppTest
 from explorer.lessons import catalogue
 from explorer.lessons.pages import STEP_PAGES
 from explorer.lessons.run import place
-from explorer.ui import drawn_once, predict_first
-from explorer.ui.live import membership, replayed
+from explorer.ui import drawn_once
+from explorer.ui.live import class_question, membership, replayed
 from explorer.words import i18n
 
 pytestmark = pytest.mark.usefixtures("fresh_store")   # tests/app/conftest.py
@@ -59,14 +59,14 @@ def publish(room: str, key: str, lesson, i: int, started: float) -> None:
 def question_of(lesson, i: int, started: float) -> str | None:
     step = lesson.steps[i]
     where = place(lesson, i, started, started)
-    return predict_first.poll_key(STEP_PAGES[step.page].quiz, where) if step.page_question else where.get("qid")
+    return class_question.poll_key(STEP_PAGES[step.page].quiz, where) if step.page_question else where.get("qid")
 
 
 def page_asked(follower: AppTest, lesson, i: int, started: float) -> str | None:
     """The poll of the page's own question if the step's page asked it of ``follower`` (a step whose own question
     the model cannot compute leaves the page's: its own poll, which the teacher reveals)."""
     quiz = STEP_PAGES[lesson.steps[i].page].quiz
-    poll = quiz and predict_first.poll_key(quiz, place(lesson, i, started, started))
+    poll = quiz and class_question.poll_key(quiz, place(lesson, i, started, started))
     return poll if poll and any(r.key == f"{poll}_answer" for r in follower.radio) else None
 
 

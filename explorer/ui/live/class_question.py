@@ -6,6 +6,8 @@ hands a question here while its session is in a room.
 """
 from __future__ import annotations
 
+import hashlib
+
 import streamlit as st
 
 from explorer.classroom import ClassroomError, Progress
@@ -13,7 +15,7 @@ from explorer.classroom.polls import answer_text, counts_by_text, vote_of
 from explorer.labs.quiz import Question
 from explorer.plots.classroom import answer_bars, answer_rounds
 from explorer.ui import answer_widgets as aw
-from explorer.ui.live import membership, teacher_watch
+from explorer.ui.live import membership, seat, teacher_watch
 from explorer.ui.text import literal
 from explorer.ui.widgets import show_figure
 from explorer.words.i18n import _, ngettext
@@ -106,7 +108,26 @@ def _teacher_side(question: Question, key: str, poll: Progress) -> None:
                      "or reveal the answer."))
 
 
+def class_key(key: str) -> str:
+    """The class poll of question ``key`` in this session's room (``poll_key`` at the lesson's place), found by the
+    session that draws or replays it, never taken from a recording (a replayed page's parts keep their page's key)."""
+    mine = seat.mine()
+    return poll_key(key, mine.lesson_place if membership.teacher_key() else mine.lesson_seen)
+
+
+def poll_key(key: str, place: dict | None) -> str:
+    """The class poll of a page's question ``key`` at a lesson's ``place`` (``explorer.lessons.run.place``): one
+    poll per step that asks it (lesson 7's steps 1 and 3 both ask the patching page's, and each needs its own vote
+    and reveal); the page's key outside a lesson. A step's own question keeps its id (``Lesson.question_id``)."""
+    step = (place or {}).get("step")
+    if not isinstance(step, int) or key == place.get("qid"):
+        return key
+    digest = hashlib.sha256(str(place.get("source", "")).encode()).hexdigest()[:8]
+    return f"{key}-step-{step + 1}-{digest}"
+
+
 def class_question(question: Question, key: str) -> tuple[bool | None, bool]:
+    key = class_key(key)
     room, me = membership.code(), membership.student()
     try:
         poll = membership.store().progress(room, key)
@@ -167,6 +188,6 @@ def _student_side(question: Question, key: str, poll: Progress, mine: dict[int, 
 def revealed(question: Question, key: str) -> bool:
     """Whether the room has revealed ``key``'s answer (what a page draws after its question depends on it)."""
     try:
-        return membership.store().progress(membership.code(), key).revealed
+        return membership.store().progress(membership.code(), class_key(key)).revealed
     except ClassroomError:
         return True
