@@ -26,6 +26,9 @@ def place(lesson: Lesson, index: int, started: float, step_started: float,
     where = {"source": lesson.source, "title": lesson.title, "step": index, "n": len(lesson.steps),
              "step_title": step.title, "page": step.page, "started": started, "step_started": step_started,
              "qid": None, "question": None, "lang": lesson.lang}
+    asking = [j for j in range(index, -1, -1) if lesson.steps[j].page_question and lesson.steps[j].page == step.page]
+    if asking:   # the step whose page question the page asks now: its class poll (ui/live/class_question.poll_key)
+        where["page_poll"] = asking[0]
     if step.question:
         q = step.question
         where["qid"] = lesson.question_id(index)

@@ -116,14 +116,16 @@ def class_key(key: str) -> str:
 
 
 def poll_key(key: str, place: dict | None) -> str:
-    """The class poll of a page's question ``key`` at a lesson's ``place`` (``explorer.lessons.run.place``): one
-    poll per step that asks it (lesson 7's steps 1 and 3 both ask the patching page's, and each needs its own vote
-    and reveal); the page's key outside a lesson. A step's own question keeps its id (``Lesson.question_id``)."""
-    step = (place or {}).get("step")
-    if not isinstance(step, int) or key == place.get("qid"):
+    """The class poll of a page's question ``key`` at a lesson's ``place`` (``explorer.lessons.run.place``): the
+    poll of the latest step up to this one whose question is that page's own (``page_poll``), so that two such
+    steps are two questions (lesson 7's steps 1 and 3 both ask the patching page's, each with its own vote and
+    reveal), while the steps after one share its poll (the page still asks what that step asked). The page's key
+    outside a lesson, or before any such step."""
+    asking = (place or {}).get("page_poll")
+    if not isinstance(asking, int) or key == place.get("qid"):
         return key
     digest = hashlib.sha256(str(place.get("source", "")).encode()).hexdigest()[:8]
-    return f"{key}-step-{step + 1}-{digest}"
+    return f"{key}-step-{asking + 1}-{digest}"
 
 
 def class_question(question: Question, key: str) -> tuple[bool | None, bool]:
