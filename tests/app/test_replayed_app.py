@@ -259,3 +259,18 @@ def test_a_german_follower_never_gets_the_english_recording_of_the_same_view():
     assert german_title != english_title
     assert german.title[-1].value == german_title == other.title[-1].value
     assert drawn(other) == drawn(german) != drawn(english)
+
+
+def test_a_follower_drops_a_page_parameter_the_next_view_leaves_out():
+    """Lesson 7: step 2 sets pt_ask=0 (its question is the lesson's), step 3 names no pt_ask (the page asks its own,
+    by default). A follower that kept step 2's value saw step 3's maps unasked; as a freshly opened link it asks."""
+    lesson = next(l for l in LESSONS if l.source == "app:7-where-is-the-answer-carried")
+    assert lesson.steps[1].params.get("pt_ask") == "0" and "pt_ask" not in lesson.steps[2].params
+    store = membership.store()
+    room, key = store.create_room()
+    student, started = follower(room, "en", "Ada"), time.time()
+    for i in (1, 2):
+        publish(room, key, lesson, i, started)
+        student.run(timeout=600)
+        assert not student.exception, student.exception
+    assert any(r.key and r.key.startswith("patch_where") for r in student.radio), "step 3's page question not asked"

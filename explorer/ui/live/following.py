@@ -18,6 +18,7 @@ import contextlib
 import streamlit as st
 
 from explorer.classroom import ClassroomError, NoSuchRoom, TeacherView
+from explorer.sitemap.table import PAGES
 from explorer.ui import language
 from explorer.ui import params as query
 from explorer.ui.live import class_banner, push, replayed, teacher_watch
@@ -60,8 +61,11 @@ def _follower_address(view: TeacherView) -> dict[str, str]:
 
 
 def _apply(view: TeacherView) -> None:
-    """Make this run show the teacher's deep link, as a freshly opened URL would: the widgets it names read it."""
-    for name in _shared(view.params):
+    """Make this run show the teacher's deep link, as a freshly opened URL would: the widgets it names read it, and
+    the page's other parameters (its row's ``params``) fall back to their defaults, not to an earlier view's value."""
+    named = _shared(view.params)
+    row = PAGES.get(view.page)
+    for name in [*named, *(n for n in ((row.params or {}) if row else {}) if n not in named)]:
         st.session_state.pop(name, None)   # from_url then reads the URL, as on a first run
         st.session_state.pop(query.kept(name), None)
     for name, value in view.opts.items():
