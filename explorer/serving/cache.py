@@ -14,6 +14,7 @@ thread-safe, so the lock and the per-key locks that compute a value once for man
 from __future__ import annotations
 
 import hashlib
+import sys
 import threading
 import weakref
 from collections import OrderedDict
@@ -24,11 +25,16 @@ import numpy as np
 
 def nbytes(obj, _seen: set[int] | None = None) -> int:
     """Bytes held by the numpy arrays and torch tensors of an object, each counted once (an encoder-decoder result lists
-    itself among its parts), recursing into dataclass fields, dicts, lists and tuples."""
+    itself among its parts), recursing into dataclass fields, dicts, lists and tuples; a torch module it points to
+    (the loaded model a patching contrast keeps to run again) counts nothing: the models region holds its weights,
+    and counting them sized a 60 kB contrast at 547 MB, more than the whole work region, which it then emptied."""
     seen = set() if _seen is None else _seen
     if id(obj) in seen or isinstance(obj, (str, bytes, int, float, bool, type(None))):
         return 0
     seen.add(id(obj))
+    torch = sys.modules.get("torch")   # no torch imported: no module to meet
+    if torch is not None and isinstance(obj, torch.nn.Module):
+        return 0   # a model (or a layer of one) is the models region's: a value that points to it does not own it
     if isinstance(obj, np.ndarray):
         return obj.nbytes
     if callable(getattr(obj, "untyped_storage", None)):   # a torch tensor: its storage (a view holds all of it)

@@ -354,3 +354,20 @@ def test_top_lists_the_largest_moves(contrasts):
     assert [b["effect"] for b in best] == sorted([b["effect"] for b in best], key=abs, reverse=True)
     assert abs(best[0]["effect"]) == pytest.approx(np.abs(grid.effect).max())
     assert best[0]["column_label"].split(" ", 1)[1] == c.tokens["corrupted"][best[0]["column"]]
+
+
+def test_a_kept_contrast_counts_its_activations_not_the_model_it_points_to(contrasts):
+    """A contrast keeps its loaded model to run again; the work region sizes it by its own arrays (the models region
+    holds the weights). Counting the weights made the IOI contrast on SmolLM2 larger than the whole work region: each
+    pair prepared emptied it, and every page view ran exact patching again."""
+    from explorer.serving import cache
+
+    c = contrasts("llama")
+    own = cache.nbytes({k: v for k, v in vars(c).items() if k not in ("loaded", "parts")})
+    weights = sum(p.numel() * p.element_size() for p in c.loaded.model.parameters())
+    assert own > 0 and weights > own
+    assert cache.nbytes(c) == own
+    store = cache.ByteLRU(max_bytes=own + 1000)
+    store.put("earlier", np.zeros(100, np.float64))   # 800 bytes
+    store.put("contrast", c)
+    assert store.keys() == ["earlier", "contrast"]   # both fit: the contrast emptied nothing
