@@ -32,8 +32,9 @@ def nbytes(obj, _seen: set[int] | None = None) -> int:
     if id(obj) in seen or isinstance(obj, (str, bytes, int, float, bool, type(None))):
         return 0
     seen.add(id(obj))
-    torch = sys.modules.get("torch")   # no torch imported: no module to meet
-    if torch is not None and isinstance(obj, torch.nn.Module):
+    # torch's Module class once defined (read so, as another thread may be importing torch: no instance before it)
+    module = getattr(sys.modules.get("torch.nn.modules.module"), "Module", None)
+    if module is not None and isinstance(obj, module):
         return 0   # a model (or a layer of one) is the models region's: a value that points to it does not own it
     if isinstance(obj, np.ndarray):
         return obj.nbytes

@@ -2,6 +2,7 @@
 against patches written by hand, path patching where it must equal head patching, hooks gone after a failed run,
 a hand-computed example of the normalisation and the attribution formula, and every refusal."""
 import dataclasses
+import sys
 
 import numpy as np
 import pytest
@@ -371,3 +372,15 @@ def test_a_kept_contrast_counts_its_activations_not_the_model_it_points_to(contr
     store.put("earlier", np.zeros(100, np.float64))   # 800 bytes
     store.put("contrast", c)
     assert store.keys() == ["earlier", "contrast"]   # both fit: the contrast emptied nothing
+
+
+def test_sizing_a_value_while_another_thread_imports_torch(monkeypatch):
+    """The server sizes a gzipped static file while a page's thread is still importing torch: the half-made torch
+    has no ``nn`` yet (a browser test's page hung on the AttributeError), and no torch module can exist yet either."""
+    import types
+
+    from explorer.serving import cache
+
+    for name in ("torch", "torch.nn.modules.module"):
+        monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+    assert cache.nbytes({"packed": np.zeros(3, np.uint8)}) == 3
