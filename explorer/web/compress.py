@@ -142,7 +142,13 @@ async def _finish(start: dict, body: bytes, send) -> None:
         await send(start)
         await send({"type": "http.response.body", "body": body})
         return
-    packed = await to_thread.run_sync(compressed, body)
+    try:
+        packed = await to_thread.run_sync(compressed, body)
+    except Exception:   # the file still reaches the browser: a page whose script never arrives only spins
+        log.exception("gzip of a static file failed: sent as it came")
+        await send(start)
+        await send({"type": "http.response.body", "body": body})
+        return
     headers = [(k, v) for k, v in start.get("headers", []) if k.lower() not in (b"content-length", b"vary")]
     vary = [v for k, v in start.get("headers", []) if k.lower() == b"vary"]
     headers += [(b"content-encoding", b"gzip"), (b"content-length", str(len(packed)).encode()),

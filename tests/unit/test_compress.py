@@ -171,3 +171,15 @@ def test_warm_compresses_every_text_file_of_a_folder(tmp_path):
 def test_streamlit_static_folder_is_found():
     folder = compress.static_dir()
     assert folder is not None and (folder / "index.html").is_file()
+
+
+def test_a_failed_compression_sends_the_file_as_it_came_and_logs_why(monkeypatch, caplog):
+    """A fault in the compressor (a store's sizing raised once) must not leave the browser without the app's
+    script: the file goes out uncompressed, and the log says why."""
+    def broken(body):
+        raise AttributeError("partially initialized module")
+    monkeypatch.setattr(compress, "compressed", broken)
+    status, headers, body = fetch(inner_app(BODY, chunks=2))
+    assert status == 200 and body == BODY and "content-encoding" not in headers
+    assert int(headers["content-length"]) == len(BODY)
+    assert "gzip of a static file failed" in caplog.text
