@@ -24,7 +24,7 @@ from explorer.ui.predict_first import predict_then_reveal
 from explorer.ui.text import literal
 from explorer.ui.views import breakdown_link as breakdown
 from explorer.words import numbers
-from explorer.words.i18n import N_, Later, _
+from explorer.words.i18n import N_, Later, _, ngettext
 
 PASSES, MAPS = keepers.jobs("corpus-passes"), keepers.jobs("maps")
 SIDE_POINTS, GRID_POINTS = 1200, 300   # tokens drawn per map side by side / per small map of the grid
@@ -79,15 +79,19 @@ def _text_layer(run: CorpusPass, hm: maps.HeadMap, text: str):
     t = typed.run.n_points
     xy = overlay.drawn(xy)
     shown = len(xy) // 2
-    said = [_("Black outlines: the {n} tokens of your text (the box above), each a query (open circle) and a key "
-              "(cross), moved by this head's alignment and placed by the same PCA as the corpus, so the corpus map "
-              "does not move.").format(n=shown)]
+    said = [ngettext("Black outlines: the {n} token of your text (the box above), as a query (open circle) and as "
+                     "a key (cross), moved by this head's alignment and placed by the same PCA as the corpus, so the "
+                     "corpus map does not move.",
+                     "Black outlines: the {n} tokens of your text (the box above), each a query (open circle) and a "
+                     "key (cross), moved by this head's alignment and placed by the same PCA as the corpus, so the "
+                     "corpus map does not move.", shown).format(n=numbers.integer(shown))]
     if typed.truncated:
         said.append(_("Your text needs {n} tokens; this model reads at most {most}, so it read the first "
                       "{most}.").format(n=numbers.integer(typed.n_text_tokens), most=numbers.integer(t)))
     if shown < t:
         said.append(_("The map draws the first {shown} of its {n} tokens (each token adds to what the browser must "
-                      "load); on the heatmap page the whole text shows.").format(shown=shown, n=numbers.integer(t)))
+                      "load); on the heatmap page the whole text shows.").format(shown=numbers.integer(shown),
+                                                                                n=numbers.integer(t)))
     return (xy, _hover(typed.run, range(shown))), " ".join(said)
 
 
