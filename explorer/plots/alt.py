@@ -68,12 +68,26 @@ def clickable_heads(fig: go.Figure) -> list[tuple[int, int]]:
 _TAGS = re.compile(r"<[^>]+>")
 
 
+_SUBTITLE = re.compile(r"<br\s*/?>\s*<sup>", re.IGNORECASE)   # a title's second line, in smaller type
+_ENDS_A_SENTENCE = (".", "!", "?", ":", "…")
+
+
 def plain(text) -> str:
-    """Plotly label text as plain words: tags dropped (<br>, <sup>), entities and invisible characters undone."""
+    """Plotly label text as plain words: tags dropped (<br>, <sup>), entities and invisible characters undone. A
+    subtitle (``<br><sup>``) is read as a clause of its own, after a dash where the line above ends without a stop
+    ("Where the score 1.2 comes from — the 3 marked add 0.9"); a ``<br>`` that only wraps a long line is a space."""
     import html
 
-    out = html.unescape(_TAGS.sub(" ", "" if text is None else str(text)))
-    return re.sub(r"\s+", " ", out.replace("\u200b", "").replace("\u200c", "")).strip()
+    lines = _SUBTITLE.split("" if text is None else str(text))
+    out = ""
+    for line in lines:
+        words = html.unescape(_TAGS.sub(" ", line))
+        words = re.sub(r"\s+", " ", words.replace("\u200b", "").replace("\u200c", "")).strip()
+        if out and words:
+            out += (" " if out.endswith(_ENDS_A_SENTENCE) else " — ") + words
+        else:
+            out = out or words
+    return out
 
 
 def _title(fig: go.Figure) -> str:

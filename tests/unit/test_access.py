@@ -115,6 +115,19 @@ def test_figures_without_their_own_text_are_read_from_their_traces():
     assert "cosine: 1.00 at 0 to 0.20 at 3, highest 1.00 at 0." in alt.text_alternative(line).summary
 
 
+def test_a_subtitle_is_read_as_its_own_clause_and_a_wrapped_title_as_one_line():
+    """A chart's second title line (``<br><sup>``) follows after a dash, or a space where the first line ends a
+    sentence; a ``<br>`` that only wraps a long title reads as a space, and tags and entities never reach the words."""
+    def said(title: str) -> str:
+        return alt.text_alternative(go.Figure(go.Bar(x=["x", "y"], y=[1.0, 2.0]), layout={"title": title})).summary
+    assert said("Where the score 1.2 comes from<br><sup>the 3 marked add 0.9</sup>").startswith(
+        "Where the score 1.2 comes from — the 3 marked add 0.9. ")
+    assert said("Which head?<br><sup>click one</sup>").startswith("Which head? click one. ")
+    assert said("Class answers,<br>4 students").startswith("Class answers, 4 students. ")
+    assert said("A &lt;b&gt; tag<br><sup></sup>").startswith("A <b> tag. ")
+    assert alt.plain(None) == "" and alt.plain("<br><sup>only a subtitle</sup>") == "only a subtitle"
+
+
 def test_numbers_are_written_for_reading():
     assert [summary.number(v) for v in (np.int64(16), 0.5, np.float64(0.0), 51539607552.0, 0.0004, "x")] == [
         "16", "0.50", "0.00", "5.15e+10", "0.0004", "x"]
