@@ -3,6 +3,7 @@ answered or skipped, the exact grid drawn with its text alternative; the questio
 from the exact grid; a click target opens the head that restores most on the heatmap page; the student's own pair
 refused in one sentence (unequal token lengths, an answer of several tokens), hostile text shown as text, hostile
 link values replaced with a note. Exact runs are the page's shared jobs: computed once in this process."""
+import json
 from functools import partial
 from urllib.parse import parse_qs
 
@@ -65,6 +66,26 @@ def test_noising_at_one_position_is_picked_by_token_and_drawn_white_at_the_clean
     assert heat["zmid"] == 1.0 and heat["zmin"] < 1.0 < heat["zmax"]   # noising starts from the clean run (1)
     assert all(len(line) < 48 for line in figures(at)["Preview (attribution patching)"]["layout"]["title"][
         "text"].split("<br>"))   # wrapped to a phone's width
+
+
+def test_both_directions_each_get_their_preview_and_their_check_against_exact():
+    """With "both", each direction has its own attribution preview and its own agreement with exact patching (the
+    noising preview used to be missing, and the check compared denoising only)."""
+    at = run(pt_dir="both", pt_ask="0")
+    titles = [json.loads(e.proto.spec)["layout"]["title"]["text"] for e in at.get("plotly_chart")]
+    previews = [t for t in titles if t.startswith("Preview (attribution patching)")]
+    assert len(previews) == 2 and previews[0].endswith("denoising") and previews[1].endswith("<br>noising")
+    checks = [t for t in titles if t.startswith("Preview against exact")]
+    assert checks == ["Preview against exact<br><sup>denoising</sup>", "Preview against exact<br><sup>noising</sup>"]
+    said = texts(at)
+    assert said.count("Pearson correlation") == 2
+    from explorer.patching.attribution import compare
+    from explorer.ui import cached
+    for direction in ("denoise", "noise"):   # each check is its own direction's, recomputed here
+        exact = shared.exact(cached.get_model(IOI.model), IOI, "residual", direction).wait()
+        approx = shared.preview(cached.get_model(IOI.model), IOI, direction).wait().residual
+        r = compare(exact, np.asarray(approx, dtype=np.float64)).pearson
+        assert f"Pearson correlation {r:.2f}" in said, (direction, r)
 
 
 def test_own_pair_of_unequal_lengths_is_refused_in_one_sentence():

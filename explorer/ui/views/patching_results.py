@@ -56,17 +56,24 @@ def figure(values: np.ndarray, contrast, settings: work.PatchSettings, direction
     return plots.heads(values, title=title, value_name=_(SAID[direction]), centre=centre)
 
 
+def _key(name: str, settings: work.PatchSettings, direction: str) -> str:
+    """A chart's key: ``name`` for the first chosen direction, with the direction after it for the second."""
+    return name if direction == settings.directions[0] else f"{name}_{direction}"
+
+
 def preview(model: str, pair, contrast, settings: work.PatchSettings) -> None:
-    """The attribution preview of the chosen granularity in the first chosen direction, drawn at once."""
+    """The attribution preview of the chosen granularity in each chosen direction, drawn at once."""
     if settings.level not in work.PREVIEWED:
         st.caption(_("The instant preview covers the residual stream and each head's output; for what you patch "
                      "here, only exact patching is shown."))
         return
-    direction = settings.directions[0]
-    values = np.asarray(work.preview_of(model, pair, settings, direction), dtype=np.float64)
-    title = _("Preview (attribution patching)") + "<br>" + title_of(settings, direction)   # wrapped by the plot
-    show_figure(lambda: figure(values, contrast, settings, direction, title), "pt_preview", "patch-preview",
-                view=(*work.exact_key(model, pair, settings, direction), "preview"))
+    for direction in settings.directions:
+        values = np.asarray(work.preview_of(model, pair, settings, direction), dtype=np.float64)
+        title = _("Preview (attribution patching)") + "<br>" + title_of(settings, direction)   # wrapped by the plot
+        show_figure(lambda values=values, direction=direction, title=title: figure(values, contrast, settings,
+                                                                                   direction, title),
+                    _key("pt_preview", settings, direction), f"patch-preview-{direction}",
+                    view=(*work.exact_key(model, pair, settings, direction), "preview"))
     st.caption(_("Attribution patching estimates every cell from one forward and one backward pass: how far the "
                  "activation differs between the two runs, times how strongly the measured number reacts to it (its "
                  "gradient). Fast, but only an approximation: exact patching below checks it."))
@@ -198,19 +205,24 @@ def agreement(model: str, pair, contrast, settings: work.PatchSettings, results:
     if settings.level not in work.PREVIEWED:
         return
     from explorer.patching.attribution import compare
-    direction, patched = next(iter(results.items()))
-    approx = np.asarray(work.preview_of(model, pair, settings, direction), dtype=np.float64)
-    agreed = compare(patched, approx)
-    exact_values = values_of(patched)
-    cells = names(exact_values, contrast, settings)
-    worst = [cell["row"] * exact_values.shape[1] + cell["column"] for cell in agreed.disagree]
-    st.markdown(_("**Preview against exact:** Pearson correlation {r}, rank correlation {rho} (1 when they "
-                  "agree perfectly, 0 when they are unrelated), over {n} cells.").format(
-        r=numbers.number(agreed.pearson, 2), rho=numbers.number(agreed.spearman, 2),
-        n=numbers.integer(exact_values.size)))
-    show_figure(lambda: plots.agreement(exact_values, approx, cells, title=_("Preview against exact"),
-                                        disagreeing=worst),
-                "pt_agree", "patch-agreement", view=(*work.exact_key(model, pair, settings, direction), "agree"))
+    for direction, patched in results.items():
+        approx = np.asarray(work.preview_of(model, pair, settings, direction), dtype=np.float64)
+        agreed = compare(patched, approx)
+        exact_values = values_of(patched)
+        cells = names(exact_values, contrast, settings)
+        worst = [cell["row"] * exact_values.shape[1] + cell["column"] for cell in agreed.disagree]
+        said = _("denoising") if direction == "denoise" else _("noising")
+        if len(results) > 1:
+            st.caption(said)
+        st.markdown(_("**Preview against exact:** Pearson correlation {r}, rank correlation {rho} (1 when they "
+                      "agree perfectly, 0 when they are unrelated), over {n} cells.").format(
+            r=numbers.number(agreed.pearson, 2), rho=numbers.number(agreed.spearman, 2),
+            n=numbers.integer(exact_values.size)))
+        title = _("Preview against exact") + (f"<br><sup>{said}</sup>" if len(results) > 1 else "")
+        show_figure(lambda exact_values=exact_values, approx=approx, cells=cells, worst=worst, title=title:
+                    plots.agreement(exact_values, approx, cells, title=title, disagreeing=worst),
+                    _key("pt_agree", settings, direction), f"patch-agreement-{direction}",
+                    view=(*work.exact_key(model, pair, settings, direction), "agree", len(results)))
 
 
 def cells_table(values: np.ndarray, contrast, settings: work.PatchSettings) -> pd.DataFrame:
