@@ -43,7 +43,11 @@ def title_of(settings: work.PatchSettings, direction: str) -> str:
     receiver = settings.receiver or (0, 0)
     name = _(TITLES[settings.level]).format(position=settings.position, layer=receiver[0], head=receiver[1],
                                             via=_(work.VIAS[settings.via]))
-    return name + "<br>" + (_("denoising") if direction == "denoise" else _("noising"))
+    return name + "<br>" + direction_word(direction)
+
+
+def direction_word(direction: str) -> str:
+    return _("denoising") if direction == "denoise" else _("noising")
 
 
 def figure(values: np.ndarray, contrast, settings: work.PatchSettings, direction: str, title: str):
@@ -211,7 +215,7 @@ def agreement(model: str, pair, contrast, settings: work.PatchSettings, results:
         exact_values = values_of(patched)
         cells = names(exact_values, contrast, settings)
         worst = [cell["row"] * exact_values.shape[1] + cell["column"] for cell in agreed.disagree]
-        said = _("denoising") if direction == "denoise" else _("noising")
+        said = direction_word(direction)
         if len(results) > 1:
             st.caption(said)
         st.markdown(_("**Preview against exact:** Pearson correlation {r}, rank correlation {rho} (1 when they "
