@@ -138,14 +138,13 @@ class GzipStatic:
 
 
 async def _finish(start: dict, body: bytes, send) -> None:
-    if len(body) < MIN_BYTES:
-        await send(start)
-        await send({"type": "http.response.body", "body": body})
-        return
-    try:
-        packed = await to_thread.run_sync(compressed, body)
-    except Exception:   # the file still reaches the browser: a page whose script never arrives only spins
-        log.exception("gzip of a static file failed: sent as it came")
+    packed = None
+    if len(body) >= MIN_BYTES:
+        try:
+            packed = await to_thread.run_sync(compressed, body)
+        except Exception:   # the file still reaches the browser: a page whose script never arrives only spins
+            log.exception("gzip of a static file failed: sent as it came")
+    if packed is None:
         await send(start)
         await send({"type": "http.response.body", "body": body})
         return
