@@ -81,11 +81,12 @@ def test_both_directions_each_get_their_preview_and_their_check_against_exact():
     assert said.count("Pearson correlation") == 2
     from explorer.patching.attribution import compare
     from explorer.ui import cached
+    from explorer.words import numbers
     for direction in ("denoise", "noise"):   # each check is its own direction's, recomputed here
         exact = shared.exact(cached.get_model(IOI.model), IOI, "residual", direction).wait()
         approx = shared.preview(cached.get_model(IOI.model), IOI, direction).wait().residual
         r = compare(exact, np.asarray(approx, dtype=np.float64)).pearson
-        assert f"Pearson correlation {r:.2f}" in said, (direction, r)
+        assert f"Pearson correlation {numbers.number(r, 2)}" in said, (direction, r)   # the page's own rounding
 
 
 def test_own_pair_of_unequal_lengths_is_refused_in_one_sentence():
