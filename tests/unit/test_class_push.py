@@ -2,6 +2,7 @@
 browser has gone; a session whose next run is already waiting is left to it. (That a rerun reaches a real browser
 is tests/browser/test_follow_browser.py.)"""
 import threading
+import time
 
 import pytest
 from streamlit.proto.ClientState_pb2 import ClientState
@@ -14,7 +15,8 @@ from explorer.ui.live import streamlit_internals as internals
 
 @pytest.fixture
 def no_thread(monkeypatch):
-    monkeypatch.setattr(push, "_thread", threading.current_thread())   # alive: watch starts no watcher
+    # alive: watch starts no watcher, and one an earlier test started (an AppTest page's) ends at its next tick
+    monkeypatch.setattr(push, "_thread", threading.current_thread())
     monkeypatch.setattr(push, "_shown", {})
 
 
@@ -136,6 +138,7 @@ def test_a_poke_makes_the_watcher_look_at_once(monkeypatch):
             pass
 
     watcher = threading.Thread(target=watch, daemon=True)
+    monkeypatch.setattr(push, "_thread", watcher)   # the process's watcher: one an earlier test started ends
     watcher.start()
     assert not read.wait(0.5)                 # nothing before the poke
     push.poke()
@@ -188,7 +191,7 @@ def test_the_teachers_watch_sees_each_sentence_come_in_and_change(tmp_path, monk
     assert teacher_watch._teacher_sees(what) != after
 
 
-def test_a_session_watches_its_class_and_a_training_run_apart(monkeypatch):
+def test_a_session_watches_its_class_and_a_training_run_apart(no_thread, monkeypatch):
     """A student on Watch heads learn watches its room (slot "class") and the run that trains (slot "training"):
     either moving reruns it once; leaving the class forgets only the class; a gone browser forgets both."""
     reruns = []
@@ -209,3 +212,25 @@ def test_a_session_watches_its_class_and_a_training_run_apart(monkeypatch):
     assert not any(session == "gone" for session, _ in push.watched())
     push.forget("s", None)
     assert push.watched() == {}
+
+
+def test_a_replaced_watcher_ends_and_reads_nothing_more(monkeypatch):
+    """One watcher reads the values: a watcher that is no longer the process's (``_thread``) ends at its next tick
+    without a round (what keeps a watcher an earlier test started out of the next test's)."""
+    monkeypatch.setattr(push, "EVERY_S", 0.01)
+    monkeypatch.setattr(push, "_poked", threading.Event())
+    rounds = []
+    monkeypatch.setattr(push, "push", lambda: rounds.append(1) or [])
+    watcher = threading.Thread(target=push._loop, daemon=True)
+    monkeypatch.setattr(push, "_thread", watcher)
+    watcher.start()
+    deadline = time.monotonic() + 30   # a wait, not a measure: rounds come every 10 ms
+    while not rounds and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert rounds and watcher.is_alive()
+    monkeypatch.setattr(push, "_thread", threading.current_thread())
+    watcher.join(30)
+    counted = len(rounds)
+    assert not watcher.is_alive()
+    time.sleep(0.05)
+    assert len(rounds) == counted

@@ -59,10 +59,13 @@ def poke() -> None:
 
 
 def _loop() -> None:
+    """The watcher: one round a tick or a poke, for as long as it is the process's watcher (``_thread``)."""
     logged = 0.0
     while True:
         _poked.wait(EVERY_S)
         _poked.clear()
+        if _thread is not threading.current_thread():
+            return   # replaced (a test that stands in its own watcher): one watcher reads the values
         try:
             push()
         except Exception:   # a store that is briefly unreachable must not end the watcher (nor flood the log)
