@@ -4,8 +4,9 @@ A class of thirty follows one teacher: thirty sessions run the same page with th
 moment, and each used to build the same figures, serialise the same plotly JSON and hash the same messages (the
 positional-encodings lab: ~0.3 s of one interpreter a session, 9 s for the class). ``drawn_once(view, draw)`` runs
 ``draw`` in the first session that shows ``view`` and keeps the elements it drew (Streamlit's own record of what
-a cached function draws, ``page_recorder.record``); every later session showing that view gets the same
-elements replayed, without running ``draw``: Shiny's ``bindCache(cache = "app")``, Streamlit's cache replay.
+a cached function draws, ``page_recorder.record``); every later session showing that view gets the same elements
+drawn again (``page_replay.replay``), without running ``draw``: Shiny's ``bindCache(cache = "app")``, Streamlit's
+cache replay.
 
 The key is the view, made of the values the page has validated and would draw (a widget's value, a model name from
 the registry, a text the page accepted), never the raw link: every key is a digest, so hostile or long
@@ -23,7 +24,7 @@ from collections.abc import Callable
 
 from explorer.serving import regions
 from explorer.serving.cache import argument_key
-from explorer.ui.live import page_recorder
+from explorer.ui.live import page_recorder, page_replay
 from explorer.ui.live import streamlit_internals as internals
 from explorer.words import i18n
 
@@ -51,5 +52,5 @@ def drawn_once(view: tuple, draw: Callable[[], None]) -> bool:
     key = view_key(internals.running_page().get("script_path", ""), i18n.current(), *view)   # the language's own
     recording = STORE.get_or_compute(key, first)
     if not drew:
-        page_recorder.replay(recording)
+        page_replay.replay(recording)
     return not drew

@@ -1,13 +1,14 @@
-"""The private Streamlit names the app relies on (``explorer.ui.live.streamlit_internals``) hold on the installed
-Streamlit, checked where they matter: inside a session of a real ``streamlit run`` server (AppTest's runtime is a
-mock with no AppSession, which is why the unit tests of ``push`` drive a fake one). A browser-less client
-(bench/wsclient.py) opens one session of a tiny app; the app runs each internal through the module's own
-functions and writes what it saw to a file. Each failure names the internal. An upgrade of Streamlit that moves
-one of them fails here, not in a class."""
+"""The private Streamlit names the app relies on (``explorer.ui.live.streamlit_internals``, listed in
+tests/streamlit_contract.py) hold on the installed Streamlit, checked where they matter: inside a session of a real
+``streamlit run`` server (AppTest's runtime is a mock with no AppSession, which is why the unit tests of ``push``
+drive a fake one). A browser-less client (bench/wsclient.py) opens one session of a tiny app; the app runs each
+internal through the module's own functions and writes what it saw to a file. Each failure names the internal. An
+upgrade of Streamlit that moves one of them fails here, not in a class."""
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from explorer.ui.live import streamlit_contract
+import streamlit_contract   # tests/streamlit_contract.py
 from explorer.ui.live import streamlit_internals as internals
 
 OUT = Path(os.environ["CONTRACT_OUT"])   # a folder: one report per run, so two runs never write one file
@@ -89,7 +90,8 @@ def test_the_internals_hold_in_a_real_servers_session(tmp_path):
     (tmp_path / "contract_app.py").write_text(APP)
     out = tmp_path / "report"
     out.mkdir()
-    server = Server(env={"CONTRACT_OUT": str(out), "PYTHONPATH": str(ROOT)}, log_prefix="contract",
+    path = os.pathsep.join([str(ROOT), str(ROOT / "tests")])   # the app imports the contract from tests/
+    server = Server(env={"CONTRACT_OUT": str(out), "PYTHONPATH": path}, log_prefix="contract",
                     script="contract_app.py", cwd=tmp_path)
     try:
         async def visit():

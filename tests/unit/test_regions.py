@@ -25,7 +25,7 @@ LOOKUP_TABLES = {
     "explorer/ui/views/flip.py": "one page run's figure builder (lives for that run only)",
     "explorer/ui/widgets.py": "one chart's figure and text within a run; 64 small link strings",
     "explorer/plots/thumbnails.py": "the thumbnails' palette per masked colour (a few hundred bytes, 8 at most)",
-    "explorer/ui/live/streamlit_internals.py": "256 page paths (strings), Streamlit's own replay",
+    "explorer/ui/live/following.py": "256 page paths (strings), each resolved once",
     "explorer/ui/live/membership.py": "st.cache_resource: the one classroom store object per server (ST_CACHE_HOME)",
     "explorer/web/preload.py": "the preload link header, built once",
     "explorer/web/icons.py": "the icon font's cut, built once",

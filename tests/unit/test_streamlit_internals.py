@@ -1,11 +1,10 @@
-"""Every private Streamlit name lives in four modules of ``explorer/ui/live/`` (``HOMES``: the running script's
-helpers, the page recorder, the page replay, and the contract that lists every name): this test reads every file of
-explorer/, pages/, bench/ and app.py and fails on any other file that names one (but for the named
-exceptions of ``EXCEPTIONS``, each with its reason) (in code, a string or a
-comment: a docstring that names an internal is where the next use of it starts). The checker runs on this
-repository and, to show that it can fail, on small trees that break it. That each internal still exists, with the
-signature the module calls it with, is tests/app/test_streamlit_contract.py, on a real server; here, that the
-module's own check names what it finds missing."""
+"""Every private Streamlit name lives in one module, ``explorer/ui/live/streamlit_internals.py`` (``HOME``): this
+test reads every file of explorer/, pages/, bench/ and app.py and fails on any other file that names one (but for the
+named exceptions of ``EXCEPTIONS``, each with its reason) (in code, a string or a comment: a docstring that names an
+internal is where the next use of it starts). The checker runs on this repository and, to show that it can fail, on
+small trees that break it. That each internal still exists, with the signature the module calls it with, is the
+contract (tests/streamlit_contract.py), run on a real server by tests/app/test_streamlit_contract.py; here, that
+its check names what it finds missing, and that the docs' table of the private parts lists each one."""
 from __future__ import annotations
 
 import inspect
@@ -13,15 +12,11 @@ import re
 from pathlib import Path
 
 import pytest
+import streamlit_contract
 from guards import stale_exceptions, uses_outside, whole_words, write_tree
 
-from explorer.ui.live import page_recorder, page_replay, streamlit_contract
-from explorer.ui.live import streamlit_internals as internals
-
 ROOT = Path(__file__).resolve().parents[2]
-HOMES = tuple(f"explorer/ui/live/{name}.py" for name in ("streamlit_internals", "page_recorder", "page_replay",
-                                                           "streamlit_contract"))
-HOME = HOMES[0]
+HOME = "explorer/ui/live/streamlit_internals.py"
 # what may not appear outside HOME: private attributes and methods of Streamlit's objects, the modules that hold
 # them, and the functions that reach them
 FORBIDDEN = {
@@ -29,14 +24,19 @@ FORBIDDEN = {
                   "get_script_run_ctx", "SCRIPT_RUN_CONTEXT_ATTR_NAME", "_scriptrunner", "_client_state",
                   "request_rerun", "_call_soon_on_event_loop", "_script_thread", "ScriptRequestType", "pages_manager",
                   "PagesManager", "uses_pages_directory", "set_script_intent", "intended_page_script_hash",
-                  "current_page_script_hash", "_script_hash", "_yield_callback", "SafeSessionState", "AppSession"),
+                  "current_page_script_hash", "_script_hash", "_yield_callback", "SafeSessionState", "AppSession",
+                  "streamlit.delta_generator_singletons", "streamlit.elements", "context_dg_stack",
+                  "get_dg_singleton_instance", "TESTING_KEY", "run_with_active_hash", "register_widget",
+                  "register_widget_from_metadata", "save_for_app_testing", "widget_ids_this_run",
+                  "widget_user_keys_this_run", "media_file_mgr", "save_element_message", "save_block_message",
+                  "save_media_data"),
     "_requests": r"\._requests\b",
     "StreamlitPage._page": r"""\._page\b|["']_page["']""",
     "Runtime.instance": r"\bRuntime\.(instance|exists)\b",
     "cache replay": r"\b(CACHE_RESOURCE_MESSAGE_REPLAY_CTX|calling_cached_function|_most_recent_messages|CachedResult|"
-                    r"ElementMsgData|replay_cached_messages)\b",
+                    r"ElementMsgData|BlockMsgData|MediaMsgData|replay_cached_messages)\b",
     "st._main": r"\bst\._main\b|\._id\b",
-    "message hand-off": r"\b(_enqueue_forward_msg|populate_hash_if_needed)\b|\bctx\._enqueue\b",
+    "message hand-off": r"\b(_enqueue_forward_msg|populate_hash_if_needed)\b|\._(enqueue|block)\b",
 }
 
 # the only files outside HOME that may name one of FORBIDDEN, the name, and why: neither is part of the app
@@ -56,7 +56,7 @@ EXCEPTIONS = {
 def check_tree(root: Path) -> list[str]:
     """Each use of a private Streamlit name outside HOME and EXCEPTIONS in the tree at ``root``: "path:line:
     name"."""
-    return uses_outside(root, HOMES, FORBIDDEN, EXCEPTIONS)
+    return uses_outside(root, HOME, FORBIDDEN, EXCEPTIONS)
 
 
 def test_no_private_streamlit_name_outside_the_internals_module():
@@ -70,19 +70,27 @@ def test_each_exception_is_still_used():
 
 def test_the_internals_module_is_where_they_are():
     """The guard guards something: the names it forbids elsewhere are the ones the module uses."""
-    text = "".join((ROOT / home).read_text(encoding="utf-8") for home in HOMES)
+    text = (ROOT / HOME).read_text(encoding="utf-8")
     unused = [name for name, pattern in FORBIDDEN.items()
               if not re.search(pattern, text) and name not in {"streamlit.web"}]
     assert unused == []
 
 
-def test_the_docstring_lists_each_internal_it_uses():
-    doc = "".join(module.__doc__ for module in (internals, page_recorder, page_replay))
-    for name in ("get_script_run_ctx", "pages_manager", "intended_page_script_hash", "set_script_intent",
-                 "_script_hash", "uses_pages_directory", "RerunException", "StopException", "_yield_callback",
-                 "request_rerun", "_client_state", "_scriptrunner", "_call_soon_on_event_loop", "ScriptRequestType",
-                 "SCRIPT_RUN_CONTEXT_ATTR_NAME", "AppSession", "populate_hash_if_needed", "_enqueue_forward_msg"):
-        assert name in doc, name
+def private_parts_named_in_the_docs() -> list[str]:
+    """Each private name the guard forbids or the contract checks that the docs' table "Streamlit's private parts"
+    (docs/architecture.md) does not name."""
+    text = (ROOT / "docs/architecture.md").read_text(encoding="utf-8")
+    section = text[text.index("## Streamlit's private parts"):]
+    section = section[:section.index("\n## ", 3)]
+    names = {n for n in FORBIDDEN if re.fullmatch(r"[\w.]+", n) and not n.startswith("streamlit.")}
+    names |= {key.removesuffix(".__init__").split(".")[-1] for key in streamlit_contract.SIGNATURES}
+    return sorted(n for n in names if n not in section)
+
+
+def test_the_docs_table_names_each_internal():
+    """The table says what each part is for and why no public API serves: a part the module starts to use, or the
+    contract to check, without its row fails here."""
+    assert private_parts_named_in_the_docs() == []
 
 
 @pytest.mark.parametrize("files, expected", [

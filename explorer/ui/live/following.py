@@ -14,6 +14,8 @@ on a teacher's page: ``teacher_watch``.
 from __future__ import annotations
 
 import contextlib
+import functools
+from pathlib import Path
 
 import streamlit as st
 
@@ -100,12 +102,19 @@ def _follow() -> str | None:
     return view.page
 
 
+@functools.lru_cache(maxsize=256)
+def _resolved(path: str | Path) -> Path:
+    """``Path(path).resolve()``, remembered: the app's files do not move while it runs, and every follower's run
+    asks about the same few (a realpath walks the disk each time: it was a fifth of a follower's run)."""
+    return Path(path).resolve()
+
+
 def _page_named(pages: dict, path: str):
     """The st.Page of ``pages`` (app.py's sections) whose file is ``path`` relative to app.py, or None."""
-    root = internals.resolved(internals.main_script_path()).parent
+    root = _resolved(internals.main_script_path()).parent
     for page in (p for section in pages.values() for p in section):
         file = internals.page_file(page)
-        if file is not None and internals.resolved(file) == internals.resolved(root / path):
+        if file is not None and _resolved(file) == _resolved(root / path):
             return page
     return None
 

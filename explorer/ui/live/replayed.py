@@ -3,7 +3,7 @@
 Thirty students follow one teacher: each used to run the teacher's page in its own session (its widgets, its
 validation, its model look-ups), 6 to 133 ms of one interpreter a student and a step, queued behind each other.
 Now the first follower of a view (per server and language) runs the page as before, and everything the page drew
-in its run is recorded (``streamlit_page_recorder.recording_page``: the figures, sentences, the folded controls and the
+in its run is recorded (``page_recorder.recording_page``: the figures, sentences, the folded controls and the
 sidebar's words, widgets included as the elements they drew); every other follower of that view gets the recording
 replayed where the page would have drawn, after its own banner and poll (``class_banner.on_page``): no page script,
 no model, no widget of the page's own. Hotwire's Turbo Streams (render one update, send it to every subscriber)
@@ -155,7 +155,7 @@ def follow(view: TeacherView, page, banner: Callable[[], bool], personal: tuple 
         _count("page")
         run()
         return False
-    with page_recorder.running_as(page):
+    with internals.running_as(page):
         still = banner()
     if not still:   # the class has ended, or this student was removed: the page as anyone's
         run()
@@ -194,7 +194,7 @@ def follow(view: TeacherView, page, banner: Callable[[], bool], personal: tuple 
         run()
         return False
     _count("replayed")
-    with page_recorder.running_as(page):
+    with internals.running_as(page):
         _take_over(recording)
         page_replay.replay_page(recording.drawn)
     return True

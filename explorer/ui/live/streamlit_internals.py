@@ -1,88 +1,60 @@
-"""The private Streamlit parts the classroom's runs need: the running script, its pages, stops and server-started
-reruns. A Streamlit upgrade that moves one of these breaks the live classroom, not a page: so no module but this
-one, :mod:`explorer.ui.live.page_recorder`, :mod:`explorer.ui.live.page_replay` and the contract that lists them
-all (:mod:`explorer.ui.live.streamlit_contract`, whose ``problems`` checks each by name and signature) names them
-(tests/unit/test_streamlit_internals.py fails if another module of explorer/, pages/, bench/ or app.py does, but
-for its two named exceptions in bench/).
-
-What is used, what for, and why no public API serves:
-
-- ``get_script_run_ctx`` (``streamlit.runtime.scriptrunner``): the running script's context. Its ``session_id``
-  names a browser tab (the fair queue's place, the class watcher's session; ``st.context`` has no session id),
-  its ``main_script_path`` is app.py's folder, against which page files are named.
-- ``ctx.pages_manager``: ``get_pages()`` and ``current_page_script_hash`` say which page file is running, as a path
-  relative to app.py (``pages/heatmaps.py``, the teacher's view a class follows) and its URL path;
-  ``st.navigation``'s page object is only returned to app.py, and it carries no file. ``intended_page_script_hash``
-  and ``set_script_intent`` choose the page *before* ``st.navigation`` resolves the browser's: a following
-  student's run is the teacher's page in the same run. ``st.switch_page`` would stop the run and start a second
-  one (one more run per follower per teacher click; measured earlier as followers left on intermediate pages).
-- ``StreamlitPage._script_hash`` and ``._page``: a page object's identity (what the pages manager's hashes name)
-  and its file; the public ``url_path`` and ``title`` name neither.
-- ``PagesManager.uses_pages_directory``: with a ``pages/`` folder, Streamlit runs a deep link on a fresh server as
-  an old-style multipage app (the page file alone, no app.py) until the entry script has called ``st.navigation``
-  once. Setting it to False (what ``st.navigation`` itself does) and rerunning sends the link through app.py. No
-  option switches the folder mode off.
-- ``RerunException`` and ``StopException``: a write of the address that a rerun or ``st.stop()`` cut off is
-  remembered and sent again (``params``); a page's own ``st.stop()`` still publishes the teacher's view
-  (``following.run_page``). ``st.stop()`` is called inside shared helpers (a model that fails to load, an empty
-  prompt), where an early ``return`` cannot end the page.
-- ``SafeSessionState._yield_callback``: after ``st.stop()`` every read or write of the session state raises the
-  stop again; for the few lines that publish the view of a page that stopped early it is swapped for a no-op
-  (``object.__setattr__``: the class forbids setting attributes). No public API continues a stopped run.
-- ``Runtime.instance().get_app_session``, ``AppSession`` and, on it, ``request_rerun``, ``_client_state``,
-  ``_scriptrunner`` (its ``_requests._state`` and ``_script_thread``), ``_call_soon_on_event_loop``, with
-  ``ScriptRequestType`` and ``SCRIPT_RUN_CONTEXT_ATTR_NAME``: the server reruns a session whose class moved on,
-  as "run on save" does, from a thread no session owns (``push``). ``st.rerun`` only reruns the calling script,
-  and a timed fragment is a browser timer whose ticks crossed the teacher's clicks.
+"""Every private Streamlit part the app uses; no other module names one (tests/unit/test_streamlit_internals.py
+reads explorer/, pages/, bench/ and app.py). Streamlit is pinned at 1.67.0: after an upgrade, read this file against
+the contract test's table (tests/streamlit_contract.py, checked by name and signature, and inside a real server's
+session, by tests/app/test_streamlit_contract.py). What each part is used for and why no public API serves: the
+table "Streamlit's private parts" in docs/architecture.md. The logic built on them lives elsewhere:
+:mod:`explorer.ui.live.page_recorder` (a call or a page's run recorded), :mod:`explorer.ui.live.page_replay` (drawn
+again), :mod:`explorer.ui.live.push` (which sessions the server reruns, and when).
 """
 from __future__ import annotations
 
 import contextlib
-import functools
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+from streamlit.delta_generator_singletons import context_dg_stack, get_dg_singleton_instance
+from streamlit.elements.lib.utils import save_for_app_testing
 from streamlit.navigation.page import StreamlitPage
 from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.runtime import Runtime
+from streamlit.runtime import caching as _caching
 from streamlit.runtime.app_session import AppSession
+from streamlit.runtime.caching.cache_resource_api import CACHE_RESOURCE_MESSAGE_REPLAY_CTX as _CALL_RECORDER
+from streamlit.runtime.caching.cached_message_replay import BlockMsgData, ElementMsgData, MediaMsgData
 from streamlit.runtime.pages_manager import PagesManager
+from streamlit.runtime.scriptrunner_utils import script_run_context as _run_context
 from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, StopException
 from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
-from streamlit.runtime.scriptrunner_utils.script_run_context import (
-    SCRIPT_RUN_CONTEXT_ATTR_NAME,
-    ScriptRunContext,
-    get_script_run_ctx,
-)
+from streamlit.runtime.state.common import TESTING_KEY
+from streamlit.runtime.state.session_state import SessionState
+from streamlit.runtime.state.widgets import register_widget_from_metadata
 
 STOPS = (RerunException, StopException)   # what stops a run: a newer rerun, or st.stop()
+_WRAPPED = threading.Lock()
 
 
 # ---------------------------------------------------------------------------------------------- the running script
-
-def script_context() -> ScriptRunContext | None:
+def script_context() -> _run_context.ScriptRunContext | None:
     """The running script's context; None outside a script run (a worker thread, the preload, bare tests)."""
-    return get_script_run_ctx(suppress_warning=True)
+    return _run_context.get_script_run_ctx(suppress_warning=True)
 
 
-def session_id() -> str | None:
-    """The id of the browser session whose script is running (one per tab); None outside a script run."""
+def session_id() -> str | None:   # the running script's browser session (one per tab)
     ctx = script_context()
     return ctx.session_id if ctx is not None else None
 
 
-def main_script_path() -> Path | None:
-    """The entry script (app.py) of the running session; None outside a script run."""
+def main_script_path() -> Path | None:   # the entry script (app.py) of the running session
     ctx = script_context()
     return Path(ctx.main_script_path) if ctx is not None else None
 
 
 # ---------------------------------------------------------------------------------------------- pages
-
 def pages() -> list[dict]:
-    """Streamlit's record of each page of this run's navigation (``script_path``, ``url_pathname``, …); []
-    outside a script run."""
+    """Streamlit's record of each page of this run's navigation (``script_path``, ``url_pathname``, …)."""
     ctx = script_context()
     return list(ctx.pages_manager.get_pages().values()) if ctx is not None else []
 
@@ -90,9 +62,7 @@ def pages() -> list[dict]:
 def running_page() -> dict:
     """Streamlit's record of the running page (``script_path``, ``url_pathname``); {} when unknown."""
     ctx = script_context()
-    if ctx is None:
-        return {}
-    return ctx.pages_manager.get_pages().get(ctx.pages_manager.current_page_script_hash) or {}
+    return {} if ctx is None else ctx.pages_manager.get_pages().get(ctx.pages_manager.current_page_script_hash) or {}
 
 
 def intended_page() -> str | None:
@@ -102,15 +72,13 @@ def intended_page() -> str | None:
 
 
 def run_instead(page: StreamlitPage) -> None:
-    """Make the coming ``st.navigation`` run ``page`` in this run, whatever the browser asked for (the address bar
-    and the highlighted page follow). Call it before ``st.navigation``."""
+    """Make the coming ``st.navigation`` run ``page`` in this run, whatever the browser asked for."""
     ctx = script_context()
     if ctx is not None:
         ctx.pages_manager.set_script_intent(page_hash(page), "")
 
 
-def page_hash(page: StreamlitPage) -> str:
-    """A page object's identity, as Streamlit's pages manager names pages."""
+def page_hash(page: StreamlitPage) -> str:   # a page object's identity, as the pages manager names pages
     return page._script_hash
 
 
@@ -120,53 +88,38 @@ def page_file(page: StreamlitPage) -> Path | None:
     return file if isinstance(file, Path) else None
 
 
-def folder_navigation() -> bool:
-    """This run is Streamlit's old-style multipage app: the page files of ``pages/`` with the entry script as one
-    more page, instead of app.py's ``st.navigation`` (where app.py is never a page)."""
-    ctx = script_context()
-    if ctx is None:
-        return False
-    infos = ctx.pages_manager.get_pages().values()
-    main = resolved(ctx.main_script_path)
-    return len(infos) > 1 and any(resolved(p.get("script_path", "")) == main for p in infos)
-
-
-@functools.lru_cache(maxsize=256)
-def resolved(path: str | Path) -> Path:
-    """``Path(path).resolve()``, remembered: the app's files do not move while it runs, and every run of every
-    session asks about the same few (a realpath walks the disk each time: a fifth of a follower's run)."""
-    return Path(path).resolve()
-
-
 def leave_folder_navigation() -> bool:
-    """Switch Streamlit's old-style multipage mode off if it is on, or if this run began in it -> whether it was
-    (the caller then reruns, through app.py)."""
-    if PagesManager.uses_pages_directory or folder_navigation():
+    """Switch Streamlit's old-style multipage mode (the entry script one more page) off if it is on or this run
+    began in it -> whether it was (the caller then reruns, through app.py)."""
+    ctx, infos = script_context(), pages()   # (both paths are the app session's own string)
+    if PagesManager.uses_pages_directory or len(infos) > 1 and any(
+            p.get("script_path") == ctx.main_script_path for p in infos):
         PagesManager.uses_pages_directory = False
         return True
     return False
 
 
-# ---------------------------------------------------------------------------------------------- stops
+def running_as(page: StreamlitPage) -> contextlib.AbstractContextManager:
+    """Inside, this run draws as ``page``'s script does: a widget's id includes the page that draws it."""
+    ctx = script_context()
+    return ctx.run_with_active_hash(page_hash(page)) if ctx is not None else contextlib.nullcontext()
 
+
+# ---------------------------------------------------------------------------------------------- stops
 def runs_here() -> bool:
-    """This thread's run is still its session's current one: a stop here came from the page's own ``st.stop()``,
-    not from a newer run replacing it (which stops the script the same way). Always True under AppTest, whose
-    runtime is a mock running one run at a time."""
+    """This thread's run is still its session's current one (a stop here is the page's own ``st.stop()``, not a
+    newer run replacing it). Always True under AppTest, which has no app session."""
     app = app_session(session_id())
-    if app is None:
-        return True
-    runner = app._scriptrunner
-    return runner is not None and runner._script_thread is threading.current_thread()
+    return app is None or getattr(app._scriptrunner, "_script_thread", None) is threading.current_thread()
 
 
 @contextlib.contextmanager
 def stops_paused() -> Iterator[None]:
-    """Inside: reads and writes of the session state do not raise a pending stop again (after ``st.stop()`` each
+    """Inside, reads and writes of the session state do not raise a pending stop again (after ``st.stop()`` each
     one does), so a stopped page's bookkeeping can finish."""
-    state = script_context().session_state   # SafeSessionState: its yield callback raises the stop again
+    state = script_context().session_state   # a SafeSessionState
     callback = state._yield_callback
-    object.__setattr__(state, "_yield_callback", lambda: None)
+    object.__setattr__(state, "_yield_callback", lambda: None)   # the class forbids setting attributes
     try:
         yield
     finally:
@@ -174,43 +127,174 @@ def stops_paused() -> Iterator[None]:
 
 
 # ---------------------------------------------------------------------------------------------- server-started reruns
-
 def app_session(session: str | None) -> AppSession | None:
-    """The real server's session ``session``; None when it has gone, outside a server, or under AppTest (whose
-    runtime is a mock: nothing there for the server to rerun)."""
-    if session is None or not Runtime.exists():
-        return None
-    app = Runtime.instance().get_app_session(session)
+    """The real server's session ``session``; None when it has gone, outside a server, or under AppTest."""
+    app = Runtime.instance().get_app_session(session) if session is not None and Runtime.exists() else None
     return app if isinstance(app, AppSession) else None
 
 
 def rerun_session(session: str) -> bool:
     """Ask Streamlit to run ``session``'s page again at its latest address, as run-on-save does, unless a run is
-    already waiting to start -> False when the session has gone. A waiting run shows what is new, and a request
-    now would be merged into it with the last run's page and address in place of the waiting one's (a teacher's
-    click on another page, lost)."""
+    already waiting (a request would be merged into it with an older address) -> False when the session has gone."""
     app = Runtime.instance().get_app_session(session) if Runtime.exists() else None
     if app is None:
         return False
 
     def rerun() -> None:   # on the event loop, where the browser's own requests are handled: no race with them
         runner = app._scriptrunner
-        if runner is not None and runner._requests._state == ScriptRequestType.RERUN:
-            return
-        app.request_rerun(latest_client_state(app))
+        if runner is None or runner._requests._state != ScriptRequestType.RERUN:
+            app.request_rerun(latest_client_state(app))
     app._call_soon_on_event_loop(rerun)
     return True
 
 
 def latest_client_state(app: AppSession) -> ClientState:
-    """The client state for a server-started rerun of ``app``: its own, except that while a run is under way the
-    page and address are that run's. Streamlit keeps the one of the session's last *finished* script thread, and a
-    thread runs a whole chain of reruns: a teacher's run on a new page or after a slider step would otherwise be
-    replaced by a run from the address before it (another page's parameters, an old head)."""
+    """The client state for a server-started rerun: the session's own, but while a run is under way with that run's
+    page and address (Streamlit keeps the last *finished* thread's, and one thread runs a chain of reruns)."""
     state = ClientState()
     state.CopyFrom(app._client_state)
-    runner = app._scriptrunner
-    ctx = getattr(getattr(runner, "_script_thread", None), SCRIPT_RUN_CONTEXT_ATTR_NAME, None)
-    if ctx is not None:   # the run's address, with every write it has made so far
+    ctx = getattr(getattr(app._scriptrunner, "_script_thread", None), _run_context.SCRIPT_RUN_CONTEXT_ATTR_NAME, None)
+    if ctx is not None:
         state.query_string, state.page_script_hash = ctx.query_string, ctx.page_script_hash
     return state
+
+
+# ---------------------------------------------------------------------------------------------- recording
+def main_id() -> str:   # the id of the page's own container
+    return st._main._id
+
+
+def container_id() -> str:   # the id of the container this line draws in (the innermost ``with``)
+    return context_dg_stack.get()[-1]._id
+
+
+def element_bytes(messages) -> int:   # the protobuf size of the elements among recorded ``messages``
+    return sum(m.message.ByteSize() for m in messages if isinstance(m, ElementMsgData))
+
+
+def record_call(draw: Callable[[], None]) -> tuple:
+    """Run ``draw()`` and keep what it drew as ``st.cache_resource`` keeps a cached function's drawing."""
+    with _CALL_RECORDER.calling_cached_function(draw):
+        draw()
+    return tuple(_CALL_RECORDER._most_recent_messages)
+
+
+def widgets_saved_for_testing() -> dict:   # under AppTest, what this run's widgets saved for the test, by id
+    return st.session_state.get(TESTING_KEY) or {}
+
+
+def watch_drawing(watcher: Callable[[], object]) -> None:
+    """Wrap, once, the functions each element, block, media file and widget of a run passes through: after each,
+    ``watcher()`` (the recording under way in this thread, or None) is handed it (``add(message, container id)``,
+    the element's container by ``called_on(invoked, used)`` and media by ``take_media()``; ``media.append``;
+    ``widget(metadata, user_key, value)``)."""
+    with _WRAPPED:
+        if getattr(_caching.save_element_message, "_explorer", False):
+            return
+        element, block, media = _caching.save_element_message, _caching.save_block_message, _caching.save_media_data
+        register = SessionState.register_widget
+
+        def save_element_message(delta_type, element_proto, invoked_dg_id, used_dg_id, returned_dg_id,
+                                 layout_config=None, agent_props=None):
+            element(delta_type, element_proto, invoked_dg_id, used_dg_id, returned_dg_id, layout_config, agent_props)
+            if (w := watcher()) is not None:
+                w.add(ElementMsgData(delta_type, element_proto, w.called_on(invoked_dg_id, used_dg_id),
+                                     returned_dg_id, w.take_media(), layout_config), returned_dg_id)
+
+        def save_block_message(block_proto, invoked_dg_id, used_dg_id, returned_dg_id, agent_props=None):
+            block(block_proto, invoked_dg_id, used_dg_id, returned_dg_id, agent_props)
+            if (w := watcher()) is not None:
+                w.add(BlockMsgData(block_proto, w.called_on(invoked_dg_id, used_dg_id), returned_dg_id),
+                      returned_dg_id)
+
+        def save_media_data(media_data, mimetype, media_id):
+            media(media_data, mimetype, media_id)
+            if (w := watcher()) is not None:
+                w.media.append(MediaMsgData(media_data, mimetype, media_id))
+
+        def register_widget(self, metadata, user_key):
+            result = register(self, metadata, user_key)
+            if (w := watcher()) is not None:
+                w.widget(metadata, user_key, result.value)
+            return result
+        save_element_message._explorer = True   # wrapped: the next call returns at once
+        _caching.save_element_message, _caching.save_block_message = save_element_message, save_block_message
+        _caching.save_media_data, SessionState.register_widget = save_media_data, register_widget
+
+
+# ---------------------------------------------------------------------------------------------- drawing again
+def root_containers() -> dict[str, DeltaGenerator]:
+    """The process's root containers (main, sidebar, events, bottom) by id: the same objects in every session."""
+    roots = get_dg_singleton_instance()
+    return {dg._id: dg for dg in (roots.main_dg, roots.sidebar_dg, roots.event_dg, roots.bottom_dg)}
+
+
+def draw_again(containers: dict[str, DeltaGenerator], message) -> None:
+    """Draw a recorded element or block here, in the container it was drawn in; one it makes joins ``containers``."""
+    if isinstance(message, BlockMsgData):
+        containers[message.returned_dgs_id] = containers[message.id_of_dg_called_on]._block(message.message)
+        return
+    for data in message.media_data or ():   # media files are this session's again
+        Runtime.instance().media_file_mgr.add(data.media, data.mimetype, data.media_id)
+    made = containers[message.id_of_dg_called_on]._enqueue(message.delta_type, message.message,
+                                                            layout_config=message.layout_config)
+    if isinstance(made, DeltaGenerator):
+        containers[message.returned_dgs_id] = made
+
+
+def register_again(ctx: _run_context.ScriptRunContext, metadata, user_key: str | None, value, testing: tuple) -> None:
+    """Register a recorded widget in this run with its recorded value: the widget shown is this session's."""
+    if metadata.id in ctx.shared.widget_ids_this_run:   # registered twice in the recorded run: once here
+        return
+    if user_key:   # its value first (a widget's state is not set once it exists in the run)
+        if "trigger" not in metadata.value_type:   # a button's press is never carried over
+            ctx.session_state[user_key] = value
+        ctx.shared.widget_user_keys_this_run.check_and_add(user_key)
+    ctx.shared.widget_ids_this_run.check_and_add(metadata.id)
+    register_widget_from_metadata(metadata, ctx)
+    for widget_id, saved in testing:
+        save_for_app_testing(ctx, widget_id, saved)
+
+
+def reuse_hashes(replaying: Callable[[], tuple[dict, object] | None]) -> None:
+    """Wrap ``populate_hash_if_needed`` once: while ``replaying()`` names (a recording's hashes, the recorded message
+    being enqueued), a delta takes the hash its first replay computed (a fragment's, whose id is hashed, does not)."""
+    with _WRAPPED:
+        if getattr(_run_context.populate_hash_if_needed, "_explorer", False):
+            return
+        populate = _run_context.populate_hash_if_needed
+
+        def populate_hash_if_needed(msg) -> None:
+            hashes, source = replaying() or (None, None)
+            if source is None or msg.hash or msg.WhichOneof("type") != "delta" or msg.delta.fragment_id:
+                return populate(msg)
+            if id(source) not in hashes:
+                populate(msg)
+                hashes[id(source)] = (msg.hash, msg.metadata.cacheable)
+            msg.hash, msg.metadata.cacheable = hashes[id(source)]
+        populate_hash_if_needed._explorer = True
+        _run_context.populate_hash_if_needed = populate_hash_if_needed
+
+
+@contextlib.contextmanager
+def one_handoff(ctx: _run_context.ScriptRunContext) -> Iterator[None]:
+    """Inside, what this run enqueues is handed to its session's event loop in one call at the end, in order, while
+    the run's script runner is still the session's (as ``AppSession`` does a message). Under AppTest: as usual."""
+    app, send = app_session(ctx.session_id), ctx._enqueue
+    runner = getattr(send, "__self__", None)
+    if app is None or runner is None:
+        yield
+        return
+    batch: list = []
+    ctx._enqueue = batch.append
+    try:
+        yield
+    finally:
+        ctx._enqueue = send
+
+        def deliver() -> None:
+            if app._scriptrunner is runner:
+                for msg in batch:
+                    app._enqueue_forward_msg(msg)
+        if batch:
+            app._call_soon_on_event_loop(deliver)
