@@ -1,23 +1,28 @@
-"""Lesson 6 as a class lives it, in Chromium against the real server: a teacher first trains the default run alone
-(the server then holds it finished, as after a morning's try), then starts lesson 6 with a class of two (one on a
-390 px phone). On step 2 ("When will the loss drop?") the question holds the page open: the teacher's Train plays
-the finished run back at its recorded pace, the curves grow on every screen while the students vote, and the words
-that say the answer (the phase change's sentence, the step slider, the heatmaps) wait for the teacher's reveal.
-Screenshots: test-artifacts/learn-class-*.png."""
+"""Lesson 6 as a class lives it, in Chromium against the real server: the default run is first trained alone, by a
+browser-less session on the Watch heads learn page (the server then holds it finished, as after a teacher's morning
+try; no browser needs to redraw its growing curves for that), then the teacher starts lesson 6 with a class of two
+(one on a 390 px phone). On step 2 ("When will the loss drop?") the question holds the page open: the teacher's
+Train plays the finished run back at its recorded pace, the curves grow on every screen while the students vote,
+and the words that say the answer (the phase change's sentence, the step slider, the heatmaps) wait for the
+teacher's reveal. Screenshots: test-artifacts/learn-class-*.png."""
 from __future__ import annotations
 
 import asyncio
 import re
+import time
 
 import pytest
 from chromium import ARTIFACTS
 from live_class import WAIT_MS, idle, on_the_server, opened, page_problems
+
+from bench.wsclient import Session
 
 pytestmark = pytest.mark.browser
 
 PHONE = (390, 844)
 GROWING = "Playing back: step"
 PHASE_SAID = "The phase change (dashed)"
+TRAINED = "A run trained live on this server at"
 LOSS_TITLE = ("() => [...document.querySelectorAll('[data-testid=\"stMain\"] .js-plotly-plot .gtitle')]"
               ".map(t => t.textContent).some(t => t.startsWith('Loss (nats)'))")
 
@@ -35,15 +40,26 @@ async def vote(page, option: str) -> bool:
     return growing
 
 
+async def trained_alone(url: str) -> bool:
+    """The default run trained live on the server by one session alone (its Train pressed), read until its page
+    says the server holds it finished -> whether it did within the wait."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+    async with Session(url, page="learn", keep=True, timeout=WAIT_MS / 1000) as session:
+        await session.load()
+        run = await session.rerun(widgets=[WidgetState(id=session.widget_ids["tr_press"], trigger_value=True)])
+        deadline = time.monotonic() + 4 * WAIT_MS / 1000   # a wait, not a measure: ~20 s on an idle machine
+        while not any(TRAINED in t for t in run.texts) and time.monotonic() < deadline:
+            await asyncio.sleep(0.5)
+            run = await session.rerun()
+        return any(TRAINED in t for t in run.texts)
+
+
 async def lesson(browser, url: str, db: str) -> dict:
     from explorer.classroom import normalise_code, open_store
 
-    report = {}
-    teacher = await opened(browser, f"{url}/learn")   # alone: the default run, trained live
-    await teacher.get_by_role("button", name="Train").first.click(timeout=WAIT_MS)
-    await teacher.get_by_text("A run trained live on this server at").first.wait_for(timeout=4 * WAIT_MS)
-    await idle(teacher)
-    await teacher.goto(url, timeout=WAIT_MS)   # Home: lesson 6 with a class
+    report = {"trained_alone": await trained_alone(url)}
+    teacher = await opened(browser, url)   # Home: lesson 6 with a class
     card = teacher.locator(".st-key-lesson_card_app-6-watch-a-circuit-grow")
     await card.get_by_role("button", name="Start with a class").first.click(timeout=WAIT_MS)
     await teacher.get_by_text("step 1 of 6").first.wait_for(timeout=WAIT_MS)
@@ -97,6 +113,7 @@ async def lesson(browser, url: str, db: str) -> dict:
 
 def test_step_2_votes_while_the_curves_grow_on_every_screen_then_the_reveal(server):
     report = on_the_server(lesson, server)
+    assert report["trained_alone"]   # the server holds the default run, finished, before the lesson starts
     assert report["train_before_vote"]   # the teacher's Train is there while the question is open
     assert report["played_back_said"] == [True, True, True]
     assert report["growing_at_vote"] == [True, True]
