@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 import plotly.graph_objects as go
 
 from explorer.plots import alt
+from explorer.plots import room as plot_room
 from explorer.plots.base import label
 from explorer.words import numbers
 from explorer.words.i18n import _, ngettext
@@ -16,6 +17,17 @@ RIGHT = "#2ca02c"
 WRONG = "#b0b0b0"
 BASE_FONT = 12  # plotly's default font size, used where a figure sets none
 TYPED_BARS = 5  # typed answers drawn one bar each; the rest share an "other words" bar
+SIDES = dict(l=50, r=20, t=50)   # the answer charts' margins but the bottom, which their labels set
+
+
+def _level_ticks(labels: Sequence[str], extra: Sequence[str] = ()) -> tuple[list[str], int]:
+    """(the options' tick labels, escaped and wrapped level to fit a phone's chart, each followed by its ``extra``
+    line when given; the most lines any takes)."""
+    ticks, lines = plot_room.category_ticks([label(o) for o in labels], plot_room.PHONE_WIDTH - SIDES["l"]
+                                            - SIDES["r"])
+    if any(extra):
+        ticks, lines = [t + ("<br>" + e if e else "") for t, e in zip(ticks, extra)], lines + 1
+    return ticks, lines
 
 
 def typed_answers(options: Sequence[str], counts: Mapping[str, int]) -> list[tuple[str, int]]:
@@ -52,16 +64,19 @@ def answer_bars(options: Sequence[str], counts: Mapping[str, int], correct: str 
     rights = _rights(correct)
     colours = [BAR if correct is None else RIGHT if o in rights else WRONG for o in options]
     share = [numbers.percent(v / total) if total else "" for v in values]
+    ticks, lines = _level_ticks(options)
+    below = max(40, plot_room.tick_lines_px(lines) + 8)
     fig = go.Figure(go.Bar(
-        x=[label(o) for o in options], y=values, marker_color=colours, text=[f"{v} ({s})" if s else str(v)
+        x=ticks, y=values, marker_color=colours, text=[f"{v} ({s})" if s else str(v)
                                                                             for v, s in zip(values, share)],
         textposition="outside", customdata=[students(v) for v in values],
         hovertemplate="%{x}: %{customdata}<extra></extra>", cliponaxis=False))
     fig.update_layout(
         title=dict(text=title or ngettext("Class answers ({n} student)", "Class answers ({n} students)", total)
                    .format(n=total), x=0.0),
+        xaxis=dict(tickangle=0, automargin=True),
         yaxis=dict(title=_("students"), rangemode="tozero", dtick=max(1, (max(values, default=0) + 4) // 5)),
-        height=320, margin=dict(l=50, r=20, t=50, b=40), showlegend=False)
+        height=280 + below, margin=dict(**SIDES, b=below), showlegend=False)
     said = "; ".join(f"{o}: {v}" + (f" ({s})" if s else "") for o, v, s in zip(options, values, share))
     right = " " + _("The right answer: {answer}.").format(answer=numbers.joined(rights)) if correct is not None else ""
     return alt.attach(fig, ngettext("Class answers, {n} student: {said}.", "Class answers, {n} students: {said}.",
@@ -99,7 +114,9 @@ def answer_rounds(options: Sequence[str], rounds: Sequence[Mapping[str, int]],
     bar has the same colour."""
     labels, values = _round_columns(options, rounds, typed)
     rights = _rights(correct)
-    ticks = [label(o) + ("<br>" + _("(right answer)") if o in rights else "") for o in labels]
+    ticks, lines = _level_ticks(labels, [_("(right answer)") if o in rights else "" for o in labels])
+    below = plot_room.tick_lines_px(lines)   # the legend goes under the labels, then its own two rows
+    height = 340 + below
     colours = [BAR if correct is None else RIGHT if o in rights else WRONG for o in labels]
     fig = go.Figure()
     said = []
@@ -123,7 +140,9 @@ def answer_rounds(options: Sequence[str], rounds: Sequence[Mapping[str, int]],
     fig.update_layout(
         barmode="group", title=dict(text=_("Class answers, round 1 and round 2"), x=0.0),
         yaxis=dict(title=_("students"), rangemode="tozero", dtick=max(1, (top + 4) // 5)),
-        legend=dict(orientation="h", y=-0.25, x=0.0), height=380, margin=dict(l=50, r=20, t=50, b=40))
+        xaxis=dict(tickangle=0, automargin=True),
+        legend=dict(orientation="h", x=0.0, yanchor="top", y=-(below + 6) / (height - SIDES["t"] - below - 50)),
+        height=height, margin=dict(**SIDES, b=below + 50))
     right = " " + _("The right answer: {answer}.").format(answer=numbers.joined(rights)) if correct is not None else ""
     return alt.attach(fig, _("Class answers, {rounds}.").format(rounds=". ".join(said)) + right)
 
@@ -161,9 +180,18 @@ def scale_fonts(fig: go.Figure, factor: float) -> go.Figure:
         if "colorbar" in trace:
             trace.colorbar.tickfont.size = _scaled(trace.colorbar.tickfont.size, factor, base)
     margin = layout.margin
+    plot_px = _plot_height(layout)
     for side in ("l", "r", "t", "b"):
         if margin[side] is not None:
             margin[side] = int(margin[side] * factor)
     if layout.height:
         layout.height = int(layout.height * (1 + (factor - 1) / 2))
+    if plot_px and layout.legend.y is not None and layout.legend.y < 0:   # under the labels: as far, in larger type
+        layout.legend.y = layout.legend.y * plot_px * factor / _plot_height(layout)
     return fig
+
+
+def _plot_height(layout) -> float | None:
+    """The plot area's height in px (the figure's less its top and bottom margins); None when the figure sets none."""
+    margin = layout.margin
+    return layout.height - (margin.t or 0) - (margin.b or 0) if layout.height else None

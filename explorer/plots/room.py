@@ -103,22 +103,47 @@ BOLD = 1.04     # bold Source Sans against the widths above (a title measured 3 
 TITLE_PAD = 4   # px between the chart's left edge and its title
 
 
-def wrapped_title(title: str, width: float = PHONE_WIDTH - TITLE_PAD, size: float = TITLE_PX) -> tuple[str, int]:
-    """(``title`` with a ``<br>`` before each word that would pass ``width`` px, the number of lines): plotly never
-    wraps a title, and a long one ran off a 390 px phone's chart (the patching preview's, cut at "· deno").
-    Lines the title already breaks with ``<br>`` stay; a single word wider than ``width`` stays whole."""
+def wrapped(text: str, width: float, size: float = TICK_PX, weight: float = 1.0) -> tuple[str, int]:
+    """(``text`` with a ``<br>`` before each word that would pass ``width`` px at ``size`` px, the number of lines;
+    ``weight``: how much wider the font's weight draws, as ``BOLD``): plotly never wraps a title or a tick label.
+    Lines the text already breaks with ``<br>`` stay; a single word wider than ``width`` stays whole."""
     lines = []
-    for given in str(title).split("<br>"):
+    for given in str(text).split("<br>"):
         line = ""
         for word in given.split(" "):
             longer = f"{line} {word}" if line else word
-            if line and text_px(longer, size) * BOLD > width:
+            if line and text_px(longer, size) * weight > width:
                 lines.append(line)
                 line = word
             else:
                 line = longer
         lines.append(line)
     return "<br>".join(lines), len(lines)
+
+
+def wrapped_title(title: str, width: float = PHONE_WIDTH - TITLE_PAD, size: float = TITLE_PX) -> tuple[str, int]:
+    """``wrapped`` for a chart's bold title (a long one ran off a 390 px phone's chart: the patching preview's, cut
+    at "· deno")."""
+    return wrapped(title, width, size, BOLD)
+
+
+TICK_GAP = 6   # px kept free between two neighbouring categories' labels
+
+
+def category_ticks(labels, plot_px: float, size: float = TICK_PX) -> tuple[list[str], int]:
+    """(each category's label wrapped to its share of ``plot_px``, the most lines any label takes): plotly slants
+    tick labels that do not fit side by side, and a slanted long answer ran off a 390 px phone's chart ("… another
+    head tal"); wrapped, they stay level and whole."""
+    labels = list(labels)
+    room = plot_px / max(len(labels), 1) - TICK_GAP
+    shown = [wrapped(t, room, size) for t in labels]
+    return [t for t, _n in shown], max((n for _t, n in shown), default=1)
+
+
+def tick_lines_px(lines: int, size: float = TICK_PX) -> int:
+    """Height (px) below an axis that ``lines`` lines of tick labels take: plotly sets them 1.3 em apart, 6 px off
+    the axis (2 px to spare a line)."""
+    return math.ceil(lines * (1.3 * size + 2) + 6)
 
 
 def title_margin(lines: int) -> int:
