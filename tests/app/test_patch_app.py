@@ -11,6 +11,7 @@ import numpy as np
 from pagetest import array, figures, in_app, open_page, texts, unfolded
 
 from explorer.patching import READY, shared
+from explorer.plots import alt, room
 
 run = partial(open_page, "pages/patch.py")
 IOI = READY["ioi"]
@@ -64,8 +65,10 @@ def test_noising_at_one_position_is_picked_by_token_and_drawn_white_at_the_clean
     assert picker.value == 9 and picker.options[9].startswith("John") and picker.options[13].startswith("to")
     heat = next(spec for title, spec in figures(at).items() if title.startswith("Each head"))["data"][0]
     assert heat["zmid"] == 1.0 and heat["zmin"] < 1.0 < heat["zmax"]   # noising starts from the clean run (1)
-    assert all(len(line) < 48 for line in figures(at)["Preview (attribution patching)"]["layout"]["title"][
-        "text"].split("<br>"))   # wrapped to a phone's width
+    preview = next(spec for title, spec in figures(at).items() if title.startswith("Preview (attribution"))
+    lines = preview["layout"]["title"]["text"].split("<br>")
+    assert len(lines) >= 2 and all(room.text_px(line, room.TITLE_PX) * room.BOLD <= room.PHONE_WIDTH - room.TITLE_PAD
+                                   for line in lines)
 
 
 def test_both_directions_each_get_their_preview_and_their_check_against_exact():
@@ -74,7 +77,11 @@ def test_both_directions_each_get_their_preview_and_their_check_against_exact():
     at = run(pt_dir="both", pt_ask="0")
     titles = [json.loads(e.proto.spec)["layout"]["title"]["text"] for e in at.get("plotly_chart")]
     previews = [t for t in titles if t.startswith("Preview (attribution patching)")]
-    assert len(previews) == 2 and previews[0].endswith("denoising") and previews[1].endswith("<br>noising")
+    assert len(previews) == 2 and previews[0].endswith("<sup>denoising</sup>") and previews[1].endswith(
+        "<sup>noising</sup>")
+    assert [alt.plain(t) for t in previews] == [   # read out: what was patched, then its direction as a clause
+        "Preview (attribution patching): Residual stream patched at each layer and position — denoising",
+        "Preview (attribution patching): Residual stream patched at each layer and position — noising"]
     checks = [t for t in titles if t.startswith("Preview against exact")]
     assert checks == ["Preview against exact<br><sup>denoising</sup>", "Preview against exact<br><sup>noising</sup>"]
     said = texts(at)

@@ -39,11 +39,13 @@ def values_of(patched) -> np.ndarray:
     return np.asarray(patched.values, dtype=np.float64)
 
 
-def title_of(settings: work.PatchSettings, direction: str) -> str:
+def title_of(settings: work.PatchSettings, direction: str, prefix: str = "") -> str:
+    """A map's title: ``prefix``, what was patched (one line, wrapped by the plot), then its direction as a subtitle
+    (``<br><sup>``: smaller, and read out as a clause of its own: "… at every position — denoising")."""
     receiver = settings.receiver or (0, 0)
     name = _(TITLES[settings.level]).format(position=settings.position, layer=receiver[0], head=receiver[1],
                                             via=_(work.VIAS[settings.via]))
-    return name + "<br>" + direction_word(direction)
+    return (f"{prefix}: " if prefix else "") + name + f"<br><sup>{direction_word(direction)}</sup>"
 
 
 def direction_word(direction: str) -> str:
@@ -73,7 +75,7 @@ def preview(model: str, pair, contrast, settings: work.PatchSettings) -> None:
         return
     for direction in settings.directions:
         values = np.asarray(work.preview_of(model, pair, settings, direction), dtype=np.float64)
-        title = _("Preview (attribution patching)") + "<br>" + title_of(settings, direction)   # wrapped by the plot
+        title = title_of(settings, direction, _("Preview (attribution patching)"))
         show_figure(lambda values=values, direction=direction, title=title: figure(values, contrast, settings,
                                                                                    direction, title),
                     _key("pt_preview", settings, direction), f"patch-preview-{direction}",
