@@ -18,6 +18,7 @@ WRONG = "#b0b0b0"
 BASE_FONT = 12  # plotly's default font size, used where a figure sets none
 TYPED_BARS = 5  # typed answers drawn one bar each; the rest share an "other words" bar
 SIDES = dict(l=50, r=20, t=50)   # the answer charts' margins but the bottom, which their labels set
+LEGEND_PX = 50   # the rounds' legend under the labels: two rows on a phone
 
 
 def _level_ticks(labels: Sequence[str], extra: Sequence[str] = ()) -> tuple[list[str], int]:
@@ -67,8 +68,7 @@ def answer_bars(options: Sequence[str], counts: Mapping[str, int], correct: str 
     ticks, lines = _level_ticks(options)
     below = max(40, plot_room.tick_lines_px(lines) + 8)
     fig = go.Figure(go.Bar(
-        x=ticks, y=values, marker_color=colours, text=[f"{v} ({s})" if s else str(v)
-                                                                            for v, s in zip(values, share)],
+        x=ticks, y=values, marker_color=colours, text=[f"{v} ({s})" if s else str(v) for v, s in zip(values, share)],
         textposition="outside", customdata=[students(v) for v in values],
         hovertemplate="%{x}: %{customdata}<extra></extra>", cliponaxis=False))
     fig.update_layout(
@@ -115,8 +115,8 @@ def answer_rounds(options: Sequence[str], rounds: Sequence[Mapping[str, int]],
     labels, values = _round_columns(options, rounds, typed)
     rights = _rights(correct)
     ticks, lines = _level_ticks(labels, [_("(right answer)") if o in rights else "" for o in labels])
-    below = plot_room.tick_lines_px(lines)   # the legend goes under the labels, then its own two rows
-    height = 340 + below
+    below = plot_room.tick_lines_px(lines)   # the labels, then the legend under them
+    height = 290 + below + LEGEND_PX
     colours = [BAR if correct is None else RIGHT if o in rights else WRONG for o in labels]
     fig = go.Figure()
     said = []
@@ -141,8 +141,9 @@ def answer_rounds(options: Sequence[str], rounds: Sequence[Mapping[str, int]],
         barmode="group", title=dict(text=_("Class answers, round 1 and round 2"), x=0.0),
         yaxis=dict(title=_("students"), rangemode="tozero", dtick=max(1, (top + 4) // 5)),
         xaxis=dict(tickangle=0, automargin=True),
-        legend=dict(orientation="h", x=0.0, yanchor="top", y=-(below + 6) / (height - SIDES["t"] - below - 50)),
-        height=height, margin=dict(**SIDES, b=below + 50))
+        legend=dict(orientation="h", x=0.0, yanchor="top",
+                    y=-(below + 6) / (height - SIDES["t"] - below - LEGEND_PX)),
+        height=height, margin=dict(**SIDES, b=below + LEGEND_PX))
     right = " " + _("The right answer: {answer}.").format(answer=numbers.joined(rights)) if correct is not None else ""
     return alt.attach(fig, _("Class answers, {rounds}.").format(rounds=". ".join(said)) + right)
 
