@@ -31,7 +31,7 @@ TITLE = "() => [...document.querySelectorAll('.js-plotly-plot .gtitle')].map(t =
 COUNTS = ("() => { const c = [...document.querySelectorAll('.js-plotly-plot')].find(e => [...e.querySelectorAll("
           "'.gtitle')].some(t => t.textContent.startsWith('Class answers'))); return c ? [...c.querySelectorAll("
           "'.bartext')].map(t => parseInt(t.textContent)) : null }")   # the bars' labels, "3 (60%)", in order
-ANSWERS = ["about 16", "about 16", "about 1", "about 256"]   # counts 1, 2, 1: a swapped bar shows
+ANSWERS = ["about 16", "about 16", "about 1", "about 256"]   # counts 1, 2, 1: the middle bar swapped shows
 
 
 async def click(page, text: str) -> None:
