@@ -16,7 +16,7 @@ st.title(_("Attention heatmaps"))
 st.caption(_("Each row is a query token; it shows how that token spreads its attention, summing to 1, over the keys."))
 controls = teacher_driven("layer", "head")   # folded away while a student follows
 with controls:
-    top = st.columns([2, 3])
+    top = st.columns([1, 1])
 with top[0]:
     model = pickers.model_picker()
 with top[1]:

@@ -19,7 +19,7 @@ st.caption(_("A decoder writes one token at a time. Each new token attends to ev
 
 controls = teacher_driven(("layer", "layer"), ("head", "head"), text=_("your teacher's prompt"))   # folded if following
 with controls:
-    top = st.columns([2, 3])
+    top = st.columns([4, 3])
     with top[0]:
         model = pickers.model_picker("lm", EMBEDDED_DECODER)
     with top[1]:
