@@ -105,10 +105,11 @@ def test_links_opened_at_once_on_a_fresh_server_all_get_the_app_navigation(brows
     srv = Server()
     pages = []
     try:
-        for path in [DEEP_LINK, "classroom", "lab_softmax", "flip", "compare"]:
+        # the link's view, then three more sessions (two pages that draw little: what is checked is the menu)
+        for path in [DEEP_LINK, "classroom", "lab_softmax", "glossary"]:
             context = watch(browser.new_context(viewport={"width": 1400, "height": 1000}))
             page = record_external(context.new_page())
-            page.goto(f"{srv.url}/{path}", wait_until="commit")   # all five sessions start before any has run
+            page.goto(f"{srv.url}/{path}", wait_until="commit")   # all four sessions start before any has run
             pages.append(page)
         for page in pages:
             wait_idle(page, 120)

@@ -9,6 +9,8 @@ Streamlit's own components break a few rules in any app. They are measured, not 
 our pages is allowed only when that bare app shows it on the same kind of component and it is listed in
 ``chromium.STREAMLIT_OWN`` (each one is in docs/robustness.md with what we did about it).
 """
+import json
+import os
 import re
 
 import pytest
@@ -78,10 +80,8 @@ def test_every_page_routes_deep_links_through_app_navigation():
         assert "use_app_navigation()" in source, path
 
 
-@pytest.fixture(scope="module")
-def streamlit_own(tmp_path_factory, browser) -> set[tuple[str, str]]:
+def bare_streamlit_violations(browser, folder) -> set[tuple[str, str]]:
     """(rule, component) pairs that a bare Streamlit app with navigation sections and a caption violates."""
-    folder = tmp_path_factory.mktemp("bare-streamlit")
     (folder / "bare.py").write_text(BARE_APP)
     srv = Server(script="bare.py", cwd=folder, log_prefix="bare-streamlit")
     try:
@@ -95,6 +95,24 @@ def streamlit_own(tmp_path_factory, browser) -> set[tuple[str, str]]:
         return seen
     finally:
         srv.stop()
+
+
+@pytest.fixture(scope="module")
+def streamlit_own(tmp_path_factory, browser) -> set[tuple[str, str]]:
+    """``bare_streamlit_violations``, measured once a run: work stealing splits this module between the test
+    workers, and each part would otherwise start the bare app and check its pages again (~10 s of CPU). The first
+    part writes the pairs into the run's shared temporary folder, under a lock; the others read them."""
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):   # a worker's own folder: the run's is the one above it
+        shared = shared.parent
+    found = shared / "bare-streamlit-violations.json"
+    with FileLock(str(found) + ".lock"):
+        if not found.is_file():
+            seen = bare_streamlit_violations(browser, tmp_path_factory.mktemp("bare-streamlit"))
+            found.write_text(json.dumps(sorted(seen)))
+        return {tuple(pair) for pair in json.loads(found.read_text())}
 
 
 def test_the_allowed_violations_are_streamlits_own_and_documented(streamlit_own):
