@@ -18,7 +18,7 @@ st.caption(_("The other pages judge a head on one sentence. Here every head of t
              "open that head's card: its measures beside the other heads' and the tokens where it does its job "
              "most."))
 
-controls = teacher_driven("layer", "head", (N_("horizontal axis"), "atlas_x"), (N_("vertical axis"), "atlas_y"))
+controls = teacher_driven("layer", "head", text=None)   # the axes are named on the chart's own axes
 with controls:
     model = pickers.model_picker(default=EMBEDDED_DECODER)
 atlas = view.atlas_or_stop(model)
@@ -43,11 +43,12 @@ view.scatter(atlas, x, y, (layer, head), None if shown.all() else shown)
 with st.expander(_("Every head as a table (sort by any column)")):
     view.heads_table(table, y, (first, last))
 
+view.card(atlas, (layer, head))
 examples = ("first", "previous", "self", "duplicate", "induction", "punctuation")
-with controls:
+with teacher_driven((N_("examples of"), "atlas_ex", cards.NAMES), text=None):   # beside the examples it picks
     measure = pickers.choice_picker(_("Examples of"), "atlas_ex", {m: _(cards.NAMES[m]) for m in examples},
                                     "previous")
-view.card(atlas, (layer, head), measure)
+view.top_examples(atlas, (layer, head), measure)
 
 st.subheader(_("Which head is this?"))
 role = pickers.choice_picker(_("Head to find"), "atlas_ask", {r: _(ROLE_HEADS[r]) for r in ROLES}, "previous")

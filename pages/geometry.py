@@ -15,7 +15,8 @@ st.caption(_("A heatmap shows one head on one text. Here one head's queries and 
              "map: a query lands near the keys it gives weight to, so what the head does shows as a shape — bands "
              "by position, clusters by word, or every query crowding one key."))
 
-controls = teacher_driven("layer", "head", (N_("map"), "geo_method"), (N_("colour by"), "geo_colour"))
+controls = teacher_driven("layer", "head", (N_("map"), "geo_method", {"pca": "PCA", "tsne": "t-SNE"}),
+                          (N_("colour by"), "geo_colour", COLOURS))
 with controls:   # folded away while a student follows
     top = st.columns([2, 1, 1])
     with top[0]:

@@ -16,7 +16,7 @@ st.caption(_("Two texts that differ in one place (a minimal pair), and a number 
              "noising goes the other way, one corrupted activation in the clean run, and finds what the answer "
              "cannot do without."))
 
-controls = teacher_driven((N_("pair"), "pair"), text=N_("your teacher's pair"))
+controls = teacher_driven((N_("pair"), "pair", work.PAIR_NAMES), text=N_("your teacher's pair"))
 with controls:
     model, pair = work.pair_picker()
 ui.show_link_notes()

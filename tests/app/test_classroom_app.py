@@ -31,7 +31,7 @@ def texts(at: AppTest) -> str:
 
 TITLES = {"pages/heatmaps.py": "Attention heatmaps", "pages/lab_softmax.py": "Softmax saturation",
           "pages/flip.py": "Antecedent flip", "pages/write.py": "Watch it write", "pages/geometry.py": "Head geometry",
-          "pages/heads_do.py": "What heads do"}
+          "pages/heads_do.py": "What heads do", "pages/atlas.py": "Head atlas"}
 
 
 def goes_to(student: AppTest, page: str) -> AppTest:
@@ -601,3 +601,32 @@ def test_a_followers_clickable_chart_is_the_classs_one_drawn_once_and_not_clicka
     assert list(theirs[0].selection_mode) and not list(mine[0].selection_mode)   # only the teacher's takes clicks
     theirs[1]["layout"].pop("meta", None)   # the teacher's click counter (widgets._counting_clicks)
     assert mine[1]["data"] == theirs[1]["data"] and mine[1]["layout"]["title"] == theirs[1]["layout"]["title"]
+
+
+def test_a_followers_folded_controls_name_each_choice_as_its_widget_does():
+    """The fold's label says what a choice is set to in the words its widget uses (not its key in the link), and
+    the atlas's "Examples of" is folded beside the examples it picks."""
+    teacher, room, _ = start()
+    student = join(room)
+    teacher.switch_page("pages/atlas.py").run()
+    teacher.slider(key="layer").set_value(16).run()
+    teacher.radio(key="atlas_ex").set_value("induction").run()
+    assert not teacher.exception
+    student = goes_to(student, "pages/atlas.py")
+    labels = [e.label for e in student.expander]
+    assert "layer 16 · head 0" in labels and "examples of weight on the token after a copy" in labels, labels
+    # in the page's order: the card's heading, then the fold with its picker, then the examples it picks
+    order = [e.label if e.type == "expander" else str(getattr(e, "value", ""))
+             for e in _walk(student.main)]
+    card = order.index("Head L16H0")
+    fold = order.index("examples of weight on the token after a copy")
+    assert card < fold < next(i for i, t in enumerate(order) if t.startswith("**Top examples:"))
+    assert student.radio(key="atlas_ex").value == "induction"
+
+
+def _walk(block):
+    for i in sorted(block.children):
+        child = block.children[i]
+        yield child
+        if hasattr(child, "children"):
+            yield from _walk(child)

@@ -7,6 +7,8 @@ opens them. For everyone else it is a plain container: the page looks as it alwa
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import streamlit as st
 
 from explorer.ui.live import membership
@@ -19,26 +21,35 @@ LABELS = (N_("layer"), N_("head"), N_("heads"), N_("query"), N_("map"), N_("colo
           N_("anchor"), N_("your teacher's text"), N_("your teacher's sentences"), N_("your teacher's prompt"))
 
 
-def _value(key: str) -> str | None:
-    """The control's value as this run starts: its widget state, else its deep link (the teacher's, applied)."""
+def _value(key: str, names: Mapping[str, str] | None = None) -> str | None:
+    """The control's value as this run starts: its widget state, else its deep link (the teacher's, applied),
+    cut to ``LONGEST`` characters; a value ``names`` has (English, shown through ``_()``) is shown whole by its
+    name, as its widget shows it."""
     value = st.session_state.get(key, st.query_params.get(key))
     if isinstance(value, (list, tuple)):
         value = ", ".join(map(str, value))
     if value is None or value == "" or isinstance(value, dict):
         return None
+    if names and str(value) in names:
+        return _(names[str(value)])   # the app's own words: whole
     text = str(value).split("/")[-1]   # a hub id's model name
     return text if len(text) <= LONGEST else text[:LONGEST - 1] + "…"
 
 
-def summary(keys: tuple[str | tuple[str, str], ...], text: str | None) -> str:
-    """'layer 2 · head 3 · your teacher's text': each of ``keys`` (a key, or a (label, key) pair) named with its
-    value, then ``text``; every value shown literally (a link can hold anything)."""
-    named = [(k, k) if isinstance(k, str) else k for k in keys]
-    parts = [_(label) + " " + literal(value) for label, key in named if (value := _value(key)) is not None]
+Key = str | tuple[str, str] | tuple[str, str, Mapping[str, str]]
+
+
+def summary(keys: tuple[Key, ...], text: str | None) -> str:
+    """'layer 2 · head 3 · your teacher's text': each of ``keys`` (a key; a (label, key) pair; or (label, key,
+    names), names mapping a value to what its widget calls it) named with its value, then ``text``; every value
+    shown literally (a link can hold anything)."""
+    named = [(k, k, None) if isinstance(k, str) else (*k, None)[:3] for k in keys]
+    parts = [_(label) + " " + literal(value) for label, key, names in named
+             if (value := _value(key, names)) is not None]
     return " · ".join([*parts, *([_(text)] if text else [])]) or _("your teacher's settings")
 
 
-def teacher_driven(*keys: str | tuple[str, str], text: str | None = "your teacher's text"):
+def teacher_driven(*keys: Key, text: str | None = "your teacher's text"):
     """The container for the controls a teacher drives: ``controls = teacher_driven("layer", "head")``, then
     ``with controls:`` as often as the page needs (messages drawn in between stay outside, in view). Following: a
     closed expander labelled with the controls' values (see ``summary``); otherwise a plain container. Widgets keep

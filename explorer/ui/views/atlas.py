@@ -152,8 +152,9 @@ def head_profile(model: str, head: tuple[int, int]) -> None:
         st.caption(":material/hub: " + said)
 
 
-def card(atlas: shipped.Atlas, head: tuple[int, int], measure: str) -> None:
-    """One head's card: the app's names for it checked, its measures among the model's, its top examples."""
+def card(atlas: shipped.Atlas, head: tuple[int, int]) -> None:
+    """One head's card: the app's names for it checked, its measures among the model's (its top examples follow,
+    ``top_examples``, under the page's picker of their measure)."""
     name = f"L{head[0]}H{head[1]}"
     st.subheader(_("Head {head}").format(head=name))
     for where, layer, h, role in labels.named_heads(atlas.model):
@@ -167,6 +168,10 @@ def card(atlas: shipped.Atlas, head: tuple[int, int], measure: str) -> None:
     names = {m: _(cards.NAMES[m]) for m in values}
     show_figure(plots.measures_strip(values, names, head), "atlas_card", f"atlas-{atlas.model}-{name}",
                 view=(atlas.model, head))
+
+
+def top_examples(atlas: shipped.Atlas, head: tuple[int, int], measure: str) -> None:
+    """The card's top examples of ``measure``, under their heading."""
     st.markdown("**" + _("Top examples: {measure}").format(measure=_(cards.NAMES[measure])) + "**")
     examples_of(atlas, head, measure)
 

@@ -21,6 +21,7 @@ from explorer.words import numbers
 from explorer.words.i18n import N_, _
 
 OWN = "own"
+PAIR_NAMES = {k: p.title for k, p in READY.items()} | {OWN: N_("Your own pair…")}   # English: _() where shown
 LEVELS = {"residual": N_("residual stream (layer × position)"), "heads": N_("each head's output"),
           "heads_at": N_("each head's output at one position"), "patterns": N_("each head's attention pattern"),
           "path": N_("paths into one head (path patching)")}
@@ -52,7 +53,7 @@ class PatchSettings:
 def pair_picker() -> tuple[str, MinimalPair]:
     """A ready pair from a menu, or the student's own (two texts and two answer words), deep-linked; -> (the
     model it runs on, the pair). The own pair is checked by the core when it is prepared."""
-    names = {k: _(p.title) for k, p in READY.items()} | {OWN: _("Your own pair…")}
+    names = {k: _(title) for k, title in PAIR_NAMES.items()}
     from_url("pair", "ioi")
     if st.session_state["pair"] not in names:
         st.session_state["pair"] = "ioi"
