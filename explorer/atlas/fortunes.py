@@ -11,6 +11,7 @@ added until ``TARGET_TOKENS`` are reached. The same windows are read by both mod
 from __future__ import annotations
 
 import re
+import unicodedata
 from pathlib import Path
 
 SOURCE = ("Debian package fortunes 1:1.99.1 (the fortune cookie files of BSD fortune), files: {files}; "
@@ -26,10 +27,49 @@ WINDOW_TOKENS = 200
 TARGET_TOKENS = 52_000
 
 
+# typewriter accents typed over a letter with a backspace ("Ren'\be"), as combining marks
+ACCENTS = {"'": "\u0301", "`": "\u0300", '"': "\u0308", "^": "\u0302", "~": "\u0303", ",": "\u0327"}
+
+
+def overstruck(line: str) -> str:
+    """A line typed over itself with backspaces, as a terminal shows it: an underlined word (``____\\bSOME``,
+    ``_\\bn``) is the word, an accent typed over a letter is the accented letter (``'\\be`` is é), otherwise the
+    later character wins. Some cookies underline this way; left in, each backspace was a token of its own, drawn
+    as a box where a font lacks the control picture ␈."""
+    if "\b" not in line:
+        return line
+    cells: list[str] = []
+    at = 0
+    for char in line:
+        if char == "\b":
+            at = max(at - 1, 0)
+            continue
+        if at == len(cells):
+            cells.append(char)
+        else:
+            cells[at] = _struck(cells[at], char)
+        at += 1
+    return unicodedata.normalize("NFC", "".join(cells))
+
+
+def _struck(under: str, over: str) -> str:
+    if over == "_":
+        return under
+    if under in ("_", " "):
+        return over
+    if under in ACCENTS and over.isalpha():
+        return over + ACCENTS[under]
+    if over in ACCENTS and under.isalpha():
+        return under + ACCENTS[over]
+    return over
+
+
 def cookies(text: str) -> list[str]:
-    """The cookies of one fortune file (separated by lines holding only ``%``), each as one line of text."""
+    """The cookies of one fortune file (separated by lines holding only ``%``), each as one line of text (typed-over
+    characters resolved, ``overstruck``)."""
     out = []
     for chunk in re.split(r"^%\s*$", text, flags=re.MULTILINE):
+        chunk = "\n".join(overstruck(line) for line in chunk.split("\n"))
         line = re.sub(r"\s+", " ", chunk).strip()
         if line:
             out.append(line)
@@ -37,9 +77,11 @@ def cookies(text: str) -> list[str]:
 
 
 def suitable(cookie: str) -> bool:
-    """A cookie the atlas may show a class: no avoid-listed word, mostly letters (no ASCII art), not too long."""
+    """A cookie the atlas may show a class: no avoid-listed word, mostly letters (no ASCII art), not too long, no
+    control character (a terminal's bell or escape)."""
     letters = sum(c.isalpha() for c in cookie)
-    return not AVOID.search(cookie) and letters >= 0.6 * len(cookie) and len(cookie) <= 600
+    controls = any(unicodedata.category(c) == "Cc" for c in cookie)
+    return not AVOID.search(cookie) and not controls and letters >= 0.6 * len(cookie) and len(cookie) <= 600
 
 
 def read_cookies(folder: Path = FOLDER, files=FILES) -> list[str]:

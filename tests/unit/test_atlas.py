@@ -72,6 +72,18 @@ def test_corpus_cookies_windows_and_avoid_list():
     assert fortunes.windows(["one two", "three four five", "six"], count, 5, 4) == ["one two\nthree four five"]
 
 
+def test_typed_over_characters_read_as_a_terminal_shows_them():
+    """The cookies' typewriter habits (from Debian's files): an underlined word, an underlined letter, an accent
+    typed over its letter; a control character left over keeps a cookie out."""
+    assert fortunes.overstruck('"Well, ____\b\b\b\bSOMEbody\'s out') == '"Well, SOMEbody\'s out'
+    assert fortunes.overstruck("for all _\bn.") == "for all n."
+    assert fortunes.overstruck("Ren'\be Descartes") == "René Descartes"
+    assert fortunes.overstruck("fl'\bechettes") == "fléchettes"
+    assert fortunes.overstruck("a\b\bb") == "b"   # a backspace at the line's start stays there
+    assert fortunes.cookies("smells *_____\b\b\b\b\bawful*.\n%\n") == ["smells *awful*."]
+    assert not fortunes.suitable("A bell \x07 rings.") and fortunes.suitable("A bell rings.")
+
+
 @pytest.fixture(scope="module")
 def tiny_atlas(tiny_loaded, tmp_path_factory):
     windows = ["the cat sat on the mat . the cat sat", "a dog , a dog ; the end .", "on the mat the cat"]
