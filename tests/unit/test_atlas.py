@@ -84,6 +84,16 @@ def test_typed_over_characters_read_as_a_terminal_shows_them():
     assert not fortunes.suitable("A bell \x07 rings.") and fortunes.suitable("A bell rings.")
 
 
+def test_the_shipped_windows_hold_no_control_character():
+    """What the atlas shows a class is text: no backspace or bell (drawn as a box where a font lacks its picture)."""
+    import unicodedata
+
+    from explorer.model.registry import EMBEDDED_DECODER
+    atlas = shipped.load(EMBEDDED_DECODER)
+    found = {i: c for i, text in atlas.texts.items() for c in text if unicodedata.category(c) == "Cc" and c != "\n"}
+    assert len(atlas.texts) > 100 and found == {}
+
+
 @pytest.fixture(scope="module")
 def tiny_atlas(tiny_loaded, tmp_path_factory):
     windows = ["the cat sat on the mat . the cat sat", "a dog , a dog ; the end .", "on the mat the cat"]
