@@ -460,7 +460,7 @@ def test_a_follower_sees_the_teachers_head_map_with_its_controls_folded():
     assert not teacher.exception and not [e for e in teacher.expander if "map " in e.label]
     student = goes_to(student, "pages/geometry.py")
     [folded] = [e for e in student.expander if e.label.startswith("layer ")]
-    assert folded.label == "layer 2 · head 0 · map pca · colour by position · your teacher's text"
+    assert folded.label == "layer 2 · head 0 · map PCA · colour by position in the sentence · your teacher's text"
     assert folded.slider(key="layer").value == 2 and not student.exception
     assert folded.text_area(key="text").value == "the red kite and the red kite"   # the teacher's text, drawn
 
