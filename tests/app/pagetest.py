@@ -35,6 +35,15 @@ def texts(at: AppTest, *, raw: bool = False) -> str:
     return out if raw else out.replace("\\", "")
 
 
+def in_order(block):
+    """Every element under ``block`` (``at.main``, an expander…) in the order the page drew them, depth first."""
+    for i in sorted(block.children):
+        child = block.children[i]
+        yield child
+        if hasattr(child, "children"):
+            yield from in_order(child)
+
+
 def notes(at: AppTest) -> str:
     """The link notes (shown as st.info, markdown escapes taken out)."""
     return " ".join(str(i.value) for i in at.info).replace("\\", "")

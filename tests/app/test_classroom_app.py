@@ -10,7 +10,7 @@ from urllib.parse import parse_qsl
 
 import pagetest
 import pytest
-from pagetest import classroom_page, click, join, seat_of, session
+from pagetest import classroom_page, click, in_order, join, seat_of, session
 from streamlit.testing.v1 import AppTest
 
 from explorer.classroom import MAX_ROOMS, MAX_STUDENTS, WRONG_FIRST_WAIT_S, WRONG_FREE_TRIES, normalise_code
@@ -617,16 +617,9 @@ def test_a_followers_folded_controls_name_each_choice_as_its_widget_does():
     assert "layer 16 · head 0" in labels and "examples of weight on the token after a copy" in labels, labels
     # in the page's order: the card's heading, then the fold with its picker, then the examples it picks
     order = [e.label if e.type == "expander" else str(getattr(e, "value", ""))
-             for e in _walk(student.main)]
+             for e in in_order(student.main)]
     card = order.index("Head L16H0")
     fold = order.index("examples of weight on the token after a copy")
     assert card < fold < next(i for i, t in enumerate(order) if t.startswith("**Top examples:"))
     assert student.radio(key="atlas_ex").value == "induction"
 
-
-def _walk(block):
-    for i in sorted(block.children):
-        child = block.children[i]
-        yield child
-        if hasattr(child, "children"):
-            yield from _walk(child)

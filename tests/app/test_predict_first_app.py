@@ -20,7 +20,7 @@ import re
 import time
 
 import pytest
-from pagetest import SHOW, click, open_page, session
+from pagetest import SHOW, click, in_order, open_page, session
 from streamlit.testing.v1 import AppTest
 
 from explorer.labs.positions import TABS
@@ -67,7 +67,7 @@ def drawn(at: AppTest) -> list[str]:
     """Every text, metric, table and chart title of the page's main area, in the order drawn (markdown escapes
     taken out)."""
     out = []
-    for node in _walk(at.main):
+    for node in in_order(at.main):
         kind = getattr(node, "type", "")
         if kind in TEXTS:
             out.append(str(node.value))
@@ -85,14 +85,6 @@ def drawn(at: AppTest) -> list[str]:
 def _title(part: dict) -> str:
     title = (part or {}).get("title")
     return str(title.get("text", "")) if isinstance(title, dict) else str(title or "")
-
-
-def _walk(block):
-    for i in sorted(block.children):
-        child = block.children[i]
-        yield child
-        if hasattr(child, "children"):
-            yield from _walk(child)
 
 
 def above(at: AppTest, prompt: str) -> list[str]:
